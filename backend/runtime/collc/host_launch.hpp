@@ -1,0 +1,212 @@
+/* collc/host_launch.hpp — C ABI of the collc CPU host launcher (ABI version 1).
+ *
+ * host_launch.cpp is compiled INTO the same shared library as one generated kernel:
+ *
+ *   g++ -std=c++17 -O2 -shared -fPIC -pthread -I backend/runtime \
+ *       kernel.cpp backend/runtime/collc/host_launch.cpp -o libkernel.so
+ *
+ * The host (Rust via FFI, or a C++ test driver via dlopen) then calls collc_host_run(). It
+ * runs P ranks x C blocks as P*C threads over P symmetric windows and K back-to-back kernel
+ * calls through ONE signal buffer, and always returns: a protocol deadlock is reported as a
+ * TWAIT timeout naming the cell, never a hang.
+ *
+ * ============================================================================================
+ * WINDOW LAYOUT
+ * ============================================================================================
+ * Each rank owns one contiguous window (one allocation, 4096-byte aligned, zero-filled before
+ * the first call and never re-zeroed between calls). The window holds every buffer of
+ * CollcRunConfig::buffers, in that order, each at a 64-byte aligned offset:
+ *
+ *     offset[0] = 0
+ *     offset[i] = round_up(offset[i-1] + bytes[i-1], 64)
+ *     window_bytes = round_up(offset[B-1] + bytes[B-1], 64) + 64     (64-byte tail pad)
+ *
+ * Offsets are identical in every window, so CommRemotePtr(ctx, p, pe) of a pointer into
+ * buffer i lands in buffer i of pe's window. Each buffer's extent is padded to 64 bytes (a
+ * signal never shares a cache line with another buffer; NPU transfers that round up to 32
+ * bytes stay inside the window). collc_host_window_layout() returns the offsets.
+ *
+ * ============================================================================================
+ * ARGS BLOCK  (what kernel_entry(__gm__ int64_t* args) receives)
+ * ============================================================================================
+ * One args array per rank, shared read-only by the rank's C blocks. With B buffers and S
+ * scalars:
+ *
+ *     args[0 .. B-1]     address of buffer i in THIS rank's window (window_base + offset[i]),
+ *                        as int64, in CollcRunConfig::buffers order
+ *     args[B .. B+S-1]   scalar parameters, in CollcRunConfig::scalars order; identical on
+ *                        every rank and every call (rank-uniform, so guards stay symmetric)
+ *     args[B+S]          CommContext* of this rank, as int64
+ *
+ * Conventions the generator follows (the launcher does not enforce them): buffers are listed
+ * in the order the .coll spec declares them; scalars[0] is the rank count P ("nranks", as in
+ * pypto); the kernel reads its rank from ctx->rankId and its block from get_block_idx(args).
+ * A generated kernel therefore starts like:
+ *
+ *     extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+ *         __gm__ float*   data        = reinterpret_cast<__gm__ float*>(args[0]);
+ *         __gm__ int32_t* signal_base = reinterpret_cast<__gm__ int32_t*>(args[1]);
+ *         const int32_t   nranks      = static_cast<int32_t>(args[2]);
+ *         const int64_t   numel       = args[3];
+ *         __gm__ CommContext* ctx     = reinterpret_cast<__gm__ CommContext*>(args[4]);
+ *
+ * CommContext (CPU): { int32_t rankId; int32_t rankSize; uint64_t windowsIn[16]; } with
+ * rankSize = P and windowsIn[pe] = base of pe's window (0 for pe >= P).
+ *
+ * ============================================================================================
+ * EXECUTION MODEL
+ * ============================================================================================
+ * Thread (r, b) for r in [0, P), b in [0, C) runs, after a start barrier of all threads:
+ *
+ *     for call k in 0 .. K-1:
+ *         [flag COLLC_RUN_HOST_BARRIER and k > 0: barrier of all P*C threads]
+ *         if b == 0 and prepare: prepare(user, r, k, window_r, buffers_r)   # stage inputs
+ *         [C > 1: barrier of rank r's C blocks]                             # task start
+ *         kernel(args_r)                                                    # call k
+ *         [C > 1: barrier of rank r's C blocks]                             # task end
+ *         if b == 0 and collect: collect(user, r, k, window_r, buffers_r)   # read outputs
+ *
+ * There is NO barrier across ranks between calls (unless COLLC_RUN_HOST_BARRIER is set): a
+ * fast rank may enter call k+1 while a slow one is still in call k, exactly the skew the
+ * self-clearing credit protocols must survive. prepare/collect run on the rank's own thread,
+ * so staging call k+1's input is ordered after the rank's own call k and before its call k+1,
+ * and nothing else — a protocol that lets a peer read the window at the wrong time shows up
+ * as a wrong result or a ThreadSanitizer report. Hooks must only touch their own rank's
+ * window (or host memory) and must not throw.
+ *
+ * After all threads are joined (on every path, including failures): finish(user, r, window_r,
+ * buffers_r) for every rank on the calling thread, then the signal-residue check: every int32
+ * cell of every COLLC_BUFFER_SIGNAL buffer of every window must be 0 again.
+ *
+ * ============================================================================================
+ * FAILURES
+ * ============================================================================================
+ * collc_host_run() returns report->status (CollcStatus). On COLLC_ERR_TIMEOUT the report
+ * names the first TWAIT that timed out (rank, block, call, the cell's window/offset/buffer/
+ * index, comparison, expected and observed value) and report->message lists every other
+ * thread that was blocked when the run aborted. The TWAIT deadline is twait_timeout_ms, or
+ * env COLLC_TWAIT_TIMEOUT_MS, or 10000 ms. Unless COLLC_RUN_QUIET is set, a failed run also
+ * prints report->message to stderr.
+ *
+ * The launcher is reentrant across calls (sequentially); two concurrent runs in one process
+ * are also safe (all state is per run, the thread-local binding is per thread).
+ */
+
+#ifndef COLLC_HOST_LAUNCH_HPP
+#define COLLC_HOST_LAUNCH_HPP
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COLLC_ABI_VERSION 1u
+#define COLLC_MAX_RANKS 16
+#define COLLC_MAX_BLOCKS 64
+#define COLLC_MAX_BUFFERS 64
+#define COLLC_MAX_SCALARS 64
+#define COLLC_WINDOW_ALIGN 64
+#define COLLC_MESSAGE_BYTES 8192
+
+/* Buffer kinds. Signal buffers hold int32 cells (bytes % 4 == 0) and are checked for residue. */
+typedef enum CollcBufferKind {
+    COLLC_BUFFER_DATA = 0,
+    COLLC_BUFFER_SIGNAL = 1
+} CollcBufferKind;
+
+/* CollcRunConfig::flags */
+#define COLLC_RUN_HOST_BARRIER 0x1u /* barrier of all threads before every call k > 0 */
+#define COLLC_RUN_QUIET 0x2u        /* do not print the failure message to stderr */
+
+typedef enum CollcStatus {
+    COLLC_OK = 0,
+    COLLC_ERR_CONFIG = 1,          /* invalid CollcRunConfig; nothing was run */
+    COLLC_ERR_TIMEOUT = 2,         /* a TWAIT missed its deadline; run aborted */
+    COLLC_ERR_KERNEL = 3,          /* runtime check failed / exception in a kernel or hook */
+    COLLC_ERR_SIGNAL_RESIDUE = 4,  /* run completed, but some signal cell is not 0 */
+    COLLC_ERR_SYSTEM = 5           /* allocation or thread creation failed */
+} CollcStatus;
+
+/* The kernel: extern "C" void kernel_entry(int64_t* args). */
+typedef void (*CollcKernelFn)(int64_t* args);
+
+/* prepare/collect: called on rank `rank`'s block-0 thread around call `call` (0-based).
+ * `buffers[i]` = window_base + offset[i]. */
+typedef void (*CollcRankHook)(void* user, int32_t rank, int32_t call, uint8_t* window_base,
+                              uint8_t* const* buffers);
+/* finish: called once per rank on the calling thread after every thread was joined. */
+typedef void (*CollcFinishHook)(void* user, int32_t rank, uint8_t* window_base, uint8_t* const* buffers);
+
+typedef struct CollcBufferDesc {
+    const char* name;  /* diagnostics only; may be NULL ("buf<i>") */
+    uint64_t bytes;    /* > 0 */
+    uint32_t kind;     /* CollcBufferKind */
+    uint32_t reserved; /* 0 */
+} CollcBufferDesc;
+
+typedef struct CollcRunConfig {
+    uint32_t abi_version;            /* COLLC_ABI_VERSION */
+    int32_t nranks;                  /* P, 1 .. COLLC_MAX_RANKS */
+    int32_t nblocks;                 /* C, blocks (cores) per rank, 1 .. COLLC_MAX_BLOCKS */
+    int32_t ncalls;                  /* K >= 0 back-to-back calls */
+    const CollcBufferDesc* buffers;  /* B buffers of the symmetric window */
+    int32_t nbuffers;                /* B, 0 .. COLLC_MAX_BUFFERS */
+    int32_t nscalars;                /* S, 0 .. COLLC_MAX_SCALARS */
+    const int64_t* scalars;          /* S rank-uniform scalars */
+    uint32_t flags;                  /* COLLC_RUN_* */
+    uint32_t twait_timeout_ms;       /* 0: env COLLC_TWAIT_TIMEOUT_MS, else 10000 */
+    CollcKernelFn kernel;            /* NULL: the kernel_entry linked into this library */
+    void* user;                      /* passed to the hooks */
+    CollcRankHook prepare;           /* may be NULL */
+    CollcRankHook collect;           /* may be NULL */
+    CollcFinishHook finish;          /* may be NULL */
+} CollcRunConfig;
+
+typedef struct CollcRunReport {
+    int32_t status;                  /* CollcStatus; also the return value */
+    int32_t calls_completed[COLLC_MAX_RANKS]; /* per rank: calls finished by all its blocks */
+
+    /* First failing TWAIT (status == COLLC_ERR_TIMEOUT), else -1 / 0. */
+    int32_t fail_rank;               /* the waiting rank */
+    int32_t fail_block;
+    int32_t fail_call;
+    int32_t fail_window_rank;        /* whose window holds the cell (== fail_rank) */
+    uint64_t fail_cell_offset;       /* byte offset of the cell in that window */
+    int32_t fail_buffer;             /* index into CollcRunConfig::buffers, -1 if none */
+    int32_t fail_cmp;                /* pto::comm::WaitCmp: EQ=0 NE=1 GT=2 GE=3 LT=4 LE=5 */
+    int64_t fail_cell_index;         /* int32 index of the cell inside that buffer */
+    int32_t fail_expected;
+    int32_t fail_observed;           /* what the cell held at the deadline */
+
+    /* Signal residue after the run (always computed). */
+    uint64_t nonzero_cells;
+    int32_t first_nonzero_rank;      /* -1 if none */
+    int32_t first_nonzero_buffer;
+    int64_t first_nonzero_index;
+    int32_t first_nonzero_value;
+    int32_t reserved;
+
+    /* Wall time from the release of the start barrier to the last thread's end, ns. */
+    double elapsed_ns;
+
+    /* Human-readable summary, NUL-terminated; "ok" on success. */
+    char message[COLLC_MESSAGE_BYTES];
+} CollcRunReport;
+
+/* ABI version of this library (COLLC_ABI_VERSION). */
+uint32_t collc_host_abi_version(void);
+
+/* Offsets of cfg->buffers inside a window (offsets[i], i < nbuffers) and the window size.
+ * Returns COLLC_OK or COLLC_ERR_CONFIG. `offsets` may be NULL. */
+int32_t collc_host_window_layout(const CollcRunConfig* cfg, uint64_t* offsets, uint64_t* window_bytes);
+
+/* Run cfg->ncalls calls of the kernel on nranks x nblocks threads. Fills *report (required)
+ * and returns report->status. All threads are joined before it returns. */
+int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* report);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLC_HOST_LAUNCH_HPP */

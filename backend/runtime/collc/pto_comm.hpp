@@ -1,0 +1,158 @@
+// collc/pto_comm.hpp — the ONE include of every collc-generated kernel.
+//
+//   #include "collc/pto_comm.hpp"
+//
+// CPU builds (everything compiled in this repository): the collc CPU runtime,
+// collc/pto_comm_cpu.hpp. Ranks are threads, windows are shared host memory, signal cells are
+// std::atomic<int32_t>. That file documents the API and its memory model in full.
+//
+// Ascend builds (__CCE_AICORE__ defined by the CCE compiler): the real pto-isa headers plus a
+// thin adapter that gives the collc data-tile API (collc::Tile / TLOAD / TSTORE / TADD / ...)
+// and CommRemotePtr on top of pto::Tile / pto::GlobalTensor. THE ASCEND BRANCH IS BEST EFFORT:
+// there is no CCE toolchain here, so it has never been compiled. It follows the shapes of
+// pypto's host-collective kernels (kernel.cpp.in in pypto/runtime/builtins/collectives) and of
+// pto-isa's include/pto/comm headers, but expect to fix details on first contact with ccec.
+//
+// The generator may use exactly this surface (identical spelling on both targets):
+//
+//   kernel entry   extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args)
+//   context        CommContext (fields rankId and windowsIn[] ONLY; the Ascend struct is
+//                  simpler's CommContext, which names the rank count rankNum, not rankSize,
+//                  so pass the rank count as a scalar argument instead)
+//                  CommRemotePtr(ctx, local_ptr, pe)
+//   multicore      get_block_idx(args), get_block_num(args)
+//   signals        pto::comm::Signal sig(cell_ptr);
+//                  pto::comm::TNOTIFY(sig, value, pto::comm::NotifyOp::AtomicAdd | Set);
+//                  pto::comm::TWAIT(sig, expected, pto::comm::WaitCmp::GE | EQ | ...);
+//                  pto::comm::TTEST(sig, expected, cmp) -> bool
+//   fences         pipe_barrier(PIPE_ALL); dsb(DSB_DDR); dcci(ptr, ENTIRE_DATA_CACHE);
+//                  dcci(ptr, SINGLE_CACHE_LINE, CACHELINE_OUT)
+//   data tiles     collc::Tile<T, N> t(ub_byte_addr);   T = float | int32_t
+//                  collc::TLOAD(t, gm_src, len); collc::TSTORE(gm_dst, t, len);
+//                  collc::TADD / TMUL / TMAX / TMIN (dst, a, b); collc::TMOV(dst, src)
+//
+// Everything else in either implementation is private.
+
+#ifndef COLLC_PTO_COMM_HPP
+#define COLLC_PTO_COMM_HPP
+
+#include <cstdint>
+
+#if defined(__CCE_AICORE__)
+// ============================================================================================
+// Ascend (NOT COMPILED HERE — best effort, see the file comment).
+// ============================================================================================
+#include <pto/pto-inst.hpp>
+#include <pto/comm/comm_types.hpp>
+#include <pto/comm/pto_comm_inst.hpp>
+// simpler's runtime headers: CommContext (rankId, rankNum, windowsIn[64], ...) and the
+// logical-SPMD block intrinsics get_block_idx(args) / get_block_num(args).
+#include "platform_comm/comm_context.h"
+#include "intrinsic.h"
+
+#ifndef __gm__
+#define __gm__
+#endif
+
+// Same byte offset inside pe's window (identical to the helper in pypto's kernels).
+template <typename T>
+AICORE inline __gm__ T* CommRemotePtr(__gm__ CommContext* ctx, __gm__ T* local_ptr, int pe) {
+    uint64_t local_base = ctx->windowsIn[ctx->rankId];
+    uint64_t offset = reinterpret_cast<uint64_t>(local_ptr) - local_base;
+    return reinterpret_cast<__gm__ T*>(ctx->windowsIn[pe] + offset);
+}
+
+namespace collc {
+
+// A 1 x N vector tile placed at a fixed UB byte address (TASSIGN), valid length set per op.
+template <typename T, int32_t Capacity>
+class Tile {
+public:
+    using value_type = T;
+    static constexpr int32_t kCapacity = Capacity;
+    using Data = pto::Tile<pto::TileType::Vec, T, 1, Capacity, pto::BLayout::RowMajor, -1, -1>;
+
+    AICORE explicit Tile(uint32_t ub_addr) : tile_(1, Capacity) { TASSIGN(tile_, ub_addr); }
+    AICORE Data& raw() { return tile_; }
+    AICORE const Data& raw() const { return tile_; }
+    AICORE void set_valid(int32_t len) { tile_.SetValidShape(1, len); }
+
+private:
+    Data tile_;
+};
+
+namespace detail {
+using ShapeDyn = pto::Shape<pto::DYNAMIC, pto::DYNAMIC, pto::DYNAMIC, pto::DYNAMIC, pto::DYNAMIC>;
+using StrideDyn = pto::Stride<pto::DYNAMIC, pto::DYNAMIC, pto::DYNAMIC, pto::DYNAMIC, pto::DYNAMIC>;
+template <typename T>
+using Global = pto::GlobalTensor<T, ShapeDyn, StrideDyn, pto::Layout::ND>;
+constexpr int kTransferAlignmentBytes = 32;
+// MTE transfers move whole 32-byte blocks: round the element count up (may read past the
+// end of the source; the collc launcher pads every window buffer to 64 bytes).
+template <typename T>
+AICORE inline int transfer_len(int32_t len) {
+    return ((len * static_cast<int>(sizeof(T)) + kTransferAlignmentBytes - 1) / kTransferAlignmentBytes) *
+           (kTransferAlignmentBytes / static_cast<int>(sizeof(T)));
+}
+}  // namespace detail
+
+// The adapter serialises conservatively with pipe_barrier(PIPE_ALL) after each step instead
+// of fine-grained set_flag/wait_flag pairs: correct first, fast later.
+template <typename T, int32_t N>
+AICORE inline void TLOAD(Tile<T, N>& dst, __gm__ const T* src, int32_t len) {
+    const int tl = detail::transfer_len<T>(len);
+    detail::ShapeDyn shape(1, 1, 1, 1, tl);
+    detail::StrideDyn stride(tl, tl, tl, tl, 1);
+    detail::Global<T> g(const_cast<__gm__ T*>(src), shape, stride);
+    dst.set_valid(tl);
+    pto::TLOAD(dst.raw(), g);
+    pipe_barrier(PIPE_ALL);
+    dst.set_valid(len);
+}
+
+template <typename T, int32_t N>
+AICORE inline void TSTORE(__gm__ T* dst, Tile<T, N>& src, int32_t len) {
+    detail::ShapeDyn shape(1, 1, 1, 1, len);
+    detail::StrideDyn stride(len, len, len, len, 1);
+    detail::Global<T> g(dst, shape, stride);
+    src.set_valid(len);
+    pto::TSTORE(g, src.raw());
+    pipe_barrier(PIPE_ALL);
+}
+
+template <typename T, int32_t N>
+AICORE inline void TADD(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
+    pto::TADD(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N>
+AICORE inline void TMUL(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
+    pto::TMUL(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N>
+AICORE inline void TMAX(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
+    pto::TMAX(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N>
+AICORE inline void TMIN(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
+    pto::TMIN(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N>
+AICORE inline void TMOV(Tile<T, N>& dst, Tile<T, N>& src) {
+    pto::TMOV(dst.raw(), src.raw());
+    pipe_barrier(PIPE_ALL);
+}
+
+}  // namespace collc
+
+#else
+// ============================================================================================
+// CPU: the collc runtime.
+// ============================================================================================
+#include "collc/pto_comm_cpu.hpp"
+#endif
+
+#endif  // COLLC_PTO_COMM_HPP

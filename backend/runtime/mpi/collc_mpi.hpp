@@ -1,0 +1,809 @@
+// collc_mpi.hpp - MPI-3 one-sided (RMA) runtime for collc-generated protocol programs.
+//
+// This header is the contract between the collc MPI code generator and the runtime.
+// A generated program includes it, defines its symmetric objects and a `kernel`
+// that spells out the protocol (guards, notifies, waits, gets/puts, epilogue), and
+// finally includes collc_mpi_main.hpp (the launcher). See README.md next to this file
+// for the exact shape the generator must emit; examples/*.cpp are reference programs.
+//
+// =====================================================================================
+// 1. Mapping of the credit-barrier vocabulary onto MPI-3 RMA
+// =====================================================================================
+//
+//   protocol (pto::comm)                 runtime call                       MPI-3 realisation
+//   ----------------------------------   --------------------------------   ------------------------------------------
+//   TNOTIFY(remote cell, v, AtomicAdd)   notify_add(sigwin, pe, disp, v)    MPI_Win_sync(all windows) ;
+//                                                                           MPI_Accumulate(MPI_SUM, MPI_INT32_T) ;
+//                                                                           MPI_Win_flush(pe)
+//   TNOTIFY(remote cell, v, Set)         notify_set(sigwin, pe, disp, v)    same, with MPI_REPLACE
+//   TNOTIFY(local cell, -N, AtomicAdd)   notify_add(sigwin, me, disp, -N)   accumulate to self (never a local store)
+//   TWAIT(local cell, k, cmp)            wait(sigwin, disp, cmp, k)         poll MPI_Fetch_and_op(MPI_NO_OP) +
+//                                                                           MPI_Win_flush(me), backoff, deadline;
+//                                                                           then MPI_Win_sync(all windows)
+//   TLOAD remote tile                    get(dst, pe, win, disp, n)         MPI_Get + MPI_Win_flush(pe)
+//   TPUT / TSTORE remote tile            put(src, pe, win, disp, n)         MPI_Put + MPI_Win_flush(pe)
+//   CommRemotePtr(ptr, pe)               (window, pe, disp)                 disp = element offset inside the window
+//   TLOAD/TSTORE own tensor              win->local<T>()[i]                 plain load/store on this rank's copy
+//
+// =====================================================================================
+// 2. Window layout (decided here, binding for the generator)
+// =====================================================================================
+//
+//  * ONE signal window per protocol instance ("signals"): every signal array the
+//    protocol declares (e.g. `sig[NR]`, `sig[NR][stride]`, ring rows `[R][NR]`) is a
+//    contiguous run of int32 cells inside it. disp_unit = 4, so a displacement is a
+//    CELL index: the generator computes `sig_base + index` exactly like pypto's
+//    `signal_base + me`. One window means one MPI_Win_flush/poll target for all signal
+//    traffic and one place to check "all cells back at 0".
+//  * ONE window per data buffer (tensor), disp_unit = sizeof(element), so displacements
+//    are ELEMENT indices (the kernel's own tile arithmetic). Separate windows keep the
+//    pypto rule "distinct tensors live in distinct windows" representable (#2246) and,
+//    in the SEPARATE memory model, let a protocol stage data locally in one window
+//    while peers put into another (MPI-3.1 §11.7 forbids a local store into a window
+//    while a put/accumulate into that same window is in flight, separate model).
+//  * Every window is allocated with MPI_Win_allocate (MPI-3.1 §11.2.2), symmetric
+//    (same size on every rank; checked), zero-filled, and opened ONCE with
+//    MPI_Win_lock_all(MPI_MODE_NOCHECK) for the whole run (passive target, §11.5.3;
+//    NOCHECK is valid because nobody ever takes an exclusive lock, §11.5.5).
+//    There is no MPI_Win_fence / PSCW anywhere: the protocol's own credits are the
+//    only synchronisation, exactly as on the device.
+//
+// =====================================================================================
+// 3. Why each choice preserves the protocol's ordering guarantees (MPI-3.1, June 2015)
+// =====================================================================================
+//
+//  (a) Memory model. MPI_WIN_MODEL (§11.2.6 "Window Attributes") is queried for every
+//      window at allocation and reported. In the UNIFIED model (§11.4) public and
+//      private copies are the same memory; in the SEPARATE model, RMA operations act on
+//      the public copy, loads/stores on the private copy, and MPI_WIN_SYNC (§11.5.4)
+//      reconciles them. The runtime issues the SAME calls in both models:
+//        - release side (start of notify_*): MPI_Win_sync on every live window.
+//          SEPARATE: makes this rank's local stores (e.g. the kernel's TSTORE of a
+//          reduced chunk, or the launcher's input payload) visible in the public copy
+//          before the credit that allows peers to MPI_Get it (§11.7 rule: a private
+//          update becomes visible in the public copy at the latest at the owner's next
+//          MPI_WIN_SYNC/UNLOCK). UNIFIED: MPI_Win_sync acts as a memory barrier that
+//          orders those stores before the notify (§11.5.4 / §11.7; the unified model
+//          only promises that updates become visible "eventually").
+//        - acquire side (end of wait): MPI_Win_sync on every live window. SEPARATE:
+//          makes puts that peers completed into our public copy (they flushed them
+//          before notifying, see (c)) visible to our local loads (§11.7: a public update
+//          becomes visible in the private copy at the latest at the owner's next
+//          MPI_WIN_SYNC/LOCK). UNIFIED: a barrier so that no load of window data is
+//          satisfied before the credit was observed.
+//      Signal cells are NEVER read or written with plain loads/stores (in either model):
+//      reading them locally while a peer's accumulate targets them would be a
+//      conflicting access with undefined outcome (§11.7), and in the separate model a
+//      local load would read the stale private copy (the silicon "polled a locally
+//      cached zero" failure mode of pypto #2279's root-only broadcast).
+//
+//  (b) Accumulate atomicity. §11.7.1 "Atomicity": concurrent accumulate operations with
+//      the same predefined datatype on the same location behave as if executed in some
+//      serial order, element-wise, subject to the window's `accumulate_ops` info key
+//      (§11.2.1; default `same_op_no_op`: concurrent accumulates to one location use the
+//      same op or MPI_NO_OP). Hence:
+//        - notify_add = MPI_Accumulate(MPI_SUM, MPI_INT32_T): a peer's +1 and our local
+//          reset -N commute and are never lost (the reason pypto resets with
+//          AtomicAdd(-N), not Set(0); domain doc §1.5/§1.9).
+//        - the local reset is an accumulate TO SELF, never `cell -= N` (a load/store
+//          would race with a fast peer's next-call +1, §11.7 conflicting accesses).
+//        - wait polls with MPI_Fetch_and_op(MPI_NO_OP), which is an atomic read w.r.t.
+//          concurrent MPI_SUM (allowed by `same_op_no_op`); MPI_Get is NOT used because
+//          a get concurrent with an accumulate to the same location is erroneous.
+//        - notify_set = MPI_Accumulate(MPI_REPLACE) is atomic w.r.t. other accumulates
+//          and NO_OP polls. CAVEAT: under the default `same_op_no_op`, the standard does
+//          not promise atomicity between a REPLACE and a concurrent SUM on the SAME cell.
+//          A cell must therefore be written with Set only or with AtomicAdd only (true
+//          for every merged pypto kernel: Set is used only on all_to_all_v's recv_counts
+//          value cells). Mixing them (the historical `Set(0)` reset) is the protocol bug
+//          the collc verifier rejects anyway; Open MPI's osc/sm and osc/rdma happen to
+//          serialise both under one per-target lock/CPU atomic, but do not rely on it.
+//      The signal window sets info `accumulate_ordering=none` (§11.7.2 "Ordering"):
+//      every notify is individually flushed, so the protocol never depends on MPI's
+//      accumulate ordering; this lets the implementation skip ordering machinery.
+//
+//  (c) Completion and flush. §11.5.4: MPI_WIN_FLUSH(rank, win) completes all
+//      outstanding RMA operations of the caller to `rank` on `win` AT THE ORIGIN AND AT
+//      THE TARGET. So:
+//        - put(): MPI_Put + MPI_Win_flush(pe) returns only when the data is in the
+//          target's (public) window. Any notify issued afterwards - even on a different
+//          window - is therefore ordered after the data. MPI gives NO ordering between a
+//          put and a later accumulate without this flush (§11.7.2 orders accumulates
+//          only), which is why get/put are never left outstanding across a notify.
+//        - get(): MPI_Get + MPI_Win_flush(pe) returns when the bytes are in the local
+//          buffer; the read of the target memory is complete, so a subsequent "read
+//          done" credit cannot let the owner overwrite data we are still reading.
+//        - notify_*(): accumulate + MPI_Win_flush(pe): the credit has landed in the
+//          target's public copy when notify returns (needed for the local reset to be
+//          complete before the launcher's final barrier + zero check, and so that
+//          credits never sit in an origin-side buffer while we go on to poll).
+//        - wait(): MPI_Fetch_and_op + MPI_Win_flush(me) completes each poll, so the value
+//          read is current.
+//      Passive-target progress (§11.7.3): with osc/sm and osc/rdma on one node the
+//      origin performs the update itself; with osc/pt2pt the target must enter MPI,
+//      which it does on every poll and every notify/flush (our wait never spins
+//      outside MPI calls for long), so every pending credit eventually lands.
+//
+//  (d) Guards before the first notify, rank-uniform (domain §1.0), are the generator's
+//      job; the runtime validates symmetric allocation sizes so a rank-dependent
+//      layout bug aborts at startup instead of corrupting a peer's window.
+//
+// =====================================================================================
+// 4. Failure behaviour
+// =====================================================================================
+//
+//  * wait() has a DEADLINE: env COLLC_MPI_WAIT_TIMEOUT_MS (default 20000, must be > 0).
+//    On expiry it prints one line to stderr -
+//      collc_mpi: WAIT TIMEOUT rank=R call=C step="..." cell=sig[j] (signals disp D)
+//                 expected cell >= K, holds V after T ms (P polls)
+//    followed by a dump of this rank's signal cells, then MPI_Abort(MPI_COMM_WORLD, 3).
+//    A wait never silently passes and never hangs forever.
+//  * Contract violations (out-of-bounds displacement, element-size mismatch, notify on a
+//    data window, asymmetric allocation) and MPI errors print a message and
+//    MPI_Abort(MPI_COMM_WORLD, 4).
+//  * Exit codes used by the launcher: 0 ok, 1 wrong result or nonzero cell, 2 usage,
+//    3 wait timeout (MPI_Abort), 4 contract/MPI error (MPI_Abort).
+//
+// Backoff inside wait (tunable, all optional):
+//    COLLC_MPI_WAIT_SPIN          polls with only a cpu pause              (default 100)
+//    COLLC_MPI_WAIT_YIELD_US      then sched_yield() between polls until   (default 2000)
+//                                 the wait has lasted this long
+//    COLLC_MPI_WAIT_SLEEP_MAX_US  then nanosleep, doubling from 2 us to    (default 200)
+//                                 this cap
+//
+// Requires C++17 and an MPI-3 library (tested: Open MPI 4.1.4, osc/sm, osc/rdma,
+// osc/pt2pt). Single-threaded (MPI_Init).
+
+#ifndef COLLC_MPI_HPP
+#define COLLC_MPI_HPP
+
+#include <mpi.h>
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace collc_mpi {
+
+// ------------------------------------------------------------------------------------
+// Basic types
+// ------------------------------------------------------------------------------------
+
+/// TWAIT comparison (pto::comm WaitCmp). Credit protocols use GE only; the others exist
+/// so that the generator can lower every comparison the spec language accepts.
+enum class Cmp : int { EQ = 0, NE, GT, GE, LT, LE };
+
+inline const char* cmp_str(Cmp c) {
+  switch (c) {
+    case Cmp::EQ: return "==";
+    case Cmp::NE: return "!=";
+    case Cmp::GT: return ">";
+    case Cmp::GE: return ">=";
+    case Cmp::LT: return "<";
+    case Cmp::LE: return "<=";
+  }
+  return "?";
+}
+
+inline bool cmp_holds(int32_t held, Cmp c, int32_t k) {
+  switch (c) {
+    case Cmp::EQ: return held == k;
+    case Cmp::NE: return held != k;
+    case Cmp::GT: return held > k;
+    case Cmp::GE: return held >= k;
+    case Cmp::LT: return held < k;
+    case Cmp::LE: return held <= k;
+  }
+  return false;
+}
+
+/// C++ element type -> predefined MPI datatype.
+template <class T> struct MpiType;
+template <> struct MpiType<float>    { static MPI_Datatype get() { return MPI_FLOAT; } };
+template <> struct MpiType<double>   { static MPI_Datatype get() { return MPI_DOUBLE; } };
+template <> struct MpiType<int8_t>   { static MPI_Datatype get() { return MPI_INT8_T; } };
+template <> struct MpiType<uint8_t>  { static MPI_Datatype get() { return MPI_UINT8_T; } };
+template <> struct MpiType<int16_t>  { static MPI_Datatype get() { return MPI_INT16_T; } };
+template <> struct MpiType<uint16_t> { static MPI_Datatype get() { return MPI_UINT16_T; } };
+template <> struct MpiType<int32_t>  { static MPI_Datatype get() { return MPI_INT32_T; } };
+template <> struct MpiType<uint32_t> { static MPI_Datatype get() { return MPI_UINT32_T; } };
+template <> struct MpiType<int64_t>  { static MPI_Datatype get() { return MPI_INT64_T; } };
+template <> struct MpiType<uint64_t> { static MPI_Datatype get() { return MPI_UINT64_T; } };
+
+enum class WinKind { Signal, Data };
+
+/// A named run of int32 cells inside the signal window (for diagnostics only; the
+/// kernel addresses cells by absolute displacement `base + index`).
+struct SignalArray {
+  std::string name;
+  MPI_Aint base = 0;   // first cell (displacement in the signal window)
+  MPI_Aint cells = 0;  // number of cells
+};
+
+/// One MPI window. Symmetric: `count` elements of `elem_size` bytes on every rank.
+/// Displacements passed to the runtime are in elements (cells for the signal window).
+struct Window {
+  std::string name;
+  WinKind kind = WinKind::Data;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int elem_size = 0;   // == disp_unit
+  MPI_Aint count = 0;  // elements per rank
+  MPI_Win win = MPI_WIN_NULL;
+  void* base = nullptr;        // this rank's copy
+  int model = MPI_WIN_UNIFIED; // MPI_WIN_UNIFIED or MPI_WIN_SEPARATE (queried)
+  std::vector<SignalArray> arrays;  // signal window only
+
+  /// This rank's copy of the window, for local TLOAD/TSTORE.
+  template <class T> T* local() const { return static_cast<T*>(base); }
+};
+
+/// Per-call context handed to the kernel.
+struct Ctx {
+  int me = 0;     // this rank (MPI_COMM_WORLD)
+  int np = 1;     // number of ranks (the kernel's `nranks`)
+  int call = 0;   // index of the back-to-back call (0-based); diagnostics + payloads
+  MPI_Comm comm = MPI_COMM_WORLD;
+};
+
+/// Operation counters (per rank), reported by the launcher and the benchmark.
+struct Stats {
+  uint64_t notifies = 0, waits = 0, polls = 0, gets = 0, puts = 0;
+  uint64_t bytes_get = 0, bytes_put = 0;
+  uint64_t wait_ns = 0;  // time spent inside wait()
+};
+
+// ------------------------------------------------------------------------------------
+// Process-global runtime state
+// ------------------------------------------------------------------------------------
+
+namespace detail {
+
+struct State {
+  bool inited = false;
+  int me = 0, np = 1;
+  MPI_Comm comm = MPI_COMM_WORLD;
+  long timeout_ms = 20000;
+  long spin = 100;
+  long yield_us = 2000;
+  long sleep_max_us = 200;
+  int call = -1;
+  std::vector<Window*> live;  // windows inside their lock_all epoch
+  Stats stats;
+};
+
+inline State& st() {
+  static State s;
+  return s;
+}
+
+inline uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+[[noreturn]] __attribute__((format(printf, 2, 3))) inline void die(int code, const char* fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "collc_mpi: rank=%d call=%d: %s\n", st().me, st().call, buf);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();  // not reached
+}
+
+inline void check_mpi(int rc, const char* what, const char* file, int line) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  die(4, "%s failed at %s:%d: %s", what, file, line, msg);
+}
+
+inline long env_long(const char* name, long dflt, long min_ok) {
+  const char* s = getenv(name);
+  if (!s || !*s) return dflt;
+  char* end = nullptr;
+  long v = strtol(s, &end, 10);
+  if (*end != '\0' || v < min_ok) {
+    fprintf(stderr, "collc_mpi: invalid %s=\"%s\" (need an integer >= %ld)\n", name, s, min_ok);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return v;
+}
+
+}  // namespace detail
+
+#define COLLC_MPI_CHECK(call) ::collc_mpi::detail::check_mpi((call), #call, __FILE__, __LINE__)
+
+/// Initialise MPI and the runtime (reads the COLLC_MPI_* environment). Call once.
+inline void init(int* argc, char*** argv) {
+  auto& S = detail::st();
+  int flag = 0;
+  MPI_Initialized(&flag);
+  if (!flag) MPI_Init(argc, argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &S.me);
+  MPI_Comm_size(MPI_COMM_WORLD, &S.np);
+  S.timeout_ms = detail::env_long("COLLC_MPI_WAIT_TIMEOUT_MS", 20000, 1);
+  S.spin = detail::env_long("COLLC_MPI_WAIT_SPIN", 100, 0);
+  S.yield_us = detail::env_long("COLLC_MPI_WAIT_YIELD_US", 2000, 0);
+  S.sleep_max_us = detail::env_long("COLLC_MPI_WAIT_SLEEP_MAX_US", 200, 1);
+  S.inited = true;
+}
+
+inline void finalize() { MPI_Finalize(); }
+inline int rank() { return detail::st().me; }
+inline int size() { return detail::st().np; }
+inline long wait_timeout_ms() { return detail::st().timeout_ms; }
+inline Stats& stats() { return detail::st().stats; }
+inline void reset_stats() { detail::st().stats = Stats{}; }
+/// Record the current call index (diagnostics in timeout reports).
+inline void set_call(int call) { detail::st().call = call; }
+
+/// The value of the test payload convention: call*100000 + rank*1000 + index.
+inline int64_t payload(int call, int rank, int64_t index) {
+  return int64_t(call) * 100000 + int64_t(rank) * 1000 + index;
+}
+
+// ------------------------------------------------------------------------------------
+// Internal checks
+// ------------------------------------------------------------------------------------
+
+namespace detail {
+
+inline void check_range(const Window& w, int pe, MPI_Aint disp, MPI_Aint count, const char* op) {
+  if (pe < 0 || pe >= st().np)
+    die(4, "%s on window \"%s\": peer %d out of range [0,%d)", op, w.name.c_str(), pe, st().np);
+  if (disp < 0 || count < 0 || disp + count > w.count)
+    die(4, "%s on window \"%s\": elements [%ld,%ld) outside [0,%ld)", op, w.name.c_str(),
+        long(disp), long(disp + count), long(w.count));
+  if (w.win == MPI_WIN_NULL) die(4, "%s on window \"%s\" before allocation", op, w.name.c_str());
+}
+
+inline std::string cell_name(const Window& w, MPI_Aint disp) {
+  for (const auto& a : w.arrays)
+    if (disp >= a.base && disp < a.base + a.cells)
+      return a.name + "[" + std::to_string(long(disp - a.base)) + "]";
+  return "cell#" + std::to_string(long(disp));
+}
+
+/// Release/acquire fence over every live window (see header comment 3(a)).
+inline void sync_all() {
+  for (Window* w : st().live) COLLC_MPI_CHECK(MPI_Win_sync(w->win));
+}
+
+inline int32_t fetch_cell(const Window& w, int pe, MPI_Aint disp) {
+  int32_t dummy = 0, v = 0;
+  COLLC_MPI_CHECK(MPI_Fetch_and_op(&dummy, &v, MPI_INT32_T, pe, disp, MPI_NO_OP, w.win));
+  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  return v;
+}
+
+inline void accumulate_cell(const Window& w, int pe, MPI_Aint disp, int32_t value, MPI_Op op) {
+  COLLC_MPI_CHECK(MPI_Accumulate(&value, 1, MPI_INT32_T, pe, disp, 1, MPI_INT32_T, op, w.win));
+  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+}
+
+[[noreturn]] inline void wait_timeout(const Window& w, MPI_Aint disp, Cmp cmp, int32_t k,
+                                      int32_t held, const char* what, uint64_t waited_ns,
+                                      uint64_t polls) {
+  auto& S = st();
+  std::string cell = cell_name(w, disp);
+  fprintf(stderr,
+          "collc_mpi: WAIT TIMEOUT rank=%d call=%d step=\"%s\" cell=%s (%s disp %ld) "
+          "expected cell %s %d, holds %d after %.0f ms (%llu polls; "
+          "COLLC_MPI_WAIT_TIMEOUT_MS=%ld)\n",
+          S.me, S.call, what ? what : "?", cell.c_str(), w.name.c_str(), long(disp),
+          cmp_str(cmp), int(k), int(held), double(waited_ns) / 1e6,
+          (unsigned long long)polls, S.timeout_ms);
+  // Dump every cell this rank owns, to show which peer's credit is missing.
+  for (const auto& a : w.arrays) {
+    std::string line;
+    for (MPI_Aint i = 0; i < a.cells && i < 64; ++i) {
+      if (i) line += ",";
+      line += std::to_string(fetch_cell(w, S.me, a.base + i));
+    }
+    if (a.cells > 64) line += ",...";
+    fprintf(stderr, "collc_mpi: rank=%d signal %s = [%s]\n", S.me, a.name.c_str(), line.c_str());
+  }
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------------------------
+// Protocol primitives (what generated kernels call)
+// ------------------------------------------------------------------------------------
+
+/// TNOTIFY(cell `disp` on rank `pe`, +value, AtomicAdd). pe == me is the local
+/// (epilogue) notify. Release semantics: every local store and every completed get/put
+/// of this rank issued before the call is visible to whoever observes the credit.
+inline void notify_add(const Window& w, int pe, MPI_Aint disp, int32_t value) {
+  if (w.kind != WinKind::Signal) detail::die(4, "notify_add on data window \"%s\"", w.name.c_str());
+  detail::check_range(w, pe, disp, 1, "notify_add");
+  detail::sync_all();
+  detail::accumulate_cell(w, pe, disp, value, MPI_SUM);
+  ++detail::st().stats.notifies;
+}
+
+/// TNOTIFY(cell, value, Set): atomic replace. Never mix with notify_add on the same
+/// cell (see header comment 3(b)).
+inline void notify_set(const Window& w, int pe, MPI_Aint disp, int32_t value) {
+  if (w.kind != WinKind::Signal) detail::die(4, "notify_set on data window \"%s\"", w.name.c_str());
+  detail::check_range(w, pe, disp, 1, "notify_set");
+  detail::sync_all();
+  detail::accumulate_cell(w, pe, disp, value, MPI_REPLACE);
+  ++detail::st().stats.notifies;
+}
+
+/// TWAIT(own cell `disp`, threshold, cmp): poll until `cell cmp threshold` holds.
+/// Acquire semantics: data published before the observed credits is visible afterwards.
+/// `what` names the protocol step in the timeout report (optional).
+inline void wait(const Window& w, MPI_Aint disp, Cmp cmp, int32_t threshold,
+                 const char* what = nullptr) {
+  auto& S = detail::st();
+  if (w.kind != WinKind::Signal) detail::die(4, "wait on data window \"%s\"", w.name.c_str());
+  detail::check_range(w, S.me, disp, 1, "wait");
+  const uint64_t t0 = detail::now_ns();
+  uint64_t polls = 1;
+  int32_t v = detail::fetch_cell(w, S.me, disp);
+  if (!cmp_holds(v, cmp, threshold)) {
+    const uint64_t deadline = t0 + uint64_t(S.timeout_ms) * 1000000ull;
+    const uint64_t yield_until = t0 + uint64_t(S.yield_us) * 1000ull;
+    long sleep_ns = 2000;
+    for (;;) {
+      if (long(polls) <= S.spin) {
+        detail::cpu_relax();
+      } else {
+        const uint64_t now = detail::now_ns();
+        if (now >= deadline) detail::wait_timeout(w, disp, cmp, threshold, v, what, now - t0, polls);
+        if (now < yield_until) {
+          sched_yield();
+        } else {
+          timespec ts{0, sleep_ns};
+          nanosleep(&ts, nullptr);
+          sleep_ns = std::min<long>(sleep_ns * 2, S.sleep_max_us * 1000);
+        }
+      }
+      v = detail::fetch_cell(w, S.me, disp);
+      ++polls;
+      if (cmp_holds(v, cmp, threshold)) break;
+    }
+  }
+  detail::sync_all();
+  S.stats.waits++;
+  S.stats.polls += polls;
+  S.stats.wait_ns += detail::now_ns() - t0;
+}
+
+/// TLOAD of `count` elements at element `disp` of rank `pe`'s copy of `w` into the
+/// local buffer `dst_local`. Complete (flushed) on return.
+template <class T>
+inline void get(T* dst_local, int pe, const Window& w, MPI_Aint disp, MPI_Aint count) {
+  if (w.kind != WinKind::Data) detail::die(4, "get on signal window (use wait)");
+  if (int(sizeof(T)) != w.elem_size)
+    detail::die(4, "get: element size %d != window \"%s\" element size %d", int(sizeof(T)),
+                w.name.c_str(), w.elem_size);
+  detail::check_range(w, pe, disp, count, "get");
+  for (MPI_Aint done = 0; done < count;) {
+    int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
+    COLLC_MPI_CHECK(MPI_Get(dst_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
+    done += n;
+  }
+  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  auto& s = detail::st().stats;
+  s.gets++;
+  s.bytes_get += uint64_t(count) * sizeof(T);
+}
+
+/// TPUT of `count` elements from `src_local` to element `disp` of rank `pe`'s copy of
+/// `w`. Complete AT THE TARGET (flushed) on return, so a following notify publishes it.
+template <class T>
+inline void put(const T* src_local, int pe, const Window& w, MPI_Aint disp, MPI_Aint count) {
+  if (w.kind != WinKind::Data) detail::die(4, "put on signal window (use notify_*)");
+  if (int(sizeof(T)) != w.elem_size)
+    detail::die(4, "put: element size %d != window \"%s\" element size %d", int(sizeof(T)),
+                w.name.c_str(), w.elem_size);
+  detail::check_range(w, pe, disp, count, "put");
+  for (MPI_Aint done = 0; done < count;) {
+    int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
+    COLLC_MPI_CHECK(MPI_Put(src_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
+    done += n;
+  }
+  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  auto& s = detail::st().stats;
+  s.puts++;
+  s.bytes_put += uint64_t(count) * sizeof(T);
+}
+
+/// Atomic read of a signal cell (any rank's). For harness checks and diagnostics; a
+/// kernel must use wait().
+inline int32_t read_cell(const Window& w, int pe, MPI_Aint disp) {
+  detail::check_range(w, pe, disp, 1, "read_cell");
+  return detail::fetch_cell(w, pe, disp);
+}
+
+/// Harness helpers on int32 data windows (not protocol operations): atomic add and
+/// atomic read, flushed. Used e.g. by the barrier check's arrival counter.
+inline void harness_add_i32(const Window& w, int pe, MPI_Aint disp, int32_t v) {
+  if (w.elem_size != 4) detail::die(4, "harness_add_i32 on non-int32 window \"%s\"", w.name.c_str());
+  detail::check_range(w, pe, disp, 1, "harness_add_i32");
+  detail::accumulate_cell(w, pe, disp, v, MPI_SUM);
+}
+inline int32_t harness_read_i32(const Window& w, int pe, MPI_Aint disp) {
+  if (w.elem_size != 4) detail::die(4, "harness_read_i32 on non-int32 window \"%s\"", w.name.c_str());
+  detail::check_range(w, pe, disp, 1, "harness_read_i32");
+  return detail::fetch_cell(w, pe, disp);
+}
+
+// ------------------------------------------------------------------------------------
+// Parameters (`--param name=value`)
+// ------------------------------------------------------------------------------------
+
+class Params {
+ public:
+  void set(const std::string& name, const std::string& value) { kv_[name] = value; }
+  /// Parse "name=value"; returns false if malformed.
+  bool parse(const std::string& nv) {
+    auto eq = nv.find('=');
+    if (eq == std::string::npos || eq == 0) return false;
+    set(nv.substr(0, eq), nv.substr(eq + 1));
+    return true;
+  }
+  bool has(const std::string& name) const { return kv_.count(name) != 0; }
+  int64_t i64(const std::string& name, int64_t dflt) const {
+    used_.insert(name);
+    auto it = kv_.find(name);
+    if (it == kv_.end()) return dflt;
+    char* end = nullptr;
+    long long v = strtoll(it->second.c_str(), &end, 0);
+    if (it->second.empty() || *end != '\0')
+      detail::die(2, "--param %s=%s is not an integer", name.c_str(), it->second.c_str());
+    return int64_t(v);
+  }
+  double f64(const std::string& name, double dflt) const {
+    used_.insert(name);
+    auto it = kv_.find(name);
+    if (it == kv_.end()) return dflt;
+    char* end = nullptr;
+    double v = strtod(it->second.c_str(), &end);
+    if (it->second.empty() || *end != '\0')
+      detail::die(2, "--param %s=%s is not a number", name.c_str(), it->second.c_str());
+    return v;
+  }
+  /// Parameters that were given but never read by setup() (typos).
+  std::vector<std::string> unused() const {
+    std::vector<std::string> out;
+    for (const auto& p : kv_)
+      if (!used_.count(p.first)) out.push_back(p.first);
+    return out;
+  }
+  /// Values actually read, as a JSON object body (for reports).
+  std::string json() const {
+    std::string s;
+    for (const auto& p : kv_) {
+      if (!s.empty()) s += ",";
+      s += "\"" + p.first + "\":\"" + p.second + "\"";
+    }
+    return "{" + s + "}";
+  }
+
+ private:
+  std::map<std::string, std::string> kv_;
+  mutable std::set<std::string> used_;
+};
+
+// ------------------------------------------------------------------------------------
+// Session: the symmetric objects of one protocol instance
+// ------------------------------------------------------------------------------------
+
+/// Declare-then-allocate container for one protocol instance's windows.
+/// Declaration (`signal`, `buffer`) happens in the generated `setup()`; it must be
+/// rank-uniform (same order, same sizes on every rank). `allocate()` is collective.
+class Session {
+ public:
+  explicit Session(const Params& params) : params_(params) {
+    auto sig = std::make_unique<Window>();
+    sig->name = "signals";
+    sig->kind = WinKind::Signal;
+    sig->type = MPI_INT32_T;
+    sig->elem_size = 4;
+    sigwin_ = sig.get();
+    wins_.push_back(std::move(sig));
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() { release(); }
+
+  int me() const { return detail::st().me; }
+  int np() const { return detail::st().np; }
+  const Params& params() const { return params_; }
+  int64_t param_i64(const char* name, int64_t dflt) const { return params_.i64(name, dflt); }
+  double param_f64(const char* name, double dflt) const { return params_.f64(name, dflt); }
+
+  /// Reserve `cells` int32 cells for signal array `name`; returns its base displacement
+  /// in the (single) signal window.
+  MPI_Aint signal(const char* name, MPI_Aint cells) {
+    if (allocated_) detail::die(4, "signal(\"%s\") declared after allocate()", name);
+    if (cells <= 0) detail::die(4, "signal(\"%s\"): %ld cells", name, long(cells));
+    SignalArray a;
+    a.name = name;
+    a.base = sigwin_->count;
+    a.cells = cells;
+    sigwin_->arrays.push_back(a);
+    sigwin_->count += cells;
+    return a.base;
+  }
+  /// The protocol's signal window (valid for the Session's lifetime; allocated later).
+  Window* signal_window() { return sigwin_; }
+
+  /// Declare a symmetric data window of `count` elements of T.
+  template <class T> Window* buffer(const char* name, MPI_Aint count) {
+    if (allocated_) detail::die(4, "buffer(\"%s\") declared after allocate()", name);
+    if (count <= 0) detail::die(4, "buffer(\"%s\"): %ld elements", name, long(count));
+    auto w = std::make_unique<Window>();
+    w->name = name;
+    w->kind = WinKind::Data;
+    w->type = MpiType<T>::get();
+    w->elem_size = int(sizeof(T));
+    w->count = count;
+    Window* raw = w.get();
+    wins_.push_back(std::move(w));
+    return raw;
+  }
+
+  /// Collective: allocate all declared windows (zeroed), open lock_all epochs.
+  void allocate() {
+    if (allocated_) return;
+    auto& S = detail::st();
+    if (sigwin_->count == 0) sigwin_->count = 1;  // keep one (unused) cell
+    for (auto& up : wins_) {
+      Window& w = *up;
+      // Symmetry check: every rank must declare identical sizes.
+      long mine[2] = {long(w.count), long(w.elem_size)}, lo[2], hi[2];
+      COLLC_MPI_CHECK(MPI_Allreduce(mine, lo, 2, MPI_LONG, MPI_MIN, S.comm));
+      COLLC_MPI_CHECK(MPI_Allreduce(mine, hi, 2, MPI_LONG, MPI_MAX, S.comm));
+      if (lo[0] != hi[0] || lo[1] != hi[1])
+        detail::die(4, "window \"%s\" is not symmetric: count in [%ld,%ld], elem in [%ld,%ld]",
+                    w.name.c_str(), lo[0], hi[0], lo[1], hi[1]);
+      MPI_Info info;
+      COLLC_MPI_CHECK(MPI_Info_create(&info));
+      if (w.kind == WinKind::Signal) COLLC_MPI_CHECK(MPI_Info_set(info, "accumulate_ordering", "none"));
+      COLLC_MPI_CHECK(MPI_Info_set(info, "same_size", "true"));
+      COLLC_MPI_CHECK(MPI_Info_set(info, "same_disp_unit", "true"));
+      COLLC_MPI_CHECK(MPI_Win_allocate(MPI_Aint(w.count) * w.elem_size, w.elem_size, info, S.comm,
+                                       &w.base, &w.win));
+      COLLC_MPI_CHECK(MPI_Info_free(&info));
+      COLLC_MPI_CHECK(MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN));
+      int* model = nullptr;
+      int flag = 0;
+      COLLC_MPI_CHECK(MPI_Win_get_attr(w.win, MPI_WIN_MODEL, &model, &flag));
+      w.model = (flag && model) ? *model : MPI_WIN_SEPARATE;  // unknown -> assume the stricter
+      std::memset(w.base, 0, size_t(w.count) * size_t(w.elem_size));
+      COLLC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, w.win));
+      COLLC_MPI_CHECK(MPI_Win_sync(w.win));  // zeros -> public copy (separate model)
+      S.live.push_back(&w);
+    }
+    // Nobody may touch a peer's window before the peer has zeroed it.
+    COLLC_MPI_CHECK(MPI_Barrier(S.comm));
+    allocated_ = true;
+  }
+
+  /// Collective: close epochs and free all windows (also done by the destructor).
+  void release() {
+    if (!allocated_) return;
+    auto& S = detail::st();
+    for (auto& up : wins_) {
+      Window& w = *up;
+      COLLC_MPI_CHECK(MPI_Win_unlock_all(w.win));
+      S.live.erase(std::remove(S.live.begin(), S.live.end(), &w), S.live.end());
+      COLLC_MPI_CHECK(MPI_Win_free(&w.win));
+      w.base = nullptr;
+    }
+    allocated_ = false;
+  }
+
+  /// "unified" if every window reports MPI_WIN_UNIFIED, else "separate".
+  const char* model_name() const {
+    for (const auto& w : wins_)
+      if (w->model != MPI_WIN_UNIFIED) return "separate";
+    return "unified";
+  }
+
+  /// After a barrier that follows the last call: read every cell of this rank's signal
+  /// window atomically; returns the number of nonzero cells and appends descriptions.
+  long nonzero_cells(std::vector<std::string>* out) const {
+    long n = 0;
+    for (const auto& a : sigwin_->arrays)
+      for (MPI_Aint i = 0; i < a.cells; ++i) {
+        int32_t v = detail::fetch_cell(*sigwin_, detail::st().me, a.base + i);
+        if (v != 0) {
+          ++n;
+          if (out) out->push_back(a.name + "[" + std::to_string(long(i)) + "]=" + std::to_string(v));
+        }
+      }
+    return n;
+  }
+
+  const std::vector<std::unique_ptr<Window>>& windows() const { return wins_; }
+
+ private:
+  const Params& params_;
+  Window* sigwin_ = nullptr;
+  std::vector<std::unique_ptr<Window>> wins_;
+  bool allocated_ = false;
+};
+
+// ------------------------------------------------------------------------------------
+// Output checking (used by the generated per-collective check functions)
+// ------------------------------------------------------------------------------------
+
+/// Collects mismatches of one rank; prints the first few to stderr.
+class Checker {
+ public:
+  explicit Checker(int max_print = 5) : max_print_(max_print) {}
+  /// Exact comparison (test payloads are integers, exact in f32 below 2^24).
+  template <class T> bool eq(const char* what, int64_t index, T got, T want) {
+    if (got == want) return true;
+    report(what, index, double(got), double(want));
+    return false;
+  }
+  /// Relative tolerance comparison.
+  bool near(const char* what, int64_t index, double got, double want, double rtol) {
+    double tol = rtol * std::max(1.0, want < 0 ? -want : want);
+    double d = got - want;
+    if (d <= tol && -d <= tol) return true;
+    report(what, index, got, want);
+    return false;
+  }
+  void fail(const char* what) {
+    ++mismatches_;
+    if (printed_++ < max_print_) {
+      fprintf(stderr, "collc_mpi: rank=%d call=%d CHECK FAILED: %s\n", detail::st().me,
+              detail::st().call, what);
+    }
+  }
+  long mismatches() const { return mismatches_; }
+
+ private:
+  void report(const char* what, int64_t index, double got, double want) {
+    ++mismatches_;
+    if (printed_++ < max_print_) {
+      fprintf(stderr, "collc_mpi: rank=%d call=%d MISMATCH %s[%lld]: got %.9g, want %.9g\n",
+              detail::st().me, detail::st().call, what, (long long)index, got, want);
+    }
+  }
+  int max_print_;
+  int printed_ = 0;
+  long mismatches_ = 0;
+};
+
+}  // namespace collc_mpi
+
+#endif  // COLLC_MPI_HPP

@@ -1,0 +1,85 @@
+//! The `collc` command.
+
+use clap::{Parser, Subcommand};
+use collc::cmd;
+use collc::output::Output;
+use collc::render::Style;
+use std::io::{IsTerminal, Write};
+
+/// Declare, prove and compile the synchronisation protocols of collective kernels.
+#[derive(Parser, Debug)]
+#[command(name = "collc", version, about)]
+struct Cli {
+    /// Colour in diagnostics: auto, always or never.
+    #[arg(long, global = true, default_value = "auto")]
+    color: ColorChoice,
+    /// Width of rendered diagnostics (columns).
+    #[arg(long, global = true, default_value_t = 100)]
+    width: usize,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse and validate .coll files.
+    Check {
+        /// Files to check.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Diagnostic format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: cmd::check::Format,
+    },
+    /// Format .coll files canonically (in place).
+    Fmt {
+        /// Only report files that would change (exit 1 if any).
+        #[arg(long)]
+        check: bool,
+        /// Files to format.
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
+    /// Print the validated protocol IR.
+    Ir {
+        /// The file.
+        file: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: cmd::ir::Format,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
+    let style = Style {
+        color,
+        width: cli.width,
+    };
+    let (code, out) = collc::driver::with_big_stack(move || {
+        let mut out = Output::default();
+        let code = match cli.command {
+            Command::Check { files, format } => cmd::check::run(&files, format, style, &mut out),
+            Command::Fmt { check, files } => cmd::fmt::run(&files, check, style, &mut out),
+            Command::Ir { file, format } => cmd::ir::run(&file, format, style, &mut out),
+        };
+        (code, out)
+    });
+    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    std::process::exit(code);
+}

@@ -1,0 +1,357 @@
+//! The abstract syntax tree of a `.coll` file. Every node carries its span.
+//! The AST is what the parser saw; names are not resolved and nothing is typed.
+
+use crate::diag::Span;
+
+/// An identifier with its span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident {
+    /// The name.
+    pub name: String,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A whole file: one collective.
+#[derive(Debug, Clone, PartialEq)]
+pub struct File {
+    /// The collective's name.
+    pub name: Ident,
+    /// Which collective it implements, e.g. `allreduce(sum, data)`.
+    pub semantics: Semantics,
+    /// Declarations, the body and the epilogue, in source order.
+    pub items: Vec<Item>,
+    /// The whole collective.
+    pub span: Span,
+}
+
+/// `kind(arg, ...)` after the collective's name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Semantics {
+    /// `allreduce`, `broadcast`, ...
+    pub kind: Ident,
+    /// Operator, root and buffer names.
+    pub args: Vec<Ident>,
+    /// The whole clause.
+    pub span: Span,
+}
+
+/// A top-level item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// What it is.
+    pub kind: ItemKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// The kinds of top-level items.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemKind {
+    /// `ranks P in 1..=16;` — the world size and its domain.
+    Ranks { name: Ident, domain: Domain },
+    /// `param root: rank;` or `param n: int in 1..=4096;`
+    Param { name: Ident, ty: ParamType },
+    /// `const TILE = 256;`
+    Const { name: Ident, value: Expr },
+    /// `let T = ceil(n / TILE);` — a derived, rank-uniform value.
+    Let { name: Ident, value: Expr },
+    /// `blocks blk in 0..C;` — each rank runs this many blocks (cores).
+    Blocks { name: Ident, lo: Expr, hi: Expr },
+    /// `signal sig[P];` or `signal counts[P] as value;`
+    Signal {
+        name: Ident,
+        dims: Vec<Expr>,
+        value: bool,
+    },
+    /// `window data: f32[n];` — a symmetric data buffer.
+    Window { name: Ident, dims: Vec<Expr> },
+    /// `tile acc: f32[256];` — private scratch memory of one block.
+    Tile { name: Ident, dims: Vec<Expr> },
+    /// `array send_counts: int[P] in 0..=R;` — per-rank host input values.
+    Array {
+        name: Ident,
+        dims: Vec<Expr>,
+        domain: Domain,
+    },
+    /// `require n % P == 0;` — a constraint on the parameters.
+    Require(Cond),
+    /// `body { ... }`
+    Body(Block),
+    /// `epilogue { ... }`
+    Epilogue(Block),
+}
+
+/// The type of a parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamType {
+    /// A rank in `0..P`.
+    Rank(Span),
+    /// An integer in an inclusive domain.
+    Int(Domain),
+}
+
+/// An inclusive range `lo..=hi`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Domain {
+    /// Lowest value.
+    pub lo: Expr,
+    /// Highest value.
+    pub hi: Expr,
+    /// The whole range.
+    pub span: Span,
+}
+
+/// A `{ ... }` block of statements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// The statements in order.
+    pub stmts: Vec<Stmt>,
+    /// Braces included.
+    pub span: Span,
+}
+
+/// A statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    /// What it does.
+    pub kind: StmtKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// How a notify changes the cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotifyOpAst {
+    /// `+= v` (AtomicAdd v)
+    Add,
+    /// `-= v` (AtomicAdd -v)
+    Sub,
+    /// `= v` (Set v)
+    Set,
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum CmpOp {
+    /// `>=`
+    Ge,
+    /// `<=`
+    Le,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `>`
+    Gt,
+    /// `<`
+    Lt,
+}
+
+impl CmpOp {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CmpOp::Ge => ">=",
+            CmpOp::Le => "<=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Gt => ">",
+            CmpOp::Lt => "<",
+        }
+    }
+    /// Applies the comparison.
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            CmpOp::Ge => a >= b,
+            CmpOp::Le => a <= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Gt => a > b,
+            CmpOp::Lt => a < b,
+        }
+    }
+}
+
+/// The statement kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StmtKind {
+    /// `let len = min(TILE, n - base);`
+    Let { name: Ident, value: Expr },
+    /// `notify sig[me] @ p += 1;` (remote) or `notify sig[p] -= T;` (local)
+    Notify {
+        cell: CellRef,
+        target: Option<Expr>,
+        op: NotifyOpAst,
+        value: Expr,
+    },
+    /// `wait sig[p] >= t + 1;`
+    Wait {
+        cell: CellRef,
+        target: Option<Expr>,
+        cmp: CmpOp,
+        threshold: Expr,
+    },
+    /// `copy dst[..] <- src[..];` — local copy
+    Copy { dst: Region, src: Region },
+    /// `get dst[..] <- src[..] @ peer;` — remote read into local memory
+    Get {
+        dst: Region,
+        src: Region,
+        from: Expr,
+    },
+    /// `put dst[..] @ peer <- src[..];` — remote write from local memory
+    Put { dst: Region, to: Expr, src: Region },
+    /// `reduce sum acc[..] <- src[..] @ peer;` — acc = acc op src
+    Reduce {
+        op: Ident,
+        dst: Region,
+        src: Region,
+        from: Option<Expr>,
+    },
+    /// `fence;` — all earlier memory operations complete before later ones start
+    Fence,
+    /// `for v in range { ... }`
+    For {
+        var: Ident,
+        range: LoopRange,
+        body: Block,
+    },
+    /// `if cond { ... } else { ... }`
+    If {
+        cond: Cond,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
+    /// `return if cond;` — an early-return guard
+    Return { cond: Cond },
+}
+
+/// A signal cell reference `sig[i][j]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellRef {
+    /// The signal.
+    pub name: Ident,
+    /// One expression per dimension.
+    pub index: Vec<Expr>,
+    /// The whole reference.
+    pub span: Span,
+}
+
+/// A data region `buf[i][lo .. hi]`: leading indices, then a slice of the last dimension.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    /// The window or tile.
+    pub name: Ident,
+    /// Indices of the leading dimensions.
+    pub index: Vec<Expr>,
+    /// Slice start (default 0).
+    pub lo: Option<Expr>,
+    /// Slice end, exclusive (default: the dimension's size).
+    pub hi: Option<Expr>,
+    /// The whole reference.
+    pub span: Span,
+}
+
+/// What a `for` loop ranges over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopRange {
+    /// `peers`: every rank except `me`, in increasing order.
+    Peers(Span),
+    /// `ranks`: every rank, `me` included.
+    Ranks(Span),
+    /// `lo..hi` or `lo..hi step s`.
+    Span {
+        lo: Expr,
+        hi: Expr,
+        step: Option<Expr>,
+        span: Span,
+    },
+}
+
+/// A boolean condition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cond {
+    /// Its shape.
+    pub kind: CondKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// The condition kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CondKind {
+    /// `true` / `false`
+    Bool(bool),
+    /// `a >= b`
+    Cmp(CmpOp, Expr, Expr),
+    /// `!c`
+    Not(Box<Cond>),
+    /// `a && b && ...`
+    And(Vec<Cond>),
+    /// `a || b || ...`
+    Or(Vec<Cond>),
+}
+
+/// An integer expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    /// Its shape.
+    pub kind: ExprKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// Binary arithmetic operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (floor division)
+    Div,
+    /// `%` (Euclidean remainder, never negative)
+    Mod,
+}
+
+impl BinOp {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+        }
+    }
+    /// Binding strength (higher binds tighter).
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinOp::Add | BinOp::Sub => 1,
+            BinOp::Mul | BinOp::Div | BinOp::Mod => 2,
+        }
+    }
+}
+
+/// The expression kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// `42`
+    Int(i64),
+    /// `n`, `me`, `p`
+    Name(Ident),
+    /// `send_counts[dest]` — an element of a host array
+    Indexed(Ident, Vec<Expr>),
+    /// `-e`
+    Neg(Box<Expr>),
+    /// `a + b` and friends
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// `ceil(a / b)`, `min(a, b)`, `max(a, b)`, `rank(e)`
+    Call(Ident, Vec<Expr>),
+    /// `(e)` — kept so spans and the formatter stay faithful
+    Paren(Box<Expr>),
+}

@@ -1,0 +1,9 @@
+//! The `.coll` front end: the pest grammar, the parser to an AST with spans, and
+//! the [`Diagnostic`] data type every later stage reports with.
+
+pub mod ast;
+pub mod diag;
+pub mod parse;
+
+pub use diag::{Diagnostic, Label, Severity, Source, Span};
+pub use parse::{comments, decode, parse};

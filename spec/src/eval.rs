@@ -1,0 +1,294 @@
+//! Concrete evaluation of IR expressions, and binding a protocol's parameters
+//! to values (domains and `require`s checked). Used by the simulator, the cost
+//! model and the backends.
+
+use crate::ir::*;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Why an expression could not be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EvalError {
+    /// A variable has no value in this environment.
+    Unbound(String),
+    /// Division or remainder by zero, or `ceil(a / 0)`.
+    DivByZero,
+    /// The result does not fit in 64 bits.
+    Overflow,
+    /// A host array element was read where arrays are not available.
+    NoArray(String),
+    /// A host array index is out of bounds.
+    ArrayIndex(String, i64),
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EvalError::Unbound(n) => write!(f, "`{n}` has no value here"),
+            EvalError::DivByZero => write!(f, "division by zero"),
+            EvalError::Overflow => write!(f, "arithmetic overflow"),
+            EvalError::NoArray(n) => write!(f, "host array `{n}` is not available here"),
+            EvalError::ArrayIndex(n, i) => write!(f, "index {i} out of bounds of host array `{n}`"),
+        }
+    }
+}
+
+/// Values of variables (indexed by [`VarId`]) and of the host arrays of one rank.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `values[v]` is the value of variable `v`, if bound.
+    pub values: Vec<Option<i64>>,
+    /// Flattened host arrays of the current rank, by [`ArrayId`] (empty if unavailable).
+    pub arrays: Vec<Vec<i64>>,
+}
+
+impl Env {
+    /// An empty environment for a protocol.
+    pub fn new(p: &Protocol) -> Self {
+        Env {
+            values: vec![None; p.vars.len()],
+            arrays: Vec::new(),
+        }
+    }
+    /// Binds a variable.
+    pub fn set(&mut self, v: VarId, x: i64) {
+        self.values[v] = Some(x);
+    }
+    /// Unbinds a variable.
+    pub fn unset(&mut self, v: VarId) {
+        self.values[v] = None;
+    }
+    /// The value of a variable.
+    pub fn get(&self, v: VarId) -> Option<i64> {
+        self.values.get(v).copied().flatten()
+    }
+}
+
+fn ck(x: Option<i64>) -> Result<i64, EvalError> {
+    x.ok_or(EvalError::Overflow)
+}
+
+/// Evaluates an expression.
+pub fn eval(p: &Protocol, e: &Expr, env: &Env) -> Result<i64, EvalError> {
+    Ok(match e {
+        Expr::Int(v) => *v,
+        Expr::Var(v) => env
+            .get(*v)
+            .ok_or_else(|| EvalError::Unbound(p.vars[*v].name.clone()))?,
+        Expr::Array(a, idx) => {
+            let arr = &p.arrays[*a];
+            let data = env
+                .arrays
+                .get(*a)
+                .filter(|d| !d.is_empty())
+                .ok_or_else(|| EvalError::NoArray(arr.name.clone()))?;
+            let mut flat = 0i64;
+            for (i, x) in idx.iter().enumerate() {
+                let d = eval(p, &arr.dims[i], env)?;
+                let x = eval(p, x, env)?;
+                if x < 0 || x >= d {
+                    return Err(EvalError::ArrayIndex(arr.name.clone(), x));
+                }
+                flat = ck(flat.checked_mul(d))? + x;
+            }
+            *data
+                .get(flat as usize)
+                .ok_or(EvalError::ArrayIndex(arr.name.clone(), flat))?
+        }
+        Expr::Neg(a) => ck(eval(p, a, env)?.checked_neg())?,
+        Expr::Rank(a) => eval(p, a, env)?,
+        Expr::Bin(op, a, b) => {
+            let a = eval(p, a, env)?;
+            let b = eval(p, b, env)?;
+            match op {
+                BinOp::Add => ck(a.checked_add(b))?,
+                BinOp::Sub => ck(a.checked_sub(b))?,
+                BinOp::Mul => ck(a.checked_mul(b))?,
+                BinOp::Div => {
+                    if b == 0 {
+                        return Err(EvalError::DivByZero);
+                    }
+                    ck(a.checked_div_euclid(b))?
+                }
+                BinOp::Mod => {
+                    if b == 0 {
+                        return Err(EvalError::DivByZero);
+                    }
+                    ck(a.checked_rem_euclid(b))?
+                }
+            }
+        }
+        Expr::CeilDiv(a, b) => {
+            let a = eval(p, a, env)?;
+            let b = eval(p, b, env)?;
+            if b == 0 {
+                return Err(EvalError::DivByZero);
+            }
+            ceil_div(a, b).ok_or(EvalError::Overflow)?
+        }
+        Expr::Min(a, b) => eval(p, a, env)?.min(eval(p, b, env)?),
+        Expr::Max(a, b) => eval(p, a, env)?.max(eval(p, b, env)?),
+    })
+}
+
+/// `ceil(a / b)` for integers (b != 0), rounding towards +infinity.
+pub fn ceil_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div_euclid(b)?;
+    if q.checked_mul(b)? == a {
+        Some(q)
+    } else if b > 0 {
+        q.checked_add(1)
+    } else {
+        Some(q)
+    }
+}
+
+/// Evaluates a condition.
+pub fn eval_cond(p: &Protocol, c: &Cond, env: &Env) -> Result<bool, EvalError> {
+    Ok(match c {
+        Cond::Bool(b) => *b,
+        Cond::Cmp(op, a, b) => op.holds(eval(p, a, env)?, eval(p, b, env)?),
+        Cond::Not(c) => !eval_cond(p, c, env)?,
+        Cond::And(cs) => {
+            for c in cs {
+                if !eval_cond(p, c, env)? {
+                    return Ok(false);
+                }
+            }
+            true
+        }
+        Cond::Or(cs) => {
+            for c in cs {
+                if eval_cond(p, c, env)? {
+                    return Ok(true);
+                }
+            }
+            false
+        }
+    })
+}
+
+/// Why a parameter assignment is not acceptable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindError {
+    /// A parameter was given that the protocol does not declare.
+    Unknown(String),
+    /// A parameter has no value and no default.
+    Missing(String),
+    /// A value lies outside the declared domain.
+    OutOfDomain {
+        name: String,
+        value: i64,
+        lo: i64,
+        hi: i64,
+    },
+    /// A `require` does not hold.
+    Requirement(String),
+    /// A derived value could not be computed.
+    Eval(String, EvalError),
+}
+
+impl fmt::Display for BindError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BindError::Unknown(n) => write!(f, "the protocol has no parameter `{n}`"),
+            BindError::Missing(n) => {
+                write!(f, "parameter `{n}` needs a value (pass --param {n}=VALUE)")
+            }
+            BindError::OutOfDomain {
+                name,
+                value,
+                lo,
+                hi,
+            } => {
+                write!(
+                    f,
+                    "parameter `{name}` = {value} is outside its domain {lo}..={hi}"
+                )
+            }
+            BindError::Requirement(c) => {
+                write!(f, "requirement `{c}` does not hold for these parameters")
+            }
+            BindError::Eval(n, e) => write!(f, "cannot compute `{n}`: {e}"),
+        }
+    }
+}
+
+/// A complete, checked parameter assignment.
+#[derive(Debug, Clone)]
+pub struct Bindings {
+    /// Values of the world size, parameters, constants and derived lets.
+    pub env: Env,
+    /// The world size.
+    pub world: i64,
+    /// Blocks per rank (1 when the protocol is not multicore).
+    pub blocks: i64,
+}
+
+/// Binds parameters by name. Rank parameters default to 0; others are required.
+/// Checks domains (rank parameters must lie in `0..P`) and every `require`.
+pub fn bind(p: &Protocol, given: &BTreeMap<String, i64>) -> Result<Bindings, BindError> {
+    for name in given.keys() {
+        let known = p.inputs().iter().any(|v| &p.vars[*v].name == name);
+        if !known {
+            return Err(BindError::Unknown(name.clone()));
+        }
+    }
+    let mut env = Env::new(p);
+    let mut world = 0;
+    for (id, var) in p.vars.iter().enumerate() {
+        match &var.kind {
+            VarKind::World { lo, hi } => {
+                let v = *given
+                    .get(&var.name)
+                    .ok_or_else(|| BindError::Missing(var.name.clone()))?;
+                if v < *lo || v > *hi {
+                    return Err(BindError::OutOfDomain {
+                        name: var.name.clone(),
+                        value: v,
+                        lo: *lo,
+                        hi: *hi,
+                    });
+                }
+                world = v;
+                env.set(id, v);
+            }
+            VarKind::Param { domain } => {
+                let (lo, hi) = domain.unwrap_or((0, world - 1));
+                let v = match (given.get(&var.name), domain) {
+                    (Some(v), _) => *v,
+                    (None, None) => 0,
+                    (None, Some(_)) => return Err(BindError::Missing(var.name.clone())),
+                };
+                if v < lo || v > hi {
+                    return Err(BindError::OutOfDomain {
+                        name: var.name.clone(),
+                        value: v,
+                        lo,
+                        hi,
+                    });
+                }
+                env.set(id, v);
+            }
+            VarKind::Const(c) => env.set(id, *c),
+            VarKind::Derived(e) => {
+                let v = eval(p, e, &env).map_err(|err| BindError::Eval(var.name.clone(), err))?;
+                env.set(id, v);
+            }
+            _ => {}
+        }
+    }
+    for r in &p.requires {
+        let ok = eval_cond(p, &r.cond, &env).map_err(|e| BindError::Eval("require".into(), e))?;
+        if !ok {
+            return Err(BindError::Requirement(crate::print::cond_to_string(
+                p, &r.cond,
+            )));
+        }
+    }
+    let blocks = match &p.blocks {
+        Some(b) => eval(p, &b.count, &env).map_err(|e| BindError::Eval("blocks".into(), e))?,
+        None => 1,
+    };
+    Ok(Bindings { env, world, blocks })
+}

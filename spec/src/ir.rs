@@ -1,0 +1,475 @@
+//! The protocol IR: one validated, name-resolved, typed description of a
+//! collective's synchronisation protocol. Produced by [`crate::lower`]; consumed by
+//! the verifier, the simulator and the backends. Once lowering succeeds, every
+//! reference in the IR is in range and every expression is well typed, so later
+//! stages may index the tables directly.
+
+pub use collc_grammar::ast::{BinOp, CmpOp};
+use collc_grammar::Span;
+use serde::{Deserialize, Serialize};
+
+/// Index into [`Protocol::vars`].
+pub type VarId = usize;
+/// Index into [`Protocol::signals`].
+pub type SignalId = usize;
+/// Index into [`Protocol::windows`].
+pub type WindowId = usize;
+/// Index into [`Protocol::tiles`].
+pub type TileId = usize;
+/// Index into [`Protocol::arrays`].
+pub type ArrayId = usize;
+
+/// A whole collective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Protocol {
+    /// The collective's name.
+    pub name: String,
+    /// What the outputs must equal.
+    pub semantics: Semantics,
+    /// Every named value: world size, parameters, constants, lets, `me`, the block index, loop variables.
+    pub vars: Vec<Var>,
+    /// The world-size variable (`ranks P in ...`).
+    pub world: VarId,
+    /// The implicit `me` (this rank).
+    pub me: VarId,
+    /// Blocks (cores) per rank, if the protocol is multicore.
+    pub blocks: Option<Blocks>,
+    /// Constraints on the parameters.
+    pub requires: Vec<Require>,
+    /// Signal arrays (int32 cells in every rank's window).
+    pub signals: Vec<Signal>,
+    /// Symmetric data windows (f32).
+    pub windows: Vec<Buffer>,
+    /// Private per-block scratch tiles (f32).
+    pub tiles: Vec<Buffer>,
+    /// Per-rank host input arrays of integers.
+    pub arrays: Vec<Array>,
+    /// The top-level declarations in source order (for printing).
+    pub decls: Vec<Decl>,
+    /// The protocol body.
+    pub body: Block,
+    /// The epilogue (runs after the body; resets signals for reuse).
+    pub epilogue: Block,
+    /// The whole collective.
+    pub span: Span,
+}
+
+/// A top-level declaration, in source order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Decl {
+    /// `ranks`, `param`, `const` or top-level `let`.
+    Var(VarId),
+    /// `blocks`.
+    Blocks,
+    /// `require`, by index into [`Protocol::requires`].
+    Require(usize),
+    /// `signal`.
+    Signal(SignalId),
+    /// `window`.
+    Window(WindowId),
+    /// `tile`.
+    Tile(TileId),
+    /// `array`.
+    Array(ArrayId),
+}
+
+/// The value type of an integer expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ty {
+    /// A count, size, index or threshold.
+    Int,
+    /// A rank in `0..P`.
+    Rank,
+}
+
+/// A named value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Var {
+    /// Its name.
+    pub name: String,
+    /// Where it comes from.
+    pub kind: VarKind,
+    /// Its type.
+    pub ty: Ty,
+    /// Its declaration.
+    pub span: Span,
+}
+
+/// Where a variable's value comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum VarKind {
+    /// The world size, with its inclusive domain.
+    World { lo: i64, hi: i64 },
+    /// A parameter: an integer in `lo..=hi`, or (for `rank`) a rank in `0..P`.
+    Param { domain: Option<(i64, i64)> },
+    /// A compile-time constant.
+    Const(i64),
+    /// A rank-uniform derived value (top-level `let`).
+    Derived(Expr),
+    /// This rank.
+    Me,
+    /// This block's index (multicore).
+    Block,
+    /// A loop variable.
+    Loop,
+    /// A statement-level `let` (value given by its statement).
+    Local,
+}
+
+/// `blocks blk in 0..C;`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Blocks {
+    /// The block-index variable.
+    pub var: VarId,
+    /// How many blocks each rank runs.
+    pub count: Expr,
+}
+
+/// `require cond;`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Require {
+    /// The constraint.
+    pub cond: Cond,
+    /// Where.
+    pub span: Span,
+}
+
+/// Whether a signal counts credits or carries a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SignalKind {
+    /// Credit counter: must be all-zero at exit.
+    Credit,
+    /// Value cells (`as value`): written with `Set`, never reset.
+    Value,
+}
+
+/// A signal array declaration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Signal {
+    /// Name.
+    pub name: String,
+    /// Dimension sizes (rank-uniform expressions).
+    pub dims: Vec<Expr>,
+    /// Credits or values.
+    pub kind: SignalKind,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A window or tile declaration (f32 elements).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Buffer {
+    /// Name.
+    pub name: String,
+    /// Dimension sizes (rank-uniform expressions).
+    pub dims: Vec<Expr>,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A per-rank host input array of integers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Array {
+    /// Name.
+    pub name: String,
+    /// Dimension sizes.
+    pub dims: Vec<Expr>,
+    /// Inclusive value domain.
+    pub domain: (i64, i64),
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A reduction operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReduceOp {
+    /// Addition.
+    Sum,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+    /// Product.
+    Prod,
+}
+
+impl ReduceOp {
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+        }
+    }
+    /// Parses the keyword.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Some(match s {
+            "sum" => ReduceOp::Sum,
+            "max" => ReduceOp::Max,
+            "min" => ReduceOp::Min,
+            "prod" => ReduceOp::Prod,
+            _ => return None,
+        })
+    }
+    /// Applies the operator.
+    pub fn apply(self, a: f32, b: f32) -> f32 {
+        match self {
+            ReduceOp::Sum => a + b,
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Min => a.min(b),
+            ReduceOp::Prod => a * b,
+        }
+    }
+}
+
+/// The collective a protocol implements: what its outputs must equal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Semantics {
+    /// Every rank's `data` becomes the reduction of all ranks' `data`.
+    Allreduce { op: ReduceOp, data: WindowId },
+    /// Every rank's `data` becomes the root's `data`.
+    Broadcast { root: VarId, data: WindowId },
+    /// `data` is `[P][m]`; rank r's row r becomes the reduction of all ranks' row r.
+    ReduceScatter { op: ReduceOp, data: WindowId },
+    /// `target` is `[P][m]`; every rank's row j becomes rank j's `input`.
+    Allgather { input: WindowId, target: WindowId },
+    /// `input` and `target` are `[P][m]`; rank r's `target` row j becomes rank j's `input` row r.
+    AllToAll { input: WindowId, target: WindowId },
+    /// As all_to_all with per-destination row counts: rank r's `recv_counts[j]` becomes
+    /// min(rank j's `send_counts[r]`, rows per block) and that many rows of block j arrive.
+    AllToAllV {
+        input: WindowId,
+        target: WindowId,
+        send_counts: ArrayId,
+        recv_counts: SignalId,
+    },
+    /// No data; every rank leaves only after every rank has entered.
+    Barrier,
+}
+
+/// A block of statements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Block {
+    /// The statements.
+    pub stmts: Vec<Stmt>,
+    /// Braces included.
+    pub span: Span,
+}
+
+/// A statement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stmt {
+    /// What it does.
+    pub kind: StmtKind,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// How a notify changes its cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NotifyOp {
+    /// cell += value
+    AtomicAdd,
+    /// cell = value
+    Set,
+}
+
+/// The statement kinds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum StmtKind {
+    /// `let v = e;` (immutable)
+    Let { var: VarId, value: Expr },
+    /// Adds to or sets a cell; on rank `target`, or locally when `target` is `None`.
+    Notify {
+        signal: SignalId,
+        index: Vec<Expr>,
+        target: Option<Expr>,
+        op: NotifyOp,
+        value: Expr,
+    },
+    /// Blocks until the local cell satisfies `cell cmp threshold`.
+    Wait {
+        signal: SignalId,
+        index: Vec<Expr>,
+        cmp: CmpOp,
+        threshold: Expr,
+    },
+    /// Local copy.
+    Copy { dst: Region, src: Region },
+    /// Remote read: local `dst` <- `src` on rank `from`.
+    Get {
+        dst: Region,
+        src: Region,
+        from: Expr,
+    },
+    /// Remote write: `dst` on rank `to` <- local `src`.
+    Put { dst: Region, to: Expr, src: Region },
+    /// `dst = dst op src`, `src` on rank `from` (remote) or local.
+    Reduce {
+        op: ReduceOp,
+        dst: Region,
+        src: Region,
+        from: Option<Expr>,
+    },
+    /// Orders all earlier memory operations of this block before all later ones.
+    Fence,
+    /// A loop.
+    For {
+        var: VarId,
+        range: Range,
+        body: Block,
+    },
+    /// A conditional.
+    If {
+        cond: Cond,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
+    /// Early return when `cond` holds.
+    Return { cond: Cond },
+}
+
+/// Loop ranges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Range {
+    /// Every rank but `me`, ascending.
+    Peers,
+    /// Every rank, ascending.
+    Ranks,
+    /// `lo, lo+step, ... < hi`; `step` is positive.
+    Span { lo: Expr, hi: Expr, step: Expr },
+}
+
+/// Which buffer a region lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BufferRef {
+    /// A symmetric window.
+    Window(WindowId),
+    /// A private tile.
+    Tile(TileId),
+}
+
+/// `buf[i]...[lo .. hi]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Region {
+    /// The buffer.
+    pub buffer: BufferRef,
+    /// Indices of all dimensions but the last.
+    pub index: Vec<Expr>,
+    /// Slice start in the last dimension.
+    pub lo: Expr,
+    /// Slice end (exclusive) in the last dimension.
+    pub hi: Expr,
+}
+
+/// A boolean condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Cond {
+    /// Constant.
+    Bool(bool),
+    /// Comparison.
+    Cmp(CmpOp, Expr, Expr),
+    /// Negation.
+    Not(Box<Cond>),
+    /// Conjunction.
+    And(Vec<Cond>),
+    /// Disjunction.
+    Or(Vec<Cond>),
+}
+
+/// An integer expression.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Expr {
+    /// Literal.
+    Int(i64),
+    /// A variable.
+    Var(VarId),
+    /// An element of a host array on this rank.
+    Array(ArrayId, Vec<Expr>),
+    /// `-e`
+    Neg(Box<Expr>),
+    /// `a op b`
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// `ceil(a / b)`
+    CeilDiv(Box<Expr>, Box<Expr>),
+    /// `min(a, b)`
+    Min(Box<Expr>, Box<Expr>),
+    /// `max(a, b)`
+    Max(Box<Expr>, Box<Expr>),
+    /// `rank(e)`: an integer used as a rank (taken mod nothing; must be in `0..P`).
+    Rank(Box<Expr>),
+}
+
+impl Expr {
+    /// Visits every variable the expression reads.
+    pub fn for_each_var(&self, f: &mut dyn FnMut(VarId)) {
+        match self {
+            Expr::Int(_) => {}
+            Expr::Var(v) => f(*v),
+            Expr::Array(_, xs) => xs.iter().for_each(|x| x.for_each_var(f)),
+            Expr::Neg(a) | Expr::Rank(a) => a.for_each_var(f),
+            Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
+                a.for_each_var(f);
+                b.for_each_var(f);
+            }
+        }
+    }
+    /// The literal value, if the expression is a literal (possibly negated).
+    pub fn as_const(&self) -> Option<i64> {
+        match self {
+            Expr::Int(v) => Some(*v),
+            Expr::Neg(a) => a.as_const().map(|v| -v),
+            _ => None,
+        }
+    }
+}
+
+impl Cond {
+    /// Visits every variable the condition reads.
+    pub fn for_each_var(&self, f: &mut dyn FnMut(VarId)) {
+        match self {
+            Cond::Bool(_) => {}
+            Cond::Cmp(_, a, b) => {
+                a.for_each_var(f);
+                b.for_each_var(f);
+            }
+            Cond::Not(c) => c.for_each_var(f),
+            Cond::And(cs) | Cond::Or(cs) => cs.iter().for_each(|c| c.for_each_var(f)),
+        }
+    }
+}
+
+impl Protocol {
+    /// The name of a variable.
+    pub fn var_name(&self, v: VarId) -> &str {
+        &self.vars[v].name
+    }
+    /// The dimensions of a buffer.
+    pub fn buffer_dims(&self, b: BufferRef) -> &[Expr] {
+        match b {
+            BufferRef::Window(w) => &self.windows[w].dims,
+            BufferRef::Tile(t) => &self.tiles[t].dims,
+        }
+    }
+    /// The name of a buffer.
+    pub fn buffer_name(&self, b: BufferRef) -> &str {
+        match b {
+            BufferRef::Window(w) => &self.windows[w].name,
+            BufferRef::Tile(t) => &self.tiles[t].name,
+        }
+    }
+    /// Parameters the user sets (world size first, then `param`s), in declaration order.
+    pub fn inputs(&self) -> Vec<VarId> {
+        let mut v = vec![self.world];
+        v.extend(
+            self.vars
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| matches!(x.kind, VarKind::Param { .. }))
+                .map(|(i, _)| i),
+        );
+        v
+    }
+}

@@ -1,0 +1,52 @@
+//! The `.coll` middle end: resolves names, checks types, shapes and domains,
+//! and lowers the AST to the [`ir::Protocol`] every later stage consumes.
+//! Also holds concrete evaluation ([`eval`]) and the canonical printer ([`print`]).
+
+pub mod eval;
+pub mod ir;
+pub mod lower;
+pub mod print;
+
+use collc_grammar::Diagnostic;
+
+/// The result of checking one source text.
+#[derive(Debug)]
+pub struct Checked {
+    /// The validated protocol, if there were no errors.
+    pub protocol: Option<ir::Protocol>,
+    /// Every diagnostic (errors and warnings), in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses and lowers one source text, collecting every diagnostic.
+pub fn check(text: &str) -> Checked {
+    let file = match collc_grammar::parse(text) {
+        Ok(f) => f,
+        Err(diagnostics) => {
+            return Checked {
+                protocol: None,
+                diagnostics,
+            }
+        }
+    };
+    match lower::lower(&file) {
+        Ok((protocol, mut diagnostics)) => {
+            sort(&mut diagnostics);
+            Checked {
+                protocol: Some(protocol),
+                diagnostics,
+            }
+        }
+        Err(mut diagnostics) => {
+            sort(&mut diagnostics);
+            Checked {
+                protocol: None,
+                diagnostics,
+            }
+        }
+    }
+}
+
+fn sort(d: &mut [Diagnostic]) {
+    d.sort_by_key(|x| x.primary_span().map_or(0, |s| s.start));
+}

@@ -1,0 +1,1447 @@
+//! Lowering from the AST to the protocol IR: name resolution, typing (ranks vs
+//! counts), domain and shape checks. Every problem becomes a [`Diagnostic`];
+//! lowering keeps going after an error so that one run reports them all.
+
+use crate::ir::*;
+use collc_grammar::ast;
+use collc_grammar::{Diagnostic, Span};
+use std::collections::HashMap;
+
+/// The world-size bound of the kernels collc targets.
+pub const MAX_RANKS: i64 = 16;
+
+/// Lowers a parsed file to a validated protocol, or returns every error found.
+/// Warnings are returned alongside a successful result.
+pub fn lower(file: &ast::File) -> Result<(Protocol, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let mut l = Lowerer::new();
+    let proto = l.file(file);
+    if l.diags.iter().any(|d| d.is_error()) {
+        Err(l.diags)
+    } else {
+        Ok((proto, l.diags))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Name {
+    Var(VarId),
+    Signal(SignalId),
+    Window(WindowId),
+    Tile(TileId),
+    Array(ArrayId),
+}
+
+/// What an expression reads, for placement checks.
+#[derive(Clone, Copy, Default, Debug)]
+struct Deps {
+    me: bool,
+    block: bool,
+    loop_var: bool,
+    array: bool,
+}
+
+impl Deps {
+    fn or(self, o: Deps) -> Deps {
+        Deps {
+            me: self.me || o.me,
+            block: self.block || o.block,
+            loop_var: self.loop_var || o.loop_var,
+            array: self.array || o.array,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Count,
+    Rank,
+    Any,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    TopLevel,
+    Body,
+    Epilogue,
+}
+
+struct Lowerer {
+    diags: Vec<Diagnostic>,
+    vars: Vec<Var>,
+    var_deps: Vec<Deps>,
+    scopes: Vec<HashMap<String, (Name, Span)>>,
+    signals: Vec<Signal>,
+    windows: Vec<Buffer>,
+    tiles: Vec<Buffer>,
+    arrays: Vec<Array>,
+    requires: Vec<Require>,
+    decls: Vec<Decl>,
+    world: Option<VarId>,
+    me: VarId,
+    blocks: Option<Blocks>,
+    region: Section,
+    loop_depth: usize,
+}
+
+fn err(code: &str, msg: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(code, msg).with_primary(span, label)
+}
+
+impl Lowerer {
+    fn new() -> Self {
+        let mut l = Lowerer {
+            diags: Vec::new(),
+            vars: Vec::new(),
+            var_deps: Vec::new(),
+            scopes: vec![HashMap::new()],
+            signals: Vec::new(),
+            windows: Vec::new(),
+            tiles: Vec::new(),
+            arrays: Vec::new(),
+            requires: Vec::new(),
+            decls: Vec::new(),
+            world: None,
+            me: 0,
+            blocks: None,
+            region: Section::TopLevel,
+            loop_depth: 0,
+        };
+        l.me = l.add_var(
+            "me",
+            VarKind::Me,
+            Ty::Rank,
+            Span::default(),
+            Deps {
+                me: true,
+                ..Deps::default()
+            },
+        );
+        l
+    }
+
+    fn add_var(&mut self, name: &str, kind: VarKind, ty: Ty, span: Span, deps: Deps) -> VarId {
+        self.vars.push(Var {
+            name: name.to_string(),
+            kind,
+            ty,
+            span,
+        });
+        self.var_deps.push(deps);
+        self.vars.len() - 1
+    }
+
+    fn lookup(&self, name: &str) -> Option<Name> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name))
+            .map(|(n, _)| *n)
+    }
+
+    /// Declares a name in the innermost scope; names may not shadow visible names.
+    fn declare(&mut self, id: &ast::Ident, n: Name) {
+        if id.name == "me" {
+            self.diags.push(
+                err(
+                    "resolve::reserved-name",
+                    "`me` is reserved",
+                    id.span,
+                    "cannot be declared",
+                )
+                .with_help("`me` always names the executing rank; pick another name"),
+            );
+            return;
+        }
+        if let Some((_, prev)) = self.scopes.iter().rev().find_map(|s| s.get(&id.name)) {
+            let mut d = err(
+                "resolve::duplicate-name",
+                format!("`{}` is already defined", id.name),
+                id.span,
+                "defined again here",
+            )
+            .with_help("names may not shadow each other; rename one of them");
+            if *prev != Span::default() {
+                d = d.with_label(*prev, "first defined here");
+            }
+            self.diags.push(d);
+            return;
+        }
+        self.scopes
+            .last_mut()
+            .expect("scope stack")
+            .insert(id.name.clone(), (n, id.span));
+    }
+
+    fn file(&mut self, f: &ast::File) -> Protocol {
+        let mut body: Option<Block> = None;
+        let mut epilogue: Option<Block> = None;
+        for item in &f.items {
+            self.item(item, &mut body, &mut epilogue);
+        }
+        let world = match self.world {
+            Some(w) => w,
+            None => {
+                self.diags.push(
+                    err(
+                        "structure::missing-ranks",
+                        "the collective does not declare its ranks",
+                        f.name.span,
+                        "in this collective",
+                    )
+                    .with_help("add `ranks P in 1..=16;` as its first declaration"),
+                );
+                self.add_var(
+                    "P",
+                    VarKind::World { lo: 1, hi: 1 },
+                    Ty::Int,
+                    Span::default(),
+                    Deps::default(),
+                )
+            }
+        };
+        let body = body.unwrap_or_else(|| {
+            self.diags.push(
+                err(
+                    "structure::missing-body",
+                    "the collective has no body",
+                    f.name.span,
+                    "in this collective",
+                )
+                .with_help("add `body { ... }` with the protocol's notifies and waits"),
+            );
+            Block::default()
+        });
+        let semantics = self.semantics(&f.semantics);
+        Protocol {
+            name: f.name.name.clone(),
+            semantics,
+            vars: std::mem::take(&mut self.vars),
+            world,
+            me: self.me,
+            blocks: self.blocks.take(),
+            requires: std::mem::take(&mut self.requires),
+            signals: std::mem::take(&mut self.signals),
+            windows: std::mem::take(&mut self.windows),
+            tiles: std::mem::take(&mut self.tiles),
+            arrays: std::mem::take(&mut self.arrays),
+            decls: std::mem::take(&mut self.decls),
+            body,
+            epilogue: epilogue.unwrap_or_default(),
+            span: f.span,
+        }
+    }
+
+    fn const_domain(&mut self, d: &ast::Domain) -> Option<(i64, i64)> {
+        let lo = self.const_expr(&d.lo)?;
+        let hi = self.const_expr(&d.hi)?;
+        if lo > hi {
+            self.diags.push(
+                err(
+                    "domain::empty",
+                    format!("the domain {lo}..={hi} is empty"),
+                    d.span,
+                    "lower bound exceeds upper bound",
+                )
+                .with_help("write the domain as LO..=HI with LO <= HI"),
+            );
+            return None;
+        }
+        Some((lo, hi))
+    }
+
+    /// Lowers an expression that must be a compile-time constant and folds it.
+    fn const_expr(&mut self, e: &ast::Expr) -> Option<i64> {
+        let (x, _, _) = self.expr(e, Want::Count)?;
+        let mut env = crate::eval::Env {
+            values: vec![None; self.vars.len()],
+            arrays: Vec::new(),
+        };
+        for (i, v) in self.vars.iter().enumerate() {
+            if let VarKind::Const(c) = v.kind {
+                env.values[i] = Some(c);
+            }
+        }
+        let dummy = self.dummy_protocol();
+        match crate::eval::eval(&dummy, &x, &env) {
+            Ok(v) => Some(v),
+            Err(er) => {
+                self.diags.push(
+                    err(
+                        "type::not-constant",
+                        "expected a constant",
+                        e.span,
+                        format!("not a constant: {er}"),
+                    )
+                    .with_help("only integer literals and `const`s may appear here"),
+                );
+                None
+            }
+        }
+    }
+
+    fn dummy_protocol(&self) -> Protocol {
+        Protocol {
+            name: String::new(),
+            semantics: Semantics::Barrier,
+            vars: self.vars.clone(),
+            world: 0,
+            me: 0,
+            blocks: None,
+            requires: Vec::new(),
+            signals: Vec::new(),
+            windows: Vec::new(),
+            tiles: Vec::new(),
+            arrays: Vec::new(),
+            decls: Vec::new(),
+            body: Block::default(),
+            epilogue: Block::default(),
+            span: Span::default(),
+        }
+    }
+
+    fn require_world(&mut self, span: Span, what: &str) {
+        if self.world.is_none() {
+            self.diags.push(
+                err(
+                    "structure::ranks-first",
+                    format!("{what} before `ranks`"),
+                    span,
+                    "declared before the world size",
+                )
+                .with_help(
+                    "declare `ranks P in 1..=16;` before parameters, signals, buffers and the body",
+                ),
+            );
+        }
+    }
+
+    fn dims(&mut self, dims: &[ast::Expr]) -> Vec<Expr> {
+        dims.iter()
+            .filter_map(|d| self.uniform_expr(d, "a dimension"))
+            .collect()
+    }
+
+    /// A rank-uniform count: may read parameters, constants and top-level lets only.
+    fn uniform_expr(&mut self, e: &ast::Expr, what: &str) -> Option<Expr> {
+        self.uniform_typed(e, what, Want::Count).map(|(x, _)| x)
+    }
+
+    /// As [`Self::uniform_expr`], for any type; returns the type too.
+    fn uniform_typed(&mut self, e: &ast::Expr, what: &str, want: Want) -> Option<(Expr, Ty)> {
+        let (x, ty, deps) = self.expr(e, want)?;
+        if deps.me || deps.block || deps.loop_var || deps.array {
+            let who = if deps.me {
+                "`me`"
+            } else if deps.block {
+                "the block index"
+            } else if deps.loop_var {
+                "a loop variable"
+            } else {
+                "a host array"
+            };
+            self.diags.push(
+                err(
+                    "place::not-uniform",
+                    format!("{what} must be the same on every rank"),
+                    e.span,
+                    format!("depends on {who}"),
+                )
+                .with_help("use only parameters, constants and top-level `let`s here"),
+            );
+            return None;
+        }
+        Some((x, ty))
+    }
+
+    fn item(&mut self, item: &ast::Item, body: &mut Option<Block>, epilogue: &mut Option<Block>) {
+        use ast::ItemKind as K;
+        match &item.kind {
+            K::Ranks { name, domain } => {
+                if let Some(w) = self.world {
+                    let prev = self.vars[w].span;
+                    self.diags.push(
+                        err(
+                            "structure::duplicate-ranks",
+                            "the world size is declared twice",
+                            item.span,
+                            "second declaration",
+                        )
+                        .with_label(prev, "first declaration")
+                        .with_help("a collective has exactly one `ranks` declaration"),
+                    );
+                    return;
+                }
+                let (lo, hi) = self.const_domain(domain).unwrap_or((1, 1));
+                let (lo, hi) = if lo < 1 || hi > MAX_RANKS {
+                    self.diags.push(
+                        err(
+                            "domain::out-of-range",
+                            format!("rank count domain {lo}..={hi} is outside 1..={MAX_RANKS}"),
+                            domain.span,
+                            "outside the supported range",
+                        )
+                        .with_help(format!("the kernels support 1 to {MAX_RANKS} ranks")),
+                    );
+                    (lo.max(1), hi.clamp(1, MAX_RANKS))
+                } else {
+                    (lo, hi)
+                };
+                let v = self.add_var(
+                    &name.name,
+                    VarKind::World { lo, hi },
+                    Ty::Int,
+                    item.span,
+                    Deps::default(),
+                );
+                self.world = Some(v);
+                self.declare(name, Name::Var(v));
+                self.decls.push(Decl::Var(v));
+            }
+            K::Param { name, ty } => {
+                self.require_world(item.span, "parameter");
+                let (kind, t) = match ty {
+                    ast::ParamType::Rank(_) => (VarKind::Param { domain: None }, Ty::Rank),
+                    ast::ParamType::Int(d) => (
+                        VarKind::Param {
+                            domain: Some(self.const_domain(d).unwrap_or((0, 0))),
+                        },
+                        Ty::Int,
+                    ),
+                };
+                let v = self.add_var(&name.name, kind, t, item.span, Deps::default());
+                self.declare(name, Name::Var(v));
+                self.decls.push(Decl::Var(v));
+            }
+            K::Const { name, value } => {
+                let c = self.const_expr(value).unwrap_or(0);
+                let v = self.add_var(
+                    &name.name,
+                    VarKind::Const(c),
+                    Ty::Int,
+                    item.span,
+                    Deps::default(),
+                );
+                self.declare(name, Name::Var(v));
+                self.decls.push(Decl::Var(v));
+            }
+            K::Let { name, value } => {
+                let (x, ty) = self
+                    .uniform_typed(value, "a top-level `let`", Want::Any)
+                    .unwrap_or((Expr::Int(0), Ty::Int));
+                let v = self.add_var(
+                    &name.name,
+                    VarKind::Derived(x),
+                    ty,
+                    item.span,
+                    Deps::default(),
+                );
+                self.declare(name, Name::Var(v));
+                self.decls.push(Decl::Var(v));
+            }
+            K::Blocks { name, lo, hi } => {
+                self.require_world(item.span, "`blocks`");
+                if self.blocks.is_some() {
+                    self.diags.push(err(
+                        "structure::duplicate-blocks",
+                        "`blocks` is declared twice",
+                        item.span,
+                        "second declaration",
+                    ));
+                    return;
+                }
+                if let Some(l) = self.const_expr(lo) {
+                    if l != 0 {
+                        self.diags.push(
+                            err(
+                                "domain::out-of-range",
+                                "block indices start at 0",
+                                lo.span,
+                                format!("this is {l}"),
+                            )
+                            .with_help("write `blocks blk in 0..C;`"),
+                        );
+                    }
+                }
+                let count = self
+                    .uniform_expr(hi, "the block count")
+                    .unwrap_or(Expr::Int(1));
+                let v = self.add_var(
+                    &name.name,
+                    VarKind::Block,
+                    Ty::Int,
+                    item.span,
+                    Deps {
+                        block: true,
+                        ..Deps::default()
+                    },
+                );
+                self.declare(name, Name::Var(v));
+                self.blocks = Some(Blocks { var: v, count });
+                self.decls.push(Decl::Blocks);
+            }
+            K::Signal { name, dims, value } => {
+                self.require_world(item.span, "signal");
+                let d = self.dims(dims);
+                let kind = if *value {
+                    SignalKind::Value
+                } else {
+                    SignalKind::Credit
+                };
+                self.signals.push(Signal {
+                    name: name.name.clone(),
+                    dims: d,
+                    kind,
+                    span: item.span,
+                });
+                let id = self.signals.len() - 1;
+                self.declare(name, Name::Signal(id));
+                self.decls.push(Decl::Signal(id));
+            }
+            K::Window { name, dims } | K::Tile { name, dims } => {
+                self.require_world(item.span, "buffer");
+                let d = self.dims(dims);
+                let buf = Buffer {
+                    name: name.name.clone(),
+                    dims: d,
+                    span: item.span,
+                };
+                if matches!(item.kind, K::Window { .. }) {
+                    self.windows.push(buf);
+                    let id = self.windows.len() - 1;
+                    self.declare(name, Name::Window(id));
+                    self.decls.push(Decl::Window(id));
+                } else {
+                    self.tiles.push(buf);
+                    let id = self.tiles.len() - 1;
+                    self.declare(name, Name::Tile(id));
+                    self.decls.push(Decl::Tile(id));
+                }
+            }
+            K::Array { name, dims, domain } => {
+                self.require_world(item.span, "array");
+                let d = self.dims(dims);
+                let dom = self.const_domain(domain).unwrap_or((0, 0));
+                self.arrays.push(Array {
+                    name: name.name.clone(),
+                    dims: d,
+                    domain: dom,
+                    span: item.span,
+                });
+                let id = self.arrays.len() - 1;
+                self.declare(name, Name::Array(id));
+                self.decls.push(Decl::Array(id));
+            }
+            K::Require(c) => {
+                if let Some((cond, deps)) = self.cond(c) {
+                    if deps.me || deps.block || deps.array {
+                        self.diags.push(
+                            err(
+                                "place::not-uniform",
+                                "a requirement must be the same on every rank",
+                                c.span,
+                                "depends on the rank",
+                            )
+                            .with_help("requirements constrain parameters only"),
+                        );
+                    }
+                    self.requires.push(Require {
+                        cond,
+                        span: item.span,
+                    });
+                    self.decls.push(Decl::Require(self.requires.len() - 1));
+                }
+            }
+            K::Body(b) | K::Epilogue(b) => {
+                let is_body = matches!(item.kind, K::Body(_));
+                self.require_world(item.span, if is_body { "body" } else { "epilogue" });
+                let slot = if is_body { &*body } else { &*epilogue };
+                if slot.is_some() {
+                    let what = if is_body { "body" } else { "epilogue" };
+                    self.diags.push(err(
+                        "structure::duplicate-block",
+                        format!("a second `{what}`"),
+                        item.span,
+                        "already given above",
+                    ));
+                    return;
+                }
+                if !is_body && body.is_none() {
+                    self.diags.push(
+                        err(
+                            "structure::epilogue-first",
+                            "the epilogue comes before the body",
+                            item.span,
+                            "move it after `body { ... }`",
+                        )
+                        .with_help("the epilogue runs after the body; write it last"),
+                    );
+                }
+                self.region = if is_body {
+                    Section::Body
+                } else {
+                    Section::Epilogue
+                };
+                let blk = self.block(b);
+                self.region = Section::TopLevel;
+                if is_body {
+                    *body = Some(blk);
+                } else {
+                    *epilogue = Some(blk);
+                }
+            }
+        }
+    }
+
+    fn window_arg(&mut self, a: &ast::Ident) -> Option<WindowId> {
+        match self.lookup(&a.name) {
+            Some(Name::Window(w)) => Some(w),
+            Some(_) => {
+                self.diags.push(err(
+                    "type::expected-window",
+                    format!("`{}` is not a window", a.name),
+                    a.span,
+                    "expected a `window`",
+                ));
+                None
+            }
+            None => {
+                self.unknown(a);
+                None
+            }
+        }
+    }
+
+    fn unknown(&mut self, a: &ast::Ident) {
+        let mut d = err(
+            "resolve::unknown-name",
+            format!("unknown name `{}`", a.name),
+            a.span,
+            "not declared",
+        );
+        let known: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+        if let Some(best) = closest(&a.name, &known) {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        } else {
+            d = d.with_help("declare it with `param`, `const`, `let`, `signal`, `window`, `tile` or `array` before use");
+        }
+        self.diags.push(d);
+    }
+
+    fn semantics(&mut self, s: &ast::Semantics) -> Semantics {
+        let kind = s.kind.name.as_str();
+        let arity = match kind {
+            "allreduce" | "reduce_scatter" | "broadcast" | "allgather" | "all_to_all" => 2,
+            "all_to_all_v" => 4,
+            "barrier" => 0,
+            _ => {
+                self.diags.push(
+                    err("semantics::unknown", format!("unknown collective `{kind}`"), s.kind.span, "not a collective collc knows")
+                        .with_help("one of: allreduce, broadcast, reduce_scatter, allgather, all_to_all, all_to_all_v, barrier"),
+                );
+                return Semantics::Barrier;
+            }
+        };
+        if s.args.len() != arity {
+            let shape = match kind {
+                "allreduce" | "reduce_scatter" => "(OP, WINDOW)",
+                "broadcast" => "(ROOT, WINDOW)",
+                "allgather" | "all_to_all" => "(INPUT, TARGET)",
+                "all_to_all_v" => "(INPUT, TARGET, SEND_COUNTS, RECV_COUNTS)",
+                _ => "()",
+            };
+            self.diags.push(
+                err(
+                    "semantics::arity",
+                    format!("`{kind}` takes {arity} arguments, found {}", s.args.len()),
+                    s.span,
+                    "wrong number of arguments",
+                )
+                .with_help(format!("write `{kind}{shape}`")),
+            );
+            return Semantics::Barrier;
+        }
+        let op = |l: &mut Self, a: &ast::Ident| -> ReduceOp {
+            ReduceOp::from_name(&a.name).unwrap_or_else(|| {
+                l.diags.push(
+                    err(
+                        "semantics::reduce-op",
+                        format!("unknown reduction `{}`", a.name),
+                        a.span,
+                        "not a reduction",
+                    )
+                    .with_help("one of: sum, max, min, prod"),
+                );
+                ReduceOp::Sum
+            })
+        };
+        let w = |l: &mut Self, a: &ast::Ident| l.window_arg(a).unwrap_or(0);
+        match kind {
+            "allreduce" => Semantics::Allreduce {
+                op: op(self, &s.args[0]),
+                data: w(self, &s.args[1]),
+            },
+            "reduce_scatter" => Semantics::ReduceScatter {
+                op: op(self, &s.args[0]),
+                data: w(self, &s.args[1]),
+            },
+            "broadcast" => {
+                let root = match self.lookup(&s.args[0].name) {
+                    Some(Name::Var(v))
+                        if self.vars[v].ty == Ty::Rank
+                            && matches!(self.vars[v].kind, VarKind::Param { .. }) =>
+                    {
+                        v
+                    }
+                    Some(_) => {
+                        self.diags.push(
+                            err(
+                                "type::expected-rank",
+                                format!("`{}` is not a rank parameter", s.args[0].name),
+                                s.args[0].span,
+                                "expected `param NAME: rank`",
+                            )
+                            .with_help("declare the root as `param root: rank;`"),
+                        );
+                        0
+                    }
+                    None => {
+                        self.unknown(&s.args[0]);
+                        0
+                    }
+                };
+                Semantics::Broadcast {
+                    root,
+                    data: w(self, &s.args[1]),
+                }
+            }
+            "allgather" => Semantics::Allgather {
+                input: w(self, &s.args[0]),
+                target: w(self, &s.args[1]),
+            },
+            "all_to_all" => Semantics::AllToAll {
+                input: w(self, &s.args[0]),
+                target: w(self, &s.args[1]),
+            },
+            "all_to_all_v" => {
+                let input = w(self, &s.args[0]);
+                let target = w(self, &s.args[1]);
+                let send_counts = match self.lookup(&s.args[2].name) {
+                    Some(Name::Array(a)) => a,
+                    _ => {
+                        self.diags.push(err(
+                            "type::expected-array",
+                            format!("`{}` is not a host array", s.args[2].name),
+                            s.args[2].span,
+                            "expected an `array`",
+                        ));
+                        0
+                    }
+                };
+                let recv_counts = match self.lookup(&s.args[3].name) {
+                    Some(Name::Signal(sg)) if self.signals[sg].kind == SignalKind::Value => sg,
+                    _ => {
+                        self.diags.push(
+                            err(
+                                "type::expected-value-signal",
+                                format!("`{}` is not a value signal", s.args[3].name),
+                                s.args[3].span,
+                                "expected `signal NAME[..] as value`",
+                            )
+                            .with_help("receive counts are carried in value cells"),
+                        );
+                        0
+                    }
+                };
+                Semantics::AllToAllV {
+                    input,
+                    target,
+                    send_counts,
+                    recv_counts,
+                }
+            }
+            _ => Semantics::Barrier,
+        }
+    }
+
+    fn block(&mut self, b: &ast::Block) -> Block {
+        self.scopes.push(HashMap::new());
+        let stmts = b.stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        self.scopes.pop();
+        Block {
+            stmts,
+            span: b.span,
+        }
+    }
+
+    fn rank_target(&mut self, e: &ast::Expr) -> Option<Expr> {
+        self.expr(e, Want::Rank).map(|(x, _, _)| x)
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {
+        use ast::StmtKind as K;
+        let kind = match &s.kind {
+            K::Let { name, value } => {
+                let (x, ty, deps) = self.expr(value, Want::Any)?;
+                let v = self.add_var(&name.name, VarKind::Local, ty, name.span, deps);
+                self.declare(name, Name::Var(v));
+                StmtKind::Let { var: v, value: x }
+            }
+            K::Notify {
+                cell,
+                target,
+                op,
+                value,
+            } => {
+                let (signal, index) = self.cell(cell)?;
+                let target = match target {
+                    Some(t) => Some(self.rank_target(t)?),
+                    None => None,
+                };
+                let (v, _, _) = self.expr(value, Want::Count)?;
+                let (op, v) = match op {
+                    ast::NotifyOpAst::Add => (NotifyOp::AtomicAdd, v),
+                    ast::NotifyOpAst::Sub => (NotifyOp::AtomicAdd, Expr::Neg(Box::new(v))),
+                    ast::NotifyOpAst::Set => (NotifyOp::Set, v),
+                };
+                if let Some(c) = v.as_const() {
+                    if c < i64::from(i32::MIN) || c > i64::from(i32::MAX) {
+                        self.diags.push(
+                            err(
+                                "domain::out-of-range",
+                                format!("notify value {c} does not fit an int32 cell"),
+                                value.span,
+                                "outside -2147483648..=2147483647",
+                            )
+                            .with_help("signal cells are int32"),
+                        );
+                    }
+                }
+                StmtKind::Notify {
+                    signal,
+                    index,
+                    target,
+                    op,
+                    value: v,
+                }
+            }
+            K::Wait {
+                cell,
+                target,
+                cmp,
+                threshold,
+            } => {
+                let (signal, index) = self.cell(cell)?;
+                if let Some(t) = target {
+                    self.diags.push(
+                        err("place::remote-wait", "a wait must poll a local cell", t.span.join(cell.span), "this cell is on another rank")
+                            .with_help("TWAIT only reads the executing rank's own signal memory; drop `@ ...` and let the peer notify this rank"),
+                    );
+                    return None;
+                }
+                let (t, _, _) = self.expr(threshold, Want::Count)?;
+                StmtKind::Wait {
+                    signal,
+                    index,
+                    cmp: *cmp,
+                    threshold: t,
+                }
+            }
+            K::Copy { dst, src } => {
+                let d = self.region(dst, false)?;
+                let s2 = self.region(src, false)?;
+                StmtKind::Copy { dst: d, src: s2 }
+            }
+            K::Get { dst, src, from } => {
+                let d = self.region(dst, false)?;
+                let s2 = self.region(src, true)?;
+                let f = self.rank_target(from)?;
+                StmtKind::Get {
+                    dst: d,
+                    src: s2,
+                    from: f,
+                }
+            }
+            K::Put { dst, to, src } => {
+                let d = self.region(dst, true)?;
+                let t = self.rank_target(to)?;
+                let s2 = self.region(src, false)?;
+                StmtKind::Put {
+                    dst: d,
+                    to: t,
+                    src: s2,
+                }
+            }
+            K::Reduce { op, dst, src, from } => {
+                let Some(rop) = ReduceOp::from_name(&op.name) else {
+                    self.diags.push(
+                        err(
+                            "type::reduce-op",
+                            format!("unknown reduction `{}`", op.name),
+                            op.span,
+                            "not a reduction",
+                        )
+                        .with_help("one of: sum, max, min, prod"),
+                    );
+                    return None;
+                };
+                let d = self.region(dst, false)?;
+                let s2 = self.region(src, from.is_some())?;
+                let f = match from {
+                    Some(f) => Some(self.rank_target(f)?),
+                    None => None,
+                };
+                StmtKind::Reduce {
+                    op: rop,
+                    dst: d,
+                    src: s2,
+                    from: f,
+                }
+            }
+            K::Fence => StmtKind::Fence,
+            K::For { var, range, body } => {
+                // Lower the body even when the range is wrong, so its errors are reported too.
+                let r = match range {
+                    ast::LoopRange::Peers(_) => Some(Range::Peers),
+                    ast::LoopRange::Ranks(_) => Some(Range::Ranks),
+                    ast::LoopRange::Span { lo, hi, step, .. } => {
+                        let lo2 = self.loop_bound(lo);
+                        let hi2 = self.loop_bound(hi);
+                        let st = match step {
+                            Some(s) => self.loop_bound(s).inspect(|x| {
+                                if let Some(c) = x.as_const().filter(|c| *c <= 0) {
+                                    self.diags.push(
+                                        err(
+                                            "domain::out-of-range",
+                                            "a loop step must be positive",
+                                            s.span,
+                                            format!("this is {c}"),
+                                        )
+                                        .with_help("loops count upwards; use a positive step"),
+                                    );
+                                }
+                            }),
+                            None => Some(Expr::Int(1)),
+                        };
+                        match (lo2, hi2, st) {
+                            (Some(lo), Some(hi), Some(step)) => Some(Range::Span { lo, hi, step }),
+                            _ => None,
+                        }
+                    }
+                };
+                let ty = match r {
+                    Some(Range::Span { .. }) => Ty::Int,
+                    _ => Ty::Rank,
+                };
+                self.scopes.push(HashMap::new());
+                let v = self.add_var(
+                    &var.name,
+                    VarKind::Loop,
+                    ty,
+                    var.span,
+                    Deps {
+                        loop_var: true,
+                        ..Deps::default()
+                    },
+                );
+                self.declare(var, Name::Var(v));
+                self.loop_depth += 1;
+                let b = self.block(body);
+                self.loop_depth -= 1;
+                self.scopes.pop();
+                StmtKind::For {
+                    var: v,
+                    range: r?,
+                    body: b,
+                }
+            }
+            K::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                let c = self.cond(cond);
+                let t = self.block(then_block);
+                let e = else_block.as_ref().map(|b| self.block(b));
+                StmtKind::If {
+                    cond: c?.0,
+                    then_block: t,
+                    else_block: e,
+                }
+            }
+            K::Return { cond } => {
+                if self.region != Section::Body {
+                    self.diags.push(
+                        err(
+                            "place::return-outside-body",
+                            "an early return outside the body",
+                            s.span,
+                            "only the body may return early",
+                        )
+                        .with_help(
+                            "the epilogue must always run; move the guard to the start of the body",
+                        ),
+                    );
+                }
+                if self.loop_depth > 0 {
+                    self.diags.push(
+                        err(
+                            "place::return-in-loop",
+                            "an early return inside a loop",
+                            s.span,
+                            "inside a `for`",
+                        )
+                        .with_help("guards belong before the first notify, outside loops"),
+                    );
+                }
+                let (c, _) = self.cond(cond)?;
+                StmtKind::Return { cond: c }
+            }
+        };
+        Some(Stmt { kind, span: s.span })
+    }
+
+    fn loop_bound(&mut self, e: &ast::Expr) -> Option<Expr> {
+        let (x, _, deps) = self.expr(e, Want::Count)?;
+        if deps.loop_var {
+            self.diags.push(
+                err("place::loop-bound", "a loop bound depends on a loop variable", e.span, "varies with an enclosing loop")
+                    .with_help("loop bounds may use parameters, `me` and the block index, so trip counts stay closed-form; index inside the loop instead"),
+            );
+            return None;
+        }
+        Some(x)
+    }
+
+    fn cell(&mut self, c: &ast::CellRef) -> Option<(SignalId, Vec<Expr>)> {
+        let sig = match self.lookup(&c.name.name) {
+            Some(Name::Signal(s)) => s,
+            Some(_) => {
+                self.diags.push(
+                    err(
+                        "type::expected-signal",
+                        format!("`{}` is not a signal", c.name.name),
+                        c.name.span,
+                        "notify and wait need a signal cell",
+                    )
+                    .with_help("declare it with `signal NAME[...];`"),
+                );
+                return None;
+            }
+            None => {
+                self.unknown(&c.name);
+                return None;
+            }
+        };
+        let want = self.signals[sig].dims.len();
+        if c.index.len() != want {
+            self.diags.push(
+                err(
+                    "shape::signal-dims",
+                    format!(
+                        "`{}` has {want} dimension(s), indexed with {}",
+                        c.name.name,
+                        c.index.len()
+                    ),
+                    c.span,
+                    format!("expected {want} index(es)"),
+                )
+                .with_label(self.signals[sig].span, "declared here")
+                .with_help(format!(
+                    "write one `[...]` per dimension, e.g. `{}{}`",
+                    c.name.name,
+                    "[i]".repeat(want)
+                )),
+            );
+            return None;
+        }
+        let mut idx = Vec::new();
+        for (k, e) in c.index.iter().enumerate() {
+            let (x, _, _) = self.expr(e, Want::Any)?;
+            self.check_const_index(&x, &self.signals[sig].dims[k].clone(), e.span, &c.name.name);
+            idx.push(x);
+        }
+        Some((sig, idx))
+    }
+
+    fn check_const_index(&mut self, x: &Expr, dim: &Expr, span: Span, name: &str) {
+        if let (Some(i), Some(d)) = (x.as_const(), self.const_value(dim)) {
+            if i < 0 || i >= d {
+                self.diags.push(
+                    err(
+                        "domain::index-out-of-range",
+                        format!("index {i} is outside `{name}`'s dimension of size {d}"),
+                        span,
+                        format!("valid indices are 0..{d}"),
+                    )
+                    .with_help("indices count from 0 and stay below the dimension's size"),
+                );
+            }
+        } else if let Some(i) = x.as_const() {
+            if i < 0 {
+                self.diags.push(err(
+                    "domain::index-out-of-range",
+                    format!("negative index {i}"),
+                    span,
+                    "indices count from 0",
+                ));
+            }
+        }
+    }
+
+    fn const_value(&self, e: &Expr) -> Option<i64> {
+        match e {
+            Expr::Int(v) => Some(*v),
+            Expr::Var(v) => match self.vars[*v].kind {
+                VarKind::Const(c) => Some(c),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn region(&mut self, r: &ast::Region, remote: bool) -> Option<Region> {
+        let buffer = match self.lookup(&r.name.name) {
+            Some(Name::Window(w)) => BufferRef::Window(w),
+            Some(Name::Tile(t)) => {
+                if remote {
+                    self.diags.push(
+                        err(
+                            "place::remote-tile",
+                            format!("`{}` is a private tile", r.name.name),
+                            r.span,
+                            "tiles cannot be read or written remotely",
+                        )
+                        .with_help("only `window`s are symmetric and reachable with `@ rank`"),
+                    );
+                    return None;
+                }
+                BufferRef::Tile(t)
+            }
+            Some(_) => {
+                self.diags.push(
+                    err(
+                        "type::expected-buffer",
+                        format!("`{}` is not a window or tile", r.name.name),
+                        r.name.span,
+                        "data movement needs a buffer",
+                    )
+                    .with_help(
+                        "declare it with `window NAME: f32[...];` or `tile NAME: f32[...];`",
+                    ),
+                );
+                return None;
+            }
+            None => {
+                self.unknown(&r.name);
+                return None;
+            }
+        };
+        let (dims, decl) = match buffer {
+            BufferRef::Window(w) => (self.windows[w].dims.clone(), self.windows[w].span),
+            BufferRef::Tile(t) => (self.tiles[t].dims.clone(), self.tiles[t].span),
+        };
+        if r.index.len() + 1 != dims.len() {
+            self.diags.push(
+                err("shape::region-dims", format!("`{}` has {} dimension(s), addressed with {}", r.name.name, dims.len(), r.index.len() + 1), r.span, format!("expected {} index(es) and a slice", dims.len().saturating_sub(1)))
+                    .with_label(decl, "declared here")
+                    .with_help("index every dimension but the last, then slice the last one: `buf[i][lo .. hi]`"),
+            );
+            return None;
+        }
+        let mut index = Vec::new();
+        for (k, e) in r.index.iter().enumerate() {
+            let (x, _, _) = self.expr(e, Want::Any)?;
+            self.check_const_index(&x, &dims[k], e.span, &r.name.name);
+            index.push(x);
+        }
+        let lo = match &r.lo {
+            Some(e) => self.expr(e, Want::Count)?.0,
+            None => Expr::Int(0),
+        };
+        let hi = match &r.hi {
+            Some(e) => self.expr(e, Want::Count)?.0,
+            None => dims.last().cloned().unwrap_or(Expr::Int(0)),
+        };
+        Some(Region {
+            buffer,
+            index,
+            lo,
+            hi,
+        })
+    }
+
+    fn cond(&mut self, c: &ast::Cond) -> Option<(Cond, Deps)> {
+        use ast::CondKind as K;
+        Some(match &c.kind {
+            K::Bool(b) => (Cond::Bool(*b), Deps::default()),
+            K::Cmp(op, a, b) => {
+                let (x, _, da) = self.expr(a, Want::Any)?;
+                let (y, _, db) = self.expr(b, Want::Any)?;
+                (Cond::Cmp(*op, x, y), da.or(db))
+            }
+            K::Not(inner) => {
+                let (x, d) = self.cond(inner)?;
+                (Cond::Not(Box::new(x)), d)
+            }
+            K::And(cs) | K::Or(cs) => {
+                let mut out = Vec::new();
+                let mut deps = Deps::default();
+                let mut ok = true;
+                for c in cs {
+                    match self.cond(c) {
+                        Some((x, d)) => {
+                            out.push(x);
+                            deps = deps.or(d);
+                        }
+                        None => ok = false,
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                (
+                    if matches!(c.kind, K::And(_)) {
+                        Cond::And(out)
+                    } else {
+                        Cond::Or(out)
+                    },
+                    deps,
+                )
+            }
+        })
+    }
+
+    /// Lowers and types an expression. `want` says what the position needs:
+    /// a count (a bare rank is an error), a rank (an int is an error) or either.
+    fn expr(&mut self, e: &ast::Expr, want: Want) -> Option<(Expr, Ty, Deps)> {
+        let (x, ty, deps) = self.expr_inner(e)?;
+        match (want, ty) {
+            (Want::Count, Ty::Rank) => {
+                self.diags.push(
+                    err("type::expected-count", "expected a count, found a rank", e.span, "this is a rank")
+                        .with_help("ranks name processes; use an arithmetic expression (e.g. `root + 0`) if you really mean its number"),
+                );
+                None
+            }
+            (Want::Rank, Ty::Int) => {
+                self.diags.push(
+                    err("type::expected-rank", "expected a rank, found an integer", e.span, "this is an integer")
+                        .with_help("wrap it as `rank(...)` to use an integer as a rank, or loop over `peers` / `ranks`"),
+                );
+                None
+            }
+            _ => Some((x, ty, deps)),
+        }
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> Option<(Expr, Ty, Deps)> {
+        use ast::ExprKind as K;
+        Some(match &e.kind {
+            K::Int(v) => (Expr::Int(*v), Ty::Int, Deps::default()),
+            K::Paren(a) => self.expr_inner(a)?,
+            K::Name(id) => {
+                match self.lookup(&id.name).or(if id.name == "me" {
+                    Some(Name::Var(self.me))
+                } else {
+                    None
+                }) {
+                    Some(Name::Var(v)) => {
+                        if self.region == Section::TopLevel
+                            && matches!(self.vars[v].kind, VarKind::Me | VarKind::Block)
+                        {
+                            self.diags.push(
+                            err("place::not-uniform", format!("`{}` is only known inside the body", id.name), id.span, "used at top level")
+                                .with_help("declarations are the same on every rank; move this into the body"),
+                        );
+                            return None;
+                        }
+                        (Expr::Var(v), self.vars[v].ty, self.var_deps[v])
+                    }
+                    Some(_) => {
+                        self.diags.push(
+                        err("type::expected-value", format!("`{}` is not a value", id.name), id.span, "a signal, buffer or array")
+                            .with_help("index a host array as `name[i]`; signals and buffers are read with wait/get/copy"),
+                    );
+                        return None;
+                    }
+                    None => {
+                        self.unknown(id);
+                        return None;
+                    }
+                }
+            }
+            K::Indexed(id, idx) => match self.lookup(&id.name) {
+                Some(Name::Array(a)) => {
+                    if self.arrays[a].dims.len() != idx.len() {
+                        self.diags.push(err(
+                            "shape::array-dims",
+                            format!(
+                                "`{}` has {} dimension(s), indexed with {}",
+                                id.name,
+                                self.arrays[a].dims.len(),
+                                idx.len()
+                            ),
+                            e.span,
+                            "wrong number of indices",
+                        ));
+                        return None;
+                    }
+                    let mut xs = Vec::new();
+                    let mut deps = Deps {
+                        array: true,
+                        ..Deps::default()
+                    };
+                    for i in idx {
+                        let (x, _, d) = self.expr_inner(i)?;
+                        deps = deps.or(d);
+                        xs.push(x);
+                    }
+                    (Expr::Array(a, xs), Ty::Int, deps)
+                }
+                Some(Name::Signal(_)) => {
+                    self.diags.push(
+                        err(
+                            "type::signal-read",
+                            format!("signal `{}` cannot be read as a value", id.name),
+                            e.span,
+                            "signal cell used in an expression",
+                        )
+                        .with_help("cells are only observed by `wait`"),
+                    );
+                    return None;
+                }
+                Some(_) => {
+                    self.diags.push(err(
+                        "type::expected-array",
+                        format!("`{}` is not a host array", id.name),
+                        id.span,
+                        "cannot be indexed here",
+                    ));
+                    return None;
+                }
+                None => {
+                    self.unknown(id);
+                    return None;
+                }
+            },
+            K::Neg(a) => {
+                let (x, _, d) = self.expr_inner(a)?;
+                (Expr::Neg(Box::new(x)), Ty::Int, d)
+            }
+            K::Bin(op, a, b) => {
+                let (x, _, da) = self.expr_inner(a)?;
+                let (y, _, db) = self.expr_inner(b)?;
+                (Expr::Bin(*op, Box::new(x), Box::new(y)), Ty::Int, da.or(db))
+            }
+            K::Call(f, args) => {
+                let name = f.name.as_str();
+                let arity = match name {
+                    "ceil" | "rank" => 1,
+                    "min" | "max" => 2,
+                    _ => {
+                        self.diags.push(
+                            err(
+                                "resolve::unknown-function",
+                                format!("unknown function `{name}`"),
+                                f.span,
+                                "not a function",
+                            )
+                            .with_help("functions: ceil(a / b), min(a, b), max(a, b), rank(e)"),
+                        );
+                        return None;
+                    }
+                };
+                if args.len() != arity {
+                    self.diags.push(err(
+                        "type::arity",
+                        format!("`{name}` takes {arity} argument(s), found {}", args.len()),
+                        e.span,
+                        "wrong number of arguments",
+                    ));
+                    return None;
+                }
+                match name {
+                    "ceil" => {
+                        let inner = strip_parens(&args[0]);
+                        let ast::ExprKind::Bin(ast::BinOp::Div, a, b) = &inner.kind else {
+                            self.diags.push(
+                                err(
+                                    "type::ceil-form",
+                                    "`ceil` expects a division",
+                                    args[0].span,
+                                    "not of the form `a / b`",
+                                )
+                                .with_help("write `ceil(a / b)`: collc only has integers"),
+                            );
+                            return None;
+                        };
+                        let (x, _, da) = self.expr_inner(a)?;
+                        let (y, _, db) = self.expr_inner(b)?;
+                        (Expr::CeilDiv(Box::new(x), Box::new(y)), Ty::Int, da.or(db))
+                    }
+                    "rank" => {
+                        let (x, _, d) = self.expr_inner(&args[0])?;
+                        if let Some(c) = x.as_const() {
+                            if !(0..MAX_RANKS).contains(&c) {
+                                self.diags.push(
+                                    err(
+                                        "domain::out-of-range",
+                                        format!("rank {c} does not exist"),
+                                        args[0].span,
+                                        format!("ranks are 0..{MAX_RANKS}"),
+                                    )
+                                    .with_help("a rank is between 0 and P-1"),
+                                );
+                            }
+                        }
+                        (Expr::Rank(Box::new(x)), Ty::Rank, d)
+                    }
+                    _ => {
+                        let (x, _, da) = self.expr_inner(&args[0])?;
+                        let (y, _, db) = self.expr_inner(&args[1])?;
+                        let ex = if name == "min" {
+                            Expr::Min(Box::new(x), Box::new(y))
+                        } else {
+                            Expr::Max(Box::new(x), Box::new(y))
+                        };
+                        (ex, Ty::Int, da.or(db))
+                    }
+                }
+            }
+        })
+    }
+}
+
+fn strip_parens(e: &ast::Expr) -> &ast::Expr {
+    match &e.kind {
+        ast::ExprKind::Paren(a) => strip_parens(a),
+        _ => e,
+    }
+}
+
+/// The known name closest to `name` by edit distance, if close enough.
+fn closest(name: &str, known: &[String]) -> Option<String> {
+    let mut best: Option<(usize, &String)> = None;
+    for k in known {
+        let d = edit_distance(name, k);
+        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, k));
+        }
+    }
+    best.map(|(_, k)| k.clone())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,600 @@
+//! The IR printer. Its output is canonical `.coll` text that parses and lowers
+//! back to the same IR (spans aside). With the original source it also keeps
+//! the file's comments and single blank lines, which is what `collc fmt` does.
+
+use crate::ir::*;
+use collc_grammar::Span;
+
+/// Prints a protocol as canonical `.coll` text.
+pub fn print(p: &Protocol) -> String {
+    Printer::new(p, None).run()
+}
+
+/// Prints a protocol as canonical `.coll` text, keeping the comments and blank
+/// lines of `source` (the text it was lowered from).
+pub fn format_with_source(p: &Protocol, source: &str) -> String {
+    Printer::new(p, Some(source)).run()
+}
+
+/// Prints one expression.
+pub fn expr_to_string(p: &Protocol, e: &Expr) -> String {
+    let mut s = String::new();
+    write_expr(p, e, 0, &mut s);
+    s
+}
+
+/// Prints one condition.
+pub fn cond_to_string(p: &Protocol, c: &Cond) -> String {
+    let mut s = String::new();
+    write_cond(p, c, 0, &mut s);
+    s
+}
+
+/// Prints a signal cell reference like `sig[me][blk]`.
+pub fn cell_to_string(p: &Protocol, signal: SignalId, index: &[Expr]) -> String {
+    let mut s = p.signals[signal].name.clone();
+    for i in index {
+        s.push('[');
+        write_expr(p, i, 0, &mut s);
+        s.push(']');
+    }
+    s
+}
+
+/// Prints a region like `data[base .. base + len]`.
+pub fn region_to_string(p: &Protocol, r: &Region) -> String {
+    let mut s = p.buffer_name(r.buffer).to_string();
+    for i in &r.index {
+        s.push('[');
+        write_expr(p, i, 0, &mut s);
+        s.push(']');
+    }
+    s.push('[');
+    write_expr(p, &r.lo, 0, &mut s);
+    s.push_str(" .. ");
+    write_expr(p, &r.hi, 0, &mut s);
+    s.push(']');
+    s
+}
+
+fn write_expr(p: &Protocol, e: &Expr, min_prec: u8, out: &mut String) {
+    match e {
+        Expr::Int(v) => {
+            if *v < 0 {
+                out.push_str(&format!("({v})"));
+            } else {
+                out.push_str(&v.to_string());
+            }
+        }
+        Expr::Var(v) => out.push_str(&p.vars[*v].name),
+        Expr::Array(a, idx) => {
+            out.push_str(&p.arrays[*a].name);
+            for i in idx {
+                out.push('[');
+                write_expr(p, i, 0, out);
+                out.push(']');
+            }
+        }
+        Expr::Neg(a) => {
+            // Unary minus binds tighter than any binary operator.
+            let wrap = min_prec > 2;
+            if wrap {
+                out.push('(');
+            }
+            out.push('-');
+            write_expr(p, a, 3, out);
+            if wrap {
+                out.push(')');
+            }
+        }
+        Expr::Bin(op, a, b) => {
+            let prec = op.precedence();
+            let wrap = prec < min_prec;
+            if wrap {
+                out.push('(');
+            }
+            write_expr(p, a, prec, out);
+            out.push(' ');
+            out.push_str(op.as_str());
+            out.push(' ');
+            // Left-associative: the right operand needs parentheses at equal precedence.
+            write_expr(p, b, prec + 1, out);
+            if wrap {
+                out.push(')');
+            }
+        }
+        Expr::CeilDiv(a, b) => {
+            out.push_str("ceil(");
+            write_expr(p, a, 2, out);
+            out.push_str(" / ");
+            write_expr(p, b, 3, out);
+            out.push(')');
+        }
+        Expr::Min(a, b) | Expr::Max(a, b) => {
+            out.push_str(if matches!(e, Expr::Min(..)) {
+                "min("
+            } else {
+                "max("
+            });
+            write_expr(p, a, 0, out);
+            out.push_str(", ");
+            write_expr(p, b, 0, out);
+            out.push(')');
+        }
+        Expr::Rank(a) => {
+            out.push_str("rank(");
+            write_expr(p, a, 0, out);
+            out.push(')');
+        }
+    }
+}
+
+/// Condition precedence: 0 = or, 1 = and, 2 = atom.
+fn write_cond(p: &Protocol, c: &Cond, min_prec: u8, out: &mut String) {
+    match c {
+        Cond::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Cond::Cmp(op, a, b) => {
+            write_expr(p, a, 0, out);
+            out.push(' ');
+            out.push_str(op.as_str());
+            out.push(' ');
+            write_expr(p, b, 0, out);
+        }
+        Cond::Not(inner) => {
+            out.push('!');
+            match **inner {
+                Cond::Bool(_) | Cond::Not(_) => write_cond(p, inner, 2, out),
+                _ => {
+                    out.push('(');
+                    write_cond(p, inner, 0, out);
+                    out.push(')');
+                }
+            }
+        }
+        Cond::And(cs) | Cond::Or(cs) => {
+            let (prec, sep) = if matches!(c, Cond::And(_)) {
+                (1, " && ")
+            } else {
+                (0, " || ")
+            };
+            // A nested connective of the same kind must keep its parentheses to print back the same tree.
+            let wrap = prec < min_prec || cs.len() < 2;
+            if wrap {
+                out.push('(');
+            }
+            for (i, x) in cs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                write_cond(p, x, prec + 1, out);
+            }
+            if wrap {
+                out.push(')');
+            }
+        }
+    }
+}
+
+struct Printer<'a> {
+    p: &'a Protocol,
+    source: Option<&'a str>,
+    comments: Vec<(Span, String)>,
+    next_comment: usize,
+    out: String,
+    /// End of the last thing printed (source offset), for blank-line and trailing-comment decisions.
+    last_end: usize,
+}
+
+const INDENT: &str = "    ";
+
+impl<'a> Printer<'a> {
+    fn new(p: &'a Protocol, source: Option<&'a str>) -> Self {
+        let comments = source.map(collc_grammar::comments).unwrap_or_default();
+        Printer {
+            p,
+            source,
+            comments,
+            next_comment: 0,
+            out: String::new(),
+            last_end: 0,
+        }
+    }
+
+    fn run(mut self) -> String {
+        let p = self.p;
+        self.leading(p.span.start, 0);
+        self.out
+            .push_str(&format!("collective {}: {} {{\n", p.name, self.semantics()));
+        self.last_end = p.span.start;
+        for d in &p.decls {
+            let (span, text) = self.decl(*d);
+            self.leading(span.start, 1);
+            self.line(1, &text, span);
+        }
+        self.section("body", &p.body);
+        if !p.epilogue.stmts.is_empty() || p.epilogue.span != Span::default() {
+            self.section("epilogue", &p.epilogue);
+        }
+        self.leading(p.span.end.saturating_sub(1), 1);
+        self.out.push_str("}\n");
+        self.leading(usize::MAX, 0);
+        self.out
+    }
+
+    fn section(&mut self, name: &str, b: &Block) {
+        if self.source.is_none() {
+            self.out.push('\n');
+        }
+        self.leading(b.span.start, 1);
+        self.out.push_str(&format!("{INDENT}{name} {{"));
+        self.trailing(b.span.start);
+        self.out.push('\n');
+        self.last_end = b.span.start + 1;
+        self.block_body(b, 2);
+        self.leading(b.span.end.saturating_sub(1), 2);
+        self.out.push_str(&format!("{INDENT}}}"));
+        self.last_end = b.span.end;
+        self.trailing(b.span.end);
+        self.out.push('\n');
+    }
+
+    fn semantics(&self) -> String {
+        let p = self.p;
+        let w = |id: WindowId| {
+            p.windows
+                .get(id)
+                .map_or("?", |b| b.name.as_str())
+                .to_string()
+        };
+        match &p.semantics {
+            Semantics::Allreduce { op, data } => {
+                format!("allreduce({}, {})", op.as_str(), w(*data))
+            }
+            Semantics::ReduceScatter { op, data } => {
+                format!("reduce_scatter({}, {})", op.as_str(), w(*data))
+            }
+            Semantics::Broadcast { root, data } => {
+                format!("broadcast({}, {})", p.vars[*root].name, w(*data))
+            }
+            Semantics::Allgather { input, target } => {
+                format!("allgather({}, {})", w(*input), w(*target))
+            }
+            Semantics::AllToAll { input, target } => {
+                format!("all_to_all({}, {})", w(*input), w(*target))
+            }
+            Semantics::AllToAllV {
+                input,
+                target,
+                send_counts,
+                recv_counts,
+            } => format!(
+                "all_to_all_v({}, {}, {}, {})",
+                w(*input),
+                w(*target),
+                p.arrays[*send_counts].name,
+                p.signals[*recv_counts].name
+            ),
+            Semantics::Barrier => "barrier()".to_string(),
+        }
+    }
+
+    fn dims(&self, dims: &[Expr]) -> String {
+        dims.iter()
+            .map(|d| format!("[{}]", expr_to_string(self.p, d)))
+            .collect()
+    }
+
+    fn decl(&self, d: Decl) -> (Span, String) {
+        let p = self.p;
+        match d {
+            Decl::Var(v) => {
+                let var = &p.vars[v];
+                let text = match &var.kind {
+                    VarKind::World { lo, hi } => format!("ranks {} in {lo}..={hi};", var.name),
+                    VarKind::Param { domain: None } => format!("param {}: rank;", var.name),
+                    VarKind::Param {
+                        domain: Some((lo, hi)),
+                    } => format!("param {}: int in {lo}..={hi};", var.name),
+                    VarKind::Const(c) => format!("const {} = {c};", var.name),
+                    VarKind::Derived(e) => format!("let {} = {};", var.name, expr_to_string(p, e)),
+                    _ => String::new(),
+                };
+                (var.span, text)
+            }
+            Decl::Blocks => {
+                let b = p.blocks.as_ref().expect("Decl::Blocks implies blocks");
+                let var = &p.vars[b.var];
+                (
+                    var.span,
+                    format!("blocks {} in 0..{};", var.name, expr_to_string(p, &b.count)),
+                )
+            }
+            Decl::Require(i) => {
+                let r = &p.requires[i];
+                (r.span, format!("require {};", cond_to_string(p, &r.cond)))
+            }
+            Decl::Signal(s) => {
+                let sg = &p.signals[s];
+                let value = if sg.kind == SignalKind::Value {
+                    " as value"
+                } else {
+                    ""
+                };
+                (
+                    sg.span,
+                    format!("signal {}{}{value};", sg.name, self.dims(&sg.dims)),
+                )
+            }
+            Decl::Window(w) => {
+                let b = &p.windows[w];
+                (
+                    b.span,
+                    format!("window {}: f32{};", b.name, self.dims(&b.dims)),
+                )
+            }
+            Decl::Tile(t) => {
+                let b = &p.tiles[t];
+                (
+                    b.span,
+                    format!("tile {}: f32{};", b.name, self.dims(&b.dims)),
+                )
+            }
+            Decl::Array(a) => {
+                let ar = &p.arrays[a];
+                (
+                    ar.span,
+                    format!(
+                        "array {}: int{} in {}..={};",
+                        ar.name,
+                        self.dims(&ar.dims),
+                        ar.domain.0,
+                        ar.domain.1
+                    ),
+                )
+            }
+        }
+    }
+
+    /// Emits the comments that start before `pos`, each on its own line, and
+    /// a blank line where the source had one.
+    fn leading(&mut self, pos: usize, indent: usize) {
+        let Some(src) = self.source else { return };
+        loop {
+            let next = self
+                .comments
+                .get(self.next_comment)
+                .filter(|(s, _)| s.start < pos)
+                .cloned();
+            let upto = next.as_ref().map_or(pos.min(src.len()), |(s, _)| s.start);
+            if upto > self.last_end
+                && upto <= src.len()
+                && blank_line_between(&src[self.last_end..upto])
+                && !self.out.ends_with("{\n")
+                && !self.out.is_empty()
+            {
+                self.out.push('\n');
+            }
+            let Some((span, text)) = next else { break };
+            self.out.push_str(&INDENT.repeat(indent));
+            self.out.push_str(&text);
+            self.out.push('\n');
+            self.last_end = span.end;
+            self.next_comment += 1;
+        }
+    }
+
+    /// Appends a comment that sits on the same source line right after `end`.
+    fn trailing(&mut self, end: usize) {
+        let Some(src) = self.source else { return };
+        if let Some((span, text)) = self.comments.get(self.next_comment).cloned() {
+            if span.start >= end && !src[end.min(src.len())..span.start].contains('\n') {
+                self.out.push_str("  ");
+                self.out.push_str(&text);
+                self.next_comment += 1;
+                self.last_end = span.end;
+            }
+        }
+    }
+
+    fn line(&mut self, indent: usize, text: &str, span: Span) {
+        self.out.push_str(&INDENT.repeat(indent));
+        self.out.push_str(text);
+        self.last_end = span.end;
+        self.trailing(span.end);
+        self.out.push('\n');
+    }
+
+    fn block_body(&mut self, b: &Block, indent: usize) {
+        for s in &b.stmts {
+            self.stmt(s, indent);
+        }
+    }
+
+    fn open(&mut self, indent: usize, head: &str, span_start: usize, body: &Block) {
+        self.leading(span_start, indent);
+        self.out.push_str(&INDENT.repeat(indent));
+        self.out.push_str(head);
+        self.out.push_str(" {");
+        self.last_end = body.span.start + 1;
+        self.trailing(body.span.start + 1);
+        self.out.push('\n');
+        self.block_body(body, indent + 1);
+        self.leading(body.span.end.saturating_sub(1), indent + 1);
+        self.out.push_str(&INDENT.repeat(indent));
+        self.out.push('}');
+        self.last_end = body.span.end;
+    }
+
+    fn stmt(&mut self, s: &Stmt, indent: usize) {
+        let p = self.p;
+        let simple = |txt: String| Some(txt);
+        let text = match &s.kind {
+            StmtKind::Let { var, value } => simple(format!(
+                "let {} = {};",
+                p.vars[*var].name,
+                expr_to_string(p, value)
+            )),
+            StmtKind::Notify {
+                signal,
+                index,
+                target,
+                op,
+                value,
+            } => {
+                let at = target
+                    .as_ref()
+                    .map(|t| format!(" @ {}", expr_to_string(p, t)))
+                    .unwrap_or_default();
+                let (opstr, v) = match (op, value) {
+                    (NotifyOp::Set, v) => ("=", v.clone()),
+                    (NotifyOp::AtomicAdd, Expr::Neg(inner)) => ("-=", (**inner).clone()),
+                    (NotifyOp::AtomicAdd, v) => ("+=", v.clone()),
+                };
+                simple(format!(
+                    "notify {}{at} {opstr} {};",
+                    cell_to_string(p, *signal, index),
+                    expr_to_string(p, &v)
+                ))
+            }
+            StmtKind::Wait {
+                signal,
+                index,
+                cmp,
+                threshold,
+            } => simple(format!(
+                "wait {} {} {};",
+                cell_to_string(p, *signal, index),
+                cmp.as_str(),
+                expr_to_string(p, threshold)
+            )),
+            StmtKind::Copy { dst, src } => simple(format!(
+                "copy {} <- {};",
+                region_to_string(p, dst),
+                region_to_string(p, src)
+            )),
+            StmtKind::Get { dst, src, from } => simple(format!(
+                "get {} <- {} @ {};",
+                region_to_string(p, dst),
+                region_to_string(p, src),
+                expr_to_string(p, from)
+            )),
+            StmtKind::Put { dst, to, src } => simple(format!(
+                "put {} @ {} <- {};",
+                region_to_string(p, dst),
+                expr_to_string(p, to),
+                region_to_string(p, src)
+            )),
+            StmtKind::Reduce { op, dst, src, from } => {
+                let at = from
+                    .as_ref()
+                    .map(|t| format!(" @ {}", expr_to_string(p, t)))
+                    .unwrap_or_default();
+                simple(format!(
+                    "reduce {} {} <- {}{at};",
+                    op.as_str(),
+                    region_to_string(p, dst),
+                    region_to_string(p, src)
+                ))
+            }
+            StmtKind::Fence => simple("fence;".to_string()),
+            StmtKind::Return { cond } => simple(format!("return if {};", cond_to_string(p, cond))),
+            StmtKind::For { .. } | StmtKind::If { .. } => None,
+        };
+        if let Some(t) = text {
+            self.leading(s.span.start, indent);
+            self.line(indent, &t, s.span);
+            return;
+        }
+        match &s.kind {
+            StmtKind::For { var, range, body } => {
+                let r = match range {
+                    Range::Peers => "peers".to_string(),
+                    Range::Ranks => "ranks".to_string(),
+                    Range::Span { lo, hi, step } => {
+                        let base = format!("{}..{}", expr_to_string(p, lo), expr_to_string(p, hi));
+                        if *step == Expr::Int(1) {
+                            base
+                        } else {
+                            format!("{base} step {}", expr_to_string(p, step))
+                        }
+                    }
+                };
+                self.open(
+                    indent,
+                    &format!("for {} in {r}", p.vars[*var].name),
+                    s.span.start,
+                    body,
+                );
+                self.trailing(s.span.end);
+                self.out.push('\n');
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.open(
+                    indent,
+                    &format!("if {}", cond_to_string(p, cond)),
+                    s.span.start,
+                    then_block,
+                );
+                let mut els = else_block.as_ref();
+                while let Some(e) = els {
+                    if let [Stmt {
+                        kind:
+                            StmtKind::If {
+                                cond,
+                                then_block,
+                                else_block,
+                            },
+                        ..
+                    }] = e.stmts.as_slice()
+                    {
+                        self.out
+                            .push_str(&format!(" else if {} {{", cond_to_string(p, cond)));
+                        self.last_end = then_block.span.start + 1;
+                        self.trailing(then_block.span.start + 1);
+                        self.out.push('\n');
+                        self.block_body(then_block, indent + 1);
+                        self.leading(then_block.span.end.saturating_sub(1), indent + 1);
+                        self.out.push_str(&INDENT.repeat(indent));
+                        self.out.push('}');
+                        self.last_end = then_block.span.end;
+                        els = else_block.as_ref();
+                    } else {
+                        self.out.push_str(" else {");
+                        self.last_end = e.span.start + 1;
+                        self.trailing(e.span.start + 1);
+                        self.out.push('\n');
+                        self.block_body(e, indent + 1);
+                        self.leading(e.span.end.saturating_sub(1), indent + 1);
+                        self.out.push_str(&INDENT.repeat(indent));
+                        self.out.push('}');
+                        self.last_end = e.span.end;
+                        els = None;
+                    }
+                }
+                self.trailing(s.span.end);
+                self.out.push('\n');
+            }
+            _ => {}
+        }
+    }
+}
+
+/// True when the text between two items contains an empty line (ignoring comments).
+fn blank_line_between(text: &str) -> bool {
+    let mut newlines = 0;
+    for line in text.split('\n').skip(1) {
+        if line.trim().is_empty() {
+            newlines += 1;
+        } else {
+            newlines = 0;
+        }
+        if newlines >= 1 && line.trim().is_empty() && text.matches('\n').count() >= 2 {
+            return true;
+        }
+    }
+    false
+}
