@@ -71,7 +71,7 @@ std::string layout(const CollcRunConfig* cfg, std::vector<uint64_t>* offsets, ui
         return format("nscalars %d outside [0, %d]", cfg->nscalars, COLLC_MAX_SCALARS);
     }
     if (cfg->nscalars > 0 && cfg->scalars == nullptr) return "scalars is NULL";
-    if ((cfg->flags & ~(COLLC_RUN_HOST_BARRIER | COLLC_RUN_QUIET)) != 0) {
+    if ((cfg->flags & ~(COLLC_RUN_HOST_BARRIER | COLLC_RUN_QUIET | COLLC_RUN_CHAOS)) != 0) {
         return format("unknown flags 0x%x", cfg->flags);
     }
 
@@ -174,6 +174,12 @@ void rank_thread(Shared* sh, int32_t rank, int32_t block) {
     ts.block = block;
     ts.nblocks = nblocks;
     ts.call = 0;
+    if ((cfg->flags & COLLC_RUN_CHAOS) != 0) {
+        // Distinct, reproducible, never-zero xorshift state per (rank, block).
+        uint64_t x = cfg->chaos_seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank * nblocks + block + 1));
+        ts.chaos_state = x != 0 ? x : 0x2545F4914F6CDD1Dull;
+        ts.chaos_max_us = cfg->chaos_max_us != 0 ? cfg->chaos_max_us : 200;
+    }
     collc::rt::tl_thread = &ts;
 
     uint8_t* window = sh->run.windows[rank];

@@ -38,17 +38,24 @@
  *                        every rank and every call (rank-uniform, so guards stay symmetric)
  *     args[B+S]          CommContext* of this rank, as int64
  *
- * Conventions the generator follows (the launcher does not enforce them): buffers are listed
- * in the order the .coll spec declares them; scalars[0] is the rank count P ("nranks", as in
- * pypto); the kernel reads its rank from ctx->rankId and its block from get_block_idx(args).
- * A generated kernel therefore starts like:
+ * Conventions the generator follows (the launcher does not enforce them):
+ *   - buffers: every `signal` and `window` of the .coll spec, in declaration order, named as
+ *     in the spec (the name appears in timeout and residue reports);
+ *   - scalars: scalars[0] is the rank count P ("nranks", as in pypto), then every `param` of
+ *     the spec in declaration order (including the block count C when the spec has `blocks`);
+ *   - the kernel reads its rank from ctx->rankId, its block from get_block_idx(args) and the
+ *     launched block count from get_block_num(args).
+ * For examples/allreduce_mesh.coll (signal sig[P][stride]; window data: f32[n]; params n, C,
+ * stride) a generated kernel therefore starts like (see examples/allreduce_kernel.cpp):
  *
  *     extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
- *         __gm__ float*   data        = reinterpret_cast<__gm__ float*>(args[0]);
- *         __gm__ int32_t* signal_base = reinterpret_cast<__gm__ int32_t*>(args[1]);
- *         const int32_t   nranks      = static_cast<int32_t>(args[2]);
- *         const int64_t   numel       = args[3];
- *         __gm__ CommContext* ctx     = reinterpret_cast<__gm__ CommContext*>(args[4]);
+ *         __gm__ int32_t* signal_base   = reinterpret_cast<__gm__ int32_t*>(args[0]);  // sig
+ *         __gm__ float*   data          = reinterpret_cast<__gm__ float*>(args[1]);    // data
+ *         const int32_t   nranks        = static_cast<int32_t>(args[2]);               // P
+ *         const int64_t   numel         = args[3];                                     // n
+ *         const int64_t   blocks        = args[4];                                     // C
+ *         const int64_t   signal_stride = args[5];                                     // stride
+ *         __gm__ CommContext* ctx       = reinterpret_cast<__gm__ CommContext*>(args[6]);
  *
  * CommContext (CPU): { int32_t rankId; int32_t rankSize; uint64_t windowsIn[16]; } with
  * rankSize = P and windowsIn[pe] = base of pe's window (0 for pe >= P).
@@ -68,7 +75,9 @@
  *
  * There is NO barrier across ranks between calls (unless COLLC_RUN_HOST_BARRIER is set): a
  * fast rank may enter call k+1 while a slow one is still in call k, exactly the skew the
- * self-clearing credit protocols must survive. prepare/collect run on the rank's own thread,
+ * self-clearing credit protocols must survive. COLLC_RUN_CHAOS additionally injects seeded
+ * random sleeps/yields at every TNOTIFY entry and after every satisfied TWAIT, so skew also
+ * occurs inside calls (e.g. between a rank's last wait and its epilogue). prepare/collect run on the rank's own thread,
  * so staging call k+1's input is ordered after the rank's own call k and before its call k+1,
  * and nothing else — a protocol that lets a peer read the window at the wrong time shows up
  * as a wrong result or a ThreadSanitizer report. Hooks must only touch their own rank's
@@ -118,6 +127,7 @@ typedef enum CollcBufferKind {
 /* CollcRunConfig::flags */
 #define COLLC_RUN_HOST_BARRIER 0x1u /* barrier of all threads before every call k > 0 */
 #define COLLC_RUN_QUIET 0x2u        /* do not print the failure message to stderr */
+#define COLLC_RUN_CHAOS 0x4u        /* random sleeps/yields at TNOTIFY entry and TWAIT exit */
 
 typedef enum CollcStatus {
     COLLC_OK = 0,
@@ -161,6 +171,9 @@ typedef struct CollcRunConfig {
     CollcRankHook prepare;           /* may be NULL */
     CollcRankHook collect;           /* may be NULL */
     CollcFinishHook finish;          /* may be NULL */
+    uint64_t chaos_seed;             /* COLLC_RUN_CHAOS: PRNG seed (same seed, same choices) */
+    uint32_t chaos_max_us;           /* COLLC_RUN_CHAOS: longest injected sleep; 0 means 200 */
+    uint32_t reserved;               /* 0 */
 } CollcRunConfig;
 
 typedef struct CollcRunReport {

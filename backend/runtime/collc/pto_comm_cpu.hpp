@@ -45,6 +45,9 @@
 //     (hangs -> loud TWAIT timeouts), stale credits across calls (wrong results), residue in
 //     the signal buffer after a run (reported by the launcher), and data races (TSan).
 //
+// Chaos mode (CollcRunConfig flag COLLC_RUN_CHAOS): seeded random sleeps/yields at every
+// TNOTIFY entry and after every satisfied TWAIT, to provoke rank skew inside a call.
+//
 // Failure handling: a TWAIT that is not satisfied within the deadline (env
 // COLLC_TWAIT_TIMEOUT_MS, default 10000 ms, or CollcRunConfig::twait_timeout_ms) never returns
 // as if satisfied. It records rank/block/call, the cell (window, byte offset, buffer name and
@@ -260,7 +263,9 @@ struct ThreadState {
     int32_t rank = 0;
     int32_t block = 0;
     int32_t nblocks = 1;
-    int32_t call = 0;  // 0-based index of the kernel call in progress
+    int32_t call = 0;            // 0-based index of the kernel call in progress
+    uint64_t chaos_state = 0;    // xorshift state; 0 = chaos injection off
+    uint32_t chaos_max_us = 0;   // longest injected sleep
 };
 
 // Set by the launcher on each (rank, block) thread; null outside a launcher run.
@@ -290,17 +295,16 @@ inline bool compare(int32_t value, int32_t expected, pto::comm::WaitCmp cmp) {
     return false;
 }
 
-// COLLC_TWAIT_TIMEOUT_MS, parsed once; non-positive or malformed values mean the default.
+// COLLC_TWAIT_TIMEOUT_MS; unset, non-positive or malformed values mean the default. Read by
+// the launcher once per run (and by a TWAIT slow path outside any run), so a host may change
+// it between runs.
 inline int64_t env_twait_timeout_ms() {
-    static const int64_t value = [] {
-        const char* s = std::getenv("COLLC_TWAIT_TIMEOUT_MS");
-        if (s == nullptr || *s == '\0') return kDefaultTwaitTimeoutMs;
-        char* end = nullptr;
-        long long v = std::strtoll(s, &end, 10);
-        if (end == s || *end != '\0' || v <= 0) return kDefaultTwaitTimeoutMs;
-        return static_cast<int64_t>(v);
-    }();
-    return value;
+    const char* s = std::getenv("COLLC_TWAIT_TIMEOUT_MS");
+    if (s == nullptr || *s == '\0') return kDefaultTwaitTimeoutMs;
+    char* end = nullptr;
+    const long long v = std::strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || v <= 0) return kDefaultTwaitTimeoutMs;
+    return static_cast<int64_t>(v);
 }
 
 inline int64_t twait_timeout_ms() {
@@ -429,6 +433,31 @@ private:
     uint32_t polls_ = 0;
     uint32_t sleep_us_ = kFirstSleepUs;
 };
+
+// Chaos injection (launcher flag COLLC_RUN_CHAOS): at TNOTIFY entry and after a satisfied
+// TWAIT, a seeded per-thread PRNG makes the thread sleep (1 in 4), yield (1 in 4) or go on.
+// This widens the windows between a rank's wait and its next notify/epilogue, so orderings a
+// 2-core machine rarely produces (a fast peer's next-call credit landing before a slow
+// rank's epilogue) happen within a few calls. Off by default; costs one branch when off.
+inline void chaos_point() {
+    ThreadState* t = tl_thread;
+    if (t == nullptr || t->chaos_state == 0) return;
+    uint64_t x = t->chaos_state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t->chaos_state = x;
+    switch (x & 3) {
+        case 0:
+            std::this_thread::sleep_for(std::chrono::microseconds((x >> 8) % (t->chaos_max_us + 1)));
+            break;
+        case 1:
+            std::this_thread::yield();
+            break;
+        default:
+            break;
+    }
+}
 
 // Slow path of TWAIT: poll with backoff until satisfied, the deadline passes, or the run aborts.
 inline void wait_slow(std::atomic<int32_t>& cell, int32_t expected, pto::comm::WaitCmp cmp) {
@@ -587,6 +616,7 @@ inline std::atomic<int32_t>& checked_cell(Signal& sig, const char* op, bool must
 template <typename... WaitEvents>
 AICORE inline void TNOTIFY(Signal& dstSignal, int32_t value, NotifyOp op, WaitEvents&... /*events*/) {
     std::atomic<int32_t>& cell = detail::checked_cell(dstSignal, "TNOTIFY", false);
+    collc::rt::chaos_point();
     if (op == NotifyOp::AtomicAdd) {
         cell.fetch_add(value, std::memory_order_seq_cst);
     } else {
@@ -605,8 +635,10 @@ AICORE inline void TNOTIFY(Signal& dstSignal, int32_t value = 1) {
 template <typename... WaitEvents>
 AICORE inline void TWAIT(Signal& signal, int32_t cmpValue, WaitCmp cmp, WaitEvents&... /*events*/) {
     std::atomic<int32_t>& cell = detail::checked_cell(signal, "TWAIT", true);
-    if (collc::rt::compare(cell.load(std::memory_order_acquire), cmpValue, cmp)) return;
-    collc::rt::wait_slow(cell, cmpValue, cmp);
+    if (!collc::rt::compare(cell.load(std::memory_order_acquire), cmpValue, cmp)) {
+        collc::rt::wait_slow(cell, cmpValue, cmp);
+    }
+    collc::rt::chaos_point();
 }
 
 // TTEST: one acquire poll; true if `cell <cmp> cmpValue`. If the run has been aborted it

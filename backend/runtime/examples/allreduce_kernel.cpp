@@ -1,7 +1,7 @@
 // collc reference kernel: mesh allreduce, Sum over f32, with multicore signal lanes.
 //
 // Hand-written in the exact shape the collc code generator emits; the generator's output for
-// examples/allreduce.coll must match this file up to names and comments. Protocol as in the
+// its spec (named below) must match this file up to names and comments. Protocol as in the
 // merged pypto host builtin (domain doc §1.1), with collc's fences added.
 //
 // Data: numel f32 in every rank's window, overwritten in place by the sum over all ranks.
@@ -24,9 +24,11 @@
 // Credits per lane per call: 1 + n_b, waits 1, 2, ..., n_b + 1, reset -(1 + n_b). An idle lane
 // (n_b = 0) still runs the ready barrier and resets -1; lanes >= A are never touched.
 //
-// Args block (collc host ABI v1, see collc/host_launch.hpp):
-//   args[0] data base (f32)    args[1] signal base (int32 cells)
-//   args[2] nranks    args[3] numel    args[4] signal_stride    args[5] CommContext*
+// Spec: examples/allreduce_mesh.coll. Args block (collc host ABI v1, collc/host_launch.hpp):
+// buffers in declaration order, then P, then the params in declaration order, then the context:
+//   args[0] sig (int32 cells, [P][stride])    args[1] data (f32, [n])
+//   args[2] P (nranks)    args[3] n (numel)    args[4] C (blocks)    args[5] stride
+//   args[6] CommContext*
 
 #include "collc/pto_comm.hpp"
 
@@ -37,25 +39,27 @@ constexpr int32_t kTileCount = 256;
 
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     // ---- args block ----------------------------------------------------------------------
-    __gm__ float* data = reinterpret_cast<__gm__ float*>(args[0]);
-    __gm__ int32_t* signal_base = reinterpret_cast<__gm__ int32_t*>(args[1]);
+    __gm__ int32_t* signal_base = reinterpret_cast<__gm__ int32_t*>(args[0]);
+    __gm__ float* data = reinterpret_cast<__gm__ float*>(args[1]);
     const int32_t nranks = static_cast<int32_t>(args[2]);
     const int64_t numel = args[3];
-    const int64_t signal_stride = args[4];
-    __gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[5]);
+    const int64_t blocks = args[4];
+    const int64_t signal_stride = args[5];
+    __gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[6]);
     const int32_t block_idx = get_block_idx(args);
     const int32_t block_num = get_block_num(args);
 
     // ---- guards: rank-uniform values only, before the first notify -----------------------
-    if (nranks <= 0 || nranks > kMaxSupportedRanks || numel <= 0 || signal_stride <= 0 || block_num <= 0 ||
-        block_idx < 0 || block_idx >= block_num) {
+    // (block_num is the launch's core count, identical on every rank.)
+    if (nranks <= 0 || nranks > kMaxSupportedRanks || numel <= 0 || signal_stride <= 0 || blocks <= 0 ||
+        block_num != blocks || block_idx < 0 || block_idx >= block_num) {
         pipe_barrier(PIPE_ALL);
         return;
     }
     // A block at or beyond signal_stride would run into the next peer's lanes: clamp. The
-    // clamp depends on block_num and signal_stride only, so block b returns on every rank.
+    // clamp depends on C and signal_stride only, so block b returns on every rank.
     const int32_t active_blocks =
-        block_num < signal_stride ? block_num : static_cast<int32_t>(signal_stride);
+        static_cast<int32_t>(blocks < signal_stride ? blocks : signal_stride);
     if (block_idx >= active_blocks) {
         pipe_barrier(PIPE_ALL);
         return;

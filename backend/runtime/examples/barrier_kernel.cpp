@@ -1,7 +1,7 @@
 // collc reference kernel: barrier (self-clearing credit barrier).
 //
 // Hand-written in the exact shape the collc code generator emits; the generator's output for
-// examples/barrier.coll must match this file up to names and comments. Protocol as in the
+// its spec (named below) must match this file up to names and comments. Protocol as in the
 // merged pypto host builtin (domain doc §1.5), with collc's fences added.
 //
 // Signal: [P] int32 cells in every rank's window. Cell signal[j] in rank r's window is
@@ -15,8 +15,8 @@
 // its next call's +1 when our epilogue runs; AtomicAdd(-1) commutes with it, Set(0) would
 // erase it and deadlock that peer's next wait.
 //
-// Args block (collc host ABI v1, see collc/host_launch.hpp):
-//   args[0] signal base (int32 cells)    args[1] nranks    args[2] CommContext*
+// Spec: examples/barrier.coll. Args block (collc host ABI v1, collc/host_launch.hpp):
+//   args[0] sig (int32 cells, [P])    args[1] P (nranks)    args[2] CommContext*
 
 #include "collc/pto_comm.hpp"
 
