@@ -1,0 +1,37 @@
+//! Development aid: `cargo run -p collc-verifier --example vdbg -- FILE [--explain|--cost k=v ...]`.
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let text = std::fs::read_to_string(&args[1]).expect("read");
+    let c = collc_spec::check(&text);
+    let Some(p) = c.protocol else {
+        eprintln!("{:#?}", c.diagnostics);
+        return;
+    };
+    if args.get(2).map(String::as_str) == Some("--explain") {
+        match collc_verifier::table::explain(&p) {
+            Ok(t) => print!("{}", t.render()),
+            Err(e) => println!("error: {e}"),
+        }
+        return;
+    }
+    if args.get(2).map(String::as_str) == Some("--cost") {
+        let mut m = std::collections::BTreeMap::new();
+        for a in &args[3..] {
+            let (k, v) = a.split_once('=').expect("k=v");
+            m.insert(k.to_string(), v.parse::<i64>().expect("int"));
+        }
+        println!("{:#?}", collc_verifier::table::cost(&p, &m));
+        return;
+    }
+    let r = collc_verifier::verify(&p, &Default::default());
+    for o in &r.obligations {
+        println!("{:16} {:?} {} {:?}", o.id, o.status, o.summary, o.reason);
+        for f in &o.findings {
+            println!("   {} params={:?} cell={:?} value={:?} formula={:?}", f.message, f.params.iter().map(|x| format!("{}={}", x.name, x.value)).collect::<Vec<_>>(), f.cell, f.value, f.formula);
+            for c in &f.contributions {
+                println!("      {:?}", c);
+            }
+        }
+    }
+    println!("{} | {:?}", r.method, r.stats);
+}

@@ -1,0 +1,1070 @@
+//! The obligations, checked configuration by configuration over the events of
+//! [`crate::exec::run`]: per-cell closed-form sums, literal arithmetic first, Z3
+//! for what literal arithmetic cannot close.
+
+use crate::exec::{self, Cell, EvKind, Event, Plan, Run, Section, Stop};
+use crate::report::*;
+use crate::smt::{Answer, Prop, Smt, Tr};
+use crate::sym::{union, Assign, AtomId, CondV, Guard, Lin, Printer, Syms};
+use collc_grammar::Span;
+use collc_spec::ir::*;
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+use z3::ast::Bool;
+
+/// Verification options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Wall-clock budget of each obligation, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { timeout_ms: 10_000 }
+    }
+}
+
+/// Sums `v` over iteration atom `j` in `0..trip` (closed form; `v` affine in `j`).
+pub fn sum_over(s: &mut Syms, v: &Lin, j: AtomId, trip: &Lin) -> Result<Lin, String> {
+    if s.nested(v, j) {
+        return Err("a value is not affine in its loop variable".into());
+    }
+    let (b, a) = v.split(j);
+    let mut out = Lin::k(0);
+    // a * trip, distributed over a's terms so equal products cancel.
+    if a.c != 0 {
+        out = out.axpy(a.c, trip).ok_or("overflow")?;
+    }
+    for (x, k) in &a.t {
+        let m = s.mul(&Lin::atom(*x), trip).ok_or("overflow")?;
+        out = out.axpy(*k, &m).ok_or("overflow")?;
+    }
+    if b != 0 {
+        let t = s.tri(trip).ok_or("overflow")?;
+        out = out.axpy(b, &t).ok_or("overflow")?;
+    }
+    Ok(out)
+}
+
+/// The frames around an event, innermost first.
+pub fn chain(run: &Run, ev: &Event) -> Vec<u32> {
+    let mut v = Vec::new();
+    let mut f = ev.frame;
+    while let Some(i) = f {
+        v.push(i);
+        f = run.frames[i as usize].parent;
+    }
+    v
+}
+
+/// An event's total over its summarised loops, under its guard.
+pub fn contrib(run: &mut Run, ev: usize, val: &Lin) -> Result<Lin, String> {
+    let mut v = val.clone();
+    let ch = chain(run, &run.events[ev]);
+    for f in ch {
+        let fr = run.frames[f as usize].clone();
+        v = sum_over(&mut run.syms, &v, fr.iter, &fr.trip)?;
+    }
+    let g = run.events[ev].guard.clone();
+    Ok(run.syms.guarded(&g, &v))
+}
+
+fn value_of(ev: &Event) -> Lin {
+    match &ev.kind {
+        EvKind::Notify { value, .. } => value.clone(),
+        _ => Lin::k(0),
+    }
+}
+
+fn is_add(ev: &Event) -> bool {
+    matches!(
+        ev.kind,
+        EvKind::Notify {
+            op: NotifyOp::AtomicAdd,
+            ..
+        }
+    )
+}
+fn is_set(ev: &Event) -> bool {
+    matches!(ev.kind, EvKind::Notify { op: NotifyOp::Set, .. })
+}
+fn is_wait(ev: &Event) -> bool {
+    matches!(ev.kind, EvKind::Wait { .. })
+}
+
+/// `sig[1][0] on rank 0`.
+pub fn cell_name(p: &Protocol, c: &Cell) -> String {
+    let mut s = p.signals[c.signal].name.clone();
+    for i in &c.index {
+        s.push_str(&format!("[{i}]"));
+    }
+    format!("{s} on rank {}", c.owner)
+}
+
+struct Acc {
+    id: &'static str,
+    violation: Option<Finding>,
+    unknown: Option<(String, Option<Span>)>,
+    literal: u64,
+    z3: u64,
+    items: u64,
+    deadline: Instant,
+}
+
+impl Acc {
+    fn new(id: &'static str, deadline: Instant) -> Self {
+        Acc {
+            id,
+            violation: None,
+            unknown: None,
+            literal: 0,
+            z3: 0,
+            items: 0,
+            deadline,
+        }
+    }
+    fn done(&self) -> bool {
+        self.violation.is_some()
+    }
+    fn unknown(&mut self, reason: String, span: Option<Span>) {
+        if self.unknown.is_none() {
+            self.unknown = Some((reason, span));
+        }
+    }
+    fn timed_out(&mut self) -> bool {
+        if Instant::now() >= self.deadline {
+            self.unknown("timeout: the obligation's time budget (--timeout-ms) was spent".into(), None);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+struct Ctx<'a> {
+    p: &'a Protocol,
+    plan: &'a Plan,
+    smt: &'a mut Smt,
+}
+
+impl Ctx<'_> {
+    /// Literal first, then Z3.
+    #[allow(clippy::too_many_arguments)]
+    fn prove(
+        &mut self,
+        run: &mut Run,
+        acc: &mut Acc,
+        guard: &Guard,
+        frames: &[u32],
+        prop: Prop,
+    ) -> Answer {
+        let lit = match &prop {
+            Prop::Ge0(l) => {
+                let l2 = run.syms.assume(guard, l);
+                run.syms.nonneg(&l2)
+            }
+            Prop::Eq0(l) => run.syms.assume(guard, l).is_zero(),
+            Prop::Never(_) | Prop::Equiv(..) => false,
+        };
+        if lit {
+            acc.literal += 1;
+            return Answer::Valid;
+        }
+        acc.z3 += 1;
+        let trips: Vec<Lin> = frames.iter().map(|f| run.frames[*f as usize].trip.clone()).collect();
+        let g = guard.clone();
+        let extra = move |tr: &mut Tr| -> Vec<Bool> {
+            let mut v = vec![tr.guard(&g)];
+            for t in &trips {
+                v.push(tr.lin(t).ge(1));
+            }
+            v
+        };
+        self.smt.check(self.p, run, &[], &extra, &prop, acc.deadline)
+    }
+
+    fn params(&self, run: &Run, a: &Assign) -> Vec<ParamValue> {
+        let mut out: Vec<ParamValue> = run
+            .config
+            .iter()
+            .map(|(v, x)| ParamValue {
+                name: self.p.var_name(*v).to_string(),
+                value: *x,
+            })
+            .collect();
+        for v in &self.plan.symbolic {
+            let value = a
+                .params
+                .get(v)
+                .copied()
+                .or_else(|| run.syms.param_bounds.get(v).map(|b| b.0))
+                .unwrap_or(0);
+            out.push(ParamValue {
+                name: self.p.var_name(*v).to_string(),
+                value,
+            });
+        }
+        out
+    }
+
+    fn contributions(&self, run: &mut Run, evs: &[usize], a: &Assign) -> Vec<Contribution> {
+        let mut by: BTreeMap<(usize, usize, bool), (Section, i64, i64, bool)> = BTreeMap::new();
+        for &e in evs {
+            let ev = &run.events[e];
+            let notify = matches!(ev.kind, EvKind::Notify { .. });
+            let key = (ev.span.start, ev.span.end, notify);
+            let sec = ev.section;
+            let val = value_of(ev);
+            let cnt = contrib(run, e, &Lin::k(1)).ok().and_then(|l| run.syms.eval(&l, a));
+            let tot = contrib(run, e, &val).ok().and_then(|l| run.syms.eval(&l, a));
+            let ent = by.entry(key).or_insert((sec, 0, 0, notify));
+            ent.1 += cnt.unwrap_or(0);
+            ent.2 += tot.unwrap_or(0);
+        }
+        by.into_iter()
+            .filter(|(_, v)| v.1 != 0)
+            .map(|((s, e, _), (sec, cnt, tot, notify))| Contribution {
+                span: Span::new(s, e),
+                line: 0,
+                section: match sec {
+                    Section::Body => "body".into(),
+                    Section::Epilogue => "epilogue".into(),
+                },
+                role: if notify { "notify".into() } else { "wait".into() },
+                count: cnt,
+                total: tot,
+            })
+            .collect()
+    }
+}
+
+/// The `verify` entry point: every obligation, with the statuses of [`Status`].
+pub fn verify(p: &Protocol, opts: &Options) -> Report {
+    let start = Instant::now();
+    let deadline = start + Duration::from_millis(opts.timeout_ms);
+    let mut smt = Smt::new();
+    let mut plan = Plan::initial(p);
+    let mut stats;
+    let mut promote_failed: Option<(String, Span)> = None;
+    let (accs, garbage) = loop {
+        let mut accs: Vec<Acc> = OBLIGATIONS.iter().map(|id| Acc::new(id, deadline)).collect();
+        let mut garbage = Garbage::default();
+        stats = Stats::default();
+        let mut need: Option<(Vec<VarId>, String, Span)> = None;
+        let mut failed: Option<(String, Span)> = None;
+        if plan.count(p) > exec::CONFIG_LIMIT {
+            failed = Some((
+                format!(
+                    "{} configurations to enumerate ({}); the limit is {}",
+                    plan.count(p),
+                    plan.describe(p),
+                    exec::CONFIG_LIMIT
+                ),
+                p.span,
+            ));
+        } else {
+            exec::configs(p, &plan, &mut |cfg| {
+                if accs.iter().all(|a| a.done() || a.unknown.is_some()) {
+                    return false;
+                }
+                if Instant::now() >= deadline {
+                    for a in accs.iter_mut() {
+                        if !a.done() {
+                            a.timed_out();
+                        }
+                    }
+                    return false;
+                }
+                match exec::run(p, cfg) {
+                    Ok(None) => true,
+                    Ok(Some(mut run)) => {
+                        stats.configurations += 1;
+                        stats.events += run.events.len() as u64;
+                        let mut ctx = Ctx {
+                            p,
+                            plan: &plan,
+                            smt: &mut smt,
+                        };
+                        check_run(&mut ctx, &mut run, &mut accs, &mut garbage);
+                        true
+                    }
+                    Err(Stop::Need(vars, what, span)) => {
+                        need = Some((vars, what, span));
+                        false
+                    }
+                    Err(Stop::Unsupported(msg, span)) | Err(Stop::Iter(_, msg, span)) => {
+                        failed = Some((msg, span));
+                        false
+                    }
+                }
+            });
+        }
+        if let Some((vars, what, span)) = need {
+            match plan.promote(p, &vars) {
+                Ok(()) => continue,
+                Err(msg) => promote_failed = Some((format!("{what} must be concrete: {msg}"), span)),
+            }
+        }
+        if let Some(f) = failed.or(promote_failed.clone()) {
+            for a in accs.iter_mut() {
+                if !a.done() {
+                    a.unknown(format!("unsupported form: {}", f.0), Some(f.1));
+                }
+            }
+        }
+        break (accs, garbage);
+    };
+    stats.z3_calls = smt.calls as u64;
+    stats.literal = accs.iter().map(|a| a.literal).sum();
+    let scope = plan.describe(p);
+    let mut obligations = Vec::new();
+    for a in accs {
+        let code = format!("verify::{}", a.id);
+        let (status, findings, reason) = if let Some(f) = a.violation {
+            let st = if a.id == "garbage-credit" {
+                Status::Warning
+            } else {
+                Status::Violated
+            };
+            (st, vec![f], None)
+        } else if let Some((r, span)) = a.unknown {
+            let mut f = Finding::new(r.clone());
+            f.primary = span;
+            (Status::Unknown, vec![f], Some(r))
+        } else {
+            (Status::Proved, Vec::new(), None)
+        };
+        let mut findings = findings;
+        if a.id == "garbage-credit" && status == Status::Warning {
+            if let Some(f) = findings.first_mut() {
+                f.formula = Some(format!(
+                    "wasted remote atomics per call: {}",
+                    garbage.formula(p)
+                ));
+            }
+        }
+        let summary = summary(a.id, status, a.items, a.literal, a.z3);
+        obligations.push(ObligationResult {
+            id: a.id.to_string(),
+            code,
+            status,
+            scope: if status == Status::Proved {
+                Some(scope.clone())
+            } else {
+                None
+            },
+            reason,
+            summary,
+            findings,
+        });
+    }
+    stats.millis = start.elapsed().as_millis() as u64;
+    Report {
+        schema: SCHEMA,
+        protocol: p.name.clone(),
+        method: scope,
+        obligations,
+        stats,
+    }
+}
+
+fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
+    let what = match id {
+        "credit-balance" => "every written credit cell nets exactly 0 per call",
+        "op-exclusivity" => "no cell is written with both Set and AtomicAdd",
+        "wait-reachable" => "every wait's threshold is reached by its cell's credits",
+        "stale-credit" => "every wait needs a credit of its own round (GE waits on counters)",
+        "garbage-credit" => "every credited cell is read by some wait",
+        _ => "early returns depend only on rank-uniform values",
+    };
+    match st {
+        Status::Proved => format!("{what} ({items} checks: {lit} by literal arithmetic, {z3} by Z3)"),
+        Status::Violated | Status::Warning => format!("not: {what}"),
+        _ => format!("undecided: {what}"),
+    }
+}
+
+/// Wasted remote atomics per configuration (for the formula in P).
+#[derive(Default)]
+pub struct Garbage {
+    points: Vec<(Vec<(VarId, i64)>, BTreeMap<String, i64>)>,
+}
+
+impl Garbage {
+    fn formula(&self, p: &Protocol) -> String {
+        crate::poly::formula_over_world(p, &self.points)
+    }
+}
+
+/// Converts a Lin to printed-atom form (stable across configurations).
+pub fn printed(p: &Protocol, s: &Syms, l: &Lin) -> BTreeMap<String, i64> {
+    let pr = Printer { syms: s, p };
+    let mut m = BTreeMap::new();
+    if l.c != 0 {
+        m.insert(String::new(), l.c);
+    }
+    for (a, k) in &l.t {
+        *m.entry(pr.atom(*a)).or_insert(0) += k;
+    }
+    m.retain(|_, v| *v != 0);
+    m
+}
+
+fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garbage) {
+    let mut cells: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
+    for (i, e) in run.events.iter().enumerate() {
+        if let Some(c) = &e.cell {
+            cells.entry(c.clone()).or_default().push(i);
+        }
+    }
+    let [cb, ox, wr, st, gc, gs] = accs else { return };
+    if !cb.done() && !cb.timed_out() {
+        credit_balance(ctx, run, &cells, cb);
+    }
+    if !ox.done() && !ox.timed_out() {
+        op_exclusivity(ctx, run, &cells, ox);
+    }
+    if !wr.done() && !wr.timed_out() {
+        wait_reachable(ctx, run, &cells, wr);
+    }
+    if !st.done() && !st.timed_out() {
+        stale_credit(ctx, run, &cells, st);
+    }
+    if !gc.timed_out() {
+        garbage_credit(ctx, run, &cells, gc, garbage);
+    }
+    if !gs.done() && !gs.timed_out() {
+        guard_symmetry(ctx, run, gs);
+    }
+}
+
+fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
+    let mut cache: HashMap<Lin, bool> = HashMap::new();
+    for (cell, evs) in cells {
+        if ctx.p.signals[cell.signal].kind == SignalKind::Value {
+            continue;
+        }
+        let notifies: Vec<usize> = evs.iter().copied().filter(|e| !is_wait(&run.events[*e])).collect();
+        if notifies.is_empty() {
+            continue;
+        }
+        let has_set = notifies.iter().any(|e| is_set(&run.events[*e]));
+        let has_add = notifies.iter().any(|e| is_add(&run.events[*e]));
+        acc.items += 1;
+        if has_set && has_add {
+            continue; // op-exclusivity reports it
+        }
+        if has_set {
+            // A credit cell written only with Set is left at the Set value.
+            for &e in &notifies {
+                let ev = run.events[e].clone();
+                let v = value_of(&ev);
+                let frames = chain(run, &ev);
+                let ans = ctx.prove(run, acc, &ev.guard, &frames, Prop::Eq0(v.clone()));
+                match ans {
+                    Answer::Valid => {}
+                    Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span)),
+                    Answer::Refuted(a) => {
+                        let val = run.syms.eval(&v, &a).unwrap_or(0);
+                        let mut f = Finding::new(format!(
+                            "{} is a credit cell but is written with Set({val}): it is left at {val} after the call",
+                            cell_name(ctx.p, cell)
+                        ));
+                        f.params = ctx.params(run, &a);
+                        f.cell = Some(cell_name(ctx.p, cell));
+                        f.value = Some(val);
+                        f.primary = Some(ev.span);
+                        f.primary_label = format!("sets the cell to {val}; nothing takes it back to 0");
+                        f.contributions = ctx.contributions(run, &notifies, &a);
+                        f.help = Some("count credits with `+= 1` and take them back in the epilogue with `-= N` (AtomicAdd)".into());
+                        f.notes.push("the next call's waits pass on this value at once (single-shot barrier)".into());
+                        acc.violation = Some(f);
+                        return;
+                    }
+                }
+            }
+            continue;
+        }
+        let mut net = Lin::k(0);
+        let mut bad = None;
+        for &e in &notifies {
+            let v = value_of(&run.events[e]);
+            match contrib(run, e, &v) {
+                Ok(c) => net = net.add(&c).unwrap_or(net),
+                Err(r) => bad = Some((r, run.events[e].span)),
+            }
+        }
+        if let Some((r, sp)) = bad {
+            acc.unknown(format!("{}: the per-cell sum cannot be closed: {r}", cell_name(ctx.p, cell)), Some(sp));
+            continue;
+        }
+        if net.is_zero() {
+            acc.literal += 1;
+            continue;
+        }
+        if cache.get(&net) == Some(&true) {
+            continue;
+        }
+        let ans = ctx.prove(run, acc, &Vec::new(), &[], Prop::Eq0(net.clone()));
+        match ans {
+            Answer::Valid => {
+                cache.insert(net, true);
+            }
+            Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), notifies.first().map(|e| run.events[*e].span)),
+            Answer::Refuted(a) => {
+                let val = run.syms.eval(&net, &a).unwrap_or(0);
+                let f = balance_finding(ctx, run, cell, &notifies, &net, val, &a);
+                acc.violation = Some(f);
+                return;
+            }
+        }
+    }
+}
+
+fn balance_finding(ctx: &mut Ctx, run: &mut Run, cell: &Cell, notifies: &[usize], net: &Lin, val: i64, a: &Assign) -> Finding {
+    let pr = Printer { syms: &run.syms, p: ctx.p };
+    let formula = pr.lin(net);
+    let mut f = Finding::new(format!(
+        "{} is left at {val} after one call: its credits and its reset do not cancel",
+        cell_name(ctx.p, cell)
+    ));
+    f.params = ctx.params(run, a);
+    f.cell = Some(cell_name(ctx.p, cell));
+    f.value = Some(val);
+    f.formula = Some(format!("net credit per call: {formula}"));
+    f.contributions = ctx.contributions(run, notifies, a);
+    let epi: Vec<&Contribution> = f.contributions.iter().filter(|c| c.section == "epilogue").collect();
+    let body: Vec<&Contribution> = f.contributions.iter().filter(|c| c.section == "body").collect();
+    let credits: i64 = body.iter().map(|c| c.total).sum();
+    let reset: i64 = epi.iter().map(|c| c.total).sum();
+    if let Some(c) = epi.first() {
+        f.primary = Some(c.span);
+        f.primary_label = format!("takes back {} but the cell received {credits}", -reset);
+        for c in epi.iter().skip(1) {
+            f.labels.push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
+        }
+        for c in &body {
+            f.labels.push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
+        }
+    } else if let Some(c) = body.first() {
+        f.primary = Some(c.span);
+        f.primary_label = format!("adds {} ({} ×); nothing takes it back", c.total, c.count);
+        for c in body.iter().skip(1) {
+            f.labels.push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
+        }
+    }
+    f.help = Some(if epi.is_empty() {
+        format!("add an epilogue that takes the credits back: `-= {credits}` (as a formula: the cell's credits per call)")
+    } else {
+        "make the epilogue take back exactly the credits the cell receives in the call".to_string()
+    });
+    f.notes.push("a cell left non-zero makes the next call's waits pass early (or need extra credits) when the signal is reused".into());
+    f
+}
+
+fn op_exclusivity(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
+    for (cell, evs) in cells {
+        let sets: Vec<usize> = evs.iter().copied().filter(|e| is_set(&run.events[*e])).collect();
+        let adds: Vec<usize> = evs.iter().copied().filter(|e| is_add(&run.events[*e])).collect();
+        acc.items += 1;
+        if sets.is_empty() || adds.is_empty() {
+            acc.literal += 1;
+            continue;
+        }
+        for &s in sets.iter().take(8) {
+            for &a in adds.iter().take(8) {
+                let (es, ea) = (run.events[s].clone(), run.events[a].clone());
+                let g = union(&es.guard, &ea.guard);
+                let mut frames = chain(run, &es);
+                frames.extend(chain(run, &ea));
+                let ans = ctx.prove(run, acc, &g, &frames, Prop::Never(g.clone()));
+                match ans {
+                    Answer::Valid => {}
+                    Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(es.span)),
+                    Answer::Refuted(asg) => {
+                        let mut f = Finding::new(format!(
+                            "{} is written with both Set and AtomicAdd",
+                            cell_name(ctx.p, cell)
+                        ));
+                        f.params = ctx.params(run, &asg);
+                        f.cell = Some(cell_name(ctx.p, cell));
+                        f.primary = Some(es.span);
+                        f.primary_label = "Set on a cell that is also AtomicAdd-ed".into();
+                        f.labels.push((ea.span, "AtomicAdd on the same cell".into()));
+                        let all: Vec<usize> = sets.iter().chain(adds.iter()).copied().collect();
+                        f.contributions = ctx.contributions(run, &all, &asg);
+                        f.help = Some("use AtomicAdd everywhere on credit cells (`+= 1` in the body, `-= N` in the epilogue); keep Set for separate `as value` signals".into());
+                        f.notes.push("a Set can land after a fast peer's next-call AtomicAdd and erase it: that peer's credit is lost and the waiter hangs".into());
+                        acc.violation = Some(f);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn wait_reachable(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
+    for (cell, evs) in cells {
+        let waits: Vec<usize> = evs.iter().copied().filter(|e| is_wait(&run.events[*e])).collect();
+        if waits.is_empty() {
+            continue;
+        }
+        let has_set = evs.iter().any(|e| is_set(&run.events[*e]));
+        if has_set || ctx.p.signals[cell.signal].kind == SignalKind::Value {
+            continue; // values persist across calls; not a credit count
+        }
+        let adds: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_add(&run.events[*e]) && run.events[*e].section == Section::Body)
+            .collect();
+        let mut total = Lin::k(0);
+        for &e in &adds {
+            let v = value_of(&run.events[e]);
+            match contrib(run, e, &v) {
+                Ok(c) => total = total.add(&c).unwrap_or(total),
+                Err(r) => {
+                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(run.events[e].span));
+                    return;
+                }
+            }
+        }
+        for &w in &waits {
+            let ev = run.events[w].clone();
+            let EvKind::Wait { cmp, thr } = &ev.kind else { continue };
+            let need = match cmp {
+                CmpOp::Ge | CmpOp::Eq => thr.clone(),
+                CmpOp::Gt => thr.add(&Lin::k(1)).unwrap_or(thr.clone()),
+                _ => continue,
+            };
+            acc.items += 1;
+            let Some(d) = total.sub(&need) else { continue };
+            let frames = chain(run, &ev);
+            let ans = ctx.prove(run, acc, &ev.guard, &frames, Prop::Ge0(d));
+            match ans {
+                Answer::Valid => {}
+                Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span)),
+                Answer::Refuted(a) => {
+                    let k = run.syms.eval(&need, &a).unwrap_or(0);
+                    let t = run.syms.eval(&total, &a).unwrap_or(0);
+                    let mut f = Finding::new(format!(
+                        "the wait on {} needs {k} but the cell receives only {t} credit(s) in the call: certain hang",
+                        cell_name(ctx.p, cell)
+                    ));
+                    f.params = ctx.params(run, &a);
+                    f.params.extend(rounds(ctx.p, run, &frames, &a));
+                    f.cell = Some(cell_name(ctx.p, cell));
+                    f.value = Some(k);
+                    f.primary = Some(ev.span);
+                    f.primary_label = format!("waits for {k}; at most {t} arrive");
+                    let mut all = adds.clone();
+                    all.push(w);
+                    f.contributions = ctx.contributions(run, &all, &a);
+                    for c in &f.contributions {
+                        if c.role == "notify" {
+                            f.labels.push((c.span, format!("adds {} in total", c.total)));
+                        }
+                    }
+                    f.help = Some("the threshold may not exceed the credits sent to the cell in this call".into());
+                    acc.violation = Some(f);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Values of the loop variables of the frames (as parameter-like lines).
+fn rounds(p: &Protocol, run: &Run, frames: &[u32], a: &Assign) -> Vec<ParamValue> {
+    let mut out = Vec::new();
+    for f in frames.iter().rev() {
+        let fr = &run.frames[*f as usize];
+        let Some(j) = a.atoms.get(&fr.iter) else { continue };
+        let lo = run.syms.eval(&fr.lo, a).unwrap_or(0);
+        let step = run.syms.eval(&fr.step, a).unwrap_or(1);
+        let crate::sym::Atom::Iter(n) = run.syms.atoms[fr.iter as usize] else { continue };
+        let var = run.syms.loops[n as usize].var;
+        out.push(ParamValue {
+            name: format!("{} (loop variable)", p.var_name(var)),
+            value: lo + step * j,
+        });
+    }
+    out
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    Leaf(usize),
+    Loop(u32, Vec<Node>),
+}
+
+fn build_tree(run: &Run, evs: &[usize]) -> Vec<Node> {
+    fn insert(nodes: &mut Vec<Node>, ch: &[u32], ev: usize) {
+        let Some((&f, rest)) = ch.split_first() else {
+            nodes.push(Node::Leaf(ev));
+            return;
+        };
+        if let Some(Node::Loop(g, kids)) = nodes.last_mut() {
+            if *g == f {
+                insert(kids, rest, ev);
+                return;
+            }
+        }
+        let mut kids = Vec::new();
+        insert(&mut kids, rest, ev);
+        nodes.push(Node::Loop(f, kids));
+    }
+    let mut root = Vec::new();
+    for &e in evs {
+        let mut ch = chain(run, &run.events[e]);
+        ch.reverse();
+        insert(&mut root, &ch, e);
+    }
+    root
+}
+
+struct Pairing<'a, 'b, 'c> {
+    ctx: &'a mut Ctx<'b>,
+    acc: &'a mut Acc,
+    cell: &'c Cell,
+    guard: Guard,
+    writers: Vec<usize>,
+}
+
+type Renames = Vec<(AtomId, AtomId)>;
+
+fn rename(s: &Syms, v: &Lin, r: &Renames) -> Result<Lin, String> {
+    let mut v = v.clone();
+    for (from, to) in r {
+        if s.nested(&v, *from) {
+            return Err("a value is not affine in its loop variable".into());
+        }
+        v = s.subst(&v, *from, &Lin::atom(*to)).ok_or("overflow")?;
+    }
+    Ok(v)
+}
+
+impl Pairing<'_, '_, '_> {
+    /// Credits of one pass over `nodes` (inner loops summed), in owner iteration atoms.
+    fn total(&mut self, run: &mut Run, nodes: &[&Node], r: &Renames) -> Result<Lin, String> {
+        let mut out = Lin::k(0);
+        for n in nodes {
+            match n {
+                Node::Leaf(e) => {
+                    let v = rename(&run.syms, &value_of(&run.events[*e]), r)?;
+                    let g = run.events[*e].guard.clone();
+                    let gv = run.syms.guarded(&g, &v);
+                    out = out.add(&gv).ok_or("overflow")?;
+                }
+                Node::Loop(f, kids) => {
+                    let kids: Vec<&Node> = kids.iter().collect();
+                    let inner = self.total(run, &kids, r)?;
+                    let fr = run.frames[*f as usize].clone();
+                    let s = sum_over(&mut run.syms, &inner, fr.iter, &fr.trip)?;
+                    out = out.add(&s).ok_or("overflow")?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Walks the owner's waits and the writers' notifies in lockstep.
+    fn align(&mut self, run: &mut Run, ws: &[&[Node]], o: &[Node], mut before: Lin, r: &Renames, frames: &[u32]) -> Result<Option<Finding>, String> {
+        for w in ws {
+            if w.len() != o.len() {
+                return Err(format!(
+                    "{} notify round(s) against {} wait round(s)",
+                    w.len(),
+                    o.len()
+                ));
+            }
+        }
+        for (i, on) in o.iter().enumerate() {
+            match on {
+                Node::Leaf(we) => {
+                    let mut leaves = Vec::new();
+                    for w in ws {
+                        match &w[i] {
+                            Node::Leaf(_) => leaves.push(&w[i]),
+                            Node::Loop(..) => return Err("a notify loop against a single wait".into()),
+                        }
+                    }
+                    let credit = self.total(run, &leaves, r)?;
+                    let ev = run.events[*we].clone();
+                    let EvKind::Wait { cmp, thr } = &ev.kind else { continue };
+                    let need = if *cmp == CmpOp::Gt { thr.add(&Lin::k(1)).ok_or("overflow")? } else { thr.clone() };
+                    // The wait must need a credit of its own round: need > before.
+                    let d = need.sub(&before).and_then(|x| x.add(&Lin::k(-1))).ok_or("overflow")?;
+                    self.acc.items += 1;
+                    let g = self.guard.clone();
+                    let ans = self.ctx.prove(run, self.acc, &g, frames, Prop::Ge0(d));
+                    match ans {
+                        Answer::Valid => {}
+                        Answer::Unknown(reason) => self.acc.unknown(format!("{}: {reason}", cell_name(self.ctx.p, self.cell)), Some(ev.span)),
+                        Answer::Refuted(a) => {
+                            let k = run.syms.eval(&need, &a).unwrap_or(0);
+                            let b = run.syms.eval(&before, &a).unwrap_or(0);
+                            let mut f = Finding::new(format!(
+                                "the wait on {} for {k} can pass on earlier rounds' credits: {b} have already been sent before this round's notify",
+                                cell_name(self.ctx.p, self.cell)
+                            ));
+                            f.params = self.ctx.params(run, &a);
+                            f.params.extend(rounds(self.ctx.p, run, frames, &a));
+                            f.cell = Some(cell_name(self.ctx.p, self.cell));
+                            f.value = Some(k);
+                            f.primary = Some(ev.span);
+                            f.primary_label = format!("waits for {k}, but {b} credit(s) of earlier rounds already satisfy it");
+                            for c in self.writers.iter() {
+                                let s = run.events[*c].span;
+                                if !f.labels.iter().any(|l| l.0 == s) {
+                                    f.labels.push((s, "credits accumulate here".into()));
+                                }
+                            }
+                            f.help = Some("notify a constant `+= 1` per round and wait for a threshold that grows by one per round (`>= round + 1`)".into());
+                            f.notes.push("thresholds must grow at least as fast as the credits (pypto#1829: AtomicAdd(epoch) with GE epoch)".into());
+                            return Ok(Some(f));
+                        }
+                    }
+                    before = before.add(&credit).ok_or("overflow")?;
+                }
+                Node::Loop(fo, okids) => {
+                    let fro = run.frames[*fo as usize].clone();
+                    let mut r2 = r.clone();
+                    let mut wk: Vec<&[Node]> = Vec::new();
+                    for w in ws {
+                        match &w[i] {
+                            Node::Loop(fw, kids) => {
+                                let frw = &run.frames[*fw as usize];
+                                if frw.span != fro.span || frw.trip != fro.trip {
+                                    return Err("notify and wait loops differ".into());
+                                }
+                                r2.push((frw.iter, fro.iter));
+                                wk.push(kids);
+                            }
+                            Node::Leaf(_) => return Err("a single notify against a wait loop".into()),
+                        }
+                    }
+                    let mut all: Vec<&Node> = Vec::new();
+                    for k in &wk {
+                        all.extend(k.iter());
+                    }
+                    let per_iter = self.total(run, &all, &r2)?;
+                    let upto = sum_over(&mut run.syms, &per_iter, fro.iter, &Lin::atom(fro.iter))?;
+                    let start = before.add(&upto).ok_or("overflow")?;
+                    let mut fr2 = frames.to_vec();
+                    fr2.insert(0, *fo);
+                    if let Some(f) = self.align(run, &wk, okids, start, &r2, &fr2)? {
+                        return Ok(Some(f));
+                    }
+                    let whole = sum_over(&mut run.syms, &per_iter, fro.iter, &fro.trip)?;
+                    before = before.add(&whole).ok_or("overflow")?;
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
+    for (cell, evs) in cells {
+        let adds: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_add(&run.events[*e]) && run.events[*e].section == Section::Body)
+            .collect();
+        let waits: Vec<usize> = evs.iter().copied().filter(|e| is_wait(&run.events[*e])).collect();
+        let has_set = evs.iter().any(|e| is_set(&run.events[*e]));
+        if waits.is_empty() || adds.is_empty() || has_set {
+            continue;
+        }
+        // Non-monotone comparisons on a counter.
+        for &w in &waits {
+            let ev = run.events[w].clone();
+            let EvKind::Wait { cmp, .. } = ev.kind else { continue };
+            if !matches!(cmp, CmpOp::Ge | CmpOp::Gt) {
+                let a = match ctx.prove(run, acc, &ev.guard, &chain(run, &ev), Prop::Never(ev.guard.clone())) {
+                    Answer::Refuted(a) => a,
+                    _ => continue,
+                };
+                let mut f = Finding::new(format!(
+                    "a `{}` wait on {}, a counter that receives AtomicAdd credits",
+                    cmp.as_str(),
+                    cell_name(ctx.p, cell)
+                ));
+                f.params = ctx.params(run, &a);
+                f.cell = Some(cell_name(ctx.p, cell));
+                f.primary = Some(ev.span);
+                f.primary_label = format!("`{}` on a counter", cmp.as_str());
+                f.help = Some("wait with `>=`: a fast writer can push the counter past the exact value before this rank polls".into());
+                acc.violation = Some(f);
+                return;
+            }
+        }
+        // Round pairing, per owner actor.
+        let mut owners: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+        for &w in &waits {
+            owners.entry(run.events[w].actor).or_default().push(w);
+        }
+        let mut writers: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+        for &e in &adds {
+            writers.entry(run.events[e].actor).or_default().push(e);
+        }
+        for (_, ow) in owners {
+            let g = run.events[ow[0]].guard.clone();
+            let same = ow.iter().chain(adds.iter()).all(|e| run.events[*e].guard == g);
+            if !same {
+                acc.unknown(
+                    format!("{}: its notifies and waits run under different symbolic conditions; rounds cannot be paired", cell_name(ctx.p, cell)),
+                    Some(run.events[ow[0]].span),
+                );
+                continue;
+            }
+            let otree = build_tree(run, &ow);
+            let wtrees: Vec<Vec<Node>> = writers.values().map(|w| build_tree(run, w)).collect();
+            let wrefs: Vec<&[Node]> = wtrees.iter().map(|t| t.as_slice()).collect();
+            let mut pairing = Pairing {
+                ctx,
+                acc,
+                cell,
+                guard: g,
+                writers: adds.clone(),
+            };
+            match pairing.align(run, &wrefs, &otree, Lin::k(0), &Vec::new(), &[]) {
+                Ok(None) => {}
+                Ok(Some(f)) => {
+                    pairing.acc.violation = Some(f);
+                    return;
+                }
+                Err(r) => pairing.acc.unknown(
+                    format!("{}: the notifies and waits on this cell do not pair round by round ({r})", cell_name(pairing.ctx.p, cell)),
+                    Some(run.events[ow[0]].span),
+                ),
+            }
+        }
+    }
+}
+
+fn garbage_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc, garbage: &mut Garbage) {
+    let mut wasted = Lin::k(0);
+    let mut first: Option<(Cell, Vec<usize>)> = None;
+    for (cell, evs) in cells {
+        let waited = evs.iter().any(|e| is_wait(&run.events[*e]));
+        let credits: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| {
+                let ev = &run.events[*e];
+                is_add(ev) && ev.section == Section::Body && !value_of(ev).as_const().is_some_and(|v| v <= 0)
+            })
+            .collect();
+        if credits.is_empty() {
+            continue;
+        }
+        acc.items += 1;
+        if waited {
+            acc.literal += 1;
+            continue;
+        }
+        for &e in &credits {
+            if let EvKind::Notify { remote: true, .. } = run.events[e].kind {
+                if let Ok(c) = contrib(run, e, &Lin::k(1)) {
+                    wasted = wasted.add(&c).unwrap_or(wasted);
+                }
+            }
+        }
+        if first.is_none() {
+            first = Some((cell.clone(), credits));
+        }
+    }
+    garbage.points.push((run.config.clone(), printed(ctx.p, &run.syms, &wasted)));
+    if acc.violation.is_some() {
+        return;
+    }
+    if let Some((cell, credits)) = first {
+        let a = match ctx.smt.check(ctx.p, run, &[], &|_| Vec::new(), &Prop::Never(Vec::new()), acc.deadline) {
+            Answer::Refuted(a) => a,
+            _ => Assign::default(),
+        };
+        let mut f = Finding::new(format!(
+            "credits are sent to {}, but no wait ever reads that cell",
+            cell_name(ctx.p, &cell)
+        ));
+        f.params = ctx.params(run, &a);
+        f.cell = Some(cell_name(ctx.p, &cell));
+        f.contributions = ctx.contributions(run, &credits, &a);
+        f.primary = Some(run.events[credits[0]].span);
+        f.primary_label = "credits nobody waits for".into();
+        f.help = Some("notify only the ranks that wait on the cell (e.g. only the root notifies, per tile)".into());
+        acc.violation = Some(f);
+    }
+}
+
+fn guard_symmetry(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
+    let mut by: BTreeMap<(usize, u32), Vec<(u32, CondV, Span)>> = BTreeMap::new();
+    for r in &run.returns {
+        by.entry((r.span.start, r.actor.1)).or_default().push((r.actor.0, r.cond, r.span));
+    }
+    for (_, v) in by {
+        acc.items += 1;
+        let (r0, c0, span) = v[0];
+        for &(r1, c1, _) in &v[1..] {
+            if c0 == c1 {
+                continue;
+            }
+            let differ = match (c0, c1) {
+                (CondV::Const(_), CondV::Const(_)) => {
+                    let a = match ctx.smt.check(ctx.p, run, &[], &|_| Vec::new(), &Prop::Never(Vec::new()), acc.deadline) {
+                        Answer::Refuted(a) => a,
+                        _ => Assign::default(),
+                    };
+                    Some(a)
+                }
+                (x, y) => {
+                    let (cx, cy) = (as_cond(&mut run.syms, x), as_cond(&mut run.syms, y));
+                    match ctx.prove(run, acc, &Vec::new(), &[], Prop::Equiv(cx, cy)) {
+                        Answer::Valid => None,
+                        Answer::Refuted(a) => Some(a),
+                        Answer::Unknown(reason) => {
+                            acc.unknown(reason, Some(span));
+                            None
+                        }
+                    }
+                }
+            };
+            if let Some(a) = differ {
+                let b0 = eval_condv(&run.syms, c0, &a);
+                let (ret, stay) = if b0 == Some(true) { (r0, r1) } else { (r1, r0) };
+                let mut f = Finding::new(format!(
+                    "an early return depends on the rank: rank {ret} returns, rank {stay} does not"
+                ));
+                f.params = ctx.params(run, &a);
+                f.primary = Some(span);
+                f.primary_label = "reads a rank-local value".into();
+                f.help = Some("guards may read only rank-uniform values (P, parameters, constants, top-level lets, the block index), so every rank returns together".into());
+                f.notes.push("a rank that returns early never sends its credits: its peers hang".into());
+                acc.violation = Some(f);
+                return;
+            }
+        }
+    }
+}
+
+fn as_cond(s: &mut Syms, c: CondV) -> crate::sym::CondId {
+    match c {
+        CondV::Sym(id) => id,
+        CondV::Const(b) => {
+            let l = Lin::k(if b { 0 } else { -1 });
+            // Interned without simplification: a literal formula.
+            s.formula_raw(crate::sym::Formula::Ge0(l))
+        }
+    }
+}
+
+fn eval_condv(s: &Syms, c: CondV, a: &Assign) -> Option<bool> {
+    match c {
+        CondV::Const(b) => Some(b),
+        CondV::Sym(id) => s.eval_cond(id, a),
+    }
+}

@@ -1,0 +1,315 @@
+//! Z3 translation of [`Lin`]s, atoms and conditions, and the two queries the
+//! obligations need: "is this property valid under the configuration's
+//! assumptions?" (unsat of the negation) and "give me the smallest model of its
+//! negation" (`Optimize`, symbolic parameters minimised in declaration order).
+
+use crate::exec::Run;
+use crate::sym::{Assign, Atom, AtomId, CondId, Formula, Guard, Lin, Syms};
+use collc_spec::ir::{Protocol, VarId};
+use std::collections::HashMap;
+use std::time::Instant;
+use z3::ast::{Bool, Int};
+use z3::{Optimize, Params, SatResult, Solver};
+
+/// A property to check, as a Z3-independent description.
+#[derive(Clone, Debug)]
+pub enum Prop {
+    /// `l >= 0`
+    Ge0(Lin),
+    /// `l == 0`
+    Eq0(Lin),
+    /// The guard is unsatisfiable (the property "not g").
+    Never(Guard),
+    /// Two conditions are equivalent.
+    Equiv(CondId, CondId),
+}
+
+/// The answer to one query.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    /// Valid for every value.
+    Valid,
+    /// Refuted; the (minimised) assignment.
+    Refuted(Assign),
+    /// Z3 could not decide.
+    Unknown(String),
+}
+
+/// One solver per verification (thread-local context), reused with push/pop.
+pub struct Smt {
+    solver: Solver,
+    /// Number of Z3 checks made.
+    pub calls: u32,
+}
+
+impl Default for Smt {
+    fn default() -> Self {
+        Smt::new()
+    }
+}
+
+impl Smt {
+    /// A fresh solver.
+    pub fn new() -> Smt {
+        Smt {
+            solver: Solver::new(),
+            calls: 0,
+        }
+    }
+
+    fn set_timeout(&self, deadline: Instant) -> Option<u32> {
+        let left = deadline.saturating_duration_since(Instant::now()).as_millis();
+        if left == 0 {
+            return None;
+        }
+        let ms = left.min(u32::MAX as u128) as u32;
+        let mut params = Params::new();
+        params.set_u32("timeout", ms.max(1));
+        self.solver.set_params(&params);
+        Some(ms)
+    }
+
+    /// Checks `assume ⇒ prop` for all values of the symbolic atoms, under the
+    /// run's assumptions; on refutation, returns the smallest counterexample.
+    pub fn check(
+        &mut self,
+        p: &Protocol,
+        run: &Run,
+        assume: &[Bool],
+        extra: &dyn Fn(&mut Tr) -> Vec<Bool>,
+        prop: &Prop,
+        deadline: Instant,
+    ) -> Answer {
+        if self.set_timeout(deadline).is_none() {
+            return Answer::Unknown("timeout (the obligation's time budget is spent)".into());
+        }
+        let mut tr = Tr::new(p, &run.syms);
+        let neg = match prop {
+            Prop::Ge0(l) => tr.lin(l).lt(0),
+            Prop::Eq0(l) => tr.lin(l).eq(Int::from_i64(0)).not(),
+            Prop::Never(g) => tr.guard(g),
+            Prop::Equiv(a, b) => {
+                let (x, y) = (tr.cond(*a), tr.cond(*b));
+                x.eq(&y).not()
+            }
+        };
+        let mut asserts: Vec<Bool> = assume.to_vec();
+        for c in &run.assumptions {
+            asserts.push(tr.cond(*c));
+        }
+        asserts.extend(extra(&mut tr));
+        asserts.push(neg);
+        let side = tr.side();
+        self.solver.push();
+        for a in asserts.iter().chain(side.iter()) {
+            self.solver.assert(a);
+        }
+        self.calls += 1;
+        let r = self.solver.check();
+        let out = match r {
+            SatResult::Unsat => Answer::Valid,
+            SatResult::Unknown => Answer::Unknown(format!(
+                "Z3: {}",
+                self.solver
+                    .get_reason_unknown()
+                    .unwrap_or_else(|| "unknown".into())
+            )),
+            SatResult::Sat => {
+                let model = self.solver.get_model();
+                let first = model.map(|m| tr.extract(&m));
+                // Minimise: P is already the smallest (enumeration order); then the
+                // symbolic parameters in declaration order.
+                let min = minimise(&tr, &asserts, &side, deadline);
+                match (min, first) {
+                    (Some(a), _) => Answer::Refuted(a),
+                    (None, Some(a)) => Answer::Refuted(a),
+                    (None, None) => Answer::Unknown("Z3 gave no model".into()),
+                }
+            }
+        };
+        self.solver.pop(1);
+        out
+    }
+}
+
+fn minimise(tr: &Tr, asserts: &[Bool], side: &[Bool], deadline: Instant) -> Option<Assign> {
+    let left = deadline.saturating_duration_since(Instant::now()).as_millis();
+    if left == 0 {
+        return None;
+    }
+    let opt = Optimize::new();
+    let mut params = Params::new();
+    params.set_u32("timeout", (left.min(u32::MAX as u128) as u32).max(1));
+    opt.set_params(&params);
+    for a in asserts.iter().chain(side.iter()) {
+        opt.assert(a);
+    }
+    let mut order: Vec<(&VarId, &Int)> = tr.params.iter().collect();
+    order.sort_by_key(|x| *x.0);
+    for (_, x) in &order {
+        opt.minimize(*x);
+    }
+    for x in tr.others.values() {
+        opt.minimize(x);
+    }
+    match opt.check(&[]) {
+        SatResult::Sat => opt.get_model().map(|m| tr.extract(&m)),
+        _ => None,
+    }
+}
+
+/// Translation state: Z3 terms for atoms, plus their defining side constraints.
+pub struct Tr<'a> {
+    p: &'a Protocol,
+    syms: &'a Syms,
+    atoms: HashMap<AtomId, Int>,
+    conds: HashMap<CondId, Bool>,
+    side: Vec<Bool>,
+    params: HashMap<VarId, Int>,
+    others: HashMap<AtomId, Int>,
+}
+
+impl<'a> Tr<'a> {
+    /// A fresh translation.
+    pub fn new(p: &'a Protocol, syms: &'a Syms) -> Self {
+        Tr {
+            p,
+            syms,
+            atoms: HashMap::new(),
+            conds: HashMap::new(),
+            side: Vec::new(),
+            params: HashMap::new(),
+            others: HashMap::new(),
+        }
+    }
+    /// The side constraints collected so far.
+    pub fn side(&self) -> Vec<Bool> {
+        self.side.clone()
+    }
+    fn extract(&self, m: &z3::Model) -> Assign {
+        let mut a = Assign::default();
+        for (v, x) in &self.params {
+            if let Some(val) = m.eval(x, true).and_then(|x| x.as_i64()) {
+                a.params.insert(*v, val);
+            }
+        }
+        for (id, x) in &self.others {
+            if let Some(val) = m.eval(x, true).and_then(|x| x.as_i64()) {
+                a.atoms.insert(*id, val);
+            }
+        }
+        a
+    }
+    /// A Lin as a Z3 Int.
+    pub fn lin(&mut self, l: &Lin) -> Int {
+        let mut parts: Vec<Int> = vec![Int::from_i64(l.c)];
+        for (a, k) in &l.t {
+            let x = self.atom(*a);
+            parts.push(if *k == 1 { x } else { x * Int::from_i64(*k) });
+        }
+        Int::add(&parts)
+    }
+    /// A guard as a conjunction.
+    pub fn guard(&mut self, g: &Guard) -> Bool {
+        let cs: Vec<Bool> = g.iter().map(|c| self.cond(*c)).collect();
+        Bool::and(&cs)
+    }
+    /// A condition.
+    pub fn cond(&mut self, c: CondId) -> Bool {
+        if let Some(b) = self.conds.get(&c) {
+            return b.clone();
+        }
+        let b = match &self.syms.conds[c as usize] {
+            Formula::Ge0(l) => self.lin(l).ge(0),
+            Formula::Eq0(l) => self.lin(l).eq(Int::from_i64(0)),
+            Formula::Not(x) => self.cond(*x).not(),
+            Formula::And(xs) => {
+                let v: Vec<Bool> = xs.iter().map(|x| self.cond(*x)).collect();
+                Bool::and(&v)
+            }
+            Formula::Or(xs) => {
+                let v: Vec<Bool> = xs.iter().map(|x| self.cond(*x)).collect();
+                Bool::or(&v)
+            }
+        };
+        self.conds.insert(c, b.clone());
+        b
+    }
+    /// An atom.
+    pub fn atom(&mut self, a: AtomId) -> Int {
+        if let Some(x) = self.atoms.get(&a) {
+            return x.clone();
+        }
+        let x = match self.syms.atoms[a as usize].clone() {
+            Atom::Param(v) => {
+                let x = Int::new_const(self.p.var_name(v));
+                if let Some((lo, hi)) = self.syms.param_bounds.get(&v) {
+                    self.side.push(x.ge(*lo));
+                    self.side.push(x.le(*hi));
+                }
+                self.params.insert(v, x.clone());
+                x
+            }
+            Atom::Elem(arr, r, i) => {
+                let x = Int::new_const(format!("{}[{i}]@{r}", self.p.arrays[arr].name));
+                let (lo, hi) = self.p.arrays[arr].domain;
+                self.side.push(x.ge(lo));
+                self.side.push(x.le(hi));
+                self.others.insert(a, x.clone());
+                x
+            }
+            Atom::Iter(n) => {
+                let info = &self.syms.loops[n as usize];
+                let x = Int::new_const(format!("{}#{n}", self.p.var_name(info.var)));
+                let trip = self.lin(&info.trip.clone());
+                self.side.push(x.ge(0));
+                self.side.push(x.lt(&trip));
+                self.others.insert(a, x.clone());
+                x
+            }
+            Atom::CeilDiv(x, y) => {
+                let (x, y) = (self.lin(&x), self.lin(&y));
+                self.side.push(y.eq(Int::from_i64(0)).not());
+                let pos = -((-x.clone()).div(&y));
+                y.gt(0).ite(&pos, &x.div(&y))
+            }
+            Atom::Div(x, y) => {
+                let (x, y) = (self.lin(&x), self.lin(&y));
+                self.side.push(y.eq(Int::from_i64(0)).not());
+                x.div(&y)
+            }
+            Atom::Mod(x, y) => {
+                let (x, y) = (self.lin(&x), self.lin(&y));
+                self.side.push(y.eq(Int::from_i64(0)).not());
+                x.modulo(&y)
+            }
+            Atom::Min(x, y) => {
+                let (x, y) = (self.lin(&x), self.lin(&y));
+                x.le(&y).ite(&x, &y)
+            }
+            Atom::Max(x, y) => {
+                let (x, y) = (self.lin(&x), self.lin(&y));
+                x.ge(&y).ite(&x, &y)
+            }
+            Atom::Mul(x, y) => {
+                let (x, y) = (self.lin(&x), self.lin(&y));
+                x * y
+            }
+            Atom::Tri(x) => {
+                let x = self.lin(&x);
+                (x.clone() * (x - Int::from_i64(1))).div(Int::from_i64(2))
+            }
+            Atom::Ind(g) => {
+                let b = self.guard(&g);
+                b.ite(&Int::from_i64(1), &Int::from_i64(0))
+            }
+            Atom::Guarded(g, x) => {
+                let b = self.guard(&g);
+                let x = self.atom(x);
+                b.ite(&x, &Int::from_i64(0))
+            }
+        };
+        self.atoms.insert(a, x.clone());
+        x
+    }
+}
