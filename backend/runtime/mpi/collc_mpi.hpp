@@ -88,16 +88,18 @@
 //        - the local reset is an accumulate TO SELF, never `cell -= N` (a load/store
 //          would race with a fast peer's next-call +1, §11.7 conflicting accesses).
 //        - wait polls with MPI_Fetch_and_op(MPI_NO_OP), which is an atomic read w.r.t.
-//          concurrent MPI_SUM (allowed by `same_op_no_op`); MPI_Get is NOT used because
-//          a get concurrent with an accumulate to the same location is erroneous.
+//          concurrent MPI_SUM (allowed by `same_op_no_op`). MPI_Get is NOT used: a get
+//          concurrent with an accumulate to the same location is a conflicting access
+//          whose outcome the standard leaves undefined (§11.7).
 //        - notify_set = MPI_Accumulate(MPI_REPLACE) is atomic w.r.t. other accumulates
 //          and NO_OP polls. CAVEAT: under the default `same_op_no_op`, the standard does
 //          not promise atomicity between a REPLACE and a concurrent SUM on the SAME cell.
 //          A cell must therefore be written with Set only or with AtomicAdd only (true
 //          for every merged pypto kernel: Set is used only on all_to_all_v's recv_counts
 //          value cells). Mixing them (the historical `Set(0)` reset) is the protocol bug
-//          the collc verifier rejects anyway; Open MPI's osc/sm and osc/rdma happen to
-//          serialise both under one per-target lock/CPU atomic, but do not rely on it.
+//          the collc verifier rejects anyway. (Open MPI's osc/sm happens to run every
+//          accumulate-class op on a target under one per-target lock, see
+//          ompi/mca/osc/sm/osc_sm_comm.c, so it would be atomic there; do not rely on it.)
 //      The signal window sets info `accumulate_ordering=none` (§11.7.2 "Ordering"):
 //      every notify is individually flushed, so the protocol never depends on MPI's
 //      accumulate ordering; this lets the implementation skip ordering machinery.
@@ -119,10 +121,11 @@
 //          credits never sit in an origin-side buffer while we go on to poll).
 //        - wait(): MPI_Fetch_and_op + MPI_Win_flush(me) completes each poll, so the value
 //          read is current.
-//      Passive-target progress (§11.7.3): with osc/sm and osc/rdma on one node the
-//      origin performs the update itself; with osc/pt2pt the target must enter MPI,
-//      which it does on every poll and every notify/flush (our wait never spins
-//      outside MPI calls for long), so every pending credit eventually lands.
+//      Passive-target progress (§11.7.3): osc/sm applies every operation directly in
+//      shared memory from the origin. Components that need target-side progress
+//      (e.g. osc/pt2pt) get it because every poll, notify and flush is an MPI call, and
+//      a rank that has left the kernel makes its next MPI call soon (the next call's
+//      first notify, or the launcher's final MPI_Barrier), so every credit lands.
 //
 //  (d) Guards before the first notify, rank-uniform (domain §1.0), are the generator's
 //      job; the runtime validates symmetric allocation sizes so a rank-dependent
@@ -145,21 +148,35 @@
 //    3 wait timeout (MPI_Abort), 4 contract/MPI error (MPI_Abort).
 //
 // Backoff inside wait (tunable, all optional):
-//    COLLC_MPI_WAIT_SPIN          polls with only a cpu pause              (default 100)
+//    COLLC_MPI_WAIT_SPIN          polls with only a cpu pause              (default 100,
+//                                 0 when the node is oversubscribed: more ranks than
+//                                 online CPUs, detected at init)
 //    COLLC_MPI_WAIT_YIELD_US      then sched_yield() between polls until   (default 2000)
 //                                 the wait has lasted this long
 //    COLLC_MPI_WAIT_SLEEP_MAX_US  then nanosleep, doubling from 2 us to    (default 200)
 //                                 this cap
+// Test aid: COLLC_MPI_JITTER_US=N (default 0 = off) sleeps a per-rank pseudo-random
+// 0..N us before every get/put/notify, widening race windows so that a protocol that
+// lacks a read-complete step fails visibly under the launcher.
 //
-// Requires C++17 and an MPI-3 library (tested: Open MPI 4.1.4, osc/sm, osc/rdma,
-// osc/pt2pt). Single-threaded (MPI_Init).
+// Requires C++14 or later (tested: g++ 12, -std=c++14/17/20) and an MPI-3 library
+// (tested: Open MPI 4.1.4 with osc/sm, osc/rdma, osc/pt2pt). Single-threaded (MPI_Init).
 
 #ifndef COLLC_MPI_HPP
 #define COLLC_MPI_HPP
 
+// Use the C API only: the deprecated MPI C++ bindings that mpicxx would otherwise pull
+// in do not compile warning-free under -Wall -Wextra -Werror (Open MPI 4.1 op_inln.h).
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include <sched.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <algorithm>
@@ -273,11 +290,15 @@ namespace detail {
 struct State {
   bool inited = false;
   int me = 0, np = 1;
+  int local_np = 1;             // ranks on this node
+  bool oversubscribed = false;  // local_np > online CPUs
   MPI_Comm comm = MPI_COMM_WORLD;
   long timeout_ms = 20000;
   long spin = 100;
   long yield_us = 2000;
   long sleep_max_us = 200;
+  long jitter_us = 0;        // COLLC_MPI_JITTER_US: random delay before get/put/notify
+  uint64_t rng = 0x9E3779B97F4A7C15ull;
   int call = -1;
   std::vector<Window*> live;  // windows inside their lock_all epoch
   Stats stats;
@@ -300,6 +321,21 @@ inline void cpu_relax() {
 #elif defined(__aarch64__)
   asm volatile("yield" ::: "memory");
 #endif
+}
+
+/// Test aid (COLLC_MPI_JITTER_US > 0): sleep a pseudo-random 0..N us before an RMA
+/// operation, to widen race windows (e.g. a peer still reading when the owner returns).
+inline void jitter() {
+  State& S = st();
+  if (S.jitter_us <= 0) return;
+  S.rng ^= S.rng << 13;
+  S.rng ^= S.rng >> 7;
+  S.rng ^= S.rng << 17;
+  const long us = long(S.rng % uint64_t(S.jitter_us + 1));
+  if (us > 0) {
+    timespec ts{us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, nullptr);
+  }
 }
 
 [[noreturn]] __attribute__((format(printf, 2, 3))) inline void die(int code, const char* fmt, ...) {
@@ -348,10 +384,23 @@ inline void init(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &S.me);
   MPI_Comm_size(MPI_COMM_WORLD, &S.np);
+  // Oversubscription: more ranks on this node than online CPUs. Then a spinning waiter
+  // only delays the peer it waits for, so the default spin phase is skipped.
+  MPI_Comm node = MPI_COMM_NULL;
+  int local_np = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &local_np);
+    MPI_Comm_free(&node);
+  }
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  S.local_np = local_np;
+  S.oversubscribed = cpus > 0 && local_np > cpus;
   S.timeout_ms = detail::env_long("COLLC_MPI_WAIT_TIMEOUT_MS", 20000, 1);
-  S.spin = detail::env_long("COLLC_MPI_WAIT_SPIN", 100, 0);
+  S.spin = detail::env_long("COLLC_MPI_WAIT_SPIN", S.oversubscribed ? 0 : 100, 0);
   S.yield_us = detail::env_long("COLLC_MPI_WAIT_YIELD_US", 2000, 0);
   S.sleep_max_us = detail::env_long("COLLC_MPI_WAIT_SLEEP_MAX_US", 200, 1);
+  S.jitter_us = detail::env_long("COLLC_MPI_JITTER_US", 0, 0);
+  S.rng ^= uint64_t(S.me + 1) * 0xBF58476D1CE4E5B9ull;
   S.inited = true;
 }
 
@@ -359,6 +408,8 @@ inline void finalize() { MPI_Finalize(); }
 inline int rank() { return detail::st().me; }
 inline int size() { return detail::st().np; }
 inline long wait_timeout_ms() { return detail::st().timeout_ms; }
+inline bool oversubscribed() { return detail::st().oversubscribed; }
+inline long wait_spin() { return detail::st().spin; }
 inline Stats& stats() { return detail::st().stats; }
 inline void reset_stats() { detail::st().stats = Stats{}; }
 /// Record the current call index (diagnostics in timeout reports).
@@ -447,6 +498,7 @@ inline void accumulate_cell(const Window& w, int pe, MPI_Aint disp, int32_t valu
 inline void notify_add(const Window& w, int pe, MPI_Aint disp, int32_t value) {
   if (w.kind != WinKind::Signal) detail::die(4, "notify_add on data window \"%s\"", w.name.c_str());
   detail::check_range(w, pe, disp, 1, "notify_add");
+  detail::jitter();
   detail::sync_all();
   detail::accumulate_cell(w, pe, disp, value, MPI_SUM);
   ++detail::st().stats.notifies;
@@ -457,6 +509,7 @@ inline void notify_add(const Window& w, int pe, MPI_Aint disp, int32_t value) {
 inline void notify_set(const Window& w, int pe, MPI_Aint disp, int32_t value) {
   if (w.kind != WinKind::Signal) detail::die(4, "notify_set on data window \"%s\"", w.name.c_str());
   detail::check_range(w, pe, disp, 1, "notify_set");
+  detail::jitter();
   detail::sync_all();
   detail::accumulate_cell(w, pe, disp, value, MPI_REPLACE);
   ++detail::st().stats.notifies;
@@ -478,15 +531,19 @@ inline void wait(const Window& w, MPI_Aint disp, Cmp cmp, int32_t threshold,
     const uint64_t yield_until = t0 + uint64_t(S.yield_us) * 1000ull;
     long sleep_ns = 2000;
     for (;;) {
-      if (long(polls) <= S.spin) {
+      const bool spinning = long(polls) <= S.spin;
+      if (spinning && (polls & 1023) != 0) {
         detail::cpu_relax();
       } else {
         const uint64_t now = detail::now_ns();
         if (now >= deadline) detail::wait_timeout(w, disp, cmp, threshold, v, what, now - t0, polls);
-        if (now < yield_until) {
+        if (spinning) {
+          detail::cpu_relax();
+        } else if (now < yield_until) {
           sched_yield();
         } else {
-          timespec ts{0, sleep_ns};
+          const long nap = std::min<long>(sleep_ns, long(deadline - now));  // never oversleep the deadline
+          timespec ts{nap / 1000000000L, nap % 1000000000L};
           nanosleep(&ts, nullptr);
           sleep_ns = std::min<long>(sleep_ns * 2, S.sleep_max_us * 1000);
         }
@@ -511,6 +568,7 @@ inline void get(T* dst_local, int pe, const Window& w, MPI_Aint disp, MPI_Aint c
     detail::die(4, "get: element size %d != window \"%s\" element size %d", int(sizeof(T)),
                 w.name.c_str(), w.elem_size);
   detail::check_range(w, pe, disp, count, "get");
+  detail::jitter();
   for (MPI_Aint done = 0; done < count;) {
     int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
     COLLC_MPI_CHECK(MPI_Get(dst_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
@@ -531,6 +589,7 @@ inline void put(const T* src_local, int pe, const Window& w, MPI_Aint disp, MPI_
     detail::die(4, "put: element size %d != window \"%s\" element size %d", int(sizeof(T)),
                 w.name.c_str(), w.elem_size);
   detail::check_range(w, pe, disp, count, "put");
+  detail::jitter();
   for (MPI_Aint done = 0; done < count;) {
     int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
     COLLC_MPI_CHECK(MPI_Put(src_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
@@ -580,21 +639,29 @@ class Params {
   int64_t i64(const std::string& name, int64_t dflt) const {
     used_.insert(name);
     auto it = kv_.find(name);
-    if (it == kv_.end()) return dflt;
+    if (it == kv_.end()) {
+      effective_[name] = std::to_string(dflt);
+      return dflt;
+    }
     char* end = nullptr;
     long long v = strtoll(it->second.c_str(), &end, 0);
     if (it->second.empty() || *end != '\0')
       detail::die(2, "--param %s=%s is not an integer", name.c_str(), it->second.c_str());
+    effective_[name] = std::to_string(v);
     return int64_t(v);
   }
   double f64(const std::string& name, double dflt) const {
     used_.insert(name);
     auto it = kv_.find(name);
-    if (it == kv_.end()) return dflt;
+    if (it == kv_.end()) {
+      effective_[name] = num(dflt);
+      return dflt;
+    }
     char* end = nullptr;
     double v = strtod(it->second.c_str(), &end);
     if (it->second.empty() || *end != '\0')
       detail::die(2, "--param %s=%s is not a number", name.c_str(), it->second.c_str());
+    effective_[name] = num(v);
     return v;
   }
   /// Parameters that were given but never read by setup() (typos).
@@ -604,19 +671,26 @@ class Params {
       if (!used_.count(p.first)) out.push_back(p.first);
     return out;
   }
-  /// Values actually read, as a JSON object body (for reports).
+  /// Effective values of the parameters setup() read (given or default), as a JSON
+  /// object of numbers.
   std::string json() const {
     std::string s;
-    for (const auto& p : kv_) {
+    for (const auto& p : effective_) {
       if (!s.empty()) s += ",";
-      s += "\"" + p.first + "\":\"" + p.second + "\"";
+      s += "\"" + p.first + "\":" + p.second;
     }
     return "{" + s + "}";
   }
 
  private:
+  static std::string num(double v) {
+    char b[64];
+    snprintf(b, sizeof b, "%.17g", v);
+    return b;
+  }
   std::map<std::string, std::string> kv_;
   mutable std::set<std::string> used_;
+  mutable std::map<std::string, std::string> effective_;
 };
 
 // ------------------------------------------------------------------------------------
@@ -676,6 +750,16 @@ class Session {
     Window* raw = w.get();
     wins_.push_back(std::move(w));
     return raw;
+  }
+
+  /// Rank-local scratch memory (NOT a window): the kernel's UB tiles. Zeroed, owned by
+  /// the Session, allocated at declaration so the kernel itself never allocates.
+  template <class T> T* local_buffer(const char* name, MPI_Aint count) {
+    if (count <= 0) detail::die(4, "local_buffer(\"%s\"): %ld elements", name, long(count));
+    scratch_.emplace_back(size_t(count) * sizeof(T) + 64, 0);
+    // 64-byte aligned start inside the byte vector
+    uintptr_t p = reinterpret_cast<uintptr_t>(scratch_.back().data());
+    return reinterpret_cast<T*>((p + 63) & ~uintptr_t(63));
   }
 
   /// Collective: allocate all declared windows (zeroed), open lock_all epochs.
@@ -757,6 +841,7 @@ class Session {
   const Params& params_;
   Window* sigwin_ = nullptr;
   std::vector<std::unique_ptr<Window>> wins_;
+  std::vector<std::vector<unsigned char>> scratch_;
   bool allocated_ = false;
 };
 

@@ -41,7 +41,7 @@ inline void usage(const char* prog) {
   fprintf(stderr,
           "usage: %s [--calls K] [--param name=value]... [--skew-us N]\n"
           "env: COLLC_MPI_WAIT_TIMEOUT_MS (default 20000), COLLC_MPI_WAIT_SPIN,\n"
-          "     COLLC_MPI_WAIT_YIELD_US, COLLC_MPI_WAIT_SLEEP_MAX_US\n",
+          "     COLLC_MPI_WAIT_YIELD_US, COLLC_MPI_WAIT_SLEEP_MAX_US, COLLC_MPI_JITTER_US\n",
           prog);
 }
 
@@ -150,11 +150,12 @@ int main(int argc, char** argv) {
     const char* osc = getenv("OMPI_MCA_osc");
     printf("{\"ok\":%s,\"program\":\"%s\",\"np\":%d,\"calls\":%ld,\"params\":%s,"
            "\"mismatches\":%ld,\"nonzero_cells\":%ld,\"win_model\":\"%s\",\"osc\":\"%s\","
-           "\"wait_timeout_ms\":%ld,\"skew_us\":%ld,\"wall_ms\":%.3f,\"notifies\":%llu,"
+           "\"wait_timeout_ms\":%ld,\"oversubscribed\":%s,\"wait_spin\":%ld,\"skew_us\":%ld,\"wall_ms\":%.3f,\"notifies\":%llu,"
            "\"waits\":%llu,\"polls\":%llu,\"gets\":%llu,\"puts\":%llu,\"rma_bytes\":%llu,"
            "\"wait_ms\":%.3f}\n",
            ok ? "true" : "false", collc_program::kName, np, calls, params.json().c_str(), total[0],
-           total[1], session.model_name(), osc && *osc ? osc : "default", wait_timeout_ms(), skew_us,
+           total[1], session.model_name(), osc && *osc ? osc : "default", wait_timeout_ms(),
+           oversubscribed() ? "true" : "false", wait_spin(), skew_us,
            wall_max * 1e3, ops_sum[0], ops_sum[1], ops_sum[2], ops_sum[3], ops_sum[4], ops_sum[5],
            double(ops_sum[6]) / 1e6);
     fflush(stdout);
