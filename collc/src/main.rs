@@ -55,6 +55,9 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: cmd::ir::Format,
     },
+    /// Run a protocol in the simulator (every schedule by default), with rank skew
+    /// across back-to-back calls; replays a verifier counterexample given its parameters.
+    Sim(cmd::sim::SimArgs),
 }
 
 fn main() {
@@ -76,6 +79,7 @@ fn main() {
             Command::Check { files, format } => cmd::check::run(&files, format, style, &mut out),
             Command::Fmt { check, files } => cmd::fmt::run(&files, check, style, &mut out),
             Command::Ir { file, format } => cmd::ir::run(&file, format, style, &mut out),
+            Command::Sim(args) => cmd::sim::run(&args, style, &mut out),
         };
         (code, out)
     });

@@ -1,0 +1,552 @@
+//! Schedulers: deterministic round-robin, seeded random runs, and exhaustive
+//! breadth-first search with state hashing (so the first trace found for each
+//! violation is a shortest one), all under a budget.
+
+use crate::code::Code;
+use crate::machine::{Action, Limits, Machine, Memory, Outcome, State};
+use crate::report::{Finding, SimReport, Stats, Verdict};
+use collc_spec::ir::Protocol;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
+
+/// How schedules are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Schedule {
+    /// One run; at each step the next process after the last one that moved.
+    RoundRobin,
+    /// `runs` runs; run i picks uniformly among enabled actions with seed `seed + i`.
+    Random {
+        /// First seed.
+        seed: u64,
+        /// Number of runs.
+        runs: u64,
+    },
+    /// Every schedule, breadth-first, with state hashing.
+    Exhaustive,
+}
+
+impl Schedule {
+    /// The name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Schedule::RoundRobin => "round-robin",
+            Schedule::Random { .. } => "random",
+            Schedule::Exhaustive => "exhaustive",
+        }
+    }
+}
+
+/// Limits on one simulation.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Budget {
+    /// Distinct states (exhaustive) before stopping.
+    pub max_states: u64,
+    /// Scheduler steps of one run (round-robin, random).
+    pub max_steps: u64,
+    /// Wall time.
+    pub max_time: Duration,
+    /// Iterations of any one loop.
+    pub max_trip: i64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_states: 2_000_000,
+            max_steps: 10_000_000,
+            max_time: Duration::from_secs(120),
+            max_trip: 1 << 20,
+        }
+    }
+}
+
+/// A simulation configuration.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct SimConfig {
+    /// Back-to-back calls through one signal buffer.
+    pub calls: usize,
+    /// Memory model.
+    pub memory: Memory,
+    /// Scheduler.
+    pub schedule: Schedule,
+    /// Budget.
+    pub budget: Budget,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            calls: 3,
+            memory: Memory::Sc,
+            schedule: Schedule::Exhaustive,
+            budget: Budget::default(),
+        }
+    }
+}
+
+/// Why a simulation could not start.
+#[derive(Debug, Clone)]
+pub enum SimError {
+    /// The parameters are not acceptable (unknown, missing, outside the domain, a `require` fails).
+    Params(String),
+    /// The protocol cannot be instantiated with these parameters.
+    Instantiate(String),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Params(m) | SimError::Instantiate(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Simulates a protocol for one parameter assignment.
+pub fn simulate(
+    p: &Protocol,
+    params: &BTreeMap<String, i64>,
+    cfg: &SimConfig,
+) -> Result<SimReport, SimError> {
+    let b = collc_spec::eval::bind(p, params).map_err(|e| SimError::Params(e.to_string()))?;
+    if cfg.calls == 0 || cfg.calls > 1000 {
+        return Err(SimError::Params(format!(
+            "--calls {} is outside 1..=1000",
+            cfg.calls
+        )));
+    }
+    let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
+    let m = Machine::new(
+        p,
+        code,
+        cfg.calls,
+        cfg.memory,
+        Limits {
+            max_trip: cfg.budget.max_trip,
+        },
+    );
+    let mut full = BTreeMap::new();
+    for v in p.inputs() {
+        if let Some(x) = b.env.get(v) {
+            full.insert(p.vars[v].name.clone(), x);
+        }
+    }
+    let mut ex = Explorer {
+        m: &m,
+        params: full.clone(),
+        found: BTreeMap::new(),
+        stats: Stats::default(),
+        start: Instant::now(),
+        budget: cfg.budget,
+    };
+    match cfg.schedule {
+        Schedule::Exhaustive => ex.bfs(),
+        Schedule::RoundRobin => ex.runs(None, 1),
+        Schedule::Random { seed, runs } => ex.runs(Some(seed), runs.max(1)),
+    }
+    ex.stats.elapsed_ms = ex.start.elapsed().as_millis() as u64;
+    let findings: Vec<Finding> = ex.found.into_values().collect();
+    let verdict = if !findings.is_empty() {
+        Verdict::Violated
+    } else if ex.stats.stopped.is_some() {
+        Verdict::Incomplete
+    } else {
+        Verdict::Pass
+    };
+    Ok(SimReport {
+        protocol: p.name.clone(),
+        params: full,
+        calls: cfg.calls,
+        schedule: cfg.schedule.name().to_string(),
+        memory: cfg.memory,
+        verdict,
+        findings,
+        stats: ex.stats,
+    })
+}
+
+struct Explorer<'m, 'a> {
+    m: &'m Machine<'a>,
+    params: BTreeMap<String, i64>,
+    found: BTreeMap<String, Finding>,
+    stats: Stats,
+    start: Instant,
+    budget: Budget,
+}
+
+/// A 128-bit fingerprint of a state (two independent 64-bit hashes).
+pub fn fingerprint(s: &State) -> u128 {
+    let mut h = Fp::default();
+    s.hash(&mut h);
+    h.finish128()
+}
+
+#[derive(Default)]
+struct Fp {
+    a: u64,
+    b: u64,
+}
+
+impl Fp {
+    fn finish128(&self) -> u128 {
+        ((mix(self.a) as u128) << 64) | mix(self.b ^ 0x5555_5555_5555_5555) as u128
+    }
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Hasher for Fp {
+    fn finish(&self) -> u64 {
+        mix(self.a)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(buf) ^ ((chunk.len() as u64) << 59));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.a = (self.a ^ x)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+        self.b = (self.b.wrapping_add(x)).wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ (self.b >> 31);
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64 | 0x100);
+    }
+    fn write_u16(&mut self, x: u16) {
+        self.write_u64(x as u64 | 0x1_0000);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64 | 0x1_0000_0000);
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// A tiny deterministic PRNG (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix(self.0)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+impl Explorer<'_, '_> {
+    fn out_of_time(&self) -> bool {
+        self.start.elapsed() > self.budget.max_time
+    }
+
+    /// Records the findings of a transition reached by `path` (if their code is new,
+    /// or the trace is shorter than the one kept).
+    fn record(&mut self, findings: Vec<Finding>, path: &dyn Fn() -> Vec<Action>, terminal: bool) {
+        let mut actions: Option<Vec<Action>> = None;
+        for f in findings {
+            let actions = actions.get_or_insert_with(path);
+            if self
+                .found
+                .get(&f.code)
+                .is_some_and(|old| old.steps <= actions.len())
+            {
+                continue;
+            }
+            let mut f = self.trace(actions, terminal, &f.code).unwrap_or(f);
+            f.params = self.params.clone();
+            f.steps = actions.len();
+            self.found.insert(f.code.clone(), f);
+        }
+    }
+
+    /// Replays a path with tracing on and returns the finding of `code` it
+    /// exhibits, with the trace cut after the marked event.
+    fn trace(&self, actions: &[Action], terminal: bool, code: &str) -> Option<Finding> {
+        let mut out = Outcome {
+            events: Some(Vec::new()),
+            ..Outcome::default()
+        };
+        let mut s = self.m.initial(&mut out);
+        let mut events = out.events.take().unwrap_or_default();
+        let mut finding = out.findings.into_iter().find(|f| f.code == code);
+        for (i, a) in actions.iter().enumerate() {
+            let mut o = Outcome {
+                events: Some(Vec::new()),
+                ..Outcome::default()
+            };
+            self.m.step(&mut s, *a, &mut o);
+            let mut ev = o.events.take().unwrap_or_default();
+            for e in ev.iter_mut() {
+                e.step = i as u32 + 1;
+            }
+            events.extend(ev);
+            if i + 1 == actions.len() {
+                finding = o.findings.into_iter().find(|f| f.code == code).or(finding);
+            }
+        }
+        if terminal {
+            let mut o = Outcome {
+                events: Some(Vec::new()),
+                ..Outcome::default()
+            };
+            self.m.terminal(&s, &mut o);
+            let mut ev = o.events.take().unwrap_or_default();
+            for e in ev.iter_mut() {
+                e.step = actions.len() as u32;
+            }
+            events.extend(ev);
+            finding = o.findings.into_iter().find(|f| f.code == code).or(finding);
+        }
+        let mut f = finding?;
+        if let Some(cut) = events.iter().rposition(|e| e.mark.as_deref() == Some(code)) {
+            events.truncate(cut + 1);
+        }
+        f.trace = events;
+        Some(f)
+    }
+
+    fn bfs(&mut self) {
+        let mut out = Outcome::default();
+        let s0 = self.m.initial(&mut out);
+        self.stats.instrs += out.instrs;
+        self.record(out.findings, &Vec::new, false);
+        if let Some(stop) = out.stop {
+            self.stats.stopped = Some(stop);
+            return;
+        }
+        // nodes[i] = (parent, action, depth)
+        let mut nodes: Vec<(u32, Action, u32)> = vec![(u32::MAX, Action::Run(0), 0)];
+        let mut seen: HashMap<u128, u32> = HashMap::new();
+        seen.insert(fingerprint(&s0), 0);
+        let mut queue: VecDeque<(u32, State)> = VecDeque::new();
+        queue.push_back((0, s0));
+        let path_to = |nodes: &Vec<(u32, Action, u32)>, mut i: u32| {
+            let mut v = Vec::new();
+            while i != 0 {
+                v.push(nodes[i as usize].1);
+                i = nodes[i as usize].0;
+            }
+            v.reverse();
+            v
+        };
+        let mut polls = 0u64;
+        while let Some((node, s)) = queue.pop_front() {
+            polls += 1;
+            if polls % 256 == 0 && self.out_of_time() {
+                self.stats.stopped = Some(format!(
+                    "time budget of {:.0?} exhausted with {} states seen and {} still queued",
+                    self.budget.max_time,
+                    seen.len(),
+                    queue.len() + 1
+                ));
+                break;
+            }
+            if self.m.faulted(&s) {
+                continue;
+            }
+            let en = self.m.enabled(&s);
+            if self.m.stuck(&en) {
+                let mut o = Outcome::default();
+                self.m.terminal(&s, &mut o);
+                if !o.findings.is_empty() {
+                    self.record(o.findings, &|| path_to(&nodes, node), true);
+                }
+                continue;
+            }
+            let depth = nodes[node as usize].2;
+            for a in en {
+                let mut t = s.clone();
+                let mut o = Outcome::default();
+                self.m.step(&mut t, a, &mut o);
+                self.stats.transitions += 1;
+                self.stats.instrs += o.instrs;
+                if let Some(stop) = o.stop {
+                    self.stats.stopped.get_or_insert(stop);
+                    continue;
+                }
+                if !o.findings.is_empty() {
+                    let nodes_ref = &nodes;
+                    self.record(
+                        o.findings,
+                        &|| {
+                            let mut v = path_to(nodes_ref, node);
+                            v.push(a);
+                            v
+                        },
+                        false,
+                    );
+                }
+                let fp = fingerprint(&t);
+                if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(fp) {
+                    let idx = nodes.len() as u32;
+                    e.insert(idx);
+                    nodes.push((node, a, depth + 1));
+                    self.stats.max_depth = self.stats.max_depth.max(depth as u64 + 1);
+                    queue.push_back((idx, t));
+                }
+            }
+            if seen.len() as u64 >= self.budget.max_states {
+                self.stats.stopped = Some(format!(
+                    "state budget of {} exhausted ({} states still queued)",
+                    self.budget.max_states,
+                    queue.len()
+                ));
+                break;
+            }
+        }
+        self.stats.states = seen.len() as u64;
+        self.stats.runs = 0;
+        self.stats.complete = self.stats.stopped.is_none();
+    }
+
+    fn runs(&mut self, seed: Option<u64>, runs: u64) {
+        let mut stopped = None;
+        for r in 0..runs {
+            if self.out_of_time() {
+                stopped = Some(format!(
+                    "time budget of {:.0?} exhausted after {r} of {runs} runs",
+                    self.budget.max_time
+                ));
+                break;
+            }
+            let mut rng = seed.map(|s| Rng(s.wrapping_add(r)));
+            let mut out = Outcome::default();
+            let mut s = self.m.initial(&mut out);
+            self.stats.instrs += out.instrs;
+            self.record(out.findings, &Vec::new, false);
+            if let Some(stop) = out.stop {
+                stopped = Some(stop);
+                break;
+            }
+            let mut path: Vec<Action> = Vec::new();
+            let mut last = 0usize;
+            self.stats.runs += 1;
+            loop {
+                if self.m.faulted(&s) {
+                    break;
+                }
+                let en = self.m.enabled(&s);
+                if self.m.stuck(&en) {
+                    let mut o = Outcome::default();
+                    self.m.terminal(&s, &mut o);
+                    self.record(o.findings, &|| path.clone(), true);
+                    break;
+                }
+                if path.len() as u64 >= self.budget.max_steps {
+                    stopped = Some(format!(
+                        "step budget of {} exhausted in run {} before the protocol finished",
+                        self.budget.max_steps,
+                        r + 1
+                    ));
+                    break;
+                }
+                if path.len() % 4096 == 0 && self.out_of_time() {
+                    stopped = Some(format!(
+                        "time budget of {:.0?} exhausted in run {}",
+                        self.budget.max_time,
+                        r + 1
+                    ));
+                    break;
+                }
+                let a = match &mut rng {
+                    Some(g) => en[g.below(en.len())],
+                    None => round_robin(&en, &mut last, self.m.nprocs()),
+                };
+                let mut o = Outcome::default();
+                self.m.step(&mut s, a, &mut o);
+                path.push(a);
+                self.stats.transitions += 1;
+                self.stats.states += 1;
+                self.stats.instrs += o.instrs;
+                if let Some(stop) = o.stop {
+                    stopped = Some(stop);
+                    break;
+                }
+                if !o.findings.is_empty() {
+                    self.record(o.findings, &|| path.clone(), false);
+                }
+            }
+            self.stats.max_depth = self.stats.max_depth.max(path.len() as u64);
+            if stopped.is_some() {
+                break;
+            }
+        }
+        self.stats.stopped = stopped;
+        self.stats.complete = false;
+    }
+}
+
+/// The events of one round-robin run (for a picture of a passing protocol).
+pub fn sample_trace(
+    p: &Protocol,
+    params: &BTreeMap<String, i64>,
+    cfg: &SimConfig,
+) -> Result<Vec<crate::report::Event>, SimError> {
+    let b = collc_spec::eval::bind(p, params).map_err(|e| SimError::Params(e.to_string()))?;
+    let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
+    let m = Machine::new(
+        p,
+        code,
+        cfg.calls,
+        cfg.memory,
+        Limits {
+            max_trip: cfg.budget.max_trip,
+        },
+    );
+    let mut out = Outcome {
+        events: Some(Vec::new()),
+        ..Outcome::default()
+    };
+    let mut s = m.initial(&mut out);
+    let mut events = out.events.take().unwrap_or_default();
+    let n = m.nprocs();
+    let mut last = 0usize;
+    let mut step = 0u32;
+    while (step as u64) < cfg.budget.max_steps.min(100_000) && !m.faulted(&s) && out.stop.is_none()
+    {
+        let en = m.enabled(&s);
+        if m.stuck(&en) {
+            break;
+        }
+        let pick = round_robin(&en, &mut last, n);
+        step += 1;
+        let mut o = Outcome {
+            events: Some(Vec::new()),
+            ..Outcome::default()
+        };
+        m.step(&mut s, pick, &mut o);
+        for mut e in o.events.take().unwrap_or_default() {
+            e.step = step;
+            events.push(e);
+        }
+        out.stop = o.stop;
+    }
+    Ok(events)
+}
+
+/// Round-robin over processes: the first enabled action of the process after `last`.
+fn round_robin(en: &[Action], last: &mut usize, n: usize) -> Action {
+    let key = |a: &Action| match a {
+        Action::Run(p) | Action::Stale(p) | Action::Drain(p) => *p as usize,
+    };
+    let pick = (1..=n)
+        .map(|d| (*last + d) % n)
+        .find_map(|q| en.iter().find(|a| key(a) == q).copied())
+        .unwrap_or(en[0]);
+    *last = key(&pick);
+    pick
+}
