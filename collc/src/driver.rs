@@ -12,25 +12,41 @@ pub enum LoadError {
     Invalid(Source, Vec<Diagnostic>),
 }
 
-/// Reads a file as UTF-8 source text.
+/// Reads a file as UTF-8 source text. Reads at most one byte more than
+/// [`collc_grammar::parse::MAX_SOURCE_BYTES`], so an endless or huge input
+/// (`/dev/zero`, a log) is refused without being loaded.
 pub fn read_source(path: &str) -> Result<Source, LoadError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| LoadError::Io(format!("cannot read `{path}`: {e}")))?;
-    if bytes.len() > collc_grammar::parse::MAX_SOURCE_BYTES {
+    use std::io::Read as _;
+    let limit = collc_grammar::parse::MAX_SOURCE_BYTES;
+    let io = |e: std::io::Error| LoadError::Io(format!("cannot read `{path}`: {e}"));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() > limit {
+        let size = std::fs::metadata(path)
+            .ok()
+            .map(|m| m.len())
+            .filter(|n| *n > limit as u64)
+            .map_or_else(|| "more than".to_string(), |n| format!("{n} bytes,"));
         let d = Diagnostic::error(
             "input::too-large",
-            format!(
-                "file is {} bytes; the limit is {} bytes",
-                bytes.len(),
-                collc_grammar::parse::MAX_SOURCE_BYTES
-            ),
+            format!("file is {size} over the limit of {limit} bytes"),
         )
         .with_help("a .coll file describes one protocol; split generated inputs or shrink them");
         return Err(LoadError::Invalid(Source::new(path, ""), vec![d]));
     }
+    // The diagnostic for invalid UTF-8 points into the lossily decoded text.
+    let lossy = std::str::from_utf8(&bytes)
+        .is_err()
+        .then(|| String::from_utf8_lossy(&bytes).into_owned());
     match collc_grammar::decode(bytes) {
         Ok(text) => Ok(Source::new(path, text)),
-        Err(d) => Err(LoadError::Invalid(Source::new(path, ""), vec![d])),
+        Err(d) => Err(LoadError::Invalid(
+            Source::new(path, lossy.unwrap_or_default()),
+            vec![d],
+        )),
     }
 }
 

@@ -110,8 +110,48 @@ fn clamp(text: &str, len: usize, start: usize, end: usize) -> (usize, usize) {
     (s, e)
 }
 
+/// Longest source line (in characters) shown in a snippet. miette prints a
+/// labelled line whole (and panics on columns past 65535), so a diagnostic on a
+/// longer line is rendered without a snippet, its labels given as locations.
+pub const MAX_SNIPPET_LINE: usize = 400;
+
 /// Renders one diagnostic as a human-readable report.
 pub fn render(d: &Diagnostic, source: &Source, style: Style) -> String {
+    if source.text.trim().is_empty() || d.labels.iter().any(|l| long_line(&source.text, l.span)) {
+        return render_report(&without_snippet(d, source), source, style);
+    }
+    render_report(d, source, style)
+}
+
+/// True when a label touches a line longer than [`MAX_SNIPPET_LINE`].
+fn long_line(text: &str, span: collc_grammar::Span) -> bool {
+    use collc_grammar::diag::floor_char_boundary;
+    let start = floor_char_boundary(text, span.start.min(text.len()));
+    let end = floor_char_boundary(text, span.end.min(text.len())).max(start);
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    text[line_start..line_end]
+        .split('\n')
+        .any(|l| l.len() > MAX_SNIPPET_LINE && l.chars().count() > MAX_SNIPPET_LINE)
+}
+
+/// The diagnostic with its labels turned into `file:line:column` lines under
+/// its message.
+fn without_snippet(d: &Diagnostic, source: &Source) -> Diagnostic {
+    let mut out = d.clone();
+    out.labels.clear();
+    for l in &d.labels {
+        let (line, col) = source.line_col(l.span.start);
+        out.message
+            .push_str(&format!("\nat {}:{line}:{col}", source.name));
+        if !l.message.is_empty() {
+            out.message.push_str(&format!(": {}", l.message));
+        }
+    }
+    out
+}
+
+fn render_report(d: &Diagnostic, source: &Source, style: Style) -> String {
     let adapter = Adapter {
         d,
         src: NamedSource::new(source.name.clone(), source.text.clone()),

@@ -255,6 +255,7 @@ pub struct Region {
 
 /// What a `for` loop ranges over.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per loop; boxing would only add indirection
 pub enum LoopRange {
     /// `peers`: every rank except `me`, in increasing order.
     Peers(Span),

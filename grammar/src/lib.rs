@@ -4,6 +4,8 @@
 pub mod ast;
 pub mod diag;
 pub mod parse;
+mod syntax;
 
 pub use diag::{Diagnostic, Label, Severity, Source, Span};
 pub use parse::{comments, decode, parse};
+pub use syntax::MAX_SYNTAX_ERRORS;

@@ -2,13 +2,12 @@
 //! diagnostics, and the tree walk that builds the AST.
 
 use crate::ast::*;
-use crate::diag::{floor_char_boundary, Diagnostic, Span};
+use crate::diag::{Diagnostic, Span};
 use pest::iterators::Pair;
-use pest::Parser as _;
 
 #[derive(pest_derive::Parser)]
 #[grammar = "coll.pest"]
-struct CollParser;
+pub(crate) struct CollParser;
 
 /// Largest accepted source file (bytes).
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
@@ -17,7 +16,11 @@ pub const MAX_NESTING: usize = 64;
 /// Deepest accepted expression tree or `else if` chain.
 pub const MAX_TREE_DEPTH: usize = 200;
 
-/// Decodes raw file bytes, reporting non-UTF-8 input as a diagnostic.
+/// Decodes raw file bytes, reporting non-UTF-8 input as a diagnostic. Its
+/// label's span is an offset into the *lossily* decoded text
+/// (`String::from_utf8_lossy`), where the first invalid sequence is the
+/// replacement character `U+FFFD`: render it against that text.
+#[allow(clippy::result_large_err)] // once per file; a diagnostic is the error
 pub fn decode(bytes: Vec<u8>) -> Result<String, Diagnostic> {
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
@@ -30,6 +33,10 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, Diagnostic> {
                 bytes[at]
             ),
         )
+        .with_primary(
+            Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()),
+            "not UTF-8",
+        )
         .with_help(".coll files must be UTF-8 text")
     })
 }
@@ -40,10 +47,7 @@ pub fn parse(text: &str) -> Result<File, Vec<Diagnostic>> {
     if let Some(d) = check_limits(text) {
         return Err(vec![d]);
     }
-    let mut pairs = match CollParser::parse(Rule::file, text) {
-        Ok(p) => p,
-        Err(e) => return Err(vec![syntax_error(text, e)]),
-    };
+    let mut pairs = crate::syntax::parse_file(text)?;
     let Some(file) = pairs.next() else {
         return Err(vec![Diagnostic::error("parse::syntax", "empty parse")]);
     };
@@ -63,7 +67,7 @@ fn check_limits(text: &str) -> Option<Diagnostic> {
             Diagnostic::error(
                 "input::too-large",
                 format!(
-                    "file is {} bytes; the limit is {} bytes",
+                    "file is {} bytes, over the limit of {} bytes",
                     text.len(),
                     MAX_SOURCE_BYTES
                 ),
@@ -122,117 +126,51 @@ fn check_limits(text: &str) -> Option<Diagnostic> {
     None
 }
 
-fn rule_name(r: &Rule) -> Option<&'static str> {
+/// The children of a pair, without the keyword tokens (`K_*` rules).
+fn inner(p: Pair<'_, Rule>) -> impl Iterator<Item = Pair<'_, Rule>> {
+    p.into_inner()
+        .filter(|q| keyword_text(q.as_rule()).is_none())
+}
+
+/// The text of a keyword rule, `None` for every other rule.
+pub(crate) fn keyword_text(r: Rule) -> Option<&'static str> {
     Some(match r {
-        Rule::ident => "identifier",
-        Rule::int_lit => "integer",
-        Rule::expr | Rule::slice_lo | Rule::slice_hi => "expression",
-        Rule::cond | Rule::compare => "condition",
-        Rule::cmp_op => "comparison (`>=`, `==`, ...)",
-        Rule::notify_op => "`+=`, `-=` or `=`",
-        Rule::semantics => "collective kind",
-        Rule::param_type => "`rank` or `int in LO..=HI`",
-        Rule::elem_type => "`f32`",
-        Rule::block => "`{`",
-        Rule::at => "`@ rank`",
-        Rule::cell => "signal cell",
-        Rule::region => "data region `buf[..]`",
-        Rule::domain => "domain `LO..=HI`",
-        Rule::loop_range => "`peers`, `ranks` or `LO..HI`",
-        Rule::EOI => "end of file",
-        Rule::keyword | Rule::WHITESPACE | Rule::COMMENT => return None,
+        Rule::K_COLLECTIVE => "collective",
+        Rule::K_RANKS => "ranks",
+        Rule::K_PARAM => "param",
+        Rule::K_CONST => "const",
+        Rule::K_LET => "let",
+        Rule::K_BLOCKS => "blocks",
+        Rule::K_SIGNAL => "signal",
+        Rule::K_WINDOW => "window",
+        Rule::K_TILE => "tile",
+        Rule::K_ARRAY => "array",
+        Rule::K_REQUIRE => "require",
+        Rule::K_BODY => "body",
+        Rule::K_EPILOGUE => "epilogue",
+        Rule::K_FOR => "for",
+        Rule::K_IN => "in",
+        Rule::K_PEERS => "peers",
+        Rule::K_IF => "if",
+        Rule::K_ELSE => "else",
+        Rule::K_RETURN => "return",
+        Rule::K_NOTIFY => "notify",
+        Rule::K_WAIT => "wait",
+        Rule::K_COPY => "copy",
+        Rule::K_GET => "get",
+        Rule::K_PUT => "put",
+        Rule::K_REDUCE => "reduce",
+        Rule::K_FENCE => "fence",
+        Rule::K_STEP => "step",
+        Rule::K_AS => "as",
+        Rule::K_VALUE => "value",
+        Rule::K_TRUE => "true",
+        Rule::K_FALSE => "false",
+        Rule::K_RANK => "rank",
+        Rule::K_INT => "int",
+        Rule::K_F32 => "f32",
         _ => return None,
     })
-}
-
-/// Turns a pest error into a diagnostic with a clamped span and the expected tokens.
-fn syntax_error(text: &str, e: pest::error::Error<Rule>) -> Diagnostic {
-    let pos = match e.location {
-        pest::error::InputLocation::Pos(p) => p,
-        pest::error::InputLocation::Span((s, _)) => s,
-    };
-    let mut expected: Vec<String> = Vec::new();
-    if let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant {
-        for r in positives {
-            if let Some(n) = rule_name(r) {
-                expected.push(n.to_string());
-            }
-        }
-    }
-    // Re-parse with error detail to learn the literal tokens pest tried there.
-    pest::set_error_detail(true);
-    if let Err(e2) = CollParser::parse(Rule::file, text) {
-        if let Some(attempts) = e2.parse_attempts() {
-            for t in attempts.expected_tokens() {
-                let s = t.to_string();
-                let s = s.trim();
-                if s.is_empty() || s == "//" || s.len() > 12 {
-                    continue;
-                }
-                expected.push(format!("`{s}`"));
-            }
-        }
-    }
-    pest::set_error_detail(false);
-    expected.sort();
-    expected.dedup();
-    let at_eof = text[pos.min(text.len())..].trim().is_empty();
-    let span = label_span(text, pos);
-    let found = if at_eof {
-        "end of file".to_string()
-    } else {
-        let rest = &text[pos..];
-        let tok: String = rest
-            .chars()
-            .take_while(|c| !c.is_whitespace())
-            .take(16)
-            .collect();
-        format!("`{tok}`")
-    };
-    let message = if expected.is_empty() {
-        format!("syntax error: unexpected {found}")
-    } else {
-        format!(
-            "syntax error: expected {}, found {found}",
-            join_or(&expected)
-        )
-    };
-    Diagnostic::error("parse::syntax", message)
-        .with_primary(
-            span,
-            if at_eof {
-                "file ends here"
-            } else {
-                "unexpected here"
-            },
-        )
-        .with_help("see spec/LANGUAGE.md for the grammar")
-}
-
-fn join_or(items: &[String]) -> String {
-    match items.len() {
-        0 => String::new(),
-        1 => items[0].clone(),
-        _ => format!(
-            "{} or {}",
-            items[..items.len() - 1].join(", "),
-            items[items.len() - 1]
-        ),
-    }
-}
-
-/// A one-character span at `pos`, moved back onto the last visible character when
-/// `pos` is at end of file (a label at the very end would not be shown).
-fn label_span(text: &str, pos: usize) -> Span {
-    let pos = floor_char_boundary(text, pos);
-    let trimmed = text.trim_end().len();
-    if pos >= trimmed {
-        let end = trimmed;
-        let last = text[..end].chars().next_back().map_or(0, char::len_utf8);
-        return Span::new(end - last, end);
-    }
-    let len = text[pos..].chars().next().map_or(0, char::len_utf8);
-    Span::new(pos, pos + len)
 }
 
 fn span(p: &Pair<Rule>) -> Span {
@@ -258,11 +196,11 @@ impl Builder {
             .next()
             .expect("grammar: file holds a collective");
         let sp = span(&coll);
-        let mut it = coll.into_inner();
+        let mut it = inner(coll);
         let name = self.ident(it.next().expect("grammar: collective name"));
         let sem = it.next().expect("grammar: semantics");
         let sem_span = span(&sem);
-        let mut sem_it = sem.into_inner();
+        let mut sem_it = inner(sem);
         let kind = self.ident(sem_it.next().expect("grammar: semantics kind"));
         let args = sem_it.map(|a| self.ident(a)).collect();
         let semantics = Semantics {
@@ -282,7 +220,7 @@ impl Builder {
     fn item(&mut self, p: Pair<Rule>) -> Item {
         let sp = span(&p);
         let rule = p.as_rule();
-        let mut it = p.into_inner();
+        let mut it = inner(p);
         let kind = match rule {
             Rule::ranks_decl => {
                 let name = self.ident(it.next().expect("name"));
@@ -299,7 +237,7 @@ impl Builder {
                     .expect("type kind");
                 let ty = match ty.as_rule() {
                     Rule::rank_type => ParamType::Rank(span(&ty)),
-                    _ => ParamType::Int(self.domain(ty.into_inner().next().expect("domain"))),
+                    _ => ParamType::Int(self.domain(inner(ty).next().expect("domain"))),
                 };
                 ItemKind::Param { name, ty }
             }
@@ -349,12 +287,12 @@ impl Builder {
     }
 
     fn dims(&mut self, p: Pair<Rule>) -> Vec<Expr> {
-        p.into_inner().map(|e| self.expr(e)).collect()
+        inner(p).map(|e| self.expr(e)).collect()
     }
 
     fn domain(&mut self, p: Pair<Rule>) -> Domain {
         let sp = span(&p);
-        let mut it = p.into_inner();
+        let mut it = inner(p);
         let lo = self.expr(it.next().expect("lo"));
         let hi = self.expr(it.next().expect("hi"));
         Domain { lo, hi, span: sp }
@@ -362,14 +300,14 @@ impl Builder {
 
     fn block(&mut self, p: Pair<Rule>, depth: usize) -> Block {
         let sp = span(&p);
-        let stmts = p.into_inner().map(|s| self.stmt(s, depth)).collect();
+        let stmts = inner(p).map(|s| self.stmt(s, depth)).collect();
         Block { stmts, span: sp }
     }
 
     fn stmt(&mut self, p: Pair<Rule>, depth: usize) -> Stmt {
         let sp = span(&p);
         let rule = p.as_rule();
-        let mut it = p.into_inner().peekable();
+        let mut it = inner(p).peekable();
         let kind = match rule {
             Rule::let_stmt => {
                 let name = self.ident(it.next().expect("name"));
@@ -446,7 +384,7 @@ impl Builder {
                     Rule::peers_range => LoopRange::Peers(rs),
                     Rule::all_ranks_range => LoopRange::Ranks(rs),
                     _ => {
-                        let mut r = range.into_inner();
+                        let mut r = inner(range);
                         let lo = self.expr(r.next().expect("lo"));
                         let hi = self.expr(r.next().expect("hi"));
                         let step = r.next().map(|s| self.expr(s));
@@ -458,36 +396,68 @@ impl Builder {
                         }
                     }
                 };
-                let body = self.block(it.next().expect("body"), depth);
+                let body = self.block(it.next().expect("body"), depth + 1);
                 StmtKind::For { var, range, body }
             }
             Rule::if_stmt => {
-                if depth > MAX_TREE_DEPTH {
+                let cond = self.cond(it.next().expect("grammar: if condition"));
+                let then_block = self.block(it.next().expect("grammar: then block"), depth + 1);
+                // `else if` arms and the final `else`, flat in the parse tree; the AST nests them.
+                let rest: Vec<Pair<Rule>> = it.collect();
+                let arms = rest.iter().filter(|q| q.as_rule() == Rule::else_if).count();
+                if depth + arms > MAX_TREE_DEPTH {
+                    let nth = MAX_TREE_DEPTH.saturating_sub(depth);
+                    let at = rest
+                        .iter()
+                        .filter(|q| q.as_rule() == Rule::else_if)
+                        .nth(nth)
+                        .map_or(sp, |q| {
+                            let s = span(q);
+                            Span::new(s.start, s.start + "else".len())
+                        });
                     self.diags.push(
                         Diagnostic::error(
                             "input::too-deep",
-                            format!("`else if` chain longer than {MAX_TREE_DEPTH}"),
+                            format!(
+                                "`else if` chain of {arms} arms nests deeper than {MAX_TREE_DEPTH} levels"
+                            ),
                         )
-                        .with_primary(sp, "this `if` is too deep"),
+                        .with_primary(at, "this `else if` is too deep")
+                        .with_help("split the chain, e.g. into separate `if` statements"),
                     );
                     return Stmt {
                         kind: StmtKind::Fence,
                         span: sp,
                     };
                 }
-                let cond = self.cond(it.next().expect("cond"));
-                let then_block = self.block(it.next().expect("then"), depth);
-                let else_block = it.next().map(|e| {
-                    if e.as_rule() == Rule::if_stmt {
-                        let s = self.stmt(e, depth + 1);
-                        Block {
-                            span: s.span,
-                            stmts: vec![s],
-                        }
-                    } else {
-                        self.block(e, depth)
+                let mut else_block: Option<Block> = None;
+                for (k, q) in rest.into_iter().enumerate().rev() {
+                    let qs = span(&q);
+                    if q.as_rule() == Rule::else_block {
+                        let b = inner(q).next().expect("grammar: else block");
+                        else_block = Some(self.block(b, depth + 1));
+                        continue;
                     }
-                });
+                    // `else if c { ... }`: the nested `if` statement runs from its `if`
+                    // to the end of the chain, as if it had been written `else { if ... }`.
+                    let if_start = qs.start + keyword_after_else(q.as_str());
+                    let end = else_block.as_ref().map_or(qs.end, |b| b.span.end);
+                    let mut qi = inner(q);
+                    let c = self.cond(qi.next().expect("grammar: else-if condition"));
+                    let t = self.block(qi.next().expect("grammar: else-if block"), depth + k + 2);
+                    let nested = Stmt {
+                        kind: StmtKind::If {
+                            cond: c,
+                            then_block: t,
+                            else_block: else_block.take(),
+                        },
+                        span: Span::new(if_start, end),
+                    };
+                    else_block = Some(Block {
+                        span: nested.span,
+                        stmts: vec![nested],
+                    });
+                }
                 StmtKind::If {
                     cond,
                     then_block,
@@ -503,12 +473,12 @@ impl Builder {
     }
 
     fn at(&mut self, p: Pair<Rule>) -> Expr {
-        self.expr(p.into_inner().next().expect("at expr"))
+        self.expr(inner(p).next().expect("at expr"))
     }
 
     fn cell(&mut self, p: Pair<Rule>) -> CellRef {
         let sp = span(&p);
-        let mut it = p.into_inner();
+        let mut it = inner(p);
         let name = self.ident(it.next().expect("name"));
         let index = it.map(|e| self.expr(e)).collect();
         CellRef {
@@ -520,16 +490,16 @@ impl Builder {
 
     fn region(&mut self, p: Pair<Rule>) -> Region {
         let sp = span(&p);
-        let mut it = p.into_inner();
+        let mut it = inner(p);
         let name = self.ident(it.next().expect("name"));
         let mut index = Vec::new();
         let mut lo = None;
         let mut hi = None;
         for q in it {
             if q.as_rule() == Rule::slice {
-                for b in q.into_inner() {
+                for b in inner(q) {
                     let r = b.as_rule();
-                    let e = self.expr(b.into_inner().next().expect("bound"));
+                    let e = self.expr(inner(b).next().expect("bound"));
                     if r == Rule::slice_lo {
                         lo = Some(e);
                     } else {
@@ -549,56 +519,121 @@ impl Builder {
         }
     }
 
+    /// Builds a condition, refusing (with `input::too-deep`) one that nests deeper
+    /// than [`MAX_TREE_DEPTH`] through `!` and parentheses.
     fn cond(&mut self, p: Pair<Rule>) -> Cond {
         let sp = span(&p);
-        match p.as_rule() {
-            Rule::cond | Rule::cond_and => {
-                let is_or = p.as_rule() == Rule::cond;
-                let mut parts: Vec<Cond> = p.into_inner().map(|c| self.cond(c)).collect();
-                if parts.len() == 1 {
-                    return parts.pop().expect("one part");
-                }
+        let mut too_deep = None;
+        let (c, depth) = self.cond_d(p, &mut too_deep);
+        if depth > MAX_TREE_DEPTH {
+            too_deep.get_or_insert(sp);
+        }
+        match too_deep {
+            Some(at) => {
+                self.diags.push(
+                    Diagnostic::error(
+                        "input::too-deep",
+                        format!("condition nests deeper than {MAX_TREE_DEPTH} levels"),
+                    )
+                    .with_primary(at, format!("more than {MAX_TREE_DEPTH} levels deep here"))
+                    .with_help("simplify the condition: `!!c` is `c`"),
+                );
                 Cond {
-                    kind: if is_or {
-                        CondKind::Or(parts)
-                    } else {
-                        CondKind::And(parts)
-                    },
+                    kind: CondKind::Bool(true),
                     span: sp,
                 }
             }
+            None => c,
+        }
+    }
+
+    /// A condition and its depth; past the limit, records where and builds a placeholder.
+    fn cond_d(&mut self, p: Pair<Rule>, too_deep: &mut Option<Span>) -> (Cond, usize) {
+        let sp = span(&p);
+        let placeholder = |span| {
+            (
+                Cond {
+                    kind: CondKind::Bool(true),
+                    span,
+                },
+                1,
+            )
+        };
+        match p.as_rule() {
+            Rule::cond | Rule::cond_and => {
+                let is_or = p.as_rule() == Rule::cond;
+                let mut depth = 0;
+                let mut parts: Vec<Cond> = Vec::new();
+                for q in inner(p) {
+                    let (c, d) = self.cond_d(q, too_deep);
+                    depth = depth.max(d);
+                    parts.push(c);
+                }
+                if parts.len() == 1 {
+                    return (parts.pop().expect("one part"), depth);
+                }
+                if depth + 1 > MAX_TREE_DEPTH {
+                    too_deep.get_or_insert(sp);
+                    return placeholder(sp);
+                }
+                (
+                    Cond {
+                        kind: if is_or {
+                            CondKind::Or(parts)
+                        } else {
+                            CondKind::And(parts)
+                        },
+                        span: sp,
+                    },
+                    depth + 1,
+                )
+            }
             Rule::cond_not => {
-                let mut nots = 0;
+                let mut nots: Vec<Span> = Vec::new();
                 let mut atom = None;
-                for q in p.into_inner() {
+                for q in inner(p) {
                     if q.as_rule() == Rule::not_op {
-                        nots += 1;
+                        nots.push(span(&q));
                     } else {
-                        atom = Some(self.cond(q));
+                        atom = Some(self.cond_d(q, too_deep));
                     }
                 }
-                let mut c = atom.expect("grammar: cond atom");
-                for _ in 0..nots {
+                let (mut c, mut depth) = atom.expect("grammar: a condition after its `!`s");
+                if !nots.is_empty() && depth + nots.len() > MAX_TREE_DEPTH {
+                    let k = (nots.len() + depth)
+                        .saturating_sub(MAX_TREE_DEPTH + 1)
+                        .min(nots.len() - 1);
+                    too_deep.get_or_insert(nots[k]);
+                    return placeholder(sp);
+                }
+                for _ in 0..nots.len() {
                     c = Cond {
                         kind: CondKind::Not(Box::new(c)),
                         span: sp,
                     };
+                    depth += 1;
                 }
-                c
+                (c, depth)
             }
-            Rule::bool_lit => Cond {
-                kind: CondKind::Bool(p.as_str() == "true"),
-                span: sp,
-            },
-            Rule::compare => {
-                let mut it = p.into_inner();
-                let a = self.expr(it.next().expect("lhs"));
-                let op = cmp_op(it.next().expect("op").as_str());
-                let b = self.expr(it.next().expect("rhs"));
+            Rule::bool_lit => (
                 Cond {
-                    kind: CondKind::Cmp(op, a, b),
+                    kind: CondKind::Bool(p.as_str() == "true"),
                     span: sp,
-                }
+                },
+                1,
+            ),
+            Rule::compare => {
+                let mut it = inner(p);
+                let a = self.expr(it.next().expect("grammar: comparison lhs"));
+                let op = cmp_op(it.next().expect("grammar: comparison operator").as_str());
+                let b = self.expr(it.next().expect("grammar: comparison rhs"));
+                (
+                    Cond {
+                        kind: CondKind::Cmp(op, a, b),
+                        span: sp,
+                    },
+                    1,
+                )
             }
             r => unreachable!("grammar: unexpected condition {r:?}"),
         }
@@ -607,24 +642,42 @@ impl Builder {
     /// Builds an expression by precedence climbing over the flat operand/operator list.
     fn expr(&mut self, p: Pair<Rule>) -> Expr {
         let sp = span(&p);
+        // Where the tree first grows deeper than MAX_TREE_DEPTH. From then on only
+        // placeholders are built, so a degenerate input never becomes a deep tree
+        // (whose recursive drop alone could exhaust the stack).
+        let mut too_deep: Option<Span> = None;
         // Flatten: operands with their prefix negations, and the operators between them.
         let mut operands: Vec<(Expr, usize)> = Vec::new();
-        let mut ops: Vec<BinOp> = Vec::new();
+        let mut ops: Vec<(BinOp, Span)> = Vec::new();
         let mut negs: Vec<Span> = Vec::new();
-        for q in p.into_inner() {
+        for q in inner(p) {
             match q.as_rule() {
                 Rule::neg => negs.push(span(&q)),
                 Rule::add | Rule::sub | Rule::mul | Rule::div | Rule::rem => {
-                    ops.push(match q.as_rule() {
+                    let op = match q.as_rule() {
                         Rule::add => BinOp::Add,
                         Rule::sub => BinOp::Sub,
                         Rule::mul => BinOp::Mul,
                         Rule::div => BinOp::Div,
                         _ => BinOp::Mod,
-                    })
+                    };
+                    ops.push((op, span(&q)));
                 }
                 _ => {
                     let (mut e, mut d) = self.operand(q);
+                    if !negs.is_empty() && d + negs.len() > MAX_TREE_DEPTH {
+                        // negs[k] is the first `-` (from the inside) that is too deep.
+                        let k = (negs.len() + d)
+                            .saturating_sub(MAX_TREE_DEPTH + 1)
+                            .min(negs.len() - 1);
+                        too_deep.get_or_insert(negs[k]);
+                        negs.clear();
+                        e = Expr {
+                            kind: ExprKind::Int(0),
+                            span: e.span,
+                        };
+                        d = 1;
+                    }
                     for n in negs.drain(..).rev() {
                         let s = n.join(e.span);
                         e = Expr {
@@ -639,26 +692,39 @@ impl Builder {
         }
         // Shunting-yard, iterative; depth tracked to refuse degenerate trees.
         let mut out: Vec<(Expr, usize)> = Vec::new();
-        let mut stack: Vec<BinOp> = Vec::new();
+        let mut stack: Vec<(BinOp, Span)> = Vec::new();
         let mut operands = operands.into_iter();
-        let reduce = |out: &mut Vec<(Expr, usize)>, op: BinOp| {
-            let (b, db) = out.pop().expect("rhs");
-            let (a, da) = out.pop().expect("lhs");
-            let s = a.span.join(b.span);
-            out.push((
-                Expr {
-                    kind: ExprKind::Bin(op, Box::new(a), Box::new(b)),
-                    span: s,
-                },
-                da.max(db) + 1,
-            ));
-        };
+        let reduce =
+            |out: &mut Vec<(Expr, usize)>, (op, at): (BinOp, Span), too_deep: &mut Option<Span>| {
+                let (b, db) = out.pop().expect("shunting-yard: an operand per operator");
+                let (a, da) = out.pop().expect("shunting-yard: an operand per operator");
+                let s = a.span.join(b.span);
+                let depth = da.max(db) + 1;
+                if depth > MAX_TREE_DEPTH {
+                    too_deep.get_or_insert(at);
+                    out.push((
+                        Expr {
+                            kind: ExprKind::Int(0),
+                            span: s,
+                        },
+                        1,
+                    ));
+                    return;
+                }
+                out.push((
+                    Expr {
+                        kind: ExprKind::Bin(op, Box::new(a), Box::new(b)),
+                        span: s,
+                    },
+                    depth,
+                ));
+            };
         out.push(operands.next().expect("grammar: expression has an operand"));
         for op in ops {
             while let Some(&top) = stack.last() {
-                if top.precedence() >= op.precedence() {
+                if top.0.precedence() >= op.0.precedence() {
                     stack.pop();
-                    reduce(&mut out, top);
+                    reduce(&mut out, top, &mut too_deep);
                 } else {
                     break;
                 }
@@ -667,16 +733,19 @@ impl Builder {
             out.push(operands.next().expect("grammar: operand after operator"));
         }
         while let Some(top) = stack.pop() {
-            reduce(&mut out, top);
+            reduce(&mut out, top, &mut too_deep);
         }
-        let (e, depth) = out.pop().expect("result");
+        let (e, depth) = out.pop().expect("shunting-yard: one result");
         if depth > MAX_TREE_DEPTH {
+            too_deep.get_or_insert(sp);
+        }
+        if let Some(at) = too_deep {
             self.diags.push(
                 Diagnostic::error(
                     "input::too-deep",
-                    format!("expression deeper than {MAX_TREE_DEPTH} operators"),
+                    format!("expression nests deeper than {MAX_TREE_DEPTH} levels"),
                 )
-                .with_primary(sp, "this expression is too deep")
+                .with_primary(at, format!("more than {MAX_TREE_DEPTH} levels deep here"))
                 .with_help("introduce `let` bindings for parts of it"),
             );
             return Expr {
@@ -723,7 +792,7 @@ impl Builder {
             ),
             Rule::indexed | Rule::call => {
                 let is_call = p.as_rule() == Rule::call;
-                let mut it = p.into_inner();
+                let mut it = inner(p);
                 let name = self.ident(it.next().expect("name"));
                 let mut depth = 1;
                 let args: Vec<Expr> = it.map(|e| self.expr(e)).collect();
@@ -751,6 +820,22 @@ impl Builder {
             r => unreachable!("grammar: unexpected operand {r:?}"),
         }
     }
+}
+
+/// Offset of the `if` in the text of an `else if` arm (after `else`, blanks and comments).
+fn keyword_after_else(arm: &str) -> usize {
+    let mut i = "else".len();
+    let b = arm.as_bytes();
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if arm[i..].starts_with("//") {
+            i += arm[i..].find('\n').map_or(arm.len() - i, |n| n + 1);
+        } else {
+            break;
+        }
+    }
+    i.min(arm.len())
 }
 
 /// Depth of an already-built expression (bounded by construction).

@@ -38,6 +38,9 @@ struct Deps {
     block: bool,
     loop_var: bool,
     array: bool,
+    /// Reads a name whose declaration had an error: its value and type are
+    /// unknown, so checks that need them stay silent instead of cascading.
+    poison: bool,
 }
 
 impl Deps {
@@ -47,6 +50,7 @@ impl Deps {
             block: self.block || o.block,
             loop_var: self.loop_var || o.loop_var,
             array: self.array || o.array,
+            poison: self.poison || o.poison,
         }
     }
 }
@@ -81,6 +85,19 @@ struct Lowerer {
     blocks: Option<Blocks>,
     region: Section,
     loop_depth: usize,
+    /// Where each signal's, window's, tile's and array's name was written, for
+    /// "declared here" labels that point at one name rather than a whole line.
+    name_spans: HashMap<(NameKind, usize), Span>,
+    /// A variable standing for anything that failed to lower (see [`Deps::poison`]).
+    poison: Option<VarId>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum NameKind {
+    Signal,
+    Window,
+    Tile,
+    Array,
 }
 
 fn err(code: &str, msg: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
@@ -105,6 +122,8 @@ impl Lowerer {
             blocks: None,
             region: Section::TopLevel,
             loop_depth: 0,
+            name_spans: HashMap::new(),
+            poison: None,
         };
         l.me = l.add_var(
             "me",
@@ -128,6 +147,34 @@ impl Lowerer {
         });
         self.var_deps.push(deps);
         self.vars.len() - 1
+    }
+
+    /// An expression that stands for a value whose declaration was wrong: it
+    /// reads a poisoned variable, so no later check complains about it again.
+    fn poisoned_expr(&mut self) -> Expr {
+        let v = match self.poison {
+            Some(v) => v,
+            None => {
+                let v = self.add_var(
+                    "<error>",
+                    VarKind::Local,
+                    Ty::Int,
+                    Span::default(),
+                    Deps {
+                        poison: true,
+                        ..Deps::default()
+                    },
+                );
+                self.poison = Some(v);
+                v
+            }
+        };
+        Expr::Var(v)
+    }
+
+    /// Marks a variable as poisoned (its declaration had an error).
+    fn poison_var(&mut self, v: VarId) {
+        self.var_deps[v].poison = true;
     }
 
     fn lookup(&self, name: &str) -> Option<Name> {
@@ -251,7 +298,10 @@ impl Lowerer {
 
     /// Lowers an expression that must be a compile-time constant and folds it.
     fn const_expr(&mut self, e: &ast::Expr) -> Option<i64> {
-        let (x, _, _) = self.expr(e, Want::Count)?;
+        let (x, _, deps) = self.expr(e, Want::Count)?;
+        if deps.poison {
+            return None;
+        }
         let mut env = crate::eval::Env {
             values: vec![None; self.vars.len()],
             arrays: Vec::new(),
@@ -264,6 +314,30 @@ impl Lowerer {
         let dummy = self.dummy_protocol();
         match crate::eval::eval(&dummy, &x, &env) {
             Ok(v) => Some(v),
+            Err(crate::eval::EvalError::DivByZero) => {
+                self.diags.push(
+                    err(
+                        "domain::division-by-zero",
+                        "division by zero in a constant",
+                        e.span,
+                        "divides by zero",
+                    )
+                    .with_help("`/`, `%` and `ceil(a / b)` need a non-zero divisor"),
+                );
+                None
+            }
+            Err(crate::eval::EvalError::Overflow) => {
+                self.diags.push(
+                    err(
+                        "domain::overflow",
+                        "a constant overflows 64-bit arithmetic",
+                        e.span,
+                        "too large",
+                    )
+                    .with_help("collc computes with 64-bit integers; make the constant smaller"),
+                );
+                None
+            }
             Err(er) => {
                 self.diags.push(
                     err(
@@ -279,6 +353,8 @@ impl Lowerer {
         }
     }
 
+    /// A protocol holding the tables lowered so far, to evaluate constants with
+    /// [`crate::eval::eval`] (which indexes `vars` and `arrays`).
     fn dummy_protocol(&self) -> Protocol {
         Protocol {
             name: String::new(),
@@ -291,7 +367,7 @@ impl Lowerer {
             signals: Vec::new(),
             windows: Vec::new(),
             tiles: Vec::new(),
-            arrays: Vec::new(),
+            arrays: self.arrays.clone(),
             decls: Vec::new(),
             body: Block::default(),
             epilogue: Block::default(),
@@ -315,9 +391,15 @@ impl Lowerer {
         }
     }
 
+    /// A declaration's dimensions. A wrong one is replaced by a poisoned
+    /// placeholder, so the rank of the declaration stays as written and its uses
+    /// are not reported again.
     fn dims(&mut self, dims: &[ast::Expr]) -> Vec<Expr> {
         dims.iter()
-            .filter_map(|d| self.uniform_expr(d, "a dimension"))
+            .map(|d| match self.uniform_expr(d, "a dimension") {
+                Some(x) => x,
+                None => self.poisoned_expr(),
+            })
             .collect()
     }
 
@@ -329,7 +411,7 @@ impl Lowerer {
     /// As [`Self::uniform_expr`], for any type; returns the type too.
     fn uniform_typed(&mut self, e: &ast::Expr, what: &str, want: Want) -> Option<(Expr, Ty)> {
         let (x, ty, deps) = self.expr(e, want)?;
-        if deps.me || deps.block || deps.loop_var || deps.array {
+        if !deps.poison && (deps.me || deps.block || deps.loop_var || deps.array) {
             let who = if deps.me {
                 "`me`"
             } else if deps.block {
@@ -371,8 +453,9 @@ impl Lowerer {
                     );
                     return;
                 }
-                let (lo, hi) = self.const_domain(domain).unwrap_or((1, 1));
-                let (lo, hi) = if lo < 1 || hi > MAX_RANKS {
+                let dom = self.const_domain(domain);
+                let (lo, hi) = dom.unwrap_or((1, 1));
+                let (lo, hi) = if dom.is_some() && (lo < 1 || hi > MAX_RANKS) {
                     self.diags.push(
                         err(
                             "domain::out-of-range",
@@ -393,41 +476,55 @@ impl Lowerer {
                     item.span,
                     Deps::default(),
                 );
+                if dom.is_none() {
+                    self.poison_var(v);
+                }
                 self.world = Some(v);
                 self.declare(name, Name::Var(v));
                 self.decls.push(Decl::Var(v));
             }
             K::Param { name, ty } => {
                 self.require_world(item.span, "parameter");
+                let mut ok = true;
                 let (kind, t) = match ty {
                     ast::ParamType::Rank(_) => (VarKind::Param { domain: None }, Ty::Rank),
-                    ast::ParamType::Int(d) => (
-                        VarKind::Param {
-                            domain: Some(self.const_domain(d).unwrap_or((0, 0))),
-                        },
-                        Ty::Int,
-                    ),
+                    ast::ParamType::Int(d) => {
+                        let dom = self.const_domain(d);
+                        ok = dom.is_some();
+                        (
+                            VarKind::Param {
+                                domain: Some(dom.unwrap_or((0, 0))),
+                            },
+                            Ty::Int,
+                        )
+                    }
                 };
                 let v = self.add_var(&name.name, kind, t, item.span, Deps::default());
+                if !ok {
+                    self.poison_var(v);
+                }
                 self.declare(name, Name::Var(v));
                 self.decls.push(Decl::Var(v));
             }
             K::Const { name, value } => {
-                let c = self.const_expr(value).unwrap_or(0);
+                let c = self.const_expr(value);
                 let v = self.add_var(
                     &name.name,
-                    VarKind::Const(c),
+                    VarKind::Const(c.unwrap_or(0)),
                     Ty::Int,
                     item.span,
                     Deps::default(),
                 );
+                if c.is_none() {
+                    self.poison_var(v);
+                }
                 self.declare(name, Name::Var(v));
                 self.decls.push(Decl::Var(v));
             }
             K::Let { name, value } => {
-                let (x, ty) = self
-                    .uniform_typed(value, "a top-level `let`", Want::Any)
-                    .unwrap_or((Expr::Int(0), Ty::Int));
+                let x = self.uniform_typed(value, "a top-level `let`", Want::Any);
+                let ok = x.is_some();
+                let (x, ty) = x.unwrap_or((Expr::Int(0), Ty::Int));
                 let v = self.add_var(
                     &name.name,
                     VarKind::Derived(x),
@@ -435,6 +532,9 @@ impl Lowerer {
                     item.span,
                     Deps::default(),
                 );
+                if !ok {
+                    self.poison_var(v);
+                }
                 self.declare(name, Name::Var(v));
                 self.decls.push(Decl::Var(v));
             }
@@ -494,6 +594,7 @@ impl Lowerer {
                     span: item.span,
                 });
                 let id = self.signals.len() - 1;
+                self.name_spans.insert((NameKind::Signal, id), name.span);
                 self.declare(name, Name::Signal(id));
                 self.decls.push(Decl::Signal(id));
             }
@@ -508,11 +609,13 @@ impl Lowerer {
                 if matches!(item.kind, K::Window { .. }) {
                     self.windows.push(buf);
                     let id = self.windows.len() - 1;
+                    self.name_spans.insert((NameKind::Window, id), name.span);
                     self.declare(name, Name::Window(id));
                     self.decls.push(Decl::Window(id));
                 } else {
                     self.tiles.push(buf);
                     let id = self.tiles.len() - 1;
+                    self.name_spans.insert((NameKind::Tile, id), name.span);
                     self.declare(name, Name::Tile(id));
                     self.decls.push(Decl::Tile(id));
                 }
@@ -528,6 +631,7 @@ impl Lowerer {
                     span: item.span,
                 });
                 let id = self.arrays.len() - 1;
+                self.name_spans.insert((NameKind::Array, id), name.span);
                 self.declare(name, Name::Array(id));
                 self.decls.push(Decl::Array(id));
             }
@@ -781,7 +885,22 @@ impl Lowerer {
         use ast::StmtKind as K;
         let kind = match &s.kind {
             K::Let { name, value } => {
-                let (x, ty, deps) = self.expr(value, Want::Any)?;
+                let Some((x, ty, deps)) = self.expr(value, Want::Any) else {
+                    // Declare the name anyway, poisoned, so its uses are not
+                    // reported as unknown.
+                    let v = self.add_var(
+                        &name.name,
+                        VarKind::Local,
+                        Ty::Int,
+                        name.span,
+                        Deps {
+                            poison: true,
+                            ..Deps::default()
+                        },
+                    );
+                    self.declare(name, Name::Var(v));
+                    return None;
+                };
                 let v = self.add_var(&name.name, VarKind::Local, ty, name.span, deps);
                 self.declare(name, Name::Var(v));
                 StmtKind::Let { var: v, value: x }
@@ -928,8 +1047,8 @@ impl Lowerer {
                         }
                     }
                 };
-                let ty = match r {
-                    Some(Range::Span { .. }) => Ty::Int,
+                let ty = match range {
+                    ast::LoopRange::Span { .. } => Ty::Int,
                     _ => Ty::Rank,
                 };
                 self.scopes.push(HashMap::new());
@@ -940,6 +1059,7 @@ impl Lowerer {
                     var.span,
                     Deps {
                         loop_var: true,
+                        poison: r.is_none(),
                         ..Deps::default()
                     },
                 );
@@ -1045,11 +1165,17 @@ impl Lowerer {
                     c.span,
                     format!("expected {want} index(es)"),
                 )
-                .with_label(self.signals[sig].span, "declared here")
+                .with_label(
+                    self.name_spans
+                        .get(&(NameKind::Signal, sig))
+                        .copied()
+                        .unwrap_or(self.signals[sig].span),
+                    format!("declared with {want} dimension(s) here"),
+                )
                 .with_help(format!(
-                    "write one `[...]` per dimension, e.g. `{}{}`",
+                    "write one index per dimension: `{}{}`",
                     c.name.name,
-                    "[i]".repeat(want)
+                    "[..]".repeat(want)
                 )),
             );
             return None;
@@ -1063,9 +1189,28 @@ impl Lowerer {
         Some((sig, idx))
     }
 
+    /// Reports a constant index outside a dimension: outside its constant size,
+    /// or at or beyond the largest value its parameter can take.
     fn check_const_index(&mut self, x: &Expr, dim: &Expr, span: Span, name: &str) {
-        if let (Some(i), Some(d)) = (x.as_const(), self.const_value(dim)) {
-            if i < 0 || i >= d {
+        // `rank(c)` into a dimension of the world size: the rank check says it.
+        if matches!(x, Expr::Rank(_)) && matches!(dim, Expr::Var(v) if Some(*v) == self.world) {
+            return;
+        }
+        let Some(i) = self.const_value(x) else {
+            return;
+        };
+        if i < 0 {
+            self.diags.push(
+                err(
+                    "domain::index-out-of-range",
+                    format!("negative index {i} into `{name}`"),
+                    span,
+                    "indices count from 0",
+                )
+                .with_help("indices count from 0 and stay below the dimension's size"),
+            );
+        } else if let Some(d) = self.const_value(dim) {
+            if i >= d {
                 self.diags.push(
                     err(
                         "domain::index-out-of-range",
@@ -1076,25 +1221,83 @@ impl Lowerer {
                     .with_help("indices count from 0 and stay below the dimension's size"),
                 );
             }
-        } else if let Some(i) = x.as_const() {
-            if i < 0 {
-                self.diags.push(err(
-                    "domain::index-out-of-range",
-                    format!("negative index {i}"),
-                    span,
-                    "indices count from 0",
-                ));
+        } else if let Some((size, hi)) = self.var_upper_bound(dim) {
+            if i >= hi {
+                self.diags.push(
+                    err(
+                        "domain::index-out-of-range",
+                        format!(
+                            "index {i} is outside `{name}`'s dimension `{size}`, which is at most {hi}"
+                        ),
+                        span,
+                        format!("out of range for every `{size}` in its domain"),
+                    )
+                    .with_help(format!(
+                        "valid indices are 0..{size}; widen `{size}`'s domain or use a smaller index"
+                    )),
+                );
             }
         }
     }
 
+    /// Reports a slice whose constant bounds are negative, reversed, or past a
+    /// constant last dimension.
+    fn check_const_slice(&mut self, r: &ast::Region, lo: &Expr, hi: &Expr, dim: Option<&Expr>) {
+        let (l, h) = (self.const_value(lo), self.const_value(hi));
+        let d = dim.and_then(|d| self.const_value(d));
+        let problem = match (l, h, d) {
+            (Some(l), _, _) if l < 0 => Some(format!("the slice starts at {l}, before 0")),
+            (Some(l), Some(h), _) if l > h => {
+                Some(format!("the slice starts at {l}, after its end {h}"))
+            }
+            (_, Some(h), Some(d)) if h > d => Some(format!(
+                "the slice ends at {h}, past the dimension's size {d}"
+            )),
+            _ => None,
+        };
+        if let Some(msg) = problem {
+            self.diags.push(
+                err(
+                    "domain::slice-out-of-range",
+                    format!("slice of `{}` out of range: {msg}", r.name.name),
+                    r.span,
+                    "out of range",
+                )
+                .with_help("a slice `lo .. hi` needs 0 <= lo <= hi <= the last dimension's size"),
+            );
+        }
+    }
+
+    /// The value of an expression made of literals and (sound) `const`s.
     fn const_value(&self, e: &Expr) -> Option<i64> {
-        match e {
-            Expr::Int(v) => Some(*v),
-            Expr::Var(v) => match self.vars[*v].kind {
-                VarKind::Const(c) => Some(c),
-                _ => None,
-            },
+        let mut env = crate::eval::Env {
+            values: vec![None; self.vars.len()],
+            arrays: Vec::new(),
+        };
+        let mut ok = true;
+        e.for_each_var(&mut |v| match self.vars[v].kind {
+            VarKind::Const(c) if !self.var_deps[v].poison => env.values[v] = Some(c),
+            _ => ok = false,
+        });
+        if !ok {
+            return None;
+        }
+        crate::eval::eval(&self.dummy_protocol(), e, &env).ok()
+    }
+
+    /// For a dimension that is exactly the world size or an integer parameter:
+    /// its name and the largest value its domain allows.
+    fn var_upper_bound(&self, e: &Expr) -> Option<(String, i64)> {
+        let Expr::Var(v) = e else { return None };
+        if self.var_deps[*v].poison {
+            return None;
+        }
+        let var = &self.vars[*v];
+        match var.kind {
+            VarKind::World { hi, .. } => Some((var.name.clone(), hi)),
+            VarKind::Param {
+                domain: Some((_, hi)),
+            } => Some((var.name.clone(), hi)),
             _ => None,
         }
     }
@@ -1137,13 +1340,20 @@ impl Lowerer {
             }
         };
         let (dims, decl) = match buffer {
-            BufferRef::Window(w) => (self.windows[w].dims.clone(), self.windows[w].span),
-            BufferRef::Tile(t) => (self.tiles[t].dims.clone(), self.tiles[t].span),
+            BufferRef::Window(w) => (
+                self.windows[w].dims.clone(),
+                self.name_spans.get(&(NameKind::Window, w)).copied(),
+            ),
+            BufferRef::Tile(t) => (
+                self.tiles[t].dims.clone(),
+                self.name_spans.get(&(NameKind::Tile, t)).copied(),
+            ),
         };
+        let decl = decl.unwrap_or_default();
         if r.index.len() + 1 != dims.len() {
             self.diags.push(
                 err("shape::region-dims", format!("`{}` has {} dimension(s), addressed with {}", r.name.name, dims.len(), r.index.len() + 1), r.span, format!("expected {} index(es) and a slice", dims.len().saturating_sub(1)))
-                    .with_label(decl, "declared here")
+                    .with_label(decl, format!("declared with {} dimension(s) here", dims.len()))
                     .with_help("index every dimension but the last, then slice the last one: `buf[i][lo .. hi]`"),
             );
             return None;
@@ -1162,6 +1372,7 @@ impl Lowerer {
             Some(e) => self.expr(e, Want::Count)?.0,
             None => dims.last().cloned().unwrap_or(Expr::Int(0)),
         };
+        self.check_const_slice(r, &lo, &hi, dims.last());
         Some(Region {
             buffer,
             index,
@@ -1215,6 +1426,9 @@ impl Lowerer {
     /// a count (a bare rank is an error), a rank (an int is an error) or either.
     fn expr(&mut self, e: &ast::Expr, want: Want) -> Option<(Expr, Ty, Deps)> {
         let (x, ty, deps) = self.expr_inner(e)?;
+        if deps.poison {
+            return Some((x, ty, deps));
+        }
         match (want, ty) {
             (Want::Count, Ty::Rank) => {
                 self.diags.push(
@@ -1272,18 +1486,32 @@ impl Lowerer {
             }
             K::Indexed(id, idx) => match self.lookup(&id.name) {
                 Some(Name::Array(a)) => {
-                    if self.arrays[a].dims.len() != idx.len() {
-                        self.diags.push(err(
-                            "shape::array-dims",
-                            format!(
-                                "`{}` has {} dimension(s), indexed with {}",
+                    let want = self.arrays[a].dims.len();
+                    if want != idx.len() {
+                        self.diags.push(
+                            err(
+                                "shape::array-dims",
+                                format!(
+                                    "`{}` has {want} dimension(s), indexed with {}",
+                                    id.name,
+                                    idx.len()
+                                ),
+                                e.span,
+                                format!("expected {want} index(es)"),
+                            )
+                            .with_label(
+                                self.name_spans
+                                    .get(&(NameKind::Array, a))
+                                    .copied()
+                                    .unwrap_or(self.arrays[a].span),
+                                format!("declared with {want} dimension(s) here"),
+                            )
+                            .with_help(format!(
+                                "write one index per dimension: `{}{}`",
                                 id.name,
-                                self.arrays[a].dims.len(),
-                                idx.len()
-                            ),
-                            e.span,
-                            "wrong number of indices",
-                        ));
+                                "[..]".repeat(want)
+                            )),
+                        );
                         return None;
                     }
                     let mut xs = Vec::new();
@@ -1291,8 +1519,10 @@ impl Lowerer {
                         array: true,
                         ..Deps::default()
                     };
-                    for i in idx {
+                    for (k, i) in idx.iter().enumerate() {
                         let (x, _, d) = self.expr_inner(i)?;
+                        let dim = self.arrays[a].dims[k].clone();
+                        self.check_const_index(&x, &dim, i.span, &id.name);
                         deps = deps.or(d);
                         xs.push(x);
                     }
@@ -1381,16 +1611,26 @@ impl Lowerer {
                     }
                     "rank" => {
                         let (x, _, d) = self.expr_inner(&args[0])?;
-                        if let Some(c) = x.as_const() {
-                            if !(0..MAX_RANKS).contains(&c) {
+                        // The most ranks there can be: the world size's upper bound.
+                        let (world, most) = match self.world {
+                            Some(w) if !self.var_deps[w].poison => match self.vars[w].kind {
+                                VarKind::World { hi, .. } => (self.vars[w].name.clone(), hi),
+                                _ => ("P".to_string(), MAX_RANKS),
+                            },
+                            _ => ("P".to_string(), MAX_RANKS),
+                        };
+                        if let Some(c) = self.const_value(&x) {
+                            if !(0..most).contains(&c) {
                                 self.diags.push(
                                     err(
                                         "domain::out-of-range",
                                         format!("rank {c} does not exist"),
                                         args[0].span,
-                                        format!("ranks are 0..{MAX_RANKS}"),
+                                        format!(
+                                            "ranks are 0..{world} and `{world}` is at most {most}"
+                                        ),
                                     )
-                                    .with_help("a rank is between 0 and P-1"),
+                                    .with_help(format!("a rank is between 0 and {world}-1")),
                                 );
                             }
                         }

@@ -1,0 +1,476 @@
+//! Syntax errors. pest stops at the first error and names grammar rules; this
+//! module turns that into a diagnostic a person can act on — what was expected,
+//! in words, and a label where they would look — and recovers at statement
+//! boundaries so that one run reports several independent syntax errors.
+
+use crate::diag::{floor_char_boundary, Diagnostic, Span};
+use crate::parse::{keyword_text, CollParser, Rule};
+use pest::iterators::Pairs;
+use pest::Parser as _;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// At most this many syntax errors are reported for one file.
+pub const MAX_SYNTAX_ERRORS: usize = 16;
+
+/// pest's error-detail switch is process-wide; this lock keeps concurrent
+/// parses (tests, a multithreaded driver) from turning it off under each other.
+static ERROR_DETAIL: Mutex<()> = Mutex::new(());
+
+/// The keywords that start a statement, in the order the grammar tries them.
+const STATEMENT_KEYWORDS: [&str; 11] = [
+    "let", "notify", "wait", "copy", "get", "put", "reduce", "fence", "for", "if", "return",
+];
+/// The keywords that start a declaration.
+const ITEM_KEYWORDS: [&str; 12] = [
+    "ranks", "param", "const", "let", "blocks", "signal", "window", "tile", "array", "require",
+    "body", "epilogue",
+];
+
+/// Parses a file with pest. On failure, reports the first syntax error and
+/// every further one found after skipping the statement or declaration that
+/// holds the previous one (at most [`MAX_SYNTAX_ERRORS`]).
+pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>> {
+    let mut err = match CollParser::parse(Rule::file, text) {
+        Ok(p) => return Ok(p),
+        Err(e) => e,
+    };
+    let code = code_mask(text);
+    let mut work = text.as_bytes().to_vec();
+    let mut diags: Vec<Diagnostic> = Vec::new();
+    let mut seen: BTreeSet<usize> = BTreeSet::new();
+    loop {
+        // Blanking replaces bytes by ASCII spaces (never newlines), so `work` stays
+        // UTF-8 and every offset in it is an offset in `text`.
+        let w = std::str::from_utf8(&work).unwrap_or(text);
+        let (pos, expected) = expected_at(w, &err);
+        let pos = floor_char_boundary(text, pos);
+        seen.insert(pos);
+        diags.push(describe(text, &code, &expected, pos));
+        if diags.len() >= MAX_SYNTAX_ERRORS {
+            break;
+        }
+        let Some((start, end)) = recovery_region(w, &code, pos, expected.contains("`;`")) else {
+            break;
+        };
+        for b in &mut work[start..end] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        let w = std::str::from_utf8(&work).unwrap_or(text);
+        match CollParser::parse(Rule::file, w) {
+            Ok(_) => break,
+            Err(e) => {
+                // Stop when recovery makes no progress.
+                if seen.contains(&floor_char_boundary(text, expected_at(w, &e).0)) {
+                    break;
+                }
+                err = e;
+            }
+        }
+    }
+    Err(diags)
+}
+
+fn error_pos(e: &pest::error::Error<Rule>) -> usize {
+    match e.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((s, _)) => s,
+    }
+}
+
+/// `mask[i]` is true when byte `i` is code: not inside a `//` comment.
+/// (The language has no string literals, so every `//` starts a comment.)
+fn code_mask(text: &str) -> Vec<bool> {
+    let b = text.as_bytes();
+    let mut mask = vec![true; b.len()];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                mask[i] = false;
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    mask
+}
+
+/// The bytes to blank so that parsing can go on after an error at `pos`: from
+/// the end of the previous statement (`;`, `{` or `}` before `pos`) through the
+/// `;` or the balanced `{ ... }` that ends the broken one — or, when a `;` was
+/// expected, up to the `}` that closes the block (the last statement lacks its
+/// `;`). `None` when the error is not inside braces or its statement does not
+/// end before its block does: then a later error would likely be a consequence
+/// of this one.
+fn recovery_region(
+    text: &str,
+    code: &[bool],
+    pos: usize,
+    semicolon_expected: bool,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let pos = pos.min(b.len());
+    // Inside the collective's braces at least?
+    let mut depth: i64 = 0;
+    for i in 0..pos {
+        if code[i] {
+            match b[i] {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    if depth < 1 {
+        return None;
+    }
+    let start = (0..pos)
+        .rev()
+        .find(|&i| code[i] && matches!(b[i], b';' | b'{' | b'}'))
+        .map_or(0, |i| i + 1);
+    let mut depth = 0i64;
+    for i in pos..b.len() {
+        if !code[i] {
+            continue;
+        }
+        match b[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((start, i + 1));
+                }
+                if depth < 0 {
+                    return semicolon_expected.then_some((start, i));
+                }
+            }
+            b';' if depth <= 0 => return Some((start, i + 1)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The diagnostic for one pest error at `pos`. `text` is the original source,
+/// `work` the text pest saw (the source with earlier errors blanked).
+fn describe(text: &str, code: &[bool], expected: &str, pos: usize) -> Diagnostic {
+    let at_eof = pos >= text.len() || !code_after(text, code, pos);
+    let found = if at_eof {
+        "end of file".to_string()
+    } else {
+        format!("`{}`", token_at(text, pos))
+    };
+    let message = if expected.is_empty() {
+        format!("syntax error: unexpected {found}")
+    } else {
+        format!("syntax error: expected {expected}, found {found}")
+    };
+    let mut d = Diagnostic::error("parse::syntax", message);
+    let prev = previous_code_end(text, code, pos);
+    if at_eof {
+        // Point at the last character of code: a label at the very end of the
+        // file would not be shown.
+        let end = prev.unwrap_or(0);
+        d = d.with_primary(last_char(text, end), "the file ends here");
+        if let Some(open) = innermost_unclosed(text, code) {
+            d = d.with_label(
+                Span::new(open, open + 1),
+                format!("this `{}` is never closed", &text[open..open + 1]),
+            );
+            d = d.with_help(format!(
+                "add the missing `{}`",
+                closer(text.as_bytes()[open])
+            ));
+        }
+        return d;
+    }
+    let here = token_span(text, pos);
+    match prev {
+        // The error is the first token of its line and a terminator was expected:
+        // the problem is at the end of the previous line, where the `;` is missing.
+        Some(end) if expected.contains("`;`") && text[end..pos].contains('\n') => d
+            .with_primary(
+                last_char(text, end),
+                format!("expected {expected} after this"),
+            )
+            .with_label(here, format!("found {found}")),
+        _ => d.with_primary(here, "unexpected here"),
+    }
+}
+
+/// True when some code (not blank, not comment) starts at or after `pos`.
+fn code_after(text: &str, code: &[bool], pos: usize) -> bool {
+    let b = text.as_bytes();
+    (pos..b.len()).any(|i| code[i] && !b[i].is_ascii_whitespace())
+}
+
+/// One past the last byte of code (not blank, not comment) before `pos`.
+fn previous_code_end(text: &str, code: &[bool], pos: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..pos.min(b.len()))
+        .rev()
+        .find(|&i| code[i] && !b[i].is_ascii_whitespace())
+        .map(|i| {
+            let start = floor_char_boundary(text, i);
+            start + text[start..].chars().next().map_or(1, char::len_utf8)
+        })
+}
+
+/// The span of the character that ends at `end` (or the first one for `end == 0`).
+fn last_char(text: &str, end: usize) -> Span {
+    let end = floor_char_boundary(text, end);
+    match text[..end].chars().next_back() {
+        Some(c) => Span::new(end - c.len_utf8(), end),
+        None => Span::new(0, text.chars().next().map_or(0, char::len_utf8)),
+    }
+}
+
+/// The offset of the innermost opening bracket left unclosed at end of file.
+fn innermost_unclosed(text: &str, code: &[bool]) -> Option<usize> {
+    let mut stack = Vec::new();
+    for (i, c) in text.bytes().enumerate() {
+        if !code[i] {
+            continue;
+        }
+        match c {
+            b'(' | b'[' | b'{' => stack.push(i),
+            b')' | b']' | b'}' => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    stack.pop()
+}
+
+fn closer(open: u8) -> char {
+    match open {
+        b'(' => ')',
+        b'[' => ']',
+        _ => '}',
+    }
+}
+
+/// The bytes of the token that starts at `pos` (at least one character).
+fn token_span(text: &str, pos: usize) -> Span {
+    let rest = &text[pos..];
+    let tok = token_at(text, pos);
+    let len = if rest.starts_with(tok.as_str()) {
+        tok.len()
+    } else {
+        rest.chars().next().map_or(0, char::len_utf8)
+    };
+    Span::new(pos, pos + len)
+}
+
+/// The token that starts at `pos`, as a person would read it: a word, a
+/// number, an operator of the language, or one character (escaped if unprintable).
+fn token_at(text: &str, pos: usize) -> String {
+    let rest = &text[floor_char_boundary(text, pos)..];
+    let Some(c) = rest.chars().next() else {
+        return String::new();
+    };
+    if c.is_ascii_alphanumeric() || c == '_' {
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .take(32)
+            .collect();
+        return word;
+    }
+    for op in [
+        "..=", "..", "<-", "+=", "-=", ">=", "<=", "==", "!=", "&&", "||", "//",
+    ] {
+        if rest.starts_with(op) {
+            return op.to_string();
+        }
+    }
+    if c.is_control() || c.is_whitespace() {
+        return c.escape_default().to_string();
+    }
+    c.to_string()
+}
+
+/// Where the error is and what pest expected there, in words: keywords and
+/// punctuation in backticks, classes of tokens by name, long lists summarised.
+/// pest's own position is that of the last *rule* it tried; with error detail it
+/// also knows the farthest *token* it tried, which is where a person would look.
+fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, String) {
+    let mut pos = error_pos(e);
+    let mut words: BTreeSet<String> = BTreeSet::new();
+    let mut tokens: BTreeSet<String> = BTreeSet::new();
+    let attempts = {
+        let _guard = ERROR_DETAIL.lock().unwrap_or_else(|p| p.into_inner());
+        pest::set_error_detail(true);
+        let r = CollParser::parse(Rule::file, work);
+        pest::set_error_detail(false);
+        r.err().and_then(|e| e.parse_attempts())
+    };
+    let attempts = attempts.filter(|a| a.max_position >= pos && !a.expected_tokens().is_empty());
+    let use_positives = attempts.as_ref().is_none_or(|a| a.max_position == pos);
+    if use_positives {
+        if let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant {
+            for r in positives {
+                if let Some(k) = keyword_text(*r) {
+                    tokens.insert(k.to_string());
+                } else if let Some(n) = rule_name(*r) {
+                    match n.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
+                        Some(tok) if !tok.contains('`') => tokens.insert(tok.to_string()),
+                        _ => words.insert(n.to_string()),
+                    };
+                }
+            }
+        }
+    }
+    if let Some(a) = attempts {
+        pos = a.max_position;
+        for t in a.expected_tokens() {
+            let t = t.to_string();
+            let s = t.trim();
+            let chars: Vec<char> = s.chars().collect();
+            if chars.len() == 4 && chars[1] == '.' && chars[2] == '.' {
+                // A character range (`0..9`, `a..z`): the start of an integer or identifier.
+                if chars[0].is_ascii_digit() {
+                    words.insert("integer".into());
+                } else {
+                    words.insert("identifier".into());
+                }
+            } else if s.is_empty() || s == "//" || s == "BUILTIN_RULE" {
+                continue;
+            } else if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                // Words come from keyword rules; a bare `_` starts an identifier.
+                if ITEM_KEYWORDS.contains(&s) || STATEMENT_KEYWORDS.contains(&s) || keyword_like(s)
+                {
+                    tokens.insert(s.to_string());
+                } else if s == "_" {
+                    words.insert("identifier".into());
+                }
+            } else {
+                tokens.insert(s.to_string());
+            }
+        }
+    }
+    // An expression covers integers and identifiers.
+    if words.contains("expression") {
+        words.remove("integer");
+        words.remove("identifier");
+        tokens.remove("(");
+        tokens.remove("-");
+    }
+    if words.contains("condition") {
+        tokens.remove("true");
+        tokens.remove("false");
+        tokens.remove("!");
+        tokens.remove("(");
+    }
+    // The start of an operand is the start of an expression.
+    if ["(", "-"].iter().all(|t| tokens.contains(*t))
+        && words.contains("identifier")
+        && words.contains("integer")
+    {
+        tokens.remove("(");
+        tokens.remove("-");
+        words.remove("identifier");
+        words.remove("integer");
+        words.insert("expression".into());
+    }
+    let mut out: Vec<String> = Vec::new();
+    if ["+", "-", "*", "/", "%"]
+        .iter()
+        .all(|t| tokens.contains(*t))
+    {
+        for t in ["+", "-", "*", "/", "%"] {
+            tokens.remove(t);
+        }
+        words.insert("operator".into());
+    }
+    if STATEMENT_KEYWORDS.iter().all(|k| tokens.contains(*k)) {
+        for k in STATEMENT_KEYWORDS {
+            tokens.remove(k);
+        }
+        out.push("a statement".into());
+    }
+    if ITEM_KEYWORDS.iter().all(|k| tokens.contains(*k)) {
+        for k in ITEM_KEYWORDS {
+            tokens.remove(k);
+        }
+        out.push("a declaration".into());
+    }
+    out.extend(tokens.into_iter().map(|t| format!("`{t}`")));
+    out.extend(words.into_iter().map(|w| {
+        if w.starts_with('`') || w == "end of file" {
+            w
+        } else {
+            format!("{} {w}", article(&w))
+        }
+    }));
+    (pos, join_or(&out))
+}
+
+/// True for the words of the language that are keywords or type words.
+fn keyword_like(s: &str) -> bool {
+    matches!(
+        s,
+        "collective"
+            | "in"
+            | "peers"
+            | "else"
+            | "step"
+            | "as"
+            | "value"
+            | "true"
+            | "false"
+            | "rank"
+            | "int"
+            | "f32"
+            | "ranks"
+    )
+}
+
+fn article(w: &str) -> &'static str {
+    if w.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// Names for the rules worth naming in "expected ..." (others are left out).
+fn rule_name(r: Rule) -> Option<&'static str> {
+    Some(match r {
+        Rule::ident => "identifier",
+        Rule::int_lit => "integer",
+        Rule::expr | Rule::slice_lo | Rule::slice_hi => "expression",
+        Rule::cond | Rule::compare | Rule::cond_and | Rule::cond_not => "condition",
+        Rule::cmp_op => "comparison",
+        Rule::notify_op => "`+=`, `-=` or `=`",
+        Rule::semantics => "collective kind",
+        Rule::param_type => "`rank` or `int in LO..=HI`",
+        Rule::elem_type => "`f32`",
+        Rule::block => "`{`",
+        Rule::at => "`@`",
+        Rule::cell => "signal cell",
+        Rule::region => "data region",
+        Rule::domain => "domain `LO..=HI`",
+        Rule::loop_range => "`peers`, `ranks` or `LO..HI`",
+        Rule::EOI => "end of file",
+        _ => return None,
+    })
+}
+
+fn join_or(items: &[String]) -> String {
+    match items.len() {
+        0 => String::new(),
+        1 => items[0].clone(),
+        _ => format!(
+            "{} or {}",
+            items[..items.len() - 1].join(", "),
+            items[items.len() - 1]
+        ),
+    }
+}
