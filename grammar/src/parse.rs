@@ -173,9 +173,24 @@ pub(crate) fn keyword_text(r: Rule) -> Option<&'static str> {
     })
 }
 
+/// The span of a pair, without the blanks and comments pest includes after a
+/// trailing repetition (`sig[0] ` in `sig[0] + 1`).
 fn span(p: &Pair<Rule>) -> Span {
     let s = p.as_span();
-    Span::new(s.start(), s.end())
+    Span::new(s.start(), code_end(s.get_input(), s.start(), s.end()))
+}
+
+/// The end of the code in `text[start..end]`: trailing whitespace and `//`
+/// comments are cut off. (No string literals: every `//` starts a comment.)
+fn code_end(text: &str, start: usize, mut end: usize) -> usize {
+    loop {
+        let trimmed = start + text[start..end].trim_end().len();
+        let line_start = text[..trimmed].rfind('\n').map_or(0, |i| i + 1);
+        match text[line_start.max(start)..trimmed].find("//") {
+            Some(i) if trimmed > start => end = line_start.max(start) + i,
+            _ => return trimmed,
+        }
+    }
 }
 
 struct Builder {
@@ -769,8 +784,11 @@ impl Builder {
                                 "parse::int-too-large",
                                 "integer literal is too large",
                             )
-                            .with_primary(sp, "does not fit the 33-bit range collc accepts")
-                            .with_help("literals must be at most 8589934588"),
+                            .with_primary(sp, "larger than 8589934588")
+                            .with_help(
+                                "integers are at most 4 * 2147483647 = 8589934588 \
+                                 (signal cells are int32)",
+                            ),
                         );
                         0
                     }

@@ -90,6 +90,9 @@ struct Lowerer {
     name_spans: HashMap<(NameKind, usize), Span>,
     /// A variable standing for anything that failed to lower (see [`Deps::poison`]).
     poison: Option<VarId>,
+    /// The `body` and `epilogue` keywords seen so far.
+    body_keyword: Option<Span>,
+    epilogue_keyword: Option<Span>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,6 +101,18 @@ enum NameKind {
     Window,
     Tile,
     Array,
+}
+
+/// What a name is, for labels like "`data` is a window".
+fn what_is(n: Option<Name>) -> &'static str {
+    match n {
+        Some(Name::Var(_)) => "a number",
+        Some(Name::Signal(_)) => "a signal",
+        Some(Name::Window(_)) => "a window",
+        Some(Name::Tile(_)) => "a tile",
+        Some(Name::Array(_)) => "a host array",
+        None => "not declared",
+    }
 }
 
 fn err(code: &str, msg: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
@@ -124,6 +139,8 @@ impl Lowerer {
             loop_depth: 0,
             name_spans: HashMap::new(),
             poison: None,
+            body_keyword: None,
+            epilogue_keyword: None,
         };
         l.me = l.add_var(
             "me",
@@ -540,13 +557,18 @@ impl Lowerer {
             }
             K::Blocks { name, lo, hi } => {
                 self.require_world(item.span, "`blocks`");
-                if self.blocks.is_some() {
-                    self.diags.push(err(
-                        "structure::duplicate-blocks",
-                        "`blocks` is declared twice",
-                        item.span,
-                        "second declaration",
-                    ));
+                if let Some(b) = &self.blocks {
+                    let first = self.vars[b.var].span;
+                    self.diags.push(
+                        err(
+                            "structure::duplicate-blocks",
+                            "`blocks` is declared twice",
+                            item.span,
+                            "second declaration",
+                        )
+                        .with_label(first, "first declaration")
+                        .with_help("a collective runs one set of blocks per rank"),
+                    );
                     return;
                 }
                 if let Some(l) = self.const_expr(lo) {
@@ -658,23 +680,38 @@ impl Lowerer {
             K::Body(b) | K::Epilogue(b) => {
                 let is_body = matches!(item.kind, K::Body(_));
                 self.require_world(item.span, if is_body { "body" } else { "epilogue" });
-                let slot = if is_body { &*body } else { &*epilogue };
-                if slot.is_some() {
-                    let what = if is_body { "body" } else { "epilogue" };
-                    self.diags.push(err(
-                        "structure::duplicate-block",
-                        format!("a second `{what}`"),
-                        item.span,
-                        "already given above",
-                    ));
+                let what = if is_body { "body" } else { "epilogue" };
+                // Point at the keyword: the whole block may span many lines.
+                let keyword = Span::new(item.span.start, item.span.start + what.len());
+                let first = if is_body {
+                    self.body_keyword
+                } else {
+                    self.epilogue_keyword
+                };
+                if let Some(first) = first {
+                    self.diags.push(
+                        err(
+                            "structure::duplicate-block",
+                            format!("a second `{what}`"),
+                            keyword,
+                            "given again here",
+                        )
+                        .with_label(first, "first given here")
+                        .with_help(format!("a collective has one `{what}`; merge the two")),
+                    );
                     return;
+                }
+                if is_body {
+                    self.body_keyword = Some(keyword);
+                } else {
+                    self.epilogue_keyword = Some(keyword);
                 }
                 if !is_body && body.is_none() {
                     self.diags.push(
                         err(
                             "structure::epilogue-first",
                             "the epilogue comes before the body",
-                            item.span,
+                            keyword,
                             "move it after `body { ... }`",
                         )
                         .with_help("the epilogue runs after the body; write it last"),
@@ -699,13 +736,16 @@ impl Lowerer {
     fn window_arg(&mut self, a: &ast::Ident) -> Option<WindowId> {
         match self.lookup(&a.name) {
             Some(Name::Window(w)) => Some(w),
-            Some(_) => {
-                self.diags.push(err(
-                    "type::expected-window",
-                    format!("`{}` is not a window", a.name),
-                    a.span,
-                    "expected a `window`",
-                ));
+            other @ Some(_) => {
+                self.diags.push(
+                    err(
+                        "type::expected-window",
+                        format!("`{}` is not a window", a.name),
+                        a.span,
+                        format!("this is {}", what_is(other)),
+                    )
+                    .with_help("the collective's data lives in `window NAME: f32[...];`"),
+                );
                 None
             }
             None => {
@@ -722,7 +762,10 @@ impl Lowerer {
             a.span,
             "not declared",
         );
-        let known: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+        let mut known: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+        if self.region != Section::TopLevel {
+            known.push("me".to_string());
+        }
         if let Some(best) = closest(&a.name, &known) {
             d = d.with_help(format!("did you mean `{best}`?"));
         } else {
@@ -831,27 +874,44 @@ impl Lowerer {
                 let target = w(self, &s.args[1]);
                 let send_counts = match self.lookup(&s.args[2].name) {
                     Some(Name::Array(a)) => a,
-                    _ => {
-                        self.diags.push(err(
-                            "type::expected-array",
-                            format!("`{}` is not a host array", s.args[2].name),
-                            s.args[2].span,
-                            "expected an `array`",
-                        ));
+                    None => {
+                        self.unknown(&s.args[2]);
+                        0
+                    }
+                    other => {
+                        self.diags.push(
+                            err(
+                                "type::expected-array",
+                                format!("`{}` is not a host array", s.args[2].name),
+                                s.args[2].span,
+                                format!("this is {}", what_is(other)),
+                            )
+                            .with_help("send counts are given in `array NAME: int[P] in LO..=HI;`"),
+                        );
                         0
                     }
                 };
                 let recv_counts = match self.lookup(&s.args[3].name) {
                     Some(Name::Signal(sg)) if self.signals[sg].kind == SignalKind::Value => sg,
-                    _ => {
+                    None => {
+                        self.unknown(&s.args[3]);
+                        0
+                    }
+                    other => {
+                        let is = match other {
+                            Some(Name::Signal(_)) => "a credit signal".to_string(),
+                            _ => what_is(other).to_string(),
+                        };
                         self.diags.push(
                             err(
                                 "type::expected-value-signal",
                                 format!("`{}` is not a value signal", s.args[3].name),
                                 s.args[3].span,
-                                "expected `signal NAME[..] as value`",
+                                format!("this is {is}"),
                             )
-                            .with_help("receive counts are carried in value cells"),
+                            .with_help(
+                                "receive counts are carried in value cells: `signal NAME[..] as value;`",
+                            ),
                         );
                         0
                     }
@@ -1135,13 +1195,16 @@ impl Lowerer {
     fn cell(&mut self, c: &ast::CellRef) -> Option<(SignalId, Vec<Expr>)> {
         let sig = match self.lookup(&c.name.name) {
             Some(Name::Signal(s)) => s,
-            Some(_) => {
+            other @ Some(_) => {
                 self.diags.push(
                     err(
                         "type::expected-signal",
                         format!("`{}` is not a signal", c.name.name),
                         c.name.span,
-                        "notify and wait need a signal cell",
+                        format!(
+                            "this is {}; notify and wait need a signal cell",
+                            what_is(other)
+                        ),
                     )
                     .with_help("declare it with `signal NAME[...];`"),
                 );
@@ -1320,13 +1383,13 @@ impl Lowerer {
                 }
                 BufferRef::Tile(t)
             }
-            Some(_) => {
+            other @ Some(_) => {
                 self.diags.push(
                     err(
                         "type::expected-buffer",
                         format!("`{}` is not a window or tile", r.name.name),
                         r.name.span,
-                        "data movement needs a buffer",
+                        format!("this is {}; data movement needs a buffer", what_is(other)),
                     )
                     .with_help(
                         "declare it with `window NAME: f32[...];` or `tile NAME: f32[...];`",
@@ -1352,9 +1415,25 @@ impl Lowerer {
         let decl = decl.unwrap_or_default();
         if r.index.len() + 1 != dims.len() {
             self.diags.push(
-                err("shape::region-dims", format!("`{}` has {} dimension(s), addressed with {}", r.name.name, dims.len(), r.index.len() + 1), r.span, format!("expected {} index(es) and a slice", dims.len().saturating_sub(1)))
-                    .with_label(decl, format!("declared with {} dimension(s) here", dims.len()))
-                    .with_help("index every dimension but the last, then slice the last one: `buf[i][lo .. hi]`"),
+                err(
+                    "shape::region-dims",
+                    format!(
+                        "`{}` has {} dimension(s), addressed with {}",
+                        r.name.name,
+                        dims.len(),
+                        r.index.len() + 1
+                    ),
+                    r.span,
+                    format!(
+                        "expected {} index(es) and a slice",
+                        dims.len().saturating_sub(1)
+                    ),
+                )
+                .with_label(
+                    decl,
+                    format!("declared with {} dimension(s) here", dims.len()),
+                )
+                .with_help("index all dimensions but the last, then slice: `buf[i][lo .. hi]`"),
             );
             return None;
         }
@@ -1471,11 +1550,16 @@ impl Lowerer {
                         }
                         (Expr::Var(v), self.vars[v].ty, self.var_deps[v])
                     }
-                    Some(_) => {
+                    other @ Some(_) => {
                         self.diags.push(
-                        err("type::expected-value", format!("`{}` is not a value", id.name), id.span, "a signal, buffer or array")
+                            err(
+                                "type::expected-value",
+                                format!("`{}` is not a value", id.name),
+                                id.span,
+                                format!("this is {}", what_is(other)),
+                            )
                             .with_help("index a host array as `name[i]`; signals and buffers are read with wait/get/copy"),
-                    );
+                        );
                         return None;
                     }
                     None => {
@@ -1540,13 +1624,21 @@ impl Lowerer {
                     );
                     return None;
                 }
-                Some(_) => {
-                    self.diags.push(err(
-                        "type::expected-array",
-                        format!("`{}` is not a host array", id.name),
-                        id.span,
-                        "cannot be indexed here",
-                    ));
+                other @ Some(_) => {
+                    self.diags.push(
+                        err(
+                            "type::expected-array",
+                            format!("`{}` is not a host array", id.name),
+                            id.span,
+                            format!(
+                                "this is {}; only host arrays are indexed in expressions",
+                                what_is(other)
+                            ),
+                        )
+                        .with_help(
+                            "declare per-rank inputs with `array NAME: int[...] in LO..=HI;`",
+                        ),
+                    );
                     return None;
                 }
                 None => {
@@ -1576,18 +1668,30 @@ impl Lowerer {
                                 f.span,
                                 "not a function",
                             )
-                            .with_help("functions: ceil(a / b), min(a, b), max(a, b), rank(e)"),
+                            .with_help(match closest(name, &["ceil", "min", "max", "rank"].map(String::from)) {
+                                Some(f) => format!("did you mean `{f}`? functions: ceil(a / b), min(a, b), max(a, b), rank(e)"),
+                                None => "functions: ceil(a / b), min(a, b), max(a, b), rank(e)".to_string(),
+                            }),
                         );
                         return None;
                     }
                 };
                 if args.len() != arity {
-                    self.diags.push(err(
-                        "type::arity",
-                        format!("`{name}` takes {arity} argument(s), found {}", args.len()),
-                        e.span,
-                        "wrong number of arguments",
-                    ));
+                    let form = match name {
+                        "ceil" => "ceil(a / b)",
+                        "rank" => "rank(e)",
+                        "min" => "min(a, b)",
+                        _ => "max(a, b)",
+                    };
+                    self.diags.push(
+                        err(
+                            "type::arity",
+                            format!("`{name}` takes {arity} argument(s), found {}", args.len()),
+                            e.span,
+                            "wrong number of arguments",
+                        )
+                        .with_help(format!("write `{form}`")),
+                    );
                     return None;
                 }
                 match name {
@@ -1659,29 +1763,52 @@ fn strip_parens(e: &ast::Expr) -> &ast::Expr {
     }
 }
 
-/// The known name closest to `name` by edit distance, if close enough.
+/// The known name closest to `name`, if close enough to be a likely typo: the
+/// same but for case, or at most one edit (a third of the length for long
+/// names) away, an edit being an insertion, deletion, substitution or swap of
+/// neighbours. Ties go to the name first in `known`'s sorted order.
 fn closest(name: &str, known: &[String]) -> Option<String> {
+    let mut known: Vec<&String> = known.iter().collect();
+    known.sort();
+    known.dedup();
+    let len = name.chars().count();
+    let limit = 1.max(len / 3);
     let mut best: Option<(usize, &String)> = None;
     for k in known {
-        let d = edit_distance(name, k);
-        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, _)| d < bd) {
+        let d = if k.to_lowercase() == name.to_lowercase() {
+            0
+        } else {
+            edit_distance(name, k)
+        };
+        if d <= limit && d < len && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, k));
         }
     }
     best.map(|(_, k)| k.clone())
 }
 
+/// Optimal-string-alignment distance (Levenshtein plus adjacent swaps).
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
