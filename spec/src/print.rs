@@ -1,19 +1,26 @@
 //! The IR printer. Its output is canonical `.coll` text that parses and lowers
 //! back to the same IR (spans aside). With the original source it also keeps
-//! the file's comments and single blank lines, which is what `collc fmt` does.
+//! the file's comments and single blank lines, and what the IR does not record
+//! of the text — constant expressions (`const CHUNK = 16384 / 4;`), domain
+//! bounds written with constants, omitted slice bounds (`data[..]`) — which is
+//! what `collc fmt` does.
 
 use crate::ir::*;
+use collc_grammar::ast;
 use collc_grammar::Span;
+use std::collections::HashMap;
 
 /// Prints a protocol as canonical `.coll` text.
 pub fn print(p: &Protocol) -> String {
-    Printer::new(p, None).run()
+    Printer::new(p, None, None).run()
 }
 
 /// Prints a protocol as canonical `.coll` text, keeping the comments and blank
-/// lines of `source` (the text it was lowered from).
+/// lines of `source` (the text it was lowered from) and the forms of its
+/// constants, domains and slices.
 pub fn format_with_source(p: &Protocol, source: &str) -> String {
-    Printer::new(p, Some(source)).run()
+    let file = collc_grammar::parse(source).ok();
+    Printer::new(p, Some(source), file.as_ref()).run()
 }
 
 /// Prints one expression.
@@ -175,8 +182,119 @@ fn write_cond(p: &Protocol, c: &Cond, min_prec: u8, out: &mut String) {
     }
 }
 
+/// Prints an AST expression canonically: spacing and parentheses as
+/// [`write_expr`] would print its lowered form, names and literals as written.
+fn write_ast_expr(e: &ast::Expr, min_prec: u8, out: &mut String) {
+    use ast::ExprKind as K;
+    match &e.kind {
+        K::Int(v) => out.push_str(&v.to_string()),
+        K::Name(id) => out.push_str(&id.name),
+        K::Indexed(id, idx) => {
+            out.push_str(&id.name);
+            for i in idx {
+                out.push('[');
+                write_ast_expr(i, 0, out);
+                out.push(']');
+            }
+        }
+        K::Paren(a) => write_ast_expr(a, min_prec, out),
+        K::Neg(a) => {
+            let wrap = min_prec > 2;
+            if wrap {
+                out.push('(');
+            }
+            out.push('-');
+            write_ast_expr(a, 3, out);
+            if wrap {
+                out.push(')');
+            }
+        }
+        K::Bin(op, a, b) => {
+            let prec = op.precedence();
+            let wrap = prec < min_prec;
+            if wrap {
+                out.push('(');
+            }
+            write_ast_expr(a, prec, out);
+            out.push(' ');
+            out.push_str(op.as_str());
+            out.push(' ');
+            write_ast_expr(b, prec + 1, out);
+            if wrap {
+                out.push(')');
+            }
+        }
+        K::Call(f, args) => {
+            out.push_str(&f.name);
+            out.push('(');
+            for (i, a) in args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_ast_expr(a, 0, out);
+            }
+            out.push(')');
+        }
+    }
+}
+
+fn ast_expr_to_string(e: &ast::Expr) -> String {
+    let mut s = String::new();
+    write_ast_expr(e, 0, &mut s);
+    s
+}
+
+/// A region, with its slice bounds left out where the source left them out.
+fn region_as_written(p: &Protocol, r: &Region, written: Option<&ast::Region>) -> String {
+    let Some(w) = written else {
+        return region_to_string(p, r);
+    };
+    let mut s = p.buffer_name(r.buffer).to_string();
+    for i in &r.index {
+        s.push('[');
+        write_expr(p, i, 0, &mut s);
+        s.push(']');
+    }
+    s.push('[');
+    if w.lo.is_some() {
+        write_expr(p, &r.lo, 0, &mut s);
+        s.push(' ');
+    }
+    s.push_str("..");
+    if w.hi.is_some() {
+        s.push(' ');
+        write_expr(p, &r.hi, 0, &mut s);
+    }
+    s.push(']');
+    s
+}
+
+/// Every statement of an AST block, nested ones included, by start offset.
+fn index_stmts<'a>(b: &'a ast::Block, out: &mut HashMap<usize, &'a ast::Stmt>) {
+    for s in &b.stmts {
+        out.insert(s.span.start, s);
+        match &s.kind {
+            ast::StmtKind::For { body, .. } => index_stmts(body, out),
+            ast::StmtKind::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                index_stmts(then_block, out);
+                if let Some(e) = else_block {
+                    index_stmts(e, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 struct Printer<'a> {
     p: &'a Protocol,
+    /// The parsed source, for what the IR does not keep (see the module doc).
+    items: HashMap<usize, &'a ast::Item>,
+    stmts: HashMap<usize, &'a ast::Stmt>,
     source: Option<&'a str>,
     comments: Vec<(Span, String)>,
     next_comment: usize,
@@ -188,10 +306,20 @@ struct Printer<'a> {
 const INDENT: &str = "    ";
 
 impl<'a> Printer<'a> {
-    fn new(p: &'a Protocol, source: Option<&'a str>) -> Self {
+    fn new(p: &'a Protocol, source: Option<&'a str>, file: Option<&'a ast::File>) -> Self {
         let comments = source.map(collc_grammar::comments).unwrap_or_default();
+        let mut items = HashMap::new();
+        let mut stmts = HashMap::new();
+        for item in file.iter().flat_map(|f| &f.items) {
+            items.insert(item.span.start, item);
+            if let ast::ItemKind::Body(b) | ast::ItemKind::Epilogue(b) = &item.kind {
+                index_stmts(b, &mut stmts);
+            }
+        }
         Printer {
             p,
+            items,
+            stmts,
             source,
             comments,
             next_comment: 0,
@@ -216,7 +344,10 @@ impl<'a> Printer<'a> {
             self.section("epilogue", &p.epilogue);
         }
         self.leading(p.span.end.saturating_sub(1), 1);
-        self.out.push_str("}\n");
+        self.out.push('}');
+        self.last_end = p.span.end;
+        self.trailing(p.span.end);
+        self.out.push('\n');
         self.leading(usize::MAX, 0);
         self.out
     }
@@ -226,16 +357,32 @@ impl<'a> Printer<'a> {
             self.out.push('\n');
         }
         self.leading(b.span.start, 1);
-        self.out.push_str(&format!("{INDENT}{name} {{"));
-        self.trailing(b.span.start);
-        self.out.push('\n');
-        self.last_end = b.span.start + 1;
-        self.block_body(b, 2);
-        self.leading(b.span.end.saturating_sub(1), 2);
-        self.out.push_str(&format!("{INDENT}}}"));
-        self.last_end = b.span.end;
+        self.out.push_str(&format!("{INDENT}{name}"));
+        self.braced(b, 1);
         self.trailing(b.span.end);
         self.out.push('\n');
+    }
+
+    /// Prints ` { ... }` after a head already printed at `indent`: `{}` for a
+    /// block without statements or comments.
+    fn braced(&mut self, b: &Block, indent: usize) {
+        let comment_inside = self.comments[self.next_comment..]
+            .iter()
+            .any(|(c, _)| c.start > b.span.start && c.start < b.span.end);
+        if b.stmts.is_empty() && !comment_inside {
+            self.out.push_str(" {}");
+            self.last_end = b.span.end;
+            return;
+        }
+        self.out.push_str(" {");
+        self.last_end = b.span.start + 1;
+        self.trailing(b.span.start + 1);
+        self.out.push('\n');
+        self.block_body(b, indent + 1);
+        self.leading(b.span.end.saturating_sub(1), indent + 1);
+        self.out.push_str(&INDENT.repeat(indent));
+        self.out.push('}');
+        self.last_end = b.span.end;
     }
 
     fn semantics(&self) -> String {
@@ -289,13 +436,35 @@ impl<'a> Printer<'a> {
         match d {
             Decl::Var(v) => {
                 let var = &p.vars[v];
+                let written = self.items.get(&var.span.start).map(|i| &i.kind);
+                let domain = |lo: &i64, hi: &i64| match written {
+                    Some(
+                        ast::ItemKind::Ranks { name, domain }
+                        | ast::ItemKind::Param {
+                            name,
+                            ty: ast::ParamType::Int(domain),
+                        },
+                    ) if name.name == var.name => format!(
+                        "{}..={}",
+                        ast_expr_to_string(&domain.lo),
+                        ast_expr_to_string(&domain.hi)
+                    ),
+                    _ => format!("{lo}..={hi}"),
+                };
                 let text = match &var.kind {
-                    VarKind::World { lo, hi } => format!("ranks {} in {lo}..={hi};", var.name),
+                    VarKind::World { lo, hi } => {
+                        format!("ranks {} in {};", var.name, domain(lo, hi))
+                    }
                     VarKind::Param { domain: None } => format!("param {}: rank;", var.name),
                     VarKind::Param {
                         domain: Some((lo, hi)),
-                    } => format!("param {}: int in {lo}..={hi};", var.name),
-                    VarKind::Const(c) => format!("const {} = {c};", var.name),
+                    } => format!("param {}: int in {};", var.name, domain(lo, hi)),
+                    VarKind::Const(c) => match written {
+                        Some(ast::ItemKind::Const { name, value }) if name.name == var.name => {
+                            format!("const {} = {};", var.name, ast_expr_to_string(value))
+                        }
+                        _ => format!("const {} = {c};", var.name),
+                    },
                     VarKind::Derived(e) => format!("let {} = {};", var.name, expr_to_string(p, e)),
                     _ => String::new(),
                 };
@@ -341,15 +510,19 @@ impl<'a> Printer<'a> {
             }
             Decl::Array(a) => {
                 let ar = &p.arrays[a];
+                let domain = match self.items.get(&ar.span.start).map(|i| &i.kind) {
+                    Some(ast::ItemKind::Array { name, domain, .. }) if name.name == ar.name => {
+                        format!(
+                            "{}..={}",
+                            ast_expr_to_string(&domain.lo),
+                            ast_expr_to_string(&domain.hi)
+                        )
+                    }
+                    _ => format!("{}..={}", ar.domain.0, ar.domain.1),
+                };
                 (
                     ar.span,
-                    format!(
-                        "array {}: int{} in {}..={};",
-                        ar.name,
-                        self.dims(&ar.dims),
-                        ar.domain.0,
-                        ar.domain.1
-                    ),
+                    format!("array {}: int{} in {domain};", ar.name, self.dims(&ar.dims)),
                 )
             }
         }
@@ -378,7 +551,9 @@ impl<'a> Printer<'a> {
             self.out.push_str(&INDENT.repeat(indent));
             self.out.push_str(&text);
             self.out.push('\n');
-            self.last_end = span.end;
+            // A comment from inside the previous item is emitted late; the
+            // position never moves back.
+            self.last_end = self.last_end.max(span.end);
             self.next_comment += 1;
         }
     }
@@ -414,20 +589,26 @@ impl<'a> Printer<'a> {
         self.leading(span_start, indent);
         self.out.push_str(&INDENT.repeat(indent));
         self.out.push_str(head);
-        self.out.push_str(" {");
-        self.last_end = body.span.start + 1;
-        self.trailing(body.span.start + 1);
-        self.out.push('\n');
-        self.block_body(body, indent + 1);
-        self.leading(body.span.end.saturating_sub(1), indent + 1);
-        self.out.push_str(&INDENT.repeat(indent));
-        self.out.push('}');
-        self.last_end = body.span.end;
+        self.braced(body, indent);
     }
 
     fn stmt(&mut self, s: &Stmt, indent: usize) {
         let p = self.p;
         let simple = |txt: String| Some(txt);
+        // The regions as written, (destination, source), when the source is known.
+        let written = match self.stmts.get(&s.span.start).map(|w| &w.kind) {
+            Some(
+                ast::StmtKind::Copy { dst, src }
+                | ast::StmtKind::Get { dst, src, .. }
+                | ast::StmtKind::Put { dst, src, .. }
+                | ast::StmtKind::Reduce { dst, src, .. },
+            ) => Some((dst, src)),
+            _ => None,
+        };
+        let dst_w = written.map(|w| w.0);
+        let src_w = written.map(|w| w.1);
+        let dst_text = |r: &Region| region_as_written(p, r, dst_w);
+        let src_text = |r: &Region| region_as_written(p, r, src_w);
         let text = match &s.kind {
             StmtKind::Let { var, value } => simple(format!(
                 "let {} = {};",
@@ -467,22 +648,20 @@ impl<'a> Printer<'a> {
                 cmp.as_str(),
                 expr_to_string(p, threshold)
             )),
-            StmtKind::Copy { dst, src } => simple(format!(
-                "copy {} <- {};",
-                region_to_string(p, dst),
-                region_to_string(p, src)
-            )),
+            StmtKind::Copy { dst, src } => {
+                simple(format!("copy {} <- {};", dst_text(dst), src_text(src)))
+            }
             StmtKind::Get { dst, src, from } => simple(format!(
                 "get {} <- {} @ {};",
-                region_to_string(p, dst),
-                region_to_string(p, src),
+                dst_text(dst),
+                src_text(src),
                 expr_to_string(p, from)
             )),
             StmtKind::Put { dst, to, src } => simple(format!(
                 "put {} @ {} <- {};",
-                region_to_string(p, dst),
+                dst_text(dst),
                 expr_to_string(p, to),
-                region_to_string(p, src)
+                src_text(src)
             )),
             StmtKind::Reduce { op, dst, src, from } => {
                 let at = from
@@ -492,8 +671,8 @@ impl<'a> Printer<'a> {
                 simple(format!(
                     "reduce {} {} <- {}{at};",
                     op.as_str(),
-                    region_to_string(p, dst),
-                    region_to_string(p, src)
+                    dst_text(dst),
+                    src_text(src)
                 ))
             }
             StmtKind::Fence => simple("fence;".to_string()),
@@ -552,26 +731,12 @@ impl<'a> Printer<'a> {
                     }] = e.stmts.as_slice()
                     {
                         self.out
-                            .push_str(&format!(" else if {} {{", cond_to_string(p, cond)));
-                        self.last_end = then_block.span.start + 1;
-                        self.trailing(then_block.span.start + 1);
-                        self.out.push('\n');
-                        self.block_body(then_block, indent + 1);
-                        self.leading(then_block.span.end.saturating_sub(1), indent + 1);
-                        self.out.push_str(&INDENT.repeat(indent));
-                        self.out.push('}');
-                        self.last_end = then_block.span.end;
+                            .push_str(&format!(" else if {}", cond_to_string(p, cond)));
+                        self.braced(then_block, indent);
                         els = else_block.as_ref();
                     } else {
-                        self.out.push_str(" else {");
-                        self.last_end = e.span.start + 1;
-                        self.trailing(e.span.start + 1);
-                        self.out.push('\n');
-                        self.block_body(e, indent + 1);
-                        self.leading(e.span.end.saturating_sub(1), indent + 1);
-                        self.out.push_str(&INDENT.repeat(indent));
-                        self.out.push('}');
-                        self.last_end = e.span.end;
+                        self.out.push_str(" else");
+                        self.braced(e, indent);
                         els = None;
                     }
                 }
@@ -585,16 +750,11 @@ impl<'a> Printer<'a> {
 
 /// True when the text between two items contains an empty line (ignoring comments).
 fn blank_line_between(text: &str) -> bool {
-    let mut newlines = 0;
-    for line in text.split('\n').skip(1) {
-        if line.trim().is_empty() {
-            newlines += 1;
-        } else {
-            newlines = 0;
-        }
-        if newlines >= 1 && line.trim().is_empty() && text.matches('\n').count() >= 2 {
-            return true;
-        }
-    }
-    false
+    // The first segment ends the previous item's line and the last one is the
+    // indentation of the next item: only whole lines in between count.
+    let lines: Vec<&str> = text.split('\n').collect();
+    lines.len() >= 3
+        && lines[1..lines.len() - 1]
+            .iter()
+            .any(|l| l.trim().is_empty())
 }
