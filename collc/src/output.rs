@@ -39,11 +39,15 @@ impl Output {
             self.stderr.push('\n');
         }
     }
-    /// Renders diagnostics of one file to stderr.
+    /// Renders diagnostics of one file to stderr, each followed by a blank line.
     pub fn diagnostics(&mut self, source: &Source, diags: &[Diagnostic], style: Style) {
         for d in diags {
             let r = render::render(d, source, style);
             self.stderr.push_str(&r);
+            if !r.ends_with('\n') {
+                self.stderr.push('\n');
+            }
+            self.stderr.push('\n');
         }
     }
 }
