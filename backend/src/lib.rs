@@ -1,1 +1,12 @@
-//! placeholder
+//! collc's code generators and the host (CPU-thread) runner.
+//!
+//! * [`cpp`]: the C++ generator — a target-neutral statement walker ([`cpp::walk`]) and the
+//!   `pto::comm` dialect ([`cpp::pto`]) whose one source builds for Ascend and for CPU threads.
+//! * [`layout`]: the args-block ABI of generated kernels.
+//! * [`host`]: compile a generated kernel with the system C++ compiler (cached by content
+//!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
+
+pub mod cpp;
+pub mod host;
+pub mod layout;
+pub mod oracle;

@@ -30,6 +30,11 @@
 //   data tiles     collc::Tile<T, N> t(ub_byte_addr);   T = float | int32_t
 //                  collc::TLOAD(t, gm_src, len); collc::TSTORE(gm_dst, t, len);
 //                  collc::TADD / TMUL / TMAX / TMIN (dst, a, b); collc::TMOV(dst, src)
+//                  length-explicit forms (generator): TADD / TMUL / TMAX / TMIN (dst, a, b, len),
+//                  TMOV(dst, src, len), TSTORE_N(gm_dst, t, len): elements [0, len) whatever
+//                  the tiles' valid lengths; dst.valid = len
+//   checks         COLLC_CHECK(cond, "what"): index/rank/slice checks of generated code (CPU:
+//                  a loud kernel error; Ascend: compiled out)
 //
 // Everything else in either implementation is private.
 
@@ -146,7 +151,54 @@ AICORE inline void TMOV(Tile<T, N>& dst, Tile<T, N>& src) {
     pipe_barrier(PIPE_ALL);
 }
 
+// Length-explicit forms (see the CPU runtime): set the valid lengths, then the plain op.
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TADD(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
+    a.set_valid(len);
+    b.set_valid(len);
+    dst.set_valid(len);
+    pto::TADD(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMUL(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
+    a.set_valid(len);
+    b.set_valid(len);
+    dst.set_valid(len);
+    pto::TMUL(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMAX(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
+    a.set_valid(len);
+    b.set_valid(len);
+    dst.set_valid(len);
+    pto::TMAX(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMIN(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
+    a.set_valid(len);
+    b.set_valid(len);
+    dst.set_valid(len);
+    pto::TMIN(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N, int32_t M>
+AICORE inline void TMOV(Tile<T, N>& dst, Tile<T, M>& src, int32_t len) {
+    src.set_valid(len);
+    dst.set_valid(len);
+    pto::TMOV(dst.raw(), src.raw());
+    pipe_barrier(PIPE_ALL);
+}
+template <typename T, int32_t N>
+AICORE inline void TSTORE_N(__gm__ T* dst, Tile<T, N>& src, int32_t len) {
+    TSTORE(dst, src, len);
+}
+
 }  // namespace collc
+
+#define COLLC_CHECK(cond, what) ((void)0)
 
 #else
 // ============================================================================================

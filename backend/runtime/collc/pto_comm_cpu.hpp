@@ -18,7 +18,10 @@
 //                   pto::comm::TWAIT  (Signal&, int32_t cmpValue, WaitCmp)
 //                   pto::comm::TTEST  (Signal&, int32_t cmpValue, WaitCmp) -> bool
 //   Data tiles      collc::Tile<T, N> (T = float or int32_t), collc::TLOAD, collc::TSTORE,
-//                   collc::TADD, collc::TMAX, collc::TMIN, collc::TMUL, collc::TMOV
+//                   collc::TADD, collc::TMAX, collc::TMIN, collc::TMUL, collc::TMOV, and the
+//                   length-explicit forms TADD/TMAX/TMIN/TMUL(dst, a, b, len), TMOV(dst, src, len),
+//                   TSTORE_N(dst, src, len) that the generator emits
+//   Checks          COLLC_CHECK(cond, "what")  (generated index/rank/slice checks)
 //
 // Memory model of the CPU build (how the NPU primitives are mapped):
 //
@@ -655,6 +658,16 @@ AICORE inline bool TTEST(Signal& signal, int32_t cmpValue, WaitCmp cmp, WaitEven
 }  // namespace pto
 
 // ---------------------------------------------------------------------------------------------
+// COLLC_CHECK(cond, what): a generated kernel's runtime check (index, rank or slice out of
+// range). On the CPU a failure aborts the run like any runtime check (KernelError, naming
+// `what`, a string literal: the .coll text); on Ascend it compiles to nothing.
+// ---------------------------------------------------------------------------------------------
+#define COLLC_CHECK(cond, what)                                            \
+    do {                                                                   \
+        if (!(cond)) collc::rt::kernel_error("check failed: %s", (what)); \
+    } while (0)
+
+// ---------------------------------------------------------------------------------------------
 // collc data tiles: a minimal, pto-styled Unified-Buffer tile API for data movement.
 //
 //   collc::Tile<float, 256> acc(0x0);        // capacity 256 elements, UB byte address 0x0
@@ -749,6 +762,51 @@ AICORE inline void TMOV(Tile<T, N>& dst, const Tile<T, N>& src) {
     const int32_t n = src.valid();
     if (&dst != &src && n > 0) std::memcpy(dst.data(), src.data(), static_cast<size_t>(n) * sizeof(T));
     dst.set_valid(n);
+}
+
+// Length-explicit forms (what the collc generator emits): operate on elements [0, len) of each
+// tile whatever their current valid lengths (a .coll tile is persistent scratch; its valid
+// length is bookkeeping), then set dst.valid = len. Sources may have different capacities
+// than dst (e.g. a staging tile); len must fit every one of them.
+namespace detail {
+template <typename T, int32_t N, int32_t M1, int32_t M2, typename F>
+inline void binary_len(const char* op, Tile<T, N>& dst, const Tile<T, M1>& a, const Tile<T, M2>& b, int32_t len,
+                       F f) {
+    check_len(op, len, N < M1 ? (N < M2 ? N : M2) : (M1 < M2 ? M1 : M2));
+    for (int32_t i = 0; i < len; ++i) dst[i] = f(a[i], b[i]);
+    dst.set_valid(len);
+}
+}  // namespace detail
+
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TADD(Tile<T, N>& dst, const Tile<T, M1>& a, const Tile<T, M2>& b, int32_t len) {
+    detail::binary_len("TADD", dst, a, b, len, [](T x, T y) { return x + y; });
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMUL(Tile<T, N>& dst, const Tile<T, M1>& a, const Tile<T, M2>& b, int32_t len) {
+    detail::binary_len("TMUL", dst, a, b, len, [](T x, T y) { return x * y; });
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMAX(Tile<T, N>& dst, const Tile<T, M1>& a, const Tile<T, M2>& b, int32_t len) {
+    detail::binary_len("TMAX", dst, a, b, len, [](T x, T y) { return x > y ? x : y; });
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMIN(Tile<T, N>& dst, const Tile<T, M1>& a, const Tile<T, M2>& b, int32_t len) {
+    detail::binary_len("TMIN", dst, a, b, len, [](T x, T y) { return x < y ? x : y; });
+}
+template <typename T, int32_t N, int32_t M>
+AICORE inline void TMOV(Tile<T, N>& dst, const Tile<T, M>& src, int32_t len) {
+    detail::check_len("TMOV", len, N < M ? N : M);
+    if (static_cast<const void*>(&dst) != static_cast<const void*>(&src) && len > 0) {
+        std::memcpy(dst.data(), src.data(), static_cast<size_t>(len) * sizeof(T));
+    }
+    dst.set_valid(len);
+}
+// tile -> GM with an explicit length: stores src[0, len) whatever src.valid (len <= capacity).
+template <typename T, int32_t N>
+AICORE inline void TSTORE_N(__gm__ T* dst, const Tile<T, N>& src, int32_t len) {
+    detail::check_len("TSTORE", len, N);
+    if (len > 0) std::memcpy(dst, src.data(), static_cast<size_t>(len) * sizeof(T));
 }
 
 }  // namespace collc

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod emit;
 pub mod fmt;
 pub mod ir;
+pub mod run;
 pub mod sim;

@@ -1,0 +1,225 @@
+// collc host runner: the subprocess side of `collc run` (and of the backend's ThreadSanitizer
+// tests). It dlopens one kernel library (kernel + host_launch.cpp), reads a job from stdin,
+// runs collc_host_run with prepare/collect hooks that stage the job's per-call inputs and
+// copy the outputs, and writes the results to stdout. It does not know any collective's
+// semantics: the Rust side (collc_backend::host) generates the payloads and checks the
+// outputs. Build it with the same flags as the library (-fsanitize=thread for TSan runs).
+//
+//   collc-runner LIB.so  < job  > result
+//
+// Job (stdin, little-endian):
+//   "COLLCJB1"
+//   i32 P, C, K, flags (CollcRunConfig::flags), twait_timeout_ms, barrier_check
+//   u64 chaos_seed; u32 chaos_max_us
+//   i32 B; B x { u32 name_len; name; u64 bytes; u32 kind; u32 stage; u32 collect }
+//   i32 S; S x i64 scalar
+//   for call k < K, rank r < P, buffer b with stage: `bytes` bytes (prepare copies them into
+//   the buffer before call k)
+// Result (stdout):
+//   "COLLCRS1"
+//   i32 status; i32 calls_completed[P]; u64 nonzero_cells; f64 elapsed_ns; i64 barrier_errors
+//   u32 message_len; message
+//   for call k < K, rank r < P: u8 collected; then for buffer b with collect: `bytes` bytes
+//   (the buffer right after call k; zeros when not collected)
+// Exit status: 0 when the results were written (whatever the run's status), 2 on bad input.
+//
+// barrier_check: prepare stamps (rank, call) in plain host memory and counts arrivals; collect
+// checks that every rank's stamp of this call is visible and all P arrived — the barrier
+// semantics, and (under TSan) the happens-before the barrier must provide.
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collc/host_launch.hpp"
+
+namespace {
+
+using RunFn = int32_t (*)(const CollcRunConfig*, CollcRunReport*);
+
+struct Buffer {
+    std::string name;
+    uint64_t bytes = 0;
+    uint32_t kind = 0;
+    uint32_t stage = 0;
+    uint32_t collect = 0;
+};
+
+struct Job {
+    int32_t P = 0, C = 0, K = 0, flags = 0, timeout_ms = 0, barrier_check = 0;
+    uint64_t chaos_seed = 0;
+    uint32_t chaos_max_us = 0;
+    std::vector<Buffer> buffers;
+    std::vector<int64_t> scalars;
+    std::vector<uint8_t> inputs;          // K x P x staged bytes
+    std::vector<uint64_t> input_offset;   // per (k, r): offset of its first staged buffer
+    uint64_t staged_bytes = 0;            // per (k, r)
+    uint64_t collected_bytes = 0;         // per (k, r)
+    std::vector<uint8_t> outputs;         // K x P x collected bytes
+    std::vector<uint8_t> collected;       // K x P flags
+    // barrier check
+    std::vector<int64_t> stamps;          // P x K, plain
+    std::unique_ptr<std::atomic<int32_t>[]> arrivals;
+    std::vector<int64_t> barrier_errors;  // per rank
+};
+
+bool read_exact(void* dst, size_t n) { return n == 0 || std::fread(dst, 1, n, stdin) == n; }
+template <typename T>
+bool read_val(T* v) { return read_exact(v, sizeof(T)); }
+void write_exact(const void* src, size_t n) {
+    if (n != 0 && std::fwrite(src, 1, n, stdout) != n) std::exit(3);
+}
+template <typename T>
+void write_val(const T& v) { write_exact(&v, sizeof(T)); }
+
+int64_t stamp(int32_t r, int32_t k) { return 1000003LL * (r + 1) + 7919LL * (k + 1); }
+
+void prepare(void* user, int32_t rank, int32_t call, uint8_t*, uint8_t* const* buffers) {
+    Job* j = static_cast<Job*>(user);
+    const size_t slot = static_cast<size_t>(call) * static_cast<size_t>(j->P) + static_cast<size_t>(rank);
+    const uint8_t* src = j->inputs.data() + j->input_offset[slot];
+    for (size_t b = 0; b < j->buffers.size(); ++b) {
+        if (!j->buffers[b].stage) continue;
+        std::memcpy(buffers[b], src, j->buffers[b].bytes);
+        src += j->buffers[b].bytes;
+    }
+    if (j->barrier_check) {
+        j->stamps[static_cast<size_t>(rank) * static_cast<size_t>(j->K) + static_cast<size_t>(call)] = stamp(rank, call);
+        j->arrivals[call].fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void collect(void* user, int32_t rank, int32_t call, uint8_t*, uint8_t* const* buffers) {
+    Job* j = static_cast<Job*>(user);
+    const size_t slot = static_cast<size_t>(call) * static_cast<size_t>(j->P) + static_cast<size_t>(rank);
+    uint8_t* dst = j->outputs.data() + slot * j->collected_bytes;
+    for (size_t b = 0; b < j->buffers.size(); ++b) {
+        if (!j->buffers[b].collect) continue;
+        std::memcpy(dst, buffers[b], j->buffers[b].bytes);
+        dst += j->buffers[b].bytes;
+    }
+    j->collected[slot] = 1;
+    if (j->barrier_check) {
+        for (int32_t q = 0; q < j->P; ++q) {
+            if (j->stamps[static_cast<size_t>(q) * static_cast<size_t>(j->K) + static_cast<size_t>(call)] != stamp(q, call)) {
+                ++j->barrier_errors[static_cast<size_t>(rank)];
+            }
+        }
+        if (j->arrivals[call].load(std::memory_order_relaxed) != j->P) ++j->barrier_errors[static_cast<size_t>(rank)];
+    }
+}
+
+int bad(const char* what) {
+    std::fprintf(stderr, "collc-runner: bad job: %s\n", what);
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s LIB.so < job > result\n", argv[0]);
+        return 2;
+    }
+    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+        std::fprintf(stderr, "collc-runner: dlopen %s: %s\n", argv[1], dlerror());
+        return 2;
+    }
+    RunFn run = reinterpret_cast<RunFn>(dlsym(lib, "collc_host_run"));
+    if (run == nullptr) {
+        std::fprintf(stderr, "collc-runner: %s does not export collc_host_run\n", argv[1]);
+        return 2;
+    }
+
+    Job j;
+    char magic[8];
+    if (!read_exact(magic, 8) || std::memcmp(magic, "COLLCJB1", 8) != 0) return bad("magic");
+    if (!read_val(&j.P) || !read_val(&j.C) || !read_val(&j.K) || !read_val(&j.flags) || !read_val(&j.timeout_ms) ||
+        !read_val(&j.barrier_check) || !read_val(&j.chaos_seed) || !read_val(&j.chaos_max_us)) {
+        return bad("header");
+    }
+    if (j.P < 1 || j.P > COLLC_MAX_RANKS || j.K < 0 || j.C < 1) return bad("P, C or K out of range");
+    int32_t B = 0;
+    if (!read_val(&B) || B < 0 || B > COLLC_MAX_BUFFERS) return bad("buffer count");
+    for (int32_t b = 0; b < B; ++b) {
+        Buffer buf;
+        uint32_t len = 0;
+        if (!read_val(&len) || len > 4096) return bad("buffer name");
+        buf.name.resize(len);
+        if (!read_exact(&buf.name[0], len) || !read_val(&buf.bytes) || !read_val(&buf.kind) || !read_val(&buf.stage) ||
+            !read_val(&buf.collect)) {
+            return bad("buffer");
+        }
+        if (buf.stage) j.staged_bytes += buf.bytes;
+        if (buf.collect) j.collected_bytes += buf.bytes;
+        j.buffers.push_back(buf);
+    }
+    int32_t S = 0;
+    if (!read_val(&S) || S < 0 || S > COLLC_MAX_SCALARS) return bad("scalar count");
+    j.scalars.resize(static_cast<size_t>(S));
+    for (int32_t s = 0; s < S; ++s) {
+        if (!read_val(&j.scalars[static_cast<size_t>(s)])) return bad("scalar");
+    }
+    const size_t slots = static_cast<size_t>(j.K) * static_cast<size_t>(j.P);
+    j.inputs.resize(slots * j.staged_bytes);
+    j.input_offset.resize(slots);
+    for (size_t i = 0; i < slots; ++i) j.input_offset[i] = i * j.staged_bytes;
+    if (!read_exact(j.inputs.data(), j.inputs.size())) return bad("inputs");
+    j.outputs.assign(slots * j.collected_bytes, 0);
+    j.collected.assign(slots, 0);
+    j.stamps.assign(static_cast<size_t>(j.P) * static_cast<size_t>(j.K), 0);
+    j.arrivals.reset(new std::atomic<int32_t>[static_cast<size_t>(j.K > 0 ? j.K : 1)]);
+    for (int32_t k = 0; k < j.K; ++k) j.arrivals[k].store(0);
+    j.barrier_errors.assign(static_cast<size_t>(j.P), 0);
+
+    std::vector<CollcBufferDesc> descs;
+    for (const Buffer& b : j.buffers) descs.push_back(CollcBufferDesc{b.name.c_str(), b.bytes, b.kind, 0});
+    CollcRunConfig cfg;
+    std::memset(&cfg, 0, sizeof cfg);
+    cfg.abi_version = COLLC_ABI_VERSION;
+    cfg.nranks = j.P;
+    cfg.nblocks = j.C;
+    cfg.ncalls = j.K;
+    cfg.buffers = descs.data();
+    cfg.nbuffers = B;
+    cfg.scalars = j.scalars.data();
+    cfg.nscalars = S;
+    cfg.flags = static_cast<uint32_t>(j.flags) | COLLC_RUN_QUIET;
+    cfg.twait_timeout_ms = static_cast<uint32_t>(j.timeout_ms);
+    cfg.user = &j;
+    cfg.prepare = prepare;
+    cfg.collect = collect;
+    cfg.chaos_seed = j.chaos_seed;
+    cfg.chaos_max_us = j.chaos_max_us;
+
+    std::unique_ptr<CollcRunReport> report(new CollcRunReport);
+    const int32_t status = run(&cfg, report.get());
+
+    int64_t barrier_errors = 0;
+    for (int64_t e : j.barrier_errors) barrier_errors += e;
+    write_exact("COLLCRS1", 8);
+    write_val(status);
+    for (int32_t r = 0; r < j.P; ++r) write_val(report->calls_completed[r]);
+    write_val(report->nonzero_cells);
+    write_val(report->elapsed_ns);
+    write_val(barrier_errors);
+    const uint32_t mlen = static_cast<uint32_t>(std::strlen(report->message));
+    write_val(mlen);
+    write_exact(report->message, mlen);
+    for (size_t slot = 0; slot < slots; ++slot) {
+        write_val(j.collected[slot]);
+        write_exact(j.outputs.data() + slot * j.collected_bytes, j.collected_bytes);
+    }
+    std::fflush(stdout);
+    // The library stays mapped (TSan reports are cleaner that way).
+    return 0;
+}

@@ -1,0 +1,733 @@
+//! C++ code generation from the protocol IR.
+//!
+//! * [`walk`] is the target-neutral statement walker: args decoding order, rank-uniform
+//!   values, guards, loops, conditionals, lets, runtime index checks, and the ordering
+//!   analysis (which notifies publish data writes, which waits release data reads). It calls
+//!   a [`walk::Dialect`] for everything target-specific.
+//! * [`pto`] is the `pto::comm` dialect: one kernel source that builds for Ascend (real pto
+//!   headers) and for CPU threads (collc's runtime in `backend/runtime/collc/`).
+//!
+//! Expressions print to C++ `int64_t` arithmetic with the semantics of
+//! `collc_spec::eval`: `/` and `%` are Euclidean (`collc_div`, `collc_mod`), `ceil(a / b)`
+//! rounds towards +infinity (`collc_ceil_div`). Overflow is not checked in C++ (parameter
+//! domains keep every value of the examples far below 2^63).
+
+pub mod pto;
+pub mod walk;
+
+use crate::layout::Abi;
+use collc_grammar::{Diagnostic, Source, Span};
+use collc_spec::eval::{eval, Env};
+use collc_spec::ir::*;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashSet};
+
+/// Which build the emitted source is for (the source is the same; the header says which
+/// build the user asked for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Ascend `pto::comm` (CCE compiler, real pto headers).
+    Ascend,
+    /// CPU threads against collc's runtime.
+    Host,
+}
+
+/// Options of [`emit`].
+#[derive(Debug, Clone, Default)]
+pub struct EmitOptions<'a> {
+    /// The source text (for `.coll` line numbers in comments), if available.
+    pub source: Option<&'a Source>,
+    /// Lines to stamp into the header as a warning (e.g. why the protocol is unverified).
+    pub warning: Vec<String>,
+}
+
+/// Capacity (f32 elements) of the staging tiles used for window-to-window data movement.
+pub const STAGE_ELEMS: i64 = 4096;
+/// Unified Buffer bytes of an Ascend AIV core (tiles must fit).
+pub const UB_BYTES: i64 = 192 * 1024;
+
+/// Emits the `pto::comm` kernel for a protocol.
+pub fn emit(p: &Protocol, target: Target, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+    let k = Kernel::new(p, opts)?;
+    let d = pto::Pto { target };
+    walk::emit_kernel(&k, &d)
+}
+
+/// A tile's placement.
+#[derive(Debug, Clone)]
+pub struct TileInfo {
+    /// C++ object name.
+    pub name: String,
+    /// Capacity in elements (compile-time constant).
+    pub cap: i64,
+    /// Unified-Buffer byte address.
+    pub ub: i64,
+}
+
+/// Everything the walker and dialects need to know about one protocol.
+pub struct Kernel<'a> {
+    /// The protocol.
+    pub p: &'a Protocol,
+    /// Its args-block ABI.
+    pub abi: Abi,
+    /// C++ names of variables, by `VarId`.
+    pub var_names: Vec<String>,
+    /// C++ names of signals, windows and arrays.
+    pub signal_names: Vec<String>,
+    /// C++ names of windows.
+    pub window_names: Vec<String>,
+    /// C++ names of host arrays.
+    pub array_names: Vec<String>,
+    /// Tiles (names, capacities, UB placement).
+    pub tiles: Vec<TileInfo>,
+    /// Staging tile capacity, and how many staging tiles the data path needs (0, 1 or 2).
+    pub stage_cap: i64,
+    /// How many staging tiles are needed.
+    pub stages: usize,
+    /// Variables read anywhere.
+    pub used: HashSet<VarId>,
+    /// Source, for line numbers.
+    pub source: Option<&'a Source>,
+    /// Warning lines for the header.
+    pub warning: Vec<String>,
+    /// Helper functions used by the printed code.
+    pub helpers: RefCell<BTreeSet<&'static str>>,
+}
+
+/// C++ keywords and names the generated code uses itself; spec names equal to one of these
+/// (or starting with `collc_`) get a trailing underscore.
+const RESERVED: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "const",
+    "constexpr",
+    "const_cast",
+    "continue",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "size_t",
+    "std",
+    "pto",
+    "collc",
+    "args",
+    "ctx",
+    "cell",
+    "stage_a",
+    "stage_b",
+    "src_gm",
+    "dst_gm",
+    "k_off",
+    "k_len",
+    "kMaxSupportedRanks",
+    "kStage",
+    "main",
+    "kernel_entry",
+    "CommContext",
+    "CommRemotePtr",
+    "pipe_barrier",
+    "dsb",
+    "dcci",
+    "get_block_idx",
+    "get_block_num",
+    "PIPE_ALL",
+    "DSB_DDR",
+    "ENTIRE_DATA_CACHE",
+    "COLLC_CHECK",
+    "INT64_C",
+    "min",
+    "max",
+    "abs",
+    "errno",
+    "assert",
+    "NULL",
+    "EOF",
+];
+
+fn cpp_ident(name: &str, taken: &HashSet<String>) -> String {
+    let mut s = name.to_string();
+    if RESERVED.contains(&s.as_str()) || s.starts_with("collc_") || s.starts_with("__") {
+        s.push('_');
+    }
+    while taken.contains(&s) && s != name {
+        s.push('_');
+    }
+    s
+}
+
+impl<'a> Kernel<'a> {
+    fn new(p: &'a Protocol, opts: &EmitOptions<'a>) -> Result<Self, Vec<Diagnostic>> {
+        let all: HashSet<String> = p
+            .vars
+            .iter()
+            .map(|v| v.name.clone())
+            .chain(p.signals.iter().map(|s| s.name.clone()))
+            .chain(p.windows.iter().map(|s| s.name.clone()))
+            .chain(p.tiles.iter().map(|s| s.name.clone()))
+            .chain(p.arrays.iter().map(|s| s.name.clone()))
+            .collect();
+        let n = |s: &str| cpp_ident(s, &all);
+        let var_names = p.vars.iter().map(|v| n(&v.name)).collect();
+        let signal_names = p.signals.iter().map(|v| n(&v.name)).collect();
+        let window_names = p.windows.iter().map(|v| n(&v.name)).collect();
+        let array_names = p.arrays.iter().map(|v| n(&v.name)).collect();
+
+        // Tiles need compile-time capacities: evaluate with constants only.
+        let mut env = Env::new(p);
+        for (id, v) in p.vars.iter().enumerate() {
+            match &v.kind {
+                VarKind::Const(c) => env.set(id, *c),
+                VarKind::Derived(e) => {
+                    if let Ok(x) = eval(p, e, &env) {
+                        env.set(id, x);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut errors = Vec::new();
+        let mut tiles = Vec::new();
+        let mut ub = 0i64;
+        for t in &p.tiles {
+            if t.dims.len() != 1 {
+                errors.push(
+                    Diagnostic::error(
+                        "backend::unsupported",
+                        format!("tile `{}` has {} dimensions; the C++ backends support one-dimensional tiles", t.name, t.dims.len()),
+                    )
+                    .with_primary(t.span, "multi-dimensional tile")
+                    .with_help("declare one tile per row, or use a window"),
+                );
+                continue;
+            }
+            match eval(p, &t.dims[0], &env) {
+                Ok(cap) if (1..=(1 << 24)).contains(&cap) => {
+                    tiles.push(TileInfo {
+                        name: n(&t.name),
+                        cap,
+                        ub,
+                    });
+                    ub += round256(cap * 4);
+                }
+                _ => errors.push(
+                    Diagnostic::error(
+                        "backend::tile-shape",
+                        format!("tile `{}` needs a compile-time constant size in 1..=16777216 for the C++ backends", t.name),
+                    )
+                    .with_primary(t.span, "size depends on parameters")
+                    .with_help("size tiles with `const` values, e.g. `const TILE = 256; tile acc: f32[TILE];`"),
+                ),
+            }
+        }
+        let max_tile = tiles.iter().map(|t| t.cap).max().unwrap_or(0);
+        let stage_cap = STAGE_ELEMS.max(max_tile);
+        let stages = stages_needed(p);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut used = HashSet::new();
+        collect_used(p, &mut used);
+        Ok(Kernel {
+            p,
+            abi: Abi::of(p),
+            var_names,
+            signal_names,
+            window_names,
+            array_names,
+            tiles,
+            stage_cap,
+            stages,
+            used,
+            source: opts.source,
+            warning: opts.warning.clone(),
+            helpers: RefCell::new(BTreeSet::new()),
+        })
+    }
+
+    /// Bytes of Unified Buffer the tiles and staging tiles occupy.
+    pub fn ub_bytes(&self) -> i64 {
+        let tiles: i64 = self.tiles.iter().map(|t| round256(t.cap * 4)).sum();
+        tiles + round256(self.stage_cap * 4) * self.stages as i64
+    }
+
+    /// UB address of staging tile `i`.
+    pub fn stage_ub(&self, i: usize) -> i64 {
+        let tiles: i64 = self.tiles.iter().map(|t| round256(t.cap * 4)).sum();
+        tiles + round256(self.stage_cap * 4) * i as i64
+    }
+
+    /// `file.coll:LINE` of a span, or `LINE ?` without source.
+    pub fn at(&self, span: Span) -> String {
+        match self.source {
+            Some(src) => {
+                let (line, _) = src.line_col(span.start);
+                let base = std::path::Path::new(&src.name)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| src.name.clone());
+                format!("{base}:{line}")
+            }
+            None => "(no source)".to_string(),
+        }
+    }
+
+    /// Marks a helper as used.
+    pub fn helper(&self, h: &'static str) {
+        self.helpers.borrow_mut().insert(h);
+    }
+
+    /// The C++ name of a variable.
+    pub fn var(&self, v: VarId) -> &str {
+        &self.var_names[v]
+    }
+
+    /// The C++ name of a buffer.
+    pub fn buffer(&self, b: BufferRef) -> &str {
+        match b {
+            BufferRef::Window(w) => &self.window_names[w],
+            BufferRef::Tile(t) => &self.tiles[t].name,
+        }
+    }
+
+    /// Prints an expression as C++ `int64_t` arithmetic.
+    pub fn expr(&self, e: &Expr) -> String {
+        self.expr_prec(e, 0)
+    }
+
+    fn expr_prec(&self, e: &Expr, prec: u8) -> String {
+        match e {
+            Expr::Int(v) => int_lit(*v),
+            Expr::Var(v) => self.var(*v).to_string(),
+            Expr::Array(a, idx) => {
+                let dims = &self.p.arrays[*a].dims;
+                format!("{}[{}]", self.array_names[*a], self.flat(idx, dims))
+            }
+            Expr::Rank(a) => self.expr_prec(a, prec),
+            Expr::Neg(a) => {
+                let inner = self.expr_prec(a, 3);
+                let s = if inner.starts_with('-') {
+                    format!("-({inner})")
+                } else {
+                    format!("-{inner}")
+                };
+                paren(s, prec > 2)
+            }
+            Expr::Bin(op, a, b) => match op {
+                BinOp::Add | BinOp::Sub => {
+                    let sym = if *op == BinOp::Add { "+" } else { "-" };
+                    let s = format!("{} {sym} {}", self.expr_prec(a, 1), self.expr_prec(b, 2));
+                    paren(s, prec > 1)
+                }
+                BinOp::Mul => {
+                    let s = format!("{} * {}", self.expr_prec(a, 2), self.expr_prec(b, 3));
+                    paren(s, prec > 2)
+                }
+                BinOp::Div => {
+                    self.helper("div");
+                    format!("collc_div({}, {})", self.expr(a), self.expr(b))
+                }
+                BinOp::Mod => {
+                    self.helper("mod");
+                    format!("collc_mod({}, {})", self.expr(a), self.expr(b))
+                }
+            },
+            Expr::CeilDiv(a, b) => {
+                self.helper("ceil_div");
+                format!("collc_ceil_div({}, {})", self.expr(a), self.expr(b))
+            }
+            Expr::Min(a, b) => {
+                self.helper("min");
+                format!("collc_min({}, {})", self.expr(a), self.expr(b))
+            }
+            Expr::Max(a, b) => {
+                self.helper("max");
+                format!("collc_max({}, {})", self.expr(a), self.expr(b))
+            }
+        }
+    }
+
+    /// Prints a condition.
+    pub fn cond(&self, c: &Cond) -> String {
+        self.cond_prec(c, 0)
+    }
+
+    fn cond_prec(&self, c: &Cond, prec: u8) -> String {
+        match c {
+            Cond::Bool(b) => b.to_string(),
+            Cond::Cmp(op, a, b) => {
+                let s = format!("{} {} {}", self.expr(a), cmp_sym(*op), self.expr(b));
+                paren(s, prec > 2)
+            }
+            Cond::Not(c) => format!("!({})", self.cond(c)),
+            Cond::And(cs) => {
+                let s = cs
+                    .iter()
+                    .map(|c| self.cond_prec(c, 2))
+                    .collect::<Vec<_>>()
+                    .join(" && ");
+                paren(s, prec > 1)
+            }
+            Cond::Or(cs) => {
+                let s = cs
+                    .iter()
+                    .map(|c| self.cond_prec(c, 1))
+                    .collect::<Vec<_>>()
+                    .join(" || ");
+                paren(s, prec > 0)
+            }
+        }
+    }
+
+    /// Row-major flat index of `idx` in an array of `dims` (only the first `idx.len()` dims
+    /// are indexed; trailing dims multiply in).
+    pub fn flat(&self, idx: &[Expr], dims: &[Expr]) -> String {
+        let mut acc: Option<String> = None;
+        for (i, x) in idx.iter().enumerate() {
+            let xi = self.expr_prec(x, 1);
+            acc = Some(match acc {
+                None => xi,
+                Some(a) => {
+                    let d = self.expr_prec(&dims[i], 3);
+                    let a = if a.contains(' ') { format!("({a})") } else { a };
+                    format!("{a} * {d} + {xi}")
+                }
+            });
+        }
+        acc.unwrap_or_else(|| "0".to_string())
+    }
+}
+
+/// Which staging tiles the data path needs: 1 for window-to-window copies or reductions
+/// involving one tile, 2 for window-to-window reductions.
+fn stages_needed(p: &Protocol) -> usize {
+    fn walk(b: &Block, n: &mut usize) {
+        for s in &b.stmts {
+            match &s.kind {
+                StmtKind::Copy { dst, src }
+                | StmtKind::Get { dst, src, .. }
+                | StmtKind::Put { dst, src, .. } => {
+                    if is_window(dst) && is_window(src) {
+                        *n = (*n).max(1);
+                    }
+                }
+                StmtKind::Reduce { dst, src, .. } => {
+                    let need = match (is_window(dst), is_window(src)) {
+                        (true, true) => 2,
+                        (false, false) => 0,
+                        _ => 1,
+                    };
+                    *n = (*n).max(need);
+                }
+                StmtKind::For { body, .. } => walk(body, n),
+                StmtKind::If {
+                    then_block,
+                    else_block,
+                    ..
+                } => {
+                    walk(then_block, n);
+                    if let Some(e) = else_block {
+                        walk(e, n);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut n = 0;
+    walk(&p.body, &mut n);
+    walk(&p.epilogue, &mut n);
+    n
+}
+
+/// True if the region is in a window (global memory).
+pub fn is_window(r: &Region) -> bool {
+    matches!(r.buffer, BufferRef::Window(_))
+}
+
+fn collect_used(p: &Protocol, used: &mut HashSet<VarId>) {
+    let mut f = |v: VarId| {
+        used.insert(v);
+    };
+    for v in &p.vars {
+        if let VarKind::Derived(e) = &v.kind {
+            e.for_each_var(&mut f);
+        }
+    }
+    if let Some(b) = &p.blocks {
+        b.count.for_each_var(&mut f);
+    }
+    for r in &p.requires {
+        r.cond.for_each_var(&mut f);
+    }
+    for s in &p.signals {
+        s.dims.iter().for_each(|d| d.for_each_var(&mut f));
+    }
+    for s in &p.windows {
+        s.dims.iter().for_each(|d| d.for_each_var(&mut f));
+    }
+    for s in &p.arrays {
+        s.dims.iter().for_each(|d| d.for_each_var(&mut f));
+    }
+    fn region(r: &Region, f: &mut dyn FnMut(VarId)) {
+        r.index.iter().for_each(|x| x.for_each_var(f));
+        r.lo.for_each_var(f);
+        r.hi.for_each_var(f);
+    }
+    fn block(b: &Block, f: &mut dyn FnMut(VarId)) {
+        for s in &b.stmts {
+            match &s.kind {
+                StmtKind::Let { value, .. } => value.for_each_var(f),
+                StmtKind::Notify {
+                    index,
+                    target,
+                    value,
+                    ..
+                } => {
+                    index.iter().for_each(|x| x.for_each_var(f));
+                    if let Some(t) = target {
+                        t.for_each_var(f);
+                    }
+                    value.for_each_var(f);
+                }
+                StmtKind::Wait {
+                    index, threshold, ..
+                } => {
+                    index.iter().for_each(|x| x.for_each_var(f));
+                    threshold.for_each_var(f);
+                }
+                StmtKind::Copy { dst, src } => {
+                    region(dst, f);
+                    region(src, f);
+                }
+                StmtKind::Get { dst, src, from } => {
+                    region(dst, f);
+                    region(src, f);
+                    from.for_each_var(f);
+                }
+                StmtKind::Put { dst, to, src } => {
+                    region(dst, f);
+                    region(src, f);
+                    to.for_each_var(f);
+                }
+                StmtKind::Reduce { dst, src, from, .. } => {
+                    region(dst, f);
+                    region(src, f);
+                    if let Some(x) = from {
+                        x.for_each_var(f);
+                    }
+                }
+                StmtKind::Fence => {}
+                StmtKind::For { var, range, body } => {
+                    f(*var);
+                    if let Range::Span { lo, hi, step } = range {
+                        lo.for_each_var(f);
+                        hi.for_each_var(f);
+                        step.for_each_var(f);
+                    }
+                    block(body, f);
+                }
+                StmtKind::If {
+                    cond,
+                    then_block,
+                    else_block,
+                } => {
+                    cond.for_each_var(f);
+                    block(then_block, f);
+                    if let Some(e) = else_block {
+                        block(e, f);
+                    }
+                }
+                StmtKind::Return { cond } => cond.for_each_var(f),
+            }
+        }
+    }
+    block(&p.body, &mut f);
+    block(&p.epilogue, &mut f);
+}
+
+/// A C++ integer literal.
+pub fn int_lit(v: i64) -> String {
+    if (i32::MIN as i64..=i32::MAX as i64).contains(&v) {
+        if v < 0 {
+            format!("({v})")
+        } else {
+            v.to_string()
+        }
+    } else {
+        format!("INT64_C({v})")
+    }
+}
+
+fn paren(s: String, yes: bool) -> String {
+    if yes {
+        format!("({s})")
+    } else {
+        s
+    }
+}
+
+/// The C++ comparison operator.
+pub fn cmp_sym(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Ge => ">=",
+        CmpOp::Le => "<=",
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Gt => ">",
+        CmpOp::Lt => "<",
+    }
+}
+
+/// Escapes text for a C string literal.
+pub fn c_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if c.is_ascii_graphic() || c == ' ' => out.push(c),
+            _ => out.push('?'),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Lines with indentation.
+#[derive(Debug, Default)]
+pub struct Writer {
+    lines: Vec<String>,
+    indent: usize,
+}
+
+impl Writer {
+    /// Appends one line at the current indentation (empty: a blank line).
+    pub fn line(&mut self, s: impl AsRef<str>) {
+        let s = s.as_ref();
+        if s.is_empty() {
+            self.lines.push(String::new());
+        } else {
+            self.lines
+                .push(format!("{}{}", "    ".repeat(self.indent), s));
+        }
+    }
+    /// Opens a brace block: `head {`.
+    pub fn open(&mut self, head: impl AsRef<str>) {
+        let head = head.as_ref();
+        if head.is_empty() {
+            self.line("{");
+        } else {
+            self.line(format!("{head} {{"));
+        }
+        self.indent += 1;
+    }
+    /// Closes a brace block with `}` (or `tail`, e.g. `} else {`, which reopens).
+    pub fn close(&mut self) {
+        self.indent = self.indent.saturating_sub(1);
+        self.line("}");
+    }
+    /// `} else {` / `} else if (...) {`.
+    pub fn reopen(&mut self, s: &str) {
+        self.indent = self.indent.saturating_sub(1);
+        self.line(format!("}} {s} {{"));
+        self.indent += 1;
+    }
+    /// The last line written, trimmed.
+    pub fn last(&self) -> &str {
+        self.lines.last().map_or("", |l| l.trim())
+    }
+    /// The text.
+    pub fn finish(self) -> String {
+        let mut s = self.lines.join("\n");
+        s.push('\n');
+        s
+    }
+}
+
+/// Rounds a byte count up to a multiple of 256 (tile placement granule).
+fn round256(bytes: i64) -> i64 {
+    (bytes + 255) / 256 * 256
+}

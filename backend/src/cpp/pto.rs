@@ -1,0 +1,321 @@
+//! The `pto::comm` dialect: the kernel shape of pypto's host builtin collectives
+//! (`backend/runtime/examples/*_kernel.cpp` are the hand-written references). The same
+//! source builds for Ascend (`__CCE_AICORE__`: real pto headers) and for CPU threads
+//! (collc's runtime), through the one include `collc/pto_comm.hpp`.
+
+use super::walk::{CellRef, DataKind, DataOp, Dialect, GmRef, Loc};
+use super::{Kernel, Target, Writer};
+use crate::layout::BufferSource;
+use collc_spec::ir::{CmpOp, NotifyOp, ReduceOp, VarKind};
+
+/// The `pto::comm` dialect.
+#[derive(Debug, Clone, Copy)]
+pub struct Pto {
+    /// Which build the user asked for (only the header differs).
+    pub target: Target,
+}
+
+fn plus(base: &str, off: &str) -> String {
+    if off == "0" {
+        base.to_string()
+    } else if off.contains(' ') {
+        format!("{base} + ({off})")
+    } else {
+        format!("{base} + {off}")
+    }
+}
+
+fn gm_ptr(g: &GmRef) -> String {
+    let local = plus(&g.name, &g.offset);
+    match &g.rank {
+        Some(r) => format!("CommRemotePtr(ctx, {local}, {r})"),
+        None => local,
+    }
+}
+
+fn len32(len: &str) -> String {
+    if len.parse::<i64>().is_ok() {
+        len.to_string()
+    } else {
+        format!("static_cast<int32_t>({len})")
+    }
+}
+
+fn op_fn(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "collc::TADD",
+        ReduceOp::Max => "collc::TMAX",
+        ReduceOp::Min => "collc::TMIN",
+        ReduceOp::Prod => "collc::TMUL",
+    }
+}
+
+impl Dialect for Pto {
+    fn describe(&self) -> String {
+        match self.target {
+            Target::Ascend => {
+                "Ascend pto::comm (this same source also builds for CPU threads against \
+                               collc/pto_comm_cpu.hpp: `collc emit --target host`)"
+                    .to_string()
+            }
+            Target::Host => {
+                "CPU threads via collc's pto::comm runtime (collc/pto_comm_cpu.hpp); this \
+                             same source builds for Ascend (`collc emit --target ascend`)"
+                    .to_string()
+            }
+        }
+    }
+
+    fn includes(&self, _k: &Kernel, w: &mut Writer) {
+        w.line("#include \"collc/pto_comm.hpp\"");
+    }
+
+    fn open_entry(&self, k: &Kernel, w: &mut Writer, maybe_unused: &dyn Fn(BufferSource) -> bool) {
+        let p = k.p;
+        w.open("extern \"C\" __aicore__ void kernel_entry(__gm__ int64_t* args)");
+        w.line("// ---- args block ----");
+        let mut slot = 0;
+        for b in &k.abi.buffers {
+            let (name, what) = match b.source {
+                BufferSource::Signal(s) => (
+                    k.signal_names[s].clone(),
+                    format!("signal {}", p.signals[s].name),
+                ),
+                BufferSource::Window(x) => (
+                    k.window_names[x].clone(),
+                    format!("window {}", p.windows[x].name),
+                ),
+                BufferSource::Array(a) => (
+                    k.array_names[a].clone(),
+                    format!("array {}", p.arrays[a].name),
+                ),
+            };
+            let attr = if maybe_unused(b.source) {
+                "[[maybe_unused]] "
+            } else {
+                ""
+            };
+            let ty = b.elem.cpp();
+            let cst = if matches!(b.source, BufferSource::Array(_)) {
+                "const "
+            } else {
+                ""
+            };
+            w.line(format!(
+                "{attr}__gm__ {cst}{ty}* {name} = reinterpret_cast<__gm__ {cst}{ty}*>(args[{slot}]);  // {what}"
+            ));
+            slot += 1;
+        }
+        for v in &k.abi.scalars {
+            let var = &p.vars[*v];
+            let what = match var.kind {
+                VarKind::World { .. } => format!("ranks {} (nranks)", var.name),
+                _ => format!("param {}", var.name),
+            };
+            w.line(format!(
+                "const int64_t {} = args[{slot}];  // {what}",
+                k.var(*v)
+            ));
+            slot += 1;
+        }
+        w.line(format!(
+            "__gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[{slot}]);"
+        ));
+    }
+
+    fn rank_id(&self) -> String {
+        "static_cast<int64_t>(ctx->rankId)".to_string()
+    }
+
+    fn block_idx(&self) -> String {
+        "static_cast<int64_t>(get_block_idx(args))".to_string()
+    }
+
+    fn block_num(&self) -> String {
+        "static_cast<int64_t>(get_block_num(args))".to_string()
+    }
+
+    fn early_return(&self, w: &mut Writer) {
+        w.line("pipe_barrier(PIPE_ALL);");
+        w.line("return;");
+    }
+
+    fn scratch(&self, k: &Kernel, w: &mut Writer) {
+        if k.tiles.is_empty() && k.stages == 0 {
+            return;
+        }
+        w.line("");
+        w.line(format!(
+            "// ---- scratch tiles (Unified Buffer, {} bytes) ----",
+            k.ub_bytes()
+        ));
+        for (i, t) in k.tiles.iter().enumerate() {
+            w.line(format!(
+                "collc::Tile<float, {}> {}(0x{:x});  // tile {}",
+                t.cap, t.name, t.ub, k.p.tiles[i].name
+            ));
+        }
+        let names = ["stage_a", "stage_b"];
+        for (i, n) in names.iter().enumerate().take(k.stages) {
+            w.line(format!(
+                "collc::Tile<float, kStage> {n}(0x{:x});  // staging for window-to-window moves",
+                k.stage_ub(i)
+            ));
+        }
+    }
+
+    fn publish(&self, _k: &Kernel, w: &mut Writer, data_written: bool) {
+        if w.last() != "pipe_barrier(PIPE_ALL);" {
+            w.line("pipe_barrier(PIPE_ALL);");
+        }
+        if data_written {
+            w.line("dsb(DSB_DDR);  // the notify below publishes this rank's data writes");
+        }
+    }
+
+    fn acquire(&self, k: &Kernel, w: &mut Writer) {
+        let target = k
+            .window_names
+            .first()
+            .or(k.signal_names.first())
+            .cloned()
+            .unwrap_or_else(|| "args".to_string());
+        w.line("pipe_barrier(PIPE_ALL);");
+        w.line(format!(
+            "dcci({target}, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying"
+        ));
+    }
+
+    fn fence(&self, w: &mut Writer) {
+        if w.last() != "pipe_barrier(PIPE_ALL);" {
+            w.line("pipe_barrier(PIPE_ALL);");
+        }
+    }
+
+    fn notify(
+        &self,
+        _k: &Kernel,
+        w: &mut Writer,
+        cell: &CellRef,
+        target: Option<&str>,
+        op: NotifyOp,
+        value: &str,
+    ) {
+        let local = plus(&cell.name, &cell.flat);
+        let ptr = match target {
+            Some(t) => format!("CommRemotePtr(ctx, {local}, {t})"),
+            None => local,
+        };
+        let op = match op {
+            NotifyOp::AtomicAdd => "AtomicAdd",
+            NotifyOp::Set => "Set",
+        };
+        w.line(format!("pto::comm::Signal cell({ptr});"));
+        w.line(format!(
+            "pto::comm::TNOTIFY(cell, {value}, pto::comm::NotifyOp::{op});"
+        ));
+    }
+
+    fn wait(&self, _k: &Kernel, w: &mut Writer, cell: &CellRef, cmp: CmpOp, threshold: &str) {
+        let cmp = match cmp {
+            CmpOp::Ge => "GE",
+            CmpOp::Le => "LE",
+            CmpOp::Eq => "EQ",
+            CmpOp::Ne => "NE",
+            CmpOp::Gt => "GT",
+            CmpOp::Lt => "LT",
+        };
+        w.line(format!(
+            "pto::comm::Signal cell({});",
+            plus(&cell.name, &cell.flat)
+        ));
+        w.line(format!(
+            "pto::comm::TWAIT(cell, {threshold}, pto::comm::WaitCmp::{cmp});"
+        ));
+    }
+
+    fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
+        let l = len32(&op.len);
+        let tile = |t: usize| k.tiles[t].name.clone();
+        match (&op.kind, &op.dst, &op.src) {
+            (DataKind::Copy, Loc::Tile(d), Loc::Tile(s)) => {
+                w.line(format!("collc::TMOV({}, {}, {l});", tile(*d), tile(*s)));
+            }
+            (DataKind::Copy, Loc::Tile(d), Loc::Gm(s)) => {
+                w.line(format!("collc::TLOAD({}, {}, {l});", tile(*d), gm_ptr(s)));
+            }
+            (DataKind::Copy, Loc::Gm(d), Loc::Tile(s)) => {
+                w.line(format!(
+                    "collc::TSTORE_N({}, {}, {l});",
+                    gm_ptr(d),
+                    tile(*s)
+                ));
+            }
+            (DataKind::Reduce(r), Loc::Tile(d), Loc::Tile(s)) => {
+                w.line(format!(
+                    "{}({d}, {d}, {}, {l});",
+                    op_fn(*r),
+                    tile(*s),
+                    d = tile(*d)
+                ));
+            }
+            (DataKind::Reduce(r), Loc::Tile(d), Loc::Gm(s)) => {
+                w.line(format!("collc::TLOAD(stage_a, {}, {l});", gm_ptr(s)));
+                w.line(format!(
+                    "{}({d}, {d}, stage_a, {l});",
+                    op_fn(*r),
+                    d = tile(*d)
+                ));
+            }
+            (DataKind::Reduce(r), Loc::Gm(d), Loc::Tile(s)) => {
+                w.open("");
+                w.line(format!("__gm__ float* dst_gm = {};", gm_ptr(d)));
+                w.line(format!("collc::TLOAD(stage_a, dst_gm, {l});"));
+                w.line(format!(
+                    "{}(stage_a, stage_a, {}, {l});",
+                    op_fn(*r),
+                    tile(*s)
+                ));
+                w.line(format!("collc::TSTORE_N(dst_gm, stage_a, {l});"));
+                w.close();
+            }
+            (kind, Loc::Gm(d), Loc::Gm(s)) => {
+                // Window to window: chunks of kStage through the staging tile(s).
+                k.helper("min");
+                w.open("");
+                w.line(format!("__gm__ float* dst_gm = {};", gm_ptr(d)));
+                w.line(format!("__gm__ float* src_gm = {};", gm_ptr(s)));
+                let n = if op.len.contains(' ') {
+                    w.line(format!("const int64_t k_n = {};", op.len));
+                    "k_n".to_string()
+                } else {
+                    op.len.clone()
+                };
+                w.open(format!(
+                    "for (int64_t k_off = 0; k_off < {n}; k_off += kStage)"
+                ));
+                w.line(format!(
+                    "const int32_t k_len = static_cast<int32_t>(collc_min(kStage, {n} - k_off));"
+                ));
+                match kind {
+                    DataKind::Copy => {
+                        w.line("collc::TLOAD(stage_a, src_gm + k_off, k_len);");
+                        w.line("collc::TSTORE_N(dst_gm + k_off, stage_a, k_len);");
+                    }
+                    DataKind::Reduce(r) => {
+                        w.line("collc::TLOAD(stage_a, dst_gm + k_off, k_len);");
+                        w.line("collc::TLOAD(stage_b, src_gm + k_off, k_len);");
+                        w.line(format!("{}(stage_a, stage_a, stage_b, k_len);", op_fn(*r)));
+                        w.line("collc::TSTORE_N(dst_gm + k_off, stage_a, k_len);");
+                    }
+                }
+                w.close();
+                w.close();
+            }
+        }
+    }
+
+    fn end_kernel(&self, w: &mut Writer) {
+        w.line("pipe_barrier(PIPE_ALL);");
+    }
+}

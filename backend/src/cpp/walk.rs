@@ -1,0 +1,1236 @@
+//! The target-neutral statement walker of the C++ backends.
+//!
+//! It owns the kernel's shape — header comment, args decoding order, rank-uniform values,
+//! guards, `me`/block, body in braces, epilogue in braces — and everything about control
+//! flow (`for`, `if`, `let`, `return if`), runtime index checks, and the **ordering
+//! analysis**:
+//!
+//! * *publish*: before a notify (hoisted in front of a loop that only notifies), all data
+//!   stores must have drained. The walker tracks whether global-memory data may have been
+//!   written since the last publish (`dirty`, true at entry: the host's staged inputs) and asks
+//!   the dialect for a publish fence with `data_written = dirty`.
+//! * *acquire*: after a wait (hoisted behind a loop that only waits), reads of data the wait
+//!   released must not hit stale cache lines; the dialect emits its invalidation.
+//!
+//! A [`Dialect`] supplies the target-specific pieces: includes, the entry signature and args
+//! decoding, the rank/block intrinsics, early return, scratch tiles, notify, wait, fences
+//! and data movement. The `pto::comm` dialect (Ascend and CPU threads) is
+//! [`crate::cpp::pto::Pto`]; an MPI dialect implements the same trait.
+
+use super::{c_string, int_lit, Kernel, Writer};
+use crate::layout::BufferSource;
+use collc_grammar::Diagnostic;
+use collc_spec::ir::*;
+use collc_spec::print::{cell_to_string, cond_to_string, expr_to_string, region_to_string};
+use std::collections::HashSet;
+
+/// A signal cell: `name + flat`.
+#[derive(Debug, Clone)]
+pub struct CellRef {
+    /// The signal.
+    pub signal: SignalId,
+    /// C++ name of the signal's base pointer.
+    pub name: String,
+    /// C++ flat index expression.
+    pub flat: String,
+}
+
+/// A window location: `name + offset`, on rank `rank` (`None`: this rank).
+#[derive(Debug, Clone)]
+pub struct GmRef {
+    /// The window.
+    pub window: WindowId,
+    /// C++ name of the window's base pointer.
+    pub name: String,
+    /// C++ element offset expression.
+    pub offset: String,
+    /// C++ rank expression of a remote access.
+    pub rank: Option<String>,
+}
+
+/// One end of a data movement.
+#[derive(Debug, Clone)]
+pub enum Loc {
+    /// Global memory (a window).
+    Gm(GmRef),
+    /// A private tile (always at element 0; one-dimensional).
+    Tile(TileId),
+}
+
+/// What a data statement does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataKind {
+    /// `dst = src`
+    Copy,
+    /// `dst = dst op src`
+    Reduce(ReduceOp),
+}
+
+/// A data statement with resolved locations.
+#[derive(Debug, Clone)]
+pub struct DataOp {
+    /// Copy or reduce.
+    pub kind: DataKind,
+    /// Destination.
+    pub dst: Loc,
+    /// Source.
+    pub src: Loc,
+    /// C++ element count expression.
+    pub len: String,
+}
+
+/// The target-specific half of the C++ generator.
+pub trait Dialect {
+    /// One line naming the target, for the header comment.
+    fn describe(&self) -> String;
+    /// Include lines and file-scope constants (before the anonymous-namespace helpers).
+    fn includes(&self, k: &Kernel, w: &mut Writer);
+    /// The entry signature (opened block) and the args decoding: buffers, scalars, context.
+    fn open_entry(&self, k: &Kernel, w: &mut Writer, maybe_unused: &dyn Fn(BufferSource) -> bool);
+    /// C++ expression of this rank's id (int64_t).
+    fn rank_id(&self) -> String;
+    /// C++ expression of this block's index (int64_t).
+    fn block_idx(&self) -> String;
+    /// C++ expression of the launched block count (int64_t).
+    fn block_num(&self) -> String;
+    /// Statements ending the kernel early.
+    fn early_return(&self, w: &mut Writer);
+    /// Declarations of the scratch tiles.
+    fn scratch(&self, k: &Kernel, w: &mut Writer);
+    /// The fence before a notify; `data_written`: data may have been stored since the last one.
+    fn publish(&self, k: &Kernel, w: &mut Writer, data_written: bool);
+    /// The fence/invalidation after a wait.
+    fn acquire(&self, k: &Kernel, w: &mut Writer);
+    /// The `.coll` `fence`.
+    fn fence(&self, w: &mut Writer);
+    /// `cell (@ target) op= value`.
+    fn notify(
+        &self,
+        k: &Kernel,
+        w: &mut Writer,
+        cell: &CellRef,
+        target: Option<&str>,
+        op: NotifyOp,
+        value: &str,
+    );
+    /// `wait cell cmp threshold`.
+    fn wait(&self, k: &Kernel, w: &mut Writer, cell: &CellRef, cmp: CmpOp, threshold: &str);
+    /// A copy or reduction.
+    fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp);
+    /// The last statements of the kernel (then the walker closes the entry block).
+    fn end_kernel(&self, w: &mut Writer);
+    /// The check statement for a runtime condition (`what` is the `.coll` text).
+    fn check(&self, w: &mut Writer, cond: &str, what: &str) {
+        w.line(format!("COLLC_CHECK({cond}, {});", c_string(what)));
+    }
+}
+
+/// Emits a whole kernel.
+pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic>> {
+    let p = k.p;
+    let mut errors = Vec::new();
+    check_supported(k, &p.body, &mut errors);
+    check_supported(k, &p.epilogue, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let (used_signals, used_windows, used_arrays) = used_buffers(p);
+
+    // The function first (it decides which helpers are needed), then the file around it.
+    let mut f = Writer::default();
+    let maybe_unused = |b: BufferSource| match b {
+        BufferSource::Signal(s) => !used_signals.contains(&s),
+        BufferSource::Window(x) => !used_windows.contains(&x),
+        BufferSource::Array(a) => !used_arrays.contains(&a),
+    };
+    d.open_entry(k, &mut f, &maybe_unused);
+
+    // Rank-uniform values.
+    let consts: Vec<VarId> = p
+        .decls
+        .iter()
+        .filter_map(|x| match x {
+            Decl::Var(v) if matches!(p.vars[*v].kind, VarKind::Const(_) | VarKind::Derived(_)) => {
+                Some(*v)
+            }
+            _ => None,
+        })
+        .collect();
+    if !consts.is_empty() {
+        f.line("");
+        f.line("// ---- rank-uniform values ----");
+        for v in consts {
+            let attr = if k.used.contains(&v) {
+                ""
+            } else {
+                "[[maybe_unused]] "
+            };
+            let var = &p.vars[v];
+            let at = k.at(var.span);
+            match &var.kind {
+                VarKind::Const(c) => f.line(format!(
+                    "{attr}constexpr int64_t {} = {};  // {at}  const {} = {c};",
+                    k.var(v),
+                    int_lit(*c),
+                    var.name
+                )),
+                VarKind::Derived(e) => f.line(format!(
+                    "{attr}const int64_t {} = {};  // {at}  let {} = {};",
+                    k.var(v),
+                    k.expr(e),
+                    var.name,
+                    expr_to_string(p, e)
+                )),
+                _ => {}
+            }
+        }
+    }
+
+    // Guards.
+    f.line("");
+    f.line("// ---- guards: rank-uniform values only, before the first notify ----");
+    let mut guards: Vec<(String, String)> = Vec::new();
+    let world = &p.vars[p.world];
+    if let VarKind::World { lo, hi } = world.kind {
+        let upper = if hi >= 16 {
+            "kMaxSupportedRanks".to_string()
+        } else {
+            int_lit(hi)
+        };
+        guards.push((
+            format!(
+                "{w} < {} || {w} > {upper}",
+                int_lit(lo.max(1)),
+                w = k.var(p.world)
+            ),
+            format!("ranks {} in {lo}..={hi}", world.name),
+        ));
+    }
+    for v in p.inputs().into_iter().skip(1) {
+        let var = &p.vars[v];
+        if let VarKind::Param { domain } = var.kind {
+            match domain {
+                Some((lo, hi)) => guards.push((
+                    format!(
+                        "{n} < {} || {n} > {}",
+                        int_lit(lo),
+                        int_lit(hi),
+                        n = k.var(v)
+                    ),
+                    format!("param {}: int in {lo}..={hi}", var.name),
+                )),
+                None => guards.push((
+                    format!("{n} < 0 || {n} >= {}", k.var(p.world), n = k.var(v)),
+                    format!("param {}: rank", var.name),
+                )),
+            }
+        }
+    }
+    for r in &p.requires {
+        guards.push((
+            format!("!({})", k.cond(&r.cond)),
+            format!("require {};", cond_to_string(p, &r.cond)),
+        ));
+    }
+    if let Some(b) = &p.blocks {
+        guards.push((
+            format!("{} != {}", d.block_num(), k.expr(&b.count)),
+            format!(
+                "blocks {} in 0..{} (the launch's core count)",
+                p.vars[b.var].name,
+                expr_to_string(p, &b.count)
+            ),
+        ));
+    }
+    let n = guards.len();
+    for (i, (c, why)) in guards.iter().enumerate() {
+        let head = if i == 0 { "if (" } else { "    " };
+        let tail = if i + 1 == n { ") {" } else { " ||" };
+        f.line(format!("{head}{c}{tail}  // {why}"));
+    }
+    f.indent_in();
+    d.early_return(&mut f);
+    f.close();
+
+    // This rank and block.
+    f.line("");
+    let me_attr = if k.used.contains(&p.me) {
+        ""
+    } else {
+        "[[maybe_unused]] "
+    };
+    f.line(format!(
+        "{me_attr}const int64_t {} = {};",
+        k.var(p.me),
+        d.rank_id()
+    ));
+    if let Some(b) = &p.blocks {
+        let attr = if k.used.contains(&b.var) {
+            ""
+        } else {
+            "[[maybe_unused]] "
+        };
+        f.line(format!(
+            "{attr}const int64_t {} = {};",
+            k.var(b.var),
+            d.block_idx()
+        ));
+    }
+    d.scratch(k, &mut f);
+
+    let mut st = State {
+        k,
+        d,
+        rank_vars: HashSet::new(),
+        dirty: true,
+        hoisted_notify: false,
+        in_wait_loop: false,
+    };
+    st.rank_vars.insert(p.me);
+    for v in p.inputs().into_iter().skip(1) {
+        if matches!(p.vars[v].kind, VarKind::Param { domain: None }) {
+            st.rank_vars.insert(v);
+        }
+    }
+
+    f.line("");
+    f.line(format!("// ---- body ({}) ----", k.at(p.body.span)));
+    f.open("");
+    st.block(&mut f, &p.body);
+    f.close();
+    f.line("");
+    f.line(format!("// ---- epilogue ({}) ----", k.at(p.epilogue.span)));
+    f.open("");
+    st.block(&mut f, &p.epilogue);
+    f.close();
+    d.end_kernel(&mut f);
+    f.close();
+    let function = f.finish();
+
+    // The file.
+    let mut out = Writer::default();
+    header(k, d, &mut out);
+    d.includes(k, &mut out);
+    out.line("");
+    out.line("namespace {");
+    out.line("constexpr int64_t kMaxSupportedRanks = 16;");
+    if k.stages > 0 {
+        out.line(format!(
+            "constexpr int32_t kStage = {};  // elements per staging tile (window-to-window moves)",
+            k.stage_cap
+        ));
+    }
+    helpers(k, &mut out);
+    out.line("}  // namespace");
+    out.line("");
+    let mut text = out.finish();
+    text.push_str(&function);
+    Ok(text)
+}
+
+fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
+    let p = k.p;
+    let file = k.source.map_or("(IR)".to_string(), |s| s.name.clone());
+    w.line(format!(
+        "// Generated by collc from {file}. Do not edit: edit the .coll and re-emit."
+    ));
+    w.line("//");
+    w.line(format!("// collective {}: {}", p.name, semantics_text(p)));
+    w.line(format!("// Target: {}", d.describe()));
+    if !k.warning.is_empty() {
+        w.line("//");
+        for l in &k.warning {
+            w.line(format!("// WARNING: {l}"));
+        }
+    }
+    w.line("//");
+    w.line("// Args block (collc host ABI v1, collc/host_launch.hpp):");
+    let mut slot = 0;
+    for b in &k.abi.buffers {
+        let what = match b.source {
+            BufferSource::Signal(s) => {
+                let sig = &p.signals[s];
+                let dims: Vec<String> = sig
+                    .dims
+                    .iter()
+                    .map(|d| format!("[{}]", expr_to_string(p, d)))
+                    .collect();
+                let kind = if b.is_credit_signal {
+                    "credit signal"
+                } else {
+                    "value signal"
+                };
+                format!("{kind} {}{} (int32 cells)", sig.name, dims.join(""))
+            }
+            BufferSource::Window(x) => {
+                let win = &p.windows[x];
+                let dims: Vec<String> = win
+                    .dims
+                    .iter()
+                    .map(|d| format!("[{}]", expr_to_string(p, d)))
+                    .collect();
+                format!("window {}: f32{}", win.name, dims.join(""))
+            }
+            BufferSource::Array(a) => {
+                let arr = &p.arrays[a];
+                let dims: Vec<String> = arr
+                    .dims
+                    .iter()
+                    .map(|d| format!("[{}]", expr_to_string(p, d)))
+                    .collect();
+                format!(
+                    "host array {}: int64{} (staged by the host)",
+                    arr.name,
+                    dims.join("")
+                )
+            }
+        };
+        w.line(format!("//   args[{slot}]  {what}"));
+        slot += 1;
+    }
+    for v in &k.abi.scalars {
+        let what = if *v == p.world {
+            format!("{} (rank count, nranks)", p.vars[*v].name)
+        } else {
+            format!("param {}", p.vars[*v].name)
+        };
+        w.line(format!("//   args[{slot}]  {what}"));
+        slot += 1;
+    }
+    w.line(format!("//   args[{slot}]  CommContext* of this rank"));
+    w.line("//");
+    w.line("// Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):");
+    w.line(
+        "//   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been",
+    );
+    w.line("//     stored since the last notify (the notify publishes it);");
+    w.line("//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the");
+    w.line("//     wait released do not hit stale cache lines.");
+    w.line(
+        "// Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make",
+    );
+    w.line("// trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.");
+    w.line("");
+}
+
+/// `allreduce(sum, data)` etc.
+pub fn semantics_text(p: &Protocol) -> String {
+    let w = |x: WindowId| p.windows[x].name.clone();
+    match &p.semantics {
+        Semantics::Allreduce { op, data } => format!("allreduce({}, {})", op.as_str(), w(*data)),
+        Semantics::Broadcast { root, data } => {
+            format!("broadcast({}, {})", p.vars[*root].name, w(*data))
+        }
+        Semantics::ReduceScatter { op, data } => {
+            format!("reduce_scatter({}, {})", op.as_str(), w(*data))
+        }
+        Semantics::Allgather { input, target } => {
+            format!("allgather({}, {})", w(*input), w(*target))
+        }
+        Semantics::AllToAll { input, target } => {
+            format!("all_to_all({}, {})", w(*input), w(*target))
+        }
+        Semantics::AllToAllV {
+            input,
+            target,
+            send_counts,
+            recv_counts,
+        } => format!(
+            "all_to_all_v({}, {}, {}, {})",
+            w(*input),
+            w(*target),
+            p.arrays[*send_counts].name,
+            p.signals[*recv_counts].name
+        ),
+        Semantics::Barrier => "barrier()".to_string(),
+    }
+}
+
+fn helpers(k: &Kernel, w: &mut Writer) {
+    let h = k.helpers.borrow();
+    if h.is_empty() {
+        return;
+    }
+    w.line("");
+    w.line("// Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).");
+    if h.contains("div") {
+        w.line("// Euclidean division: a == collc_div(a, b) * b + collc_mod(a, b), 0 <= collc_mod(a, b) < |b|.");
+        w.line("inline int64_t collc_div(int64_t a, int64_t b) {");
+        w.line("    COLLC_CHECK(b != 0, \"division by zero\");");
+        w.line("    const int64_t q = a / b;");
+        w.line("    return (a % b < 0) ? (b > 0 ? q - 1 : q + 1) : q;");
+        w.line("}");
+    }
+    if h.contains("mod") {
+        w.line("inline int64_t collc_mod(int64_t a, int64_t b) {");
+        w.line("    COLLC_CHECK(b != 0, \"remainder by zero\");");
+        w.line("    const int64_t r = a % b;");
+        w.line("    return r < 0 ? (b > 0 ? r + b : r - b) : r;");
+        w.line("}");
+    }
+    if h.contains("ceil_div") {
+        w.line("// ceil(a / b), rounding towards +infinity.");
+        w.line("inline int64_t collc_ceil_div(int64_t a, int64_t b) {");
+        w.line("    COLLC_CHECK(b != 0, \"ceil(a / 0)\");");
+        w.line("    int64_t q = a / b;");
+        w.line("    if (a % b < 0) q = b > 0 ? q - 1 : q + 1;  // Euclidean quotient");
+        w.line("    return (q * b == a || b < 0) ? q : q + 1;");
+        w.line("}");
+    }
+    if h.contains("min") {
+        w.line("inline int64_t collc_min(int64_t a, int64_t b) { return a < b ? a : b; }");
+    }
+    if h.contains("max") {
+        w.line("inline int64_t collc_max(int64_t a, int64_t b) { return a > b ? a : b; }");
+    }
+    if h.contains("in") {
+        w.line("// 0 <= x < n");
+        w.line("inline bool collc_in(int64_t x, int64_t n) { return 0 <= x && x < n; }");
+    }
+    if h.contains("slice") {
+        w.line("// 0 <= lo <= hi <= n");
+        w.line("inline bool collc_slice(int64_t lo, int64_t hi, int64_t n) { return 0 <= lo && lo <= hi && hi <= n; }");
+    }
+}
+
+/// Statements the C++ backends cannot lower (with the reason).
+fn check_supported(k: &Kernel, b: &Block, errors: &mut Vec<Diagnostic>) {
+    let p = k.p;
+    for s in &b.stmts {
+        let mut regions: Vec<&Region> = Vec::new();
+        match &s.kind {
+            StmtKind::Copy { dst, src }
+            | StmtKind::Get { dst, src, .. }
+            | StmtKind::Put { dst, src, .. }
+            | StmtKind::Reduce { dst, src, .. } => {
+                regions.push(dst);
+                regions.push(src);
+            }
+            StmtKind::For { body, .. } => check_supported(k, body, errors),
+            StmtKind::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                check_supported(k, then_block, errors);
+                if let Some(e) = else_block {
+                    check_supported(k, e, errors);
+                }
+            }
+            _ => {}
+        }
+        for r in regions {
+            if let BufferRef::Tile(_) = r.buffer {
+                if r.lo.as_const() != Some(0) {
+                    errors.push(
+                        Diagnostic::error(
+                            "backend::unsupported",
+                            format!(
+                                "tile region `{}` does not start at element 0; the C++ backends address tiles from their first element",
+                                region_to_string(p, r)
+                            ),
+                        )
+                        .with_primary(s.span, "tile slice with an offset")
+                        .with_help("use a separate tile for the second half, or move the data through a window"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn used_buffers(p: &Protocol) -> (HashSet<SignalId>, HashSet<WindowId>, HashSet<ArrayId>) {
+    let mut sigs = HashSet::new();
+    let mut wins = HashSet::new();
+    let mut arrs = HashSet::new();
+    fn expr(e: &Expr, a: &mut HashSet<ArrayId>) {
+        match e {
+            Expr::Int(_) | Expr::Var(_) => {}
+            Expr::Array(x, idx) => {
+                a.insert(*x);
+                idx.iter().for_each(|i| expr(i, a));
+            }
+            Expr::Neg(x) | Expr::Rank(x) => expr(x, a),
+            Expr::Bin(_, x, y) | Expr::CeilDiv(x, y) | Expr::Min(x, y) | Expr::Max(x, y) => {
+                expr(x, a);
+                expr(y, a);
+            }
+        }
+    }
+    fn cond(c: &Cond, a: &mut HashSet<ArrayId>) {
+        match c {
+            Cond::Bool(_) => {}
+            Cond::Cmp(_, x, y) => {
+                expr(x, a);
+                expr(y, a);
+            }
+            Cond::Not(c) => cond(c, a),
+            Cond::And(cs) | Cond::Or(cs) => cs.iter().for_each(|c| cond(c, a)),
+        }
+    }
+    fn region(r: &Region, w: &mut HashSet<WindowId>, a: &mut HashSet<ArrayId>) {
+        if let BufferRef::Window(x) = r.buffer {
+            w.insert(x);
+        }
+        r.index.iter().for_each(|i| expr(i, a));
+        expr(&r.lo, a);
+        expr(&r.hi, a);
+    }
+    fn block(
+        b: &Block,
+        s: &mut HashSet<SignalId>,
+        w: &mut HashSet<WindowId>,
+        a: &mut HashSet<ArrayId>,
+    ) {
+        for st in &b.stmts {
+            match &st.kind {
+                StmtKind::Let { value, .. } => expr(value, a),
+                StmtKind::Notify {
+                    signal,
+                    index,
+                    target,
+                    value,
+                    ..
+                } => {
+                    s.insert(*signal);
+                    index.iter().for_each(|i| expr(i, a));
+                    if let Some(t) = target {
+                        expr(t, a);
+                    }
+                    expr(value, a);
+                }
+                StmtKind::Wait {
+                    signal,
+                    index,
+                    threshold,
+                    ..
+                } => {
+                    s.insert(*signal);
+                    index.iter().for_each(|i| expr(i, a));
+                    expr(threshold, a);
+                }
+                StmtKind::Copy { dst, src } => {
+                    region(dst, w, a);
+                    region(src, w, a);
+                }
+                StmtKind::Get { dst, src, from } => {
+                    region(dst, w, a);
+                    region(src, w, a);
+                    expr(from, a);
+                }
+                StmtKind::Put { dst, to, src } => {
+                    region(dst, w, a);
+                    region(src, w, a);
+                    expr(to, a);
+                }
+                StmtKind::Reduce { dst, src, from, .. } => {
+                    region(dst, w, a);
+                    region(src, w, a);
+                    if let Some(f) = from {
+                        expr(f, a);
+                    }
+                }
+                StmtKind::Fence => {}
+                StmtKind::For { range, body, .. } => {
+                    if let Range::Span { lo, hi, step } = range {
+                        expr(lo, a);
+                        expr(hi, a);
+                        expr(step, a);
+                    }
+                    block(body, s, w, a);
+                }
+                StmtKind::If {
+                    cond: c,
+                    then_block,
+                    else_block,
+                } => {
+                    cond(c, a);
+                    block(then_block, s, w, a);
+                    if let Some(e) = else_block {
+                        block(e, s, w, a);
+                    }
+                }
+                StmtKind::Return { cond: c } => cond(c, a),
+            }
+        }
+    }
+    block(&p.body, &mut sigs, &mut wins, &mut arrs);
+    block(&p.epilogue, &mut sigs, &mut wins, &mut arrs);
+    for v in &p.vars {
+        if let VarKind::Derived(e) = &v.kind {
+            expr(e, &mut arrs);
+        }
+    }
+    (sigs, wins, arrs)
+}
+
+/// True if data may be stored to global memory by the statement itself (not nested ones).
+fn stores_gm(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Copy { dst, .. }
+        | StmtKind::Get { dst, .. }
+        | StmtKind::Put { dst, .. }
+        | StmtKind::Reduce { dst, .. } => super::is_window(dst),
+        _ => false,
+    }
+}
+
+/// True if every statement of the block (recursively) is a notify (or a let / loop / if of
+/// notifies).
+fn only(b: &Block, pred: &dyn Fn(&StmtKind) -> bool) -> bool {
+    !b.stmts.is_empty()
+        && b.stmts.iter().all(|s| match &s.kind {
+            StmtKind::Let { .. } => true,
+            StmtKind::For { body, .. } => only(body, pred),
+            StmtKind::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                only(then_block, pred)
+                    && else_block
+                        .as_ref()
+                        .is_none_or(|e| e.stmts.is_empty() || only(e, pred))
+            }
+            k => pred(k),
+        })
+        && b.stmts
+            .iter()
+            .any(|s| !matches!(s.kind, StmtKind::Let { .. }))
+}
+
+fn is_notify(k: &StmtKind) -> bool {
+    matches!(k, StmtKind::Notify { .. })
+}
+fn is_wait(k: &StmtKind) -> bool {
+    matches!(k, StmtKind::Wait { .. })
+}
+
+/// May data be unpublished after the block, given `dirty` before it?
+fn flow(b: &Block, mut dirty: bool) -> bool {
+    for s in &b.stmts {
+        dirty = match &s.kind {
+            StmtKind::Notify { .. } => false,
+            StmtKind::For { body, .. } => {
+                let entry = loop_entry(body, dirty);
+                dirty || flow(body, entry)
+            }
+            StmtKind::If {
+                then_block,
+                else_block,
+                ..
+            } => flow(then_block, dirty) || else_block.as_ref().map_or(dirty, |e| flow(e, dirty)),
+            _ => dirty || stores_gm(s),
+        };
+    }
+    dirty
+}
+
+/// The (fixpoint) dirty state at the top of a loop body.
+fn loop_entry(body: &Block, dirty: bool) -> bool {
+    dirty || flow(body, dirty)
+}
+
+struct State<'k, 'a> {
+    k: &'k Kernel<'a>,
+    d: &'k dyn Dialect,
+    /// Variables known to lie in `0..P`.
+    rank_vars: HashSet<VarId>,
+    /// Data may have been stored since the last publish.
+    dirty: bool,
+    /// Inside a notify-only loop whose publish was emitted in front of it.
+    hoisted_notify: bool,
+    /// Inside a wait-only loop (acquire after the loop).
+    in_wait_loop: bool,
+}
+
+impl State<'_, '_> {
+    fn block(&mut self, w: &mut Writer, b: &Block) {
+        let sole = b.stmts.len() == 1;
+        for s in &b.stmts {
+            self.stmt(w, s, sole);
+        }
+    }
+
+    fn comment(&self, w: &mut Writer, s: &Stmt, text: String) {
+        w.line(format!("// {}  {}", self.k.at(s.span), text));
+    }
+
+    fn stmt(&mut self, w: &mut Writer, s: &Stmt, sole: bool) {
+        let k = self.k;
+        let p = k.p;
+        match &s.kind {
+            StmtKind::Let { var, value } => {
+                let attr = if k.used.contains(var) {
+                    ""
+                } else {
+                    "[[maybe_unused]] "
+                };
+                w.line(format!(
+                    "{attr}const int64_t {} = {};  // {}  let {} = {};",
+                    k.var(*var),
+                    k.expr(value),
+                    k.at(s.span),
+                    p.vars[*var].name,
+                    expr_to_string(p, value)
+                ));
+            }
+            StmtKind::Notify {
+                signal,
+                index,
+                target,
+                op,
+                value,
+            } => {
+                let text = notify_text(p, *signal, index, target.as_ref(), *op, value);
+                if !self.hoisted_notify {
+                    self.d.publish(k, w, self.dirty);
+                    self.dirty = false;
+                }
+                self.comment(w, s, text.clone());
+                let braces = !sole;
+                if braces {
+                    w.open("");
+                }
+                let mut checks = Vec::new();
+                let cell = self.cell(*signal, index, &mut checks);
+                let t = target.as_ref().map(|t| {
+                    self.rank_check(t, &mut checks);
+                    k.expr(t)
+                });
+                self.emit_checks(w, &checks, &text);
+                let v = match value.as_const() {
+                    Some(c) if i32::try_from(c).is_ok() => c.to_string(),
+                    _ => format!("static_cast<int32_t>({})", k.expr(value)),
+                };
+                self.d.notify(k, w, &cell, t.as_deref(), *op, &v);
+                if braces {
+                    w.close();
+                }
+            }
+            StmtKind::Wait {
+                signal,
+                index,
+                cmp,
+                threshold,
+            } => {
+                let text = format!(
+                    "wait {} {} {};",
+                    cell_to_string(p, *signal, index),
+                    super::cmp_sym(*cmp),
+                    expr_to_string(p, threshold)
+                );
+                self.comment(w, s, text.clone());
+                let braces = !sole;
+                if braces {
+                    w.open("");
+                }
+                let mut checks = Vec::new();
+                let cell = self.cell(*signal, index, &mut checks);
+                self.emit_checks(w, &checks, &text);
+                let t = match threshold.as_const() {
+                    Some(c) if i32::try_from(c).is_ok() => c.to_string(),
+                    _ => format!("static_cast<int32_t>({})", k.expr(threshold)),
+                };
+                self.d.wait(k, w, &cell, *cmp, &t);
+                if braces {
+                    w.close();
+                }
+                if !self.in_wait_loop {
+                    self.d.acquire(k, w);
+                }
+            }
+            StmtKind::Copy { dst, src } => {
+                let text = format!(
+                    "copy {} <- {};",
+                    region_to_string(p, dst),
+                    region_to_string(p, src)
+                );
+                self.data(w, s, text, DataKind::Copy, dst, None, src, None);
+            }
+            StmtKind::Get { dst, src, from } => {
+                let text = format!(
+                    "get {} <- {} @ {};",
+                    region_to_string(p, dst),
+                    region_to_string(p, src),
+                    expr_to_string(p, from)
+                );
+                self.data(w, s, text, DataKind::Copy, dst, None, src, Some(from));
+            }
+            StmtKind::Put { dst, to, src } => {
+                let text = format!(
+                    "put {} @ {} <- {};",
+                    region_to_string(p, dst),
+                    expr_to_string(p, to),
+                    region_to_string(p, src)
+                );
+                self.data(w, s, text, DataKind::Copy, dst, Some(to), src, None);
+            }
+            StmtKind::Reduce { op, dst, src, from } => {
+                let text = format!(
+                    "reduce {} {} <- {}{};",
+                    op.as_str(),
+                    region_to_string(p, dst),
+                    region_to_string(p, src),
+                    from.as_ref()
+                        .map_or(String::new(), |f| format!(" @ {}", expr_to_string(p, f)))
+                );
+                self.data(
+                    w,
+                    s,
+                    text,
+                    DataKind::Reduce(*op),
+                    dst,
+                    None,
+                    src,
+                    from.as_ref(),
+                );
+            }
+            StmtKind::Fence => {
+                self.comment(w, s, "fence;".into());
+                self.d.fence(w);
+            }
+            StmtKind::For { var, range, body } => self.for_loop(w, s, *var, range, body),
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.comment(w, s, format!("if {}", cond_to_string(p, cond)));
+                let d0 = self.dirty;
+                w.open(format!("if ({})", k.cond(cond)));
+                self.block(w, then_block);
+                let mut out = self.dirty;
+                let mut else_block = else_block.as_ref();
+                let mut has_final_else = false;
+                while let Some(e) = else_block {
+                    self.dirty = d0;
+                    // `else if` chains print flat.
+                    if let [Stmt {
+                        kind:
+                            StmtKind::If {
+                                cond,
+                                then_block,
+                                else_block: next,
+                            },
+                        ..
+                    }] = e.stmts.as_slice()
+                    {
+                        w.reopen(&format!("else if ({})", k.cond(cond)));
+                        self.block(w, then_block);
+                        else_block = next.as_ref();
+                    } else {
+                        w.reopen("else");
+                        self.block(w, e);
+                        has_final_else = true;
+                        else_block = None;
+                    }
+                    out |= self.dirty;
+                }
+                w.close();
+                self.dirty = out || (!has_final_else && d0);
+            }
+            StmtKind::Return { cond } => {
+                self.comment(w, s, format!("return if {};", cond_to_string(p, cond)));
+                w.open(format!("if ({})", k.cond(cond)));
+                self.d.early_return(w);
+                w.close();
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn data(
+        &mut self,
+        w: &mut Writer,
+        s: &Stmt,
+        text: String,
+        kind: DataKind,
+        dst: &Region,
+        to: Option<&Expr>,
+        src: &Region,
+        from: Option<&Expr>,
+    ) {
+        self.comment(w, s, text.clone());
+        let mut checks = Vec::new();
+        let len = self.len_of(dst);
+        let dst_loc = self.loc(dst, to, &mut checks);
+        let src_loc = self.loc(src, from, &mut checks);
+        // Both regions must have the same length.
+        let src_len = self.len_of(src);
+        if src_len != len {
+            checks.push(format!("{len} == {src_len}"));
+        }
+        self.emit_checks(w, &checks, &text);
+        self.d.data(
+            self.k,
+            w,
+            &DataOp {
+                kind,
+                dst: dst_loc,
+                src: src_loc,
+                len,
+            },
+        );
+        if stores_gm(s) {
+            self.dirty = true;
+        }
+    }
+
+    fn len_of(&self, r: &Region) -> String {
+        let k = self.k;
+        match r.lo.as_const() {
+            Some(0) => k.expr(&r.hi),
+            _ => {
+                let hi = k.expr(&r.hi);
+                let lo = k.expr(&Expr::Bin(
+                    BinOp::Add,
+                    Box::new(Expr::Int(0)),
+                    Box::new(r.lo.clone()),
+                ));
+                let lo = lo.trim_start_matches("0 + ").to_string();
+                if lo.contains(' ') {
+                    format!("{hi} - ({lo})")
+                } else {
+                    format!("{hi} - {lo}")
+                }
+            }
+        }
+    }
+
+    fn loc(&mut self, r: &Region, rank: Option<&Expr>, checks: &mut Vec<String>) -> Loc {
+        let k = self.k;
+        let dims = k.p.buffer_dims(r.buffer);
+        for (i, x) in r.index.iter().enumerate() {
+            self.index_check(x, &dims[i], checks);
+        }
+        let last = dims.last().expect("buffers have at least one dimension");
+        match r.buffer {
+            BufferRef::Window(wid) => {
+                let lo_const = r.lo.as_const();
+                let hi_const = r.hi.as_const();
+                let last_const = last.as_const();
+                let trivially = matches!((lo_const, hi_const, last_const), (Some(a), Some(b), Some(c)) if 0 <= a && a <= b && b <= c)
+                    || (lo_const == Some(0) && r.hi == *last);
+                if !trivially {
+                    k.helper("slice");
+                    checks.push(format!(
+                        "collc_slice({}, {}, {})",
+                        k.expr(&r.lo),
+                        k.expr(&r.hi),
+                        k.expr(last)
+                    ));
+                }
+                let rank = rank.map(|x| {
+                    self.rank_check(x, checks);
+                    k.expr(x)
+                });
+                // Element offset: flat(index) * last + lo.
+                let offset = if r.index.is_empty() {
+                    k.expr(&r.lo)
+                } else {
+                    let mut idx = r.index.clone();
+                    idx.push(r.lo.clone());
+                    k.flat(&idx, dims)
+                };
+                let offset = offset
+                    .strip_suffix(" + 0")
+                    .map_or(offset.clone(), str::to_string);
+                Loc::Gm(GmRef {
+                    window: wid,
+                    name: k.window_names[wid].clone(),
+                    offset,
+                    rank,
+                })
+            }
+            BufferRef::Tile(t) => {
+                let cap = k.tiles[t].cap;
+                match r.hi.as_const() {
+                    Some(h) if (0..=cap).contains(&h) => {}
+                    _ => {
+                        k.helper("slice");
+                        checks.push(format!("collc_slice(0, {}, {cap})", k.expr(&r.hi)));
+                    }
+                }
+                Loc::Tile(t)
+            }
+        }
+    }
+
+    fn cell(&mut self, signal: SignalId, index: &[Expr], checks: &mut Vec<String>) -> CellRef {
+        let k = self.k;
+        let dims = &k.p.signals[signal].dims;
+        for (x, d) in index.iter().zip(dims) {
+            self.index_check(x, d, checks);
+        }
+        CellRef {
+            signal,
+            name: k.signal_names[signal].clone(),
+            flat: k.flat(index, dims),
+        }
+    }
+
+    fn strip(e: &Expr) -> &Expr {
+        match e {
+            Expr::Rank(a) => Self::strip(a),
+            _ => e,
+        }
+    }
+
+    fn index_check(&self, x: &Expr, dim: &Expr, checks: &mut Vec<String>) {
+        let k = self.k;
+        let x = Self::strip(x);
+        if let (Some(a), Some(b)) = (x.as_const(), dim.as_const()) {
+            if 0 <= a && a < b {
+                return;
+            }
+        }
+        if let (Expr::Var(v), Expr::Var(world)) = (x, dim) {
+            if *world == k.p.world && self.rank_vars.contains(v) {
+                return;
+            }
+        }
+        k.helper("in");
+        checks.push(format!("collc_in({}, {})", k.expr(x), k.expr(dim)));
+    }
+
+    fn rank_check(&self, x: &Expr, checks: &mut Vec<String>) {
+        self.index_check(x, &Expr::Var(self.k.p.world), checks);
+    }
+
+    fn emit_checks(&self, w: &mut Writer, checks: &[String], text: &str) {
+        if checks.is_empty() {
+            return;
+        }
+        let what = format!("{text} (index, rank or slice out of range)");
+        self.d.check(w, &checks.join(" && "), &what);
+    }
+
+    fn for_loop(&mut self, w: &mut Writer, s: &Stmt, var: VarId, range: &Range, body: &Block) {
+        let k = self.k;
+        let p = k.p;
+        let v = k.var(var).to_string();
+        let world = k.var(p.world).to_string();
+        let head_text = match range {
+            Range::Peers => format!("for {} in peers", p.vars[var].name),
+            Range::Ranks => format!("for {} in ranks", p.vars[var].name),
+            Range::Span { lo, hi, step } => {
+                let st = if step.as_const() == Some(1) {
+                    String::new()
+                } else {
+                    format!(" step {}", expr_to_string(p, step))
+                };
+                format!(
+                    "for {} in {}..{}{st}",
+                    p.vars[var].name,
+                    expr_to_string(p, lo),
+                    expr_to_string(p, hi)
+                )
+            }
+        };
+        let notify_only = only(body, &is_notify);
+        let wait_only = only(body, &is_wait);
+        let hoist_publish = notify_only && !self.hoisted_notify;
+        if hoist_publish {
+            self.d.publish(k, w, self.dirty);
+            self.dirty = false;
+        }
+        self.comment(w, s, head_text);
+        let saved_rank_vars = self.rank_vars.clone();
+        let mut extra_close = false;
+        match range {
+            Range::Peers | Range::Ranks => {
+                self.rank_vars.insert(var);
+                w.open(format!("for (int64_t {v} = 0; {v} < {world}; ++{v})"));
+                if matches!(range, Range::Peers) {
+                    w.line(format!("if ({v} == {}) continue;", k.var(p.me)));
+                }
+            }
+            Range::Span { lo, hi, step } => {
+                let simple = |e: &Expr| matches!(e, Expr::Int(_) | Expr::Var(_));
+                let mut hi_s = k.expr(hi);
+                let mut step_s = k.expr(step);
+                if !simple(hi) || !simple(step) {
+                    w.open("");
+                    extra_close = true;
+                    if !simple(hi) {
+                        w.line(format!("const int64_t collc_{v}_end = {hi_s};"));
+                        hi_s = format!("collc_{v}_end");
+                    }
+                    if !simple(step) {
+                        w.line(format!("const int64_t collc_{v}_step = {step_s};"));
+                        step_s = format!("collc_{v}_step");
+                    }
+                }
+                let inc = if step.as_const() == Some(1) {
+                    format!("++{v}")
+                } else {
+                    format!("{v} += {step_s}")
+                };
+                w.open(format!(
+                    "for (int64_t {v} = {}; {v} < {hi_s}; {inc})",
+                    k.expr(lo)
+                ));
+            }
+        }
+        let dirty_in = self.dirty;
+        let saved_hoist = self.hoisted_notify;
+        let saved_wait = self.in_wait_loop;
+        if notify_only {
+            self.hoisted_notify = true;
+        }
+        if wait_only {
+            self.in_wait_loop = true;
+        }
+        self.dirty = loop_entry(body, dirty_in);
+        self.block(w, body);
+        let body_out = self.dirty;
+        self.hoisted_notify = saved_hoist;
+        self.in_wait_loop = saved_wait;
+        w.close();
+        if extra_close {
+            w.close();
+        }
+        self.rank_vars = saved_rank_vars;
+        self.dirty = if notify_only {
+            dirty_in && !hoist_publish
+        } else {
+            dirty_in || body_out
+        };
+        if wait_only && !self.in_wait_loop {
+            self.d.acquire(k, w);
+        }
+    }
+}
+
+fn notify_text(
+    p: &Protocol,
+    signal: SignalId,
+    index: &[Expr],
+    target: Option<&Expr>,
+    op: NotifyOp,
+    value: &Expr,
+) -> String {
+    let at = target.map_or(String::new(), |t| format!(" @ {}", expr_to_string(p, t)));
+    let (sym, v) = match (op, value) {
+        (NotifyOp::Set, v) => ("=", expr_to_string(p, v)),
+        (NotifyOp::AtomicAdd, Expr::Neg(inner)) => ("-=", expr_to_string(p, inner)),
+        (NotifyOp::AtomicAdd, v) => ("+=", expr_to_string(p, v)),
+    };
+    format!("notify {}{at} {sym} {v};", cell_to_string(p, signal, index))
+}
+
+impl Writer {
+    /// A writer continuing `text` at indentation `indent`.
+    pub fn from_text(text: String, indent: usize) -> Writer {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        Writer { lines, indent }
+    }
+    /// One more level of indentation.
+    pub fn indent_in(&mut self) {
+        self.indent += 1;
+    }
+}

@@ -1,0 +1,334 @@
+//! The launcher's C ABI (`collc/host_launch.hpp`, ABI version 1) mirrored in Rust, and the
+//! in-process execution of a [`Job`] through `dlopen` (libloading).
+//!
+//! Loaded libraries stay loaded for the life of the process (a library that started threads
+//! with thread-local state is not safe to `dlclose`), one handle per path.
+
+use super::job::{ExecError, Job, Outcome};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CString};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// `COLLC_ABI_VERSION`.
+pub const ABI_VERSION: u32 = 1;
+const MAX_RANKS: usize = 16;
+const MESSAGE_BYTES: usize = 8192;
+
+/// `CollcBufferDesc`.
+#[repr(C)]
+pub struct BufferDesc {
+    /// Name (NUL-terminated) or null.
+    pub name: *const c_char,
+    /// Bytes.
+    pub bytes: u64,
+    /// Kind.
+    pub kind: u32,
+    /// 0.
+    pub reserved: u32,
+}
+
+type Hook = unsafe extern "C" fn(*mut c_void, i32, i32, *mut u8, *const *mut u8);
+type FinishHook = unsafe extern "C" fn(*mut c_void, i32, *mut u8, *const *mut u8);
+
+/// `CollcRunConfig`.
+#[repr(C)]
+pub struct RunConfig {
+    /// ABI version.
+    pub abi_version: u32,
+    /// P.
+    pub nranks: i32,
+    /// C.
+    pub nblocks: i32,
+    /// K.
+    pub ncalls: i32,
+    /// Buffers.
+    pub buffers: *const BufferDesc,
+    /// B.
+    pub nbuffers: i32,
+    /// S.
+    pub nscalars: i32,
+    /// Scalars.
+    pub scalars: *const i64,
+    /// Flags.
+    pub flags: u32,
+    /// TWAIT deadline.
+    pub twait_timeout_ms: u32,
+    /// Kernel (null: the library's).
+    pub kernel: *const c_void,
+    /// Hook argument.
+    pub user: *mut c_void,
+    /// Prepare hook.
+    pub prepare: Option<Hook>,
+    /// Collect hook.
+    pub collect: Option<Hook>,
+    /// Finish hook.
+    pub finish: Option<FinishHook>,
+    /// Chaos seed.
+    pub chaos_seed: u64,
+    /// Longest chaos sleep.
+    pub chaos_max_us: u32,
+    /// 0.
+    pub reserved: u32,
+}
+
+/// `CollcRunReport`.
+#[repr(C)]
+pub struct RunReport {
+    /// Status.
+    pub status: i32,
+    /// Calls per rank.
+    pub calls_completed: [i32; MAX_RANKS],
+    /// Failing wait: rank.
+    pub fail_rank: i32,
+    /// Block.
+    pub fail_block: i32,
+    /// Call.
+    pub fail_call: i32,
+    /// Window rank.
+    pub fail_window_rank: i32,
+    /// Cell offset.
+    pub fail_cell_offset: u64,
+    /// Buffer.
+    pub fail_buffer: i32,
+    /// Comparison.
+    pub fail_cmp: i32,
+    /// Cell index.
+    pub fail_cell_index: i64,
+    /// Expected.
+    pub fail_expected: i32,
+    /// Observed.
+    pub fail_observed: i32,
+    /// Residue count.
+    pub nonzero_cells: u64,
+    /// First residue: rank.
+    pub first_nonzero_rank: i32,
+    /// Buffer.
+    pub first_nonzero_buffer: i32,
+    /// Index.
+    pub first_nonzero_index: i64,
+    /// Value.
+    pub first_nonzero_value: i32,
+    /// 0.
+    pub reserved: i32,
+    /// Wall time, ns.
+    pub elapsed_ns: f64,
+    /// Message.
+    pub message: [c_char; MESSAGE_BYTES],
+}
+
+type RunFn = unsafe extern "C" fn(*const RunConfig, *mut RunReport) -> i32;
+
+/// A loaded kernel library.
+pub struct Loaded {
+    run: RunFn,
+}
+
+fn libraries() -> &'static Mutex<HashMap<PathBuf, &'static libloading::Library>> {
+    static L: OnceLock<Mutex<HashMap<PathBuf, &'static libloading::Library>>> = OnceLock::new();
+    L.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Loads (once per path) a kernel library and resolves `collc_host_run`.
+pub fn load(lib: &Path) -> Result<Loaded, ExecError> {
+    let mut map = libraries().lock().unwrap_or_else(|e| e.into_inner());
+    let handle: &'static libloading::Library = match map.get(lib) {
+        Some(h) => h,
+        None => {
+            // SAFETY: the library is a collc kernel library built by this crate; loading it
+            // runs no initialisers beyond the C++ runtime's.
+            let l = unsafe { libloading::Library::new(lib) }
+                .map_err(|e| ExecError::Load(format!("{}: {e}", lib.display())))?;
+            let l: &'static libloading::Library = Box::leak(Box::new(l));
+            map.insert(lib.to_path_buf(), l);
+            l
+        }
+    };
+    // SAFETY: `collc_host_run` has exactly this signature (host_launch.hpp, ABI v1).
+    let run: RunFn = unsafe {
+        *handle
+            .get::<RunFn>(b"collc_host_run\0")
+            .map_err(|e| ExecError::Load(format!("{}: no collc_host_run: {e}", lib.display())))?
+    };
+    Ok(Loaded { run })
+}
+
+struct HookState<'a> {
+    job: &'a Job,
+    staged: Vec<usize>,
+    collected: Vec<usize>,
+    outputs: Vec<Mutex<Option<Vec<u8>>>>,
+    stamps: Vec<AtomicI64>,
+    arrivals: Vec<AtomicI32>,
+    barrier_errors: AtomicI64,
+}
+
+fn stamp(r: i32, k: i32) -> i64 {
+    1_000_003 * i64::from(r + 1) + 7919 * i64::from(k + 1)
+}
+
+unsafe extern "C" fn prepare(
+    user: *mut c_void,
+    rank: i32,
+    call: i32,
+    _w: *mut u8,
+    buffers: *const *mut u8,
+) {
+    let r = std::panic::catch_unwind(|| {
+        // SAFETY: `user` is the HookState passed in the config; it outlives the run.
+        let st = unsafe { &*(user as *const HookState) };
+        let slot = call as usize * st.job.nranks as usize + rank as usize;
+        let img = &st.job.inputs[slot];
+        let mut off = 0;
+        for &b in &st.staged {
+            let n = st.job.buffers[b].bytes as usize;
+            // SAFETY: buffers[b] points at `bytes` bytes of this rank's window; only this
+            // rank's thread touches it here.
+            unsafe {
+                let dst = *buffers.add(b);
+                std::ptr::copy_nonoverlapping(img[off..off + n].as_ptr(), dst, n);
+            }
+            off += n;
+        }
+        if st.job.barrier_check {
+            st.stamps[rank as usize * st.job.ncalls as usize + call as usize]
+                .store(stamp(rank, call), Ordering::Relaxed);
+            st.arrivals[call as usize].fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    if r.is_err() {
+        std::process::abort();
+    }
+}
+
+unsafe extern "C" fn collect(
+    user: *mut c_void,
+    rank: i32,
+    call: i32,
+    _w: *mut u8,
+    buffers: *const *mut u8,
+) {
+    let r = std::panic::catch_unwind(|| {
+        // SAFETY: as in `prepare`.
+        let st = unsafe { &*(user as *const HookState) };
+        let slot = call as usize * st.job.nranks as usize + rank as usize;
+        if !st.collected.is_empty() {
+            let mut img = Vec::new();
+            for &b in &st.collected {
+                let n = st.job.buffers[b].bytes as usize;
+                // SAFETY: as in `prepare`.
+                unsafe {
+                    let src = *buffers.add(b);
+                    img.extend_from_slice(std::slice::from_raw_parts(src, n));
+                }
+            }
+            *st.outputs[slot].lock().unwrap_or_else(|e| e.into_inner()) = Some(img);
+        } else {
+            *st.outputs[slot].lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+        }
+        if st.job.barrier_check {
+            let k = st.job.ncalls as usize;
+            for q in 0..st.job.nranks {
+                if st.stamps[q as usize * k + call as usize].load(Ordering::Relaxed)
+                    != stamp(q, call)
+                {
+                    st.barrier_errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            if st.arrivals[call as usize].load(Ordering::Relaxed) != st.job.nranks {
+                st.barrier_errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    if r.is_err() {
+        std::process::abort();
+    }
+}
+
+/// Runs a job in this process.
+pub fn run(lib: &Path, job: &Job) -> Result<Outcome, ExecError> {
+    let loaded = load(lib)?;
+    let names: Vec<CString> = job
+        .buffers
+        .iter()
+        .map(|b| CString::new(b.name.replace('\0', "?")).unwrap_or_default())
+        .collect();
+    let descs: Vec<BufferDesc> = job
+        .buffers
+        .iter()
+        .zip(&names)
+        .map(|(b, n)| BufferDesc {
+            name: n.as_ptr(),
+            bytes: b.bytes,
+            kind: b.kind,
+            reserved: 0,
+        })
+        .collect();
+    let slots = job.ncalls.max(0) as usize * job.nranks.max(0) as usize;
+    let st = HookState {
+        job,
+        staged: (0..job.buffers.len())
+            .filter(|&b| job.buffers[b].stage)
+            .collect(),
+        collected: (0..job.buffers.len())
+            .filter(|&b| job.buffers[b].collect)
+            .collect(),
+        outputs: (0..slots).map(|_| Mutex::new(None)).collect(),
+        stamps: (0..slots).map(|_| AtomicI64::new(0)).collect(),
+        arrivals: (0..job.ncalls.max(0)).map(|_| AtomicI32::new(0)).collect(),
+        barrier_errors: AtomicI64::new(0),
+    };
+    if job.inputs.len() != slots {
+        return Err(ExecError::Load(format!(
+            "job has {} input images for {slots} (call, rank) slots",
+            job.inputs.len()
+        )));
+    }
+    let cfg = RunConfig {
+        abi_version: ABI_VERSION,
+        nranks: job.nranks,
+        nblocks: job.nblocks,
+        ncalls: job.ncalls,
+        buffers: descs.as_ptr(),
+        nbuffers: descs.len() as i32,
+        nscalars: job.scalars.len() as i32,
+        scalars: job.scalars.as_ptr(),
+        flags: job.flags | super::job::FLAG_QUIET,
+        twait_timeout_ms: job.twait_timeout_ms,
+        kernel: std::ptr::null(),
+        user: &st as *const HookState as *mut c_void,
+        prepare: Some(prepare),
+        collect: Some(collect),
+        finish: None,
+        chaos_seed: job.chaos_seed,
+        chaos_max_us: job.chaos_max_us,
+        reserved: 0,
+    };
+    // SAFETY: RunReport is plain data; all-zero is a valid value.
+    let mut report: Box<RunReport> = unsafe { Box::new(std::mem::zeroed()) };
+    // SAFETY: cfg and everything it points to (descs, names, scalars, st) outlive the call;
+    // the launcher joins every thread before returning.
+    let status = unsafe { (loaded.run)(&cfg, report.as_mut()) };
+    let msg_bytes: Vec<u8> = report
+        .message
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    let outputs = st
+        .outputs
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    Ok(Outcome {
+        status,
+        calls_completed: report.calls_completed[..job.nranks.clamp(0, MAX_RANKS as i32) as usize]
+            .to_vec(),
+        nonzero_cells: report.nonzero_cells,
+        elapsed_ns: report.elapsed_ns,
+        barrier_errors: st.barrier_errors.load(Ordering::Relaxed),
+        message: String::from_utf8_lossy(&msg_bytes).into_owned(),
+        outputs,
+    })
+}

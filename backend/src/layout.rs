@@ -1,0 +1,169 @@
+//! The args-block ABI of a generated kernel (collc host ABI v1, see
+//! `backend/runtime/collc/host_launch.hpp`), derived from a protocol.
+//!
+//! * buffers: every `signal` and `window` in declaration order, then every host `array`
+//!   in declaration order (an extension of the runtime's convention: arrays are per-rank
+//!   read-only inputs the host stages like window inputs, as int64 elements);
+//! * scalars: the world size `P`, then every `param` in declaration order;
+//! * then the `CommContext*`.
+//!
+//! Credit signals are `SIGNAL` buffers (checked for residue after a run); value signals
+//! (`as value`, written with `Set`, never reset) are `DATA` buffers of int32 cells.
+
+use collc_spec::eval::{eval, Bindings, EvalError};
+use collc_spec::ir::{ArrayId, Decl, Protocol, SignalId, SignalKind, VarId, WindowId};
+
+/// What a buffer of the args block holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferSource {
+    /// A signal array (int32 cells).
+    Signal(SignalId),
+    /// A window (f32 elements).
+    Window(WindowId),
+    /// A host array (int64 elements).
+    Array(ArrayId),
+}
+
+/// Element type of a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    /// int32 signal cells.
+    I32,
+    /// f32 window data.
+    F32,
+    /// int64 host-array values.
+    I64,
+}
+
+impl Elem {
+    /// Bytes per element.
+    pub fn size(self) -> u64 {
+        match self {
+            Elem::I32 | Elem::F32 => 4,
+            Elem::I64 => 8,
+        }
+    }
+    /// The C++ element type.
+    pub fn cpp(self) -> &'static str {
+        match self {
+            Elem::I32 => "int32_t",
+            Elem::F32 => "float",
+            Elem::I64 => "int64_t",
+        }
+    }
+}
+
+/// One buffer of the args block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbiBuffer {
+    /// The spec's name (also the name in timeout and residue reports).
+    pub name: String,
+    /// Where it comes from.
+    pub source: BufferSource,
+    /// Element type.
+    pub elem: Elem,
+    /// True for credit signals (residue-checked after a run).
+    pub is_credit_signal: bool,
+}
+
+/// The parameter-independent ABI of a protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Abi {
+    /// Buffers, in args order.
+    pub buffers: Vec<AbiBuffer>,
+    /// Scalars, in args order (world size first).
+    pub scalars: Vec<VarId>,
+}
+
+impl Abi {
+    /// The ABI of a protocol.
+    pub fn of(p: &Protocol) -> Abi {
+        let mut buffers = Vec::new();
+        for d in &p.decls {
+            match *d {
+                Decl::Signal(s) => {
+                    let sig = &p.signals[s];
+                    buffers.push(AbiBuffer {
+                        name: sig.name.clone(),
+                        source: BufferSource::Signal(s),
+                        elem: Elem::I32,
+                        is_credit_signal: sig.kind == SignalKind::Credit,
+                    });
+                }
+                Decl::Window(w) => buffers.push(AbiBuffer {
+                    name: p.windows[w].name.clone(),
+                    source: BufferSource::Window(w),
+                    elem: Elem::F32,
+                    is_credit_signal: false,
+                }),
+                _ => {}
+            }
+        }
+        for d in &p.decls {
+            if let Decl::Array(a) = *d {
+                buffers.push(AbiBuffer {
+                    name: p.arrays[a].name.clone(),
+                    source: BufferSource::Array(a),
+                    elem: Elem::I64,
+                    is_credit_signal: false,
+                });
+            }
+        }
+        Abi {
+            buffers,
+            scalars: p.inputs(),
+        }
+    }
+
+    /// Index of the args slot holding the `CommContext*`.
+    pub fn ctx_slot(&self) -> usize {
+        self.buffers.len() + self.scalars.len()
+    }
+
+    /// The args index of a buffer.
+    pub fn buffer_slot(&self, src: BufferSource) -> Option<usize> {
+        self.buffers.iter().position(|b| b.source == src)
+    }
+
+    /// Element counts of every buffer under concrete parameters.
+    pub fn element_counts(&self, p: &Protocol, b: &Bindings) -> Result<Vec<u64>, EvalError> {
+        self.buffers
+            .iter()
+            .map(|buf| {
+                let dims = match buf.source {
+                    BufferSource::Signal(s) => &p.signals[s].dims,
+                    BufferSource::Window(w) => &p.windows[w].dims,
+                    BufferSource::Array(a) => &p.arrays[a].dims,
+                };
+                let mut n: u64 = 1;
+                for d in dims {
+                    let v = eval(p, d, &b.env)?;
+                    let v = u64::try_from(v.max(0)).map_err(|_| EvalError::Overflow)?;
+                    n = n.checked_mul(v).ok_or(EvalError::Overflow)?;
+                }
+                Ok(n)
+            })
+            .collect()
+    }
+
+    /// Scalar values under concrete parameters.
+    pub fn scalar_values(&self, b: &Bindings) -> Vec<i64> {
+        self.scalars
+            .iter()
+            .map(|v| b.env.get(*v).unwrap_or(0))
+            .collect()
+    }
+}
+
+/// Window layout of the launcher: 64-byte aligned offsets and the window size
+/// (mirrors `collc_host_window_layout`).
+pub fn window_layout(bytes: &[u64]) -> (Vec<u64>, u64) {
+    let mut offsets = Vec::with_capacity(bytes.len());
+    let mut end = 0u64;
+    for b in bytes {
+        let off = end.div_ceil(64) * 64;
+        offsets.push(off);
+        end = off + b;
+    }
+    (offsets, end.div_ceil(64) * 64 + 64)
+}

@@ -1,0 +1,155 @@
+//! `collc run FILE -P N [--param NAME=V]... [--calls K]`: generate the host kernel, compile it
+//! (cached by content hash), run it on P rank threads for K back-to-back calls through one
+//! signal buffer with distinct payloads, and check the outputs against the collective's
+//! semantics and every credit cell back at zero.
+//!
+//! The run happens in the C++ runner subprocess, killed after `--wall-limit` seconds, so a
+//! hung rank thread can never hang `collc` (nor leave threads behind in it).
+
+use crate::driver::{load, LoadError};
+use crate::output::{exit, Output};
+use crate::render::Style;
+use collc_backend::host::{self, Build, Exec, RunConfig, RunError};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The execution target of `collc run` (more targets, e.g. MPI, join later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunTarget {
+    /// CPU threads in one process (collc's pto::comm runtime).
+    Host,
+}
+
+/// Arguments of `collc run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The protocol.
+    pub file: String,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "host")]
+    pub target: RunTarget,
+    /// World size (ranks); same as `--param P=N` for a protocol whose world size is `P`.
+    #[arg(short = 'P', long = "ranks", value_name = "N")]
+    pub ranks: Option<i64>,
+    /// A parameter value, e.g. `--param n=1000` (repeatable).
+    #[arg(long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
+    /// Back-to-back calls through one signal buffer.
+    #[arg(long, default_value_t = 3)]
+    pub calls: u32,
+    /// Barrier of all ranks between calls (hides cross-call skew; for protocols with a known
+    /// cross-call hazard).
+    #[arg(long)]
+    pub host_barrier: bool,
+    /// Random sleeps/yields at every notify and after every wait, with this seed.
+    #[arg(long, value_name = "SEED")]
+    pub chaos: Option<u64>,
+    /// Build with ThreadSanitizer (-fsanitize=thread) and fail on any report.
+    #[arg(long)]
+    pub tsan: bool,
+    /// TWAIT deadline in milliseconds (a protocol deadlock fails loudly after it).
+    #[arg(long, default_value_t = 10_000)]
+    pub twait_timeout_ms: u32,
+    /// Kill the run after this many seconds (a rank thread hanging outside a TWAIT).
+    #[arg(long, default_value_t = 120)]
+    pub wall_limit: u64,
+    /// Print the generated library's path and compile command.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+fn parse_params(args: &RunArgs, world: &str) -> Result<BTreeMap<String, i64>, String> {
+    let mut m = BTreeMap::new();
+    for kv in &args.params {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--param `{kv}`: expected NAME=VALUE"))?;
+        let v: i64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("--param `{kv}`: `{v}` is not an integer"))?;
+        m.insert(k.trim().to_string(), v);
+    }
+    if let Some(p) = args.ranks {
+        if let Some(old) = m.insert(world.to_string(), p) {
+            if old != p {
+                return Err(format!("-P {p} contradicts --param {world}={old}"));
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// Runs `collc run`.
+pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
+    let l = match load(&args.file) {
+        Ok(l) => l,
+        Err(LoadError::Io(msg)) => {
+            out.err(format!("error: {msg}"));
+            return exit::USAGE;
+        }
+        Err(LoadError::Invalid(src, diags)) => {
+            out.diagnostics(&src, &diags, style);
+            return exit::INPUT;
+        }
+    };
+    out.diagnostics(&l.source, &l.warnings, style);
+    let world = l.protocol.vars[l.protocol.world].name.clone();
+    let params = match parse_params(args, &world) {
+        Ok(p) => p,
+        Err(e) => {
+            out.err(format!("error: {e}"));
+            return exit::USAGE;
+        }
+    };
+    if args.calls == 0 {
+        out.err("error: --calls must be at least 1");
+        return exit::USAGE;
+    }
+    let cfg = RunConfig {
+        params,
+        calls: args.calls,
+        host_barrier: args.host_barrier,
+        chaos: args.chaos,
+        twait_timeout_ms: args.twait_timeout_ms,
+        build: if args.tsan { Build::Tsan } else { Build::Opt },
+        exec: Exec::Subprocess,
+        wall_limit: Duration::from_secs(args.wall_limit.max(1)),
+    };
+    match host::run_with_source(&l.protocol, Some(&l.source), &cfg) {
+        Ok(report) => {
+            if args.verbose {
+                out.err(format!(
+                    "library {} ({}): {}",
+                    report.library.display(),
+                    if report.cached { "cached" } else { "built" },
+                    report.compile_command
+                ));
+            }
+            let line = format!("collc run {}: {}", args.file, report.summary());
+            if report.ok() {
+                out.out(line);
+                exit::OK
+            } else {
+                out.err(line);
+                exit::INPUT
+            }
+        }
+        Err(RunError::Params(m)) | Err(RunError::Config(m)) => {
+            out.err(format!("error: {m}"));
+            exit::USAGE
+        }
+        Err(RunError::Emit(diags)) => {
+            out.diagnostics(&l.source, &diags, style);
+            exit::INPUT
+        }
+        Err(RunError::Compile(e)) => {
+            out.err(format!("error: {e}"));
+            exit::USAGE
+        }
+        Err(RunError::Exec(e)) => {
+            out.err(format!("error: collc run {}: {e}", args.file));
+            exit::INPUT
+        }
+    }
+}
