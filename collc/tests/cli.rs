@@ -24,7 +24,10 @@ fn collc(args: &[&str]) -> Run {
         .output()
         .expect("run collc");
     Run {
-        code: out.status.code().expect("collc exited normally, not by a signal"),
+        code: out
+            .status
+            .code()
+            .expect("collc exited normally, not by a signal"),
         stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
         stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
     }
@@ -64,11 +67,14 @@ fn check_missing_file_exits_2() {
     let r = collc(&["check", "no/such/file.coll"]);
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.starts_with("error: cannot read `no/such/file.coll`: "),
+        r.stderr
+            .starts_with("error: cannot read `no/such/file.coll`: "),
         "{}",
         r.stderr
     );
-    assert!(r.stderr.ends_with("checked 1 file(s): 0 ok, 1 with errors\n"));
+    assert!(r
+        .stderr
+        .ends_with("checked 1 file(s): 0 ok, 1 with errors\n"));
 }
 
 #[test]
@@ -109,7 +115,11 @@ fn check_several_files_reports_every_error_of_every_file() {
         .collect();
     let mut want: Vec<String> = Vec::new();
     for f in [BAD_SYNTAX, BAD_TYPES] {
-        want.extend(annotations(&read(&repo_root().join(f))).into_iter().map(|(_, c)| c));
+        want.extend(
+            annotations(&read(&repo_root().join(f)))
+                .into_iter()
+                .map(|(_, c)| c),
+        );
     }
     assert_eq!(codes, want);
     assert!(r
@@ -123,8 +133,13 @@ fn check_exit_code_is_the_worst_of_all_files() {
     let r = collc(&["check", BAD_TYPES, "missing.coll", VALID]);
     assert_eq!(r.code, 2, "I/O beats bad input");
     assert!(r.stderr.contains("error: cannot read `missing.coll`"));
-    assert!(r.stderr.contains("type::expected-count"), "the other files are still checked");
-    assert!(r.stderr.ends_with("checked 3 file(s): 1 ok, 2 with errors\n"));
+    assert!(
+        r.stderr.contains("type::expected-count"),
+        "the other files are still checked"
+    );
+    assert!(r
+        .stderr
+        .ends_with("checked 3 file(s): 1 ok, 2 with errors\n"));
 }
 
 #[test]
@@ -168,8 +183,8 @@ fn check_json_gives_one_object_per_diagnostic() {
     }
     assert_eq!(got, want);
     // The first diagnostic, whole.
-    let first: serde_json::Value = serde_json::from_str(r.stdout.lines().next().expect("one"))
-        .expect("JSON");
+    let first: serde_json::Value =
+        serde_json::from_str(r.stdout.lines().next().expect("one")).expect("JSON");
     insta::assert_snapshot!(serde_json::to_string_pretty(&first).expect("pretty"));
 }
 
@@ -190,7 +205,11 @@ fn fmt_check_is_0_when_clean_and_1_when_it_would_change() {
     let r = collc(&["fmt", "--check", &messy]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(r.stdout, format!("would reformat {messy}\n"));
-    assert_eq!(std::fs::read(&messy).expect("read"), before, "--check writes nothing");
+    assert_eq!(
+        std::fs::read(&messy).expect("read"),
+        before,
+        "--check writes nothing"
+    );
 
     let r = collc(&["fmt", &messy]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -210,7 +229,9 @@ fn fmt_rewrites_in_place_canonically() {
     let formatted = std::fs::read_to_string(&messy).expect("read");
     insta::assert_snapshot!(formatted);
     // Same protocol as before.
-    let a = collc_spec::check(&read(&repo_root().join(MESSY))).protocol.expect("valid");
+    let a = collc_spec::check(&read(&repo_root().join(MESSY)))
+        .protocol
+        .expect("valid");
     let b = collc_spec::check(&formatted).protocol.expect("still valid");
     assert_eq!(ir_without_spans(&a), ir_without_spans(&b));
     // A second run changes nothing and says nothing.
@@ -229,9 +250,9 @@ fn fmt_leaves_a_file_with_errors_alone() {
     let r = collc(&["fmt", &bad]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("type::expected-count"));
-    assert!(r
-        .stderr
-        .ends_with(&format!("error: `{bad}` was not formatted because it has errors\n")));
+    assert!(r.stderr.ends_with(&format!(
+        "error: `{bad}` was not formatted because it has errors\n"
+    )));
     assert_eq!(std::fs::read(&bad).expect("read"), before);
     let r = collc(&["fmt", "--check", &bad]);
     assert_eq!(r.code, 1);
@@ -251,8 +272,12 @@ fn ir_text_is_the_canonical_print() {
     assert_eq!(r.stderr, "");
     insta::assert_snapshot!(r.stdout);
     // It parses back to the same IR.
-    let a = collc_spec::check(&read(&repo_root().join(VALID))).protocol.expect("valid");
-    let b = collc_spec::check(&r.stdout).protocol.expect("ir output checks");
+    let a = collc_spec::check(&read(&repo_root().join(VALID)))
+        .protocol
+        .expect("valid");
+    let b = collc_spec::check(&r.stdout)
+        .protocol
+        .expect("ir output checks");
     assert_eq!(ir_without_spans(&a), ir_without_spans(&b));
 }
 
@@ -264,7 +289,9 @@ fn ir_json_is_the_serialised_protocol() {
     assert_eq!(v["name"], "cli_barrier");
     assert_eq!(v["semantics"], "Barrier");
     let p: collc_spec::ir::Protocol = serde_json::from_value(v).expect("deserialises as the IR");
-    let a = collc_spec::check(&read(&repo_root().join(VALID))).protocol.expect("valid");
+    let a = collc_spec::check(&read(&repo_root().join(VALID)))
+        .protocol
+        .expect("valid");
     assert_eq!(p, a, "the JSON is the whole IR, spans included");
 }
 
@@ -284,8 +311,11 @@ fn ir_of_bad_or_missing_input() {
 fn non_utf8_input_is_reported_with_its_location() {
     let d = scratch("non-utf8");
     let f = d.join("latin1.coll");
-    std::fs::write(&f, b"collective x: barrier() {\n  ranks P in 1..=4; // caf\xe9\n  body { }\n}\n")
-        .expect("write");
+    std::fs::write(
+        &f,
+        b"collective x: barrier() {\n  ranks P in 1..=4; // caf\xe9\n  body { }\n}\n",
+    )
+    .expect("write");
     let r = collc(&["check", &f.to_string_lossy()]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("input::not-utf8"), "{}", r.stderr);
@@ -294,14 +324,19 @@ fn non_utf8_input_is_reported_with_its_location() {
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("not UTF-8"), "the label is shown: {}", r.stderr);
+    assert!(
+        r.stderr.contains("not UTF-8"),
+        "the label is shown: {}",
+        r.stderr
+    );
 }
 
 #[test]
 fn a_10_mb_file_is_refused_without_being_parsed() {
     let d = scratch("too-large");
     let f = d.join("huge.coll");
-    let mut text = String::from("collective big: barrier() {\n    ranks P in 1..=16;\n    body {\n");
+    let mut text =
+        String::from("collective big: barrier() {\n    ranks P in 1..=16;\n    body {\n");
     while text.len() < 10 << 20 {
         text.push_str("        fence;\n");
     }
@@ -311,8 +346,10 @@ fn a_10_mb_file_is_refused_without_being_parsed() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("input::too-large"), "{}", r.stderr);
     assert!(
-        r.stderr
-            .contains(&format!("file is {} bytes, over the limit of 1048576 bytes", text.len())),
+        r.stderr.contains(&format!(
+            "file is {} bytes, over the limit of 1048576 bytes",
+            text.len()
+        )),
         "{}",
         r.stderr
     );

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::*;
 use collc_spec::print::{format_with_source, print};
+use common::*;
 
 /// Checks the three round-trip properties on one valid text; returns the
 /// problems found (empty when all hold).
@@ -125,9 +125,6 @@ fn stress_inputs_round_trip() {
 fn formatted_stress_inputs_match_snapshots() {
     for (name, text) in STRESS {
         let p = collc_spec::check(text).protocol.expect("valid");
-        insta::assert_snapshot!(
-            name.replace([' ', '-'], "_"),
-            format_with_source(&p, text)
-        );
+        insta::assert_snapshot!(name.replace([' ', '-'], "_"), format_with_source(&p, text));
     }
 }

@@ -183,6 +183,17 @@ fn span(p: &Pair<Rule>) -> Span {
 /// The end of the code in `text[start..end]`: trailing whitespace and `//`
 /// comments are cut off. (No string literals: every `//` starts a comment.)
 fn code_end(text: &str, start: usize, mut end: usize) -> usize {
+    // Fast paths (almost every pair): ends on code, or no comment inside.
+    if text[start..end]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !c.is_whitespace())
+    {
+        return end;
+    }
+    if !text[start..end].contains("//") {
+        return start + text[start..end].trim_end().len();
+    }
     loop {
         let trimmed = start + text[start..end].trim_end().len();
         let line_start = text[..trimmed].rfind('\n').map_or(0, |i| i + 1);

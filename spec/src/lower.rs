@@ -454,6 +454,28 @@ impl Lowerer {
 
     fn item(&mut self, item: &ast::Item, body: &mut Option<Block>, epilogue: &mut Option<Block>) {
         use ast::ItemKind as K;
+        // Declarations precede the body: the body can only use names declared
+        // before it, and the canonical form (`collc fmt`) is declarations, body,
+        // epilogue.
+        if !matches!(item.kind, K::Body(_) | K::Epilogue(_)) {
+            if let Some(section) = self.body_keyword.or(self.epilogue_keyword) {
+                let what = if self.body_keyword.is_some() {
+                    "body"
+                } else {
+                    "epilogue"
+                };
+                self.diags.push(
+                    err(
+                        "structure::decl-after-body",
+                        format!("a declaration after the `{what}`"),
+                        item.span,
+                        "declared after the body",
+                    )
+                    .with_label(section, format!("the `{what}` starts here"))
+                    .with_help("move every declaration before `body { ... }`"),
+                );
+            }
+        }
         match &item.kind {
             K::Ranks { name, domain } => {
                 if let Some(w) = self.world {
@@ -1795,8 +1817,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

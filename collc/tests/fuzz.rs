@@ -1,0 +1,274 @@
+//! Property tests: arbitrary bytes and mutated examples (byte flips,
+//! truncations, spliced, dropped and duplicated lines, inserted tokens) never
+//! make the front end panic; every diagnostic is located inside the text and
+//! renders; and whatever is accepted survives `fmt` and `print` round trips.
+
+mod common;
+
+use collc::render::{render, Style};
+use collc_grammar::Source;
+use common::*;
+use proptest::prelude::*;
+use std::sync::OnceLock;
+
+/// The examples and bug fixtures, read once.
+fn corpus() -> &'static [String] {
+    static C: OnceLock<Vec<String>> = OnceLock::new();
+    C.get_or_init(|| valid_corpus().iter().map(|p| read(p)).collect())
+}
+
+/// Tokens worth inserting: they take the parser down unusual paths.
+const TOKENS: &[&str] = &[
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ";",
+    ",",
+    ":",
+    "@",
+    "..",
+    "..=",
+    "<-",
+    "+=",
+    "-=",
+    "=",
+    ">=",
+    "==",
+    "!",
+    "&&",
+    "||",
+    "-",
+    "*",
+    "/",
+    "%",
+    "//",
+    "\n",
+    "me",
+    "rank(",
+    "ceil(",
+    "min(",
+    "peers",
+    "ranks",
+    "let",
+    "notify",
+    "wait",
+    "for",
+    "if",
+    "else",
+    "return if",
+    "fence",
+    "body",
+    "epilogue",
+    "signal",
+    "const",
+    "param",
+    "0",
+    "99",
+    "8589934589",
+    "x",
+    "é",
+    "\u{0}",
+];
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    FlipByte {
+        at: usize,
+        to: u8,
+    },
+    Truncate {
+        at: usize,
+    },
+    DeleteLine {
+        line: usize,
+    },
+    DuplicateLine {
+        line: usize,
+    },
+    SpliceLine {
+        from_file: usize,
+        from_line: usize,
+        to_line: usize,
+    },
+    SwapLines {
+        a: usize,
+        b: usize,
+    },
+    InsertToken {
+        at: usize,
+        token: usize,
+    },
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let n = usize::MAX / 2;
+    prop_oneof![
+        (0..n, any::<u8>()).prop_map(|(at, to)| Mutation::FlipByte { at, to }),
+        (0..n).prop_map(|at| Mutation::Truncate { at }),
+        (0..n).prop_map(|line| Mutation::DeleteLine { line }),
+        (0..n).prop_map(|line| Mutation::DuplicateLine { line }),
+        (0..n, 0..n, 0..n).prop_map(|(from_file, from_line, to_line)| Mutation::SpliceLine {
+            from_file,
+            from_line,
+            to_line
+        }),
+        (0..n, 0..n).prop_map(|(a, b)| Mutation::SwapLines { a, b }),
+        (0..n, 0..TOKENS.len()).prop_map(|(at, token)| Mutation::InsertToken { at, token }),
+    ]
+}
+
+fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
+    let lines = |b: &[u8]| -> Vec<Vec<u8>> {
+        b.split_inclusive(|c| *c == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    match *m {
+        Mutation::FlipByte { at, to } => {
+            if !bytes.is_empty() {
+                let i = at % bytes.len();
+                bytes[i] = to;
+            }
+        }
+        Mutation::Truncate { at } => bytes.truncate(at % (bytes.len() + 1)),
+        Mutation::DeleteLine { line } => {
+            let mut ls = lines(bytes);
+            if !ls.is_empty() {
+                let i = line % ls.len();
+                ls.remove(i);
+            }
+            *bytes = ls.concat();
+        }
+        Mutation::DuplicateLine { line } => {
+            let mut ls = lines(bytes);
+            if !ls.is_empty() {
+                let i = line % ls.len();
+                let l = ls[i].clone();
+                ls.insert(i, l);
+            }
+            *bytes = ls.concat();
+        }
+        Mutation::SpliceLine {
+            from_file,
+            from_line,
+            to_line,
+        } => {
+            let other = lines(corpus()[from_file % corpus().len()].as_bytes());
+            let mut ls = lines(bytes);
+            if !other.is_empty() {
+                let l = other[from_line % other.len()].clone();
+                let i = to_line % (ls.len() + 1);
+                ls.insert(i, l);
+            }
+            *bytes = ls.concat();
+        }
+        Mutation::SwapLines { a, b } => {
+            let mut ls = lines(bytes);
+            if !ls.is_empty() {
+                let (a, b) = (a % ls.len(), b % ls.len());
+                ls.swap(a, b);
+            }
+            *bytes = ls.concat();
+        }
+        Mutation::InsertToken { at, token } => {
+            let i = at % (bytes.len() + 1);
+            let t = TOKENS[token].as_bytes();
+            bytes.splice(i..i, t.iter().copied());
+        }
+    }
+}
+
+/// What must hold for any input: no panic (the property test fails on one),
+/// diagnostics located on char boundaries inside the text and rendered, and
+/// accepted inputs stable under `fmt` and `print`.
+fn front_end_holds(bytes: Vec<u8>) -> Result<(), TestCaseError> {
+    let text = match collc_grammar::decode(bytes.clone()) {
+        Ok(t) => t,
+        Err(d) => {
+            prop_assert_eq!(d.code.as_str(), "input::not-utf8");
+            let lossy = String::from_utf8_lossy(&bytes).into_owned();
+            let _ = render(&d, &Source::new("f.coll", lossy.as_str()), Style::plain(80));
+            return Ok(());
+        }
+    };
+    let checked = collc_spec::check(&text);
+    let src = Source::new("f.coll", text.as_str());
+    for d in &checked.diagnostics {
+        for l in &d.labels {
+            prop_assert!(
+                l.span.start <= l.span.end && l.span.end <= text.len(),
+                "{:?}",
+                d
+            );
+            prop_assert!(text.is_char_boundary(l.span.start) && text.is_char_boundary(l.span.end));
+        }
+        let r = render(d, &src, Style::plain(80));
+        prop_assert!(r.contains(&d.code));
+    }
+    prop_assert_eq!(
+        checked.protocol.is_some(),
+        !checked.diagnostics.iter().any(|d| d.is_error())
+    );
+    if let Some(p) = checked.protocol {
+        let ir = ir_without_spans(&p);
+        let formatted = collc_spec::print::format_with_source(&p, &text);
+        let q = collc_spec::check(&formatted).protocol;
+        prop_assert!(q.is_some(), "fmt output does not check:\n{}", formatted);
+        let q = q.expect("checked");
+        prop_assert!(
+            ir_without_spans(&q) == ir,
+            "fmt changed the IR of\n{}\n--- into\n{}",
+            text,
+            formatted
+        );
+        let again = collc_spec::print::format_with_source(&q, &formatted);
+        prop_assert_eq!(&again, &formatted, "fmt is not idempotent");
+        let printed = collc_spec::print::print(&p);
+        let r = collc_spec::check(&printed).protocol;
+        prop_assert!(r.is_some(), "print output does not check:\n{}", printed);
+        prop_assert_eq!(
+            &ir_without_spans(&r.expect("checked")),
+            &ir,
+            "print changed the IR"
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    // A few hundred cases keep `cargo test` fast; PROPTEST_CASES=100000 runs a campaign.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300),
+        max_shrink_iters: 2000,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..1024)) {
+        front_end_holds(bytes)?;
+    }
+
+    #[test]
+    fn arbitrary_text(text in "[ -~\t\n]{0,400}") {
+        front_end_holds(text.into_bytes())?;
+    }
+
+    #[test]
+    fn mutated_examples(file in 0usize..1000, muts in prop::collection::vec(mutation(), 1..6)) {
+        let mut bytes = corpus()[file % corpus().len()].clone().into_bytes();
+        for m in &muts {
+            apply(&mut bytes, m);
+        }
+        front_end_holds(bytes)?;
+    }
+
+    #[test]
+    fn mutated_examples_with_one_token(file in 0usize..1000, at in 0usize..100_000, token in 0..TOKENS.len()) {
+        let mut bytes = corpus()[file % corpus().len()].clone().into_bytes();
+        apply(&mut bytes, &Mutation::InsertToken { at, token });
+        front_end_holds(bytes)?;
+    }
+}
