@@ -58,6 +58,12 @@ enum Command {
     /// Run a protocol in the simulator (every schedule by default), with rank skew
     /// across back-to-back calls; replays a verifier counterexample given its parameters.
     Sim(cmd::sim::SimArgs),
+    /// Prove the protocol's obligations with Z3 (credit balance, op exclusivity, wait
+    /// reachability, stale and garbage credits, guard symmetry); `--explain` prints the
+    /// per-cell credit table.
+    Verify(cmd::verify::VerifyArgs),
+    /// Remote atomics, notifies, waits and fences per call, as formulas and evaluated.
+    Cost(cmd::cost::CostArgs),
     /// Generate the kernel C++ (`--target ascend|host`; host with `-o x.so` also compiles it).
     Emit(cmd::emit::EmitArgs),
     /// Compile the host kernel, run P rank threads for K calls, check semantics and signals.
@@ -84,6 +90,8 @@ fn main() {
             Command::Fmt { check, files } => cmd::fmt::run(&files, check, style, &mut out),
             Command::Ir { file, format } => cmd::ir::run(&file, format, style, &mut out),
             Command::Sim(args) => cmd::sim::run(&args, style, &mut out),
+            Command::Verify(args) => cmd::verify::run(&args, style, &mut out),
+            Command::Cost(args) => cmd::cost::run(&args, style, &mut out),
             Command::Emit(args) => cmd::emit::run(&args, style, &mut out),
             Command::Run(args) => cmd::run::run(&args, style, &mut out),
         };

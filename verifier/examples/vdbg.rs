@@ -24,6 +24,14 @@ fn main() {
         return;
     }
     let r = collc_verifier::verify(&p, &Default::default());
+    if args.get(2).map(String::as_str) == Some("--lines") {
+        let src = collc_grammar::Source::new(&args[1], text.clone());
+        for d in r.diagnostics() {
+            let lines: Vec<usize> = d.labels.iter().map(|l| src.line_col(l.span.start).0).collect();
+            println!("{:?} {} {:?} {}", d.severity, d.code, lines, d.message);
+        }
+        return;
+    }
     for o in &r.obligations {
         println!("{:16} {:?} {} {:?}", o.id, o.status, o.summary, o.reason);
         for f in &o.findings {

@@ -972,6 +972,14 @@ impl Exec<'_> {
                                     Some(n) if n <= UNROLL_MAX => {
                                         return self.unroll(*var, &lo, &step, n, body, s.span)
                                     }
+                                    None if !params_of(&self.syms, &trip).is_empty() => {
+                                        // Enumerate what the trip count reads, then unroll.
+                                        return Err(Stop::Need(
+                                            params_of(&self.syms, &trip),
+                                            format!("the trip count of the loop over `{}` (its variable selects {what})", self.p.var_name(*var)),
+                                            sp,
+                                        ));
+                                    }
                                     _ => {
                                         return Err(Stop::Unsupported(
                                             format!(

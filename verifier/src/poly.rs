@@ -240,6 +240,40 @@ pub fn formula_over_world(p: &Protocol, points: &[(Vec<(VarId, i64)>, BTreeMap<S
             g.entry(k.clone()).or_default().push((w, m.get(k).copied().unwrap_or(0)));
         }
     }
+    // One formula for every group when the largest group's formula fits all points
+    // (rank parameters have fewer points at small P), or when the groups of one other
+    // parameter X scale as X times the X = 1 group.
+    if groups.len() > 1 {
+        if let Some((_, big)) = groups.iter().max_by_key(|(_, s)| s.values().next().map_or(0, |v| v.len())) {
+            let mut all: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+            for series in groups.values() {
+                for (k, pts) in series {
+                    all.entry(k.clone()).or_default().extend(pts.iter().copied());
+                }
+            }
+            let big_fit = fit(x, big);
+            if big_fit.is_some() && fit_checks(big, &all) {
+                return big_fit.unwrap_or_default();
+            }
+        }
+        let one_param = groups.keys().all(|g| g.len() == 1) && groups.keys().map(|g| g[0].0).collect::<std::collections::BTreeSet<_>>().len() == 1;
+        if one_param {
+            let xv = groups.keys().next().map(|g| g[0].0).unwrap_or(0);
+            if let Some(base) = groups.get(&vec![(xv, 1)]) {
+                let scales = groups.iter().all(|(g, series)| {
+                    series.iter().all(|(k, pts)| {
+                        pts.iter().all(|(w, y)| {
+                            base.get(k).and_then(|b| b.iter().find(|(bw, _)| bw == w)).is_some_and(|(_, by)| *y == by * g[0].1)
+                        })
+                    })
+                });
+                if let (true, Some(f)) = (scales, fit(x, base)) {
+                    let name = p.var_name(xv);
+                    return if f == "1" { name.to_string() } else { format!("{f} * {name}") };
+                }
+            }
+        }
+    }
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (g, series) in &groups {
         let f = fit(x, series).unwrap_or_else(|| {
@@ -267,6 +301,23 @@ pub fn formula_over_world(p: &Protocol, points: &[(Vec<(VarId, i64)>, BTreeMap<S
         .map(|(f, gs)| format!("{f} (for {})", gs.join("; ")))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// True when the polynomial fitted on `base` reproduces every point of `all`.
+fn fit_checks(base: &BTreeMap<String, Vec<(i64, i64)>>, all: &BTreeMap<String, Vec<(i64, i64)>>) -> bool {
+    for (k, pts) in all {
+        let Some(b) = base.get(k) else {
+            if pts.iter().all(|p| p.1 == 0) {
+                continue;
+            }
+            return false;
+        };
+        let Some(poly) = interpolate(b) else { return false };
+        if !pts.iter().all(|(x, y)| eval(&poly, *x as i128) == Rat::int(*y as i128)) {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod cost;
 pub mod emit;
 pub mod fmt;
 pub mod ir;
 pub mod run;
 pub mod sim;
+pub mod verify;

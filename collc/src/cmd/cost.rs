@@ -1,0 +1,109 @@
+//! `collc cost FILE [--param P=8 --param n=1048576 ...] [--format text|json]`: remote
+//! atomics, local notifies, waits and fences per call (all ranks and blocks together),
+//! as formulas in P and, when every parameter is given, as numbers.
+
+use crate::driver::{load, LoadError};
+use crate::output::{exit, Output};
+use crate::render::Style;
+use std::collections::BTreeMap;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table.
+    Text,
+    /// JSON.
+    Json,
+}
+
+/// Arguments of `collc cost`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CostArgs {
+    /// The file.
+    pub file: String,
+    /// A parameter value, `NAME=VALUE` (repeatable).
+    #[arg(long = "param", value_parser = parse_kv)]
+    pub params: Vec<(String, i64)>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+fn parse_kv(s: &str) -> Result<(String, i64), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, got `{s}`"))?;
+    let v = v
+        .trim()
+        .replace('_', "")
+        .parse::<i64>()
+        .map_err(|e| format!("`{v}` is not an integer: {e}"))?;
+    Ok((k.trim().to_string(), v))
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(v: i64) -> String {
+    let s = v.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// Prints the cost model.
+pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
+    let l = match load(&args.file) {
+        Ok(l) => l,
+        Err(LoadError::Io(msg)) => {
+            out.err(format!("error: {msg}"));
+            return exit::USAGE;
+        }
+        Err(LoadError::Invalid(src, diags)) => {
+            out.diagnostics(&src, &diags, style);
+            return exit::INPUT;
+        }
+    };
+    let given: BTreeMap<String, i64> = args.params.iter().cloned().collect();
+    for k in given.keys() {
+        if !l.protocol.inputs().iter().any(|v| l.protocol.var_name(*v) == k) {
+            out.err(format!("error: the protocol has no parameter `{k}`"));
+            return exit::USAGE;
+        }
+    }
+    let c = match collc_verifier::table::cost(&l.protocol, &given) {
+        Ok(c) => c,
+        Err(e) => {
+            out.err(format!("error: {e}"));
+            return exit::USAGE;
+        }
+    };
+    match args.format {
+        Format::Json => out.out(serde_json::to_string(&c).unwrap_or_default()),
+        Format::Text => {
+            let ps: Vec<String> = given.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            out.out(format!(
+                "cost of {} per call (all ranks and blocks){}",
+                c.protocol,
+                if ps.is_empty() {
+                    String::new()
+                } else {
+                    format!(", at {}", ps.join(", "))
+                }
+            ));
+            let w = c.rows.iter().map(|r| r.formula.len()).max().unwrap_or(0);
+            for r in &c.rows {
+                let v = r.value.map_or(String::new(), |v| format!("  = {}", thousands(v)));
+                out.out(format!("  {:<15} {:<w$}{v}", r.what, r.formula));
+            }
+        }
+    }
+    exit::OK
+}

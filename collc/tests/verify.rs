@@ -1,0 +1,380 @@
+//! `collc verify` / `collc cost`: the merged kernels verify, every historic bug variant is
+//! reported with its annotated obligation on its annotated line, the credit tables match
+//! their goldens (and the domain notes' table), the review's cost figures come out, the
+//! JSON schema is stable, and timeouts and unsupported forms give `unknown`, never a pass.
+//! Re-bless the goldens with `COLLC_BLESS=1 cargo test -p collc --test verify`.
+
+use collc_grammar::Source;
+use collc_verifier::{Options, Status};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn coll_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|x| x == "coll"));
+    v.sort();
+    v
+}
+
+fn protocol(text: &str) -> collc_spec::ir::Protocol {
+    let c = collc_spec::check(text);
+    match c.protocol {
+        Some(p) => p,
+        None => panic!("invalid input: {:#?}", c.diagnostics),
+    }
+}
+
+fn collc(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run collc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn merged_kernels_verify() {
+    let files = coll_files(&root().join("examples"));
+    assert!(files.len() >= 8, "examples/ holds the merged kernels");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let r = collc_verifier::verify(&protocol(&text), &Options::default());
+        for o in &r.obligations {
+            assert_eq!(
+                o.status,
+                Status::Proved,
+                "{}: {} is {:?}: {:?} {:?}",
+                f.display(),
+                o.id,
+                o.status,
+                o.reason,
+                o.findings.first().map(|x| &x.message)
+            );
+            assert!(o.scope.as_deref().is_some_and(|s| s.contains("enumerated")));
+        }
+        assert_eq!(r.exit_code(), 0);
+    }
+}
+
+/// `// expect: a, b` annotations: (code, line).
+fn expectations(text: &str) -> Vec<(String, usize)> {
+    let mut v = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if let Some(pos) = line.find("// expect:") {
+            for c in line[pos + 10..].split(',') {
+                let c = c.trim();
+                if c.starts_with("verify::") {
+                    v.push((c.to_string(), i + 1));
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn bug_variants_are_reported_where_annotated() {
+    let files = coll_files(&root().join("examples/bugs"));
+    assert!(!files.is_empty());
+    let mut failures = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let src = Source::new(f.display().to_string(), text.clone());
+        let r = collc_verifier::verify(&protocol(&text), &Options::default());
+        let diags = r.diagnostics();
+        let lines = |d: &collc_grammar::Diagnostic| -> Vec<usize> {
+            d.labels
+                .iter()
+                .map(|l| src.line_col(l.span.start).0)
+                .collect()
+        };
+        let exp = expectations(&text);
+        for (code, line) in &exp {
+            let ok = diags
+                .iter()
+                .any(|d| &d.code == code && lines(d).contains(line));
+            if !ok {
+                failures.push(format!("{}:{line}: {code} not reported", f.display()));
+            }
+            let o = r.get(code.trim_start_matches("verify::")).unwrap();
+            if !matches!(o.status, Status::Violated | Status::Warning) {
+                failures.push(format!("{}: {code} is {:?}", f.display(), o.status));
+            }
+        }
+        for d in diags.iter().filter(|d| d.is_error()) {
+            let ok = exp
+                .iter()
+                .any(|(c, l)| c == &d.code && lines(d).contains(l));
+            if !ok {
+                failures.push(format!(
+                    "{}: unannotated {} at {:?}: {}",
+                    f.display(),
+                    d.code,
+                    lines(d),
+                    d.message
+                ));
+            }
+        }
+        // Violations carry a counterexample with parameter values.
+        for o in &r.obligations {
+            if o.status == Status::Violated {
+                assert!(
+                    !o.findings[0].params.is_empty(),
+                    "{}: {} without counterexample",
+                    f.display(),
+                    o.id
+                );
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const MERGED: [&str; 8] = [
+    "allreduce_mesh",
+    "allreduce_ring",
+    "reduce_scatter",
+    "broadcast",
+    "barrier",
+    "allgather",
+    "all_to_all",
+    "all_to_all_v",
+];
+
+#[test]
+fn explain_tables_match_goldens_and_the_domain_notes() {
+    let bless = std::env::var_os("COLLC_BLESS").is_some();
+    for name in MERGED {
+        let text = std::fs::read_to_string(root().join(format!("examples/{name}.coll"))).unwrap();
+        let t = collc_verifier::table::explain(&protocol(&text)).unwrap();
+        let got = t.render();
+        let golden = root().join(format!("collc/tests/verify_goldens/{name}.explain.txt"));
+        if bless {
+            std::fs::write(&golden, &got).unwrap();
+        } else {
+            let want = std::fs::read_to_string(&golden).unwrap_or_default();
+            assert_eq!(
+                got,
+                want,
+                "{name}: credit table differs from {}",
+                golden.display()
+            );
+        }
+        // The credits per cell and call of the domain notes' table (§1.9).
+        let credits: Vec<&str> = t
+            .rows
+            .iter()
+            .filter(|r| r.signal == "sig")
+            .map(|r| r.credits.as_str())
+            .collect();
+        let want = match name {
+            "allreduce_mesh" => "nb + 1",
+            "reduce_scatter" => "2",
+            "broadcast" => "T",
+            _ => "1",
+        };
+        assert_eq!(credits, vec![want], "{name}");
+        for r in &t.rows {
+            assert_eq!(r.net, "0", "{name}: {r:?}");
+        }
+        if name == "allreduce_ring" {
+            assert_eq!(
+                t.rows[0].cells, "P * (P - 1) * (2*P - 1)",
+                "1 per row on 2(P-1)+1 rows"
+            );
+        }
+    }
+}
+
+#[test]
+fn cost_reproduces_the_review_figures() {
+    let (code, out, err) = collc(&[
+        "cost",
+        "examples/broadcast.coll",
+        "--param",
+        "P=8",
+        "--param",
+        "n=1048576",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("remote atomics  P * (P - 1) * T  = 229,376"),
+        "{out}"
+    );
+    let (code, out, err) = collc(&[
+        "cost",
+        "collc/tests/verify_fixtures/broadcast_root_only.coll",
+        "--param",
+        "P=8",
+        "--param",
+        "n=1048576",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("(P - 1) * (T + 2)") && out.contains("= 28,686"),
+        "{out}"
+    );
+    let (code, _, err) = collc(&["cost", "examples/broadcast.coll", "--param", "Q=8"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn json_schema_is_stable() {
+    let (code, out, _) = collc(&[
+        "verify",
+        "--format",
+        "json",
+        "examples/bugs/barrier_no_epilogue.coll",
+    ]);
+    assert_eq!(code, 1);
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(j["file"], "examples/bugs/barrier_no_epilogue.coll");
+    let r = &j["report"];
+    assert_eq!(r["schema"], 1);
+    for k in ["protocol", "method", "obligations", "stats"] {
+        assert!(!r[k].is_null(), "report.{k}");
+    }
+    for k in ["configurations", "events", "literal", "z3_calls", "millis"] {
+        assert!(r["stats"][k].is_u64(), "stats.{k}");
+    }
+    let obs = r["obligations"].as_array().unwrap();
+    let ids: Vec<&str> = obs.iter().map(|o| o["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, collc_verifier::report::OBLIGATIONS.to_vec());
+    for o in obs {
+        for k in [
+            "id", "code", "status", "scope", "reason", "summary", "findings",
+        ] {
+            assert!(o.get(k).is_some(), "obligation.{k}");
+        }
+        assert!(["proved", "checked", "violated", "warning", "unknown"]
+            .contains(&o["status"].as_str().unwrap()));
+    }
+    let cb = &obs[0];
+    assert_eq!(cb["status"], "violated");
+    let f = &cb["findings"][0];
+    for k in [
+        "message",
+        "params",
+        "cell",
+        "value",
+        "formula",
+        "contributions",
+        "primary",
+        "primary_label",
+        "labels",
+        "help",
+        "notes",
+    ] {
+        assert!(f.get(k).is_some(), "finding.{k}");
+    }
+    assert_eq!(f["params"][0]["name"], "P");
+    assert_eq!(f["params"][0]["value"], 2);
+    assert_eq!(f["value"], 1);
+    let c = &f["contributions"][0];
+    for k in ["span", "line", "section", "role", "count", "total"] {
+        assert!(c.get(k).is_some(), "contribution.{k}");
+    }
+    assert_eq!(c["line"], 14);
+    let d = &j["diagnostics"][0];
+    assert_eq!(d["code"], "verify::credit-balance");
+    assert_eq!(d["line"], 14);
+}
+
+#[test]
+fn timeout_gives_unknown_never_a_pass() {
+    let text = std::fs::read_to_string(root().join("examples/barrier.coll")).unwrap();
+    let r = collc_verifier::verify(&protocol(&text), &Options { timeout_ms: 0 });
+    for o in &r.obligations {
+        assert_eq!(o.status, Status::Unknown, "{}", o.id);
+        assert!(
+            o.reason.as_deref().unwrap_or("").contains("timeout"),
+            "{:?}",
+            o.reason
+        );
+    }
+    assert_eq!(r.exit_code(), 3);
+    let (code, out, err) = collc(&["verify", "--timeout-ms", "0", "examples/barrier.coll"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("unknown"));
+}
+
+const UNSUPPORTED: &str = r#"
+collective wide: barrier() {
+    ranks P in 1..=4;
+    param k: int in 0..=100000;
+    signal sig[100001];
+    body {
+        for p in peers {
+            notify sig[k] @ p += 1;
+        }
+    }
+}
+"#;
+
+#[test]
+fn unsupported_form_gives_unknown_with_reason() {
+    let r = collc_verifier::verify(&protocol(UNSUPPORTED), &Options::default());
+    assert_eq!(r.exit_code(), 3);
+    for o in &r.obligations {
+        assert_eq!(o.status, Status::Unknown, "{}", o.id);
+        assert!(
+            o.reason.as_deref().unwrap_or("").contains("`k`"),
+            "{:?}",
+            o.reason
+        );
+    }
+}
+
+const NEEDS_Z3: &str = r#"
+collective ceil_forms: barrier() {
+    ranks P in 1..=4;
+    param n: int in 1..=1048576;
+    let T = ceil(n / 256);
+    signal sig[P];
+    body {
+        for p in peers {
+            notify sig[me] @ p += T;
+        }
+        for p in peers {
+            wait sig[p] >= (n + 255) / 256;
+        }
+    }
+    epilogue {
+        for p in peers {
+            notify sig[p] -= (n + 255) / 256;
+        }
+    }
+}
+"#;
+
+#[test]
+fn z3_closes_what_literal_arithmetic_cannot() {
+    let r = collc_verifier::verify(&protocol(NEEDS_Z3), &Options::default());
+    for o in &r.obligations {
+        assert_eq!(o.status, Status::Proved, "{}: {:?}", o.id, o.reason);
+    }
+    assert!(r.stats.z3_calls > 0);
+    // Off by one: refuted with the smallest counterexample (P = 2, then n = 1).
+    let bad = NEEDS_Z3.replace("-= (n + 255) / 256", "-= (n + 256) / 256");
+    let r = collc_verifier::verify(&protocol(&bad), &Options::default());
+    let cb = r.get("credit-balance").unwrap();
+    assert_eq!(cb.status, Status::Violated);
+    let ps: Vec<(String, i64)> = cb.findings[0]
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.value))
+        .collect();
+    assert_eq!(ps, vec![("P".to_string(), 2), ("n".to_string(), 256)]);
+}
