@@ -10,3 +10,4 @@ pub mod cpp;
 pub mod host;
 pub mod layout;
 pub mod oracle;
+pub mod testing;

@@ -237,7 +237,9 @@ fn cpp_ident(name: &str, taken: &HashSet<String>) -> String {
 }
 
 impl<'a> Kernel<'a> {
-    fn new(p: &'a Protocol, opts: &EmitOptions<'a>) -> Result<Self, Vec<Diagnostic>> {
+    /// Describes a protocol for the walker (public so that other dialects, e.g. the MPI
+    /// generator in `crate::mpi`, can drive [`walk::emit_kernel`]).
+    pub fn new(p: &'a Protocol, opts: &EmitOptions<'a>) -> Result<Self, Vec<Diagnostic>> {
         let all: HashSet<String> = p
             .vars
             .iter()
@@ -281,8 +283,11 @@ impl<'a> Kernel<'a> {
                 );
                 continue;
             }
-            match eval(p, &t.dims[0], &env) {
-                Ok(cap) if (1..=(1 << 24)).contains(&cap) => {
+            let cap = eval(p, &t.dims[0], &env)
+                .ok()
+                .or_else(|| upper_bound(p, &t.dims[0]));
+            match cap {
+                Some(cap) if (1..=(1 << 24)).contains(&cap) => {
                     tiles.push(TileInfo {
                         name: n(&t.name),
                         cap,
@@ -293,10 +298,10 @@ impl<'a> Kernel<'a> {
                 _ => errors.push(
                     Diagnostic::error(
                         "backend::tile-shape",
-                        format!("tile `{}` needs a compile-time constant size in 1..=16777216 for the C++ backends", t.name),
+                        format!("tile `{}` needs a size bounded by 1..=16777216 elements over the parameter domains for the C++ backends", t.name),
                     )
-                    .with_primary(t.span, "size depends on parameters")
-                    .with_help("size tiles with `const` values, e.g. `const TILE = 256; tile acc: f32[TILE];`"),
+                    .with_primary(t.span, "size not bounded")
+                    .with_help("size tiles with `const` values, e.g. `const TILE = 256; tile acc: f32[TILE];`, or bound the parameters' domains"),
                 ),
             }
         }
@@ -730,4 +735,59 @@ impl Writer {
 /// Rounds a byte count up to a multiple of 256 (tile placement granule).
 fn round256(bytes: i64) -> i64 {
     (bytes + 255) / 256 * 256
+}
+
+/// The largest value of a rank-uniform expression over the corners of the parameter
+/// domains (world size and `param`s at their bounds; rank parameters at 0 and P-1). Tiles
+/// sized by parameters get this capacity; the runtime checks every actual length.
+pub fn upper_bound(p: &Protocol, e: &Expr) -> Option<i64> {
+    // The inputs the expression depends on (through derived lets).
+    fn deps(p: &Protocol, e: &Expr, out: &mut Vec<VarId>) {
+        e.for_each_var(&mut |v| match &p.vars[v].kind {
+            VarKind::Derived(d) => deps(p, d, out),
+            VarKind::World { .. } | VarKind::Param { .. } if !out.contains(&v) => out.push(v),
+            _ => {}
+        });
+    }
+    let mut ins = Vec::new();
+    deps(p, e, &mut ins);
+    if ins.len() > 12 {
+        return None;
+    }
+    let world_hi = match p.vars[p.world].kind {
+        VarKind::World { hi, .. } => hi,
+        _ => 16,
+    };
+    let corners: Vec<Vec<i64>> = ins
+        .iter()
+        .map(|v| match p.vars[*v].kind {
+            VarKind::World { lo, hi } => vec![lo, hi],
+            VarKind::Param {
+                domain: Some((lo, hi)),
+            } => vec![lo, hi],
+            _ => vec![0, world_hi - 1],
+        })
+        .collect();
+    let mut best: Option<i64> = None;
+    for mask in 0..(1u32 << ins.len()) {
+        let mut env = Env::new(p);
+        for (i, v) in ins.iter().enumerate() {
+            env.set(*v, corners[i][((mask >> i) & 1) as usize]);
+        }
+        for (id, v) in p.vars.iter().enumerate() {
+            match &v.kind {
+                VarKind::Const(c) => env.set(id, *c),
+                VarKind::Derived(d) => {
+                    if let Ok(x) = eval(p, d, &env) {
+                        env.set(id, x);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Ok(x) = eval(p, e, &env) {
+            best = Some(best.map_or(x, |b| b.max(x)));
+        }
+    }
+    best
 }

@@ -406,6 +406,16 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
     w.line("//     stored since the last notify (the notify publishes it);");
     w.line("//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the");
     w.line("//     wait released do not hit stale cache lines.");
+    if k.ub_bytes() > super::UB_BYTES {
+        w.line(format!(
+            "// NOTE: the tiles need {} bytes of Unified Buffer at the parameter domains' maximum; an",
+            k.ub_bytes()
+        ));
+        w.line(format!(
+            "// Ascend AIV core has {} bytes: the Ascend build needs smaller tiles or domains.",
+            super::UB_BYTES
+        ));
+    }
     w.line(
         "// Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make",
     );

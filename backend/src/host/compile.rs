@@ -156,14 +156,27 @@ pub fn content_hash(parts: &[&[u8]]) -> String {
     format!("{a:016x}{b:016x}")
 }
 
+static CACHE_OVERRIDE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Overrides the cache directory for this process (tests and benches use a directory of
+/// their own build tree instead of the user's cache).
+pub fn set_cache_dir(dir: impl Into<PathBuf>) {
+    *CACHE_OVERRIDE.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir.into());
+}
+
 /// The cache directory (created).
 pub fn cache_dir() -> Result<PathBuf, CompileError> {
+    let forced = CACHE_OVERRIDE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let dir = env("COLLC_CACHE_DIR")
+    let dir = forced
+        .or_else(|| env("COLLC_CACHE_DIR"))
         .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("collc")))
         .or_else(|| env("HOME").map(|d| d.join(".cache").join("collc")))
         .unwrap_or_else(|| std::env::temp_dir().join("collc-cache"));

@@ -1,0 +1,105 @@
+//! Test support shared by the backend's and the CLI's test suites (and usable by anyone
+//! running every example): parameter values for an example at a given world size, and the
+//! `// expect: CODE` annotations of a fixture.
+
+use collc_spec::eval::bind;
+use collc_spec::ir::{Protocol, VarKind};
+use std::collections::BTreeMap;
+
+/// Preferred values of a parameter with domain `lo..=hi`, most interesting first: sizes that
+/// are not multiples of the 256-element tiles (so tails are exercised) for wide domains,
+/// small counts above 1 for narrow ones.
+fn candidates(lo: i64, hi: i64) -> Vec<i64> {
+    let mut v = Vec::new();
+    let mut push = |x: i64| {
+        if (lo..=hi).contains(&x) && !v.contains(&x) {
+            v.push(x);
+        }
+    };
+    if hi - lo >= 1000 {
+        for x in [1000, 600, 1024, 300, 96, 64] {
+            push(x);
+        }
+    } else if hi - lo >= 3 {
+        for x in [3, 2, 4] {
+            push(x);
+        }
+    }
+    push(lo);
+    push(hi);
+    push(lo + 1);
+    v
+}
+
+/// Parameter values (world size included) for running `p` at world size `world`: the first
+/// combination, in order of preference, that binds (domains and `require`s hold). Rank
+/// parameters get `world - 1` (a non-zero root), else 0.
+pub fn default_params(p: &Protocol, world: i64) -> Option<BTreeMap<String, i64>> {
+    let world_name = p.vars[p.world].name.clone();
+    let inputs: Vec<_> = p.inputs().into_iter().skip(1).collect();
+    let choices: Vec<Vec<i64>> = inputs
+        .iter()
+        .map(|v| match p.vars[*v].kind {
+            VarKind::Param {
+                domain: Some((lo, hi)),
+            } => candidates(lo, hi),
+            _ => {
+                let mut c = vec![world - 1];
+                if world > 1 {
+                    c.push(0);
+                }
+                c
+            }
+        })
+        .collect();
+    let mut idx = vec![0usize; inputs.len()];
+    for _ in 0..20_000 {
+        let mut m = BTreeMap::new();
+        m.insert(world_name.clone(), world);
+        for (i, v) in inputs.iter().enumerate() {
+            m.insert(p.vars[*v].name.clone(), choices[i][idx[i]]);
+        }
+        if bind(p, &m).is_ok() {
+            return Some(m);
+        }
+        // Next combination (odometer, last parameter fastest).
+        let mut i = inputs.len();
+        loop {
+            if i == 0 {
+                return None;
+            }
+            i -= 1;
+            idx[i] += 1;
+            if idx[i] < choices[i].len() {
+                break;
+            }
+            idx[i] = 0;
+        }
+    }
+    None
+}
+
+/// Every `// expect: CODE[, CODE]` annotation of a fixture's text.
+pub fn expected_codes(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let Some(i) = line.find("// expect:") {
+            for c in line[i + "// expect:".len()..].split(',') {
+                let c = c.trim();
+                if !c.is_empty() {
+                    out.push(c.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// True if the fixture annotates a cross-call data hazard the simulator reports
+/// (`sim::data-race` or `sim::wrong-result`): host runs of it need a host barrier between
+/// calls to be deterministic.
+pub fn has_known_hazard(text: &str) -> bool {
+    expected_codes(text)
+        .iter()
+        .any(|c| c == "sim::data-race" || c == "sim::wrong-result")
+}
