@@ -76,14 +76,34 @@ pub fn load(path: &str) -> Result<Loaded, LoadError> {
 }
 
 /// Runs `f` on a thread with a large stack, so that deeply nested (but
-/// accepted) input cannot overflow the main thread's stack.
+/// accepted) input cannot overflow the main thread's stack. Where no such
+/// thread can be had (a tight `ulimit -v`), runs `f` on the current thread:
+/// the front end bounds its own recursion, so that is a safe fallback.
 pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let handle = std::thread::Builder::new().stack_size(256 << 20).spawn(f);
-    match handle {
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    let theirs = std::sync::Arc::clone(&slot);
+    let spawned = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let f = theirs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .expect("the closure runs once");
+            f()
+        });
+    match spawned {
         Ok(h) => match h.join() {
             Ok(v) => v,
             Err(panic) => std::panic::resume_unwind(panic),
         },
-        Err(_) => panic!("cannot spawn the worker thread"),
+        Err(_) => {
+            let f = slot
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .expect("the thread never started, so the closure is still here");
+            f()
+        }
     }
 }

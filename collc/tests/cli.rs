@@ -189,6 +189,42 @@ fn check_json_gives_one_object_per_diagnostic() {
 }
 
 #[test]
+fn check_json_reports_an_unreadable_file_as_a_record() {
+    let r = collc(&["check", "--format", "json", "missing.coll", VALID]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stderr, "");
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).expect("one JSON line");
+    assert_eq!(v["code"], "input::unreadable");
+    assert_eq!(v["file"], "missing.coll");
+    assert_eq!(
+        (v["line"].as_u64(), v["column"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(v["message"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("cannot read `missing.coll`")));
+}
+
+#[cfg(unix)]
+#[test]
+fn fmt_keeps_the_file_mode_and_leaves_no_temporary_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("fmt-mode");
+    let f = d.join("messy.coll");
+    std::fs::copy(repo_root().join(MESSY), &f).expect("copy");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let r = collc(&["fmt", &f.to_string_lossy()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mode = std::fs::metadata(&f).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["messy.coll"]);
+}
+
+#[test]
 fn check_json_of_a_valid_file_is_empty() {
     let r = collc(&["check", "--format", "json", VALID]);
     assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));

@@ -31,10 +31,12 @@ const ITEM_KEYWORDS: [&str; 12] = [
 /// every further one found after skipping the statement or declaration that
 /// holds the previous one (at most [`MAX_SYNTAX_ERRORS`]).
 pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>> {
-    let mut err = match CollParser::parse(Rule::file, text) {
+    let plain = match CollParser::parse(Rule::file, text) {
         Ok(p) => return Ok(p),
         Err(e) => e,
     };
+    // Parse again, now recording what was tried where (the same failure).
+    let mut err = parse_detailed(text).err().unwrap_or(plain);
     let code = code_mask(text);
     let mut work = text.as_bytes().to_vec();
     let mut diags: Vec<Diagnostic> = Vec::new();
@@ -43,7 +45,7 @@ pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>>
         // Blanking replaces bytes by ASCII spaces (never newlines), so `work` stays
         // UTF-8 and every offset in it is an offset in `text`.
         let w = std::str::from_utf8(&work).unwrap_or(text);
-        let (pos, expected) = expected_at(w, &err);
+        let (pos, expected) = expected_at(&err);
         let pos = floor_char_boundary(text, pos);
         seen.insert(pos);
         diags.push(describe(text, &code, &expected, pos));
@@ -59,11 +61,11 @@ pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>>
             }
         }
         let w = std::str::from_utf8(&work).unwrap_or(text);
-        match CollParser::parse(Rule::file, w) {
-            Ok(_) => break,
+        match parse_detailed(w) {
+            Ok(()) => break,
             Err(e) => {
                 // Stop when recovery makes no progress.
-                if seen.contains(&floor_char_boundary(text, expected_at(w, &e).0)) {
+                if seen.contains(&floor_char_boundary(text, expected_at(&e).0)) {
                     break;
                 }
                 err = e;
@@ -71,6 +73,16 @@ pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>>
         }
     }
     Err(diags)
+}
+
+/// Parses with pest's error detail on (the literal tokens tried at the
+/// farthest position are recorded in the error).
+fn parse_detailed(text: &str) -> Result<(), pest::error::Error<Rule>> {
+    let _guard = ERROR_DETAIL.lock().unwrap_or_else(|p| p.into_inner());
+    pest::set_error_detail(true);
+    let r = CollParser::parse(Rule::file, text).map(|_| ());
+    pest::set_error_detail(false);
+    r
 }
 
 fn error_pos(e: &pest::error::Error<Rule>) -> usize {
@@ -300,17 +312,11 @@ fn token_at(text: &str, pos: usize) -> String {
 /// punctuation in backticks, classes of tokens by name, long lists summarised.
 /// pest's own position is that of the last *rule* it tried; with error detail it
 /// also knows the farthest *token* it tried, which is where a person would look.
-fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, String) {
+fn expected_at(e: &pest::error::Error<Rule>) -> (usize, String) {
     let mut pos = error_pos(e);
     let mut words: BTreeSet<String> = BTreeSet::new();
     let mut tokens: BTreeSet<String> = BTreeSet::new();
-    let attempts = {
-        let _guard = ERROR_DETAIL.lock().unwrap_or_else(|p| p.into_inner());
-        pest::set_error_detail(true);
-        let r = CollParser::parse(Rule::file, work);
-        pest::set_error_detail(false);
-        r.err().and_then(|e| e.parse_attempts())
-    };
+    let attempts = e.parse_attempts();
     let attempts = attempts.filter(|a| a.max_position >= pos && !a.expected_tokens().is_empty());
     let use_positives = attempts.as_ref().is_none_or(|a| a.max_position == pos);
     if use_positives {

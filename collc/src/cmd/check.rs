@@ -9,7 +9,8 @@ use crate::render::{self, Style};
 pub enum Format {
     /// Human-readable reports.
     Text,
-    /// One JSON object per line per diagnostic.
+    /// One JSON object per line per diagnostic (an unreadable file is one too,
+    /// with code `input::unreadable`).
     Json,
 }
 
@@ -24,7 +25,15 @@ pub fn run(files: &[String], format: Format, style: Style, out: &mut Output) -> 
                 ok += 1;
             }
             Err(LoadError::Io(msg)) => {
-                out.err(format!("error: {msg}"));
+                match format {
+                    Format::Text => out.err(format!("error: {msg}")),
+                    // Machines read stdout only: the unreadable file is a record too.
+                    Format::Json => {
+                        let d = collc_grammar::Diagnostic::error("input::unreadable", msg);
+                        let src = collc_grammar::Source::new(f.as_str(), "");
+                        emit(&src, &[d], format, style, out);
+                    }
+                }
                 code = code.max(exit::USAGE);
             }
             Err(LoadError::Invalid(src, diags)) => {

@@ -31,7 +31,7 @@ pub fn run(files: &[String], check: bool, style: Style, out: &mut Output) -> i32
         if check {
             out.out(format!("would reformat {f}"));
             code = code.max(exit::INPUT);
-        } else if let Err(e) = std::fs::write(f, formatted) {
+        } else if let Err(e) = replace_file(f, &formatted) {
             out.err(format!("error: cannot write `{f}`: {e}"));
             code = code.max(exit::USAGE);
         } else {
@@ -39,4 +39,27 @@ pub fn run(files: &[String], check: bool, style: Style, out: &mut Output) -> i32
         }
     }
     code
+}
+
+/// Replaces a file's contents atomically: writes a sibling temporary file with
+/// the same permissions, then renames it over the original, so an interrupted
+/// `fmt` never leaves a truncated file.
+fn replace_file(path: &str, text: &str) -> std::io::Result<()> {
+    let target = std::path::Path::new(path);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = target.with_file_name(format!(".{name}.collc-fmt-{}", std::process::id()));
+    let result = (|| {
+        std::fs::write(&tmp, text)?;
+        if let Ok(meta) = std::fs::metadata(target) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
