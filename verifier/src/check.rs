@@ -451,12 +451,24 @@ pub fn printed(p: &Protocol, s: &Syms, l: &Lin) -> BTreeMap<String, i64> {
 }
 
 fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garbage) {
-    let mut cells: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
-    for (i, e) in run.events.iter().enumerate() {
-        if let Some(c) = &e.cell {
-            cells.entry(c.clone()).or_default().push(i);
+    let cells = group_cells(run);
+    // Cells whose events are identical up to the names of the actors (same kinds,
+    // values, guards, loops, sections, relative order, owner/remote roles) get identical
+    // answers from every check below: check one representative per class.
+    let mut classes: crate::sym::FxMap<Vec<SigItem>, (Cell, u64)> = Default::default();
+    let mut reps: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
+    for (cell, evs) in &cells {
+        let sig = signature(run, cell, evs);
+        match classes.get_mut(&sig) {
+            Some((_, n)) => *n += 1,
+            None => {
+                classes.insert(sig, (cell.clone(), 1));
+                reps.insert(cell.clone(), evs.clone());
+            }
         }
     }
+    let weight: HashMap<Cell, u64> = classes.into_values().collect();
+    let cells = reps;
     let [cb, ox, wr, st, gc, gs] = accs else { return };
     if !cb.done() && !cb.timed_out() {
         credit_balance(ctx, run, &cells, cb);
@@ -471,11 +483,121 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
         stale_credit(ctx, run, &cells, st);
     }
     if !gc.timed_out() {
-        garbage_credit(ctx, run, &cells, gc, garbage);
+        garbage_credit(ctx, run, &cells, &weight, gc, garbage);
     }
     if !gs.done() && !gs.timed_out() {
         guard_symmetry(ctx, run, gs);
     }
+}
+
+/// Events grouped by cell (sorted by cell), with packed keys for speed.
+pub fn group_cells(run: &Run) -> BTreeMap<Cell, Vec<usize>> {
+    let pack = |c: &Cell| -> Option<u128> {
+        if c.index.len() > 4 || c.signal >= 1 << 16 || c.owner >= 1 << 16 {
+            return None;
+        }
+        let mut k: u128 = ((c.signal as u128) << 112) | ((c.owner as u128) << 96);
+        for (i, x) in c.index.iter().enumerate() {
+            if !(0..1 << 24).contains(x) {
+                return None;
+            }
+            k |= (*x as u128) << (72 - 24 * i);
+        }
+        Some(k | c.index.len() as u128)
+    };
+    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(run.events.len());
+    let mut slow: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
+    for (i, e) in run.events.iter().enumerate() {
+        if let Some(c) = &e.cell {
+            match pack(c) {
+                Some(k) => keyed.push((k, i)),
+                None => slow.entry(c.clone()).or_default().push(i),
+            }
+        }
+    }
+    keyed.sort_unstable();
+    let mut out = slow;
+    let mut i = 0;
+    while i < keyed.len() {
+        let k = keyed[i].0;
+        let mut j = i;
+        let mut evs = Vec::new();
+        while j < keyed.len() && keyed[j].0 == k {
+            evs.push(keyed[j].1);
+            j += 1;
+        }
+        if let Some(c) = &run.events[keyed[i].1].cell {
+            out.insert(c.clone(), evs);
+        }
+        i = j;
+    }
+    out
+}
+
+/// One event of a cell's signature.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct SigItem {
+    actor: u16,
+    owner: bool,
+    kind: u8,
+    op: u8,
+    val: Lin,
+    guard: Guard,
+    frame: Option<u32>,
+    section: Section,
+    order: u32,
+    remote: bool,
+    span: usize,
+}
+
+fn signature(run: &Run, cell: &Cell, evs: &[usize]) -> Vec<SigItem> {
+    let mut actors: Vec<(u32, u32)> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut out = Vec::with_capacity(evs.len() + 1);
+    out.push(SigItem {
+        actor: u16::MAX,
+        owner: false,
+        kind: 9,
+        op: 0,
+        val: Lin::k(cell.signal as i64),
+        guard: Vec::new(),
+        frame: None,
+        section: Section::Body,
+        order: 0,
+        remote: false,
+        span: 0,
+    });
+    for &e in evs {
+        let ev = &run.events[e];
+        let a = match actors.iter().position(|x| *x == ev.actor) {
+            Some(i) => i,
+            None => {
+                actors.push(ev.actor);
+                counts.push(0);
+                actors.len() - 1
+            }
+        };
+        counts[a] += 1;
+        let (kind, op, val, remote) = match &ev.kind {
+            EvKind::Notify { op, value, remote } => (0, *op as u8, value.clone(), *remote),
+            EvKind::Wait { cmp, thr } => (1, *cmp as u8, thr.clone(), false),
+            EvKind::Fence => (2, 0, Lin::k(0), false),
+        };
+        out.push(SigItem {
+            actor: a as u16,
+            owner: ev.actor.0 == cell.owner,
+            kind,
+            op,
+            val,
+            guard: ev.guard.clone(),
+            frame: ev.frame,
+            section: ev.section,
+            order: counts[a],
+            remote,
+            span: ev.span.start,
+        });
+    }
+    out
 }
 
 fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
@@ -1045,7 +1167,14 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
     }
 }
 
-fn garbage_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc, garbage: &mut Garbage) {
+fn garbage_credit(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cells: &BTreeMap<Cell, Vec<usize>>,
+    weight: &HashMap<Cell, u64>,
+    acc: &mut Acc,
+    garbage: &mut Garbage,
+) {
     let mut wasted = Lin::k(0);
     let mut first: Option<(Cell, Vec<usize>)> = None;
     for (cell, evs) in cells {
@@ -1066,10 +1195,11 @@ fn garbage_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
             acc.literal += 1;
             continue;
         }
+        let w = weight.get(cell).copied().unwrap_or(1) as i64;
         for &e in &credits {
             if let EvKind::Notify { remote: true, .. } = run.events[e].kind {
                 if let Ok(c) = contrib(run, e, &Lin::k(1)) {
-                    wasted = wasted.add(&c).unwrap_or(wasted);
+                    wasted = wasted.axpy(w, &c).unwrap_or(wasted);
                 }
             }
         }

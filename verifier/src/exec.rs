@@ -617,7 +617,11 @@ struct Exec<'a> {
     returned: bool,
     sym_depth: u32,
     seq: u32,
+    occurrence: HashMap<(usize, Option<u32>), u32>,
+    frame_ix: HashMap<FrameKey, u32>,
 }
+
+type FrameKey = (usize, Option<u32>, u32, Lin, Lin, Lin);
 
 fn execute(
     p: &Protocol,
@@ -642,6 +646,8 @@ fn execute(
         returned: false,
         sym_depth: 0,
         seq: 0,
+        occurrence: HashMap::new(),
+        frame_ix: HashMap::new(),
     };
     let blocks = match &p.blocks {
         Some(b) => {
@@ -673,6 +679,7 @@ fn execute(
             ex.returned = false;
             ex.sym_depth = 0;
             ex.seq = 0;
+            ex.occurrence.clear();
             ex.section = Section::Body;
             ex.block(&p.body)?;
             if !ex.returned {
@@ -949,16 +956,34 @@ impl Exec<'_> {
                         let mark = self.events.len();
                         let seq = self.seq;
                         let saved_frame = self.frame;
-                        let iter = self.syms.new_iter(trip.clone(), *var);
-                        self.frames.push(Frame {
-                            iter,
-                            trip: trip.clone(),
-                            parent: self.frame,
-                            span: s.span,
-                            lo: lo.clone(),
-                            step: step.clone(),
-                        });
-                        self.frame = Some(self.frames.len() as u32 - 1);
+                        // The k-th execution of this loop (under the same enclosing frame)
+                        // shares its frame and iteration atom with every other actor's k-th
+                        // execution when the bounds agree, so equal cells look equal.
+                        let occ = {
+                            let n = self.occurrence.entry((s.span.start, self.frame)).or_insert(0);
+                            *n += 1;
+                            *n
+                        };
+                        let key = (s.span.start, self.frame, occ, trip.clone(), lo.clone(), step.clone());
+                        let fid = match self.frame_ix.get(&key) {
+                            Some(f) => *f,
+                            None => {
+                                let iter = self.syms.new_iter(trip.clone(), *var);
+                                self.frames.push(Frame {
+                                    iter,
+                                    trip: trip.clone(),
+                                    parent: self.frame,
+                                    span: s.span,
+                                    lo: lo.clone(),
+                                    step: step.clone(),
+                                });
+                                let f = self.frames.len() as u32 - 1;
+                                self.frame_ix.insert(key, f);
+                                f
+                            }
+                        };
+                        let iter = self.frames[fid as usize].iter;
+                        self.frame = Some(fid);
                         let sv = self.syms.mul(&step, &Lin::atom(iter)).ok_or(overflow(s.span))?;
                         let val = lo.add(&sv).ok_or(overflow(s.span))?;
                         self.env[*var] = Some(Val::V(val));

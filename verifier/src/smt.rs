@@ -37,7 +37,7 @@ pub enum Answer {
 
 /// One solver per verification (thread-local context), reused with push/pop.
 pub struct Smt {
-    solver: Solver,
+    solver_: Option<Solver>,
     /// Number of Z3 checks made.
     pub calls: u32,
 }
@@ -52,12 +52,17 @@ impl Smt {
     /// A fresh solver.
     pub fn new() -> Smt {
         Smt {
-            solver: Solver::new(),
+            solver_: None,
             calls: 0,
         }
     }
 
-    fn set_timeout(&self, deadline: Instant) -> Option<u32> {
+    /// The solver, created on first use (creating a Z3 context costs ~20 ms).
+    fn solver(&mut self) -> &Solver {
+        self.solver_.get_or_insert_with(Solver::new)
+    }
+
+    fn set_timeout(&mut self, deadline: Instant) -> Option<u32> {
         let left = deadline.saturating_duration_since(Instant::now()).as_millis();
         if left == 0 {
             return None;
@@ -65,7 +70,7 @@ impl Smt {
         let ms = left.min(u32::MAX as u128) as u32;
         let mut params = Params::new();
         params.set_u32("timeout", ms.max(1));
-        self.solver.set_params(&params);
+        self.solver().set_params(&params);
         Some(ms)
     }
 
@@ -100,22 +105,25 @@ impl Smt {
         asserts.extend(extra(&mut tr));
         asserts.push(neg);
         let side = tr.side();
-        self.solver.push();
+        self.solver();
+        let Some(solver) = self.solver_.as_ref() else {
+            return Answer::Unknown("no solver".into());
+        };
+        solver.push();
         for a in asserts.iter().chain(side.iter()) {
-            self.solver.assert(a);
+            solver.assert(a);
         }
-        self.calls += 1;
-        let r = self.solver.check();
+        let r = solver.check();
         let out = match r {
             SatResult::Unsat => Answer::Valid,
             SatResult::Unknown => Answer::Unknown(format!(
                 "Z3: {}",
-                self.solver
+                solver
                     .get_reason_unknown()
                     .unwrap_or_else(|| "unknown".into())
             )),
             SatResult::Sat => {
-                let model = self.solver.get_model();
+                let model = solver.get_model();
                 let first = model.map(|m| tr.extract(&m));
                 // Minimise: P is already the smallest (enumeration order); then the
                 // symbolic parameters in declaration order.
@@ -127,7 +135,8 @@ impl Smt {
                 }
             }
         };
-        self.solver.pop(1);
+        solver.pop(1);
+        self.calls += 1;
         out
     }
 }

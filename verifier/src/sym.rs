@@ -185,14 +185,14 @@ pub type Bounds = (Option<i64>, Option<i64>);
 pub struct Syms {
     /// Atoms by id.
     pub atoms: Vec<Atom>,
-    index: HashMap<Atom, AtomId>,
+    index: FxMap<Atom, AtomId>,
     /// Known bounds of each atom.
     pub bounds: Vec<Bounds>,
     /// Iteration atoms each atom depends on (sorted).
     pub iters: Vec<Vec<AtomId>>,
     /// Conditions by id.
     pub conds: Vec<Formula>,
-    cindex: HashMap<Formula, CondId>,
+    cindex: FxMap<Formula, CondId>,
     /// Iteration atoms each condition depends on.
     pub citers: Vec<Vec<AtomId>>,
     /// Summarised loops, by iteration number.
@@ -922,3 +922,38 @@ impl Printer<'_> {
         format!("{} {op} {}", self.lin(&pos), self.lin(&neg))
     }
 }
+
+/// A fast non-cryptographic hasher (FxHash) for the verifier's interning tables.
+#[derive(Default, Clone, Copy)]
+pub struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+}
+
+/// HashMap with [`Fx`].
+pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
