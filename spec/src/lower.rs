@@ -319,17 +319,7 @@ impl Lowerer {
         if deps.poison {
             return None;
         }
-        let mut env = crate::eval::Env {
-            values: vec![None; self.vars.len()],
-            arrays: Vec::new(),
-        };
-        for (i, v) in self.vars.iter().enumerate() {
-            if let VarKind::Const(c) = v.kind {
-                env.values[i] = Some(c);
-            }
-        }
-        let dummy = self.dummy_protocol();
-        match crate::eval::eval(&dummy, &x, &env) {
+        match self.fold(&x) {
             Ok(v) => Some(v),
             Err(crate::eval::EvalError::DivByZero) => {
                 self.diags.push(
@@ -367,28 +357,6 @@ impl Lowerer {
                 );
                 None
             }
-        }
-    }
-
-    /// A protocol holding the tables lowered so far, to evaluate constants with
-    /// [`crate::eval::eval`] (which indexes `vars` and `arrays`).
-    fn dummy_protocol(&self) -> Protocol {
-        Protocol {
-            name: String::new(),
-            semantics: Semantics::Barrier,
-            vars: self.vars.clone(),
-            world: 0,
-            me: 0,
-            blocks: None,
-            requires: Vec::new(),
-            signals: Vec::new(),
-            windows: Vec::new(),
-            tiles: Vec::new(),
-            arrays: self.arrays.clone(),
-            decls: Vec::new(),
-            body: Block::default(),
-            epilogue: Block::default(),
-            span: Span::default(),
         }
     }
 
@@ -1355,19 +1323,45 @@ impl Lowerer {
 
     /// The value of an expression made of literals and (sound) `const`s.
     fn const_value(&self, e: &Expr) -> Option<i64> {
-        let mut env = crate::eval::Env {
-            values: vec![None; self.vars.len()],
-            arrays: Vec::new(),
-        };
-        let mut ok = true;
-        e.for_each_var(&mut |v| match self.vars[v].kind {
-            VarKind::Const(c) if !self.var_deps[v].poison => env.values[v] = Some(c),
-            _ => ok = false,
-        });
-        if !ok {
-            return None;
-        }
-        crate::eval::eval(&self.dummy_protocol(), e, &env).ok()
+        self.fold(e).ok()
+    }
+
+    /// Folds an expression made of literals and `const`s, with the arithmetic
+    /// of [`crate::eval::eval`]. Costs only the size of the expression (lowering
+    /// calls it for every constant index and slice bound).
+    fn fold(&self, e: &Expr) -> Result<i64, crate::eval::EvalError> {
+        use crate::eval::EvalError as E;
+        let ck = |x: Option<i64>| x.ok_or(E::Overflow);
+        Ok(match e {
+            Expr::Int(v) => *v,
+            Expr::Var(v) => match self.vars[*v].kind {
+                VarKind::Const(c) if !self.var_deps[*v].poison => c,
+                _ => return Err(E::Unbound(self.vars[*v].name.clone())),
+            },
+            Expr::Array(a, _) => return Err(E::NoArray(self.arrays[*a].name.clone())),
+            Expr::Neg(a) => ck(self.fold(a)?.checked_neg())?,
+            Expr::Rank(a) => self.fold(a)?,
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (self.fold(a)?, self.fold(b)?);
+                match op {
+                    BinOp::Add => ck(a.checked_add(b))?,
+                    BinOp::Sub => ck(a.checked_sub(b))?,
+                    BinOp::Mul => ck(a.checked_mul(b))?,
+                    BinOp::Div | BinOp::Mod if b == 0 => return Err(E::DivByZero),
+                    BinOp::Div => ck(a.checked_div_euclid(b))?,
+                    BinOp::Mod => ck(a.checked_rem_euclid(b))?,
+                }
+            }
+            Expr::CeilDiv(a, b) => {
+                let (a, b) = (self.fold(a)?, self.fold(b)?);
+                if b == 0 {
+                    return Err(E::DivByZero);
+                }
+                ck(crate::eval::ceil_div(a, b))?
+            }
+            Expr::Min(a, b) => self.fold(a)?.min(self.fold(b)?),
+            Expr::Max(a, b) => self.fold(a)?.max(self.fold(b)?),
+        })
     }
 
     /// For a dimension that is exactly the world size or an integer parameter:

@@ -366,9 +366,12 @@ impl<'a> Printer<'a> {
     /// Prints ` { ... }` after a head already printed at `indent`: `{}` for a
     /// block without statements or comments.
     fn braced(&mut self, b: &Block, indent: usize) {
-        let comment_inside = self.comments[self.next_comment..]
-            .iter()
-            .any(|(c, _)| c.start > b.span.start && c.start < b.span.end);
+        // Comments are sorted: look at the first pending one after the `{`.
+        let pending = &self.comments[self.next_comment..];
+        let after_open = pending.partition_point(|(c, _)| c.start <= b.span.start);
+        let comment_inside = pending
+            .get(after_open)
+            .is_some_and(|(c, _)| c.start < b.span.end);
         if b.stmts.is_empty() && !comment_inside {
             self.out.push_str(" {}");
             self.last_end = b.span.end;
