@@ -2,6 +2,8 @@
 //!
 //! * [`cpp`]: the C++ generator — a target-neutral statement walker ([`cpp::walk`]) and the
 //!   `pto::comm` dialect ([`cpp::pto`]) whose one source builds for Ascend and for CPU threads.
+//! * [`mpi`]: the MPI-3 RMA backend — the same walker with the MPI dialect, `mpicxx` builds
+//!   (cached by content hash), `mpirun` runs with a deadline and no orphans.
 //! * [`layout`]: the args-block ABI of generated kernels.
 //! * [`host`]: compile a generated kernel with the system C++ compiler (cached by content
 //!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
@@ -9,5 +11,6 @@
 pub mod cpp;
 pub mod host;
 pub mod layout;
+pub mod mpi;
 pub mod oracle;
 pub mod testing;

@@ -71,7 +71,9 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    // `collc run --target mpi -np 4` (mpirun's spelling) is `--np 4`.
+    let cli =
+        Cli::parse_from(std::env::args_os().map(|a| if a == "-np" { "--np".into() } else { a }));
     let color = match cli.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,

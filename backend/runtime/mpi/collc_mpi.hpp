@@ -176,11 +176,13 @@
 #include <mpi.h>
 
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 #include <time.h>
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -247,6 +249,7 @@ struct SignalArray {
   std::string name;
   MPI_Aint base = 0;   // first cell (displacement in the signal window)
   MPI_Aint cells = 0;  // number of cells
+  bool credit = true;  // credit cells must read 0 after the last call; value cells (Set) need not
 };
 
 /// One MPI window. Symmetric: `count` elements of `elem_size` bytes on every rank.
@@ -298,6 +301,9 @@ struct State {
   long yield_us = 2000;
   long sleep_max_us = 200;
   long jitter_us = 0;        // COLLC_MPI_JITTER_US: random delay before get/put/notify
+  long lag_us = 0;           // COLLC_MPI_LAG_US: ranks != 0 sleep before get/put and check
+  int fault_rank = -1;       // COLLC_MPI_TEST_FAULT=kill:R|hang:R (test aid)
+  int fault_kind = 0;        // 1 kill, 2 hang
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   int call = -1;
   std::vector<Window*> live;  // windows inside their lock_all epoch
@@ -336,6 +342,34 @@ inline void jitter() {
     timespec ts{us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, nullptr);
   }
+}
+
+/// Test aid (COLLC_MPI_LAG_US > 0): every rank but rank 0 sleeps N us before each get/put
+/// and before the launcher's output check, so rank 0 runs ahead deterministically. A
+/// protocol that lets a fast rank touch a peer's memory the peer has not finished with
+/// (e.g. the merged broadcast's last tile, allgather's next-call push) then fails with a
+/// MISMATCH every time instead of once in a while; a correct protocol only gets slower.
+inline void lag() {
+  State& S = st();
+  if (S.lag_us <= 0 || S.me == 0) return;
+  timespec ts{S.lag_us / 1000000, (S.lag_us % 1000000) * 1000};
+  nanosleep(&ts, nullptr);
+}
+
+/// Test aid (COLLC_MPI_TEST_FAULT=kill:R | hang:R): at its first wait, rank R kills itself
+/// with SIGKILL (a rank that dies) or sleeps forever, ignoring every deadline (a rank that
+/// hangs outside the runtime's control). Tests that the launcher above (`collc run`) stops
+/// the job within its deadline and leaves no process behind.
+inline void fault_point() {
+  State& S = st();
+  if (S.fault_kind == 0 || S.me != S.fault_rank) return;
+  fprintf(stderr, "collc_mpi: rank=%d call=%d: COLLC_MPI_TEST_FAULT: %s\n", S.me, S.call,
+          S.fault_kind == 1 ? "killing this rank (SIGKILL)" : "hanging this rank forever");
+  fflush(stderr);
+  if (S.fault_kind == 1) {
+    raise(SIGKILL);
+  }
+  for (;;) pause();
 }
 
 [[noreturn]] __attribute__((format(printf, 2, 3))) inline void die(int code, const char* fmt, ...) {
@@ -400,6 +434,23 @@ inline void init(int* argc, char*** argv) {
   S.yield_us = detail::env_long("COLLC_MPI_WAIT_YIELD_US", 2000, 0);
   S.sleep_max_us = detail::env_long("COLLC_MPI_WAIT_SLEEP_MAX_US", 200, 1);
   S.jitter_us = detail::env_long("COLLC_MPI_JITTER_US", 0, 0);
+  S.lag_us = detail::env_long("COLLC_MPI_LAG_US", 0, 0);
+  if (const char* f = getenv("COLLC_MPI_TEST_FAULT")) {
+    if (*f) {
+      const std::string spec = f;
+      const auto colon = spec.find(':');
+      const std::string kind = spec.substr(0, colon);
+      char* end = nullptr;
+      const long r = colon == std::string::npos ? -1 : strtol(spec.c_str() + colon + 1, &end, 10);
+      if ((kind != "kill" && kind != "hang") || r < 0 || !end || *end != '\0') {
+        fprintf(stderr, "collc_mpi: invalid COLLC_MPI_TEST_FAULT=\"%s\" (need kill:RANK or hang:RANK)\n", f);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+      S.fault_rank = int(r);
+      S.fault_kind = kind == "kill" ? 1 : 2;
+    }
+  }
   S.rng ^= uint64_t(S.me + 1) * 0xBF58476D1CE4E5B9ull;
   S.inited = true;
 }
@@ -419,6 +470,52 @@ inline void set_call(int call) { detail::st().call = call; }
 inline int64_t payload(int call, int rank, int64_t index) {
   return int64_t(call) * 100000 + int64_t(rank) * 1000 + index;
 }
+
+/// A usage error found by a generated program's setup() (missing or out-of-domain
+/// --param, unmet `require`, world size outside the protocol's `ranks` domain): prints
+/// the message and aborts the job with exit code 2.
+[[noreturn]] __attribute__((format(printf, 1, 2))) inline void usage_error(const char* fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "collc_mpi: rank=%d: usage: %s\n", detail::st().me, buf);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort();
+}
+
+/// A runtime check of a generated kernel failed (an index, rank or slice the .coll does
+/// not make trivially safe was out of range): contract error, exit code 4.
+[[noreturn]] inline void contract_violation(const char* what, const char* cond) {
+  detail::die(4, "runtime check failed: %s [%s]", what, cond);
+}
+
+/// Called by the launcher between kernel() and check() (COLLC_MPI_LAG_US test aid).
+inline void lag_before_check() { detail::lag(); }
+
+/// Input values of generated programs. They mirror backend/src/oracle.rs (`input_value`,
+/// `array_value`) exactly, so the host and MPI backends stage the same payloads: small
+/// integers (sums over 16 ranks stay below 2^24, exact in f32 in any reduction order) and,
+/// for `prod`, powers of two. Every value depends on the call index, so data of the wrong
+/// call is caught.
+namespace oracle {
+/// Element `i` of input window `salt` (its WindowId) of rank `r` in call `k`.
+inline float input_value(bool prod, int64_t salt, int64_t r, int64_t k, int64_t i) {
+  if (prod) {
+    static const float kProd[6] = {1.0f, 2.0f, 0.5f, -1.0f, -2.0f, 4.0f};
+    return kProd[(r * 3 + k * 5 + i + salt) % 6];
+  }
+  return float((r + 1) * 7 + (k % 64) * 1031 + (i % 1021) + salt * 13);
+}
+/// Element `i` of host array `a` (its ArrayId, domain lo..=hi) of rank `r` in call `k`.
+inline int64_t array_value(int64_t lo, int64_t hi, int64_t a, int64_t r, int64_t k, int64_t i) {
+  int64_t span = hi - lo + 1;
+  if (span < 1) span = 1;
+  return lo + (r * 5 + k * 3 + i * 7 + a * 11) % span;
+}
+}  // namespace oracle
 
 // ------------------------------------------------------------------------------------
 // Internal checks
@@ -523,6 +620,7 @@ inline void wait(const Window& w, MPI_Aint disp, Cmp cmp, int32_t threshold,
   auto& S = detail::st();
   if (w.kind != WinKind::Signal) detail::die(4, "wait on data window \"%s\"", w.name.c_str());
   detail::check_range(w, S.me, disp, 1, "wait");
+  detail::fault_point();
   const uint64_t t0 = detail::now_ns();
   uint64_t polls = 1;
   int32_t v = detail::fetch_cell(w, S.me, disp);
@@ -569,6 +667,7 @@ inline void get(T* dst_local, int pe, const Window& w, MPI_Aint disp, MPI_Aint c
                 w.name.c_str(), w.elem_size);
   detail::check_range(w, pe, disp, count, "get");
   detail::jitter();
+  detail::lag();
   for (MPI_Aint done = 0; done < count;) {
     int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
     COLLC_MPI_CHECK(MPI_Get(dst_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
@@ -590,6 +689,7 @@ inline void put(const T* src_local, int pe, const Window& w, MPI_Aint disp, MPI_
                 w.name.c_str(), w.elem_size);
   detail::check_range(w, pe, disp, count, "put");
   detail::jitter();
+  detail::lag();
   for (MPI_Aint done = 0; done < count;) {
     int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
     COLLC_MPI_CHECK(MPI_Put(src_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
@@ -599,6 +699,35 @@ inline void put(const T* src_local, int pe, const Window& w, MPI_Aint disp, MPI_
   auto& s = detail::st().stats;
   s.puts++;
   s.bytes_put += uint64_t(count) * sizeof(T);
+}
+
+/// Local copy (TLOAD/TSTORE/TMOV on this rank's own memory: window copies and tiles).
+/// Overlap-safe; a copy onto itself is skipped.
+template <class T> inline void copy_local(T* dst, const T* src, MPI_Aint count) {
+  if (count <= 0 || dst == src) return;
+  std::memmove(dst, src, size_t(count) * sizeof(T));
+}
+
+/// Element-wise reduction operators of `reduce`.
+enum class ReduceOp { Sum, Max, Min, Prod };
+
+/// dst[i] = dst[i] op src[i] on local memory (tiles, this rank's window copy, a staging
+/// buffer filled by get). max/min follow IEEE fmax/fmin (NaN-ignoring), like the simulator.
+inline void reduce(ReduceOp op, float* dst, const float* src, MPI_Aint count) {
+  switch (op) {
+    case ReduceOp::Sum:
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = dst[i] + src[i];
+      break;
+    case ReduceOp::Max:
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = std::fmax(dst[i], src[i]);
+      break;
+    case ReduceOp::Min:
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = std::fmin(dst[i], src[i]);
+      break;
+    case ReduceOp::Prod:
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = dst[i] * src[i];
+      break;
+  }
 }
 
 /// Atomic read of a signal cell (any rank's). For harness checks and diagnostics; a
@@ -719,6 +848,7 @@ class Session {
   int np() const { return detail::st().np; }
   const Params& params() const { return params_; }
   int64_t param_i64(const char* name, int64_t dflt) const { return params_.i64(name, dflt); }
+  bool has_param(const char* name) const { return params_.has(name); }
   double param_f64(const char* name, double dflt) const { return params_.f64(name, dflt); }
 
   /// Reserve `cells` int32 cells for signal array `name`; returns its base displacement
@@ -733,6 +863,14 @@ class Session {
     sigwin_->arrays.push_back(a);
     sigwin_->count += cells;
     return a.base;
+  }
+  /// Reserve `cells` int32 VALUE cells (a signal declared `as value`: written with
+  /// notify_set only, carries a value, never reset). Same window as the credit cells, but
+  /// excluded from the all-zero check after the last call.
+  MPI_Aint value_signal(const char* name, MPI_Aint cells) {
+    MPI_Aint base = signal(name, cells);
+    sigwin_->arrays.back().credit = false;
+    return base;
   }
   /// The protocol's signal window (valid for the Session's lifetime; allocated later).
   Window* signal_window() { return sigwin_; }
@@ -824,7 +962,8 @@ class Session {
   /// window atomically; returns the number of nonzero cells and appends descriptions.
   long nonzero_cells(std::vector<std::string>* out) const {
     long n = 0;
-    for (const auto& a : sigwin_->arrays)
+    for (const auto& a : sigwin_->arrays) {
+      if (!a.credit) continue;  // value cells keep their value
       for (MPI_Aint i = 0; i < a.cells; ++i) {
         int32_t v = detail::fetch_cell(*sigwin_, detail::st().me, a.base + i);
         if (v != 0) {
@@ -832,6 +971,7 @@ class Session {
           if (out) out->push_back(a.name + "[" + std::to_string(long(i)) + "]=" + std::to_string(v));
         }
       }
+    }
     return n;
   }
 

@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
     if (skew_us > 0) usleep(useconds_t(((3 * c + 5 * me) % np) * skew_us));
     collc_program::prepare(ctx, args);
     collc_program::kernel(ctx, args);
+    lag_before_check();
     collc_program::check(ctx, args, checker);
   }
   const double t1 = MPI_Wtime();

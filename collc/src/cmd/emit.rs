@@ -22,6 +22,9 @@ pub enum TargetArg {
     Ascend,
     /// The same C++ for CPU threads (collc's runtime); `-o lib.so` compiles it.
     Host,
+    /// A C++ program over MPI-3 RMA (`-o x.cpp`: the source; other `-o` names: the
+    /// executable, built with mpicxx). See `cmd::mpi`.
+    Mpi,
 }
 
 /// Arguments of `collc emit`.
@@ -135,6 +138,7 @@ pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
     let target = match args.target {
         TargetArg::Ascend => Target::Ascend,
         TargetArg::Host => Target::Host,
+        TargetArg::Mpi => return super::mpi::emit(args, &l, warning, style, out),
     };
     let opts = EmitOptions {
         source: Some(&l.source),

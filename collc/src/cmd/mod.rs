@@ -5,6 +5,7 @@ pub mod cost;
 pub mod emit;
 pub mod fmt;
 pub mod ir;
+pub mod mpi;
 pub mod run;
 pub mod sim;
 pub mod verify;

@@ -18,6 +18,8 @@ use std::time::Duration;
 pub enum RunTarget {
     /// CPU threads in one process (collc's pto::comm runtime).
     Host,
+    /// One process per rank over MPI-3 RMA, via mpicxx and mpirun (see `cmd::mpi`).
+    Mpi,
 }
 
 /// Arguments of `collc run`.
@@ -29,7 +31,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "host")]
     pub target: RunTarget,
     /// World size (ranks); same as `--param P=N` for a protocol whose world size is `P`.
-    #[arg(short = 'P', long = "ranks", value_name = "N")]
+    #[arg(short = 'P', long = "ranks", visible_alias = "np", value_name = "N")]
     pub ranks: Option<i64>,
     /// A parameter value, e.g. `--param n=1000` (repeatable).
     #[arg(long = "param", value_name = "NAME=V")]
@@ -56,6 +58,16 @@ pub struct RunArgs {
     /// Print the generated library's path and compile command.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// `--target mpi`: an Open MPI hostfile (run across machines); default: this machine.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<String>,
+    /// `--target mpi`: an extra mpirun argument (repeatable), e.g. `--mpirun-arg=--mca
+    /// --mpirun-arg=osc --mpirun-arg=rdma`.
+    #[arg(long = "mpirun-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub mpirun_args: Vec<String>,
+    /// `--target mpi`: generate and run even if the verifier rejects the protocol.
+    #[arg(long)]
+    pub allow_unverified: bool,
 }
 
 fn parse_params(args: &RunArgs, world: &str) -> Result<BTreeMap<String, i64>, String> {
@@ -82,6 +94,9 @@ fn parse_params(args: &RunArgs, world: &str) -> Result<BTreeMap<String, i64>, St
 
 /// Runs `collc run`.
 pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
+    if args.target == RunTarget::Mpi {
+        return super::mpi::run(args, style, out);
+    }
     let l = match load(&args.file) {
         Ok(l) => l,
         Err(LoadError::Io(msg)) => {

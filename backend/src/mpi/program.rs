@@ -1,0 +1,617 @@
+//! The parts of a generated MPI program around the kernel: the `Args` struct, `setup()`
+//! (parameters, rank-uniform values, symmetric objects), the block loop `kernel()`, and
+//! `prepare()` / `check()` (inputs and outputs from the IR's [`Semantics`], with the same
+//! payload functions as the host backend's oracle, `crate::oracle`).
+
+use crate::cpp::{c_string, int_lit, Kernel, Writer};
+use collc_spec::ir::*;
+use collc_spec::print::{cond_to_string, expr_to_string};
+
+/// Field names of `Args`, derived from the kernel's C++ names.
+pub(crate) struct Names<'k, 'a> {
+    k: &'k Kernel<'a>,
+}
+
+impl<'k, 'a> Names<'k, 'a> {
+    pub(crate) fn of(k: &'k Kernel<'a>) -> Self {
+        Names { k }
+    }
+    pub(crate) fn signal_field(&self, s: SignalId) -> String {
+        format!("sig_{}", self.k.signal_names[s])
+    }
+    pub(crate) fn window_field(&self, w: WindowId) -> String {
+        format!("win_{}", self.k.window_names[w])
+    }
+    pub(crate) fn window_len(&self, w: WindowId) -> String {
+        format!("len_{}", self.k.window_names[w])
+    }
+    pub(crate) fn array_field(&self, a: ArrayId) -> String {
+        format!("arr_{}", self.k.array_names[a])
+    }
+    pub(crate) fn array_len(&self, a: ArrayId) -> String {
+        format!("alen_{}", self.k.array_names[a])
+    }
+    pub(crate) fn signal_cells(&self, s: SignalId) -> String {
+        format!("cells_{}", self.k.signal_names[s])
+    }
+    pub(crate) fn param_field(&self, v: VarId) -> String {
+        format!("p_{}", self.k.var(v))
+    }
+    pub(crate) fn tile_field(&self, t: TileId) -> String {
+        format!("tile_{}", self.k.tiles[t].name)
+    }
+}
+
+fn dims_text(p: &Protocol, dims: &[Expr]) -> String {
+    dims.iter()
+        .map(|d| format!("[{}]", expr_to_string(p, d)))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// `(d0) * (d1) * ...` as C++.
+fn product(k: &Kernel, dims: &[Expr]) -> String {
+    if dims.is_empty() {
+        return "1".to_string();
+    }
+    dims.iter()
+        .map(|d| {
+            let s = k.expr(d);
+            if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                s
+            } else {
+                format!("({s})")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" * ")
+}
+
+/// The `Args` struct: everything `kernel()`, `prepare()` and `check()` need.
+pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
+    let p = k.p;
+    let outer = w;
+    let mut inner = Writer::default();
+    let w = &mut inner;
+    w.line("// Everything the kernel needs: window handles, signal cell bases, params (setup() fills it).");
+    w.open("struct Args");
+    w.line("collc_mpi::Window* sigwin = nullptr;  // THE signal window: every signal array is a run of int32 cells in it");
+    for d in &p.decls {
+        match *d {
+            Decl::Signal(s) => {
+                let sig = &p.signals[s];
+                let kind = match sig.kind {
+                    SignalKind::Credit => "credit signal",
+                    SignalKind::Value => "value signal (Set only, never reset)",
+                };
+                w.line(format!(
+                    "MPI_Aint {} = 0;  // {kind} {}{}: first cell",
+                    n.signal_field(s),
+                    sig.name,
+                    dims_text(p, &sig.dims)
+                ));
+                w.line(format!(
+                    "int64_t {} = 0;  // its cell count",
+                    n.signal_cells(s)
+                ));
+            }
+            Decl::Window(x) => {
+                let win = &p.windows[x];
+                w.line(format!(
+                    "collc_mpi::Window* {} = nullptr;  // window {}: f32{} (MPI_Win_allocate)",
+                    n.window_field(x),
+                    win.name,
+                    dims_text(p, &win.dims)
+                ));
+                w.line(format!(
+                    "int64_t {} = 0;  // its element count",
+                    n.window_len(x)
+                ));
+            }
+            Decl::Array(a) => {
+                let arr = &p.arrays[a];
+                w.line(format!(
+                    "int64_t* {} = nullptr;  // host array {}: int{} in {}..={} (rank-local input)",
+                    n.array_field(a),
+                    arr.name,
+                    dims_text(p, &arr.dims),
+                    arr.domain.0,
+                    arr.domain.1
+                ));
+                w.line(format!(
+                    "int64_t {} = 0;  // its element count",
+                    n.array_len(a)
+                ));
+            }
+            Decl::Tile(t) => {
+                let tile = &p.tiles[t];
+                w.line(format!(
+                    "float* {} = nullptr;  // tile {}: f32{} (rank-local, not a window)",
+                    n.tile_field(t),
+                    tile.name,
+                    dims_text(p, &tile.dims)
+                ));
+            }
+            Decl::Var(v) if matches!(p.vars[v].kind, VarKind::Param { .. }) => {
+                w.line(format!(
+                    "int64_t {} = 0;  // param {}",
+                    n.param_field(v),
+                    p.vars[v].name
+                ));
+            }
+            _ => {}
+        }
+    }
+    for s in ["stage_a", "stage_b"].iter().take(k.stages) {
+        w.line(format!(
+            "float* {s} = nullptr;  // staging buffer (rank-local) for remote reductions"
+        ));
+    }
+    w.line("int64_t collc_blocks = 1;  // blocks per rank (run one after another by kernel())");
+    match &p.semantics {
+        Semantics::Broadcast { .. } => w.line("int64_t collc_root = 0;  // the broadcast root"),
+        Semantics::AllToAllV { .. } => w.line("int64_t collc_row = 1;  // elements per row of the target"),
+        Semantics::Barrier => w.line(
+            "collc_mpi::Window* collc_arrivals = nullptr;  // harness only (check): int32[1] arrival counter on rank 0",
+        ),
+        _ => {}
+    }
+    w.close();
+    // `struct Args { ... };`: the writer closes blocks with `}`.
+    for line in inner.finish().lines() {
+        if line == "}" {
+            outer.line("};");
+        } else {
+            outer.line(line);
+        }
+    }
+}
+
+/// `setup()`: reads and checks the parameters (so the kernel's guards never fire), computes
+/// the rank-uniform values, declares the symmetric objects in declaration order.
+pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
+    let p = k.p;
+    w.line("// Reads and checks the parameters (mpirun -np, --param), computes the rank-uniform values");
+    w.line("// and declares the symmetric objects, in the same order and sizes on every rank.");
+    w.open("void setup(collc_mpi::Session& s, Args& args)");
+    w.line("args.sigwin = s.signal_window();");
+    for d in &p.decls {
+        match *d {
+            Decl::Var(v) => {
+                let var = &p.vars[v];
+                let c = k.var(v);
+                match &var.kind {
+                    VarKind::World { lo, hi } => {
+                        w.line(format!("[[maybe_unused]] const int64_t {c} = s.np();  // ranks {} in {lo}..={hi}", var.name));
+                        w.line(format!(
+                            "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"ranks {} = %lld is outside {lo}..={hi} (mpirun -np)\", static_cast<long long>({c}));",
+                            int_lit(*lo),
+                            int_lit(*hi),
+                            var.name
+                        ));
+                    }
+                    VarKind::Param {
+                        domain: Some((lo, hi)),
+                    } => {
+                        w.line(format!(
+                            "if (!s.has_param({})) collc_mpi::usage_error(\"missing --param {}=VALUE (param {}: int in {lo}..={hi})\");",
+                            c_string(&var.name),
+                            var.name,
+                            var.name
+                        ));
+                        w.line(format!(
+                            "[[maybe_unused]] const int64_t {c} = s.param_i64({}, 0);",
+                            c_string(&var.name)
+                        ));
+                        w.line(format!(
+                            "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"--param {}=%lld is outside {lo}..={hi}\", static_cast<long long>({c}));",
+                            int_lit(*lo),
+                            int_lit(*hi),
+                            var.name
+                        ));
+                        w.line(format!("args.{} = {c};", n.param_field(v)));
+                    }
+                    VarKind::Param { domain: None } => {
+                        let world = k.var(p.world);
+                        w.line(format!(
+                            "[[maybe_unused]] const int64_t {c} = s.param_i64({}, 0);  // param {}: rank (default 0)",
+                            c_string(&var.name),
+                            var.name
+                        ));
+                        w.line(format!(
+                            "if ({c} < 0 || {c} >= {world}) collc_mpi::usage_error(\"--param {}=%lld is not a rank in 0..%lld\", static_cast<long long>({c}), static_cast<long long>({world}));",
+                            var.name
+                        ));
+                        w.line(format!("args.{} = {c};", n.param_field(v)));
+                    }
+                    VarKind::Const(x) => {
+                        w.line(format!(
+                            "[[maybe_unused]] constexpr int64_t {c} = {};  // const {}",
+                            int_lit(*x),
+                            var.name
+                        ));
+                    }
+                    VarKind::Derived(e) => {
+                        w.line(format!(
+                            "[[maybe_unused]] const int64_t {c} = {};  // let {} = {}",
+                            k.expr(e),
+                            var.name,
+                            expr_to_string(p, e)
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            Decl::Require(i) => {
+                let r = &p.requires[i];
+                let text = format!("require {};", cond_to_string(p, &r.cond));
+                w.line(format!(
+                    "if (!({})) collc_mpi::usage_error(\"%s\", {});",
+                    k.cond(&r.cond),
+                    c_string(&format!("{text} does not hold for these parameters"))
+                ));
+            }
+            Decl::Blocks => {
+                if let Some(b) = &p.blocks {
+                    w.line(format!(
+                        "args.collc_blocks = {};  // blocks {} in 0..{}",
+                        k.expr(&b.count),
+                        p.vars[b.var].name,
+                        expr_to_string(p, &b.count)
+                    ));
+                    w.line("if (args.collc_blocks < 0) collc_mpi::usage_error(\"negative block count\");");
+                }
+            }
+            Decl::Signal(s) => {
+                let sig = &p.signals[s];
+                let cells = n.signal_cells(s);
+                w.line(format!("args.{cells} = {};", product(k, &sig.dims)));
+                w.line(format!(
+                    "if (args.{cells} < 0) collc_mpi::usage_error(\"signal {} has a negative dimension\");",
+                    sig.name
+                ));
+                let f = match sig.kind {
+                    SignalKind::Credit => "signal",
+                    SignalKind::Value => "value_signal",
+                };
+                w.line(format!(
+                    "args.{} = s.{f}({}, std::max<int64_t>(1, args.{cells}));",
+                    n.signal_field(s),
+                    c_string(&sig.name)
+                ));
+            }
+            Decl::Window(x) => {
+                let win = &p.windows[x];
+                let len = n.window_len(x);
+                w.line(format!("args.{len} = {};", product(k, &win.dims)));
+                w.line(format!(
+                    "if (args.{len} < 0) collc_mpi::usage_error(\"window {} has a negative dimension\");",
+                    win.name
+                ));
+                w.line(format!(
+                    "args.{} = s.buffer<float>({}, std::max<int64_t>(1, args.{len}));",
+                    n.window_field(x),
+                    c_string(&win.name)
+                ));
+            }
+            Decl::Array(a) => {
+                let arr = &p.arrays[a];
+                let len = n.array_len(a);
+                w.line(format!("args.{len} = {};", product(k, &arr.dims)));
+                w.line(format!(
+                    "if (args.{len} < 0) collc_mpi::usage_error(\"array {} has a negative dimension\");",
+                    arr.name
+                ));
+                w.line(format!(
+                    "args.{} = s.local_buffer<int64_t>({}, std::max<int64_t>(1, args.{len}));",
+                    n.array_field(a),
+                    c_string(&arr.name)
+                ));
+            }
+            Decl::Tile(t) => {
+                let info = &k.tiles[t];
+                w.line(format!(
+                    "args.{} = s.local_buffer<float>({}, {});",
+                    n.tile_field(t),
+                    c_string(&p.tiles[t].name),
+                    info.cap
+                ));
+            }
+        }
+    }
+    for st in ["stage_a", "stage_b"].iter().take(k.stages) {
+        w.line(format!(
+            "args.{st} = s.local_buffer<float>(\"collc_{st}\", kStage);"
+        ));
+    }
+    match &p.semantics {
+        Semantics::Broadcast { root, .. } => {
+            let world = k.var(p.world);
+            w.line(format!("args.collc_root = {};", k.var(*root)));
+            w.line(format!(
+                "if (args.collc_root < 0 || args.collc_root >= {world}) collc_mpi::usage_error(\"broadcast root %lld is not a rank\", static_cast<long long>(args.collc_root));"
+            ));
+        }
+        Semantics::AllToAllV { target, .. } => {
+            let last = p.windows[*target]
+                .dims
+                .last()
+                .map_or("1".to_string(), |d| k.expr(d));
+            w.line(format!("args.collc_row = std::max<int64_t>(1, {last});"));
+        }
+        Semantics::Barrier => {
+            w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", 1);");
+        }
+        _ => {}
+    }
+    w.close();
+}
+
+/// `kernel()`: every block of this rank, in turn.
+pub(crate) fn kernel(w: &mut Writer) {
+    w.line("// The protocol on this rank: its blocks one after another (block b synchronises with");
+    w.line("// block b of every peer through its own lanes).");
+    w.open("void kernel(const collc_mpi::Ctx& ctx, const Args& args)");
+    w.line("for (int64_t b = 0; b < args.collc_blocks; ++b) kernel_block(ctx, args, b);");
+    w.close();
+}
+
+fn is_prod(p: &Protocol) -> bool {
+    matches!(
+        p.semantics,
+        Semantics::Allreduce {
+            op: ReduceOp::Prod,
+            ..
+        } | Semantics::ReduceScatter {
+            op: ReduceOp::Prod,
+            ..
+        }
+    )
+}
+
+fn fold_op(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "want = want + v;",
+        ReduceOp::Max => "want = std::fmax(want, v);",
+        ReduceOp::Min => "want = std::fmin(want, v);",
+        ReduceOp::Prod => "want = want * v;",
+    }
+}
+
+/// `prepare()`: this rank's inputs of call `ctx.call`, written with plain stores into its own
+/// windows (the kernel's first notify publishes them).
+pub(crate) fn prepare(k: &Kernel, n: &Names, w: &mut Writer) {
+    let p = k.p;
+    let prod = is_prod(p);
+    w.line("// Inputs of call ctx.call (the oracle's payloads): plain stores into this rank's own windows;");
+    w.line("// the kernel's first notify publishes them (release, collc_mpi.hpp 3(a)).");
+    w.open("void prepare(const collc_mpi::Ctx& ctx, const Args& args)");
+    let inputs: Vec<WindowId> = match &p.semantics {
+        Semantics::Allreduce { data, .. }
+        | Semantics::Broadcast { data, .. }
+        | Semantics::ReduceScatter { data, .. } => {
+            vec![*data]
+        }
+        Semantics::Allgather { input, .. }
+        | Semantics::AllToAll { input, .. }
+        | Semantics::AllToAllV { input, .. } => {
+            vec![*input]
+        }
+        Semantics::Barrier => vec![],
+    };
+    let mut used_ctx = false;
+    for x in inputs {
+        used_ctx = true;
+        w.open("");
+        w.line(format!(
+            "float* const v = args.{}->local<float>();",
+            n.window_field(x)
+        ));
+        w.line(format!(
+            "for (int64_t i = 0; i < args.{}; ++i) v[i] = collc_mpi::oracle::input_value({prod}, {x}, ctx.me, ctx.call, i);",
+            n.window_len(x)
+        ));
+        w.close();
+    }
+    for d in &p.decls {
+        if let Decl::Array(a) = *d {
+            used_ctx = true;
+            let (lo, hi) = p.arrays[a].domain;
+            w.line(format!(
+                "for (int64_t i = 0; i < args.{}; ++i) args.{}[i] = collc_mpi::oracle::array_value({}, {}, {a}, ctx.me, ctx.call, i);",
+                n.array_len(a),
+                n.array_field(a),
+                int_lit(lo),
+                int_lit(hi)
+            ));
+        }
+    }
+    if matches!(p.semantics, Semantics::Barrier) {
+        w.line("(void)ctx;");
+        w.line(
+            "// Count this rank's arrival on rank 0 (flushed before the kernel's first notify).",
+        );
+        w.line("collc_mpi::harness_add_i32(*args.collc_arrivals, 0, 0, 1);");
+    } else if !used_ctx {
+        w.line("(void)ctx;");
+        w.line("(void)args;");
+    }
+    w.close();
+}
+
+/// `check()`: this rank's outputs of call `ctx.call` against the collective's semantics
+/// (`crate::oracle::check`, per rank).
+pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
+    let p = k.p;
+    let prod = is_prod(p);
+    let win = |x: WindowId| c_string(&p.windows[x].name);
+    w.line(
+        "// Outputs of call ctx.call against the collective's semantics (exact: the payloads are",
+    );
+    w.line("// small integers or powers of two).");
+    w.open("void check(const collc_mpi::Ctx& ctx, const Args& args, collc_mpi::Checker& chk)");
+    match &p.semantics {
+        Semantics::Allreduce { op, data } => {
+            w.line(format!(
+                "const float* const got = args.{}->local<float>();",
+                n.window_field(*data)
+            ));
+            w.open(format!(
+                "for (int64_t i = 0; i < args.{}; ++i)",
+                n.window_len(*data)
+            ));
+            w.line(format!(
+                "float want = collc_mpi::oracle::input_value({prod}, {data}, 0, ctx.call, i);"
+            ));
+            w.open("for (int64_t r = 1; r < ctx.np; ++r)");
+            w.line(format!(
+                "const float v = collc_mpi::oracle::input_value({prod}, {data}, r, ctx.call, i);"
+            ));
+            w.line(fold_op(*op));
+            w.close();
+            w.line(format!("chk.eq({}, i, got[i], want);", win(*data)));
+            w.close();
+        }
+        Semantics::Broadcast { data, .. } => {
+            w.line(format!(
+                "const float* const got = args.{}->local<float>();",
+                n.window_field(*data)
+            ));
+            w.line(format!(
+                "for (int64_t i = 0; i < args.{}; ++i) chk.eq({}, i, got[i], collc_mpi::oracle::input_value({prod}, {data}, args.collc_root, ctx.call, i));",
+                n.window_len(*data),
+                win(*data)
+            ));
+        }
+        Semantics::ReduceScatter { op, data } => {
+            w.line(format!(
+                "const float* const got = args.{}->local<float>();",
+                n.window_field(*data)
+            ));
+            w.line(format!(
+                "const int64_t m = args.{} / ctx.np;",
+                n.window_len(*data)
+            ));
+            w.open("for (int64_t i = ctx.me * m; i < (ctx.me + 1) * m; ++i)");
+            w.line(format!(
+                "float want = collc_mpi::oracle::input_value({prod}, {data}, 0, ctx.call, i);"
+            ));
+            w.open("for (int64_t r = 1; r < ctx.np; ++r)");
+            w.line(format!(
+                "const float v = collc_mpi::oracle::input_value({prod}, {data}, r, ctx.call, i);"
+            ));
+            w.line(fold_op(*op));
+            w.close();
+            w.line(format!("chk.eq({}, i, got[i], want);", win(*data)));
+            w.close();
+        }
+        Semantics::Allgather { input, target } => {
+            w.line(format!(
+                "const float* const got = args.{}->local<float>();",
+                n.window_field(*target)
+            ));
+            w.line(format!(
+                "const int64_t m = args.{} / ctx.np;",
+                n.window_len(*target)
+            ));
+            w.line(format!(
+                "const int64_t m_in = std::min(m, args.{});",
+                n.window_len(*input)
+            ));
+            w.open("for (int64_t j = 0; j < ctx.np; ++j)");
+            w.line(format!(
+                "for (int64_t i = 0; i < m_in; ++i) chk.eq({}, j * m + i, got[j * m + i], collc_mpi::oracle::input_value({prod}, {input}, j, ctx.call, i));",
+                win(*target)
+            ));
+            w.close();
+        }
+        Semantics::AllToAll { input, target } => {
+            w.line(format!(
+                "const float* const got = args.{}->local<float>();",
+                n.window_field(*target)
+            ));
+            w.line(format!(
+                "const int64_t m = args.{} / ctx.np;",
+                n.window_len(*target)
+            ));
+            w.line(format!(
+                "const int64_t m_in = args.{} / ctx.np;",
+                n.window_len(*input)
+            ));
+            w.open("for (int64_t j = 0; j < ctx.np; ++j)");
+            w.line(format!(
+                "for (int64_t i = 0; i < std::min(m, m_in); ++i) chk.eq({}, j * m + i, got[j * m + i], collc_mpi::oracle::input_value({prod}, {input}, j, ctx.call, ctx.me * m_in + i));",
+                win(*target)
+            ));
+            w.close();
+        }
+        Semantics::AllToAllV {
+            input,
+            target,
+            send_counts,
+            recv_counts,
+        } => {
+            let (lo, hi) = p.arrays[*send_counts].domain;
+            w.line(format!(
+                "const float* const got = args.{}->local<float>();",
+                n.window_field(*target)
+            ));
+            w.line("const int64_t row = args.collc_row;");
+            w.line(format!(
+                "const int64_t block = args.{} / ctx.np;",
+                n.window_len(*target)
+            ));
+            w.line(format!(
+                "const int64_t block_in = args.{} / ctx.np;",
+                n.window_len(*input)
+            ));
+            w.line("const int64_t rows_per_block = block / row;");
+            w.open("for (int64_t j = 0; j < ctx.np; ++j)");
+            w.line("// rank j's send_counts[me] in this call (the oracle's array payload)");
+            w.line(format!(
+                "const int64_t sent = ctx.me < args.{} ? collc_mpi::oracle::array_value({}, {}, {send_counts}, j, ctx.call, ctx.me) : 0;",
+                n.array_len(*send_counts),
+                int_lit(lo),
+                int_lit(hi)
+            ));
+            w.line("const int64_t want_rows = std::min(sent, rows_per_block);");
+            w.open(format!(
+                "if (args.{} == ctx.np)",
+                n.signal_cells(*recv_counts)
+            ));
+            w.line(format!(
+                "const int32_t got_rows = collc_mpi::read_cell(*args.sigwin, ctx.me, args.{} + j);",
+                n.signal_field(*recv_counts)
+            ));
+            w.line(format!(
+                "chk.eq({}, j, static_cast<int64_t>(got_rows), want_rows);",
+                c_string(&p.signals[*recv_counts].name)
+            ));
+            w.close();
+            w.open("for (int64_t ii = 0; ii < want_rows; ++ii)");
+            w.open("for (int64_t e = 0; e < row; ++e)");
+            w.line("const int64_t at = j * block + ii * row + e;");
+            w.line(format!(
+                "chk.eq({}, at, got[at], collc_mpi::oracle::input_value({prod}, {input}, j, ctx.call, ctx.me * block_in + ii * row + e));",
+                win(*target)
+            ));
+            w.close();
+            w.close();
+            w.close();
+        }
+        Semantics::Barrier => {
+            w.line("// Barrier: when call c returns on any rank, every rank has entered call c, i.e. rank 0's");
+            w.line("// arrival counter is >= np * (c + 1).");
+            w.line(
+                "const int32_t arrived = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, 0);",
+            );
+            w.line("const int32_t need = ctx.np * (ctx.call + 1);");
+            w.open("if (arrived < need)");
+            w.line("char msg[160];");
+            w.line("snprintf(msg, sizeof msg, \"barrier left early: %d arrivals on rank 0, need >= %d\", arrived, need);");
+            w.line("chk.fail(msg);");
+            w.close();
+        }
+    }
+    w.close();
+}
