@@ -110,6 +110,36 @@ fn one_megabyte_of_valid_statements_is_accepted() {
 }
 
 #[test]
+fn one_megabyte_protocol_checks_and_formats_in_linear_time() {
+    // Thousands of loops, indices, slices and comments: each check is cheap
+    // (a per-index copy of the variable table once made this take minutes).
+    let mut body = String::new();
+    let mut k = 0;
+    while body.len() < (1 << 20) - 400 {
+        k += 1;
+        body.push_str(&format!(
+            "        for p in peers {{\n            notify sig[me] @ p += 1;  // round {k}\n        }}\n        for p in peers {{\n            wait sig[p] >= {k};\n            get acc[0 .. min(TILE, n)] <- data[0 .. min(TILE, n)] @ p;\n        }}\n"
+        ));
+    }
+    let text = wrap(
+        "    param n: int in 1..=4096;\n    const TILE = 256;\n    signal sig[P];\n    window data: f32[n];\n    tile acc: f32[TILE];",
+        &body,
+    );
+    assert!(text.len() <= 1 << 20);
+    let t = std::time::Instant::now();
+    on_stack(STACK, move || {
+        let p = collc_spec::check(&text).protocol.expect("valid");
+        let f = collc_spec::print::format_with_source(&p, &text);
+        let q = collc_spec::check(&f).protocol.expect("fmt output checks");
+        assert_eq!(ir_without_spans(&p), ir_without_spans(&q));
+        // Sixteen syntax errors in it: all reported, after recovery.
+        let broken = text.replacen("+= 1;", "+= 1", 16);
+        assert_eq!(collc_spec::check(&broken).diagnostics.len(), 16);
+    });
+    assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
+}
+
+#[test]
 fn deeply_nested_parentheses_and_blocks() {
     let parens = wrap(
         &format!(
