@@ -45,7 +45,7 @@ pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>>
         // Blanking replaces bytes by ASCII spaces (never newlines), so `work` stays
         // UTF-8 and every offset in it is an offset in `text`.
         let w = std::str::from_utf8(&work).unwrap_or(text);
-        let (pos, expected) = expected_at(&err);
+        let (pos, expected) = expected_at(w, &err);
         let pos = floor_char_boundary(text, pos);
         seen.insert(pos);
         diags.push(describe(text, &code, &expected, pos));
@@ -65,7 +65,7 @@ pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>>
             Ok(()) => break,
             Err(e) => {
                 // Stop when recovery makes no progress.
-                if seen.contains(&floor_char_boundary(text, expected_at(&e).0)) {
+                if seen.contains(&floor_char_boundary(text, expected_at(w, &e).0)) {
                     break;
                 }
                 err = e;
@@ -312,7 +312,7 @@ fn token_at(text: &str, pos: usize) -> String {
 /// punctuation in backticks, classes of tokens by name, long lists summarised.
 /// pest's own position is that of the last *rule* it tried; with error detail it
 /// also knows the farthest *token* it tried, which is where a person would look.
-fn expected_at(e: &pest::error::Error<Rule>) -> (usize, String) {
+fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, String) {
     let mut pos = error_pos(e);
     let mut words: BTreeSet<String> = BTreeSet::new();
     let mut tokens: BTreeSet<String> = BTreeSet::new();
@@ -322,7 +322,9 @@ fn expected_at(e: &pest::error::Error<Rule>) -> (usize, String) {
     if use_positives {
         if let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant {
             for r in positives {
-                if let Some(k) = keyword_text(*r) {
+                if *r == Rule::notify_op {
+                    tokens.extend(["+=", "-=", "="].map(String::from));
+                } else if let Some(k) = keyword_text(*r) {
                     tokens.insert(k.to_string());
                 } else if let Some(n) = rule_name(*r) {
                     match n.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
@@ -335,10 +337,21 @@ fn expected_at(e: &pest::error::Error<Rule>) -> (usize, String) {
     }
     if let Some(a) = attempts {
         pos = a.max_position;
+        // Right after a word or number, pest also tried to make it longer:
+        // those letters and digits are not what a person left out.
+        let after_word = work[..floor_char_boundary(work, pos)]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
         for t in a.expected_tokens() {
             let t = t.to_string();
             let s = t.trim();
             let chars: Vec<char> = s.chars().collect();
+            let continues_word =
+                (chars.len() == 4 && chars[1] == '.' && chars[2] == '.') || s == "_";
+            if after_word && continues_word {
+                continue;
+            }
             if chars.len() == 4 && chars[1] == '.' && chars[2] == '.' {
                 // A character range (`0..9`, `a..z`): the start of an integer or identifier.
                 if chars[0].is_ascii_digit() {
@@ -454,7 +467,6 @@ fn rule_name(r: Rule) -> Option<&'static str> {
         Rule::expr | Rule::slice_lo | Rule::slice_hi => "expression",
         Rule::cond | Rule::compare | Rule::cond_and | Rule::cond_not => "condition",
         Rule::cmp_op => "comparison",
-        Rule::notify_op => "`+=`, `-=` or `=`",
         Rule::semantics => "collective kind",
         Rule::param_type => "`rank` or `int in LO..=HI`",
         Rule::elem_type => "`f32`",
