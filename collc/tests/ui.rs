@@ -1,6 +1,11 @@
 //! Fixture tests of the front end's diagnostics: every `collc/tests/ui/*.coll`
-//! yields exactly the (line, code) pairs annotated in it with `// expect: CODE`,
-//! and its rendered diagnostics match a snapshot (width 80, no colour).
+//! yields exactly the (line, code) pairs annotated in it with `// expect: CODE`
+//! (several codes: comma-separated; the line is the primary label's), and its
+//! rendered diagnostics match a snapshot in `snapshots/` (width 80, no colour).
+//!
+//! To add a fixture: write the `.coll` file with its annotations, then run
+//! `INSTA_UPDATE=always cargo test -p collc --test ui` and review the new
+//! `.snap` file before committing it.
 
 mod common;
 

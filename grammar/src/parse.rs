@@ -13,7 +13,10 @@ pub(crate) struct CollParser;
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
 /// Deepest accepted nesting of brackets, braces and parentheses.
 pub const MAX_NESTING: usize = 64;
-/// Deepest accepted expression tree or `else if` chain.
+/// Deepest accepted expression, condition or statement tree (`else if` arms
+/// count as levels). With [`MAX_NESTING`] this bounds every recursion over the
+/// AST and the IR, so no accepted input can exhaust a thread's stack, and no
+/// refused one is ever built deep (its recursive drop could).
 pub const MAX_TREE_DEPTH: usize = 200;
 
 /// Decodes raw file bytes, reporting non-UTF-8 input as a diagnostic. Its
@@ -41,8 +44,10 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, Diagnostic> {
     })
 }
 
-/// Parses a whole file. Returns the AST, or every syntax diagnostic found
-/// (pest stops at the first syntax error; the builder reports all its own).
+/// Parses a whole file. Returns the AST, or the diagnostics: input limits
+/// (`input::*`), every syntax error found with statement-level recovery (at
+/// most [`crate::MAX_SYNTAX_ERRORS`]), or the builder's own (`parse::int-too-large`,
+/// `input::too-deep`), all of them.
 pub fn parse(text: &str) -> Result<File, Vec<Diagnostic>> {
     if let Some(d) = check_limits(text) {
         return Err(vec![d]);
