@@ -31,7 +31,11 @@ fn main() {
         };
         let r = check(&p, &cfg);
         let states: u64 = r.configs.iter().map(|c| c.states).sum();
-        println!("{f}: {} configs, {states} states, {} ms", r.configs.len(), r.elapsed_ms);
+        println!(
+            "{f}: {} configs, {states} states, {} ms",
+            r.configs.len(),
+            r.elapsed_ms
+        );
         for e in &r.errors {
             println!("  error: {e}");
         }

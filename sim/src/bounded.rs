@@ -217,7 +217,11 @@ fn sizing_params(p: &Protocol) -> Vec<VarId> {
 /// parameters over the lowest values of their domain; `fixed` values win.
 /// Only assignments that satisfy every domain and `require` are returned,
 /// smallest first.
-pub fn param_grid(p: &Protocol, bounds: &Bounds, fixed: &BTreeMap<String, i64>) -> Vec<BTreeMap<String, i64>> {
+pub fn param_grid(
+    p: &Protocol,
+    bounds: &Bounds,
+    fixed: &BTreeMap<String, i64>,
+) -> Vec<BTreeMap<String, i64>> {
     let tile = p
         .vars
         .iter()
@@ -231,36 +235,43 @@ pub fn param_grid(p: &Protocol, bounds: &Bounds, fixed: &BTreeMap<String, i64>) 
     for v in p.inputs() {
         let var = &p.vars[v];
         let name = var.name.clone();
-        let choices: Box<dyn Fn(&BTreeMap<String, i64>) -> Vec<i64>> = if let Some(x) = fixed.get(&name) {
-            let x = *x;
-            Box::new(move |_| vec![x])
-        } else {
-            match &var.kind {
-                VarKind::World { lo, hi } => {
-                    let (a, b) = ((*lo).max(bounds.ranks.0), (*hi).min(bounds.ranks.1));
-                    let v: Vec<i64> = if a <= b { (a..=b).collect() } else { vec![(*lo).max((*hi).min(bounds.ranks.0))] };
-                    Box::new(move |_| v.clone())
+        let choices: Box<dyn Fn(&BTreeMap<String, i64>) -> Vec<i64>> =
+            if let Some(x) = fixed.get(&name) {
+                let x = *x;
+                Box::new(move |_| vec![x])
+            } else {
+                match &var.kind {
+                    VarKind::World { lo, hi } => {
+                        let (a, b) = ((*lo).max(bounds.ranks.0), (*hi).min(bounds.ranks.1));
+                        let v: Vec<i64> = if a <= b {
+                            (a..=b).collect()
+                        } else {
+                            vec![(*lo).max((*hi).min(bounds.ranks.0))]
+                        };
+                        Box::new(move |_| v.clone())
+                    }
+                    VarKind::Param { domain: None } => {
+                        let world = p.vars[p.world].name.clone();
+                        Box::new(move |m| (0..*m.get(&world).unwrap_or(&1)).collect())
+                    }
+                    VarKind::Param {
+                        domain: Some((lo, hi)),
+                    } => {
+                        let (lo, hi) = (*lo, *hi);
+                        let v: Vec<i64> = if sizing.contains(&v) {
+                            let mut xs: Vec<i64> = (bounds.tiles.0..=bounds.tiles.1)
+                                .map(|t| (t * tile).clamp(lo, hi))
+                                .collect();
+                            xs.dedup();
+                            xs
+                        } else {
+                            (lo..=hi).take(bounds.small_ints.max(1) as usize).collect()
+                        };
+                        Box::new(move |_| v.clone())
+                    }
+                    _ => continue,
                 }
-                VarKind::Param { domain: None } => {
-                    let world = p.vars[p.world].name.clone();
-                    Box::new(move |m| (0..*m.get(&world).unwrap_or(&1)).collect())
-                }
-                VarKind::Param { domain: Some((lo, hi)) } => {
-                    let (lo, hi) = (*lo, *hi);
-                    let v: Vec<i64> = if sizing.contains(&v) {
-                        let mut xs: Vec<i64> = (bounds.tiles.0..=bounds.tiles.1)
-                            .map(|t| (t * tile).clamp(lo, hi))
-                            .collect();
-                        xs.dedup();
-                        xs
-                    } else {
-                        (lo..=hi).take(bounds.small_ints.max(1) as usize).collect()
-                    };
-                    Box::new(move |_| v.clone())
-                }
-                _ => continue,
-            }
-        };
+            };
         let mut next = Vec::new();
         for g in &grid {
             for x in choices(g) {
@@ -273,7 +284,12 @@ pub fn param_grid(p: &Protocol, bounds: &Bounds, fixed: &BTreeMap<String, i64>) 
     }
     grid.retain(|g| collc_spec::eval::bind(p, g).is_ok());
     let world = p.vars[p.world].name.clone();
-    grid.sort_by_key(|g| (g.get(&world).copied().unwrap_or(0), g.values().copied().collect::<Vec<_>>()));
+    grid.sort_by_key(|g| {
+        (
+            g.get(&world).copied().unwrap_or(0),
+            g.values().copied().collect::<Vec<_>>(),
+        )
+    });
     grid
 }
 
@@ -306,6 +322,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                 max_time: cfg.per_config.max_time.min(left),
                 ..cfg.per_config
             },
+            reduce: true,
         };
         match simulate(p, g, &sc) {
             Ok(r) => {
@@ -315,7 +332,9 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                         .find(|(_, codes)| codes.contains(&f.code.as_str()))
                         .copied()
                         .unwrap_or(OBLIGATIONS[3]);
-                    let better = cex.get(ob).is_none_or(|old| (world_of(p, &old.params), old.steps) > (world_of(p, &f.params), f.steps));
+                    let better = cex.get(ob).is_none_or(|old| {
+                        (world_of(p, &old.params), old.steps) > (world_of(p, &f.params), f.steps)
+                    });
                     if better {
                         let replay = f
                             .params

@@ -74,6 +74,8 @@ pub struct SimConfig {
     pub schedule: Schedule,
     /// Budget.
     pub budget: Budget,
+    /// Partial-order reduction (sound; off only to cross-check it).
+    pub reduce: bool,
 }
 
 impl Default for SimConfig {
@@ -83,6 +85,7 @@ impl Default for SimConfig {
             memory: Memory::Sc,
             schedule: Schedule::Exhaustive,
             budget: Budget::default(),
+            reduce: true,
         }
     }
 }
@@ -118,7 +121,7 @@ pub fn simulate(
         )));
     }
     let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
-    let m = Machine::new(
+    let mut m = Machine::new(
         p,
         code,
         cfg.calls,
@@ -127,6 +130,7 @@ pub fn simulate(
             max_trip: cfg.budget.max_trip,
         },
     );
+    m.reduce = cfg.reduce;
     let mut full = BTreeMap::new();
     for v in p.inputs() {
         if let Some(x) = b.env.get(v) {
@@ -321,7 +325,8 @@ impl Explorer<'_, '_> {
 
     fn bfs(&mut self) {
         let mut out = Outcome::default();
-        let s0 = self.m.initial(&mut out);
+        let mut s0 = self.m.initial(&mut out);
+        self.m.canonicalize(&mut s0);
         self.stats.instrs += out.instrs;
         self.record(out.findings, &Vec::new, false);
         if let Some(stop) = out.stop {
@@ -390,6 +395,7 @@ impl Explorer<'_, '_> {
                         false,
                     );
                 }
+                self.m.canonicalize(&mut t);
                 let fp = fingerprint(&t);
                 if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(fp) {
                     let idx = nodes.len() as u32;
@@ -498,7 +504,7 @@ pub fn sample_trace(
 ) -> Result<Vec<crate::report::Event>, SimError> {
     let b = collc_spec::eval::bind(p, params).map_err(|e| SimError::Params(e.to_string()))?;
     let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
-    let m = Machine::new(
+    let mut m = Machine::new(
         p,
         code,
         cfg.calls,
@@ -507,6 +513,7 @@ pub fn sample_trace(
             max_trip: cfg.budget.max_trip,
         },
     );
+    m.reduce = cfg.reduce;
     let mut out = Outcome {
         events: Some(Vec::new()),
         ..Outcome::default()

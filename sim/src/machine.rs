@@ -155,9 +155,10 @@ pub struct Proc {
     slots: Vec<i64>,
     /// Vector clock.
     pub clock: Clock,
+    /// A notify released the current epoch: the next recorded access or entry starts a new one.
+    bump: bool,
     seq: u32,
     /// Own epoch at the entry of each call.
-    entries: Vec<u32>,
     tiles: Vec<Segs<Val>>,
     pending: Vec<Pending>,
     /// Cached cells (relaxed): (cell index, oldest version a read may return).
@@ -218,6 +219,8 @@ pub struct Machine<'a> {
     pub memory: Memory,
     /// Loop limits.
     pub limits: Limits,
+    /// Partial-order reduction (group runs of credit notifies to distinct ranks).
+    pub reduce: bool,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
     arrays: Vec<Vec<Vec<Vec<i64>>>>,
     nwin: usize,
@@ -263,6 +266,7 @@ impl<'a> Machine<'a> {
             calls,
             memory,
             limits,
+            reduce: true,
             arrays,
             nwin,
         }
@@ -347,8 +351,8 @@ impl<'a> Machine<'a> {
                 call: 0,
                 slots: vec![0; self.code.nslots],
                 clock: vec![0; np],
+                bump: false,
                 seq: 0,
-                entries: vec![0; self.calls],
                 tiles: Vec::new(),
                 pending: Vec::new(),
                 cache: Vec::new(),
@@ -384,7 +388,7 @@ impl<'a> Machine<'a> {
         let mut s = State { procs, cells, mem };
         for r in 0..self.code.world {
             let clock = vec![0; np];
-            self.stage(&mut s, r, 0, &clock, out);
+            self.stage(&mut s, r, 0, out);
             for b in 0..self.code.blocks {
                 self.start_call(&mut s, r * self.code.blocks + b, 0, &clock, out);
             }
@@ -408,18 +412,12 @@ impl<'a> Machine<'a> {
         }
         pr.clock = clock.clone();
         pr.seq = 0;
-        pr.entries[call as usize] = pr.clock[p];
         pr.tiles = (0..self.p.tiles.len())
             .map(|t| Segs::filled(self.code.tile_len(t), Val::garbage(r, call as usize)))
             .collect();
-        self.event(
-            out,
-            p,
-            call,
-            None,
-            EvKind::CallStart,
-            format!("enters call {}", fmt_call(call)),
-        );
+        self.event(out, p, call, None, || {
+            (EvKind::CallStart, format!("enters call {}", fmt_call(call)))
+        });
     }
 
     // ------------------------------------------------------------ enabling
@@ -574,23 +572,21 @@ impl<'a> Machine<'a> {
                             c.value,
                             self.units_desc(c)
                         ));
-                        self.event(
-                            out,
-                            p,
-                            pr.call,
-                            stmt,
-                            EvKind::WaitBlocked {
-                                cell: self.cell_name(cell),
-                                threshold: k,
-                                value: c.value,
-                            },
-                            format!(
-                                "blocked forever: {} {} {k}, holds {}",
-                                self.cell_name(cell),
-                                cmp.as_str(),
-                                c.value
-                            ),
-                        );
+                        self.event(out, p, pr.call, stmt, || {
+                            (
+                                EvKind::WaitBlocked {
+                                    cell: self.cell_name(cell),
+                                    threshold: k,
+                                    value: c.value,
+                                },
+                                format!(
+                                    "blocked forever: {} {} {k}, holds {}",
+                                    self.cell_name(cell),
+                                    cmp.as_str(),
+                                    c.value
+                                ),
+                            )
+                        });
                     }
                     _ => {
                         let what = match pr.status {
@@ -689,8 +685,29 @@ impl<'a> Machine<'a> {
         match a {
             Action::Run(p) => {
                 let p = p as usize;
+                let call = s.procs[p].call;
+                let mut group: Vec<usize> = Vec::new();
+                if self.reduce {
+                    group.extend(self.credit_target(s, p));
+                }
                 self.exec_visible(s, p, None, out);
                 self.run_invisible(s, p, out);
+                // Partial-order reduction: a run of positive AtomicAdd notifies to
+                // distinct ranks is one atomic step (see the crate docs for why
+                // this loses no behaviour).
+                while !group.is_empty()
+                    && s.procs[p].status == Status::Run
+                    && s.procs[p].call == call
+                {
+                    match self.credit_target(s, p) {
+                        Some(t) if !group.contains(&t) => {
+                            group.push(t);
+                            self.exec_visible(s, p, None, out);
+                            self.run_invisible(s, p, out);
+                        }
+                        _ => break,
+                    }
+                }
             }
             Action::Stale(p) => {
                 let p = p as usize;
@@ -703,6 +720,40 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// The target rank of the process's next instruction if it is a notify adding a positive value.
+    fn credit_target(&self, s: &State, p: usize) -> Option<usize> {
+        let pr = &s.procs[p];
+        if pr.status != Status::Run {
+            return None;
+        }
+        if let Instr::Notify {
+            target,
+            op: NotifyOp::AtomicAdd,
+            value,
+            ..
+        } = &self.code.instrs[pr.pc as usize]
+        {
+            let ctx = self.ctx(s, p);
+            let v = ctx.eval(value).ok()?;
+            let to = match target {
+                Some(t) => self.rank(ctx.eval(t).ok()?).ok()?,
+                None => self.who(p).0,
+            };
+            (v > 0).then_some(to)
+        } else {
+            None
+        }
+    }
+
+    /// The process's epoch for a recorded event, starting a new one after a release.
+    fn epoch(pr: &mut Proc, p: usize) -> u32 {
+        if pr.bump {
+            pr.clock[p] += 1;
+            pr.bump = false;
+        }
+        pr.clock[p]
+    }
+
     fn fault(&self, s: &mut State, p: usize, stmt: Option<u32>, msg: String, out: &mut Outcome) {
         let pr = &mut s.procs[p];
         pr.status = Status::Fault;
@@ -712,7 +763,7 @@ impl<'a> Machine<'a> {
             format!("{} (call {}): {msg}", self.proc_name(p), fmt_call(call)),
             stmt.and_then(|x| self.stmt_span(x)),
         );
-        self.event(out, p, call, stmt, EvKind::Fault, msg);
+        self.event(out, p, call, stmt, || (EvKind::Fault, msg));
         self.mark_last(out, "sim::runtime-error");
         out.findings.push(f);
     }
@@ -824,7 +875,9 @@ impl<'a> Machine<'a> {
             let pclock = s.procs[p].clock.clone();
             let c = &mut s.cells[cell];
             c.value = after;
-            c.version += 1;
+            if self.memory == Memory::Relaxed {
+                c.version += 1;
+            }
             match op {
                 NotifyOp::AtomicAdd => join(&mut c.clock, &pclock),
                 NotifyOp::Set => c.clock = pclock,
@@ -875,7 +928,7 @@ impl<'a> Machine<'a> {
         }
         let pr = &mut s.procs[p];
         pr.seq += 1;
-        pr.clock[p] += 1;
+        pr.bump = true;
         if self.memory == Memory::Relaxed {
             let ver = s.cells[cell].version;
             if let Some(e) = s.procs[p]
@@ -892,19 +945,17 @@ impl<'a> Machine<'a> {
             NotifyOp::AtomicAdd if v < 0 => format!("-= {}", -v),
             NotifyOp::AtomicAdd => format!("+= {v}"),
         };
-        self.event(
-            out,
-            p,
-            call,
-            Some(stmt),
-            EvKind::Notify {
-                to: to as u32,
-                cell: self.cell_name(cell),
-                before,
-                after,
-            },
-            format!("{} {opstr}: {before} -> {after}", self.cell_name(cell)),
-        );
+        self.event(out, p, call, Some(stmt), || {
+            (
+                EvKind::Notify {
+                    to: to as u32,
+                    cell: self.cell_name(cell),
+                    before,
+                    after,
+                },
+                format!("{} {opstr}: {before} -> {after}", self.cell_name(cell)),
+            )
+        });
         if !lost.is_empty() {
             let what: Vec<String> = lost
                 .iter()
@@ -1000,19 +1051,21 @@ impl<'a> Machine<'a> {
                     .filter(|u| u.amount > 0 && u.call != call)
                     .collect();
                 let fresh = prefix.iter().any(|u| u.amount > 0 && u.counted & bit == 0);
-                let wait_desc = format!(
-                    "{} (call {}) passed `{}` ({} {} {k}, value {value}{})",
-                    self.proc_name(p),
-                    fmt_call(call),
-                    self.code.stmts[stmt as usize].text,
-                    self.cell_name(cell),
-                    cmp.as_str(),
-                    if stale {
-                        ", read from a stale cached line"
-                    } else {
-                        ""
-                    }
-                );
+                let wait_desc = || {
+                    format!(
+                        "{} (call {}) passed `{}` ({} {} {k}, value {value}{})",
+                        self.proc_name(p),
+                        fmt_call(call),
+                        self.code.stmts[stmt as usize].text,
+                        self.cell_name(cell),
+                        cmp.as_str(),
+                        if stale {
+                            ", read from a stale cached line"
+                        } else {
+                            ""
+                        }
+                    )
+                };
                 if !foreign.is_empty() {
                     let what: Vec<String> = foreign
                         .iter()
@@ -1028,7 +1081,7 @@ impl<'a> Machine<'a> {
                         .collect();
                     let f = Finding::new(
                         "sim::stale-pass",
-                        format!("{wait_desc} by counting {}", what.join(" and ")),
+                        format!("{} by counting {}", wait_desc(), what.join(" and ")),
                         self.stmt_span(stmt),
                     )
                     .note("credits of another call satisfied this wait: the signal was not back at zero between calls, or a fast peer's next-call credit was counted");
@@ -1036,7 +1089,7 @@ impl<'a> Machine<'a> {
                 } else if !fresh {
                     let f = Finding::new(
                         "sim::stale-pass",
-                        format!("{wait_desc} without any new credit: every credit it counted was already counted by an earlier wait of this process"),
+                        format!("{} without any new credit: every credit it counted was already counted by an earlier wait of this process", wait_desc()),
                         self.stmt_span(stmt),
                     )
                     .note("the threshold grows slower than the credits, so this wait synchronises nothing (e.g. `+= epoch` with `>= epoch`)");
@@ -1064,28 +1117,26 @@ impl<'a> Machine<'a> {
             self.prune_history(s, cell);
         }
         let cur = s.cells[cell].value;
-        self.event(
-            out,
-            p,
-            call,
-            Some(stmt),
-            EvKind::WaitPass {
-                cell: self.cell_name(cell),
-                threshold: k,
-                value,
-            },
-            format!(
-                "{} {} {k} passes: value {value}{}{}",
-                self.cell_name(cell),
-                cmp.as_str(),
-                if stale {
-                    format!(" (stale; the cell holds {cur})")
-                } else {
-                    String::new()
+        self.event(out, p, call, Some(stmt), || {
+            (
+                EvKind::WaitPass {
+                    cell: self.cell_name(cell),
+                    threshold: k,
+                    value,
                 },
-                self.units_desc(&s.cells[cell])
-            ),
-        );
+                format!(
+                    "{} {} {k} passes: value {value}{}{}",
+                    self.cell_name(cell),
+                    cmp.as_str(),
+                    if stale {
+                        format!(" (stale; the cell holds {cur})")
+                    } else {
+                        String::new()
+                    },
+                    self.units_desc(&s.cells[cell])
+                ),
+            )
+        });
         for f in stale_findings {
             self.mark_last(out, "sim::stale-pass");
             out.findings.push(f);
@@ -1195,14 +1246,13 @@ impl<'a> Machine<'a> {
                 Instr::Return { cond, stmt } => match self.ctx(s, p).cond(cond) {
                     Ok(true) => {
                         let call = s.procs[p].call;
-                        self.event(
-                            out,
-                            p,
-                            call,
-                            Some(*stmt),
-                            EvKind::Return,
-                            "returns early (skips the rest of the call and the epilogue)".into(),
-                        );
+                        self.event(out, p, call, Some(*stmt), || {
+                            (
+                                EvKind::Return,
+                                "returns early (skips the rest of the call and the epilogue)"
+                                    .into(),
+                            )
+                        });
                         self.end_call(s, p, out);
                         return;
                     }
@@ -1229,7 +1279,7 @@ impl<'a> Machine<'a> {
                         }
                     }
                     let call = s.procs[p].call;
-                    self.event(out, p, call, Some(stmt), EvKind::Fence, "fence".into());
+                    self.event(out, p, call, Some(stmt), || (EvKind::Fence, "fence".into()));
                     s.procs[p].pc += 1;
                 }
                 Instr::Copy { dst, src, stmt } => {
@@ -1357,14 +1407,12 @@ impl<'a> Machine<'a> {
             ));
         }
         let call = s.procs[p].call;
-        self.event(
-            out,
-            p,
-            call,
-            Some(stmt),
-            EvKind::Data,
-            format!("{name} {} <- {}", self.loc_desc(&d), self.loc_desc(&sr)),
-        );
+        self.event(out, p, call, Some(stmt), || {
+            (
+                EvKind::Data,
+                format!("{name} {} <- {}", self.loc_desc(&d), self.loc_desc(&sr)),
+            )
+        });
         let pieces = self.read(s, p, &sr, stmt, out);
         let mut pieces = relocate(pieces, sr.lo, d.lo);
         if let Some(op) = op {
@@ -1406,7 +1454,7 @@ impl<'a> Machine<'a> {
                 }
                 let acc = Acc {
                     proc: p as u16,
-                    epoch: s.procs[p].clock[p],
+                    epoch: Self::epoch(&mut s.procs[p], p),
                     call: s.procs[p].call,
                     what: stmt,
                 };
@@ -1460,7 +1508,7 @@ impl<'a> Machine<'a> {
         let hi = lo + pieces.iter().map(|x| x.0).sum::<u64>();
         let acc = Acc {
             proc: p as u16,
-            epoch: s.procs[p].clock[p],
+            epoch: Self::epoch(&mut s.procs[p], p),
             call: s.procs[p].call,
             what: stmt,
         };
@@ -1477,20 +1525,18 @@ impl<'a> Machine<'a> {
         let w = s.procs[p].pending.remove(0);
         let call = s.procs[p].call;
         let n: u64 = w.pieces.iter().map(|x| x.0).sum();
-        self.event(
-            out,
-            p,
-            call,
-            Some(w.stmt),
-            EvKind::Drain,
-            format!(
-                "buffered write to rank {}'s {}[{}..{}] becomes visible",
-                w.rank,
-                self.p.windows[w.win as usize].name,
-                w.lo,
-                w.lo + n
-            ),
-        );
+        self.event(out, p, call, Some(w.stmt), || {
+            (
+                EvKind::Drain,
+                format!(
+                    "buffered write to rank {}'s {}[{}..{}] becomes visible",
+                    w.rank,
+                    self.p.windows[w.win as usize].name,
+                    w.lo,
+                    w.lo + n
+                ),
+            )
+        });
         self.apply_write(
             s,
             p,
@@ -1586,24 +1632,18 @@ impl<'a> Machine<'a> {
             }
         }
         let call = s.procs[p].call;
-        self.event(
-            out,
-            p,
-            call,
-            None,
-            EvKind::CallEnd,
-            format!("leaves call {}", fmt_call(call)),
-        );
+        self.event(out, p, call, None, || {
+            (EvKind::CallEnd, format!("leaves call {}", fmt_call(call)))
+        });
         if matches!(self.p.semantics, Semantics::Barrier) {
+            // Checked in real time: if the exit is not causally after some entry, some
+            // schedule delays that entry past the exit, and exhaustive search finds it.
             for q in 0..s.procs.len() {
-                let qp = &s.procs[q];
-                let entered = qp.call > call || (qp.call == call);
-                let ordered = entered && s.procs[p].clock[q] >= qp.entries[call as usize];
-                if !ordered {
+                if s.procs[q].call < call {
                     let f = Finding::new(
                         "sim::wrong-result",
                         format!(
-                            "barrier broken: {} leaves call {} before it knows that {} entered it",
+                            "barrier broken: {} leaves call {} before {} has entered it",
                             self.proc_name(p),
                             fmt_call(call),
                             self.proc_name(q)
@@ -1638,7 +1678,8 @@ impl<'a> Machine<'a> {
         self.consume(s, r, call, out);
         let next = call + 1;
         if (next as usize) < self.calls {
-            self.stage(s, r, next, &j, out);
+            self.stage(s, r, next, out);
+            let j = s.procs[b0].clock.clone();
             for b in 0..bl {
                 self.start_call(s, b0 + b, next, &j, out);
             }
@@ -1672,7 +1713,8 @@ impl<'a> Machine<'a> {
         }
     }
 
-    fn stage(&self, s: &mut State, r: usize, call: u16, clock: &Clock, out: &mut Outcome) {
+    /// Stages rank `r`'s input of `call`, as a write of its block 0 (whose clock is the rank's).
+    fn stage(&self, s: &mut State, r: usize, call: u16, out: &mut Outcome) {
         let b0 = r * self.code.blocks;
         for w in self.staged(r) {
             let len = self.code.window_len(w);
@@ -1684,23 +1726,22 @@ impl<'a> Machine<'a> {
             });
             let acc = Acc {
                 proc: b0 as u16,
-                epoch: clock[b0],
+                epoch: Self::epoch(&mut s.procs[b0], b0),
                 call,
                 what: STAGE,
             };
+            let clock = &s.procs[b0].clock.clone();
             let m = r * self.nwin + w;
-            self.event(
-                out,
-                b0,
-                call,
-                None,
-                EvKind::Stage,
-                format!(
-                    "host stages call {}'s input into {}[0..{len}]",
-                    fmt_call(call),
-                    self.p.windows[w].name
-                ),
-            );
+            self.event(out, b0, call, None, || {
+                (
+                    EvKind::Stage,
+                    format!(
+                        "host stages call {}'s input into {}[0..{len}]",
+                        fmt_call(call),
+                        self.p.windows[w].name
+                    ),
+                )
+            });
             self.access(s, m, 0, len, acc, true, clock, out);
             s.mem[m].vals = Segs::filled(len, v);
         }
@@ -1787,14 +1828,12 @@ impl<'a> Machine<'a> {
         }
         // Row counts of all_to_all_v vary per call; only its data races are checked.
         let check = !matches!(self.p.semantics, Semantics::AllToAllV { .. });
-        self.event(
-            out,
-            b0,
-            call,
-            None,
-            EvKind::Consume { ok: true },
-            format!("host reads call {}'s output", fmt_call(call)),
-        );
+        self.event(out, b0, call, None, || {
+            (
+                EvKind::Consume { ok: true },
+                format!("host reads call {}'s output", fmt_call(call)),
+            )
+        });
         let mut bad: Option<String> = None;
         for (w, lo, hi, want) in &exp {
             let l = Loc {
@@ -1813,14 +1852,12 @@ impl<'a> Machine<'a> {
             }
         }
         if let Some(msg) = bad {
-            self.event(
-                out,
-                b0,
-                call,
-                None,
-                EvKind::Consume { ok: false },
-                format!("call {}'s output is wrong", fmt_call(call)),
-            );
+            self.event(out, b0, call, None, || {
+                (
+                    EvKind::Consume { ok: false },
+                    format!("call {}'s output is wrong", fmt_call(call)),
+                )
+            });
             self.mark_last(out, "sim::wrong-result");
             out.findings
                 .push(Finding::new("sim::wrong-result", msg, None));
@@ -1906,10 +1943,10 @@ impl<'a> Machine<'a> {
         p: usize,
         call: u16,
         stmt: Option<u32>,
-        kind: EvKind,
-        text: String,
+        what: impl FnOnce() -> (EvKind, String),
     ) {
         if let Some(ev) = &mut out.events {
+            let (kind, text) = what();
             let (rank, block) = self.who(p);
             ev.push(Event {
                 step: 0,
@@ -1940,4 +1977,63 @@ impl<'a> Machine<'a> {
 fn insert_unit(units: &mut Vec<Unit>, u: Unit) {
     let i = units.partition_point(|x| x.key() <= u.key());
     units.insert(i, u);
+}
+
+impl Machine<'_> {
+    /// Renumbers every epoch of every process to its rank among the epochs of
+    /// that process still recorded in the state (its current epoch, epochs of
+    /// recorded window accesses, call-entry epochs still to be checked). Every
+    /// comparison the race and barrier checks make is between a clock entry
+    /// and a recorded epoch, and the renumbering preserves all of those, so
+    /// states that differ only in absolute epoch values become one state.
+    pub fn canonicalize(&self, s: &mut State) {
+        let np = s.procs.len();
+        // A process's current epoch is still to be recorded unless a release ended it.
+        let mut sets: Vec<Vec<u32>> = (0..np)
+            .map(|q| {
+                if s.procs[q].bump {
+                    Vec::new()
+                } else {
+                    vec![s.procs[q].clock[q]]
+                }
+            })
+            .collect();
+        for m in &s.mem {
+            for (_, rec) in &m.acc.segs {
+                for a in rec.write.iter().chain(rec.reads.iter()) {
+                    sets[a.proc as usize].push(a.epoch);
+                }
+            }
+        }
+        for v in sets.iter_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        let f = |q: usize, v: u32| sets[q].partition_point(|e| *e <= v) as u32;
+        let fix = |c: &mut Clock| {
+            for (q, x) in c.iter_mut().enumerate() {
+                *x = f(q, *x);
+            }
+        };
+        for pr in s.procs.iter_mut() {
+            fix(&mut pr.clock);
+        }
+        for c in s.cells.iter_mut() {
+            fix(&mut c.clock);
+            for h in c.history.iter_mut() {
+                fix(&mut h.clock);
+            }
+        }
+        for m in s.mem.iter_mut() {
+            for (_, rec) in m.acc.segs.iter_mut() {
+                if let Some(w) = rec.write.as_mut() {
+                    w.epoch = f(w.proc as usize, w.epoch);
+                }
+                for r in rec.reads.iter_mut() {
+                    r.epoch = f(r.proc as usize, r.epoch);
+                }
+            }
+            m.acc.normalize();
+        }
+    }
 }

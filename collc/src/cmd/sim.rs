@@ -73,6 +73,9 @@ pub struct SimArgs {
     /// Iterations allowed for any one loop.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_trip: i64,
+    /// Turn the partial-order reduction off (to cross-check it; explores more states).
+    #[arg(long)]
+    pub no_reduction: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -147,6 +150,7 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
             max_time: Duration::from_secs_f64(a.max_time),
             max_trip: a.max_trip,
         },
+        reduce: !a.no_reduction,
     };
     let mut report = match collc_sim::simulate(&l.protocol, &params, &cfg) {
         Ok(r) => r,
