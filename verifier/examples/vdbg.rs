@@ -27,7 +27,11 @@ fn main() {
     if args.get(2).map(String::as_str) == Some("--lines") {
         let src = collc_grammar::Source::new(&args[1], text.clone());
         for d in r.diagnostics() {
-            let lines: Vec<usize> = d.labels.iter().map(|l| src.line_col(l.span.start).0).collect();
+            let lines: Vec<usize> = d
+                .labels
+                .iter()
+                .map(|l| src.line_col(l.span.start).0)
+                .collect();
             println!("{:?} {} {:?} {}", d.severity, d.code, lines, d.message);
         }
         return;
@@ -35,7 +39,17 @@ fn main() {
     for o in &r.obligations {
         println!("{:16} {:?} {} {:?}", o.id, o.status, o.summary, o.reason);
         for f in &o.findings {
-            println!("   {} params={:?} cell={:?} value={:?} formula={:?}", f.message, f.params.iter().map(|x| format!("{}={}", x.name, x.value)).collect::<Vec<_>>(), f.cell, f.value, f.formula);
+            println!(
+                "   {} params={:?} cell={:?} value={:?} formula={:?}",
+                f.message,
+                f.params
+                    .iter()
+                    .map(|x| format!("{}={}", x.name, x.value))
+                    .collect::<Vec<_>>(),
+                f.cell,
+                f.value,
+                f.formula
+            );
             for c in &f.contributions {
                 println!("      {:?}", c);
             }

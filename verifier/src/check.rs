@@ -87,7 +87,13 @@ fn is_add(ev: &Event) -> bool {
     )
 }
 fn is_set(ev: &Event) -> bool {
-    matches!(ev.kind, EvKind::Notify { op: NotifyOp::Set, .. })
+    matches!(
+        ev.kind,
+        EvKind::Notify {
+            op: NotifyOp::Set,
+            ..
+        }
+    )
 }
 fn is_wait(ev: &Event) -> bool {
     matches!(ev.kind, EvKind::Wait { .. })
@@ -136,7 +142,10 @@ impl Acc {
     }
     fn timed_out(&mut self) -> bool {
         if Instant::now() >= self.deadline {
-            self.unknown("timeout: the obligation's time budget (--timeout-ms) was spent".into(), None);
+            self.unknown(
+                "timeout: the obligation's time budget (--timeout-ms) was spent".into(),
+                None,
+            );
             true
         } else {
             false
@@ -174,7 +183,10 @@ impl Ctx<'_> {
             return Answer::Valid;
         }
         acc.z3 += 1;
-        let trips: Vec<Lin> = frames.iter().map(|f| run.frames[*f as usize].trip.clone()).collect();
+        let trips: Vec<Lin> = frames
+            .iter()
+            .map(|f| run.frames[*f as usize].trip.clone())
+            .collect();
         let g = guard.clone();
         let extra = move |tr: &mut Tr| -> Vec<Bool> {
             let mut v = vec![tr.guard(&g)];
@@ -183,7 +195,8 @@ impl Ctx<'_> {
             }
             v
         };
-        self.smt.check(self.p, run, &[], &extra, &prop, acc.deadline)
+        self.smt
+            .check(self.p, run, &[], &extra, &prop, acc.deadline)
     }
 
     fn params(&self, run: &Run, a: &Assign) -> Vec<ParamValue> {
@@ -237,15 +250,20 @@ impl Ctx<'_> {
 
     fn contributions(&self, run: &mut Run, evs: &[usize], a: &Assign) -> Vec<Contribution> {
         let a = &self.complete(run, a);
-        let mut by: BTreeMap<(usize, usize, bool), (Section, i64, i64, bool)> = BTreeMap::new();
+        type Share = (Section, i64, i64, bool);
+        let mut by: BTreeMap<(usize, usize, bool), Share> = BTreeMap::new();
         for &e in evs {
             let ev = &run.events[e];
             let notify = matches!(ev.kind, EvKind::Notify { .. });
             let key = (ev.span.start, ev.span.end, notify);
             let sec = ev.section;
             let val = value_of(ev);
-            let cnt = contrib(run, e, &Lin::k(1)).ok().and_then(|l| run.syms.eval(&l, a));
-            let tot = contrib(run, e, &val).ok().and_then(|l| run.syms.eval(&l, a));
+            let cnt = contrib(run, e, &Lin::k(1))
+                .ok()
+                .and_then(|l| run.syms.eval(&l, a));
+            let tot = contrib(run, e, &val)
+                .ok()
+                .and_then(|l| run.syms.eval(&l, a));
             let ent = by.entry(key).or_insert((sec, 0, 0, notify));
             ent.1 += cnt.unwrap_or(0);
             ent.2 += tot.unwrap_or(0);
@@ -259,7 +277,11 @@ impl Ctx<'_> {
                     Section::Body => "body".into(),
                     Section::Epilogue => "epilogue".into(),
                 },
-                role: if notify { "notify".into() } else { "wait".into() },
+                role: if notify {
+                    "notify".into()
+                } else {
+                    "wait".into()
+                },
                 count: cnt,
                 total: tot,
             })
@@ -277,7 +299,10 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let mut promote_failed: Option<(String, Span)> = None;
     let mut prof = (Duration::ZERO, Duration::ZERO);
     let (accs, garbage) = loop {
-        let mut accs: Vec<Acc> = OBLIGATIONS.iter().map(|id| Acc::new(id, deadline)).collect();
+        let mut accs: Vec<Acc> = OBLIGATIONS
+            .iter()
+            .map(|id| Acc::new(id, deadline))
+            .collect();
         let mut garbage = Garbage::default();
         stats = Stats::default();
         let mut need: Option<(Vec<VarId>, String, Span)> = None;
@@ -337,7 +362,9 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
         if let Some((vars, what, span)) = need {
             match plan.promote(p, &vars) {
                 Ok(()) => continue,
-                Err(msg) => promote_failed = Some((format!("{what} must be concrete: {msg}"), span)),
+                Err(msg) => {
+                    promote_failed = Some((format!("{what} must be concrete: {msg}"), span))
+                }
             }
         }
         if let Some(f) = failed.or(promote_failed.clone()) {
@@ -418,7 +445,9 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
         _ => "early returns depend only on rank-uniform values",
     };
     match st {
-        Status::Proved => format!("{what} ({items} checks: {lit} by literal arithmetic, {z3} by Z3)"),
+        Status::Proved => {
+            format!("{what} ({items} checks: {lit} by literal arithmetic, {z3} by Z3)")
+        }
         Status::Violated | Status::Warning => format!("not: {what}"),
         _ => format!("undecided: {what}"),
     }
@@ -427,7 +456,7 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
 /// Wasted remote atomics per configuration (for the formula in P).
 #[derive(Default)]
 pub struct Garbage {
-    points: Vec<(Vec<(VarId, i64)>, BTreeMap<String, i64>)>,
+    points: Vec<crate::poly::Point>,
 }
 
 impl Garbage {
@@ -469,7 +498,9 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
     }
     let weight: HashMap<Cell, u64> = classes.into_values().collect();
     let cells = reps;
-    let [cb, ox, wr, st, gc, gs] = accs else { return };
+    let [cb, ox, wr, st, gc, gs] = accs else {
+        return;
+    };
     if !cb.done() && !cb.timed_out() {
         credit_balance(ctx, run, &cells, cb);
     }
@@ -606,7 +637,11 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
         if ctx.p.signals[cell.signal].kind == SignalKind::Value {
             continue;
         }
-        let notifies: Vec<usize> = evs.iter().copied().filter(|e| !is_wait(&run.events[*e])).collect();
+        let notifies: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| !is_wait(&run.events[*e]))
+            .collect();
         if notifies.is_empty() {
             continue;
         }
@@ -622,7 +657,10 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                 let x = &run.events[*e];
                 (x.section, x.actor, x.seq)
             });
-            if order.iter().any(|e| is_set(&run.events[*e]) && (run.events[*e].frame.is_some() || !run.events[*e].guard.is_empty())) {
+            if order.iter().any(|e| {
+                is_set(&run.events[*e])
+                    && (run.events[*e].frame.is_some() || !run.events[*e].guard.is_empty())
+            }) {
                 continue;
             }
             let mut val = Lin::k(0);
@@ -638,7 +676,9 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                 acc.literal += 1;
                 continue;
             }
-            if let Answer::Refuted(a) = ctx.prove(run, acc, &Vec::new(), &[], Prop::Eq0(val.clone())) {
+            if let Answer::Refuted(a) =
+                ctx.prove(run, acc, &Vec::new(), &[], Prop::Eq0(val.clone()))
+            {
                 let x = run.syms.eval(&val, &a).unwrap_or(0);
                 let mut f = balance_finding(ctx, run, cell, &notifies, &val, x, &a);
                 f.notes.push("the cell mixes Set and AtomicAdd; its exit value is taken in program order, bodies before epilogues".into());
@@ -656,7 +696,9 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                 let ans = ctx.prove(run, acc, &ev.guard, &frames, Prop::Eq0(v.clone()));
                 match ans {
                     Answer::Valid => {}
-                    Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span)),
+                    Answer::Unknown(r) => {
+                        acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
+                    }
                     Answer::Refuted(a) => {
                         let val = run.syms.eval(&v, &a).unwrap_or(0);
                         let mut f = Finding::new(format!(
@@ -667,7 +709,8 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                         f.cell = Some(cell_name(ctx.p, cell));
                         f.value = Some(val);
                         f.primary = Some(ev.span);
-                        f.primary_label = format!("sets the cell to {val}; nothing takes it back to 0");
+                        f.primary_label =
+                            format!("sets the cell to {val}; nothing takes it back to 0");
                         f.contributions = ctx.contributions(run, &notifies, &a);
                         f.help = Some("count credits with `+= 1` and take them back in the epilogue with `-= N` (AtomicAdd)".into());
                         f.notes.push("the next call's waits pass on this value at once (single-shot barrier)".into());
@@ -688,7 +731,13 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
             }
         }
         if let Some((r, sp)) = bad {
-            acc.unknown(format!("{}: the per-cell sum cannot be closed: {r}", cell_name(ctx.p, cell)), Some(sp));
+            acc.unknown(
+                format!(
+                    "{}: the per-cell sum cannot be closed: {r}",
+                    cell_name(ctx.p, cell)
+                ),
+                Some(sp),
+            );
             continue;
         }
         if net.is_zero() {
@@ -703,7 +752,10 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
             Answer::Valid => {
                 cache.insert(net, true);
             }
-            Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), notifies.first().map(|e| run.events[*e].span)),
+            Answer::Unknown(r) => acc.unknown(
+                format!("{}: {r}", cell_name(ctx.p, cell)),
+                notifies.first().map(|e| run.events[*e].span),
+            ),
             Answer::Refuted(a) => {
                 let val = run.syms.eval(&net, &a).unwrap_or(0);
                 let f = balance_finding(ctx, run, cell, &notifies, &net, val, &a);
@@ -714,8 +766,19 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
     }
 }
 
-fn balance_finding(ctx: &mut Ctx, run: &mut Run, cell: &Cell, notifies: &[usize], net: &Lin, val: i64, a: &Assign) -> Finding {
-    let pr = Printer { syms: &run.syms, p: ctx.p };
+fn balance_finding(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    notifies: &[usize],
+    net: &Lin,
+    val: i64,
+    a: &Assign,
+) -> Finding {
+    let pr = Printer {
+        syms: &run.syms,
+        p: ctx.p,
+    };
     let formula = pr.lin(net);
     let mut f = Finding::new(format!(
         "{} is left at {val} after one call: its credits and its reset do not cancel",
@@ -726,24 +789,35 @@ fn balance_finding(ctx: &mut Ctx, run: &mut Run, cell: &Cell, notifies: &[usize]
     f.value = Some(val);
     f.formula = Some(format!("net credit per call: {formula}"));
     f.contributions = ctx.contributions(run, notifies, a);
-    let epi: Vec<&Contribution> = f.contributions.iter().filter(|c| c.section == "epilogue").collect();
-    let body: Vec<&Contribution> = f.contributions.iter().filter(|c| c.section == "body").collect();
+    let epi: Vec<&Contribution> = f
+        .contributions
+        .iter()
+        .filter(|c| c.section == "epilogue")
+        .collect();
+    let body: Vec<&Contribution> = f
+        .contributions
+        .iter()
+        .filter(|c| c.section == "body")
+        .collect();
     let credits: i64 = body.iter().map(|c| c.total).sum();
     let reset: i64 = epi.iter().map(|c| c.total).sum();
     if let Some(c) = epi.first() {
         f.primary = Some(c.span);
         f.primary_label = format!("takes back {} but the cell received {credits}", -reset);
         for c in epi.iter().skip(1) {
-            f.labels.push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
+            f.labels
+                .push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
         }
         for c in &body {
-            f.labels.push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
+            f.labels
+                .push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
         }
     } else if let Some(c) = body.first() {
         f.primary = Some(c.span);
         f.primary_label = format!("adds {} ({} ×); nothing takes it back", c.total, c.count);
         for c in body.iter().skip(1) {
-            f.labels.push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
+            f.labels
+                .push((c.span, format!("adds {} ({} ×)", c.total, c.count)));
         }
     }
     f.help = Some(if epi.is_empty() {
@@ -757,8 +831,16 @@ fn balance_finding(ctx: &mut Ctx, run: &mut Run, cell: &Cell, notifies: &[usize]
 
 fn op_exclusivity(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
     for (cell, evs) in cells {
-        let sets: Vec<usize> = evs.iter().copied().filter(|e| is_set(&run.events[*e])).collect();
-        let adds: Vec<usize> = evs.iter().copied().filter(|e| is_add(&run.events[*e])).collect();
+        let sets: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_set(&run.events[*e]))
+            .collect();
+        let adds: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_add(&run.events[*e]))
+            .collect();
         acc.items += 1;
         if sets.is_empty() || adds.is_empty() {
             acc.literal += 1;
@@ -773,7 +855,9 @@ fn op_exclusivity(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                 let ans = ctx.prove(run, acc, &g, &frames, Prop::Never(g.clone()));
                 match ans {
                     Answer::Valid => {}
-                    Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(es.span)),
+                    Answer::Unknown(r) => {
+                        acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(es.span))
+                    }
                     Answer::Refuted(asg) => {
                         let mut f = Finding::new(format!(
                             "{} is written with both Set and AtomicAdd",
@@ -783,7 +867,8 @@ fn op_exclusivity(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                         f.cell = Some(cell_name(ctx.p, cell));
                         f.primary = Some(es.span);
                         f.primary_label = "Set on a cell that is also AtomicAdd-ed".into();
-                        f.labels.push((ea.span, "AtomicAdd on the same cell".into()));
+                        f.labels
+                            .push((ea.span, "AtomicAdd on the same cell".into()));
                         let all: Vec<usize> = sets.iter().chain(adds.iter()).copied().collect();
                         f.contributions = ctx.contributions(run, &all, &asg);
                         f.help = Some("use AtomicAdd everywhere on credit cells (`+= 1` in the body, `-= N` in the epilogue); keep Set for separate `as value` signals".into());
@@ -799,7 +884,11 @@ fn op_exclusivity(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
 
 fn wait_reachable(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
     for (cell, evs) in cells {
-        let waits: Vec<usize> = evs.iter().copied().filter(|e| is_wait(&run.events[*e])).collect();
+        let waits: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_wait(&run.events[*e]))
+            .collect();
         if waits.is_empty() {
             continue;
         }
@@ -818,7 +907,10 @@ fn wait_reachable(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
             match contrib(run, e, &v) {
                 Ok(c) => parts.push((e, c)),
                 Err(r) => {
-                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(run.events[e].span));
+                    acc.unknown(
+                        format!("{}: {r}", cell_name(ctx.p, cell)),
+                        Some(run.events[e].span),
+                    );
                     return;
                 }
             }
@@ -834,7 +926,9 @@ fn wait_reachable(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                     total = total.add(c).unwrap_or(total);
                 }
             }
-            let EvKind::Wait { cmp, thr } = &ev.kind else { continue };
+            let EvKind::Wait { cmp, thr } = &ev.kind else {
+                continue;
+            };
             let need = match cmp {
                 CmpOp::Ge | CmpOp::Eq => thr.clone(),
                 CmpOp::Gt => thr.add(&Lin::k(1)).unwrap_or(thr.clone()),
@@ -846,7 +940,9 @@ fn wait_reachable(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
             let ans = ctx.prove(run, acc, &ev.guard, &frames, Prop::Ge0(d));
             match ans {
                 Answer::Valid => {}
-                Answer::Unknown(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span)),
+                Answer::Unknown(r) => {
+                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
+                }
                 Answer::Refuted(a) => {
                     let k = run.syms.eval(&need, &a).unwrap_or(0);
                     let t = run.syms.eval(&total, &a).unwrap_or(0);
@@ -865,10 +961,14 @@ fn wait_reachable(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                     f.contributions = ctx.contributions(run, &all, &a);
                     for c in &f.contributions {
                         if c.role == "notify" {
-                            f.labels.push((c.span, format!("adds {} in total", c.total)));
+                            f.labels
+                                .push((c.span, format!("adds {} in total", c.total)));
                         }
                     }
-                    f.help = Some("the threshold may not exceed the credits sent to the cell in this call".into());
+                    f.help = Some(
+                        "the threshold may not exceed the credits sent to the cell in this call"
+                            .into(),
+                    );
                     acc.violation = Some(f);
                     return;
                 }
@@ -882,10 +982,14 @@ fn rounds(p: &Protocol, run: &Run, frames: &[u32], a: &Assign) -> Vec<ParamValue
     let mut out = Vec::new();
     for f in frames.iter().rev() {
         let fr = &run.frames[*f as usize];
-        let Some(j) = a.atoms.get(&fr.iter) else { continue };
+        let Some(j) = a.atoms.get(&fr.iter) else {
+            continue;
+        };
         let lo = run.syms.eval(&fr.lo, a).unwrap_or(0);
         let step = run.syms.eval(&fr.step, a).unwrap_or(1);
-        let crate::sym::Atom::Iter(n) = run.syms.atoms[fr.iter as usize] else { continue };
+        let crate::sym::Atom::Iter(n) = run.syms.atoms[fr.iter as usize] else {
+            continue;
+        };
         let var = run.syms.loops[n as usize].var;
         out.push(ParamValue {
             name: format!("{} (loop variable)", p.var_name(var)),
@@ -972,7 +1076,15 @@ impl Pairing<'_, '_, '_> {
     }
 
     /// Walks the owner's waits and the writers' notifies in lockstep.
-    fn align(&mut self, run: &mut Run, ws: &[&[Node]], o: &[Node], mut before: Lin, r: &Renames, frames: &[u32]) -> Result<Option<Finding>, String> {
+    fn align(
+        &mut self,
+        run: &mut Run,
+        ws: &[&[Node]],
+        o: &[Node],
+        mut before: Lin,
+        r: &Renames,
+        frames: &[u32],
+    ) -> Result<Option<Finding>, String> {
         for w in ws {
             if w.len() != o.len() {
                 return Err(format!(
@@ -989,21 +1101,35 @@ impl Pairing<'_, '_, '_> {
                     for w in ws {
                         match &w[i] {
                             Node::Leaf(_) => leaves.push(&w[i]),
-                            Node::Loop(..) => return Err("a notify loop against a single wait".into()),
+                            Node::Loop(..) => {
+                                return Err("a notify loop against a single wait".into())
+                            }
                         }
                     }
                     let credit = self.total(run, &leaves, r)?;
                     let ev = run.events[*we].clone();
-                    let EvKind::Wait { cmp, thr } = &ev.kind else { continue };
-                    let need = if *cmp == CmpOp::Gt { thr.add(&Lin::k(1)).ok_or("overflow")? } else { thr.clone() };
+                    let EvKind::Wait { cmp, thr } = &ev.kind else {
+                        continue;
+                    };
+                    let need = if *cmp == CmpOp::Gt {
+                        thr.add(&Lin::k(1)).ok_or("overflow")?
+                    } else {
+                        thr.clone()
+                    };
                     // The wait must need a credit of its own round: need > before.
-                    let d = need.sub(&before).and_then(|x| x.add(&Lin::k(-1))).ok_or("overflow")?;
+                    let d = need
+                        .sub(&before)
+                        .and_then(|x| x.add(&Lin::k(-1)))
+                        .ok_or("overflow")?;
                     self.acc.items += 1;
                     let g = self.guard.clone();
                     let ans = self.ctx.prove(run, self.acc, &g, frames, Prop::Ge0(d));
                     match ans {
                         Answer::Valid => {}
-                        Answer::Unknown(reason) => self.acc.unknown(format!("{}: {reason}", cell_name(self.ctx.p, self.cell)), Some(ev.span)),
+                        Answer::Unknown(reason) => self.acc.unknown(
+                            format!("{}: {reason}", cell_name(self.ctx.p, self.cell)),
+                            Some(ev.span),
+                        ),
                         Answer::Refuted(a) => {
                             let k = run.syms.eval(&need, &a).unwrap_or(0);
                             let b = run.syms.eval(&before, &a).unwrap_or(0);
@@ -1044,7 +1170,9 @@ impl Pairing<'_, '_, '_> {
                                 r2.push((frw.iter, fro.iter));
                                 wk.push(kids);
                             }
-                            Node::Leaf(_) => return Err("a single notify against a wait loop".into()),
+                            Node::Leaf(_) => {
+                                return Err("a single notify against a wait loop".into())
+                            }
                         }
                     }
                     let mut all: Vec<&Node> = Vec::new();
@@ -1075,10 +1203,16 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
             .copied()
             .filter(|e| {
                 let ev = &run.events[*e];
-                is_add(ev) && ev.section == Section::Body && !value_of(ev).as_const().is_some_and(|v| v <= 0)
+                is_add(ev)
+                    && ev.section == Section::Body
+                    && value_of(ev).as_const().is_none_or(|v| v > 0)
             })
             .collect();
-        let waits: Vec<usize> = evs.iter().copied().filter(|e| is_wait(&run.events[*e])).collect();
+        let waits: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_wait(&run.events[*e]))
+            .collect();
         let has_set = evs.iter().any(|e| is_set(&run.events[*e]));
         if waits.is_empty() || adds.is_empty() || has_set {
             continue;
@@ -1087,9 +1221,17 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
         let mut eq_found = false;
         for &w in &waits {
             let ev = run.events[w].clone();
-            let EvKind::Wait { cmp, .. } = ev.kind else { continue };
+            let EvKind::Wait { cmp, .. } = ev.kind else {
+                continue;
+            };
             if !matches!(cmp, CmpOp::Ge | CmpOp::Gt) {
-                let a = match ctx.prove(run, acc, &ev.guard, &chain(run, &ev), Prop::Never(ev.guard.clone())) {
+                let a = match ctx.prove(
+                    run,
+                    acc,
+                    &ev.guard,
+                    &chain(run, &ev),
+                    Prop::Never(ev.guard.clone()),
+                ) {
                     Answer::Refuted(a) => a,
                     _ => continue,
                 };
@@ -1103,7 +1245,12 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                 f.primary = Some(ev.span);
                 f.primary_label = format!("`{}` on a counter", cmp.as_str());
                 f.help = Some("wait with `>=`: a fast writer can push the counter past the exact value before this rank polls".into());
-                if !acc.extra.iter().chain(acc.violation.iter()).any(|x| x.primary == f.primary) {
+                if !acc
+                    .extra
+                    .iter()
+                    .chain(acc.violation.iter())
+                    .any(|x| x.primary == f.primary)
+                {
                     if acc.violation.is_none() {
                         acc.violation = Some(f);
                     } else {
@@ -1134,7 +1281,10 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                 continue;
             }
             let g = run.events[ow[0]].guard.clone();
-            let same = ow.iter().chain(adds.iter()).all(|e| run.events[*e].guard == g);
+            let same = ow
+                .iter()
+                .chain(adds.iter())
+                .all(|e| run.events[*e].guard == g);
             if !same {
                 acc.unknown(
                     format!("{}: its notifies and waits run under different symbolic conditions; rounds cannot be paired", cell_name(ctx.p, cell)),
@@ -1159,7 +1309,10 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                     return;
                 }
                 Err(r) => pairing.acc.unknown(
-                    format!("{}: the notifies and waits on this cell do not pair round by round ({r})", cell_name(pairing.ctx.p, cell)),
+                    format!(
+                        "{}: the notifies and waits on this cell do not pair round by round ({r})",
+                        cell_name(pairing.ctx.p, cell)
+                    ),
                     Some(run.events[ow[0]].span),
                 ),
             }
@@ -1184,7 +1337,9 @@ fn garbage_credit(
             .copied()
             .filter(|e| {
                 let ev = &run.events[*e];
-                is_add(ev) && ev.section == Section::Body && !value_of(ev).as_const().is_some_and(|v| v <= 0)
+                is_add(ev)
+                    && ev.section == Section::Body
+                    && value_of(ev).as_const().is_none_or(|v| v > 0)
             })
             .collect();
         if credits.is_empty() {
@@ -1207,12 +1362,21 @@ fn garbage_credit(
             first = Some((cell.clone(), credits));
         }
     }
-    garbage.points.push((run.config.clone(), printed(ctx.p, &run.syms, &wasted)));
+    garbage
+        .points
+        .push((run.config.clone(), printed(ctx.p, &run.syms, &wasted)));
     if acc.violation.is_some() {
         return;
     }
     if let Some((cell, credits)) = first {
-        let a = match ctx.smt.check(ctx.p, run, &[], &|_| Vec::new(), &Prop::Never(Vec::new()), acc.deadline) {
+        let a = match ctx.smt.check(
+            ctx.p,
+            run,
+            &[],
+            &|_| Vec::new(),
+            &Prop::Never(Vec::new()),
+            acc.deadline,
+        ) {
             Answer::Refuted(a) => a,
             _ => Assign::default(),
         };
@@ -1225,15 +1389,21 @@ fn garbage_credit(
         f.contributions = ctx.contributions(run, &credits, &a);
         f.primary = Some(run.events[credits[0]].span);
         f.primary_label = "credits nobody waits for".into();
-        f.help = Some("notify only the ranks that wait on the cell (e.g. only the root notifies, per tile)".into());
+        f.help = Some(
+            "notify only the ranks that wait on the cell (e.g. only the root notifies, per tile)"
+                .into(),
+        );
         acc.violation = Some(f);
     }
 }
 
 fn guard_symmetry(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
-    let mut by: BTreeMap<(usize, u32), Vec<(u32, CondV, Span)>> = BTreeMap::new();
+    type Seen = Vec<(u32, CondV, Span)>;
+    let mut by: BTreeMap<(usize, u32), Seen> = BTreeMap::new();
     for r in &run.returns {
-        by.entry((r.span.start, r.actor.1)).or_default().push((r.actor.0, r.cond, r.span));
+        by.entry((r.span.start, r.actor.1))
+            .or_default()
+            .push((r.actor.0, r.cond, r.span));
     }
     for (_, v) in by {
         acc.items += 1;
@@ -1244,7 +1414,14 @@ fn guard_symmetry(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
             }
             let differ = match (c0, c1) {
                 (CondV::Const(_), CondV::Const(_)) => {
-                    let a = match ctx.smt.check(ctx.p, run, &[], &|_| Vec::new(), &Prop::Never(Vec::new()), acc.deadline) {
+                    let a = match ctx.smt.check(
+                        ctx.p,
+                        run,
+                        &[],
+                        &|_| Vec::new(),
+                        &Prop::Never(Vec::new()),
+                        acc.deadline,
+                    ) {
                         Answer::Refuted(a) => a,
                         _ => Assign::default(),
                     };
@@ -1272,7 +1449,9 @@ fn guard_symmetry(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
                 f.primary = Some(span);
                 f.primary_label = "reads a rank-local value".into();
                 f.help = Some("guards may read only rank-uniform values (P, parameters, constants, top-level lets, the block index), so every rank returns together".into());
-                f.notes.push("a rank that returns early never sends its credits: its peers hang".into());
+                f.notes.push(
+                    "a rank that returns early never sends its credits: its peers hang".into(),
+                );
                 acc.violation = Some(f);
                 return;
             }

@@ -270,16 +270,19 @@ impl Plan {
     }
 }
 
+/// A callback over configurations; returns false to stop.
+pub type ConfigFn<'a> = dyn FnMut(&[(VarId, i64)]) -> bool + 'a;
+
 /// Calls `f` with every configuration of the plan (P ascending, then the other
 /// enumerated parameters ascending in declaration order). `f` returns false to stop.
-pub fn configs(p: &Protocol, plan: &Plan, f: &mut dyn FnMut(&[(VarId, i64)]) -> bool) {
+pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
     let mut cur: Vec<(VarId, i64)> = Vec::new();
     fn rec(
         p: &Protocol,
         plan: &Plan,
         i: usize,
         cur: &mut Vec<(VarId, i64)>,
-        f: &mut dyn FnMut(&[(VarId, i64)]) -> bool,
+        f: &mut ConfigFn,
     ) -> bool {
         if i == plan.enumerated.len() {
             return f(cur);
@@ -482,7 +485,10 @@ impl Evaluator<'_> {
             },
             Expr::Array(a, idx) => {
                 let Some(rank) = self.rank else {
-                    return Err(Stop::Unsupported("host array read outside the body".into(), span));
+                    return Err(Stop::Unsupported(
+                        "host array read outside the body".into(),
+                        span,
+                    ));
                 };
                 let arr = &self.p.arrays[*a];
                 let mut flat: i64 = 0;
@@ -501,7 +507,10 @@ impl Evaluator<'_> {
                             span,
                         ));
                     }
-                    flat = flat.checked_mul(d).and_then(|f| f.checked_add(x)).ok_or(overflow(span))?;
+                    flat = flat
+                        .checked_mul(d)
+                        .and_then(|f| f.checked_add(x))
+                        .ok_or(overflow(span))?;
                 }
                 Lin::atom(self.syms.intern(Atom::Elem(*a, rank, flat as u32)))
             }
@@ -702,7 +711,10 @@ fn execute(
 
 fn interesting(b: &Block) -> bool {
     b.stmts.iter().any(|s| match &s.kind {
-        StmtKind::Notify { .. } | StmtKind::Wait { .. } | StmtKind::Fence | StmtKind::Return { .. } => true,
+        StmtKind::Notify { .. }
+        | StmtKind::Wait { .. }
+        | StmtKind::Fence
+        | StmtKind::Return { .. } => true,
         StmtKind::For { body, .. } => interesting(body),
         StmtKind::If {
             then_block,
@@ -752,7 +764,13 @@ impl Exec<'_> {
         Err(Stop::Need(ps, what.to_string(), span))
     }
 
-    fn cell(&mut self, signal: SignalId, index: &[Expr], owner: u32, span: Span) -> Result<Cell, Stop> {
+    fn cell(
+        &mut self,
+        signal: SignalId,
+        index: &[Expr],
+        owner: u32,
+        span: Span,
+    ) -> Result<Cell, Stop> {
         let mut idx = Vec::with_capacity(index.len());
         for (k, e) in index.iter().enumerate() {
             let i = self.concrete(e, "a signal index", span)?;
@@ -801,7 +819,12 @@ impl Exec<'_> {
         Ok(())
     }
 
-    fn with_guard(&mut self, c: CondV, span: Span, f: impl FnOnce(&mut Self) -> Result<(), Stop>) -> Result<(), Stop> {
+    fn with_guard(
+        &mut self,
+        c: CondV,
+        span: Span,
+        f: impl FnOnce(&mut Self) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
         match c {
             CondV::Const(true) => f(self),
             CondV::Const(false) => Ok(()),
@@ -845,7 +868,10 @@ impl Exec<'_> {
                         let t = self.concrete(t, "a notify target", s.span)?;
                         if t < 0 || t >= self.world {
                             return Err(Stop::Unsupported(
-                                format!("notify target rank {t} does not exist (P = {})", self.world),
+                                format!(
+                                    "notify target rank {t} does not exist (P = {})",
+                                    self.world
+                                ),
                                 s.span,
                             ));
                         }
@@ -877,7 +903,10 @@ impl Exec<'_> {
                 self.push(EvKind::Wait { cmp: *cmp, thr }, Some(cell), s.span);
             }
             StmtKind::Fence => self.push(EvKind::Fence, None, s.span),
-            StmtKind::Copy { .. } | StmtKind::Get { .. } | StmtKind::Put { .. } | StmtKind::Reduce { .. } => {}
+            StmtKind::Copy { .. }
+            | StmtKind::Get { .. }
+            | StmtKind::Put { .. }
+            | StmtKind::Reduce { .. } => {}
             StmtKind::If {
                 cond,
                 then_block,
@@ -944,7 +973,10 @@ impl Exec<'_> {
                         let hi = self.eval(hi, s.span)?;
                         let step = self.eval(step, s.span)?;
                         if step.as_const().is_some_and(|x| x <= 0) {
-                            return Err(Stop::Unsupported("a loop step that is not positive".into(), s.span));
+                            return Err(Stop::Unsupported(
+                                "a loop step that is not positive".into(),
+                                s.span,
+                            ));
                         }
                         let d = hi.sub(&lo).ok_or(overflow(s.span))?;
                         let q = self.syms.ceil_div(&d, &step).ok_or(overflow(s.span))?;
@@ -960,11 +992,21 @@ impl Exec<'_> {
                         // shares its frame and iteration atom with every other actor's k-th
                         // execution when the bounds agree, so equal cells look equal.
                         let occ = {
-                            let n = self.occurrence.entry((s.span.start, self.frame)).or_insert(0);
+                            let n = self
+                                .occurrence
+                                .entry((s.span.start, self.frame))
+                                .or_insert(0);
                             *n += 1;
                             *n
                         };
-                        let key = (s.span.start, self.frame, occ, trip.clone(), lo.clone(), step.clone());
+                        let key = (
+                            s.span.start,
+                            self.frame,
+                            occ,
+                            trip.clone(),
+                            lo.clone(),
+                            step.clone(),
+                        );
                         let fid = match self.frame_ix.get(&key) {
                             Some(f) => *f,
                             None => {
@@ -984,7 +1026,10 @@ impl Exec<'_> {
                         };
                         let iter = self.frames[fid as usize].iter;
                         self.frame = Some(fid);
-                        let sv = self.syms.mul(&step, &Lin::atom(iter)).ok_or(overflow(s.span))?;
+                        let sv = self
+                            .syms
+                            .mul(&step, &Lin::atom(iter))
+                            .ok_or(overflow(s.span))?;
                         let val = lo.add(&sv).ok_or(overflow(s.span))?;
                         self.env[*var] = Some(Val::V(val));
                         let r = self.block(body);
@@ -1026,7 +1071,15 @@ impl Exec<'_> {
         Ok(())
     }
 
-    fn unroll(&mut self, var: VarId, lo: &Lin, step: &Lin, n: i64, body: &Block, span: Span) -> Result<(), Stop> {
+    fn unroll(
+        &mut self,
+        var: VarId,
+        lo: &Lin,
+        step: &Lin,
+        n: i64,
+        body: &Block,
+        span: Span,
+    ) -> Result<(), Stop> {
         for i in 0..n {
             let v = lo
                 .add(&self.syms.mul(step, &Lin::k(i)).ok_or(overflow(span))?)

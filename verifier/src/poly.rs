@@ -6,6 +6,10 @@
 use collc_spec::ir::{Protocol, VarId};
 use std::collections::BTreeMap;
 
+/// One configuration's values and a printed-atom map (`atom -> coefficient`).
+pub type Point = (Vec<(VarId, i64)>, BTreeMap<String, i64>);
+type Series = BTreeMap<String, Vec<(i64, i64)>>;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Rat(i128, i128);
 
@@ -225,9 +229,9 @@ pub fn fit(x: &str, series: &BTreeMap<String, Vec<(i64, i64)>>) -> Option<String
 
 /// Formula over the world size for per-configuration values (printed-atom maps),
 /// one per group of the other enumerated parameters when they matter.
-pub fn formula_over_world(p: &Protocol, points: &[(Vec<(VarId, i64)>, BTreeMap<String, i64>)]) -> String {
+pub fn formula_over_world(p: &Protocol, points: &[Point]) -> String {
     let x = p.var_name(p.world);
-    let mut groups: BTreeMap<Vec<(VarId, i64)>, BTreeMap<String, Vec<(i64, i64)>>> = BTreeMap::new();
+    let mut groups: BTreeMap<Vec<(VarId, i64)>, Series> = BTreeMap::new();
     let mut keys: std::collections::BTreeSet<String> = Default::default();
     for (_, m) in points {
         keys.extend(m.keys().cloned());
@@ -237,18 +241,25 @@ pub fn formula_over_world(p: &Protocol, points: &[(Vec<(VarId, i64)>, BTreeMap<S
         let rest: Vec<(VarId, i64)> = cfg.iter().copied().filter(|c| c.0 != p.world).collect();
         let g = groups.entry(rest).or_default();
         for k in &keys {
-            g.entry(k.clone()).or_default().push((w, m.get(k).copied().unwrap_or(0)));
+            g.entry(k.clone())
+                .or_default()
+                .push((w, m.get(k).copied().unwrap_or(0)));
         }
     }
     // One formula for every group when the largest group's formula fits all points
     // (rank parameters have fewer points at small P), or when the groups of one other
     // parameter X scale as X times the X = 1 group.
     if groups.len() > 1 {
-        if let Some((_, big)) = groups.iter().max_by_key(|(_, s)| s.values().next().map_or(0, |v| v.len())) {
+        if let Some((_, big)) = groups
+            .iter()
+            .max_by_key(|(_, s)| s.values().next().map_or(0, |v| v.len()))
+        {
             let mut all: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
             for series in groups.values() {
                 for (k, pts) in series {
-                    all.entry(k.clone()).or_default().extend(pts.iter().copied());
+                    all.entry(k.clone())
+                        .or_default()
+                        .extend(pts.iter().copied());
                 }
             }
             let big_fit = fit(x, big);
@@ -256,20 +267,32 @@ pub fn formula_over_world(p: &Protocol, points: &[(Vec<(VarId, i64)>, BTreeMap<S
                 return big_fit.unwrap_or_default();
             }
         }
-        let one_param = groups.keys().all(|g| g.len() == 1) && groups.keys().map(|g| g[0].0).collect::<std::collections::BTreeSet<_>>().len() == 1;
+        let one_param = groups.keys().all(|g| g.len() == 1)
+            && groups
+                .keys()
+                .map(|g| g[0].0)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                == 1;
         if one_param {
             let xv = groups.keys().next().map(|g| g[0].0).unwrap_or(0);
             if let Some(base) = groups.get(&vec![(xv, 1)]) {
                 let scales = groups.iter().all(|(g, series)| {
                     series.iter().all(|(k, pts)| {
                         pts.iter().all(|(w, y)| {
-                            base.get(k).and_then(|b| b.iter().find(|(bw, _)| bw == w)).is_some_and(|(_, by)| *y == by * g[0].1)
+                            base.get(k)
+                                .and_then(|b| b.iter().find(|(bw, _)| bw == w))
+                                .is_some_and(|(_, by)| *y == by * g[0].1)
                         })
                     })
                 });
                 if let (true, Some(f)) = (scales, fit(x, base)) {
                     let name = p.var_name(xv);
-                    return if f == "1" { name.to_string() } else { format!("{f} * {name}") };
+                    return if f == "1" {
+                        name.to_string()
+                    } else {
+                        format!("{f} * {name}")
+                    };
                 }
             }
         }
@@ -284,14 +307,28 @@ pub fn formula_over_world(p: &Protocol, points: &[(Vec<(VarId, i64)>, BTreeMap<S
                 for (k, pts) in series {
                     let c = pts[i].1;
                     if c != 0 {
-                        parts.push(if k.is_empty() { c.to_string() } else { format!("{c}*{k}") });
+                        parts.push(if k.is_empty() {
+                            c.to_string()
+                        } else {
+                            format!("{c}*{k}")
+                        });
                     }
                 }
-                v.push(format!("{x}={w}: {}", if parts.is_empty() { "0".into() } else { parts.join(" + ") }));
+                v.push(format!(
+                    "{x}={w}: {}",
+                    if parts.is_empty() {
+                        "0".into()
+                    } else {
+                        parts.join(" + ")
+                    }
+                ));
             }
             v.join("; ")
         });
-        let label: Vec<String> = g.iter().map(|(v, x)| format!("{} = {x}", p.var_name(*v))).collect();
+        let label: Vec<String> = g
+            .iter()
+            .map(|(v, x)| format!("{} = {x}", p.var_name(*v)))
+            .collect();
         out.entry(f).or_default().push(label.join(", "));
     }
     if out.len() == 1 {
@@ -304,7 +341,10 @@ pub fn formula_over_world(p: &Protocol, points: &[(Vec<(VarId, i64)>, BTreeMap<S
 }
 
 /// True when the polynomial fitted on `base` reproduces every point of `all`.
-fn fit_checks(base: &BTreeMap<String, Vec<(i64, i64)>>, all: &BTreeMap<String, Vec<(i64, i64)>>) -> bool {
+fn fit_checks(
+    base: &BTreeMap<String, Vec<(i64, i64)>>,
+    all: &BTreeMap<String, Vec<(i64, i64)>>,
+) -> bool {
     for (k, pts) in all {
         let Some(b) = base.get(k) else {
             if pts.iter().all(|p| p.1 == 0) {
@@ -312,8 +352,13 @@ fn fit_checks(base: &BTreeMap<String, Vec<(i64, i64)>>, all: &BTreeMap<String, V
             }
             return false;
         };
-        let Some(poly) = interpolate(b) else { return false };
-        if !pts.iter().all(|(x, y)| eval(&poly, *x as i128) == Rat::int(*y as i128)) {
+        let Some(poly) = interpolate(b) else {
+            return false;
+        };
+        if !pts
+            .iter()
+            .all(|(x, y)| eval(&poly, *x as i128) == Rat::int(*y as i128))
+        {
             return false;
         }
     }
@@ -327,7 +372,10 @@ mod tests {
     #[test]
     fn factors_review_figures() {
         let mut s = BTreeMap::new();
-        s.insert("T".to_string(), (1..=16).map(|p| (p, p * (p - 1))).collect());
+        s.insert(
+            "T".to_string(),
+            (1..=16).map(|p| (p, p * (p - 1))).collect(),
+        );
         assert_eq!(fit("P", &s).as_deref(), Some("P * (P - 1) * T"));
         let mut s = BTreeMap::new();
         s.insert("T".to_string(), (1..=16).map(|p| (p, p - 1)).collect());

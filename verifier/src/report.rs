@@ -157,7 +157,11 @@ pub struct Report {
 impl Report {
     /// Exit code: 1 any violation, 3 any unknown (and no violation), else 0.
     pub fn exit_code(&self) -> i32 {
-        if self.obligations.iter().any(|o| o.status == Status::Violated) {
+        if self
+            .obligations
+            .iter()
+            .any(|o| o.status == Status::Violated)
+        {
             1
         } else if self.obligations.iter().any(|o| o.status == Status::Unknown) {
             3
@@ -191,8 +195,11 @@ impl Report {
                             d = d.with_help(h.clone());
                         }
                         if !f.params.is_empty() {
-                            let ps: Vec<String> =
-                                f.params.iter().map(|p| format!("{} = {}", p.name, p.value)).collect();
+                            let ps: Vec<String> = f
+                                .params
+                                .iter()
+                                .map(|p| format!("{} = {}", p.name, p.value))
+                                .collect();
                             d = d.with_note(format!("counterexample: {}", ps.join(", ")));
                         }
                         if let Some(c) = &f.cell {
@@ -237,7 +244,9 @@ impl Report {
                             d = d.with_primary(s, "here");
                         }
                     }
-                    out.push(d.with_help("this is not a pass; simplify the form or raise --timeout-ms"));
+                    out.push(
+                        d.with_help("this is not a pass; simplify the form or raise --timeout-ms"),
+                    );
                 }
                 _ => {}
             }

@@ -63,7 +63,9 @@ impl Smt {
     }
 
     fn set_timeout(&mut self, deadline: Instant) -> Option<u32> {
-        let left = deadline.saturating_duration_since(Instant::now()).as_millis();
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis();
         if left == 0 {
             return None;
         }
@@ -142,7 +144,9 @@ impl Smt {
 }
 
 fn minimise(tr: &Tr, asserts: &[Bool], side: &[Bool], deadline: Instant) -> Option<Assign> {
-    let left = deadline.saturating_duration_since(Instant::now()).as_millis();
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .as_millis();
     if left == 0 {
         return None;
     }

@@ -345,7 +345,10 @@ impl Syms {
                     None
                 };
                 (
-                    (lb, self.ub(x).and_then(|u| u.checked_mul(u - 1).map(|v| v / 2))),
+                    (
+                        lb,
+                        self.ub(x).and_then(|u| u.checked_mul(u - 1).map(|v| v / 2)),
+                    ),
                     self.lin_iters(x),
                 )
             }
@@ -444,9 +447,7 @@ impl Syms {
             (_, Some(0)) => None,
             (Some(x), Some(y)) => collc_spec::eval::ceil_div(x, y).map(Lin::k),
             (_, Some(1)) => Some(a.clone()),
-            _ => Some(Lin::atom(
-                self.intern(Atom::CeilDiv(a.clone(), b.clone())),
-            )),
+            _ => Some(Lin::atom(self.intern(Atom::CeilDiv(a.clone(), b.clone())))),
         }
     }
     /// `min(a, b)`, decided by bounds when possible.

@@ -10,7 +10,7 @@ use collc_spec::ir::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-type Points = Vec<(Vec<(VarId, i64)>, BTreeMap<String, i64>)>;
+type Points = Vec<crate::poly::Point>;
 
 /// Runs every configuration of the (possibly promoted) plan.
 fn each_run(p: &Protocol, f: &mut dyn FnMut(&mut Run)) -> Result<Plan, String> {
@@ -41,7 +41,8 @@ fn each_run(p: &Protocol, f: &mut dyn FnMut(&mut Run)) -> Result<Plan, String> {
             return Err(format!("unsupported form: {m}"));
         }
         if let Some((v, what)) = need {
-            plan.promote(p, &v).map_err(|m| format!("{what} must be concrete: {m}"))?;
+            plan.promote(p, &v)
+                .map_err(|m| format!("{what} must be concrete: {m}"))?;
             continue;
         }
         for r in runs.iter_mut() {
@@ -82,7 +83,10 @@ pub struct CreditTable {
 fn waits_of(p: &Protocol, run: &Run, evs: &[usize]) -> String {
     let pr = Printer { syms: &run.syms, p };
     let mut out = Vec::new();
-    let owner = evs.iter().find(|e| matches!(run.events[**e].kind, EvKind::Wait { .. })).map(|e| run.events[*e].actor);
+    let owner = evs
+        .iter()
+        .find(|e| matches!(run.events[**e].kind, EvKind::Wait { .. }))
+        .map(|e| run.events[*e].actor);
     for &e in evs {
         let ev = &run.events[e];
         if Some(ev.actor) != owner {
@@ -147,7 +151,13 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
                 cs = format!("{cs}; Set {}", sets.join(", "));
             }
             let net = credits.add(&reset).map(|n| pr.lin(&n)).unwrap_or_default();
-            let key = (p.signals[cell.signal].name.clone(), cs, waits_of(p, run, evs), pr.lin(&reset), net);
+            let key = (
+                p.signals[cell.signal].name.clone(),
+                cs,
+                waits_of(p, run, evs),
+                pr.lin(&reset),
+                net,
+            );
             *here.entry(key).or_insert(0) += 1;
         }
         for (k, n) in here {
@@ -184,7 +194,14 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
 impl CreditTable {
     /// A plain-text table.
     pub fn render(&self) -> String {
-        let head = ["signal", "cells per call", "credits/cell/call", "waits (owner, in order)", "reset", "net"];
+        let head = [
+            "signal",
+            "cells per call",
+            "credits/cell/call",
+            "waits (owner, in order)",
+            "reset",
+            "net",
+        ];
         let mut rows: Vec<[String; 6]> = vec![head.map(String::from)];
         for r in &self.rows {
             rows.push([
@@ -287,7 +304,8 @@ pub fn cost(p: &Protocol, given: &BTreeMap<String, i64>) -> Result<CostReport, S
     // Values at the given parameters.
     let mut values: [Option<i64>; 4] = [None; 4];
     let complete = p.inputs().iter().all(|v| {
-        given.contains_key(p.var_name(*v)) || matches!(p.vars[*v].kind, VarKind::Param { domain: None })
+        given.contains_key(p.var_name(*v))
+            || matches!(p.vars[*v].kind, VarKind::Param { domain: None })
     });
     if complete {
         let b = collc_spec::eval::bind(p, given).map_err(|e| e.to_string())?;

@@ -73,7 +73,12 @@ pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
     };
     let given: BTreeMap<String, i64> = args.params.iter().cloned().collect();
     for k in given.keys() {
-        if !l.protocol.inputs().iter().any(|v| l.protocol.var_name(*v) == k) {
+        if !l
+            .protocol
+            .inputs()
+            .iter()
+            .any(|v| l.protocol.var_name(*v) == k)
+        {
             out.err(format!("error: the protocol has no parameter `{k}`"));
             return exit::USAGE;
         }
@@ -100,7 +105,9 @@ pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
             ));
             let w = c.rows.iter().map(|r| r.formula.len()).max().unwrap_or(0);
             for r in &c.rows {
-                let v = r.value.map_or(String::new(), |v| format!("  = {}", thousands(v)));
+                let v = r
+                    .value
+                    .map_or(String::new(), |v| format!("  = {}", thousands(v)));
                 out.out(format!("  {:<15} {:<w$}{v}", r.what, r.formula));
             }
         }

@@ -106,7 +106,10 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
         match args.format {
             Format::Text => {
                 out.diagnostics(&l.source, &diags, style);
-                out.out(format!("verify {f}: {} ({})", report.protocol, report.method));
+                out.out(format!(
+                    "verify {f}: {} ({})",
+                    report.protocol, report.method
+                ));
                 for o in &report.obligations {
                     let extra = match o.status {
                         Status::Unknown => format!(" — {}", o.reason.clone().unwrap_or_default()),
@@ -132,7 +135,10 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
                 let j = JsonOut {
                     file: f,
                     report: &report,
-                    diagnostics: diags.iter().map(|d| render::to_json(d, &l.source)).collect(),
+                    diagnostics: diags
+                        .iter()
+                        .map(|d| render::to_json(d, &l.source))
+                        .collect(),
                 };
                 out.out(serde_json::to_string(&j).unwrap_or_default());
             }
