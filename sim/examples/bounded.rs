@@ -20,6 +20,7 @@ fn main() {
             "--ranks" => cfg.bounds.ranks.1 = num("--ranks"),
             "--time" => cfg.total_time = std::time::Duration::from_secs(num("--time") as u64),
             "--relaxed" => cfg.memory = Memory::Relaxed,
+            "--window-per-call" => cfg.window_per_call = true,
             _ => files.push(a),
         }
     }

@@ -60,6 +60,8 @@ pub struct BoundedConfig {
     pub total_time: Duration,
     /// Parameters fixed by the user (the rest range over the bounds).
     pub fixed: BTreeMap<String, i64>,
+    /// A fresh instance of every window per call (only the signal buffer is reused).
+    pub window_per_call: bool,
 }
 
 impl Default for BoundedConfig {
@@ -74,6 +76,7 @@ impl Default for BoundedConfig {
             },
             total_time: Duration::from_secs(120),
             fixed: BTreeMap::new(),
+            window_per_call: false,
         }
     }
 }
@@ -323,6 +326,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                 ..cfg.per_config
             },
             reduce: true,
+            window_per_call: cfg.window_per_call,
         };
         match simulate(p, g, &sc) {
             Ok(r) => {
@@ -340,6 +344,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                             .params
                             .iter()
                             .map(|(k, v)| format!("--param {k}={v}"))
+                            .chain(cfg.window_per_call.then(|| "--window-per-call".to_string()))
                             .chain([
                                 format!("--calls {}", cfg.bounds.calls),
                                 format!(

@@ -76,6 +76,9 @@ pub struct SimConfig {
     pub budget: Budget,
     /// Partial-order reduction (sound; off only to cross-check it).
     pub reduce: bool,
+    /// A fresh instance of every window per call (as the pypto reuse tests allocate
+    /// separate data windows per round); only the signal buffer is reused.
+    pub window_per_call: bool,
 }
 
 impl Default for SimConfig {
@@ -86,6 +89,7 @@ impl Default for SimConfig {
             schedule: Schedule::Exhaustive,
             budget: Budget::default(),
             reduce: true,
+            window_per_call: false,
         }
     }
 }
@@ -131,6 +135,7 @@ pub fn simulate(
         },
     );
     m.reduce = cfg.reduce;
+    m.window_per_call = cfg.window_per_call;
     let mut full = BTreeMap::new();
     for v in p.inputs() {
         if let Some(x) = b.env.get(v) {
@@ -514,6 +519,7 @@ pub fn sample_trace(
         },
     );
     m.reduce = cfg.reduce;
+    m.window_per_call = cfg.window_per_call;
     let mut out = Outcome {
         events: Some(Vec::new()),
         ..Outcome::default()

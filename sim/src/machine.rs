@@ -221,6 +221,8 @@ pub struct Machine<'a> {
     pub limits: Limits,
     /// Partial-order reduction (group runs of credit notifies to distinct ranks).
     pub reduce: bool,
+    /// Every call uses its own instance of every window (only the signal buffer is reused).
+    pub window_per_call: bool,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
     arrays: Vec<Vec<Vec<Vec<i64>>>>,
     nwin: usize,
@@ -267,9 +269,28 @@ impl<'a> Machine<'a> {
             memory,
             limits,
             reduce: true,
+            window_per_call: false,
             arrays,
             nwin,
         }
+    }
+
+    fn instances(&self) -> usize {
+        if self.window_per_call {
+            self.calls
+        } else {
+            1
+        }
+    }
+
+    /// Index into `State::mem` of rank `rank`'s window `w` as used in `call`.
+    fn mi(&self, rank: usize, w: usize, call: u16) -> usize {
+        let inst = if self.window_per_call {
+            call as usize
+        } else {
+            0
+        };
+        (rank * self.nwin + w) * self.instances() + inst
     }
 
     /// Number of processes.
@@ -369,8 +390,8 @@ impl<'a> Machine<'a> {
             .collect();
         let mut mem = Vec::new();
         for r in 0..self.code.world {
-            for w in 0..self.nwin {
-                let len = self.code.window_len(w);
+            for w in 0..self.nwin * self.instances() {
+                let len = self.code.window_len(w / self.instances());
                 mem.push(WinMem {
                     vals: Segs::filled(
                         len,
@@ -1459,7 +1480,7 @@ impl<'a> Machine<'a> {
                     what: stmt,
                 };
                 let clock = s.procs[p].clock.clone();
-                let m = l.rank * self.nwin + w;
+                let m = self.mi(l.rank, w, s.procs[p].call);
                 self.access(s, m, l.lo, l.hi, acc, false, &clock, out);
                 s.mem[m].vals.read(l.lo, l.hi)
             }
@@ -1513,7 +1534,7 @@ impl<'a> Machine<'a> {
             what: stmt,
         };
         let clock = s.procs[p].clock.clone();
-        let m = rank * self.nwin + w;
+        let m = self.mi(rank, w, s.procs[p].call);
         self.access(s, m, lo, hi, acc, true, &clock, out);
         s.mem[m].vals.write(lo, &pieces);
     }
@@ -1592,8 +1613,8 @@ impl<'a> Machine<'a> {
             }
         });
         if let Some((other, other_write, a, b)) = race {
-            let rank = m / self.nwin;
-            let win = &self.p.windows[m % self.nwin].name;
+            let rank = m / (self.nwin * self.instances());
+            let win = &self.p.windows[(m / self.instances()) % self.nwin].name;
             let desc = |x: &Acc, is_write: bool| {
                 format!(
                     "{}'s {} ({}, call {})",
@@ -1731,7 +1752,7 @@ impl<'a> Machine<'a> {
                 what: STAGE,
             };
             let clock = &s.procs[b0].clock.clone();
-            let m = r * self.nwin + w;
+            let m = self.mi(r, w, call);
             self.event(out, b0, call, None, || {
                 (
                     EvKind::Stage,

@@ -73,6 +73,10 @@ pub struct SimArgs {
     /// Iterations allowed for any one loop.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_trip: i64,
+    /// Give every call its own instance of every window (only the signal buffer is
+    /// reused), as pypto's reuse tests do; the default reuses one window across calls.
+    #[arg(long)]
+    pub window_per_call: bool,
     /// Turn the partial-order reduction off (to cross-check it; explores more states).
     #[arg(long)]
     pub no_reduction: bool,
@@ -151,6 +155,7 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
             max_trip: a.max_trip,
         },
         reduce: !a.no_reduction,
+        window_per_call: a.window_per_call,
     };
     let mut report = match collc_sim::simulate(&l.protocol, &params, &cfg) {
         Ok(r) => r,
