@@ -491,10 +491,10 @@ fn stages_needed(p: &Protocol) -> usize {
             match &s.kind {
                 StmtKind::Copy { dst, src }
                 | StmtKind::Get { dst, src, .. }
-                | StmtKind::Put { dst, src, .. } => {
-                    if is_window(dst) && is_window(src) {
-                        *n = (*n).max(1);
-                    }
+                | StmtKind::Put { dst, src, .. }
+                    if is_window(dst) && is_window(src) =>
+                {
+                    *n = (*n).max(1);
                 }
                 StmtKind::Reduce { dst, src, .. } => {
                     let need = match (is_window(dst), is_window(src)) {
