@@ -1,0 +1,108 @@
+//! Every example and every bug fixture through the bounded model checker at
+//! small bounds: each `// expect: sim::...` code annotated in a file must be
+//! found, and a file without sim annotations must produce no sim finding.
+
+use collc_sim::bounded::{check, Bounds, BoundedConfig};
+use collc_sim::Budget;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn coll_files(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join(dir))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "coll"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The `sim::` codes annotated with `// expect:` in a fixture.
+fn expected(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        if let Some((_, rest)) = line.split_once("// expect:") {
+            for code in rest.split(',') {
+                let code = code.trim();
+                if code.starts_with("sim::") {
+                    out.insert(code.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs the bounded check on one file: (annotated codes, found codes, every assignment complete).
+fn run(path: &Path) -> Result<(BTreeSet<String>, BTreeSet<String>, bool), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let p = collc_spec::check(&text)
+        .protocol
+        .ok_or_else(|| "does not validate".to_string())?;
+    let cfg = BoundedConfig {
+        bounds: Bounds {
+            ranks: (2, 3),
+            tiles: (1, 2),
+            calls: 2,
+            small_ints: 2,
+        },
+        per_config: Budget {
+            max_states: 150_000,
+            max_time: Duration::from_secs(3),
+            ..Budget::default()
+        },
+        total_time: Duration::from_secs(5),
+        ..BoundedConfig::default()
+    };
+    let r = check(&p, &cfg);
+    if !r.errors.is_empty() {
+        return Err(r.errors.join("; "));
+    }
+    let found: BTreeSet<String> = r.configs.iter().flat_map(|c| c.codes.iter().cloned()).collect();
+    let complete = r.obligations.iter().all(|o| o.complete);
+    Ok((expected(&text), found, complete))
+}
+
+#[test]
+fn examples_and_bug_fixtures() {
+    let mut files = coll_files("examples");
+    files.extend(coll_files("examples/bugs"));
+    assert!(files.len() >= 3, "no fixtures found");
+    let chunks: Vec<Vec<PathBuf>> = (0..2)
+        .map(|k| files.iter().skip(k).step_by(2).cloned().collect())
+        .collect();
+    let results: Vec<(PathBuf, Result<(BTreeSet<String>, BTreeSet<String>, bool), String>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = chunks
+            .iter()
+            .map(|c| s.spawn(move || c.iter().map(|f| (f.clone(), run(f))).collect::<Vec<_>>()))
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+    });
+    let mut failures = Vec::new();
+    for (f, r) in results {
+        let name = f.strip_prefix(repo()).unwrap_or(&f).display().to_string();
+        match r {
+            Err(e) => failures.push(format!("{name}: {e}")),
+            Ok((want, found, complete)) => {
+                let missing: Vec<&String> = want.difference(&found).collect();
+                if !missing.is_empty() {
+                    failures.push(format!("{name}: annotated {missing:?} not found (found {found:?}, complete: {complete})"));
+                }
+                if want.is_empty() && !found.is_empty() {
+                    failures.push(format!("{name}: no sim annotation, but found {found:?}"));
+                }
+                let extra: Vec<&String> = found.difference(&want).collect();
+                eprintln!("{name}: want {want:?}, found {found:?}, extra {extra:?}, complete {complete}");
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
