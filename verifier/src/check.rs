@@ -102,7 +102,7 @@ fn is_wait(ev: &Event) -> bool {
 /// `sig[1][0] on rank 0`.
 pub fn cell_name(p: &Protocol, c: &Cell) -> String {
     let mut s = p.signals[c.signal].name.clone();
-    for i in &c.index {
+    for i in c.index.iter() {
         s.push_str(&format!("[{i}]"));
     }
     format!("{s} on rank {}", c.owner)
@@ -480,23 +480,37 @@ pub fn printed(p: &Protocol, s: &Syms, l: &Lin) -> BTreeMap<String, i64> {
 }
 
 fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garbage) {
-    let cells = group_cells(run);
+    let (order, groups) = group_cells_flat(run);
     // Cells whose events are identical up to the names of the actors (same kinds,
     // values, guards, loops, sections, relative order, owner/remote roles) get identical
     // answers from every check below: check one representative per class.
-    let mut classes: crate::sym::FxMap<Vec<SigItem>, (Cell, u64)> = Default::default();
-    let mut reps: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
-    for (cell, evs) in &cells {
-        let sig = signature(run, cell, evs);
-        match classes.get_mut(&sig) {
-            Some((_, n)) => *n += 1,
-            None => {
-                classes.insert(sig, (cell.clone(), 1));
-                reps.insert(cell.clone(), evs.clone());
-            }
+    let mut classes: crate::sym::FxMap<u64, Vec<(Cell, std::ops::Range<usize>, u64)>> =
+        Default::default();
+    let mut scratch = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (cell, r) in &groups {
+        let evs = &order[r.clone()];
+        let h = sig_hash(run, cell, evs, &mut scratch.0, &mut scratch.1);
+        let bucket = classes.entry(h).or_default();
+        let found = bucket.iter_mut().find(|(c, rr, _)| {
+            c.signal == cell.signal
+                && same_class(run, c, &order[rr.clone()], cell, evs, &mut scratch)
+        });
+        match found {
+            Some((_, _, n)) => *n += 1,
+            None => bucket.push((*cell, r.clone(), 1)),
         }
     }
-    let weight: HashMap<Cell, u64> = classes.into_values().collect();
+    let mut reps: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
+    for b in classes.values() {
+        for (c, r, _) in b {
+            reps.insert(*c, order[r.clone()].to_vec());
+        }
+    }
+    let weight: HashMap<Cell, u64> = classes
+        .into_values()
+        .flatten()
+        .map(|(c, _, n)| (c, n))
+        .collect();
     let cells = reps;
     let [cb, ox, wr, st, gc, gs] = accs else {
         return;
@@ -521,114 +535,162 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
     }
 }
 
-/// Events grouped by cell (sorted by cell), with packed keys for speed.
-pub fn group_cells(run: &Run) -> BTreeMap<Cell, Vec<usize>> {
+/// Event indices sorted by cell, and each cell's range in that order.
+pub fn group_cells_flat(run: &Run) -> (Vec<usize>, Vec<(Cell, std::ops::Range<usize>)>) {
     let pack = |c: &Cell| -> Option<u128> {
-        if c.index.len() > 4 || c.signal >= 1 << 16 || c.owner >= 1 << 16 {
+        if c.signal >= 1 << 16 || c.owner >= 1 << 16 {
             return None;
         }
         let mut k: u128 = ((c.signal as u128) << 112) | ((c.owner as u128) << 96);
         for (i, x) in c.index.iter().enumerate() {
-            if !(0..1 << 24).contains(x) {
+            if !(0..1 << 22).contains(x) {
                 return None;
             }
-            k |= (*x as u128) << (72 - 24 * i);
+            k |= (*x as u128) << (74 - 22 * i);
         }
         Some(k | c.index.len() as u128)
     };
-    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(run.events.len());
-    let mut slow: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
+    // Group ids by first appearance (hashing, no sort), then a counting sort.
+    let mut ids: crate::sym::FxMap<u128, u32> = Default::default();
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut gid: Vec<(u32, usize)> = Vec::with_capacity(run.events.len());
+    let mut slow: Vec<(Cell, usize)> = Vec::new();
     for (i, e) in run.events.iter().enumerate() {
         if let Some(c) = &e.cell {
             match pack(c) {
-                Some(k) => keyed.push((k, i)),
-                None => slow.entry(c.clone()).or_default().push(i),
+                Some(k) => {
+                    let id = *ids.entry(k).or_insert_with(|| {
+                        cells.push(*c);
+                        cells.len() as u32 - 1
+                    });
+                    gid.push((id, i));
+                }
+                None => slow.push((*c, i)),
             }
         }
     }
-    keyed.sort_unstable();
-    let mut out = slow;
+    let mut count = vec![0usize; cells.len() + 1];
+    for (g, _) in &gid {
+        count[*g as usize + 1] += 1;
+    }
+    for k in 1..count.len() {
+        count[k] += count[k - 1];
+    }
+    let mut order: Vec<usize> = vec![0; gid.len()];
+    let mut next = count.clone();
+    for (g, i) in &gid {
+        order[next[*g as usize]] = *i;
+        next[*g as usize] += 1;
+    }
+    let mut groups: Vec<(Cell, std::ops::Range<usize>)> = cells
+        .iter()
+        .enumerate()
+        .map(|(g, c)| (*c, count[g]..count[g + 1]))
+        .collect();
+    slow.sort_unstable();
     let mut i = 0;
-    while i < keyed.len() {
-        let k = keyed[i].0;
+    while i < slow.len() {
+        let start = order.len();
         let mut j = i;
-        let mut evs = Vec::new();
-        while j < keyed.len() && keyed[j].0 == k {
-            evs.push(keyed[j].1);
+        while j < slow.len() && slow[j].0 == slow[i].0 {
+            order.push(slow[j].1);
             j += 1;
         }
-        if let Some(c) = &run.events[keyed[i].1].cell {
-            out.insert(c.clone(), evs);
-        }
+        groups.push((slow[i].0, start..order.len()));
         i = j;
     }
-    out
+    (order, groups)
 }
 
-/// One event of a cell's signature.
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct SigItem {
-    actor: u16,
-    owner: bool,
-    kind: u8,
-    op: u8,
-    val: Lin,
-    guard: Guard,
-    frame: Option<u32>,
-    section: Section,
-    order: u32,
-    remote: bool,
-    span: usize,
+/// The actor-independent view of one event of a cell: equal views in the same order
+/// (with the same pattern of actors) give equal answers from every check.
+fn view<'a>(
+    run: &'a Run,
+    cell: &Cell,
+    e: usize,
+) -> (
+    bool,
+    u8,
+    u8,
+    &'a Lin,
+    &'a Guard,
+    Option<u32>,
+    Section,
+    bool,
+    usize,
+) {
+    let ev = &run.events[e];
+    static ZERO: Lin = Lin {
+        c: 0,
+        t: Vec::new(),
+    };
+    let (kind, op, val, remote) = match &ev.kind {
+        EvKind::Notify { op, value, remote } => (0u8, *op as u8, value, *remote),
+        EvKind::Wait { cmp, thr } => (1, *cmp as u8, thr, false),
+        EvKind::Fence => (2, 0, &ZERO, false),
+    };
+    (
+        ev.actor.0 == cell.owner,
+        kind,
+        op,
+        val,
+        &ev.guard,
+        ev.frame,
+        ev.section,
+        remote,
+        ev.span.start,
+    )
 }
 
-fn signature(run: &Run, cell: &Cell, evs: &[usize]) -> Vec<SigItem> {
-    let mut actors: Vec<(u32, u32)> = Vec::new();
-    let mut counts: Vec<u32> = Vec::new();
-    let mut out = Vec::with_capacity(evs.len() + 1);
-    out.push(SigItem {
-        actor: u16::MAX,
-        owner: false,
-        kind: 9,
-        op: 0,
-        val: Lin::k(cell.signal as i64),
-        guard: Vec::new(),
-        frame: None,
-        section: Section::Body,
-        order: 0,
-        remote: false,
-        span: 0,
-    });
+/// Actor pattern: for each event, the index of its actor in order of first appearance.
+fn actor_pattern(run: &Run, evs: &[usize], seen: &mut Vec<(u32, u32)>, out: &mut Vec<u16>) {
+    seen.clear();
+    out.clear();
     for &e in evs {
-        let ev = &run.events[e];
-        let a = match actors.iter().position(|x| *x == ev.actor) {
+        let a = run.events[e].actor;
+        let i = match seen.iter().position(|x| *x == a) {
             Some(i) => i,
             None => {
-                actors.push(ev.actor);
-                counts.push(0);
-                actors.len() - 1
+                seen.push(a);
+                seen.len() - 1
             }
         };
-        counts[a] += 1;
-        let (kind, op, val, remote) = match &ev.kind {
-            EvKind::Notify { op, value, remote } => (0, *op as u8, value.clone(), *remote),
-            EvKind::Wait { cmp, thr } => (1, *cmp as u8, thr.clone(), false),
-            EvKind::Fence => (2, 0, Lin::k(0), false),
-        };
-        out.push(SigItem {
-            actor: a as u16,
-            owner: ev.actor.0 == cell.owner,
-            kind,
-            op,
-            val,
-            guard: ev.guard.clone(),
-            frame: ev.frame,
-            section: ev.section,
-            order: counts[a],
-            remote,
-            span: ev.span.start,
-        });
+        out.push(i as u16);
     }
-    out
+}
+
+fn sig_hash(
+    run: &Run,
+    cell: &Cell,
+    evs: &[usize],
+    seen: &mut Vec<(u32, u32)>,
+    pat: &mut Vec<u16>,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = crate::sym::Fx::default();
+    cell.signal.hash(&mut h);
+    evs.len().hash(&mut h);
+    actor_pattern(run, evs, seen, pat);
+    pat.hash(&mut h);
+    for &e in evs {
+        view(run, cell, e).hash(&mut h);
+    }
+    h.finish()
+}
+
+type Scratch = (Vec<(u32, u32)>, Vec<u16>, Vec<(u32, u32)>, Vec<u16>);
+
+fn same_class(run: &Run, a: &Cell, ea: &[usize], b: &Cell, eb: &[usize], s: &mut Scratch) -> bool {
+    if ea.len() != eb.len() {
+        return false;
+    }
+    actor_pattern(run, ea, &mut s.0, &mut s.1);
+    actor_pattern(run, eb, &mut s.2, &mut s.3);
+    s.1 == s.3
+        && ea
+            .iter()
+            .zip(eb)
+            .all(|(x, y)| view(run, a, *x) == view(run, b, *y))
 }
 
 fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
@@ -1359,7 +1421,7 @@ fn garbage_credit(
             }
         }
         if first.is_none() {
-            first = Some((cell.clone(), credits));
+            first = Some((*cell, credits));
         }
     }
     garbage

@@ -31,14 +31,52 @@ pub enum Section {
 }
 
 /// A signal cell: signal, owner rank, index.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Cell {
     /// The signal.
     pub signal: SignalId,
     /// The rank whose window holds it.
     pub owner: u32,
     /// The index.
-    pub index: Vec<i64>,
+    pub index: Idx,
+}
+
+/// A cell index of at most [`MAX_DIMS`] coordinates, stored inline.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Idx {
+    n: u8,
+    v: [i64; MAX_DIMS],
+}
+
+/// Signals may have at most this many dimensions (more is reported as unsupported).
+pub const MAX_DIMS: usize = 4;
+
+impl std::ops::Deref for Idx {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        &self.v[..self.n as usize]
+    }
+}
+
+impl std::fmt::Debug for Idx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", &**self)
+    }
+}
+
+impl Idx {
+    /// From a slice (None when it is too long).
+    pub fn new(xs: &[i64]) -> Option<Idx> {
+        if xs.len() > MAX_DIMS {
+            return None;
+        }
+        let mut v = [0; MAX_DIMS];
+        v[..xs.len()].copy_from_slice(xs);
+        Some(Idx {
+            n: xs.len() as u8,
+            v,
+        })
+    }
 }
 
 /// What an event does.
@@ -627,6 +665,8 @@ struct Exec<'a> {
     sym_depth: u32,
     seq: u32,
     occurrence: HashMap<(usize, Option<u32>), u32>,
+    dims: Vec<Option<Vec<Option<i64>>>>,
+    relevant: Vec<bool>,
     frame_ix: HashMap<FrameKey, u32>,
 }
 
@@ -656,6 +696,8 @@ fn execute(
         sym_depth: 0,
         seq: 0,
         occurrence: HashMap::new(),
+        dims: vec![None; p.signals.len()],
+        relevant: relevant(p),
         frame_ix: HashMap::new(),
     };
     let blocks = match &p.blocks {
@@ -709,6 +751,89 @@ fn execute(
     })
 }
 
+/// Variables whose values can matter for signals: read by notifies, waits, returns,
+/// and the bounds and conditions of loops and branches that contain them (closed over
+/// `let`s). Other `let`s (data offsets and lengths) are not evaluated.
+fn relevant(p: &Protocol) -> Vec<bool> {
+    fn expr(e: &Expr, r: &mut [bool]) {
+        e.for_each_var(&mut |v| r[v] = true);
+    }
+    fn cond(c: &Cond, r: &mut [bool]) {
+        c.for_each_var(&mut |v| r[v] = true);
+    }
+    fn block(b: &Block, r: &mut [bool], lets: &mut Vec<(VarId, Expr)>) {
+        for s in &b.stmts {
+            match &s.kind {
+                StmtKind::Let { var, value } => lets.push((*var, value.clone())),
+                StmtKind::Notify {
+                    index,
+                    target,
+                    value,
+                    ..
+                } => {
+                    index.iter().for_each(|e| expr(e, r));
+                    if let Some(t) = target {
+                        expr(t, r);
+                    }
+                    expr(value, r);
+                }
+                StmtKind::Wait {
+                    index, threshold, ..
+                } => {
+                    index.iter().for_each(|e| expr(e, r));
+                    expr(threshold, r);
+                }
+                StmtKind::Return { cond: c } => cond(c, r),
+                StmtKind::For { range, body, .. } => {
+                    if interesting(body) {
+                        if let Range::Span { lo, hi, step } = range {
+                            expr(lo, r);
+                            expr(hi, r);
+                            expr(step, r);
+                        }
+                    }
+                    block(body, r, lets);
+                }
+                StmtKind::If {
+                    cond: c,
+                    then_block,
+                    else_block,
+                } => {
+                    if interesting(then_block) || else_block.as_ref().is_some_and(interesting) {
+                        cond(c, r);
+                    }
+                    block(then_block, r, lets);
+                    if let Some(e) = else_block {
+                        block(e, r, lets);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut r = vec![false; p.vars.len()];
+    let mut lets = Vec::new();
+    block(&p.body, &mut r, &mut lets);
+    block(&p.epilogue, &mut r, &mut lets);
+    loop {
+        let mut changed = false;
+        for (v, e) in &lets {
+            if r[*v] {
+                e.for_each_var(&mut |x| {
+                    if !r[x] {
+                        r[x] = true;
+                        changed = true;
+                    }
+                });
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    r
+}
+
 fn interesting(b: &Block) -> bool {
     b.stmts.iter().any(|s| match &s.kind {
         StmtKind::Notify { .. }
@@ -727,6 +852,15 @@ fn interesting(b: &Block) -> bool {
 
 impl Exec<'_> {
     fn eval(&mut self, e: &Expr, span: Span) -> Result<Lin, Stop> {
+        match e {
+            Expr::Int(v) => return Ok(Lin::k(*v)),
+            Expr::Var(v) => {
+                if let Some(Val::V(l)) = &self.env[*v] {
+                    return Ok(l.clone());
+                }
+            }
+            _ => {}
+        }
         let mut ev = Evaluator {
             p: self.p,
             syms: &mut self.syms,
@@ -771,27 +905,47 @@ impl Exec<'_> {
         owner: u32,
         span: Span,
     ) -> Result<Cell, Stop> {
-        let mut idx = Vec::with_capacity(index.len());
+        let mut idx = [0i64; MAX_DIMS];
+        if index.len() > MAX_DIMS {
+            return Err(Stop::Unsupported(
+                format!("a signal with more than {MAX_DIMS} dimensions"),
+                span,
+            ));
+        }
+        if self.dims[signal].is_none() {
+            let mut ds = Vec::new();
+            for d in &self.p.signals[signal].dims {
+                ds.push(self.eval(d, span)?.as_const());
+            }
+            self.dims[signal] = Some(ds);
+        }
         for (k, e) in index.iter().enumerate() {
-            let i = self.concrete(e, "a signal index", span)?;
-            let d = self.eval(&self.p.signals[signal].dims[k], span)?;
-            if i < 0 || d.as_const().is_some_and(|d| i >= d) {
+            let i = match e {
+                Expr::Int(v) => *v,
+                Expr::Var(v) => match &self.env[*v] {
+                    Some(Val::V(l)) if l.t.is_empty() => l.c,
+                    _ => self.concrete(e, "a signal index", span)?,
+                },
+                _ => self.concrete(e, "a signal index", span)?,
+            };
+            let d = self.dims[signal].as_ref().and_then(|ds| ds[k]);
+            if i < 0 || d.is_some_and(|d| i >= d) {
                 return Err(Stop::Unsupported(
                     format!(
                         "index {i} is outside dimension {} of `{}` (size {})",
                         k,
                         self.p.signals[signal].name,
-                        d.as_const().map_or("?".into(), |x| x.to_string())
+                        d.map_or("?".into(), |x| x.to_string())
                     ),
                     span,
                 ));
             }
-            idx.push(i);
+            idx[k] = i;
         }
         Ok(Cell {
             signal,
             owner,
-            index: idx,
+            index: Idx::new(&idx[..index.len()]).unwrap_or_else(|| Idx::new(&[]).expect("empty")),
         })
     }
 
@@ -846,6 +1000,9 @@ impl Exec<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<(), Stop> {
         match &s.kind {
             StmtKind::Let { var, value } => {
+                if !self.relevant[*var] {
+                    return Ok(());
+                }
                 let v = match self.eval(value, s.span) {
                     Ok(l) => {
                         let name = self.p.var_name(*var).to_string();

@@ -121,7 +121,7 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
         let mut cells: BTreeMap<exec::Cell, Vec<usize>> = BTreeMap::new();
         for (i, e) in run.events.iter().enumerate() {
             if let Some(c) = &e.cell {
-                cells.entry(c.clone()).or_default().push(i);
+                cells.entry(*c).or_default().push(i);
             }
         }
         let mut here: BTreeMap<Key, i64> = BTreeMap::new();
