@@ -376,9 +376,8 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
         }
         break (accs, garbage);
     };
-    if std::env::var_os("COLLC_PROFILE").is_some() {
-        eprintln!("profile: exec {:?}, checks {:?}", prof.0, prof.1);
-    }
+    stats.exec_millis = prof.0.as_millis() as u64;
+    stats.check_millis = prof.1.as_millis() as u64;
     stats.z3_calls = smt.calls as u64;
     stats.literal = accs.iter().map(|a| a.literal).sum();
     let scope = plan.describe(p);
@@ -620,14 +619,13 @@ fn view<'a>(
     usize,
 ) {
     let ev = &run.events[e];
-    static ZERO: Lin = Lin {
-        c: 0,
-        t: Vec::new(),
-    };
+    thread_local! {
+        static ZERO: &'static Lin = Box::leak(Box::new(Lin::k(0)));
+    }
     let (kind, op, val, remote) = match &ev.kind {
         EvKind::Notify { op, value, remote } => (0u8, *op as u8, value, *remote),
         EvKind::Wait { cmp, thr } => (1, *cmp as u8, thr, false),
-        EvKind::Fence => (2, 0, &ZERO, false),
+        EvKind::Fence => (2, 0, ZERO.with(|z| *z), false),
     };
     (
         ev.actor.0 == cell.owner,

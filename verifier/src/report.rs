@@ -137,6 +137,10 @@ pub struct Stats {
     pub z3_calls: u64,
     /// Wall-clock time.
     pub millis: u64,
+    /// Of which: abstract execution.
+    pub exec_millis: u64,
+    /// Of which: the per-cell checks (including Z3).
+    pub check_millis: u64,
 }
 
 /// The whole result of `verify`.

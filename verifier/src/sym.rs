@@ -13,25 +13,28 @@ pub type AtomId = u32;
 /// Index of a condition in [`Syms::conds`].
 pub type CondId = u32;
 
+/// The terms of a [`Lin`].
+pub type Terms = smallvec::SmallVec<[(AtomId, i64); 2]>;
+
 /// `c + Σ k·atom` with non-zero coefficients, sorted by atom id.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
 pub struct Lin {
     /// The constant term.
     pub c: i64,
-    /// `(atom, coefficient)`, sorted by atom, no zero coefficients.
-    pub t: Vec<(AtomId, i64)>,
+    /// `(atom, coefficient)`, sorted by atom, no zero coefficients (inline up to 2).
+    pub t: Terms,
 }
 
 impl Lin {
     /// A literal.
     pub fn k(c: i64) -> Lin {
-        Lin { c, t: Vec::new() }
+        Lin { c, t: Terms::new() }
     }
     /// One atom.
     pub fn atom(a: AtomId) -> Lin {
         Lin {
             c: 0,
-            t: vec![(a, 1)],
+            t: smallvec::smallvec![(a, 1)],
         }
     }
     /// The literal value, if there are no atoms.
@@ -56,7 +59,7 @@ impl Lin {
     }
     /// `self + k·other`.
     pub fn axpy(&self, k: i64, o: &Lin) -> Option<Lin> {
-        let mut t = Vec::with_capacity(self.t.len() + o.t.len());
+        let mut t = Terms::with_capacity(self.t.len() + o.t.len());
         let (mut i, mut j) = (0, 0);
         while i < self.t.len() || j < o.t.len() {
             let take_a = j >= o.t.len() || (i < self.t.len() && self.t[i].0 < o.t[j].0);
@@ -86,7 +89,7 @@ impl Lin {
         if k == 0 {
             return Some(Lin::k(0));
         }
-        let mut t = Vec::with_capacity(self.t.len());
+        let mut t = Terms::with_capacity(self.t.len());
         for (a, v) in &self.t {
             t.push((*a, v.checked_mul(k)?));
         }
@@ -943,6 +946,13 @@ impl std::hash::Hasher for Fx {
         self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
     fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u128(&mut self, i: u128) {
+        self.write_u64(i as u64);
+        self.write_u64((i >> 64) as u64);
+    }
+    fn write_u16(&mut self, i: u16) {
         self.write_u64(i as u64);
     }
     fn write_usize(&mut self, i: usize) {
