@@ -33,6 +33,9 @@
 //                  length-explicit forms (generator): TADD / TMUL / TMAX / TMIN (dst, a, b, len),
 //                  TMOV(dst, src, len), TSTORE_N(gm_dst, t, len): elements [0, len) whatever
 //                  the tiles' valid lengths; dst.valid = len
+//                  offset forms (tile slices, flat multi-dimensional tiles): TLOAD_AT(t, off,
+//                  gm, len), TSTORE_AT(gm, t, off, len), TMOV_AT(d, doff, s, soff, len),
+//                  TADD_AT / TMUL_AT / TMAX_AT / TMIN_AT (d, doff, a, aoff, b, boff, len)
 //   checks         COLLC_CHECK(cond, "what"): index/rank/slice checks of generated code (CPU:
 //                  a loud kernel error; Ascend: compiled out)
 //
@@ -77,13 +80,15 @@ public:
     static constexpr int32_t kCapacity = Capacity;
     using Data = pto::Tile<pto::TileType::Vec, T, 1, Capacity, pto::BLayout::RowMajor, -1, -1>;
 
-    AICORE explicit Tile(uint32_t ub_addr) : tile_(1, Capacity) { TASSIGN(tile_, ub_addr); }
+    AICORE explicit Tile(uint32_t ub_addr) : tile_(1, Capacity), ub_addr_(ub_addr) { TASSIGN(tile_, ub_addr); }
+    AICORE uint32_t ub_addr() const { return ub_addr_; }
     AICORE Data& raw() { return tile_; }
     AICORE const Data& raw() const { return tile_; }
     AICORE void set_valid(int32_t len) { tile_.SetValidShape(1, len); }
 
 private:
     Data tile_;
+    uint32_t ub_addr_;
 };
 
 namespace detail {
@@ -195,6 +200,42 @@ template <typename T, int32_t N>
 AICORE inline void TSTORE_N(__gm__ T* dst, Tile<T, N>& src, int32_t len) {
     TSTORE(dst, src, len);
 }
+
+// Offset forms: a tile slice [off, off + len) is a tile placed at ub_addr + off * sizeof(T).
+template <typename T, int32_t N>
+AICORE inline Tile<T, N> at(Tile<T, N>& t, int32_t off) {
+    return Tile<T, N>(t.ub_addr() + static_cast<uint32_t>(off) * sizeof(T));
+}
+template <typename T, int32_t N>
+AICORE inline void TLOAD_AT(Tile<T, N>& dst, int32_t off, __gm__ const T* src, int32_t len) {
+    Tile<T, N> v = at(dst, off);
+    TLOAD(v, src, len);
+}
+template <typename T, int32_t N>
+AICORE inline void TSTORE_AT(__gm__ T* dst, Tile<T, N>& src, int32_t off, int32_t len) {
+    Tile<T, N> v = at(src, off);
+    TSTORE(dst, v, len);
+}
+template <typename T, int32_t N, int32_t M>
+AICORE inline void TMOV_AT(Tile<T, N>& dst, int32_t doff, Tile<T, M>& src, int32_t soff, int32_t len) {
+    Tile<T, N> d = at(dst, doff);
+    Tile<T, M> s = at(src, soff);
+    TMOV(d, s, len);
+}
+#define COLLC_ASCEND_BINARY_AT(NAME, OP)                                                                  \
+    template <typename T, int32_t N, int32_t M1, int32_t M2>                                              \
+    AICORE inline void NAME(Tile<T, N>& dst, int32_t doff, Tile<T, M1>& a, int32_t aoff, Tile<T, M2>& b, \
+                            int32_t boff, int32_t len) {                                                  \
+        Tile<T, N> d = at(dst, doff);                                                                     \
+        Tile<T, M1> x = at(a, aoff);                                                                      \
+        Tile<T, M2> y = at(b, boff);                                                                      \
+        OP(d, x, y, len);                                                                                 \
+    }
+COLLC_ASCEND_BINARY_AT(TADD_AT, TADD)
+COLLC_ASCEND_BINARY_AT(TMUL_AT, TMUL)
+COLLC_ASCEND_BINARY_AT(TMAX_AT, TMAX)
+COLLC_ASCEND_BINARY_AT(TMIN_AT, TMIN)
+#undef COLLC_ASCEND_BINARY_AT
 
 }  // namespace collc
 

@@ -20,7 +20,8 @@
 //   Data tiles      collc::Tile<T, N> (T = float or int32_t), collc::TLOAD, collc::TSTORE,
 //                   collc::TADD, collc::TMAX, collc::TMIN, collc::TMUL, collc::TMOV, and the
 //                   length-explicit forms TADD/TMAX/TMIN/TMUL(dst, a, b, len), TMOV(dst, src, len),
-//                   TSTORE_N(dst, src, len) that the generator emits
+//                   TSTORE_N(dst, src, len) that the generator emits, and the offset forms
+//                   TLOAD_AT, TSTORE_AT, TMOV_AT, TADD_AT/TMUL_AT/TMAX_AT/TMIN_AT (tile slices)
 //   Checks          COLLC_CHECK(cond, "what")  (generated index/rank/slice checks)
 //
 // Memory model of the CPU build (how the NPU primitives are mapped):
@@ -802,6 +803,69 @@ AICORE inline void TMOV(Tile<T, N>& dst, const Tile<T, M>& src, int32_t len) {
     }
     dst.set_valid(len);
 }
+// Offset forms (what the generator emits for tile slices that do not start at element 0, and
+// for multi-dimensional tiles, which it addresses flat): elements [off, off + len) of a tile.
+// dst.valid becomes max(dst.valid, doff + len).
+namespace detail {
+inline void check_range(const char* op, int32_t off, int32_t len, int32_t cap) {
+    if (off < 0 || len < 0 || off > cap || len > cap - off) {
+        rt::kernel_error("%s: elements [%d, %d) outside the tile's [0, %d)", op, off, off + len, cap);
+    }
+}
+template <typename T, int32_t N>
+inline void grow_valid(Tile<T, N>& t, int32_t end) {
+    if (end > t.valid()) t.set_valid(end);
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2, typename F>
+inline void binary_at(const char* op, Tile<T, N>& dst, int32_t doff, const Tile<T, M1>& a, int32_t aoff,
+                      const Tile<T, M2>& b, int32_t boff, int32_t len, F f) {
+    check_range(op, doff, len, N);
+    check_range(op, aoff, len, M1);
+    check_range(op, boff, len, M2);
+    for (int32_t i = 0; i < len; ++i) dst[doff + i] = f(a[aoff + i], b[boff + i]);
+    grow_valid(dst, doff + len);
+}
+}  // namespace detail
+
+template <typename T, int32_t N>
+AICORE inline void TLOAD_AT(Tile<T, N>& dst, int32_t off, __gm__ const T* src, int32_t len) {
+    detail::check_range("TLOAD_AT", off, len, N);
+    if (len > 0) std::memcpy(dst.data() + off, src, static_cast<size_t>(len) * sizeof(T));
+    detail::grow_valid(dst, off + len);
+}
+template <typename T, int32_t N>
+AICORE inline void TSTORE_AT(__gm__ T* dst, const Tile<T, N>& src, int32_t off, int32_t len) {
+    detail::check_range("TSTORE_AT", off, len, N);
+    if (len > 0) std::memcpy(dst, src.data() + off, static_cast<size_t>(len) * sizeof(T));
+}
+template <typename T, int32_t N, int32_t M>
+AICORE inline void TMOV_AT(Tile<T, N>& dst, int32_t doff, const Tile<T, M>& src, int32_t soff, int32_t len) {
+    detail::check_range("TMOV_AT", doff, len, N);
+    detail::check_range("TMOV_AT", soff, len, M);
+    if (len > 0) std::memmove(dst.data() + doff, src.data() + soff, static_cast<size_t>(len) * sizeof(T));
+    detail::grow_valid(dst, doff + len);
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TADD_AT(Tile<T, N>& dst, int32_t doff, const Tile<T, M1>& a, int32_t aoff, const Tile<T, M2>& b,
+                           int32_t boff, int32_t len) {
+    detail::binary_at("TADD_AT", dst, doff, a, aoff, b, boff, len, [](T x, T y) { return x + y; });
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMUL_AT(Tile<T, N>& dst, int32_t doff, const Tile<T, M1>& a, int32_t aoff, const Tile<T, M2>& b,
+                           int32_t boff, int32_t len) {
+    detail::binary_at("TMUL_AT", dst, doff, a, aoff, b, boff, len, [](T x, T y) { return x * y; });
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMAX_AT(Tile<T, N>& dst, int32_t doff, const Tile<T, M1>& a, int32_t aoff, const Tile<T, M2>& b,
+                           int32_t boff, int32_t len) {
+    detail::binary_at("TMAX_AT", dst, doff, a, aoff, b, boff, len, [](T x, T y) { return x > y ? x : y; });
+}
+template <typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void TMIN_AT(Tile<T, N>& dst, int32_t doff, const Tile<T, M1>& a, int32_t aoff, const Tile<T, M2>& b,
+                           int32_t boff, int32_t len) {
+    detail::binary_at("TMIN_AT", dst, doff, a, aoff, b, boff, len, [](T x, T y) { return x < y ? x : y; });
+}
+
 // tile -> GM with an explicit length: stores src[0, len) whatever src.valid (len <= capacity).
 template <typename T, int32_t N>
 AICORE inline void TSTORE_N(__gm__ T* dst, const Tile<T, N>& src, int32_t len) {

@@ -272,20 +272,15 @@ impl<'a> Kernel<'a> {
         let mut tiles = Vec::new();
         let mut ub = 0i64;
         for t in &p.tiles {
-            if t.dims.len() != 1 {
-                errors.push(
-                    Diagnostic::error(
-                        "backend::unsupported",
-                        format!("tile `{}` has {} dimensions; the C++ backends support one-dimensional tiles", t.name, t.dims.len()),
-                    )
-                    .with_primary(t.span, "multi-dimensional tile")
-                    .with_help("declare one tile per row, or use a window"),
-                );
-                continue;
+            // Multi-dimensional tiles are addressed flat: capacity = product of the dims.
+            let mut cap = Some(1i64);
+            for d in &t.dims {
+                let x = eval(p, d, &env).ok().or_else(|| upper_bound(p, d));
+                cap = match (cap, x) {
+                    (Some(c), Some(x)) => c.checked_mul(x),
+                    _ => None,
+                };
             }
-            let cap = eval(p, &t.dims[0], &env)
-                .ok()
-                .or_else(|| upper_bound(p, &t.dims[0]));
             match cap {
                 Some(cap) if (1..=(1 << 24)).contains(&cap) => {
                     tiles.push(TileInfo {

@@ -237,45 +237,105 @@ impl Dialect for Pto {
     fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
         let l = len32(&op.len);
         let tile = |t: usize| k.tiles[t].name.clone();
+        let off = |o: &str| len32(o);
+        let at = |f: &str| format!("{f}_AT");
+        let (od, os) = (op.dst_tile_offset.as_str(), op.src_tile_offset.as_str());
         match (&op.kind, &op.dst, &op.src) {
             (DataKind::Copy, Loc::Tile(d), Loc::Tile(s)) => {
-                w.line(format!("collc::TMOV({}, {}, {l});", tile(*d), tile(*s)));
+                if od == "0" && os == "0" {
+                    w.line(format!("collc::TMOV({}, {}, {l});", tile(*d), tile(*s)));
+                } else {
+                    w.line(format!(
+                        "collc::TMOV_AT({}, {}, {}, {}, {l});",
+                        tile(*d),
+                        off(od),
+                        tile(*s),
+                        off(os)
+                    ));
+                }
             }
             (DataKind::Copy, Loc::Tile(d), Loc::Gm(s)) => {
-                w.line(format!("collc::TLOAD({}, {}, {l});", tile(*d), gm_ptr(s)));
+                if od == "0" {
+                    w.line(format!("collc::TLOAD({}, {}, {l});", tile(*d), gm_ptr(s)));
+                } else {
+                    w.line(format!(
+                        "collc::TLOAD_AT({}, {}, {}, {l});",
+                        tile(*d),
+                        off(od),
+                        gm_ptr(s)
+                    ));
+                }
             }
             (DataKind::Copy, Loc::Gm(d), Loc::Tile(s)) => {
-                w.line(format!(
-                    "collc::TSTORE_N({}, {}, {l});",
-                    gm_ptr(d),
-                    tile(*s)
-                ));
+                if os == "0" {
+                    w.line(format!(
+                        "collc::TSTORE_N({}, {}, {l});",
+                        gm_ptr(d),
+                        tile(*s)
+                    ));
+                } else {
+                    w.line(format!(
+                        "collc::TSTORE_AT({}, {}, {}, {l});",
+                        gm_ptr(d),
+                        tile(*s),
+                        off(os)
+                    ));
+                }
             }
             (DataKind::Reduce(r), Loc::Tile(d), Loc::Tile(s)) => {
-                w.line(format!(
-                    "{}({d}, {d}, {}, {l});",
-                    op_fn(*r),
-                    tile(*s),
-                    d = tile(*d)
-                ));
+                if od == "0" && os == "0" {
+                    w.line(format!(
+                        "{}({d}, {d}, {}, {l});",
+                        op_fn(*r),
+                        tile(*s),
+                        d = tile(*d)
+                    ));
+                } else {
+                    w.line(format!(
+                        "{}({d}, {od}, {d}, {od}, {}, {}, {l});",
+                        at(op_fn(*r)),
+                        tile(*s),
+                        off(os),
+                        d = tile(*d),
+                        od = off(od)
+                    ));
+                }
             }
             (DataKind::Reduce(r), Loc::Tile(d), Loc::Gm(s)) => {
                 w.line(format!("collc::TLOAD(stage_a, {}, {l});", gm_ptr(s)));
-                w.line(format!(
-                    "{}({d}, {d}, stage_a, {l});",
-                    op_fn(*r),
-                    d = tile(*d)
-                ));
+                if od == "0" {
+                    w.line(format!(
+                        "{}({d}, {d}, stage_a, {l});",
+                        op_fn(*r),
+                        d = tile(*d)
+                    ));
+                } else {
+                    w.line(format!(
+                        "{}({d}, {od}, {d}, {od}, stage_a, 0, {l});",
+                        at(op_fn(*r)),
+                        d = tile(*d),
+                        od = off(od)
+                    ));
+                }
             }
             (DataKind::Reduce(r), Loc::Gm(d), Loc::Tile(s)) => {
                 w.open("");
                 w.line(format!("__gm__ float* dst_gm = {};", gm_ptr(d)));
                 w.line(format!("collc::TLOAD(stage_a, dst_gm, {l});"));
-                w.line(format!(
-                    "{}(stage_a, stage_a, {}, {l});",
-                    op_fn(*r),
-                    tile(*s)
-                ));
+                if os == "0" {
+                    w.line(format!(
+                        "{}(stage_a, stage_a, {}, {l});",
+                        op_fn(*r),
+                        tile(*s)
+                    ));
+                } else {
+                    w.line(format!(
+                        "{}(stage_a, 0, stage_a, 0, {}, {}, {l});",
+                        at(op_fn(*r)),
+                        tile(*s),
+                        off(os)
+                    ));
+                }
                 w.line(format!("collc::TSTORE_N(dst_gm, stage_a, {l});"));
                 w.close();
             }
@@ -313,6 +373,10 @@ impl Dialect for Pto {
                 w.close();
             }
         }
+    }
+
+    fn supports_tile_offsets(&self) -> bool {
+        true
     }
 
     fn end_kernel(&self, w: &mut Writer) {

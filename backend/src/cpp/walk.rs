@@ -53,7 +53,9 @@ pub struct GmRef {
 pub enum Loc {
     /// Global memory (a window).
     Gm(GmRef),
-    /// A private tile (always at element 0; one-dimensional).
+    /// A private tile (its element offset, `"0"` unless the dialect supports tile offsets, is
+    /// in [`DataOp::dst_tile_offset`] / [`DataOp::src_tile_offset`]; multi-dimensional tiles
+    /// are addressed flat).
     Tile(TileId),
 }
 
@@ -77,6 +79,10 @@ pub struct DataOp {
     pub src: Loc,
     /// C++ element count expression.
     pub len: String,
+    /// C++ element offset of the destination tile slice (`"0"`: first element, or not a tile).
+    pub dst_tile_offset: String,
+    /// C++ element offset of the source tile slice (`"0"`: first element, or not a tile).
+    pub src_tile_offset: String,
 }
 
 /// The target-specific half of the C++ generator.
@@ -119,6 +125,12 @@ pub trait Dialect {
     fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp);
     /// The last statements of the kernel (then the walker closes the entry block).
     fn end_kernel(&self, w: &mut Writer);
+    /// True if [`Dialect::data`] handles tile slices that do not start at element 0 (and
+    /// multi-dimensional tiles with a non-zero row); otherwise the walker refuses them with
+    /// `backend::unsupported`.
+    fn supports_tile_offsets(&self) -> bool {
+        false
+    }
     /// The check statement for a runtime condition (`what` is the `.coll` text).
     fn check(&self, w: &mut Writer, cond: &str, what: &str) {
         w.line(format!("COLLC_CHECK({cond}, {});", c_string(what)));
@@ -128,12 +140,6 @@ pub trait Dialect {
 /// Emits a whole kernel.
 pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic>> {
     let p = k.p;
-    let mut errors = Vec::new();
-    check_supported(k, &p.body, &mut errors);
-    check_supported(k, &p.epilogue, &mut errors);
-    if !errors.is_empty() {
-        return Err(errors);
-    }
     let (used_signals, used_windows, used_arrays) = used_buffers(p);
 
     // The function first (it decides which helpers are needed), then the file around it.
@@ -285,6 +291,8 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
         dirty: true,
         hoisted_notify: false,
         in_wait_loop: false,
+        tile_offsets: Vec::new(),
+        errors: Vec::new(),
     };
     st.rank_vars.insert(p.me);
     for v in p.inputs().into_iter().skip(1) {
@@ -305,6 +313,9 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     f.close();
     d.end_kernel(&mut f);
     f.close();
+    if !st.errors.is_empty() {
+        return Err(st.errors);
+    }
     let function = f.finish();
 
     // The file.
@@ -500,52 +511,6 @@ fn helpers(k: &Kernel, w: &mut Writer) {
     if h.contains("slice") {
         w.line("// 0 <= lo <= hi <= n");
         w.line("inline bool collc_slice(int64_t lo, int64_t hi, int64_t n) { return 0 <= lo && lo <= hi && hi <= n; }");
-    }
-}
-
-/// Statements the C++ backends cannot lower (with the reason).
-fn check_supported(k: &Kernel, b: &Block, errors: &mut Vec<Diagnostic>) {
-    let p = k.p;
-    for s in &b.stmts {
-        let mut regions: Vec<&Region> = Vec::new();
-        match &s.kind {
-            StmtKind::Copy { dst, src }
-            | StmtKind::Get { dst, src, .. }
-            | StmtKind::Put { dst, src, .. }
-            | StmtKind::Reduce { dst, src, .. } => {
-                regions.push(dst);
-                regions.push(src);
-            }
-            StmtKind::For { body, .. } => check_supported(k, body, errors),
-            StmtKind::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                check_supported(k, then_block, errors);
-                if let Some(e) = else_block {
-                    check_supported(k, e, errors);
-                }
-            }
-            _ => {}
-        }
-        for r in regions {
-            if let BufferRef::Tile(_) = r.buffer {
-                if r.lo.as_const() != Some(0) {
-                    errors.push(
-                        Diagnostic::error(
-                            "backend::unsupported",
-                            format!(
-                                "tile region `{}` does not start at element 0; the C++ backends address tiles from their first element",
-                                region_to_string(p, r)
-                            ),
-                        )
-                        .with_primary(s.span, "tile slice with an offset")
-                        .with_help("use a separate tile for the second half, or move the data through a window"),
-                    );
-                }
-            }
-        }
     }
 }
 
@@ -752,6 +717,10 @@ struct State<'k, 'a> {
     hoisted_notify: bool,
     /// Inside a wait-only loop (acquire after the loop).
     in_wait_loop: bool,
+    /// Tile offsets of the data statement being lowered (dst, then src).
+    tile_offsets: Vec<String>,
+    /// Refusals (tile slices the dialect cannot address).
+    errors: Vec<Diagnostic>,
 }
 
 impl State<'_, '_> {
@@ -964,8 +933,27 @@ impl State<'_, '_> {
         self.comment(w, s, text.clone());
         let mut checks = Vec::new();
         let len = self.len_of(dst);
+        self.tile_offsets.clear();
         let dst_loc = self.loc(dst, to, &mut checks);
+        let dst_tile_offset = match dst_loc {
+            Loc::Tile(_) => self.tile_offsets.pop().unwrap_or_else(|| "0".into()),
+            Loc::Gm(_) => "0".into(),
+        };
         let src_loc = self.loc(src, from, &mut checks);
+        let src_tile_offset = match src_loc {
+            Loc::Tile(_) => self.tile_offsets.pop().unwrap_or_else(|| "0".into()),
+            Loc::Gm(_) => "0".into(),
+        };
+        if (dst_tile_offset != "0" || src_tile_offset != "0") && !self.d.supports_tile_offsets() {
+            self.errors.push(
+                Diagnostic::error(
+                    "backend::unsupported",
+                    format!("`{text}` addresses a tile slice that does not start at element 0, which this target does not support"),
+                )
+                .with_primary(s.span, "tile slice with an offset")
+                .with_help("use a separate tile, or move the data through a window"),
+            );
+        }
         // Both regions must have the same length.
         let src_len = self.len_of(src);
         if src_len != len {
@@ -980,6 +968,8 @@ impl State<'_, '_> {
                 dst: dst_loc,
                 src: src_loc,
                 len,
+                dst_tile_offset,
+                src_tile_offset,
             },
         );
         if stores_gm(s) {
@@ -1055,13 +1045,32 @@ impl State<'_, '_> {
             }
             BufferRef::Tile(t) => {
                 let cap = k.tiles[t].cap;
-                match r.hi.as_const() {
-                    Some(h) if (0..=cap).contains(&h) => {}
-                    _ => {
-                        k.helper("slice");
-                        checks.push(format!("collc_slice(0, {}, {cap})", k.expr(&r.hi)));
-                    }
+                let last_const = last.as_const();
+                let trivially = matches!((r.lo.as_const(), r.hi.as_const(), last_const), (Some(a), Some(b), Some(c)) if 0 <= a && a <= b && b <= c && b <= cap)
+                    || (r.lo.as_const() == Some(0)
+                        && r.hi == *last
+                        && r.index.is_empty()
+                        && last_const.is_some_and(|c| c <= cap));
+                if !trivially {
+                    k.helper("slice");
+                    checks.push(format!(
+                        "collc_slice({}, {}, {})",
+                        k.expr(&r.lo),
+                        k.expr(&r.hi),
+                        k.expr(last)
+                    ));
                 }
+                let offset = if r.index.is_empty() {
+                    k.expr(&r.lo)
+                } else {
+                    let mut idx = r.index.clone();
+                    idx.push(r.lo.clone());
+                    k.flat(&idx, dims)
+                };
+                let offset = offset
+                    .strip_suffix(" + 0")
+                    .map_or(offset.clone(), str::to_string);
+                self.tile_offsets.push(offset);
                 Loc::Tile(t)
             }
         }
