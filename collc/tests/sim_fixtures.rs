@@ -2,7 +2,7 @@
 //! small bounds: each `// expect: sim::...` code annotated in a file must be
 //! found, and a file without sim annotations must produce no sim finding.
 
-use collc_sim::bounded::{check, Bounds, BoundedConfig};
+use collc_sim::bounded::{check, BoundedConfig, Bounds};
 use collc_sim::Budget;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -66,7 +66,11 @@ fn run(path: &Path) -> Result<(BTreeSet<String>, BTreeSet<String>, bool), String
     if !r.errors.is_empty() {
         return Err(r.errors.join("; "));
     }
-    let found: BTreeSet<String> = r.configs.iter().flat_map(|c| c.codes.iter().cloned()).collect();
+    let found: BTreeSet<String> = r
+        .configs
+        .iter()
+        .flat_map(|c| c.codes.iter().cloned())
+        .collect();
     let complete = r.obligations.iter().all(|o| o.complete);
     Ok((expected(&text), found, complete))
 }
@@ -79,12 +83,17 @@ fn examples_and_bug_fixtures() {
     let chunks: Vec<Vec<PathBuf>> = (0..2)
         .map(|k| files.iter().skip(k).step_by(2).cloned().collect())
         .collect();
-    let results: Vec<(PathBuf, Result<(BTreeSet<String>, BTreeSet<String>, bool), String>)> = std::thread::scope(|s| {
+    let results: Vec<(
+        PathBuf,
+        Result<(BTreeSet<String>, BTreeSet<String>, bool), String>,
+    )> = std::thread::scope(|s| {
         let hs: Vec<_> = chunks
             .iter()
             .map(|c| s.spawn(move || c.iter().map(|f| (f.clone(), run(f))).collect::<Vec<_>>()))
             .collect();
-        hs.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+        hs.into_iter()
+            .flat_map(|h| h.join().expect("worker"))
+            .collect()
     });
     let mut failures = Vec::new();
     for (f, r) in results {
@@ -100,7 +109,9 @@ fn examples_and_bug_fixtures() {
                     failures.push(format!("{name}: no sim annotation, but found {found:?}"));
                 }
                 let extra: Vec<&String> = found.difference(&want).collect();
-                eprintln!("{name}: want {want:?}, found {found:?}, extra {extra:?}, complete {complete}");
+                eprintln!(
+                    "{name}: want {want:?}, found {found:?}, extra {extra:?}, complete {complete}"
+                );
             }
         }
     }

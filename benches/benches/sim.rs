@@ -1,0 +1,77 @@
+//! Simulator throughput: simulated scheduler steps per second on long
+//! round-robin runs, and exhaustive exploration (states per second, total
+//! time) of broadcast and barrier at P=3, 2 tiles, 2 calls.
+
+use collc_sim::{simulate, Budget, Memory, Schedule, SimConfig};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+
+fn load(name: &str) -> collc_spec::ir::Protocol {
+    let text = std::fs::read_to_string(collc_benches::repo_path(&format!("examples/{name}.coll")))
+        .expect("example exists");
+    collc_spec::check(&text)
+        .protocol
+        .expect("example validates")
+}
+
+fn params(kv: &[(&str, i64)]) -> BTreeMap<String, i64> {
+    kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+fn cfg(schedule: Schedule, calls: usize) -> SimConfig {
+    SimConfig {
+        calls,
+        memory: Memory::Sc,
+        schedule,
+        budget: Budget::default(),
+        reduce: true,
+        window_per_call: false,
+    }
+}
+
+fn sim(c: &mut Criterion) {
+    let broadcast = load("broadcast");
+    let barrier = load("barrier");
+    let bp = params(&[("P", 3), ("n", 512), ("root", 0)]);
+    let ap = params(&[("P", 3)]);
+
+    // Events per second: one long round-robin run (many calls) per iteration.
+    let mut g = c.benchmark_group("sim_events");
+    for (name, p, kv) in [
+        ("broadcast_P3_2tiles", &broadcast, &bp),
+        ("barrier_P3", &barrier, &ap),
+    ] {
+        let c50 = cfg(Schedule::RoundRobin, 50);
+        let steps = simulate(p, kv, &c50).expect("runs").stats.transitions;
+        g.throughput(Throughput::Elements(steps));
+        g.bench_function(format!("round_robin_50_calls/{name}"), |b| {
+            b.iter(|| black_box(simulate(p, kv, &c50).expect("runs").stats.transitions))
+        });
+    }
+    g.finish();
+
+    // Exhaustive exploration: states per second and total time.
+    let mut g = c.benchmark_group("sim_exhaustive");
+    g.sample_size(10);
+    for (name, p, kv) in [
+        ("broadcast_P3_2tiles_2calls", &broadcast, &bp),
+        ("barrier_P3_2calls", &barrier, &ap),
+    ] {
+        let ex = cfg(Schedule::Exhaustive, 2);
+        let r = simulate(p, kv, &ex).expect("runs");
+        assert!(r.stats.complete, "{name}: exploration must complete");
+        eprintln!(
+            "{name}: {} states, {} transitions, complete",
+            r.stats.states, r.stats.transitions
+        );
+        g.throughput(Throughput::Elements(r.stats.states));
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(simulate(p, kv, &ex).expect("runs").stats.states))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, sim);
+criterion_main!(benches);
