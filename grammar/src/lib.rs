@@ -4,6 +4,7 @@
 pub mod ast;
 pub mod diag;
 pub mod parse;
+pub mod suggest;
 mod syntax;
 
 pub use diag::{Diagnostic, Label, Severity, Source, Span};

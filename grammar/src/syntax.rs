@@ -49,6 +49,7 @@ pub(crate) fn parse_file(text: &str) -> Result<Pairs<'_, Rule>, Vec<Diagnostic>>
         let pos = floor_char_boundary(text, pos);
         seen.insert(pos);
         diags.push(describe(text, &code, &expected, pos));
+        let expected = expected.text;
         if diags.len() >= MAX_SYNTAX_ERRORS {
             break;
         }
@@ -170,7 +171,8 @@ fn recovery_region(
 
 /// The diagnostic for one pest error at `pos`. `text` is the original source,
 /// `work` the text pest saw (the source with earlier errors blanked).
-fn describe(text: &str, code: &[bool], expected: &str, pos: usize) -> Diagnostic {
+fn describe(text: &str, code: &[bool], wanted: &Expected, pos: usize) -> Diagnostic {
+    let expected = wanted.text.as_str();
     let at_eof = pos >= text.len() || !code_after(text, code, pos);
     let found = if at_eof {
         "end of file".to_string()
@@ -202,6 +204,13 @@ fn describe(text: &str, code: &[bool], expected: &str, pos: usize) -> Diagnostic
         return d;
     }
     let here = token_span(text, pos);
+    // A misspelt keyword: `notfy`, `retrun`, `epilog`.
+    let word = token_at(text, pos);
+    if word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if let Some(k) = crate::suggest::closest(&word, &wanted.keywords) {
+            d = d.with_help(format!("did you mean `{k}`?"));
+        }
+    }
     match prev {
         // The error is the first token of its line and a terminator was expected:
         // the problem is at the end of the previous line, where the `;` is missing.
@@ -312,7 +321,7 @@ fn token_at(text: &str, pos: usize) -> String {
 /// punctuation in backticks, classes of tokens by name, long lists summarised.
 /// pest's own position is that of the last *rule* it tried; with error detail it
 /// also knows the farthest *token* it tried, which is where a person would look.
-fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, String) {
+fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
     let mut pos = error_pos(e);
     let mut words: BTreeSet<String> = BTreeSet::new();
     let mut tokens: BTreeSet<String> = BTreeSet::new();
@@ -374,6 +383,12 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, String) {
             }
         }
     }
+    // Keywords a misspelt word may have meant.
+    let keywords: Vec<String> = tokens
+        .iter()
+        .filter(|t| t.chars().all(|c| c.is_ascii_alphanumeric()))
+        .cloned()
+        .collect();
     // An expression covers integers and identifiers.
     if words.contains("expression") {
         words.remove("integer");
@@ -428,7 +443,19 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, String) {
             format!("{} {w}", article(&w))
         }
     }));
-    (pos, join_or(&out))
+    (
+        pos,
+        Expected {
+            text: join_or(&out),
+            keywords,
+        },
+    )
+}
+
+/// What was expected at an error: in words, and the keywords among it.
+struct Expected {
+    text: String,
+    keywords: Vec<String>,
 }
 
 /// True for the words of the language that are keywords or type words.

@@ -4,6 +4,7 @@
 
 use crate::ir::*;
 use collc_grammar::ast;
+use collc_grammar::suggest::closest;
 use collc_grammar::{Diagnostic, Span};
 use std::collections::HashMap;
 
@@ -1777,54 +1778,4 @@ fn strip_parens(e: &ast::Expr) -> &ast::Expr {
         ast::ExprKind::Paren(a) => strip_parens(a),
         _ => e,
     }
-}
-
-/// The known name closest to `name`, if close enough to be a likely typo: the
-/// same but for case, or at most one edit (a third of the length for long
-/// names) away, an edit being an insertion, deletion, substitution or swap of
-/// neighbours. Ties go to the name first in `known`'s sorted order.
-fn closest(name: &str, known: &[String]) -> Option<String> {
-    let mut known: Vec<&String> = known.iter().collect();
-    known.sort();
-    known.dedup();
-    let len = name.chars().count();
-    let limit = 1.max(len / 3);
-    let mut best: Option<(usize, &String)> = None;
-    for k in known {
-        let d = if k.to_lowercase() == name.to_lowercase() {
-            0
-        } else {
-            edit_distance(name, k)
-        };
-        if d <= limit && d < len && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, k));
-        }
-    }
-    best.map(|(_, k)| k.clone())
-}
-
-/// Optimal-string-alignment distance (Levenshtein plus adjacent swaps).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
 }
