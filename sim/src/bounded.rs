@@ -190,6 +190,9 @@ pub const OBLIGATIONS: [(&str, &[&str]); 4] = [
     ("semantics", &["sim::wrong-result", "sim::runtime-error"]),
 ];
 
+/// The values a parameter takes, given the values chosen for earlier ones.
+type Choices<'a> = Box<dyn Fn(&BTreeMap<String, i64>) -> Vec<i64> + 'a>;
+
 /// Variables whose value sizes a window or tile (directly or through top-level lets).
 fn sizing_params(p: &Protocol) -> Vec<VarId> {
     let mut out = Vec::new();
@@ -238,43 +241,42 @@ pub fn param_grid(
     for v in p.inputs() {
         let var = &p.vars[v];
         let name = var.name.clone();
-        let choices: Box<dyn Fn(&BTreeMap<String, i64>) -> Vec<i64>> =
-            if let Some(x) = fixed.get(&name) {
-                let x = *x;
-                Box::new(move |_| vec![x])
-            } else {
-                match &var.kind {
-                    VarKind::World { lo, hi } => {
-                        let (a, b) = ((*lo).max(bounds.ranks.0), (*hi).min(bounds.ranks.1));
-                        let v: Vec<i64> = if a <= b {
-                            (a..=b).collect()
-                        } else {
-                            vec![(*lo).max((*hi).min(bounds.ranks.0))]
-                        };
-                        Box::new(move |_| v.clone())
-                    }
-                    VarKind::Param { domain: None } => {
-                        let world = p.vars[p.world].name.clone();
-                        Box::new(move |m| (0..*m.get(&world).unwrap_or(&1)).collect())
-                    }
-                    VarKind::Param {
-                        domain: Some((lo, hi)),
-                    } => {
-                        let (lo, hi) = (*lo, *hi);
-                        let v: Vec<i64> = if sizing.contains(&v) {
-                            let mut xs: Vec<i64> = (bounds.tiles.0..=bounds.tiles.1)
-                                .map(|t| (t * tile).clamp(lo, hi))
-                                .collect();
-                            xs.dedup();
-                            xs
-                        } else {
-                            (lo..=hi).take(bounds.small_ints.max(1) as usize).collect()
-                        };
-                        Box::new(move |_| v.clone())
-                    }
-                    _ => continue,
+        let choices: Choices = if let Some(x) = fixed.get(&name) {
+            let x = *x;
+            Box::new(move |_| vec![x])
+        } else {
+            match &var.kind {
+                VarKind::World { lo, hi } => {
+                    let (a, b) = ((*lo).max(bounds.ranks.0), (*hi).min(bounds.ranks.1));
+                    let v: Vec<i64> = if a <= b {
+                        (a..=b).collect()
+                    } else {
+                        vec![(*lo).max((*hi).min(bounds.ranks.0))]
+                    };
+                    Box::new(move |_| v.clone())
                 }
-            };
+                VarKind::Param { domain: None } => {
+                    let world = p.vars[p.world].name.clone();
+                    Box::new(move |m| (0..*m.get(&world).unwrap_or(&1)).collect())
+                }
+                VarKind::Param {
+                    domain: Some((lo, hi)),
+                } => {
+                    let (lo, hi) = (*lo, *hi);
+                    let v: Vec<i64> = if sizing.contains(&v) {
+                        let mut xs: Vec<i64> = (bounds.tiles.0..=bounds.tiles.1)
+                            .map(|t| (t * tile).clamp(lo, hi))
+                            .collect();
+                        xs.dedup();
+                        xs
+                    } else {
+                        (lo..=hi).take(bounds.small_ints.max(1) as usize).collect()
+                    };
+                    Box::new(move |_| v.clone())
+                }
+                _ => continue,
+            }
+        };
         let mut next = Vec::new();
         for g in &grid {
             for x in choices(g) {

@@ -356,7 +356,7 @@ impl Explorer<'_, '_> {
         let mut polls = 0u64;
         while let Some((node, s)) = queue.pop_front() {
             polls += 1;
-            if polls % 256 == 0 && self.out_of_time() {
+            if polls.is_multiple_of(256) && self.out_of_time() {
                 self.stats.stopped = Some(format!(
                     "time budget of {:.0?} exhausted with {} states seen and {} still queued",
                     self.budget.max_time,
@@ -465,7 +465,7 @@ impl Explorer<'_, '_> {
                     ));
                     break;
                 }
-                if path.len() % 4096 == 0 && self.out_of_time() {
+                if path.len().is_multiple_of(4096) && self.out_of_time() {
                     stopped = Some(format!(
                         "time budget of {:.0?} exhausted in run {}",
                         self.budget.max_time,
