@@ -75,6 +75,27 @@ pub fn load(path: &str) -> Result<Loaded, LoadError> {
     }
 }
 
+/// Loads a file for a subcommand that needs a valid protocol: on failure,
+/// reports the problem to `out` (an I/O message, or the rendered diagnostics)
+/// and returns the exit code to end with (2 or 1).
+pub fn load_or_report(
+    path: &str,
+    style: crate::render::Style,
+    out: &mut crate::output::Output,
+) -> Result<Loaded, i32> {
+    match load(path) {
+        Ok(l) => Ok(l),
+        Err(LoadError::Io(msg)) => {
+            out.err(format!("error: {msg}"));
+            Err(crate::output::exit::USAGE)
+        }
+        Err(LoadError::Invalid(src, diags)) => {
+            out.diagnostics(&src, &diags, style);
+            Err(crate::output::exit::INPUT)
+        }
+    }
+}
+
 /// Runs `f` on a thread with a large stack, so that deeply nested (but
 /// accepted) input cannot overflow the main thread's stack. Where no such
 /// thread can be had (a tight `ulimit -v`), runs `f` on the current thread:

@@ -59,6 +59,14 @@ fn round_trip(name: &str, text: &str) -> Vec<String> {
             }
         }
     }
+    let header = format!(
+        "collective {}: {} {{",
+        p.name,
+        collc_spec::print::semantics_to_string(&p)
+    );
+    if !printed.starts_with(&header) {
+        problems.push(format!("{name}: `print` does not start with `{header}`"));
+    }
     if !collc_grammar::comments(&printed).is_empty() {
         problems.push(format!("{name}: `print` emitted a comment"));
     }

@@ -23,6 +23,11 @@ pub fn format_with_source(p: &Protocol, source: &str) -> String {
     Printer::new(p, Some(source), file.as_ref()).run()
 }
 
+/// Prints the semantics clause, e.g. `allreduce(sum, data)` or `barrier()`.
+pub fn semantics_to_string(p: &Protocol) -> String {
+    Printer::new(p, None, None).semantics()
+}
+
 /// Prints one expression.
 pub fn expr_to_string(p: &Protocol, e: &Expr) -> String {
     let mut s = String::new();

@@ -1,6 +1,6 @@
 //! `collc ir FILE [--format text|json]`: print the validated IR.
 
-use crate::driver::{load, LoadError};
+use crate::driver::load_or_report;
 use crate::output::{exit, Output};
 use crate::render::Style;
 
@@ -15,16 +15,9 @@ pub enum Format {
 
 /// Prints the IR of one file.
 pub fn run(file: &str, format: Format, style: Style, out: &mut Output) -> i32 {
-    let l = match load(file) {
+    let l = match load_or_report(file, style, out) {
         Ok(l) => l,
-        Err(LoadError::Io(msg)) => {
-            out.err(format!("error: {msg}"));
-            return exit::USAGE;
-        }
-        Err(LoadError::Invalid(src, diags)) => {
-            out.diagnostics(&src, &diags, style);
-            return exit::INPUT;
-        }
+        Err(code) => return code,
     };
     match format {
         Format::Text => out.out(collc_spec::print::print(&l.protocol)),
