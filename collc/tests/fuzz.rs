@@ -238,6 +238,55 @@ fn front_end_holds(bytes: Vec<u8>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Random integer expressions, as text: literals, names, negation, the five
+/// operators, parentheses and the built-in functions, nested a few levels.
+fn expr_text() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        (0u32..20).prop_map(|v| v.to_string()),
+        Just("n".to_string()),
+        Just("TILE".to_string()),
+        Just("P".to_string()),
+    ];
+    leaf.prop_recursive(4, 24, 3, |e| {
+        prop_oneof![
+            e.clone().prop_map(|a| format!("-{a}")),
+            e.clone().prop_map(|a| format!("({a})")),
+            (
+                e.clone(),
+                prop::sample::select(vec!["+", "-", "*", "/", "%"]),
+                e.clone()
+            )
+                .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+            (e.clone(), e.clone()).prop_map(|(a, b)| format!("min({a}, {b})")),
+            (e.clone(), e.clone()).prop_map(|(a, b)| format!("max({a}, {b})")),
+            (e.clone(), e).prop_map(|(a, b)| format!("ceil(({a}) / ({b}))")),
+        ]
+    })
+}
+
+/// Random conditions, as text: comparisons, constants, `!`, `&&`, `||`, parentheses.
+fn cond_text() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        (
+            expr_text(),
+            prop::sample::select(vec![">=", "<=", "==", "!=", ">", "<"]),
+            expr_text()
+        )
+            .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+        Just("true".to_string()),
+        Just("false".to_string()),
+    ];
+    leaf.prop_recursive(3, 12, 3, |c| {
+        prop_oneof![
+            c.clone().prop_map(|a| format!("!{a}")),
+            c.clone().prop_map(|a| format!("!({a})")),
+            c.clone().prop_map(|a| format!("({a})")),
+            (c.clone(), c.clone()).prop_map(|(a, b)| format!("{a} && {b}")),
+            (c.clone(), c).prop_map(|(a, b)| format!("{a} || {b}")),
+        ]
+    })
+}
+
 proptest! {
     // A few hundred cases keep `cargo test` fast; PROPTEST_CASES=100000 runs a campaign.
     #![proptest_config(ProptestConfig {
@@ -263,6 +312,23 @@ proptest! {
             apply(&mut bytes, m);
         }
         front_end_holds(bytes)?;
+    }
+
+    #[test]
+    fn generated_expressions_and_conditions_round_trip(
+        e in prop::collection::vec(expr_text(), 4),
+        c in prop::collection::vec(cond_text(), 4),
+        step in 1u32..4,
+    ) {
+        // Every random expression and condition, in every position that takes
+        // one: the printer must parenthesise exactly as much as needed.
+        let text = format!(
+            "collective g: barrier() {{\n    ranks P in 1..=16;\n    param n: int in 1..=64;\n    const TILE = 4;\n    let D = {};\n    require {};\n    signal sig[P];\n    body {{\n        let x = {} + D;  // x\n        if {} {{\n            fence;\n        }} else if {} {{\n            return if {};\n        }}\n        for k in 0..{} step {step} {{\n            notify sig[me] @ rank(k % P) += {} - x;\n        }}\n    }}\n}}\n",
+            e[0], c[0], e[1], c[1], c[2], c[3], e[2], e[3]
+        );
+        let checked = collc_spec::check(&text);
+        prop_assert!(checked.protocol.is_some(), "{}\n{:?}", text, checked.diagnostics);
+        front_end_holds(text.into_bytes())?;
     }
 
     #[test]
