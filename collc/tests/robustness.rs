@@ -327,6 +327,13 @@ fn odd_characters_and_line_endings() {
 }
 
 #[test]
+fn a_byte_order_mark_is_whitespace() {
+    let (ok, d) =
+        check("\u{feff}collective t: barrier() { ranks P in 1..=4; body { } }\n".to_string());
+    assert!(ok, "{d:?}");
+}
+
+#[test]
 fn syntax_errors_are_capped() {
     let body = "        let x = 1\n        let y = 2;\n".repeat(100);
     let (_, d) = check(wrap("", &body));

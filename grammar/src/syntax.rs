@@ -368,7 +368,8 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
                 } else {
                     words.insert("identifier".into());
                 }
-            } else if s.is_empty() || s == "//" || s == "BUILTIN_RULE" {
+            } else if s.is_empty() || s == "//" || s == "\u{feff}" || s == "BUILTIN_RULE" {
+                // Blanks and comments may come anywhere; nobody misses them.
                 continue;
             } else if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 // Words come from keyword rules; a bare `_` starts an identifier.
