@@ -2,7 +2,9 @@
 
 /// Absolute path of a file under the repository root.
 pub fn repo_path(rel: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(rel)
 }
 
 /// Every `.coll` file directly in `examples/`, sorted, with its text.
@@ -13,7 +15,10 @@ pub fn examples() -> Vec<(String, String)> {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "coll") {
                 if let Ok(t) = std::fs::read_to_string(&p) {
-                    let name = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                    let name = p
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
                     out.push((name, t));
                 }
             }
