@@ -347,14 +347,19 @@ impl Lowerer {
                 None
             }
             Err(er) => {
+                let why = match &er {
+                    crate::eval::EvalError::Unbound(name) => {
+                        format!("`{name}` is known only when the kernel runs")
+                    }
+                    crate::eval::EvalError::NoArray(name) => {
+                        format!("host array `{name}` differs from rank to rank")
+                    }
+                    other => format!("not a constant: {other}"),
+                };
                 self.diags.push(
-                    err(
-                        "type::not-constant",
-                        "expected a constant",
-                        e.span,
-                        format!("not a constant: {er}"),
-                    )
-                    .with_help("only integer literals and `const`s may appear here"),
+                    err("type::not-constant", "expected a constant", e.span, why).with_help(
+                        "a `const` or a domain takes only integer literals and other `const`s",
+                    ),
                 );
                 None
             }
