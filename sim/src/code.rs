@@ -139,6 +139,10 @@ pub enum Instr {
         kind: LoopKind,
         exit: u32,
         stmt: u32,
+        /// (var, hi, step) slots of the enclosing loops, outermost first: the machine
+        /// multiplies their remaining iterations with this loop's trip to refuse a loop
+        /// nest too large to run before it starts.
+        outer: Vec<(u16, u16, u16)>,
     },
     /// Loop latch: advances the variable and jumps to `body`, or falls through.
     LoopNext {
@@ -225,6 +229,8 @@ struct Compiler<'a> {
     instrs: Vec<Instr>,
     stmts: Vec<StmtInfo>,
     epilogue: bool,
+    /// (var, hi, step) slots of the loops being compiled, outermost first.
+    loops: Vec<(u16, u16, u16)>,
 }
 
 impl Code {
@@ -238,6 +244,7 @@ impl Code {
             instrs: Vec::new(),
             stmts: Vec::new(),
             epilogue: false,
+            loops: Vec::new(),
         };
         let me_slot = c.slot(p.me);
         let blk_slot = p.blocks.as_ref().map(|bl| c.slot(bl.var));
@@ -640,9 +647,13 @@ impl Compiler<'_> {
                     kind,
                     exit: 0,
                     stmt,
+                    outer: self.loops.clone(),
                 });
                 let body_pc = self.here();
-                self.block(body)?;
+                self.loops.push((v, hi, step));
+                let r = self.block(body);
+                self.loops.pop();
+                r?;
                 self.instrs.push(Instr::LoopNext {
                     var: v,
                     hi,

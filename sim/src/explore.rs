@@ -44,7 +44,8 @@ impl Schedule {
 pub struct Budget {
     /// Distinct states (exhaustive) before stopping.
     pub max_states: u64,
-    /// Scheduler steps of one run (round-robin, random).
+    /// Scheduler steps of one run (round-robin, random); also the most iterations one
+    /// nest of loops may run (refused before it starts).
     pub max_steps: u64,
     /// Wall time.
     pub max_time: Duration,
@@ -132,6 +133,7 @@ pub fn simulate(
         cfg.memory,
         Limits {
             max_trip: cfg.budget.max_trip,
+            max_nest: cfg.budget.max_steps,
         },
     );
     m.reduce = cfg.reduce;
@@ -516,6 +518,7 @@ pub fn sample_trace(
         cfg.memory,
         Limits {
             max_trip: cfg.budget.max_trip,
+            max_nest: cfg.budget.max_steps,
         },
     );
     m.reduce = cfg.reduce;

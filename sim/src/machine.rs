@@ -205,6 +205,8 @@ pub struct Outcome {
 pub struct Limits {
     /// The most iterations one loop may run.
     pub max_trip: i64,
+    /// The most iterations a nest of loops may run (product of the trips).
+    pub max_nest: u64,
 }
 
 /// The machine: a compiled protocol, its run configuration and its static data.
@@ -1194,6 +1196,7 @@ impl<'a> Machine<'a> {
                     kind,
                     exit,
                     stmt,
+                    outer,
                 } => {
                     let (r, _) = self.who(p);
                     let world = self.code.world as i64;
@@ -1224,6 +1227,28 @@ impl<'a> Machine<'a> {
                             self.code.stmts[*stmt as usize].text,
                             self.proc_name(p),
                             self.limits.max_trip
+                        ));
+                        s.procs[p].status = Status::Fault;
+                        return;
+                    }
+                    // The whole nest: this loop's trip times the iterations the enclosing
+                    // loops have left (their full trips the first time this loop is reached).
+                    let nest = outer.iter().fold(trip.max(1) as i128, |acc, &(v, hv, sv)| {
+                        let pr = &s.procs[p];
+                        let (v, hv, sv) = (
+                            pr.slots[v as usize] as i128,
+                            pr.slots[hv as usize] as i128,
+                            (pr.slots[sv as usize] as i128).max(1),
+                        );
+                        acc * ((hv - v + sv - 1) / sv).max(1)
+                    });
+                    if !outer.is_empty() && trip > 0 && nest > self.limits.max_nest as i128 {
+                        out.stop = Some(format!(
+                            "`{}` nested in {} enclosing loop(s) would run {nest} iterations on {} (limit {} for a loop nest, --max-steps): the protocol is too large for these parameters; choose smaller ones",
+                            self.code.stmts[*stmt as usize].text,
+                            outer.len(),
+                            self.proc_name(p),
+                            self.limits.max_nest
                         ));
                         s.procs[p].status = Status::Fault;
                         return;

@@ -64,7 +64,8 @@ pub struct SimArgs {
     /// State budget of the exhaustive search.
     #[arg(long, default_value_t = 2_000_000)]
     pub max_states: u64,
-    /// Scheduler steps per run (round-robin, random).
+    /// Scheduler steps per run (round-robin, random); also the most iterations a nest of
+    /// loops may run (a larger nest is refused before it runs).
     #[arg(long, default_value_t = 10_000_000)]
     pub max_steps: u64,
     /// Time budget in seconds.

@@ -1,0 +1,430 @@
+//! Golden tests of `collc sim`: verdict lines, exit codes (0 ok, 1 violation or bad
+//! input, 2 usage, 3 incomplete without violation), traces, budgets, JSON and SVG output,
+//! the relaxed memory mode, and the read-complete fix of the merged broadcast.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn sim(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .current_dir(repo())
+        .arg("sim")
+        .args(args)
+        .output()
+        .expect("collc runs");
+    Run {
+        code: out.status.code().expect("collc exits normally (no signal)"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("collc-sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn barrier_exhaustive_is_complete() {
+    let r = sim(&[
+        "examples/barrier.coll",
+        "--param",
+        "P=3",
+        "--calls",
+        "3",
+        "--schedule",
+        "exhaustive",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines,
+        ["sim barrier (P=3; 3 calls, exhaustive, sc): ok — 606 states, 1491 transitions, exploration complete"]
+    );
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+}
+
+#[test]
+fn set0_reset_deadlocks_with_a_trace() {
+    let r = sim(&[
+        "examples/bugs/barrier_set0_reset.coll",
+        "--param",
+        "P=2",
+        "--calls",
+        "2",
+        "--schedule",
+        "exhaustive",
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let o = &r.stdout;
+    assert!(o.starts_with("sim barrier_set0_reset (P=2; 2 calls, exhaustive, sc): VIOLATED sim::deadlock, sim::lost-credit — 35 states"), "{o}");
+    assert!(o.contains("exploration complete"), "{o}");
+    // Who waits, on which cell, for what value, and what it holds.
+    assert!(
+        o.contains("note: rank 1 (call 2) waits at `wait sig[p] >= 1` for rank 1's sig[0] >= 1; the cell holds 0"),
+        "{o}"
+    );
+    assert!(o.contains("blocked forever: rank 1's sig[0] >= 1, holds 0  [line 16: wait sig[p] >= 1]   <-- sim::deadlock"), "{o}");
+    assert!(
+        o.contains(
+            "rank 1's sig[0] = 0: 2 -> 0  [line 22: notify sig[p] = 0]   <-- sim::lost-credit"
+        ),
+        "{o}"
+    );
+    assert!(
+        o.contains("trace (P=2; 10 scheduler steps, shortest found)"),
+        "{o}"
+    );
+}
+
+#[test]
+fn parameter_outside_its_domain() {
+    let r = sim(&["examples/barrier.coll", "--param", "P=99", "--calls", "2"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(
+            "error: examples/barrier.coll: parameter `P` = 99 is outside its domain 1..=16"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("the protocol's parameters: P"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn unknown_parameter() {
+    let r = sim(&["examples/barrier.coll", "--param", "P=2", "--param", "Q=1"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("error: examples/barrier.coll: the protocol has no parameter `Q`"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn malformed_parameter_is_a_usage_error() {
+    let r = sim(&["examples/barrier.coll", "--param", "P3"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("expected NAME=VALUE"), "{}", r.stderr);
+}
+
+#[test]
+fn state_budget_too_small_is_incomplete() {
+    let r = sim(&[
+        "examples/barrier.coll",
+        "--param",
+        "P=3",
+        "--calls",
+        "3",
+        "--max-states",
+        "10",
+    ]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let first = r.stdout.lines().next().unwrap_or("");
+    assert!(
+        first.contains("incomplete, no violation in what was explored"),
+        "{first}"
+    );
+    assert!(
+        first.contains("exploration INCOMPLETE: state budget of 10 exhausted"),
+        "{first}"
+    );
+    assert!(!r.stdout.contains("exploration complete"), "{}", r.stdout);
+    assert!(!r.stdout.contains(": ok"), "{}", r.stdout);
+}
+
+/// A loop nest of 2^40 local iterations (each loop under the per-loop limit) used to run
+/// inside one scheduler step, where no budget is checked: a hang. It is refused before it runs.
+#[test]
+fn huge_loop_nest_is_refused_quickly() {
+    let src = "collective nested: broadcast(root, data) {
+    ranks P in 1..=16;
+    param root: rank;
+    param n: int in 1..=1048576;
+    signal sig[P];
+    window data: f32[n];
+
+    body {
+        for i in 0..n {
+            for j in 0..n {
+                if me == root {
+                    copy data[0 .. 1] <- data[0 .. 1];
+                }
+            }
+        }
+        fence;
+        for p in peers {
+            notify sig[me] @ p += 1;
+        }
+        for p in peers {
+            wait sig[p] >= 1;
+        }
+        fence;
+        if me != root {
+            get data[0 .. n] <- data[0 .. n] @ root;
+        }
+    }
+
+    epilogue {
+        for p in peers {
+            notify sig[p] -= 1;
+        }
+        fence;
+    }
+}
+";
+    let f = tmp("nested.coll");
+    std::fs::write(&f, src).unwrap();
+    let f = f.to_str().unwrap();
+    for schedule in ["exhaustive", "round-robin"] {
+        let t = Instant::now();
+        let r = sim(&[
+            f,
+            "--param",
+            "P=2",
+            "--param",
+            "root=0",
+            "--param",
+            "n=1048576",
+            "--calls",
+            "2",
+            "--schedule",
+            schedule,
+        ]);
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{schedule}: took {:?}",
+            t.elapsed()
+        );
+        assert_eq!(r.code, 3, "{schedule}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout
+                .contains("incomplete, no violation in what was explored"),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains(
+                "`for j in 0 .. n` nested in 1 enclosing loop(s) would run 1099511627776 iterations"
+            ),
+            "{}",
+            r.stdout
+        );
+        assert!(r.stdout.contains("choose smaller ones"), "{}", r.stdout);
+    }
+}
+
+/// The merged broadcast at the largest `n` (4096 tiles) is within the loop limits but far
+/// beyond an exhaustive search: the time budget stops it, incomplete, never `complete`.
+#[test]
+fn large_broadcast_stops_at_the_time_budget() {
+    let t = Instant::now();
+    let r = sim(&[
+        "examples/broadcast.coll",
+        "--param",
+        "P=2",
+        "--param",
+        "root=0",
+        "--param",
+        "n=1048576",
+        "--calls",
+        "2",
+        "--max-time",
+        "1",
+    ]);
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("exploration INCOMPLETE: time budget of 1s exhausted"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("exploration complete"), "{}", r.stdout);
+}
+
+#[test]
+fn json_report_has_the_verdict() {
+    let r = sim(&[
+        "examples/bugs/barrier_set0_reset.coll",
+        "--param",
+        "P=2",
+        "--calls",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(v["protocol"], "barrier_set0_reset");
+    assert_eq!(v["verdict"], "violated");
+    assert_eq!(v["calls"], 2);
+    assert_eq!(v["params"]["P"], 2);
+    assert_eq!(v["stats"]["complete"], true);
+    assert_eq!(v["stats"]["states"], 35);
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["sim::deadlock", "sim::lost-credit"]);
+
+    let ok = sim(&[
+        "examples/barrier.coll",
+        "--param",
+        "P=3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    let v: serde_json::Value = serde_json::from_str(&ok.stdout).expect("valid JSON");
+    assert_eq!(v["verdict"], "pass");
+    assert_eq!(v["stats"]["complete"], true);
+    assert!(v["findings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn svg_has_one_lane_per_rank() {
+    for (file, params, ranks) in [
+        ("examples/bugs/barrier_set0_reset.coll", vec!["P=2"], 2),
+        ("examples/barrier.coll", vec!["P=3"], 3),
+    ] {
+        let out = tmp(&format!("{ranks}.svg"));
+        let mut args = vec![file, "--calls", "2", "--svg", out.to_str().unwrap()];
+        for p in &params {
+            args.extend(["--param", p]);
+        }
+        let r = sim(&args);
+        assert!(r.code == 0 || r.code == 1, "{}{}", r.stdout, r.stderr);
+        let svg = std::fs::read_to_string(&out).expect("the SVG was written");
+        assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        for rank in 0..ranks {
+            assert_eq!(
+                svg.matches(&format!(">rank {rank}</text>")).count(),
+                1,
+                "{file}: lane of rank {rank}"
+            );
+        }
+        assert_eq!(svg.matches(&format!(">rank {ranks}</text>")).count(), 0);
+    }
+}
+
+/// The ring allreduce without the per-step flush is correct under SC and wrong under the
+/// relaxed model (a notify overtakes the unfenced chunk stores).
+#[test]
+fn ring_without_flush_fails_only_relaxed() {
+    let args = |m| {
+        sim(&[
+            "examples/bugs/allreduce_ring_no_flush.coll",
+            "--param",
+            "P=2",
+            "--param",
+            "n=512",
+            "--calls",
+            "2",
+            "--memory",
+            m,
+        ])
+    };
+    let sc = args("sc");
+    assert_eq!(sc.code, 0, "{}{}", sc.stdout, sc.stderr);
+    assert!(
+        sc.stdout.contains(": ok — ") && sc.stdout.contains("exploration complete"),
+        "{}",
+        sc.stdout
+    );
+    let relaxed = args("relaxed");
+    assert_eq!(relaxed.code, 1, "{}{}", relaxed.stdout, relaxed.stderr);
+    let first = relaxed.stdout.lines().next().unwrap_or("");
+    assert!(
+        first.contains("VIOLATED sim::data-race, sim::wrong-result"),
+        "{first}"
+    );
+    assert!(
+        relaxed.stdout.contains("\nsim::data-race: "),
+        "{}",
+        relaxed.stdout
+    );
+    assert!(
+        relaxed.stdout.contains("\nsim::wrong-result: "),
+        "{}",
+        relaxed.stdout
+    );
+}
+
+/// The merged broadcast lets the root restage while a non-root reads the last tile; the
+/// read-complete round removes both findings (P=3, 2 tiles, 2 calls, exhaustive, every root).
+#[test]
+fn read_complete_round_fixes_the_broadcast() {
+    let run = |file: &str, root: &str, memory: &str| {
+        sim(&[
+            file,
+            "--param",
+            "P=3",
+            "--param",
+            root,
+            "--param",
+            "n=512",
+            "--calls",
+            "2",
+            "--schedule",
+            "exhaustive",
+            "--memory",
+            memory,
+        ])
+    };
+    let merged = run("examples/broadcast.coll", "root=0", "sc");
+    assert_eq!(merged.code, 1, "{}{}", merged.stdout, merged.stderr);
+    assert!(
+        merged
+            .stdout
+            .lines()
+            .next()
+            .unwrap()
+            .contains("VIOLATED sim::data-race, sim::wrong-result"),
+        "{}",
+        merged.stdout
+    );
+    for root in ["root=0", "root=1", "root=2"] {
+        let fixed = run("examples/broadcast_read_complete.coll", root, "sc");
+        assert_eq!(fixed.code, 0, "{root}: {}{}", fixed.stdout, fixed.stderr);
+        assert!(!fixed.stdout.contains("sim::"), "{}", fixed.stdout);
+        assert!(
+            fixed.stdout.contains("exploration complete"),
+            "{}",
+            fixed.stdout
+        );
+    }
+    let relaxed = run("examples/broadcast_read_complete.coll", "root=0", "relaxed");
+    assert_eq!(relaxed.code, 0, "{}{}", relaxed.stdout, relaxed.stderr);
+    assert!(
+        relaxed.stdout.contains("exploration complete"),
+        "{}",
+        relaxed.stdout
+    );
+}
