@@ -242,7 +242,7 @@ fn json_schema_is_stable() {
     let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(j["file"], "examples/bugs/barrier_no_epilogue.coll");
     let r = &j["report"];
-    assert_eq!(r["schema"], 1);
+    assert_eq!(r["schema"], 2);
     for k in ["protocol", "method", "obligations", "stats"] {
         assert!(!r[k].is_null(), "report.{k}");
     }
@@ -251,15 +251,22 @@ fn json_schema_is_stable() {
     }
     let obs = r["obligations"].as_array().unwrap();
     let ids: Vec<&str> = obs.iter().map(|o| o["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, collc_verifier::report::OBLIGATIONS.to_vec());
+    let expect: Vec<&str> = collc_verifier::report::OBLIGATIONS
+        .iter()
+        .chain(collc_verifier::bounded::OBLIGATIONS.iter())
+        .copied()
+        .collect();
+    assert_eq!(ids, expect);
     for o in obs {
         for k in [
             "id", "code", "status", "scope", "reason", "summary", "findings",
         ] {
             assert!(o.get(k).is_some(), "obligation.{k}");
         }
-        assert!(["proved", "checked", "violated", "warning", "unknown"]
-            .contains(&o["status"].as_str().unwrap()));
+        assert!(
+            ["proved", "checked", "violated", "warning", "unknown", "skipped"]
+                .contains(&o["status"].as_str().unwrap())
+        );
     }
     let cb = &obs[0];
     assert_eq!(cb["status"], "violated");
@@ -305,7 +312,13 @@ fn timeout_gives_unknown_never_a_pass() {
         );
     }
     assert_eq!(r.exit_code(), 3);
-    let (code, out, err) = collc(&["verify", "--timeout-ms", "0", "examples/barrier.coll"]);
+    let (code, out, err) = collc(&[
+        "verify",
+        "--timeout-ms",
+        "0",
+        "--no-bounded",
+        "examples/barrier.coll",
+    ]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("unknown"));
 }

@@ -3,6 +3,7 @@
 //! credits, guard symmetry), the reviewer's credit table (`explain`) and the cost
 //! model (`cost`). The method and what "proved" means are in `verifier/README.md`.
 
+pub mod bounded;
 pub mod check;
 pub mod exec;
 pub mod poly;

@@ -5,7 +5,7 @@ use collc_grammar::{Diagnostic, Span};
 use serde::Serialize;
 
 /// Version of the JSON schema.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// The obligations, in report order.
 pub const OBLIGATIONS: [&str; 6] = [
@@ -31,6 +31,8 @@ pub enum Status {
     Warning,
     /// Could not be decided (timeout or unsupported form); never a pass.
     Unknown,
+    /// Not run (`--no-bounded`); never a pass, but not a failure either.
+    Skipped,
 }
 
 /// A parameter value of a counterexample.
@@ -248,9 +250,12 @@ impl Report {
                             d = d.with_primary(s, "here");
                         }
                     }
-                    out.push(
-                        d.with_help("this is not a pass; simplify the form or raise --timeout-ms"),
-                    );
+                    let help = if crate::bounded::OBLIGATIONS.contains(&o.id.as_str()) {
+                        "this is not a pass; raise --bounded-budget-ms"
+                    } else {
+                        "this is not a pass; simplify the form or raise --timeout-ms"
+                    };
+                    out.push(d.with_help(help));
                 }
                 _ => {}
             }

@@ -1,5 +1,6 @@
-//! `collc verify FILE... [--format text|json] [--timeout-ms MS] [--explain]`: prove a
-//! protocol's obligations (see `verifier/README.md`), or print its credit table.
+//! `collc verify FILE... [--format text|json] [--timeout-ms MS] [--bounded-budget-ms MS]
+//! [--no-bounded] [--explain]`: prove a protocol's obligations and run its bounded ones
+//! (see `verifier/README.md`), or print its credit table.
 
 use crate::driver::{load, LoadError};
 use crate::output::{exit, Output};
@@ -31,6 +32,16 @@ pub struct VerifyArgs {
     /// Wall-clock budget of each obligation in milliseconds; past it the obligation is `unknown`.
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,
+    /// Wall-clock budget of the bounded obligations (simulator) per file, in milliseconds.
+    /// Bounds that do not complete in it fall back to smaller ones, stated in the report.
+    #[arg(long, default_value_t = 2_500)]
+    pub bounded_budget_ms: u64,
+    /// Distinct states per parameter assignment before a bounded attempt falls back.
+    #[arg(long, default_value_t = 40_000)]
+    pub bounded_max_states: u64,
+    /// Skip the bounded obligations (reported as `skipped`, not as passing).
+    #[arg(long)]
+    pub no_bounded: bool,
 }
 
 #[derive(Serialize)]
@@ -47,6 +58,7 @@ fn status_str(s: Status) -> &'static str {
         Status::Violated => "violated",
         Status::Warning => "warning",
         Status::Unknown => "unknown",
+        Status::Skipped => "skipped",
     }
 }
 
@@ -90,6 +102,23 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
             timeout_ms: args.timeout_ms,
         };
         let mut report = collc_verifier::verify(&l.protocol, &opts);
+        let t0 = std::time::Instant::now();
+        if args.no_bounded {
+            report
+                .obligations
+                .extend(collc_verifier::bounded::skipped());
+        } else {
+            let bopts = collc_verifier::bounded::BoundedOptions {
+                budget: std::time::Duration::from_millis(args.bounded_budget_ms),
+                max_states: args.bounded_max_states,
+                file: f.clone(),
+                ..Default::default()
+            };
+            report
+                .obligations
+                .extend(collc_verifier::bounded::check(&l.protocol, &bopts));
+        }
+        let bounded_ms = t0.elapsed().as_millis();
         for o in report.obligations.iter_mut() {
             for fd in o.findings.iter_mut() {
                 for c in fd.contributions.iter_mut() {
@@ -113,6 +142,15 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
                 for o in &report.obligations {
                     let extra = match o.status {
                         Status::Unknown => format!(" — {}", o.reason.clone().unwrap_or_default()),
+                        Status::Violated | Status::Warning
+                            if collc_verifier::bounded::OBLIGATIONS.contains(&o.id.as_str()) =>
+                        {
+                            o.findings
+                                .first()
+                                .and_then(|x| x.notes.first())
+                                .map(|n| format!(" — {n}"))
+                                .unwrap_or_default()
+                        }
                         _ => String::new(),
                     };
                     out.out(format!(
@@ -123,12 +161,13 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
                     ));
                 }
                 out.out(format!(
-                    "  {} configurations, {} events, {} literal closes, {} Z3 calls, {} ms",
+                    "  {} configurations, {} events, {} literal closes, {} Z3 calls, {} ms; bounded {} ms",
                     report.stats.configurations,
                     report.stats.events,
                     report.stats.literal,
                     report.stats.z3_calls,
-                    report.stats.millis
+                    report.stats.millis,
+                    bounded_ms
                 ));
             }
             Format::Json => {

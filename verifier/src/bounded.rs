@@ -1,0 +1,488 @@
+//! The bounded obligations (`deadlock`, `stale-pass`, `data-race`, `semantics`,
+//! `window-reuse`): the simulator's exhaustive bounded model checker
+//! (`collc_sim::bounded::check`) run over small parameter assignments and mapped into
+//! the report with status `checked` (the exact bounds explored completely),
+//! `violated` (a counterexample with its `collc sim` replay) or `unknown` (nothing
+//! explored completely within the budget). See `verifier/README.md`.
+
+use crate::report::{Finding, ObligationResult, ParamValue, Status};
+use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample};
+use collc_sim::{Budget, Memory};
+use collc_spec::ir::Protocol;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The bounded obligations, in report order.
+pub const OBLIGATIONS: [&str; 5] = [
+    "deadlock",
+    "stale-pass",
+    "data-race",
+    "semantics",
+    "window-reuse",
+];
+
+/// The help of a `window-reuse` warning.
+pub const WINDOW_REUSE_HELP: &str = "safe when each call gets a fresh data window; a final read-complete round (see examples/broadcast_read_complete.coll) removes it";
+
+/// Options of the bounded obligations.
+#[derive(Debug, Clone)]
+pub struct BoundedOptions {
+    /// Wall time for the whole file (both window modes, every fallback).
+    pub budget: Duration,
+    /// Distinct states per parameter assignment before an attempt is abandoned.
+    pub max_states: u64,
+    /// The file name used in replay commands.
+    pub file: String,
+    /// The largest bounds; smaller ones are tried when these do not complete.
+    pub bounds: Bounds,
+}
+
+impl Default for BoundedOptions {
+    fn default() -> Self {
+        BoundedOptions {
+            budget: Duration::from_millis(2_500),
+            max_states: 40_000,
+            file: "FILE".into(),
+            bounds: Bounds::default(),
+        }
+    }
+}
+
+/// The obligations as `skipped` (`--no-bounded`).
+pub fn skipped() -> Vec<ObligationResult> {
+    OBLIGATIONS
+        .iter()
+        .map(|id| ObligationResult {
+            id: id.to_string(),
+            code: format!("verify::{id}"),
+            status: Status::Skipped,
+            scope: None,
+            reason: Some("--no-bounded".into()),
+            summary: "not run (--no-bounded); this is not a pass".into(),
+            findings: Vec::new(),
+        })
+        .collect()
+}
+
+/// The fallback levels: (tiles, calls), largest first.
+fn levels(b: &Bounds) -> Vec<(i64, usize)> {
+    let mut v = vec![(b.tiles.1, b.calls)];
+    for l in [
+        (b.tiles.1.min(2), b.calls.min(2)),
+        (b.tiles.1.min(1), b.calls.min(2)),
+    ] {
+        if !v.contains(&l) {
+            v.push(l);
+        }
+    }
+    v
+}
+
+/// What one window mode explored.
+#[derive(Default)]
+struct Explored {
+    /// P -> (tiles, calls, states) explored completely.
+    done: BTreeMap<i64, (i64, usize, u64)>,
+    /// Attempts that did not complete: (P, tiles, calls, states, why).
+    failed: Vec<(i64, i64, usize, u64, String)>,
+    /// P values never attempted (time).
+    untried: Vec<i64>,
+    /// Smallest counterexample per obligation.
+    cex: BTreeMap<String, Counterexample>,
+    /// Assignments that could not be run.
+    errors: Vec<String>,
+}
+
+fn tiles_text(t: i64) -> String {
+    if t <= 1 {
+        "1 tile".into()
+    } else {
+        format!("1..{t} tiles")
+    }
+}
+
+fn calls_text(c: usize) -> String {
+    format!("{c} call{}", if c == 1 { "" } else { "s" })
+}
+
+fn group_text(ps: &[i64]) -> String {
+    match ps {
+        [] => String::new(),
+        [p] => format!("P={p}"),
+        [a, .., b] if (b - a) as usize + 1 == ps.len() => format!("P={a}..{b}"),
+        _ => format!(
+            "P={}",
+            ps.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Explored {
+    /// `P=2..4, 1..3 tiles, 3 calls: 11,701 states, complete; P=5 not explored (...)`.
+    fn scope(&self) -> String {
+        let mut groups: Vec<(Vec<i64>, i64, usize, u64)> = Vec::new();
+        for (p, (t, c, s)) in &self.done {
+            match groups.last_mut() {
+                Some(g) if g.1 == *t && g.2 == *c => {
+                    g.0.push(*p);
+                    g.3 += s;
+                }
+                _ => groups.push((vec![*p], *t, *c, *s)),
+            }
+        }
+        let mut parts: Vec<String> = groups
+            .iter()
+            .map(|(ps, t, c, s)| {
+                format!(
+                    "{}, {}, {}: {} states, complete",
+                    group_text(ps),
+                    tiles_text(*t),
+                    calls_text(*c),
+                    thousands(*s)
+                )
+            })
+            .collect();
+        let mut missing: Vec<i64> = self
+            .failed
+            .iter()
+            .map(|f| f.0)
+            .filter(|p| !self.done.contains_key(p))
+            .chain(self.untried.iter().copied())
+            .collect();
+        missing.sort();
+        missing.dedup();
+        if !missing.is_empty() {
+            parts.push(format!("{} not explored (budget)", group_text(&missing)));
+        }
+        parts.join("; ")
+    }
+
+    /// Why the exploration is incomplete, if it is.
+    fn incomplete_reason(&self) -> Option<String> {
+        let missing: Vec<i64> = self
+            .failed
+            .iter()
+            .map(|f| f.0)
+            .filter(|p| !self.done.contains_key(p))
+            .chain(self.untried.iter().copied())
+            .collect();
+        if missing.is_empty() && self.errors.is_empty() {
+            return None;
+        }
+        let mut why = Vec::new();
+        if let Some((p, t, c, s, w)) = self
+            .failed
+            .iter()
+            .rev()
+            .find(|f| !self.done.contains_key(&f.0))
+        {
+            why.push(format!(
+                "budget exhausted after {} states at P={p}, {}, {} ({w})",
+                thousands(*s),
+                tiles_text(*t),
+                calls_text(*c)
+            ));
+        } else if !self.untried.is_empty() {
+            why.push(format!(
+                "time budget spent before {}",
+                group_text(&self.untried)
+            ));
+        }
+        why.extend(self.errors.iter().cloned());
+        let done: Vec<i64> = self.done.keys().copied().collect();
+        why.push(format!(
+            "explored completely: {}",
+            if done.is_empty() {
+                "nothing".to_string()
+            } else {
+                group_text(&done)
+            }
+        ));
+        Some(why.join("; "))
+    }
+
+    /// Checked: something explored completely and the missing P values are only larger ones.
+    fn checked(&self) -> bool {
+        let Some(first_missing) = self
+            .failed
+            .iter()
+            .map(|f| f.0)
+            .filter(|p| !self.done.contains_key(p))
+            .chain(self.untried.iter().copied())
+            .min()
+        else {
+            return !self.done.is_empty() && self.errors.is_empty();
+        };
+        self.errors.is_empty()
+            && !self.done.is_empty()
+            && self.done.keys().all(|p| *p < first_missing)
+    }
+}
+
+fn explore(
+    p: &Protocol,
+    opts: &BoundedOptions,
+    window_per_call: bool,
+    deadline: Instant,
+) -> Explored {
+    let world = p.vars[p.world].name.clone();
+    let mut ps: Vec<i64> = sb::param_grid(p, &opts.bounds, &BTreeMap::new())
+        .iter()
+        .filter_map(|g| g.get(&world).copied())
+        .collect();
+    ps.dedup();
+    let mut ex = Explored::default();
+    if ps.is_empty() {
+        ex.errors.push(format!(
+            "no parameter assignment within the bounds ({}) satisfies the protocol's domains and requirements",
+            opts.bounds.describe()
+        ));
+        return ex;
+    }
+    let lv = levels(&opts.bounds);
+    let mut start_level = 0;
+    for (i, &pv) in ps.iter().enumerate() {
+        let mut li = start_level;
+        while li < lv.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                ex.untried
+                    .extend(ps[i..].iter().filter(|x| !ex.done.contains_key(x)));
+                return ex;
+            }
+            let (tiles, calls) = lv[li];
+            let cfg = BoundedConfig {
+                bounds: Bounds {
+                    ranks: (pv, pv),
+                    tiles: (opts.bounds.tiles.0, tiles),
+                    calls,
+                    small_ints: opts.bounds.small_ints,
+                },
+                memory: Memory::Sc,
+                per_config: Budget {
+                    max_states: opts.max_states,
+                    max_time: left.min(opts.budget / 3),
+                    ..Budget::default()
+                },
+                total_time: left.min(opts.budget / 3),
+                fixed: BTreeMap::from([(world.clone(), pv)]),
+                window_per_call,
+            };
+            let r = sb::check(p, &cfg);
+            for o in r.obligations {
+                if let Some(c) = o.counterexample {
+                    ex.cex.entry(o.name).or_insert(c);
+                }
+            }
+            let states: u64 = r.configs.iter().map(|c| c.states).sum();
+            let complete = r.errors.is_empty()
+                && !r.configs.is_empty()
+                && r.configs.iter().all(|c| c.complete)
+                && r.configs.len() == sb::param_grid(p, &cfg.bounds, &cfg.fixed).len();
+            if complete {
+                ex.done.insert(pv, (tiles, calls, states));
+                break;
+            }
+            if !r.errors.is_empty() && r.configs.is_empty() {
+                ex.errors.extend(r.errors);
+                break;
+            }
+            let why = r
+                .configs
+                .iter()
+                .find_map(|c| c.stopped.clone())
+                .unwrap_or_else(|| "time budget".into());
+            ex.failed.push((pv, tiles, calls, states, why));
+            li += 1;
+        }
+        start_level = li.min(lv.len().saturating_sub(1));
+        if li >= lv.len() {
+            // Even the smallest bounds do not complete at this P: larger P will not either.
+            ex.untried.extend(ps[i + 1..].iter().copied());
+            break;
+        }
+    }
+    ex
+}
+
+fn finding(p: &Protocol, c: &Counterexample, file: &str, window_reuse: bool) -> Finding {
+    let world = &p.vars[p.world].name;
+    let mut params: Vec<ParamValue> = c
+        .params
+        .iter()
+        .map(|(k, v)| ParamValue {
+            name: k.clone(),
+            value: *v,
+        })
+        .collect();
+    params.sort_by_key(|x| x.name != *world);
+    let replay = format!("collc sim {file} {}", c.replay);
+    let mut f = Finding::new(if window_reuse {
+        format!(
+            "with one data window reused by back-to-back calls: {} (replay: {replay})",
+            c.message
+        )
+    } else {
+        format!("{} (replay: {replay})", c.message)
+    });
+    f.params = params;
+    f.primary = c.span.or_else(|| c.trace.iter().rev().find_map(|e| e.span));
+    f.primary_label = format!("{}: {}", c.code, c.message);
+    f.notes.push(format!("replay: {replay}"));
+    f.notes.push(format!(
+        "shortest trace: {} scheduler steps over {} calls",
+        c.steps, c.calls
+    ));
+    for e in c.trace.iter().take(8) {
+        f.notes.push(format!(
+            "trace: step {} rank {}{} call {}: {}",
+            e.step,
+            e.rank,
+            e.block.map(|b| format!(" block {b}")).unwrap_or_default(),
+            e.call,
+            e.text
+        ));
+    }
+    if c.trace.len() > 8 {
+        f.notes.push(format!(
+            "trace: ... {} more events (replay for all)",
+            c.trace.len() - 8
+        ));
+    }
+    f.notes.extend(c.notes.iter().cloned());
+    if window_reuse {
+        f.help = Some(WINDOW_REUSE_HELP.into());
+        f.notes.push(
+            "with a fresh data window per call (--window-per-call) the race does not occur; \
+             pypto's reuse tests use a fresh window per call"
+                .to_string(),
+        );
+    }
+    f
+}
+
+/// Runs the bounded obligations on `p` within `opts.budget`.
+pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
+    let start = Instant::now();
+    let deadline = start + opts.budget;
+    let reused = explore(p, opts, false, deadline);
+    let racy = ["data-race", "semantics"]
+        .iter()
+        .any(|o| reused.cex.contains_key(*o));
+    // Races and wrong results are checked again with a fresh window per call; deadlocks
+    // and stale passes too (a racy state is not explored further).
+    let fresh = racy.then(|| {
+        explore(
+            p,
+            opts,
+            true,
+            deadline.max(Instant::now() + opts.budget / 2),
+        )
+    });
+    let mut out = Vec::new();
+    for id in OBLIGATIONS {
+        let code = format!("verify::{id}");
+        let mk =
+            |status, scope: Option<String>, reason: Option<String>, summary: String, findings| {
+                ObligationResult {
+                    id: id.to_string(),
+                    code: code.clone(),
+                    status,
+                    scope,
+                    reason,
+                    summary,
+                    findings,
+                }
+            };
+        let from = |ex: &Explored, prefix: &str, name: &str| -> ObligationResult {
+            if let Some(c) = ex.cex.get(name) {
+                return mk(
+                    Status::Violated,
+                    Some(format!("{prefix}{}", ex.scope())),
+                    None,
+                    format!("{prefix}counterexample at {}", sb_params(c)),
+                    vec![finding(p, c, &opts.file, false)],
+                );
+            }
+            if ex.checked() {
+                let s = format!("{prefix}{}", ex.scope());
+                mk(Status::Checked, Some(s.clone()), None, s, Vec::new())
+            } else {
+                let why = ex.incomplete_reason().unwrap_or_default();
+                mk(
+                    Status::Unknown,
+                    Some(format!("{prefix}{}", ex.scope())),
+                    Some(why),
+                    format!("{prefix}nothing found, exploration incomplete"),
+                    Vec::new(),
+                )
+            }
+        };
+        let r = match (id, &fresh) {
+            ("deadlock" | "stale-pass", Some(fr)) => {
+                if reused.cex.contains_key(id) || !fr.cex.contains_key(id) {
+                    let mut r = from(&reused, "", id);
+                    if r.status == Status::Checked && !fr.checked() {
+                        r = from(fr, "fresh windows: ", id);
+                    }
+                    r
+                } else {
+                    from(fr, "fresh windows: ", id)
+                }
+            }
+            ("data-race" | "semantics", Some(fr)) => from(fr, "fresh data window per call: ", id),
+            ("window-reuse", Some(fr)) => {
+                let findings: Vec<Finding> = ["data-race", "semantics"]
+                    .iter()
+                    .filter(|o| !fr.cex.contains_key(**o))
+                    .filter_map(|o| reused.cex.get(*o))
+                    .map(|c| finding(p, c, &opts.file, true))
+                    .collect();
+                if findings.is_empty() {
+                    from(&reused, "", "window-reuse")
+                } else {
+                    mk(
+                        Status::Warning,
+                        Some(format!(
+                            "one window reused by every call: {}",
+                            reused.scope()
+                        )),
+                        None,
+                        format!(
+                            "races only when one data window serves back-to-back calls ({})",
+                            findings[0]
+                                .params
+                                .iter()
+                                .map(|x| format!("{}={}", x.name, x.value))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ),
+                        findings,
+                    )
+                }
+            }
+            _ => from(&reused, "", id),
+        };
+        out.push(r);
+    }
+    out
+}
+
+fn sb_params(c: &Counterexample) -> String {
+    collc_sim::report::params_text(&c.params)
+}
