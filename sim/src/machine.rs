@@ -1118,10 +1118,21 @@ impl<'a> Machine<'a> {
                     .note("the threshold grows slower than the credits, so this wait synchronises nothing (e.g. `+= epoch` with `>= epoch`)");
                     stale_findings.push(f);
                 }
+                // Both lists are sorted by key (`insert_unit`), so one merge walk marks the
+                // counted units: linear, not (units × prefix) per wait (cubic in the tiles
+                // of a per-tile barrier).
                 let counted_keys: Vec<_> = prefix.iter().map(|u| u.key()).collect();
+                debug_assert!(counted_keys.is_sorted());
                 let c = &mut s.cells[cell];
+                let mut j = 0;
                 for u in c.units.iter_mut() {
-                    if counted_keys.contains(&u.key()) {
+                    while j < counted_keys.len() && counted_keys[j] < u.key() {
+                        j += 1;
+                    }
+                    if j == counted_keys.len() {
+                        break;
+                    }
+                    if counted_keys[j] == u.key() {
                         u.counted |= bit;
                     }
                 }
