@@ -42,7 +42,7 @@ fn expected(text: &str) -> BTreeSet<String> {
 }
 
 /// Runs the bounded check on one file: (annotated codes, found codes, every assignment complete).
-fn run(path: &Path) -> Result<(BTreeSet<String>, BTreeSet<String>, bool), String> {
+fn run(path: &Path) -> FixtureOutcome {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let p = collc_spec::check(&text)
         .protocol
@@ -75,6 +75,9 @@ fn run(path: &Path) -> Result<(BTreeSet<String>, BTreeSet<String>, bool), String
     Ok((expected(&text), found, complete))
 }
 
+/// Expected codes, found codes, and whether exploration completed — or why the run failed.
+type FixtureOutcome = Result<(BTreeSet<String>, BTreeSet<String>, bool), String>;
+
 #[test]
 fn examples_and_bug_fixtures() {
     let mut files = coll_files("examples");
@@ -83,10 +86,7 @@ fn examples_and_bug_fixtures() {
     let chunks: Vec<Vec<PathBuf>> = (0..2)
         .map(|k| files.iter().skip(k).step_by(2).cloned().collect())
         .collect();
-    let results: Vec<(
-        PathBuf,
-        Result<(BTreeSet<String>, BTreeSet<String>, bool), String>,
-    )> = std::thread::scope(|s| {
+    let results: Vec<(PathBuf, FixtureOutcome)> = std::thread::scope(|s| {
         let hs: Vec<_> = chunks
             .iter()
             .map(|c| s.spawn(move || c.iter().map(|f| (f.clone(), run(f))).collect::<Vec<_>>()))
