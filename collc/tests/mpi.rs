@@ -144,6 +144,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("allreduce_ring", Expect::Clean),
     ("barrier", Expect::Clean),
     ("broadcast", Expect::Race(BCAST_RACE)),
+    ("broadcast_read_complete", Expect::Clean),
     ("incore_all_to_all", Expect::Race(PUSH_RACE)),
     ("incore_all_to_all_v", Expect::Race(PUSH_RACE)),
     ("incore_allgather", Expect::Race(PUSH_RACE)),
@@ -291,8 +292,6 @@ enum BugExpect {
     WaitTimeout,
     /// Passes under MPI: the bug needs a device effect MPI does not have (documented why).
     PassesUnderMpi(&'static str),
-    /// The C++ walker refuses it (`backend::unsupported`).
-    Unsupported,
 }
 
 const BUGS: &[(&str, BugExpect)] = &[
@@ -315,8 +314,33 @@ const BUGS: &[(&str, BugExpect)] = &[
              MPI_Fetch_and_op, so the root-only barrier happens to hold",
         ),
     ),
-    ("reduce_scatter_pre_pr", BugExpect::Unsupported),
+    ("reduce_scatter_pre_pr", BugExpect::NonzeroCells),
 ];
+
+/// Every fixture (examples and bugs) generates an MPI program (no toolchain needed).
+#[test]
+fn every_fixture_generates_an_mpi_program() {
+    let mut n = 0;
+    for dir in ["examples", "examples/bugs"] {
+        for e in std::fs::read_dir(repo().join(dir)).expect("dir").flatten() {
+            let path = e.path();
+            if path.extension().is_none_or(|x| x != "coll") {
+                continue;
+            }
+            let (p, _) = load(&path);
+            let text = mpi::emit(&p, &mpi::EmitOptions::default())
+                .unwrap_or_else(|d| panic!("{}: {:?}", path.display(), d));
+            assert!(text.contains("void kernel(const collc_mpi::Ctx& ctx, const Args& args)"));
+            assert!(
+                !text.contains("pipe_barrier"),
+                "{}: pto text in an MPI program",
+                path.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 40, "only {n} fixtures found");
+}
 
 #[test]
 fn bug_fixtures_fail_the_way_the_runtime_reports() {
@@ -329,17 +353,6 @@ fn bug_fixtures_fail_the_way_the_runtime_reports() {
         let path = repo().join("examples/bugs").join(format!("{name}.coll"));
         let (p, _) = load(&path);
         let emitted = mpi::emit(&p, &mpi::EmitOptions::default());
-        if let BugExpect::Unsupported = exp {
-            let ok =
-                matches!(&emitted, Err(d) if d.iter().any(|d| d.code == "backend::unsupported"));
-            report.push(format!("{name:<32} emit refused: {ok}"));
-            if !ok {
-                failures.push(format!(
-                    "{name}: expected backend::unsupported from the walker"
-                ));
-            }
-            continue;
-        }
         let text = emitted.unwrap_or_else(|d| panic!("{name}: {d:?}"));
         let b = build::build(&tc, &text).unwrap_or_else(|e| panic!("{name}: {e}"));
         let np = 2;
@@ -355,7 +368,6 @@ fn bug_fixtures_fail_the_way_the_runtime_reports() {
                     && o.stderr.contains("step=\"wait ")
             }
             BugExpect::PassesUnderMpi(_) => o.ok(),
-            BugExpect::Unsupported => unreachable!(),
         };
         let expected = match exp {
             BugExpect::PassesUnderMpi(why) => format!("passes under MPI: {why}"),

@@ -24,6 +24,8 @@
 //   TPUT / TSTORE remote tile            put(src, pe, win, disp, n)         MPI_Put + MPI_Win_flush(pe)
 //   CommRemotePtr(ptr, pe)               (window, pe, disp)                 disp = element offset inside the window
 //   TLOAD/TSTORE own tensor              win->local<T>()[i]                 plain load/store on this rank's copy
+//   local copy / TMOV / TADD...          copy_local(dst, src, n) /          memmove / element-wise loop on local memory
+//                                        reduce(op, dst, src, n)            (this rank's window copy, tiles, staging)
 //
 // =====================================================================================
 // 2. Window layout (decided here, binding for the generator)
@@ -35,6 +37,8 @@
 //    CELL index: the generator computes `sig_base + index` exactly like pypto's
 //    `signal_base + me`. One window means one MPI_Win_flush/poll target for all signal
 //    traffic and one place to check "all cells back at 0".
+//    Value cells (`signal x as value`, written with notify_set only) live in the same
+//    window, declared with Session::value_signal, and are exempt from the all-zero check.
 //  * ONE window per data buffer (tensor), disp_unit = sizeof(element), so displacements
 //    are ELEMENT indices (the kernel's own tile arithmetic). Separate windows keep the
 //    pypto rule "distinct tensors live in distinct windows" representable (#2246) and,
@@ -158,6 +162,15 @@
 // Test aid: COLLC_MPI_JITTER_US=N (default 0 = off) sleeps a per-rank pseudo-random
 // 0..N us before every get/put/notify, widening race windows so that a protocol that
 // lacks a read-complete step fails visibly under the launcher.
+// Test aid: COLLC_MPI_LAG_US=N (default 0 = off): every rank but rank 0 sleeps N us before
+// each get/put and before the launcher's output check, so rank 0 runs ahead
+// deterministically. A protocol that lets a fast rank touch memory a peer has not finished
+// with (the merged broadcast's last tile; allgather/all_to_all pushing call k+1 data into a
+// peer that has not checked call k) then fails with a MISMATCH on every run.
+// Test aid: COLLC_MPI_TEST_FAULT=kill:R | hang:R: at its first wait, rank R raises SIGKILL
+// (a rank that dies) or pauses forever, ignoring every deadline (a rank that hangs outside
+// the runtime's control); used to test that `collc run --target mpi` stops the job within
+// its own deadline and leaves no process behind (collc/tests/mpi.rs).
 //
 // Requires C++14 or later (tested: g++ 12, -std=c++14/17/20) and an MPI-3 library
 // (tested: Open MPI 4.1.4 with osc/sm, osc/rdma, osc/pt2pt). Single-threaded (MPI_Init).

@@ -53,6 +53,15 @@ fn cmp_name(cmp: CmpOp) -> &'static str {
     }
 }
 
+/// `if (r == me) { local } else { remote }`.
+fn unless_me(w: &mut Writer, r: &str, local: &str, remote: &str) {
+    w.open(format!("if ({} == ctx.me)", rank_int(r)));
+    w.line(local);
+    w.reopen("else");
+    w.line(remote);
+    w.close();
+}
+
 fn rank_int(r: &str) -> String {
     format!("static_cast<int>({r})")
 }
@@ -249,27 +258,35 @@ impl Dialect for Mpi {
         ));
     }
 
+    fn supports_tile_offsets(&self) -> bool {
+        true
+    }
+
     fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
         let n = &op.len;
-        let tile = |t: usize| k.tiles[t].name.clone();
+        // A tile is a plain pointer here, so a slice is the pointer plus its offset (the
+        // walker passes the destination's and the source's; a copy/reduce has at most one
+        // of each).
+        let dst_tile = |t: usize| plus(&k.tiles[t].name, &op.dst_tile_offset);
+        let src_tile = |t: usize| plus(&k.tiles[t].name, &op.src_tile_offset);
         match (&op.kind, &op.dst, &op.src) {
             // ---- copies ----
             (DataKind::Copy, Loc::Tile(d), Loc::Tile(s)) => {
                 w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
-                    tile(*d),
-                    tile(*s)
+                    dst_tile(*d),
+                    src_tile(*s)
                 ));
             }
             (DataKind::Copy, Loc::Tile(d), Loc::Gm(s)) => match &s.rank {
                 None => w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
-                    tile(*d),
+                    dst_tile(*d),
                     local_ptr(s)
                 )),
                 Some(r) => w.line(format!(
                     "collc_mpi::get({}, {}, {}, {}, {n});",
-                    tile(*d),
+                    dst_tile(*d),
                     rank_int(r),
                     s.name,
                     s.offset
@@ -279,84 +296,65 @@ impl Dialect for Mpi {
                 None => w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
                     local_ptr(d),
-                    tile(*s)
+                    src_tile(*s)
                 )),
                 Some(r) => w.line(format!(
                     "collc_mpi::put({}, {}, {}, {}, {n});",
-                    tile(*s),
+                    src_tile(*s),
                     rank_int(r),
                     d.name,
                     d.offset
                 )),
             },
-            (DataKind::Copy, Loc::Gm(d), Loc::Gm(s)) => match (&d.rank, &s.rank) {
-                (None, None) => {
-                    w.line(format!(
-                        "collc_mpi::copy_local({}, {}, {n});",
-                        local_ptr(d),
-                        local_ptr(s)
-                    ));
-                }
-                (None, Some(r)) => {
+            (DataKind::Copy, Loc::Gm(d), Loc::Gm(s)) => {
+                let copy = format!(
+                    "collc_mpi::copy_local({}, {}, {n});",
+                    local_ptr(d),
+                    local_ptr(s)
+                );
+                match (&d.rank, &s.rank) {
+                    (None, None) => w.line(copy),
                     // A get from this rank itself is a local copy (MPI_Get with overlapping
                     // origin and target memory would be erroneous).
-                    w.open(format!("if ({} == ctx.me)", rank_int(r)));
-                    w.line(format!(
-                        "collc_mpi::copy_local({}, {}, {n});",
-                        local_ptr(d),
-                        local_ptr(s)
-                    ));
-                    w.reopen("else");
-                    w.line(format!(
-                        "collc_mpi::get({}, {}, {}, {}, {n});",
-                        local_ptr(d),
-                        rank_int(r),
-                        s.name,
-                        s.offset
-                    ));
-                    w.close();
-                }
-                (Some(r), _) => {
+                    (None, Some(r)) => {
+                        let get = format!(
+                            "collc_mpi::get({}, {}, {}, {}, {n});",
+                            local_ptr(d),
+                            rank_int(r),
+                            s.name,
+                            s.offset
+                        );
+                        unless_me(w, r, &copy, &get);
+                    }
                     // A put to this rank itself stays an MPI_Put (no local store into a window
                     // peers may put into, separate model), unless it is a move inside one window.
-                    if d.window == s.window {
-                        w.open(format!("if ({} == ctx.me)", rank_int(r)));
-                        w.line(format!(
-                            "collc_mpi::copy_local({}, {}, {n});",
-                            local_ptr(d),
-                            local_ptr(s)
-                        ));
-                        w.reopen("else");
-                        w.line(format!(
+                    (Some(r), _) => {
+                        let put = format!(
                             "collc_mpi::put({}, {}, {}, {}, {n});",
                             local_ptr(s),
                             rank_int(r),
                             d.name,
                             d.offset
-                        ));
-                        w.close();
-                    } else {
-                        w.line(format!(
-                            "collc_mpi::put({}, {}, {}, {}, {n});",
-                            local_ptr(s),
-                            rank_int(r),
-                            d.name,
-                            d.offset
-                        ));
+                        );
+                        if d.window == s.window {
+                            unless_me(w, r, &copy, &put);
+                        } else {
+                            w.line(put);
+                        }
                     }
                 }
-            },
+            }
             // ---- reductions: dst = dst op src (dst always local) ----
             (DataKind::Reduce(r), dst, src) => {
                 let d = match dst {
-                    Loc::Tile(t) => tile(*t),
+                    Loc::Tile(t) => dst_tile(*t),
                     Loc::Gm(g) => local_ptr(g),
                 };
                 match src {
                     Loc::Tile(t) => w.line(format!(
                         "collc_mpi::reduce({}, {d}, {}, {n});",
                         op_name(*r),
-                        tile(*t)
+                        src_tile(*t)
                     )),
                     Loc::Gm(g) if g.rank.is_none() => w.line(format!(
                         "collc_mpi::reduce({}, {d}, {}, {n});",

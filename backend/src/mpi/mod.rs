@@ -44,7 +44,6 @@ use crate::cpp::walk::{self, semantics_text};
 use crate::cpp::{Kernel, Writer};
 use collc_grammar::{Diagnostic, Source};
 use collc_spec::ir::{Decl, Protocol, SignalKind, VarKind};
-use collc_spec::print::expr_to_string;
 use program::Names;
 
 /// The first line the MPI dialect writes; [`emit`] replaces everything before it (the
@@ -125,32 +124,22 @@ fn header(k: &Kernel, w: &mut Writer) {
         match *d {
             Decl::Signal(s) => {
                 let sig = &p.signals[s];
-                let dims: Vec<String> = sig
-                    .dims
-                    .iter()
-                    .map(|d| format!("[{}]", expr_to_string(p, d)))
-                    .collect();
+                let dims = program::dims_text(p, &sig.dims);
                 let kind = match sig.kind {
                     SignalKind::Credit => "credit cells, all back at 0 after every call",
                     SignalKind::Value => "value cells: notify_set only, never reset",
                 };
                 w.line(format!(
                     "//   signal {}{}: int32 cells in the one signal window ({kind})",
-                    sig.name,
-                    dims.join("")
+                    sig.name, dims
                 ));
             }
             Decl::Window(x) => {
                 let win = &p.windows[x];
-                let dims: Vec<String> = win
-                    .dims
-                    .iter()
-                    .map(|d| format!("[{}]", expr_to_string(p, d)))
-                    .collect();
+                let dims = program::dims_text(p, &win.dims);
                 w.line(format!(
                     "//   window {}: f32{} (MPI_Win_allocate, one window per buffer)",
-                    win.name,
-                    dims.join("")
+                    win.name, dims
                 ));
             }
             Decl::Tile(t) => {
@@ -161,15 +150,10 @@ fn header(k: &Kernel, w: &mut Writer) {
             }
             Decl::Array(a) => {
                 let arr = &p.arrays[a];
-                let dims: Vec<String> = arr
-                    .dims
-                    .iter()
-                    .map(|d| format!("[{}]", expr_to_string(p, d)))
-                    .collect();
+                let dims = program::dims_text(p, &arr.dims);
                 w.line(format!(
                     "//   host array {}: int{} (rank-local input, staged by prepare())",
-                    arr.name,
-                    dims.join("")
+                    arr.name, dims
                 ));
             }
             Decl::Var(v) => {

@@ -42,7 +42,7 @@ impl<'k, 'a> Names<'k, 'a> {
     }
 }
 
-fn dims_text(p: &Protocol, dims: &[Expr]) -> String {
+pub(crate) fn dims_text(p: &Protocol, dims: &[Expr]) -> String {
     dims.iter()
         .map(|d| format!("[{}]", expr_to_string(p, d)))
         .collect::<Vec<_>>()
@@ -264,49 +264,40 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
             }
             Decl::Signal(s) => {
                 let sig = &p.signals[s];
-                let cells = n.signal_cells(s);
-                w.line(format!("args.{cells} = {};", product(k, &sig.dims)));
-                w.line(format!(
-                    "if (args.{cells} < 0) collc_mpi::usage_error(\"signal {} has a negative dimension\");",
-                    sig.name
-                ));
                 let f = match sig.kind {
                     SignalKind::Credit => "signal",
                     SignalKind::Value => "value_signal",
                 };
-                w.line(format!(
-                    "args.{} = s.{f}({}, std::max<int64_t>(1, args.{cells}));",
-                    n.signal_field(s),
-                    c_string(&sig.name)
-                ));
+                let count = n.signal_cells(s);
+                let field = n.signal_field(s);
+                declare(
+                    k,
+                    w,
+                    "signal",
+                    &sig.name,
+                    &sig.dims,
+                    &count,
+                    &format!("{field} = s.{f}"),
+                );
             }
             Decl::Window(x) => {
                 let win = &p.windows[x];
-                let len = n.window_len(x);
-                w.line(format!("args.{len} = {};", product(k, &win.dims)));
-                w.line(format!(
-                    "if (args.{len} < 0) collc_mpi::usage_error(\"window {} has a negative dimension\");",
-                    win.name
-                ));
-                w.line(format!(
-                    "args.{} = s.buffer<float>({}, std::max<int64_t>(1, args.{len}));",
-                    n.window_field(x),
-                    c_string(&win.name)
-                ));
+                let field = n.window_field(x);
+                declare(
+                    k,
+                    w,
+                    "window",
+                    &win.name,
+                    &win.dims,
+                    &n.window_len(x),
+                    &format!("{field} = s.buffer<float>"),
+                );
             }
             Decl::Array(a) => {
                 let arr = &p.arrays[a];
-                let len = n.array_len(a);
-                w.line(format!("args.{len} = {};", product(k, &arr.dims)));
-                w.line(format!(
-                    "if (args.{len} < 0) collc_mpi::usage_error(\"array {} has a negative dimension\");",
-                    arr.name
-                ));
-                w.line(format!(
-                    "args.{} = s.local_buffer<int64_t>({}, std::max<int64_t>(1, args.{len}));",
-                    n.array_field(a),
-                    c_string(&arr.name)
-                ));
+                let field = n.array_field(a);
+                let what = format!("{field} = s.local_buffer<int64_t>");
+                declare(k, w, "array", &arr.name, &arr.dims, &n.array_len(a), &what);
             }
             Decl::Tile(t) => {
                 let info = &k.tiles[t];
@@ -345,6 +336,26 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
         _ => {}
     }
     w.close();
+}
+
+/// `args.COUNT = dims product; (checked); args.ALLOC(name, max(1, count));`
+fn declare(
+    k: &Kernel,
+    w: &mut Writer,
+    what: &str,
+    name: &str,
+    dims: &[Expr],
+    count: &str,
+    alloc: &str,
+) {
+    w.line(format!("args.{count} = {};", product(k, dims)));
+    w.line(format!(
+        "if (args.{count} < 0) collc_mpi::usage_error(\"{what} {name} has a negative dimension\");"
+    ));
+    w.line(format!(
+        "args.{alloc}({}, std::max<int64_t>(1, args.{count}));",
+        c_string(name)
+    ));
 }
 
 /// `kernel()`: every block of this rank, in turn.
@@ -439,6 +450,39 @@ pub(crate) fn prepare(k: &Kernel, n: &Names, w: &mut Writer) {
     w.close();
 }
 
+/// Checks `data[i]` (for `i` in `range`) against the reduction over ranks of the inputs.
+#[allow(clippy::too_many_arguments)]
+fn fold_check(
+    w: &mut Writer,
+    n: &Names,
+    op: ReduceOp,
+    data: WindowId,
+    name: &str,
+    prod: bool,
+    pre: Option<&str>,
+    range: &str,
+) {
+    w.line(format!(
+        "const float* const got = args.{}->local<float>();",
+        n.window_field(data)
+    ));
+    if let Some(pre) = pre {
+        w.line(pre);
+    }
+    w.open(format!("for ({range})"));
+    w.line(format!(
+        "float want = collc_mpi::oracle::input_value({prod}, {data}, 0, ctx.call, i);"
+    ));
+    w.open("for (int64_t r = 1; r < ctx.np; ++r)");
+    w.line(format!(
+        "const float v = collc_mpi::oracle::input_value({prod}, {data}, r, ctx.call, i);"
+    ));
+    w.line(fold_op(op));
+    w.close();
+    w.line(format!("chk.eq({name}, i, got[i], want);"));
+    w.close();
+}
+
 /// `check()`: this rank's outputs of call `ctx.call` against the collective's semantics
 /// (`crate::oracle::check`, per rank).
 pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
@@ -452,25 +496,8 @@ pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
     w.open("void check(const collc_mpi::Ctx& ctx, const Args& args, collc_mpi::Checker& chk)");
     match &p.semantics {
         Semantics::Allreduce { op, data } => {
-            w.line(format!(
-                "const float* const got = args.{}->local<float>();",
-                n.window_field(*data)
-            ));
-            w.open(format!(
-                "for (int64_t i = 0; i < args.{}; ++i)",
-                n.window_len(*data)
-            ));
-            w.line(format!(
-                "float want = collc_mpi::oracle::input_value({prod}, {data}, 0, ctx.call, i);"
-            ));
-            w.open("for (int64_t r = 1; r < ctx.np; ++r)");
-            w.line(format!(
-                "const float v = collc_mpi::oracle::input_value({prod}, {data}, r, ctx.call, i);"
-            ));
-            w.line(fold_op(*op));
-            w.close();
-            w.line(format!("chk.eq({}, i, got[i], want);", win(*data)));
-            w.close();
+            let range = format!("int64_t i = 0; i < args.{}; ++i", n.window_len(*data));
+            fold_check(w, n, *op, *data, &win(*data), prod, None, &range);
         }
         Semantics::Broadcast { data, .. } => {
             w.line(format!(
@@ -484,26 +511,9 @@ pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
             ));
         }
         Semantics::ReduceScatter { op, data } => {
-            w.line(format!(
-                "const float* const got = args.{}->local<float>();",
-                n.window_field(*data)
-            ));
-            w.line(format!(
-                "const int64_t m = args.{} / ctx.np;",
-                n.window_len(*data)
-            ));
-            w.open("for (int64_t i = ctx.me * m; i < (ctx.me + 1) * m; ++i)");
-            w.line(format!(
-                "float want = collc_mpi::oracle::input_value({prod}, {data}, 0, ctx.call, i);"
-            ));
-            w.open("for (int64_t r = 1; r < ctx.np; ++r)");
-            w.line(format!(
-                "const float v = collc_mpi::oracle::input_value({prod}, {data}, r, ctx.call, i);"
-            ));
-            w.line(fold_op(*op));
-            w.close();
-            w.line(format!("chk.eq({}, i, got[i], want);", win(*data)));
-            w.close();
+            let m = format!("const int64_t m = args.{} / ctx.np;", n.window_len(*data));
+            let range = "int64_t i = ctx.me * m; i < (ctx.me + 1) * m; ++i";
+            fold_check(w, n, *op, *data, &win(*data), prod, Some(&m), range);
         }
         Semantics::Allgather { input, target } => {
             w.line(format!(

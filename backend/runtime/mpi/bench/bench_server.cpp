@@ -115,9 +115,7 @@ struct NativeVec : Case {
     const int me = collc_mpi::rank();
     for (size_t i = 0; i < buf.size(); ++i) buf[i] = collc_mpi::oracle::input_value(false, 0, me, 0, int64_t(i));
   }
-  void refill() override {
-    if (allreduce) fill();
-  }
+  void refill() override { fill(); }
   void run() override {
     if (allreduce)
       MPI_Allreduce(MPI_IN_PLACE, buf.data(), int(buf.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
