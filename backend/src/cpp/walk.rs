@@ -979,6 +979,12 @@ impl State<'_, '_> {
 
     fn len_of(&self, r: &Region) -> String {
         let k = self.k;
+        // `x[lo .. lo + len]` has length `len`.
+        if let Expr::Bin(BinOp::Add, a, b) = &r.hi {
+            if **a == r.lo {
+                return k.expr(b);
+            }
+        }
         match r.lo.as_const() {
             Some(0) => k.expr(&r.hi),
             _ => {
@@ -1121,8 +1127,14 @@ impl State<'_, '_> {
         if checks.is_empty() {
             return;
         }
+        let mut unique: Vec<&str> = Vec::new();
+        for c in checks {
+            if !unique.contains(&c.as_str()) {
+                unique.push(c);
+            }
+        }
         let what = format!("{text} (index, rank or slice out of range)");
-        self.d.check(w, &checks.join(" && "), &what);
+        self.d.check(w, &unique.join(" && "), &what);
     }
 
     fn for_loop(&mut self, w: &mut Writer, s: &Stmt, var: VarId, range: &Range, body: &Block) {
