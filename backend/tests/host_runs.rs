@@ -186,8 +186,10 @@ fn bug_fixtures_fail_loudly() {
         ("barrier_wait_before_notify.coll", "TWAIT timeout"),
         ("broadcast_reset_off_by_one.coll", "TWAIT timeout"),
         ("unreachable_threshold.coll", "GE 3, but the cell holds 2"),
-        ("allreduce_mesh_no_epilogue.coll", "wrong output element"),
-        ("eq_wait_on_counter.coll", "EQ 1"),
+        // Every expectation holds in every schedule (residue, deadlock); data corruption from
+        // stale credits depends on timing and is covered by the simulator.
+        ("allreduce_mesh_no_epilogue.coll", "signal residue"),
+        ("asymmetric_guard.coll", "TWAIT timeout"),
     ];
     let mut failures = Vec::new();
     for (file, want) in cases {
