@@ -198,7 +198,7 @@ fn bug_fixtures_fail_loudly() {
         let params = default_params(&p, 2).expect("parameters");
         let cfg = RunConfig {
             params,
-            twait_timeout_ms: 500,
+            twait_timeout_ms: 2000,
             ..RunConfig::default()
         };
         match run_with_source(&p, Some(&src), &cfg) {
@@ -275,7 +275,7 @@ fn deadlock_names_the_cell_and_every_thread_is_joined() {
     let text = "collective ge2: barrier() {\n    ranks P in 1..=16;\n    signal sig[P];\n    body {\n        for p in peers {\n            notify sig[me] @ p += 1;\n        }\n        for p in peers {\n            wait sig[p] >= 2;\n        }\n    }\n    epilogue {\n        for p in peers {\n            notify sig[p] -= 1;\n        }\n    }\n}\n";
     let p = collc_spec::check(text).protocol.expect("valid");
     let mut cfg = RunConfig {
-        twait_timeout_ms: 300,
+        twait_timeout_ms: 2000,
         ..RunConfig::default()
     };
     cfg.params.insert("P".into(), 4);

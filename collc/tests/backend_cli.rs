@@ -155,7 +155,7 @@ fn run_passes_a_merged_kernel_and_fails_a_bug_loudly() {
         "--param",
         "m=300",
         "--twait-timeout-ms",
-        "300",
+        "2000",
     ]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
