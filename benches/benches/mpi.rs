@@ -28,9 +28,10 @@
 //! The ring allreduce needs `n % P == 0`: its `n` is rounded up to a multiple of P.
 //!
 //! Env: COLLC_MPI_BENCH_MAX_BYTES (default 16777216), COLLC_MPI_BENCH_NP (default "2,4"),
-//! COLLC_BENCH_QUICK=1 (sizes up to 128 KiB, shorter measurement). Without mpicxx the bench
-//! prints a SKIP line and does nothing. A markdown summary (medians, ratios) is printed at the
-//! end and written to target/mpi-bench-summary.md.
+//! COLLC_BENCH_QUICK=1 (sizes up to 128 KiB, shorter measurement). Under `cargo test` (no
+//! `--bench` argument) it is a smoke test: np 2, up to 2 KiB, every case run and checked.
+//! Without mpicxx the bench prints a SKIP line and does nothing. A markdown summary (medians,
+//! ratios) is printed at the end and written to target/mpi-bench-summary.md.
 
 use collc_backend::mpi::{self, build, launch};
 use criterion::{BenchmarkId, Criterion, Throughput};
@@ -432,13 +433,22 @@ fn main() {
         }
     };
     collc_backend::host::compile::set_cache_dir(root().join("target").join("collc-cache"));
-    let quick = std::env::var_os("COLLC_BENCH_QUICK").is_some();
+    // `cargo test --all-targets` runs this binary without `--bench` (criterion's test mode:
+    // every benchmark once). Then only a smoke run: np 2, up to 2 KiB.
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    let quick = smoke || std::env::var_os("COLLC_BENCH_QUICK").is_some();
     let max_bytes: u64 = std::env::var("COLLC_MPI_BENCH_MAX_BYTES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(if quick { 128 << 10 } else { 16 << 20 });
+        .unwrap_or(if smoke {
+            2 << 10
+        } else if quick {
+            128 << 10
+        } else {
+            16 << 20
+        });
     let nps: Vec<u32> = std::env::var("COLLC_MPI_BENCH_NP")
-        .unwrap_or_else(|_| "2,4".into())
+        .unwrap_or_else(|_| if smoke { "2".into() } else { "2,4".into() })
         .split(',')
         .filter_map(|x| x.trim().parse().ok())
         .collect();
