@@ -185,18 +185,32 @@ impl Outcome {
 /// The `mpirun` argument list (without the program's own arguments).
 pub fn mpirun_args(cfg: &LaunchConfig) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
+    // MCA keys the caller sets itself (`--mpirun-arg=--mca --mpirun-arg=osc ...`): mpirun
+    // refuses a key given twice, so our defaults step aside.
+    let user_keys: Vec<&str> = cfg
+        .mpirun_args
+        .windows(2)
+        .filter(|w| w[0] == "--mca" || w[0] == "-mca")
+        .map(|w| w[1].as_str())
+        .collect();
+    let mca = |a: &mut Vec<String>, key: &str, value: &str| {
+        if !user_keys.contains(&key) {
+            a.extend(["--mca", key, value].map(String::from));
+        }
+    };
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } == 0 {
         a.push("--allow-run-as-root".into());
     }
-    a.extend(["--mca", "mpi_yield_when_idle", "1"].map(String::from));
+    mca(&mut a, "mpi_yield_when_idle", "1");
     match &cfg.hostfile {
         None => {
             // One machine: more ranks than cores is fine (the runtime yields in waits), shared
             // memory transport only, and osc/sm (Open MPI's default osc/rdma is correct too,
             // but 7-28x slower on one node: backend/runtime/mpi/bench/RESULTS.md).
             a.push("--oversubscribe".into());
-            a.extend(["--mca", "btl", "self,vader", "--mca", "osc", "sm"].map(String::from));
+            mca(&mut a, "btl", "self,vader");
+            mca(&mut a, "osc", "sm");
         }
         Some(h) => {
             a.push("--hostfile".into());
