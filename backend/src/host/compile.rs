@@ -205,7 +205,8 @@ fn runtime_hash() -> &'static str {
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn tmp_name(final_path: &Path) -> PathBuf {
+/// A unique temporary name next to `final_path` (for write-then-rename).
+pub(crate) fn tmp_name(final_path: &Path) -> PathBuf {
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut s = final_path.as_os_str().to_owned();
     s.push(format!(".tmp.{}.{n}", std::process::id()));
@@ -228,7 +229,7 @@ impl Drop for TempFile {
 }
 
 /// Writes `contents` to `path` atomically (temporary + rename), if it does not exist yet.
-fn write_once(path: &Path, contents: &[u8]) -> Result<(), CompileError> {
+pub(crate) fn write_once(path: &Path, contents: &[u8]) -> Result<(), CompileError> {
     if path.exists() {
         return Ok(());
     }
@@ -262,7 +263,8 @@ pub fn runtime_dir() -> Result<PathBuf, CompileError> {
     Ok(dir)
 }
 
-fn shell_quote(s: &str) -> String {
+/// Quotes one argument for display as POSIX shell text.
+pub(crate) fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=+:,@".contains(c))

@@ -10,11 +10,10 @@
 //! * Artefacts: `mpi-<hash>.cpp` and the executable `mpi-<hash>`, written under temporary
 //!   names and renamed into place (concurrent builds are safe).
 
-use crate::host::compile::{cache_dir, content_hash};
+use crate::host::compile::{self as host, cache_dir, content_hash, shell_quote, tmp_name};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The MPI runtime, embedded: (file name, contents).
 pub const RUNTIME_FILES: &[(&str, &str)] = &[
@@ -179,33 +178,14 @@ fn runtime_hash() -> String {
     content_hash(&parts)
 }
 
-static TMP: AtomicU64 = AtomicU64::new(0);
-
-fn tmp_for(p: &Path) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(format!(
-        ".tmp.{}.{}",
-        std::process::id(),
-        TMP.fetch_add(1, Ordering::Relaxed)
-    ));
-    PathBuf::from(s)
-}
-
 fn io(what: &str, p: &Path, e: std::io::Error) -> MpiError {
     MpiError::Io(format!("cannot {what} {}: {e}", p.display()))
 }
 
-/// Writes `contents` to `path` via a temporary and a rename, if it does not exist yet.
+/// Writes `contents` to `path` via a temporary and a rename, if it does not exist yet
+/// (the host compiler's helper, with its error carried as an MPI I/O error).
 fn write_once(path: &Path, contents: &[u8]) -> Result<(), MpiError> {
-    if path.exists() {
-        return Ok(());
-    }
-    let tmp = tmp_for(path);
-    std::fs::write(&tmp, contents).map_err(|e| io("write", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io("rename into", path, e)
-    })
+    host::write_once(path, contents).map_err(|e| MpiError::Io(e.to_string()))
 }
 
 fn cache() -> Result<PathBuf, MpiError> {
@@ -220,17 +200,6 @@ pub fn runtime_dir() -> Result<PathBuf, MpiError> {
         write_once(&dir.join(name), contents.as_bytes())?;
     }
     Ok(dir)
-}
-
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=+:,@".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// A command line as shell text.
@@ -305,7 +274,7 @@ pub fn build(tc: &Toolchain, source: &str) -> Result<Built, MpiError> {
             cached: true,
         });
     }
-    let tmp = tmp_for(&binary);
+    let tmp = tmp_name(&binary);
     let result = compile_to(tc, &src, &tmp);
     let command = match result {
         Ok(c) => c,
