@@ -83,6 +83,70 @@ pub fn verify_gate(p: &Protocol) -> Gate {
     Gate::Pass(unknown)
 }
 
+/// How a command that generates code talks about the verifier gate.
+pub(crate) struct GateWording {
+    /// The refusal, e.g. "refusing to emit `f.coll`".
+    pub refuse: String,
+    /// What `--allow-unverified` lets the user do, e.g. "emit anyway".
+    pub anyway: &'static str,
+    /// Present participle for the warning, e.g. "emitting".
+    pub doing: &'static str,
+    /// Past participle for the stamp, e.g. "emitted".
+    pub done: &'static str,
+}
+
+/// Runs the verifier gate for a code-generating command: prints its findings and returns
+/// the warning lines to stamp into the output, or `Err(exit code)` when the protocol is
+/// rejected and `--allow-unverified` was not given.
+pub(crate) fn apply_gate(
+    l: &crate::driver::Loaded,
+    file: &str,
+    allow_unverified: bool,
+    wording: &GateWording,
+    style: Style,
+    out: &mut Output,
+) -> Result<Vec<String>, i32> {
+    let mut warning = Vec::new();
+    match verify_gate(&l.protocol) {
+        Gate::Pass(undecided) => {
+            for u in &undecided {
+                out.err(format!("warning: {u}"));
+            }
+            warning.extend(undecided);
+        }
+        Gate::Rejected(diags) => {
+            out.diagnostics(&l.source, &diags, style);
+            if !allow_unverified {
+                out.err(format!(
+                    "error: {}: the verifier rejects it ({} violation(s) above); \
+                     fix the protocol, or pass --allow-unverified to {}",
+                    wording.refuse,
+                    diags.len(),
+                    wording.anyway
+                ));
+                return Err(exit::INPUT);
+            }
+            out.err(format!(
+                "warning: {} a protocol the verifier rejects (--allow-unverified)",
+                wording.doing
+            ));
+            warning.push(format!(
+                "UNVERIFIED: {} with --allow-unverified; the verifier rejects this protocol ({} violation(s)):",
+                wording.done,
+                diags.len()
+            ));
+            for d in &diags {
+                let at = d
+                    .primary_span()
+                    .map(|s| format!("{file}:{}: ", l.source.line_col(s.start).0))
+                    .unwrap_or_default();
+                warning.push(format!("  {at}{}: {}", d.code, d.message));
+            }
+        }
+    }
+    Ok(warning)
+}
+
 /// Runs `collc emit`.
 pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
     let l = match load(&args.file) {
@@ -98,42 +162,16 @@ pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
     };
     out.diagnostics(&l.source, &l.warnings, style);
 
-    let mut warning = Vec::new();
-    match verify_gate(&l.protocol) {
-        Gate::Pass(undecided) => {
-            for u in &undecided {
-                out.err(format!("warning: {u}"));
-            }
-            warning.extend(undecided);
-        }
-        Gate::Rejected(diags) => {
-            out.diagnostics(&l.source, &diags, style);
-            if !args.allow_unverified {
-                out.err(format!(
-                    "error: refusing to emit `{}`: the verifier rejects it ({} violation(s) above); \
-                     fix the protocol, or pass --allow-unverified to emit anyway",
-                    args.file,
-                    diags.len()
-                ));
-                return exit::INPUT;
-            }
-            out.err("warning: emitting a protocol the verifier rejects (--allow-unverified)");
-            warning.push(format!(
-                "UNVERIFIED: emitted with --allow-unverified; the verifier rejects this protocol ({} violation(s)):",
-                diags.len()
-            ));
-            for d in &diags {
-                let at = d
-                    .primary_span()
-                    .map(|s| {
-                        let (line, _) = l.source.line_col(s.start);
-                        format!("{}:{line}: ", args.file)
-                    })
-                    .unwrap_or_default();
-                warning.push(format!("  {at}{}: {}", d.code, d.message));
-            }
-        }
-    }
+    let wording = GateWording {
+        refuse: format!("refusing to emit `{}`", args.file),
+        anyway: "emit anyway",
+        doing: "emitting",
+        done: "emitted",
+    };
+    let warning = match apply_gate(&l, &args.file, args.allow_unverified, &wording, style, out) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
 
     let target = match args.target {
         TargetArg::Ascend => Target::Ascend,

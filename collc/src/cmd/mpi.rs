@@ -12,7 +12,7 @@
 //! Both refuse a protocol the verifier rejects (the gate of `collc emit`) unless
 //! `--allow-unverified` is given.
 
-use super::emit::{verify_gate, EmitArgs, Gate};
+use super::emit::{apply_gate, EmitArgs, GateWording};
 use super::run::RunArgs;
 use crate::driver::{load, LoadError, Loaded};
 use crate::output::{exit, Output};
@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Runs the verifier gate; `Err(code)` if the protocol must not be emitted.
+/// Runs the verifier gate; `Err(code)` if the protocol must not be generated.
 fn gate(
     l: &Loaded,
     file: &str,
@@ -30,39 +30,13 @@ fn gate(
     style: Style,
     out: &mut Output,
 ) -> Result<Vec<String>, i32> {
-    let mut warning = Vec::new();
-    match verify_gate(&l.protocol) {
-        Gate::Pass(undecided) => {
-            for u in &undecided {
-                out.err(format!("warning: {u}"));
-            }
-            warning.extend(undecided);
-        }
-        Gate::Rejected(diags) => {
-            out.diagnostics(&l.source, &diags, style);
-            if !allow_unverified {
-                out.err(format!(
-                    "error: refusing to generate `{file}` for MPI: the verifier rejects it ({} violation(s) above); \
-                     fix the protocol, or pass --allow-unverified to generate and run it anyway",
-                    diags.len()
-                ));
-                return Err(exit::INPUT);
-            }
-            out.err("warning: generating a protocol the verifier rejects (--allow-unverified)");
-            warning.push(format!(
-                "UNVERIFIED: generated with --allow-unverified; the verifier rejects this protocol ({} violation(s)):",
-                diags.len()
-            ));
-            for d in &diags {
-                let at = d
-                    .primary_span()
-                    .map(|s| format!("{file}:{}: ", l.source.line_col(s.start).0))
-                    .unwrap_or_default();
-                warning.push(format!("  {at}{}: {}", d.code, d.message));
-            }
-        }
-    }
-    Ok(warning)
+    let wording = GateWording {
+        refuse: format!("refusing to generate `{file}` for MPI"),
+        anyway: "generate and run it anyway",
+        doing: "generating",
+        done: "generated",
+    };
+    apply_gate(l, file, allow_unverified, &wording, style, out)
 }
 
 fn is_source_name(path: &str) -> bool {
