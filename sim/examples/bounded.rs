@@ -1,5 +1,6 @@
 //! Runs the bounded obligations on .coll files and prints one line per
-//! obligation: `cargo run --release -p collc-sim --example bounded -- FILE... [--calls K] [--tiles T] [--ranks HI] [--relaxed]`.
+//! obligation: `cargo run --release -p collc-sim --example bounded -- FILE... [--calls K] [--tiles T] [--ranks HI] [--relaxed]
+//! [--per-config-time S] [--max-states N] [--verbose]`.
 
 use collc_sim::bounded::{check, BoundedConfig};
 use collc_sim::Memory;
@@ -7,6 +8,7 @@ use collc_sim::Memory;
 fn main() {
     let mut cfg = BoundedConfig::default();
     let mut files = Vec::new();
+    let mut verbose = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut num = |what: &str| -> i64 {
@@ -19,6 +21,11 @@ fn main() {
             "--tiles" => cfg.bounds.tiles.1 = num("--tiles"),
             "--ranks" => cfg.bounds.ranks.1 = num("--ranks"),
             "--time" => cfg.total_time = std::time::Duration::from_secs(num("--time") as u64),
+            "--per-config-time" => {
+                cfg.per_config.max_time = std::time::Duration::from_secs(num("--per-config-time") as u64)
+            }
+            "--max-states" => cfg.per_config.max_states = num("--max-states") as u64,
+            "--verbose" => verbose = true,
             "--relaxed" => cfg.memory = Memory::Relaxed,
             "--window-per-call" => cfg.window_per_call = true,
             _ => files.push(a),
@@ -37,6 +44,19 @@ fn main() {
             r.configs.len(),
             r.elapsed_ms
         );
+        if verbose {
+            for c in &r.configs {
+                println!(
+                    "    {:<40} {:>9} states {:>7} ms {} {:?} {}",
+                    collc_sim::report::params_text(&c.params),
+                    c.states,
+                    c.elapsed_ms,
+                    if c.complete { "complete" } else { "INCOMPLETE" },
+                    c.verdict,
+                    c.codes.join(",")
+                );
+            }
+        }
         for e in &r.errors {
             println!("  error: {e}");
         }
