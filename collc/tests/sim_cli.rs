@@ -51,7 +51,7 @@ fn barrier_exhaustive_is_complete() {
     let lines: Vec<&str> = r.stdout.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(
         lines,
-        ["sim barrier (P=3; 3 calls, exhaustive, sc): ok — 606 states, 1491 transitions, exploration complete"]
+        ["sim barrier (P=3; 3 calls, exhaustive, sc): ok — 55 states, 54 transitions, exploration complete"]
     );
     assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
@@ -69,7 +69,7 @@ fn set0_reset_deadlocks_with_a_trace() {
     ]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let o = &r.stdout;
-    assert!(o.starts_with("sim barrier_set0_reset (P=2; 2 calls, exhaustive, sc): VIOLATED sim::deadlock, sim::lost-credit — 35 states"), "{o}");
+    assert!(o.starts_with("sim barrier_set0_reset (P=2; 2 calls, exhaustive, sc): VIOLATED sim::deadlock, sim::lost-credit — 24 states"), "{o}");
     assert!(o.contains("exploration complete"), "{o}");
     // Who waits, on which cell, for what value, and what it holds.
     assert!(
@@ -284,7 +284,7 @@ fn json_report_has_the_verdict() {
     assert_eq!(v["calls"], 2);
     assert_eq!(v["params"]["P"], 2);
     assert_eq!(v["stats"]["complete"], true);
-    assert_eq!(v["stats"]["states"], 35);
+    assert_eq!(v["stats"]["states"], 24);
     let codes: Vec<&str> = v["findings"]
         .as_array()
         .unwrap()

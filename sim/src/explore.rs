@@ -4,10 +4,11 @@
 
 use crate::code::Code;
 use crate::machine::{Action, Limits, Machine, Memory, Outcome, State};
+use crate::por::Reduction;
 use crate::report::{Finding, SimReport, Stats, Verdict};
 use collc_spec::ir::Protocol;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
@@ -118,6 +119,15 @@ pub fn simulate(
     params: &BTreeMap<String, i64>,
     cfg: &SimConfig,
 ) -> Result<SimReport, SimError> {
+    simulate_inner(p, params, cfg, false).map(|(r, _)| r)
+}
+
+fn simulate_inner(
+    p: &Protocol,
+    params: &BTreeMap<String, i64>,
+    cfg: &SimConfig,
+    collect_terminals: bool,
+) -> Result<(SimReport, Option<BTreeSet<u128>>), SimError> {
     let b = collc_spec::eval::bind(p, params).map_err(|e| SimError::Params(e.to_string()))?;
     if cfg.calls == 0 || cfg.calls > 1000 {
         return Err(SimError::Params(format!(
@@ -136,7 +146,6 @@ pub fn simulate(
             max_nest: cfg.budget.max_steps,
         },
     );
-    m.reduce = cfg.reduce;
     m.window_per_call = cfg.window_per_call;
     let mut full = BTreeMap::new();
     for v in p.inputs() {
@@ -144,13 +153,19 @@ pub fn simulate(
             full.insert(p.vars[v].name.clone(), x);
         }
     }
+    let start = Instant::now();
+    let por = (cfg.reduce && cfg.memory == Memory::Sc && cfg.schedule == Schedule::Exhaustive)
+        .then(|| Reduction::new(&m, cfg.budget.max_steps))
+        .flatten();
     let mut ex = Explorer {
         m: &m,
         params: full.clone(),
         found: BTreeMap::new(),
         stats: Stats::default(),
-        start: Instant::now(),
+        start,
         budget: cfg.budget,
+        por,
+        terminals: collect_terminals.then(BTreeSet::new),
     };
     match cfg.schedule {
         Schedule::Exhaustive => ex.bfs(),
@@ -166,16 +181,19 @@ pub fn simulate(
     } else {
         Verdict::Pass
     };
-    Ok(SimReport {
-        protocol: p.name.clone(),
-        params: full,
-        calls: cfg.calls,
-        schedule: cfg.schedule.name().to_string(),
-        memory: cfg.memory,
-        verdict,
-        findings,
-        stats: ex.stats,
-    })
+    Ok((
+        SimReport {
+            protocol: p.name.clone(),
+            params: full,
+            calls: cfg.calls,
+            schedule: cfg.schedule.name().to_string(),
+            memory: cfg.memory,
+            verdict,
+            findings,
+            stats: ex.stats,
+        },
+        ex.terminals,
+    ))
 }
 
 struct Explorer<'m, 'a> {
@@ -185,6 +203,10 @@ struct Explorer<'m, 'a> {
     stats: Stats,
     start: Instant,
     budget: Budget,
+    /// Stubborn-set reduction (exhaustive search in SC mode).
+    por: Option<Reduction>,
+    /// Fingerprints of the terminal states met (collected only when asked for).
+    terminals: Option<BTreeSet<u128>>,
 }
 
 /// A 128-bit fingerprint of a state (two independent 64-bit hashes).
@@ -330,6 +352,29 @@ impl Explorer<'_, '_> {
         Some(f)
     }
 
+    /// The enabled actions to expand: those of a stubborn set when the reduction is on.
+    fn reduce(&self, s: &State, en: Vec<Action>) -> Vec<Action> {
+        let Some(r) = &self.por else {
+            return en;
+        };
+        if en.len() <= 1 {
+            return en;
+        }
+        let mut enabled = vec![false; self.m.nprocs()];
+        for a in &en {
+            if let Action::Run(p) = a {
+                enabled[*p as usize] = true;
+            }
+        }
+        match r.stubborn(s, self.m, &enabled) {
+            Some(t) => en
+                .into_iter()
+                .filter(|a| matches!(a, Action::Run(p) if t[*p as usize]))
+                .collect(),
+            None => en,
+        }
+    }
+
     fn bfs(&mut self) {
         let mut out = Outcome::default();
         let mut s0 = self.m.initial(&mut out);
@@ -372,6 +417,13 @@ impl Explorer<'_, '_> {
             }
             let en = self.m.enabled(&s);
             if self.m.stuck(&en) {
+                if let Some(t) = self.terminals.as_mut() {
+                    // Transition counters depend on the step granularity (grouped
+                    // notifies are one step), not on the state the system is in.
+                    let mut bare = s.clone();
+                    bare.procs.iter_mut().for_each(|p| p.steps = 0);
+                    t.insert(fingerprint(&bare));
+                }
                 let mut o = Outcome::default();
                 self.m.terminal(&s, &mut o);
                 if !o.findings.is_empty() {
@@ -379,6 +431,7 @@ impl Explorer<'_, '_> {
                 }
                 continue;
             }
+            let en = self.reduce(&s, en);
             let depth = nodes[node as usize].2;
             for a in en {
                 let mut t = s.clone();
@@ -503,6 +556,18 @@ impl Explorer<'_, '_> {
     }
 }
 
+/// Exhaustive search that also returns the fingerprints of every terminal state
+/// it met (every process finished, or no process can move; transition counters
+/// cleared). With the partial-order reduction on, these must be exactly the
+/// terminal states of the full search: the cross-check the tests run.
+pub fn terminal_states(
+    p: &Protocol,
+    params: &BTreeMap<String, i64>,
+    cfg: &SimConfig,
+) -> Result<(SimReport, BTreeSet<u128>), SimError> {
+    simulate_inner(p, params, cfg, true).map(|(r, t)| (r, t.unwrap_or_default()))
+}
+
 /// The events of one round-robin run (for a picture of a passing protocol).
 pub fn sample_trace(
     p: &Protocol,
@@ -521,7 +586,6 @@ pub fn sample_trace(
             max_nest: cfg.budget.max_steps,
         },
     );
-    m.reduce = cfg.reduce;
     m.window_per_call = cfg.window_per_call;
     let mut out = Outcome {
         events: Some(Vec::new()),

@@ -5,6 +5,7 @@ pub mod bounded;
 pub mod code;
 pub mod explore;
 pub mod machine;
+pub mod por;
 pub mod report;
 pub mod svg;
 pub mod value;

@@ -50,6 +50,8 @@ pub struct Unit {
     pub amount: i64,
     /// Processes whose passing waits counted this unit (bit per process).
     pub counted: u128,
+    /// The writer's vector clock at the notify: what a wait counting this unit acquires.
+    pub clock: Clock,
 }
 
 impl Unit {
@@ -163,6 +165,13 @@ pub struct Proc {
     pending: Vec<Pending>,
     /// Cached cells (relaxed): (cell index, oldest version a read may return).
     cache: Vec<(u32, u32)>,
+    /// Scheduler transitions this process has taken (over all calls): its position in
+    /// the footprint the partial-order reduction computes ([`crate::por`]). A function
+    /// of the rest of its local state, so it never splits states.
+    pub steps: u32,
+    /// Barrier semantics: the epoch at which this process entered each call (0: not
+    /// yet, or no longer needed by any check).
+    entries: Vec<u32>,
 }
 
 /// The whole system.
@@ -187,6 +196,39 @@ pub enum Action {
     Drain(u16),
 }
 
+/// How a transition touches a cell (its footprint, for the partial-order reduction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// `+= v` with v > 0.
+    Raise,
+    /// `-= v` (or `+= v` with v <= 0).
+    Lower,
+    /// `= v`.
+    Set,
+    /// A wait with its comparison and threshold.
+    Wait(CmpOp, i64),
+}
+
+/// One notify or wait of a transition: the cell and how it is touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DryOp {
+    /// Cell index (rank-major).
+    pub cell: u32,
+    /// The operation.
+    pub kind: OpKind,
+    /// The notify's value (0 for a wait).
+    pub amount: i64,
+}
+
+/// One transition's footprint: its notifies and waits, and its window accesses.
+#[derive(Debug, Clone, Default)]
+pub struct Footprint {
+    /// Notifies and waits, in order.
+    pub ops: Vec<DryOp>,
+    /// Window accesses (data movement, and host reads and writes at call ends).
+    pub data: Vec<DataAcc>,
+}
+
 /// What a step produced besides the new state.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -198,6 +240,23 @@ pub struct Outcome {
     pub stop: Option<String>,
     /// Instructions executed.
     pub instrs: u64,
+    /// Window accesses made (recorded only when asked for: the footprint run).
+    pub accesses: Option<Vec<DataAcc>>,
+    /// Index into `accesses` where a host step (end of a rank's call) began.
+    pub host_from: Option<usize>,
+}
+
+/// One window access of a transition (its data footprint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataAcc {
+    /// Window instance (index into the state's windows: rank, window, call instance).
+    pub mem: u32,
+    /// First element.
+    pub lo: u64,
+    /// One past the last element.
+    pub hi: u64,
+    /// A write (else a read).
+    pub write: bool,
 }
 
 /// Limits that keep one run finite.
@@ -221,8 +280,6 @@ pub struct Machine<'a> {
     pub memory: Memory,
     /// Loop limits.
     pub limits: Limits,
-    /// Partial-order reduction (group runs of credit notifies to distinct ranks).
-    pub reduce: bool,
     /// Every call uses its own instance of every window (only the signal buffer is reused).
     pub window_per_call: bool,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
@@ -270,7 +327,6 @@ impl<'a> Machine<'a> {
             calls,
             memory,
             limits,
-            reduce: true,
             window_per_call: false,
             arrays,
             nwin,
@@ -379,6 +435,8 @@ impl<'a> Machine<'a> {
                 tiles: Vec::new(),
                 pending: Vec::new(),
                 cache: Vec::new(),
+                steps: 0,
+                entries: Vec::new(),
             })
             .collect();
         let cells = (0..self.code.world * self.code.cells_per_rank)
@@ -435,6 +493,16 @@ impl<'a> Machine<'a> {
         }
         pr.clock = clock.clone();
         pr.seq = 0;
+        if matches!(self.p.semantics, Semantics::Barrier) && call > 0 {
+            // The entry is an event of its own (a fresh epoch), so that a peer's exit
+            // can be checked to be ordered after it.
+            pr.bump = true;
+            let e = Self::epoch(pr, p);
+            if pr.entries.len() <= call as usize {
+                pr.entries.resize(call as usize + 1, 0);
+            }
+            pr.entries[call as usize] = e;
+        }
         pr.tiles = (0..self.p.tiles.len())
             .map(|t| Segs::filled(self.code.tile_len(t), Val::garbage(r, call as usize)))
             .collect();
@@ -706,34 +774,10 @@ impl<'a> Machine<'a> {
     /// Performs one action.
     pub fn step(&self, s: &mut State, a: Action, out: &mut Outcome) {
         match a {
-            Action::Run(p) => {
-                let p = p as usize;
-                let call = s.procs[p].call;
-                let mut group: Vec<usize> = Vec::new();
-                if self.reduce {
-                    group.extend(self.credit_target(s, p));
-                }
-                self.exec_visible(s, p, None, out);
-                self.run_invisible(s, p, out);
-                // Partial-order reduction: a run of positive AtomicAdd notifies to
-                // distinct ranks is one atomic step (see the crate docs for why
-                // this loses no behaviour).
-                while !group.is_empty()
-                    && s.procs[p].status == Status::Run
-                    && s.procs[p].call == call
-                {
-                    match self.credit_target(s, p) {
-                        Some(t) if !group.contains(&t) => {
-                            group.push(t);
-                            self.exec_visible(s, p, None, out);
-                            self.run_invisible(s, p, out);
-                        }
-                        _ => break,
-                    }
-                }
-            }
+            Action::Run(p) => self.run_step(s, p as usize, None, out),
             Action::Stale(p) => {
                 let p = p as usize;
+                s.procs[p].steps += 1;
                 self.exec_visible(s, p, Some(()), out);
                 self.run_invisible(s, p, out);
             }
@@ -743,29 +787,187 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// The target rank of the process's next instruction if it is a notify adding a positive value.
-    fn credit_target(&self, s: &State, p: usize) -> Option<usize> {
-        let pr = &s.procs[p];
-        if pr.status != Status::Run {
+    /// One `Run` transition of process `p`: its notify or wait, then its local
+    /// instructions up to the next notify or wait. With `dry` the notify or wait
+    /// has no effect (a wait always passes): it is only recorded, which is how
+    /// [`Machine::footprints`] learns each process's sequence of transitions.
+    fn run_step(
+        &self,
+        s: &mut State,
+        p: usize,
+        mut dry: Option<&mut Vec<DryOp>>,
+        out: &mut Outcome,
+    ) {
+        s.procs[p].steps += 1;
+        self.visible(s, p, &mut dry, out);
+        self.run_invisible(s, p, out);
+    }
+
+    fn visible(
+        &self,
+        s: &mut State,
+        p: usize,
+        dry: &mut Option<&mut Vec<DryOp>>,
+        out: &mut Outcome,
+    ) {
+        match dry {
+            None => self.exec_visible(s, p, None, out),
+            Some(ops) => {
+                if let Some(op) = self.dry_visible(s, p, out) {
+                    ops.push(op);
+                }
+            }
+        }
+    }
+
+    /// Records the notify or wait at the process's pc without performing it.
+    fn dry_visible(&self, s: &mut State, p: usize, out: &mut Outcome) -> Option<DryOp> {
+        let pc = s.procs[p].pc as usize;
+        let op = match &self.code.instrs[pc] {
+            Instr::Notify { op, stmt, .. } => match self.notify_args(s, p) {
+                Ok((_, cell, v)) => DryOp {
+                    cell: cell as u32,
+                    amount: v,
+                    kind: match op {
+                        NotifyOp::AtomicAdd if v > 0 => OpKind::Raise,
+                        NotifyOp::AtomicAdd => OpKind::Lower,
+                        NotifyOp::Set => OpKind::Set,
+                    },
+                },
+                Err(m) => {
+                    self.fault(s, p, Some(*stmt), m, out);
+                    return None;
+                }
+            },
+            Instr::Wait { stmt, .. } => match self.pending_wait(s, p) {
+                Some(Ok((cell, cmp, k))) => DryOp {
+                    cell: cell as u32,
+                    amount: 0,
+                    kind: OpKind::Wait(cmp, k),
+                },
+                Some(Err(m)) => {
+                    self.fault(s, p, Some(*stmt), m, out);
+                    return None;
+                }
+                None => return None,
+            },
+            _ => return None,
+        };
+        s.procs[p].pc += 1;
+        s.procs[p].bump = true;
+        Some(op)
+    }
+
+    /// Every process's sequence of `Run` transitions, each as the cells it
+    /// touches and how and the window regions it reads and writes, over all
+    /// calls. Control flow never depends on cell values or data, so this sequence
+    /// is the same in every schedule: one run in which every wait passes at once
+    /// gives it. The host step that ends a rank's call (reading its output,
+    /// staging the next input, running its blocks up to their first notify or
+    /// wait) runs in the transition of whichever block ends the call last, so its
+    /// accesses are added to the call-ending transition of every block of the
+    /// rank. `None` when that run would take more than `max_ops` transitions or
+    /// stops on a budget.
+    pub fn footprints(&self, max_ops: u64) -> Option<Vec<Vec<Footprint>>> {
+        let mut out = Outcome::default();
+        let mut s = self.initial(&mut out);
+        if out.stop.is_some() {
             return None;
         }
-        if let Instr::Notify {
-            target,
-            op: NotifyOp::AtomicAdd,
-            value,
-            ..
-        } = &self.code.instrs[pr.pc as usize]
-        {
-            let ctx = self.ctx(s, p);
-            let v = ctx.eval(value).ok()?;
-            let to = match target {
-                Some(t) => self.rank(ctx.eval(t).ok()?).ok()?,
-                None => self.who(p).0,
-            };
-            (v > 0).then_some(to)
-        } else {
-            None
+        let np = self.nprocs();
+        let bl = self.code.blocks;
+        let mut trans: Vec<Vec<Footprint>> = vec![Vec::new(); np];
+        // (rank, call) -> host accesses; (process, call) -> its call-ending transition.
+        let mut host: Vec<((usize, u16), Vec<DataAcc>)> = Vec::new();
+        let mut ends: Vec<((usize, u16), usize)> = Vec::new();
+        let mut total = 0u64;
+        loop {
+            let mut moved = false;
+            for (p, tr) in trans.iter_mut().enumerate() {
+                if s.procs[p].status != Status::Run {
+                    continue;
+                }
+                let call = s.procs[p].call;
+                let mut ops = Vec::new();
+                let mut o = Outcome {
+                    accesses: Some(Vec::new()),
+                    ..Outcome::default()
+                };
+                self.run_step(&mut s, p, Some(&mut ops), &mut o);
+                if o.stop.is_some() {
+                    return None;
+                }
+                total += 1;
+                if total > max_ops {
+                    return None;
+                }
+                let mut data = o.accesses.unwrap_or_default();
+                if let Some(from) = o.host_from {
+                    host.push(((p / bl, call), data.split_off(from)));
+                }
+                if s.procs[p].status != Status::Run || s.procs[p].call != call {
+                    ends.push(((p, call), tr.len()));
+                }
+                tr.push(Footprint { ops, data });
+                moved = true;
+            }
+            if !moved {
+                break;
+            }
         }
+        for ((rank, call), acc) in host {
+            for ((p, c), i) in &ends {
+                if p / bl == rank && *c == call {
+                    trans[*p][*i].data.extend_from_slice(&acc);
+                }
+            }
+        }
+        Some(trans)
+    }
+
+    /// The process's position in its footprint, whether it is running, waiting for its
+    /// rank's other blocks, or done.
+    pub fn proc_status(&self, s: &State, p: usize) -> Status {
+        s.procs[p].status
+    }
+
+    /// The value of a cell.
+    pub fn cell_value(&self, s: &State, cell: usize) -> i64 {
+        s.cells[cell].value
+    }
+
+    /// True for a credit signal's cell (value signals carry no credit units).
+    pub fn is_credit_cell(&self, cell: usize) -> bool {
+        self.is_credit(cell)
+    }
+
+    /// Would `-= amount` on `cell` (or a wait needing `amount` credits) consume
+    /// (count) the same credit units whether or not
+    /// process `r` adds a positive credit to it first? True when the cell's positive
+    /// units cover the amount and every unit it would consume sorts before any unit
+    /// `r` can still add (units are consumed oldest first, and `r`'s future units
+    /// carry its current call and notify counter or later ones).
+    pub fn lower_precedes(&self, s: &State, cell: usize, amount: i64, r: usize) -> bool {
+        let pr = &s.procs[r];
+        let bound = (pr.call, r as u16, pr.seq);
+        let mut need = amount;
+        for u in &s.cells[cell].units {
+            if need <= 0 {
+                break;
+            }
+            if u.amount > 0 {
+                if u.key() >= bound {
+                    return false;
+                }
+                need -= u.amount;
+            }
+        }
+        need <= 0
+    }
+
+    /// Blocks per rank.
+    pub fn blocks(&self) -> usize {
+        self.code.blocks
     }
 
     /// The process's epoch for a recorded event, starting a new one after a release.
@@ -795,28 +997,8 @@ impl<'a> Machine<'a> {
     fn exec_visible(&self, s: &mut State, p: usize, stale: Option<()>, out: &mut Outcome) {
         let pc = s.procs[p].pc as usize;
         match &self.code.instrs[pc] {
-            Instr::Notify {
-                signal,
-                index,
-                target,
-                op,
-                value,
-                stmt,
-            } => {
-                let (r, _) = self.who(p);
-                let ctx = self.ctx(s, p);
-                let res = (|| {
-                    let to = match target {
-                        Some(t) => self.rank(ctx.eval(t)?)?,
-                        None => r,
-                    };
-                    let cell = self.cell_index(to, *signal, index, &ctx)?;
-                    let v = ctx.eval(value)?;
-                    if v < i32::MIN as i64 || v > i32::MAX as i64 {
-                        return Err(format!("notify value {v} does not fit an int32 cell"));
-                    }
-                    Ok((to, cell, v))
-                })();
+            Instr::Notify { op, stmt, .. } => {
+                let res = self.notify_args(s, p);
                 match res {
                     Ok((to, cell, v)) => self.notify(s, p, to, cell, *op, v, *stmt, out),
                     Err(m) => {
@@ -839,6 +1021,32 @@ impl<'a> Machine<'a> {
             }
             _ => {}
         }
+    }
+
+    /// The target rank, cell and value of the notify at the process's pc.
+    fn notify_args(&self, s: &State, p: usize) -> Result<(usize, usize, i64), String> {
+        let Instr::Notify {
+            signal,
+            index,
+            target,
+            value,
+            ..
+        } = &self.code.instrs[s.procs[p].pc as usize]
+        else {
+            return Err("internal: no notify at the program counter".to_string());
+        };
+        let (r, _) = self.who(p);
+        let ctx = self.ctx(s, p);
+        let to = match target {
+            Some(t) => self.rank(ctx.eval(t)?)?,
+            None => r,
+        };
+        let cell = self.cell_index(to, *signal, index, &ctx)?;
+        let v = ctx.eval(value)?;
+        if v < i32::MIN as i64 || v > i32::MAX as i64 {
+            return Err(format!("notify value {v} does not fit an int32 cell"));
+        }
+        Ok((to, cell, v))
     }
 
     fn rank(&self, x: i64) -> Result<usize, String> {
@@ -903,7 +1111,7 @@ impl<'a> Machine<'a> {
             }
             match op {
                 NotifyOp::AtomicAdd => join(&mut c.clock, &pclock),
-                NotifyOp::Set => c.clock = pclock,
+                NotifyOp::Set => c.clock = pclock.clone(),
             }
             if credit {
                 let unit = |amount| Unit {
@@ -913,6 +1121,7 @@ impl<'a> Machine<'a> {
                     stmt,
                     amount,
                     counted: 0,
+                    clock: pclock.clone(),
                 };
                 match op {
                     NotifyOp::AtomicAdd if v > 0 => insert_unit(&mut c.units, unit(v)),
@@ -1057,7 +1266,11 @@ impl<'a> Machine<'a> {
             _ => None,
         };
         let mut stale_findings = Vec::new();
+        // What the wait acquires: on a credit cell, the clocks of the credit units it
+        // counts (the notifies it synchronises with); otherwise the cell's release clock.
+        let mut acquired: Option<Clock> = None;
         if let (true, Some(need)) = (self.is_credit(cell), need) {
+            let mut acq = vec![0; s.procs.len()];
             if need > 0 {
                 let mut sum = 0i64;
                 let mut prefix = Vec::new();
@@ -1118,6 +1331,9 @@ impl<'a> Machine<'a> {
                     .note("the threshold grows slower than the credits, so this wait synchronises nothing (e.g. `+= epoch` with `>= epoch`)");
                     stale_findings.push(f);
                 }
+                for u in &prefix {
+                    join(&mut acq, &u.clock);
+                }
                 // Both lists are sorted by key (`insert_unit`), so one merge walk marks the
                 // counted units: linear, not (units × prefix) per wait (cubic in the tiles
                 // of a per-tile barrier).
@@ -1137,8 +1353,9 @@ impl<'a> Machine<'a> {
                     }
                 }
             }
+            acquired = Some(acq);
         }
-        join(&mut s.procs[p].clock, &clock);
+        join(&mut s.procs[p].clock, acquired.as_ref().unwrap_or(&clock));
         if self.memory == Memory::Relaxed {
             let pr = &mut s.procs[p];
             match pr.cache.iter_mut().find(|(c, _)| *c as usize == cell) {
@@ -1619,6 +1836,14 @@ impl<'a> Machine<'a> {
         clock: &Clock,
         out: &mut Outcome,
     ) {
+        if let Some(v) = out.accesses.as_mut() {
+            v.push(DataAcc {
+                mem: m as u32,
+                lo,
+                hi,
+                write,
+            });
+        }
         let mut race: Option<(Acc, bool, u64, u64)> = None;
         let mut pos = lo;
         for (n, rec) in s.mem[m].acc.read(lo, hi) {
@@ -1693,18 +1918,41 @@ impl<'a> Machine<'a> {
             (EvKind::CallEnd, format!("leaves call {}", fmt_call(call)))
         });
         if matches!(self.p.semantics, Semantics::Barrier) {
-            // Checked in real time: if the exit is not causally after some entry, some
-            // schedule delays that entry past the exit, and exhaustive search finds it.
+            // Checked against happens-before: every process of another rank must have
+            // entered this call, and its entry must be ordered before this exit by a
+            // notify -> wait chain (blocks of one rank enter together, launched by
+            // their host). A property of the partial order, so every schedule of one
+            // Mazurkiewicz trace agrees (the partial-order reduction relies on it).
+            let (me, _) = self.who(p);
+            let bl = self.code.blocks;
             for q in 0..s.procs.len() {
-                if s.procs[q].call < call {
+                if q / bl == me {
+                    continue;
+                }
+                let qp = &s.procs[q];
+                let entered = call == 0
+                    || (qp.call >= call
+                        && qp.entries.get(call as usize).copied().unwrap_or(0) != 0
+                        && s.procs[p].clock[q] >= qp.entries[call as usize]);
+                let entered_late = qp.call >= call;
+                if !entered {
                     let f = Finding::new(
                         "sim::wrong-result",
-                        format!(
-                            "barrier broken: {} leaves call {} before {} has entered it",
-                            self.proc_name(p),
-                            fmt_call(call),
-                            self.proc_name(q)
-                        ),
+                        if entered_late {
+                            format!(
+                                "barrier broken: {} leaves call {} although {}'s entry into it is not ordered before the exit by any notify -> wait chain",
+                                self.proc_name(p),
+                                fmt_call(call),
+                                self.proc_name(q)
+                            )
+                        } else {
+                            format!(
+                                "barrier broken: {} leaves call {} before {} has entered it",
+                                self.proc_name(p),
+                                fmt_call(call),
+                                self.proc_name(q)
+                            )
+                        },
                         None,
                     );
                     self.mark_last(out, "sim::wrong-result");
@@ -1724,6 +1972,9 @@ impl<'a> Machine<'a> {
     /// The host between two calls of rank `r`: reads (checks) the output of
     /// `call`, stages the next call's input, and launches every block again.
     fn host_step(&self, s: &mut State, r: usize, call: u16, out: &mut Outcome) {
+        if let Some(v) = out.accesses.as_ref() {
+            out.host_from = Some(v.len());
+        }
         let bl = self.code.blocks;
         let b0 = r * bl;
         let mut j = s.procs[b0].clock.clone();
@@ -2055,6 +2306,26 @@ impl Machine<'_> {
                 }
             })
             .collect();
+        // Call-entry epochs are needed while some process may still leave that call.
+        let live = s
+            .procs
+            .iter()
+            .map(|q| match q.status {
+                Status::Run => q.call as usize,
+                Status::CallDone => q.call as usize + 1,
+                Status::Finished | Status::Fault => usize::MAX,
+            })
+            .min()
+            .unwrap_or(usize::MAX);
+        for (q, pr) in s.procs.iter_mut().enumerate() {
+            for (c, e) in pr.entries.iter_mut().enumerate() {
+                if c < live {
+                    *e = 0;
+                } else if *e != 0 {
+                    sets[q].push(*e);
+                }
+            }
+        }
         for m in &s.mem {
             for (_, rec) in &m.acc.segs {
                 for a in rec.write.iter().chain(rec.reads.iter()) {
@@ -2075,10 +2346,21 @@ impl Machine<'_> {
         for pr in s.procs.iter_mut() {
             fix(&mut pr.clock);
         }
+        for (q, pr) in s.procs.iter_mut().enumerate() {
+            for e in pr.entries.iter_mut().filter(|e| **e != 0) {
+                *e = f(q, *e);
+            }
+        }
         for c in s.cells.iter_mut() {
             fix(&mut c.clock);
+            for u in c.units.iter_mut() {
+                fix(&mut u.clock);
+            }
             for h in c.history.iter_mut() {
                 fix(&mut h.clock);
+                for u in h.units.iter_mut() {
+                    fix(&mut u.clock);
+                }
             }
         }
         for m in s.mem.iter_mut() {

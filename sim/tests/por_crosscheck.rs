@@ -1,0 +1,99 @@
+//! Cross-checks the stubborn-set reduction against the full search: on every
+//! example and bug fixture, at every small parameter assignment the full search
+//! finishes within its budget, both searches must meet exactly the same terminal
+//! states (fingerprints of every state where no process can move, deadlocked or
+//! finished, windows and access records included) and report the same finding
+//! codes.
+
+use collc_sim::bounded::{param_grid, Bounds};
+use collc_sim::explore::terminal_states;
+use collc_sim::{Budget, Schedule, SimConfig};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn coll_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut v = Vec::new();
+    for dir in ["examples", "examples/bugs"] {
+        if let Ok(rd) = std::fs::read_dir(root.join(dir)) {
+            v.extend(
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "coll")),
+            );
+        }
+    }
+    v.sort();
+    v
+}
+
+fn config(reduce: bool, window_per_call: bool) -> SimConfig {
+    SimConfig {
+        calls: 2,
+        schedule: Schedule::Exhaustive,
+        budget: Budget {
+            max_states: 60_000,
+            max_time: Duration::from_secs(20),
+            ..Budget::default()
+        },
+        reduce,
+        window_per_call,
+        ..SimConfig::default()
+    }
+}
+
+#[test]
+fn reduction_keeps_every_terminal_state_and_finding() {
+    let files = coll_files();
+    assert!(files.len() > 40, "found only {} .coll files", files.len());
+    let bounds = Bounds {
+        ranks: (2, 3),
+        tiles: (1, 2),
+        calls: 2,
+        small_ints: 1,
+    };
+    let mut compared = 0;
+    let mut with_findings = 0;
+    let mut racy = 0;
+    let mut fewer_states = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("readable fixture");
+        let Some(p) = collc_spec::check(&text).protocol else {
+            continue;
+        };
+        for params in param_grid(&p, &bounds, &Default::default()) {
+            for wpc in [false, true] {
+                let Ok((full, full_t)) = terminal_states(&p, &params, &config(false, wpc)) else {
+                    continue;
+                };
+                if !full.stats.complete {
+                    continue;
+                }
+                let (red, red_t) = terminal_states(&p, &params, &config(true, wpc))
+                    .expect("the reduced search starts when the full one does");
+                let what = format!("{} {params:?} window_per_call={wpc}", f.display());
+                assert!(red.stats.complete, "{what}: reduced search incomplete");
+                let codes = |r: &collc_sim::SimReport| -> BTreeSet<String> {
+                    r.findings.iter().map(|f| f.code.clone()).collect()
+                };
+                assert_eq!(codes(&full), codes(&red), "{what}: findings differ");
+                assert_eq!(full_t, red_t, "{what}: terminal states differ");
+                assert!(red.stats.states <= full.stats.states, "{what}: more states");
+                compared += 1;
+                with_findings += usize::from(!full.findings.is_empty());
+                racy += usize::from(codes(&full).contains("sim::data-race"));
+                fewer_states += usize::from(red.stats.states < full.stats.states);
+            }
+        }
+    }
+    // The comparison must have had something to compare.
+    assert!(compared >= 100, "only {compared} assignments compared");
+    assert!(with_findings >= 20, "only {with_findings} with findings");
+    assert!(racy >= 20, "only {racy} with a data race");
+    assert!(
+        fewer_states >= compared / 2,
+        "reduction rarely reduces: {fewer_states}/{compared}"
+    );
+    eprintln!("{compared} assignments compared, {with_findings} with findings ({racy} racy), {fewer_states} reduced");
+}
