@@ -89,7 +89,10 @@ fn merged_kernels_bounded_obligations() {
     let mut args = vec!["verify", "--format", "json", "--bounded-budget-ms", "1500"];
     args.extend(files.iter().map(String::as_str));
     let (code, out, err) = collc(&args);
-    assert_eq!(code, 1, "semantics violated for {SEMANTICS_VIOLATED:?}: {out}{err}");
+    assert_eq!(
+        code, 1,
+        "semantics violated for {SEMANTICS_VIOLATED:?}: {out}{err}"
+    );
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

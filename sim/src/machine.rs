@@ -230,6 +230,10 @@ pub struct Machine<'a> {
     nwin: usize,
 }
 
+/// One expected piece of a rank's output: (window, lo, hi, value relative to lo, or `None`
+/// for elements read but not compared).
+type Expected = (WindowId, u64, u64, Option<Val>);
+
 /// Block layout of an all_to_all_v `target`: `P` blocks of `rows` rows of `row` elements.
 struct A2avLayout {
     /// Elements per block.
@@ -1817,11 +1821,7 @@ impl<'a> Machine<'a> {
     /// Expected output of rank `r` for a call: (window, lo, hi, value relative to lo).
     /// A `None` value is read (for race detection) but not compared: the rows of an
     /// all_to_all_v block past the count its sender published are don't-care.
-    fn expected(
-        &self,
-        r: usize,
-        call: u16,
-    ) -> Result<Vec<(WindowId, u64, u64, Option<Val>)>, String> {
+    fn expected(&self, r: usize, call: u16) -> Result<Vec<Expected>, String> {
         let p = self.code.world;
         let input = |q: usize, w: WindowId, shift: i64| Contrib {
             rank: q as u16,
@@ -1928,7 +1928,7 @@ impl<'a> Machine<'a> {
             .copied()
             .unwrap_or(1)
             .max(1) as u64;
-        if len == 0 || len % (p * row) != 0 {
+        if len == 0 || !len.is_multiple_of(p * row) {
             return Err(format!(
                 "all_to_all_v: `{tname}` has {len} elements, not {p} blocks of whole rows of {row} elements"
             ));
