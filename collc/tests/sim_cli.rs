@@ -1,6 +1,7 @@
 //! Golden tests of `collc sim`: verdict lines, exit codes (0 ok, 1 violation or bad
 //! input, 2 usage, 3 incomplete without violation), traces, budgets, JSON and SVG output,
-//! the relaxed memory mode, and the read-complete fix of the merged broadcast.
+//! the relaxed memory mode, the read-complete fix of the merged broadcast, and all_to_all_v's
+//! value check (counted rows and receive counts, on the examples and on mutated protocols).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
