@@ -1,6 +1,7 @@
 //! Golden tests of `collc sim`: verdict lines, exit codes (0 ok, 1 violation or bad
 //! input, 2 usage, 3 incomplete without violation), traces, budgets, JSON and SVG output,
-//! the relaxed memory mode, and the read-complete fix of the merged broadcast.
+//! the relaxed memory mode, the read-complete fix of the merged broadcast, and all_to_all_v's
+//! value check (counted rows and receive counts, on the examples and on mutated protocols).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -426,5 +427,232 @@ fn read_complete_round_fixes_the_broadcast() {
         relaxed.stdout.contains("exploration complete"),
         "{}",
         relaxed.stdout
+    );
+}
+
+/// `examples/all_to_all_v.coll` renamed and with its body edited (`from` -> `to`), written
+/// to a temporary file; its `// expect:` annotations are dropped.
+fn a2av_variant(name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(repo().join("examples/all_to_all_v.coll")).unwrap();
+    text = text.replace("collective all_to_all_v:", &format!("collective {name}:"));
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name}: `{from}` not in the example");
+        text = text.replace(from, to);
+    }
+    let text: String = text
+        .lines()
+        .map(|l| l.split("  // expect:").next().unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let path = tmp(&format!("{name}.coll"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `collc sim FILE --param P=.. --param m=256 --param R=.. --calls ..` plus `extra`.
+fn a2av_sim(file: &str, p: &str, r: &str, calls: &str, extra: &[&str]) -> Run {
+    let (p, r) = (format!("P={p}"), format!("R={r}"));
+    let mut args = vec![
+        file, "--param", &p, "--param", "m=256", "--param", &r, "--calls", calls,
+    ];
+    args.extend(extra);
+    sim(&args)
+}
+
+/// The merged all_to_all_v kernels deliver the right rows and counts (one call, every
+/// schedule, P=2,3). Over two calls the consume sees the next call's data: in the default
+/// mode a fast rank's call-2 rows in the slow rank's target (with the race), and with
+/// `--window-per-call` still its call-2 count in `recv_counts`, a signal that is not renewed
+/// per call (no race: the value signal is not a window).
+#[test]
+fn all_to_all_v_values_are_checked() {
+    for file in [
+        "examples/all_to_all_v.coll",
+        "examples/incore_all_to_all_v.coll",
+    ] {
+        for p in ["2", "3"] {
+            for r in ["1", "2", "3"] {
+                let one = a2av_sim(file, p, r, "1", &[]);
+                assert_eq!(
+                    one.code, 0,
+                    "{file} P={p} R={r}: {}{}",
+                    one.stdout, one.stderr
+                );
+                assert!(
+                    one.stdout.contains(": ok — ") && one.stdout.contains("exploration complete"),
+                    "{}",
+                    one.stdout
+                );
+            }
+            let reused = a2av_sim(file, p, "2", "2", &[]);
+            assert_eq!(reused.code, 1, "{}{}", reused.stdout, reused.stderr);
+            let first = reused.stdout.lines().next().unwrap_or("");
+            assert!(
+                first.contains("VIOLATED sim::data-race, sim::wrong-result — ")
+                    && first.contains("exploration complete"),
+                "{first}"
+            );
+            assert!(
+                reused.stdout.contains(
+                    "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) \
+                     after call 1 lacks rank 1's contribution of call 1 (input[0..256]); holds \
+                     rank 1's contribution of call 2 (input[0..256]) (block 1, row 0; rank 1 \
+                     sent 1 row of its block 0)"
+                ),
+                "{}",
+                reused.stdout
+            );
+            let fresh = a2av_sim(file, p, "2", "2", &["--window-per-call"]);
+            assert_eq!(fresh.code, 1, "{}{}", fresh.stdout, fresh.stderr);
+            let first = fresh.stdout.lines().next().unwrap_or("");
+            assert!(
+                first.contains("VIOLATED sim::wrong-result — ")
+                    && first.contains("exploration complete"),
+                "{first}"
+            );
+            assert!(
+                fresh.stdout.contains(
+                    "\nsim::wrong-result: wrong result: rank 0's recv_counts[1] after call 1 \
+                     holds 2; rank 1 sent 1 row (min of its send_counts[0] = 1 and the 2 rows \
+                     per block)"
+                ),
+                "{}",
+                fresh.stdout
+            );
+        }
+    }
+}
+
+/// Rows past the published count are don't-care: putting only those rows is right, one row
+/// fewer is a wrong result naming the block and row.
+#[test]
+fn all_to_all_v_checks_only_the_counted_rows() {
+    let put = "put target[me][r][0 .. m] @ d <- input[d][r][0 .. m];";
+    let counted = a2av_variant(
+        "a2av_counted_rows",
+        &[(
+            put,
+            &format!("if r < rows {{\n                    {put}\n                }}"),
+        )],
+    );
+    let short = a2av_variant(
+        "a2av_one_row_short",
+        &[(
+            put,
+            &format!("if r + 1 < rows {{\n                    {put}\n                }}"),
+        )],
+    );
+    for p in ["2", "3"] {
+        let ok = a2av_sim(counted.to_str().unwrap(), p, "2", "1", &[]);
+        assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+        assert!(ok.stdout.contains(": ok — "), "{}", ok.stdout);
+        let bad = a2av_sim(short.to_str().unwrap(), p, "2", "1", &[]);
+        assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+        assert!(
+            bad.stdout
+                .lines()
+                .next()
+                .unwrap_or("")
+                .contains("VIOLATED sim::wrong-result — "),
+            "{}",
+            bad.stdout
+        );
+        assert!(
+            bad.stdout.contains(
+                "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) \
+                 after call 1 lacks rank 1's contribution of call 1 (input[0..256]); holds \
+                 rank 0's window content from before the first call (block 1, row 0; rank 1 \
+                 sent 1 row of its block 0)"
+            ),
+            "{}",
+            bad.stdout
+        );
+    }
+}
+
+/// Mutated protocols: the wrong block (bug fixture), a skipped block (own block never
+/// sent) and an unclamped count (bug fixture) are wrong results naming what is wrong;
+/// windows that are not P blocks of the same rows are a runtime error.
+#[test]
+fn all_to_all_v_mutations_are_wrong_results() {
+    let wrong = a2av_sim(
+        "examples/bugs/all_to_all_v_wrong_block.coll",
+        "2",
+        "2",
+        "1",
+        &[],
+    );
+    assert_eq!(wrong.code, 1, "{}{}", wrong.stdout, wrong.stderr);
+    assert!(
+        wrong.stdout.contains(
+            "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) after \
+             call 1 lacks rank 1's contribution of call 1 (input[0..256]); holds rank 1's \
+             contribution of call 1 (input[512..768]) (block 1, row 0; rank 1 sent 1 row of its \
+             block 0)"
+        ),
+        "{}",
+        wrong.stdout
+    );
+
+    let skip = a2av_variant(
+        "a2av_skip_self",
+        &[("for d in ranks {", "for d in peers {")],
+    );
+    let r = a2av_sim(skip.to_str().unwrap(), "2", "2", "1", &[]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "\nsim::wrong-result: wrong result: rank 1's output target[512..1024] (tiles 2..=3) \
+             after call 1 lacks rank 1's contribution of call 1 (input[512..1024]); holds rank \
+             1's window content from before the first call (block 1, rows 0..=1; rank 1 sent 2 \
+             rows of its block 1)"
+        ),
+        "{}",
+        r.stdout
+    );
+
+    let file = "examples/bugs/all_to_all_v_unclamped_count.coll";
+    let ok = a2av_sim(file, "2", "2", "1", &[]);
+    assert_eq!(
+        ok.code, 0,
+        "no count above R=2 at P=2: {}{}",
+        ok.stdout, ok.stderr
+    );
+    let bad = a2av_sim(file, "3", "2", "1", &[]);
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    assert!(
+        bad.stdout
+            .lines()
+            .next()
+            .unwrap_or("")
+            .contains("VIOLATED sim::wrong-result — "),
+        "{}",
+        bad.stdout
+    );
+    assert!(
+        bad.stdout.contains(
+            "\nsim::wrong-result: wrong result: rank 1's recv_counts[2] after call 1 holds 3; \
+             rank 2 sent 2 rows (min of its send_counts[1] = 3 and the 2 rows per block)"
+        ),
+        "{}",
+        bad.stdout
+    );
+
+    let shape = a2av_variant(
+        "a2av_shape",
+        &[
+            ("window input: f32[P][R][m];", "window input: f32[P][m];"),
+            ("input[d][r][0 .. m]", "input[d][0 .. m]"),
+        ],
+    );
+    let r = a2av_sim(shape.to_str().unwrap(), "2", "2", "1", &[]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "\nsim::runtime-error: all_to_all_v: `input` has 512 elements but `target` has \
+             1024; both must be 2 blocks of 2 rows of 256"
+        ),
+        "{}",
+        r.stdout
     );
 }

@@ -287,6 +287,20 @@ pub struct Machine<'a> {
     nwin: usize,
 }
 
+/// One expected piece of a rank's output: (window, lo, hi, value relative to lo, or `None`
+/// for elements read but not compared).
+type Expected = (WindowId, u64, u64, Option<Val>);
+
+/// Block layout of an all_to_all_v `target`: `P` blocks of `rows` rows of `row` elements.
+struct A2avLayout {
+    /// Elements per block.
+    block: u64,
+    /// Elements per row.
+    row: u64,
+    /// Rows per block (R).
+    rows: u64,
+}
+
 struct Loc {
     rank: usize,
     buf: BufferRef,
@@ -2056,7 +2070,9 @@ impl<'a> Machine<'a> {
     }
 
     /// Expected output of rank `r` for a call: (window, lo, hi, value relative to lo).
-    fn expected(&self, r: usize, call: u16) -> Result<Vec<(WindowId, u64, u64, Val)>, String> {
+    /// A `None` value is read (for race detection) but not compared: the rows of an
+    /// all_to_all_v block past the count its sender published are don't-care.
+    fn expected(&self, r: usize, call: u16) -> Result<Vec<Expected>, String> {
         let p = self.code.world;
         let input = |q: usize, w: WindowId, shift: i64| Contrib {
             rank: q as u16,
@@ -2067,7 +2083,7 @@ impl<'a> Machine<'a> {
         let all = |w: WindowId, shift: i64| Val((0..p).map(|q| input(q, w, shift)).collect());
         Ok(match &self.p.semantics {
             Semantics::Allreduce { data, .. } => {
-                vec![(*data, 0, self.code.window_len(*data), all(*data, 0))]
+                vec![(*data, 0, self.code.window_len(*data), Some(all(*data, 0)))]
             }
             Semantics::Broadcast { data, .. } => {
                 let root = self.code.root.unwrap_or(0);
@@ -2075,12 +2091,12 @@ impl<'a> Machine<'a> {
                     *data,
                     0,
                     self.code.window_len(*data),
-                    Val::one(input(root, *data, 0)),
+                    Some(Val::one(input(root, *data, 0))),
                 )]
             }
             Semantics::ReduceScatter { data, .. } => {
                 let m = self.code.window_len(*data) / p as u64;
-                vec![(*data, r as u64 * m, (r as u64 + 1) * m, all(*data, 0))]
+                vec![(*data, r as u64 * m, (r as u64 + 1) * m, Some(all(*data, 0)))]
             }
             Semantics::Allgather { input: inp, target } => {
                 let m = self.code.window_len(*target) / p as u64;
@@ -2095,14 +2111,16 @@ impl<'a> Machine<'a> {
                 (0..p)
                     .map(|j| {
                         let lo = j as u64 * m;
-                        (*target, lo, lo + m, Val::one(input(j, *inp, -(lo as i64))))
+                        (
+                            *target,
+                            lo,
+                            lo + m,
+                            Some(Val::one(input(j, *inp, -(lo as i64)))),
+                        )
                     })
                     .collect()
             }
-            Semantics::AllToAll { input: inp, target }
-            | Semantics::AllToAllV {
-                input: inp, target, ..
-            } => {
+            Semantics::AllToAll { input: inp, target } => {
                 let m = self.code.window_len(*target) / p as u64;
                 (0..p)
                     .map(|j| {
@@ -2112,13 +2130,147 @@ impl<'a> Machine<'a> {
                             *target,
                             lo,
                             lo + m,
-                            Val::one(input(j, *inp, src as i64 - lo as i64)),
+                            Some(Val::one(input(j, *inp, src as i64 - lo as i64))),
                         )
                     })
                     .collect()
             }
+            Semantics::AllToAllV {
+                input: inp, target, ..
+            } => {
+                let lay = self.a2av_layout()?;
+                let mut v = Vec::new();
+                for j in 0..p {
+                    let rows = self.a2av_rows(j, r, call)?.clamp(0, lay.rows as i64) as u64;
+                    let lo = j as u64 * lay.block;
+                    let mid = lo + rows * lay.row;
+                    let src = r as u64 * lay.block;
+                    if rows > 0 {
+                        let want = Val::one(input(j, *inp, src as i64 - lo as i64));
+                        v.push((*target, lo, mid, Some(want)));
+                    }
+                    if mid < lo + lay.block {
+                        v.push((*target, mid, lo + lay.block, None));
+                    }
+                }
+                v
+            }
             Semantics::Barrier => Vec::new(),
         })
+    }
+
+    /// The block layout of an all_to_all_v protocol's `target` (and `input`): `P` blocks,
+    /// each of `rows` rows of `row` elements, `row` being `target`'s last dimension.
+    fn a2av_layout(&self) -> Result<A2avLayout, String> {
+        let Semantics::AllToAllV {
+            input,
+            target,
+            send_counts,
+            recv_counts,
+        } = &self.p.semantics
+        else {
+            return Err("not an all_to_all_v protocol".to_string());
+        };
+        let p = self.code.world as u64;
+        let tname = &self.p.windows[*target].name;
+        let len = self.code.window_len(*target);
+        let row = self.code.window_dims[*target]
+            .last()
+            .copied()
+            .unwrap_or(1)
+            .max(1) as u64;
+        if len == 0 || !len.is_multiple_of(p * row) {
+            return Err(format!(
+                "all_to_all_v: `{tname}` has {len} elements, not {p} blocks of whole rows of {row} elements"
+            ));
+        }
+        let block = len / p;
+        let ilen = self.code.window_len(*input);
+        if ilen != len {
+            return Err(format!(
+                "all_to_all_v: `{}` has {ilen} elements but `{tname}` has {len}; both must be {p} blocks of {} rows of {row}",
+                self.p.windows[*input].name,
+                block / row
+            ));
+        }
+        let sc_len: i64 = self.code.array_dims[*send_counts].iter().product();
+        if sc_len != p as i64 {
+            return Err(format!(
+                "all_to_all_v: send-counts array `{}` has {sc_len} entries, not one per rank ({p})",
+                self.p.arrays[*send_counts].name
+            ));
+        }
+        let rc_len: i64 = self.code.signal_dims[*recv_counts].iter().product();
+        if rc_len != p as i64 {
+            return Err(format!(
+                "all_to_all_v: receive-counts signal `{}` has {rc_len} cells, not one per rank ({p})",
+                self.p.signals[*recv_counts].name
+            ));
+        }
+        Ok(A2avLayout {
+            block,
+            row,
+            rows: block / row,
+        })
+    }
+
+    /// min(rank `j`'s `send_counts[r]` in `call`, rows per block): what rank `j` sends rank `r`.
+    fn a2av_rows(&self, j: usize, r: usize, call: u16) -> Result<i64, String> {
+        let Semantics::AllToAllV { send_counts, .. } = &self.p.semantics else {
+            return Err("not an all_to_all_v protocol".to_string());
+        };
+        let lay = self.a2av_layout()?;
+        let sent = self
+            .arrays
+            .get(call as usize)
+            .and_then(|c| c.get(j))
+            .and_then(|a| a.get(*send_counts))
+            .and_then(|a| a.get(r))
+            .copied()
+            .ok_or_else(|| {
+                format!(
+                    "all_to_all_v: rank {j} has no `{}[{r}]` for call {}",
+                    self.p.arrays[*send_counts].name,
+                    fmt_call(call)
+                )
+            })?;
+        Ok(sent.min(lay.rows as i64))
+    }
+
+    /// Checks rank `r`'s receive counts after `call`: one message per wrong cell.
+    fn a2av_counts(&self, s: &State, r: usize, call: u16) -> Result<Vec<String>, String> {
+        let Semantics::AllToAllV {
+            send_counts,
+            recv_counts,
+            ..
+        } = &self.p.semantics
+        else {
+            return Ok(Vec::new());
+        };
+        let lay = self.a2av_layout()?;
+        let mut bad = Vec::new();
+        for j in 0..self.code.world {
+            let want = self.a2av_rows(j, r, call)?;
+            let c = r * self.code.cells_per_rank + self.code.signal_base[*recv_counts] + j;
+            let got = s.cells.get(c).map(|c| c.value).ok_or_else(|| {
+                format!(
+                    "all_to_all_v: rank {r} has no cell `{}[{j}]`",
+                    self.p.signals[*recv_counts].name
+                )
+            })?;
+            if got != want {
+                let sent = self.arrays[call as usize][j][*send_counts][r];
+                bad.push(format!(
+                    "wrong result: rank {r}'s {}[{j}] after call {} holds {got}; rank {j} sent {want} row{} (min of its {}[{r}] = {sent} and the {} rows per block)",
+                    self.p.signals[*recv_counts].name,
+                    fmt_call(call),
+                    if want == 1 { "" } else { "s" },
+                    self.p.arrays[*send_counts].name,
+                    lay.rows
+                ));
+            }
+        }
+        Ok(bad)
     }
 
     fn consume(&self, s: &mut State, r: usize, call: u16, out: &mut Outcome) {
@@ -2134,15 +2286,24 @@ impl<'a> Machine<'a> {
         if matches!(self.p.semantics, Semantics::Barrier) {
             return;
         }
-        // Row counts of all_to_all_v vary per call; only its data races are checked.
-        let check = !matches!(self.p.semantics, Semantics::AllToAllV { .. });
+        let a2av = match &self.p.semantics {
+            Semantics::AllToAllV { .. } => match self.a2av_layout() {
+                Ok(l) => Some(l),
+                Err(m) => {
+                    out.findings
+                        .push(Finding::new("sim::runtime-error", m, None));
+                    return;
+                }
+            },
+            _ => None,
+        };
         self.event(out, b0, call, None, || {
             (
                 EvKind::Consume { ok: true },
                 format!("host reads call {}'s output", fmt_call(call)),
             )
         });
-        let mut bad: Option<String> = None;
+        let mut bad: Vec<String> = Vec::new();
         for (w, lo, hi, want) in &exp {
             let l = Loc {
                 rank: r,
@@ -2153,13 +2314,38 @@ impl<'a> Machine<'a> {
             let got = self.read(s, b0, &l, CONSUME, out);
             let mut pos = *lo;
             for (n, v) in got {
-                if check && bad.is_none() && v != *want {
-                    bad = Some(self.mismatch(r, *w, pos, pos + n, &v, want, call));
+                if let Some(want) = want {
+                    if bad.is_empty() && v != *want {
+                        let mut msg = self.mismatch(r, *w, pos, pos + n, &v, want, call);
+                        if let Some(lay) = &a2av {
+                            let j = pos / lay.block;
+                            let (a, b) = (pos % lay.block, (pos + n - 1) % lay.block);
+                            let sent = (*hi - j * lay.block) / lay.row;
+                            let _ = write!(
+                                msg,
+                                " (block {j}, row{} {}; rank {j} sent {sent} row{} of its block {r})",
+                                if a / lay.row == b / lay.row { "" } else { "s" },
+                                if a / lay.row == b / lay.row {
+                                    format!("{}", a / lay.row)
+                                } else {
+                                    format!("{}..={}", a / lay.row, b / lay.row)
+                                },
+                                if sent == 1 { "" } else { "s" },
+                            );
+                        }
+                        bad.push(msg);
+                    }
                 }
                 pos += n;
             }
         }
-        if let Some(msg) = bad {
+        match self.a2av_counts(s, r, call) {
+            Ok(m) => bad.extend(m.into_iter().take(1)),
+            Err(m) => out
+                .findings
+                .push(Finding::new("sim::runtime-error", m, None)),
+        }
+        if !bad.is_empty() {
             self.event(out, b0, call, None, || {
                 (
                     EvKind::Consume { ok: false },
@@ -2167,8 +2353,10 @@ impl<'a> Machine<'a> {
                 )
             });
             self.mark_last(out, "sim::wrong-result");
-            out.findings
-                .push(Finding::new("sim::wrong-result", msg, None));
+            for msg in bad {
+                out.findings
+                    .push(Finding::new("sim::wrong-result", msg, None));
+            }
         }
     }
 
