@@ -1,9 +1,12 @@
 //! Every example and every bug fixture through the bounded model checker at
 //! small bounds: each `// expect: sim::...` code annotated in a file must be
-//! found, and a file without sim annotations must produce no sim finding.
+//! found (sequentially consistent mode), and a file without sim annotations must
+//! produce no sim finding. A second pass checks the memory-model annotations:
+//! `// expect[relaxed]: sim::...` must be found with `--memory relaxed`, and
+//! `// expect[sticky]: sim::...` with `--memory relaxed --sticky-poll`.
 
 use collc_sim::bounded::{check, BoundedConfig, Bounds};
-use collc_sim::Budget;
+use collc_sim::{Budget, Memory};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,9 +30,14 @@ fn coll_files(dir: &str) -> Vec<PathBuf> {
 
 /// The `sim::` codes annotated with `// expect:` in a fixture.
 fn expected(text: &str) -> BTreeSet<String> {
+    expected_tagged(text, "// expect:")
+}
+
+/// The `sim::` codes annotated with `tag` (e.g. `// expect[relaxed]:`) in a fixture.
+fn expected_tagged(text: &str, tag: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in text.lines() {
-        if let Some((_, rest)) = line.split_once("// expect:") {
+        if let Some((_, rest)) = line.split_once(tag) {
             for code in rest.split(',') {
                 let code = code.trim();
                 if code.starts_with("sim::") {
@@ -44,7 +52,18 @@ fn expected(text: &str) -> BTreeSet<String> {
 /// Runs the bounded check on one file: (annotated codes, found codes, every assignment complete).
 fn run(path: &Path) -> FixtureOutcome {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let p = collc_spec::check(&text)
+    let (found, complete) = found_codes(&text, Memory::Sc, false)?;
+    Ok((expected(&text), found, complete))
+}
+
+/// The codes the bounded check finds in `text` at the fixture bounds (P 2..=3, 1..=2
+/// tiles, 2 calls) in the given memory mode, and whether exploration completed.
+fn found_codes(
+    text: &str,
+    memory: Memory,
+    sticky_poll: bool,
+) -> Result<(BTreeSet<String>, bool), String> {
+    let p = collc_spec::check(text)
         .protocol
         .ok_or_else(|| "does not validate".to_string())?;
     let cfg = BoundedConfig {
@@ -60,6 +79,8 @@ fn run(path: &Path) -> FixtureOutcome {
             ..Budget::default()
         },
         total_time: Duration::from_secs(5),
+        memory,
+        sticky_poll,
         ..BoundedConfig::default()
     };
     let r = check(&p, &cfg);
@@ -72,7 +93,7 @@ fn run(path: &Path) -> FixtureOutcome {
         .flat_map(|c| c.codes.iter().cloned())
         .collect();
     let complete = r.obligations.iter().all(|o| o.complete);
-    Ok((expected(&text), found, complete))
+    Ok((found, complete))
 }
 
 /// Expected codes, found codes, and whether exploration completed — or why the run failed.
@@ -113,6 +134,54 @@ fn examples_and_bug_fixtures() {
                     "{name}: want {want:?}, found {found:?}, extra {extra:?}, complete {complete}"
                 );
             }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every `expect[relaxed]` / `expect[sticky]` annotation in the examples and bug
+/// fixtures, checked in its memory mode: each annotated code must be found.
+#[test]
+fn memory_model_annotations() {
+    let mut files = coll_files("examples");
+    files.extend(coll_files("examples/bugs"));
+    let modes = [
+        ("// expect[relaxed]:", false, "relaxed"),
+        ("// expect[sticky]:", true, "relaxed --sticky-poll"),
+    ];
+    let mut failures = Vec::new();
+    let mut checked = Vec::new();
+    for f in &files {
+        let name = f.strip_prefix(repo()).unwrap_or(f).display().to_string();
+        let Ok(text) = std::fs::read_to_string(f) else {
+            failures.push(format!("{name}: unreadable"));
+            continue;
+        };
+        for (tag, sticky, mode) in modes {
+            let want = expected_tagged(&text, tag);
+            if want.is_empty() {
+                continue;
+            }
+            match found_codes(&text, Memory::Relaxed, sticky) {
+                Err(e) => failures.push(format!("{name} ({mode}): {e}")),
+                Ok((found, complete)) => {
+                    let missing: Vec<&String> = want.difference(&found).collect();
+                    if !missing.is_empty() {
+                        failures.push(format!("{name} ({mode}): annotated {missing:?} not found (found {found:?}, complete: {complete})"));
+                    }
+                    eprintln!("{name} ({mode}): want {want:?}, found {found:?}, complete {complete}");
+                    checked.push(format!("{name} ({mode})"));
+                }
+            }
+        }
+    }
+    // The fixtures this pass exists for: a tag typo must not silently drop them.
+    for must in [
+        "examples/bugs/broadcast_root_only_23a8b699b.coll (relaxed --sticky-poll)",
+        "examples/bugs/allreduce_ring_no_flush.coll (relaxed)",
+    ] {
+        if !checked.iter().any(|c| c == must) {
+            failures.push(format!("{must}: no annotation checked"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

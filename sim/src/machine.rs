@@ -163,6 +163,9 @@ pub struct Proc {
     pending: Vec<Pending>,
     /// Cached cells (relaxed): (cell index, oldest version a read may return).
     cache: Vec<(u32, u32)>,
+    /// Sticky polling (relaxed + `sticky_poll`): the failing value a poll of the pending
+    /// wait cached and keeps re-reading; the wait can then never pass.
+    pin: Option<i64>,
 }
 
 /// The whole system.
@@ -185,6 +188,9 @@ pub enum Action {
     Stale(u16),
     /// The oldest buffered window write of process `p` becomes visible (relaxed).
     Drain(u16),
+    /// Process `p`'s blocked wait polls, caches the current (failing) value and from then on
+    /// re-reads only that cached line (relaxed with sticky polling).
+    Pin(u16),
 }
 
 /// What a step produced besides the new state.
@@ -225,6 +231,9 @@ pub struct Machine<'a> {
     pub reduce: bool,
     /// Every call uses its own instance of every window (only the signal buffer is reused).
     pub window_per_call: bool,
+    /// Sticky polling (relaxed only): a blocked wait's poll may cache the failing value and
+    /// keep re-reading it, since the process cannot invalidate the line while blocked.
+    pub sticky_poll: bool,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
     arrays: Vec<Vec<Vec<Vec<i64>>>>,
     nwin: usize,
@@ -272,6 +281,7 @@ impl<'a> Machine<'a> {
             limits,
             reduce: true,
             window_per_call: false,
+            sticky_poll: false,
             arrays,
             nwin,
         }
@@ -379,6 +389,7 @@ impl<'a> Machine<'a> {
                 tiles: Vec::new(),
                 pending: Vec::new(),
                 cache: Vec::new(),
+                pin: None,
             })
             .collect();
         let cells = (0..self.code.world * self.code.cells_per_rank)
@@ -533,8 +544,14 @@ impl<'a> Machine<'a> {
                 None => v.push(Action::Run(p as u16)),
                 Some(Err(_)) => v.push(Action::Run(p as u16)),
                 Some(Ok((cell, cmp, k))) => {
+                    if s.procs[p].pin.is_some() {
+                        // The poll re-reads its cached failing value: nothing can move it.
+                        continue;
+                    }
                     if cmp.holds(s.cells[cell].value, k) {
                         v.push(Action::Run(p as u16));
+                    } else if self.sticky() {
+                        v.push(Action::Pin(p as u16));
                     }
                     if self.memory == Memory::Relaxed
                         && self.stale_choice(s, p, cell, cmp, k).is_some()
@@ -544,6 +561,14 @@ impl<'a> Machine<'a> {
                 }
             }
         }
+        // Pinning matters only if some cell may still change: when no process can run,
+        // the state is a deadlock as it stands.
+        if !v
+            .iter()
+            .any(|a| matches!(a, Action::Run(_) | Action::Stale(_)))
+        {
+            v.retain(|a| !matches!(a, Action::Pin(_)));
+        }
         if self.memory == Memory::Relaxed {
             for (p, pr) in s.procs.iter().enumerate() {
                 if !pr.pending.is_empty() {
@@ -552,6 +577,11 @@ impl<'a> Machine<'a> {
             }
         }
         v
+    }
+
+    /// Sticky polling is in effect (it needs the relaxed model's caches).
+    fn sticky(&self) -> bool {
+        self.sticky_poll && self.memory == Memory::Relaxed
     }
 
     /// True when every process finished every call.
@@ -578,6 +608,7 @@ impl<'a> Machine<'a> {
         if !self.all_finished(s) {
             let mut lines = Vec::new();
             let mut span = None;
+            let mut pinned_any = false;
             for p in 0..s.procs.len() {
                 let pr = &s.procs[p];
                 match self.pending_wait(s, p) {
@@ -585,14 +616,23 @@ impl<'a> Machine<'a> {
                         let c = &s.cells[cell];
                         let stmt = self.instr_stmt(pr.pc);
                         span = span.or(stmt.and_then(|x| self.stmt_span(x)));
+                        let held = match pr.pin {
+                            Some(v) => {
+                                pinned_any = true;
+                                format!(
+                                    "; it is blocked on a stale cached value {v} (sticky polling: the poll keeps re-reading its cached line), the cell itself holds {}",
+                                    c.value
+                                )
+                            }
+                            None => format!("; the cell holds {}", c.value),
+                        };
                         lines.push(format!(
-                            "{} (call {}) waits at {} for {} {} {k}; the cell holds {}{}",
+                            "{} (call {}) waits at {} for {} {} {k}{held}{}",
                             self.proc_name(p),
                             fmt_call(pr.call),
                             stmt.map(|x| self.stmt_desc(x)).unwrap_or_default(),
                             self.cell_name(cell),
                             cmp.as_str(),
-                            c.value,
                             self.units_desc(c)
                         ));
                         self.event(out, p, pr.call, stmt, || {
@@ -602,12 +642,20 @@ impl<'a> Machine<'a> {
                                     threshold: k,
                                     value: c.value,
                                 },
-                                format!(
-                                    "blocked forever: {} {} {k}, holds {}",
-                                    self.cell_name(cell),
-                                    cmp.as_str(),
-                                    c.value
-                                ),
+                                match pr.pin {
+                                    Some(v) => format!(
+                                        "blocked forever: {} {} {k}, re-reads a stale cached {v} (the cell holds {})",
+                                        self.cell_name(cell),
+                                        cmp.as_str(),
+                                        c.value
+                                    ),
+                                    None => format!(
+                                        "blocked forever: {} {} {k}, holds {}",
+                                        self.cell_name(cell),
+                                        cmp.as_str(),
+                                        c.value
+                                    ),
+                                },
                             )
                         });
                     }
@@ -626,8 +674,12 @@ impl<'a> Machine<'a> {
             }
             let mut f = Finding::new(
                 "sim::deadlock",
-                "deadlock: every live process waits for a cell that can no longer change"
-                    .to_string(),
+                if pinned_any {
+                    "deadlock: every live process waits for a cell that can no longer change, or is blocked on a stale cached value it cannot invalidate while it polls"
+                } else {
+                    "deadlock: every live process waits for a cell that can no longer change"
+                }
+                .to_string(),
                 span,
             );
             f.notes = lines;
@@ -740,7 +792,35 @@ impl<'a> Machine<'a> {
             Action::Drain(p) => {
                 self.drain_one(s, p as usize, out);
             }
+            Action::Pin(p) => self.pin(s, p as usize, out),
         }
+    }
+
+    /// Sticky polling: the blocked wait of `p` caches the cell's current (failing) value
+    /// and keeps re-reading it.
+    fn pin(&self, s: &mut State, p: usize, out: &mut Outcome) {
+        let Some(Ok((cell, cmp, k))) = self.pending_wait(s, p) else {
+            return;
+        };
+        let value = s.cells[cell].value;
+        let pr = &mut s.procs[p];
+        pr.pin = Some(value);
+        let call = pr.call;
+        let stmt = self.instr_stmt(pr.pc);
+        self.event(out, p, call, stmt, || {
+            (
+                EvKind::WaitPinned {
+                    cell: self.cell_name(cell),
+                    threshold: k,
+                    value,
+                },
+                format!(
+                    "{} {} {k} polls and caches {value}; the poll keeps re-reading the cached line (sticky polling)",
+                    self.cell_name(cell),
+                    cmp.as_str()
+                ),
+            )
+        });
     }
 
     /// The target rank of the process's next instruction if it is a notify adding a positive value.
