@@ -428,3 +428,154 @@ fn read_complete_round_fixes_the_broadcast() {
         relaxed.stdout
     );
 }
+
+const ROOT_ONLY: &str = "examples/bugs/broadcast_root_only_23a8b699b.coll";
+
+fn root_only(extra: &[&str]) -> Run {
+    let mut args = vec![
+        ROOT_ONLY, "--param", "P=2", "--param", "root=0", "--param", "n=256", "--calls", "2",
+    ];
+    args.extend_from_slice(extra);
+    sim(&args)
+}
+
+#[test]
+fn root_only_broadcast_deadlocks_under_sticky_polling() {
+    let r = root_only(&["--memory", "relaxed", "--sticky-poll"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let o = &r.stdout;
+    assert!(
+        o.starts_with("sim broadcast_root_only_23a8b699b (P=2 n=256 root=0; 2 calls, exhaustive, relaxed, sticky polling): VIOLATED sim::deadlock — 33 states, 42 transitions, exploration complete"),
+        "{o}"
+    );
+    assert!(o.contains("sim::deadlock: deadlock: every live process waits for a cell that can no longer change, or is blocked on a stale cached value it cannot invalidate while it polls"), "{o}");
+    // The deadlock note names the stale cached value and what the cell really holds.
+    assert!(
+        o.contains("note: rank 1 (call 1) waits at `wait sig[root] >= t + 1` for rank 1's sig[0] >= 1; it is blocked on a stale cached value 0 (sticky polling: the poll keeps re-reading its cached line), the cell itself holds 1"),
+        "{o}"
+    );
+    // The trace shows the pinning poll before the credit lands.
+    let pin = o
+        .find("rank 1's sig[0] >= 1 polls and caches 0; the poll keeps re-reading the cached line (sticky polling)")
+        .expect("pinning poll in the trace");
+    let credit = o
+        .find("rank 1's sig[0] += 1: 0 -> 1")
+        .expect("the credit in the trace");
+    assert!(pin < credit, "{o}");
+    assert!(
+        o.contains(
+            "blocked forever: rank 1's sig[0] >= 1, re-reads a stale cached 0 (the cell holds 1)"
+        ),
+        "{o}"
+    );
+}
+
+#[test]
+fn root_only_broadcast_sticky_json_and_svg_show_the_pin() {
+    let svg = tmp("root_only_sticky.svg");
+    let svg_s = svg.to_string_lossy().into_owned();
+    let r = root_only(&[
+        "--memory",
+        "relaxed",
+        "--sticky-poll",
+        "--format",
+        "json",
+        "--svg",
+        &svg_s,
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(j["sticky_poll"], true);
+    let trace = j["findings"][0]["trace"].as_array().expect("trace");
+    assert!(
+        trace
+            .iter()
+            .any(|e| e["kind"]["type"] == "wait-pinned" && e["kind"]["value"] == 0),
+        "{}",
+        r.stdout
+    );
+    let pic = std::fs::read_to_string(&svg).expect("svg written");
+    assert!(pic.contains("pins 0"), "{pic}");
+}
+
+#[test]
+fn root_only_broadcast_passes_in_sc_and_plain_relaxed() {
+    for mem in ["sc", "relaxed"] {
+        let r = root_only(&["--memory", mem]);
+        assert_eq!(r.code, 0, "{mem}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(&format!(
+                "2 calls, exhaustive, {mem}): ok — 18 states, 22 transitions, exploration complete"
+            )),
+            "{mem}: {}",
+            r.stdout
+        );
+        // Without --sticky-poll the JSON report has no sticky_poll key (compatible output).
+        let j = root_only(&["--memory", mem, "--format", "json"]);
+        assert!(!j.stdout.contains("sticky_poll"), "{}", j.stdout);
+    }
+}
+
+#[test]
+fn sticky_poll_needs_relaxed_memory() {
+    let r = root_only(&["--sticky-poll"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("error: --sticky-poll needs --memory relaxed"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Sticky polling also hangs the merged broadcast (verified on silicon): the root's
+/// per-tile wait polls before rank 1's credit lands and keeps reading 0. So the
+/// hypothesis does not separate the 23a8b699b hang from kernels that work.
+#[test]
+fn merged_broadcast_deadlocks_under_sticky_polling() {
+    let r = sim(&[
+        "examples/broadcast.coll",
+        "--param",
+        "P=2",
+        "--param",
+        "root=0",
+        "--param",
+        "n=256",
+        "--calls",
+        "2",
+        "--memory",
+        "relaxed",
+        "--sticky-poll",
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let o = &r.stdout;
+    assert!(
+        o.starts_with("sim broadcast (P=2 n=256 root=0; 2 calls, exhaustive, relaxed, sticky polling): VIOLATED sim::data-race, sim::deadlock, sim::wrong-result — 182 states, 289 transitions, exploration complete"),
+        "{o}"
+    );
+    assert!(
+        o.contains("note: rank 0 (call 1) waits at `wait sig[p] >= t + 1` for rank 0's sig[1] >= 1; it is blocked on a stale cached value 0 (sticky polling: the poll keeps re-reading its cached line), the cell itself holds 2"),
+        "{o}"
+    );
+    // Without sticky polling the merged broadcast has only its known last-tile race.
+    let plain = sim(&[
+        "examples/broadcast.coll",
+        "--param",
+        "P=2",
+        "--param",
+        "root=0",
+        "--param",
+        "n=256",
+        "--calls",
+        "2",
+        "--memory",
+        "relaxed",
+    ]);
+    assert!(
+        plain
+            .stdout
+            .starts_with("sim broadcast (P=2 n=256 root=0; 2 calls, exhaustive, relaxed): VIOLATED sim::data-race, sim::wrong-result —"),
+        "{}",
+        plain.stdout
+    );
+}

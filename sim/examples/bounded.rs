@@ -22,7 +22,8 @@ fn main() {
             "--ranks" => cfg.bounds.ranks.1 = num("--ranks"),
             "--time" => cfg.total_time = std::time::Duration::from_secs(num("--time") as u64),
             "--per-config-time" => {
-                cfg.per_config.max_time = std::time::Duration::from_secs(num("--per-config-time") as u64)
+                cfg.per_config.max_time =
+                    std::time::Duration::from_secs(num("--per-config-time") as u64)
             }
             "--max-states" => cfg.per_config.max_states = num("--max-states") as u64,
             "--verbose" => verbose = true,

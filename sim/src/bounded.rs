@@ -358,7 +358,8 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                                     "--memory {}",
                                     match cfg.memory {
                                         Memory::Sc => "sc",
-                                        Memory::Relaxed if cfg.sticky_poll => "relaxed --sticky-poll",
+                                        Memory::Relaxed if cfg.sticky_poll =>
+                                            "relaxed --sticky-poll",
                                         Memory::Relaxed => "relaxed",
                                     }
                                 ),
