@@ -27,6 +27,7 @@ fn cfg(schedule: Schedule, calls: usize) -> SimConfig {
         budget: Budget::default(),
         reduce: true,
         window_per_call: false,
+        sticky_poll: false,
     }
 }
 

@@ -57,11 +57,6 @@ const EXAMPLES: [(&str, bool); 17] = [
     ("reduce_scatter", false),
 ];
 
-/// Merged kernels whose `semantics` is violated even with a fresh data window per call:
-/// all_to_all_v's `recv_counts` is a value signal, not renewed per call, and a fast rank's
-/// call k+1 count overwrites a slow rank's call k count before its host consumed it.
-const SEMANTICS_VIOLATED: [&str; 2] = ["all_to_all_v", "incore_all_to_all_v"];
-
 fn obligation<'a>(j: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     j["report"]["obligations"]
         .as_array()
@@ -89,10 +84,7 @@ fn merged_kernels_bounded_obligations() {
     let mut args = vec!["verify", "--format", "json", "--bounded-budget-ms", "1500"];
     args.extend(files.iter().map(String::as_str));
     let (code, out, err) = collc(&args);
-    assert_eq!(
-        code, 1,
-        "semantics violated for {SEMANTICS_VIOLATED:?}: {out}{err}"
-    );
+    assert_eq!(code, 0, "{out}{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -104,8 +96,6 @@ fn merged_kernels_bounded_obligations() {
             let o = obligation(j, id);
             let want = if id == "window-reuse" && reuse {
                 "warning"
-            } else if id == "semantics" && SEMANTICS_VIOLATED.contains(&name) {
-                "violated"
             } else {
                 "checked"
             };
@@ -116,13 +106,6 @@ fn merged_kernels_bounded_obligations() {
                 scope.contains("P=2") && scope.contains("complete"),
                 "{name}: {id}: {scope}"
             );
-            if want == "violated" {
-                let m = o["findings"][0]["message"].as_str().unwrap();
-                assert!(
-                    m.contains("recv_counts[") && m.contains("--window-per-call"),
-                    "{name}: {id}: {m}"
-                );
-            }
             if scope.contains("not explored") {
                 assert!(scope.contains("(budget)"), "{scope}");
             }

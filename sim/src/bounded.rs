@@ -62,6 +62,9 @@ pub struct BoundedConfig {
     pub fixed: BTreeMap<String, i64>,
     /// A fresh instance of every window per call (only the signal buffer is reused).
     pub window_per_call: bool,
+    /// Sticky polling (relaxed only; see [`SimConfig::sticky_poll`]).
+    #[serde(default)]
+    pub sticky_poll: bool,
 }
 
 impl Default for BoundedConfig {
@@ -77,6 +80,7 @@ impl Default for BoundedConfig {
             total_time: Duration::from_secs(120),
             fixed: BTreeMap::new(),
             window_per_call: false,
+            sticky_poll: false,
         }
     }
 }
@@ -329,6 +333,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
             },
             reduce: true,
             window_per_call: cfg.window_per_call,
+            sticky_poll: cfg.sticky_poll,
         };
         match simulate(p, g, &sc) {
             Ok(r) => {
@@ -353,6 +358,8 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                                     "--memory {}",
                                     match cfg.memory {
                                         Memory::Sc => "sc",
+                                        Memory::Relaxed if cfg.sticky_poll =>
+                                            "relaxed --sticky-poll",
                                         Memory::Relaxed => "relaxed",
                                     }
                                 ),

@@ -81,6 +81,10 @@ pub struct SimConfig {
     /// A fresh instance of every window per call (as the pypto reuse tests allocate
     /// separate data windows per round); only the signal buffer is reused.
     pub window_per_call: bool,
+    /// Sticky polling (relaxed only): a blocked wait may cache its failing value and keep
+    /// re-reading it (see the crate README, "Memory modes").
+    #[serde(default)]
+    pub sticky_poll: bool,
 }
 
 impl Default for SimConfig {
@@ -92,6 +96,7 @@ impl Default for SimConfig {
             budget: Budget::default(),
             reduce: true,
             window_per_call: false,
+            sticky_poll: false,
         }
     }
 }
@@ -147,6 +152,7 @@ fn simulate_inner(
         },
     );
     m.window_per_call = cfg.window_per_call;
+    m.sticky_poll = cfg.sticky_poll;
     let mut full = BTreeMap::new();
     for v in p.inputs() {
         if let Some(x) = b.env.get(v) {
@@ -188,6 +194,7 @@ fn simulate_inner(
             calls: cfg.calls,
             schedule: cfg.schedule.name().to_string(),
             memory: cfg.memory,
+            sticky_poll: m.sticky_poll && cfg.memory == Memory::Relaxed,
             verdict,
             findings,
             stats: ex.stats,
@@ -587,6 +594,7 @@ pub fn sample_trace(
         },
     );
     m.window_per_call = cfg.window_per_call;
+    m.sticky_poll = cfg.sticky_poll;
     let mut out = Outcome {
         events: Some(Vec::new()),
         ..Outcome::default()
@@ -621,7 +629,7 @@ pub fn sample_trace(
 /// Round-robin over processes: the first enabled action of the process after `last`.
 fn round_robin(en: &[Action], last: &mut usize, n: usize) -> Action {
     let key = |a: &Action| match a {
-        Action::Run(p) | Action::Stale(p) | Action::Drain(p) => *p as usize,
+        Action::Run(p) | Action::Stale(p) | Action::Drain(p) | Action::Pin(p) => *p as usize,
     };
     let pick = (1..=n)
         .map(|d| (*last + d) % n)

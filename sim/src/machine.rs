@@ -172,6 +172,9 @@ pub struct Proc {
     /// Barrier semantics: the epoch at which this process entered each call (0: not
     /// yet, or no longer needed by any check).
     entries: Vec<u32>,
+    /// Sticky polling (relaxed + `sticky_poll`): the failing value a poll of the pending
+    /// wait cached and keeps re-reading; the wait can then never pass.
+    pin: Option<i64>,
 }
 
 /// The whole system.
@@ -194,6 +197,9 @@ pub enum Action {
     Stale(u16),
     /// The oldest buffered window write of process `p` becomes visible (relaxed).
     Drain(u16),
+    /// Process `p`'s blocked wait polls, caches the current (failing) value and from then on
+    /// re-reads only that cached line (relaxed with sticky polling).
+    Pin(u16),
 }
 
 /// How a transition touches a cell (its footprint, for the partial-order reduction).
@@ -244,6 +250,8 @@ pub struct Outcome {
     pub accesses: Option<Vec<DataAcc>>,
     /// Index into `accesses` where a host step (end of a rank's call) began.
     pub host_from: Option<usize>,
+    /// Cells the host read (recorded with `accesses`): all_to_all_v's received counts.
+    pub cell_reads: Vec<u32>,
 }
 
 /// One window access of a transition (its data footprint).
@@ -282,6 +290,9 @@ pub struct Machine<'a> {
     pub limits: Limits,
     /// Every call uses its own instance of every window (only the signal buffer is reused).
     pub window_per_call: bool,
+    /// Sticky polling (relaxed only): a blocked wait's poll may cache the failing value and
+    /// keep re-reading it, since the process cannot invalidate the line while blocked.
+    pub sticky_poll: bool,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
     arrays: Vec<Vec<Vec<Vec<i64>>>>,
     nwin: usize,
@@ -342,6 +353,7 @@ impl<'a> Machine<'a> {
             memory,
             limits,
             window_per_call: false,
+            sticky_poll: false,
             arrays,
             nwin,
         }
@@ -387,7 +399,8 @@ impl<'a> Machine<'a> {
 
     fn cell_name(&self, idx: usize) -> String {
         let cpr = self.code.cells_per_rank.max(1);
-        let (rank, local) = (idx / cpr, idx % cpr);
+        let world = self.code.world.max(1);
+        let (inst, rank, local) = (idx / cpr / world, (idx / cpr) % world, idx % cpr);
         let sig = self
             .code
             .signal_base
@@ -405,6 +418,9 @@ impl<'a> Machine<'a> {
         let mut s = format!("rank {rank}'s {}", self.p.signals[sig].name);
         for i in idxs {
             let _ = write!(s, "[{i}]");
+        }
+        if self.window_per_call && self.p.signals[sig].kind != SignalKind::Credit {
+            let _ = write!(s, " (call {}'s instance)", inst + 1);
         }
         s
     }
@@ -451,9 +467,10 @@ impl<'a> Machine<'a> {
                 cache: Vec::new(),
                 steps: 0,
                 entries: Vec::new(),
+                pin: None,
             })
             .collect();
-        let cells = (0..self.code.world * self.code.cells_per_rank)
+        let cells = (0..self.code.world * self.code.cells_per_rank * self.instances())
             .map(|_| Cell {
                 value: 0,
                 units: Vec::new(),
@@ -527,12 +544,17 @@ impl<'a> Machine<'a> {
 
     // ------------------------------------------------------------ enabling
 
+    /// Index into `State::cells` of a cell of rank `rank`'s signal, as used in
+    /// `call`: with a window per call, a value signal (data, like pypto's
+    /// separately allocated `recv_counts` buffer) has an instance per call too;
+    /// credit signals are the one reused signal buffer.
     fn cell_index(
         &self,
         rank: usize,
         signal: SignalId,
         index: &[CExpr],
         ctx: &Ctx,
+        call: u16,
     ) -> Result<usize, String> {
         let dims = &self.code.signal_dims[signal];
         let mut flat = 0usize;
@@ -547,7 +569,18 @@ impl<'a> Machine<'a> {
             }
             flat = flat * d as usize + i as usize;
         }
-        Ok(rank * self.code.cells_per_rank + self.code.signal_base[signal] + flat)
+        Ok(self.cell_at(rank, signal, flat, call))
+    }
+
+    fn cell_at(&self, rank: usize, signal: SignalId, flat: usize, call: u16) -> usize {
+        let inst = if self.window_per_call && self.p.signals[signal].kind != SignalKind::Credit {
+            call as usize
+        } else {
+            0
+        };
+        (inst * self.code.world + rank) * self.code.cells_per_rank
+            + self.code.signal_base[signal]
+            + flat
     }
 
     fn ctx<'s>(&'s self, s: &'s State, p: usize) -> Ctx<'s> {
@@ -578,7 +611,7 @@ impl<'a> Machine<'a> {
             let ctx = self.ctx(s, p);
             let (r, _) = self.who(p);
             Some((|| {
-                let c = self.cell_index(r, *signal, index, &ctx)?;
+                let c = self.cell_index(r, *signal, index, &ctx, s.procs[p].call)?;
                 let k = ctx.eval(threshold)?;
                 Ok((c, *cmp, k))
             })())
@@ -615,8 +648,14 @@ impl<'a> Machine<'a> {
                 None => v.push(Action::Run(p as u16)),
                 Some(Err(_)) => v.push(Action::Run(p as u16)),
                 Some(Ok((cell, cmp, k))) => {
+                    if s.procs[p].pin.is_some() {
+                        // The poll re-reads its cached failing value: nothing can move it.
+                        continue;
+                    }
                     if cmp.holds(s.cells[cell].value, k) {
                         v.push(Action::Run(p as u16));
+                    } else if self.sticky() {
+                        v.push(Action::Pin(p as u16));
                     }
                     if self.memory == Memory::Relaxed
                         && self.stale_choice(s, p, cell, cmp, k).is_some()
@@ -626,6 +665,14 @@ impl<'a> Machine<'a> {
                 }
             }
         }
+        // Pinning matters only if some cell may still change: when no process can run,
+        // the state is a deadlock as it stands.
+        if !v
+            .iter()
+            .any(|a| matches!(a, Action::Run(_) | Action::Stale(_)))
+        {
+            v.retain(|a| !matches!(a, Action::Pin(_)));
+        }
         if self.memory == Memory::Relaxed {
             for (p, pr) in s.procs.iter().enumerate() {
                 if !pr.pending.is_empty() {
@@ -634,6 +681,11 @@ impl<'a> Machine<'a> {
             }
         }
         v
+    }
+
+    /// Sticky polling is in effect (it needs the relaxed model's caches).
+    fn sticky(&self) -> bool {
+        self.sticky_poll && self.memory == Memory::Relaxed
     }
 
     /// True when every process finished every call.
@@ -660,6 +712,7 @@ impl<'a> Machine<'a> {
         if !self.all_finished(s) {
             let mut lines = Vec::new();
             let mut span = None;
+            let mut pinned_any = false;
             for p in 0..s.procs.len() {
                 let pr = &s.procs[p];
                 match self.pending_wait(s, p) {
@@ -667,14 +720,23 @@ impl<'a> Machine<'a> {
                         let c = &s.cells[cell];
                         let stmt = self.instr_stmt(pr.pc);
                         span = span.or(stmt.and_then(|x| self.stmt_span(x)));
+                        let held = match pr.pin {
+                            Some(v) => {
+                                pinned_any = true;
+                                format!(
+                                    "; it is blocked on a stale cached value {v} (sticky polling: the poll keeps re-reading its cached line), the cell itself holds {}",
+                                    c.value
+                                )
+                            }
+                            None => format!("; the cell holds {}", c.value),
+                        };
                         lines.push(format!(
-                            "{} (call {}) waits at {} for {} {} {k}; the cell holds {}{}",
+                            "{} (call {}) waits at {} for {} {} {k}{held}{}",
                             self.proc_name(p),
                             fmt_call(pr.call),
                             stmt.map(|x| self.stmt_desc(x)).unwrap_or_default(),
                             self.cell_name(cell),
                             cmp.as_str(),
-                            c.value,
                             self.units_desc(c)
                         ));
                         self.event(out, p, pr.call, stmt, || {
@@ -684,12 +746,20 @@ impl<'a> Machine<'a> {
                                     threshold: k,
                                     value: c.value,
                                 },
-                                format!(
-                                    "blocked forever: {} {} {k}, holds {}",
-                                    self.cell_name(cell),
-                                    cmp.as_str(),
-                                    c.value
-                                ),
+                                match pr.pin {
+                                    Some(v) => format!(
+                                        "blocked forever: {} {} {k}, re-reads a stale cached {v} (the cell holds {})",
+                                        self.cell_name(cell),
+                                        cmp.as_str(),
+                                        c.value
+                                    ),
+                                    None => format!(
+                                        "blocked forever: {} {} {k}, holds {}",
+                                        self.cell_name(cell),
+                                        cmp.as_str(),
+                                        c.value
+                                    ),
+                                },
                             )
                         });
                     }
@@ -708,8 +778,12 @@ impl<'a> Machine<'a> {
             }
             let mut f = Finding::new(
                 "sim::deadlock",
-                "deadlock: every live process waits for a cell that can no longer change"
-                    .to_string(),
+                if pinned_any {
+                    "deadlock: every live process waits for a cell that can no longer change, or is blocked on a stale cached value it cannot invalidate while it polls"
+                } else {
+                    "deadlock: every live process waits for a cell that can no longer change"
+                }
+                .to_string(),
                 span,
             );
             f.notes = lines;
@@ -798,6 +872,7 @@ impl<'a> Machine<'a> {
             Action::Drain(p) => {
                 self.drain_one(s, p as usize, out);
             }
+            Action::Pin(p) => self.pin(s, p as usize, out),
         }
     }
 
@@ -872,6 +947,33 @@ impl<'a> Machine<'a> {
         Some(op)
     }
 
+    /// Sticky polling: the blocked wait of `p` caches the cell's current (failing) value
+    /// and keeps re-reading it.
+    fn pin(&self, s: &mut State, p: usize, out: &mut Outcome) {
+        let Some(Ok((cell, cmp, k))) = self.pending_wait(s, p) else {
+            return;
+        };
+        let value = s.cells[cell].value;
+        let pr = &mut s.procs[p];
+        pr.pin = Some(value);
+        let call = pr.call;
+        let stmt = self.instr_stmt(pr.pc);
+        self.event(out, p, call, stmt, || {
+            (
+                EvKind::WaitPinned {
+                    cell: self.cell_name(cell),
+                    threshold: k,
+                    value,
+                },
+                format!(
+                    "{} {} {k} polls and caches {value}; the poll keeps re-reading the cached line (sticky polling)",
+                    self.cell_name(cell),
+                    cmp.as_str()
+                ),
+            )
+        });
+    }
+
     /// Every process's sequence of `Run` transitions, each as the cells it
     /// touches and how and the window regions it reads and writes, over all
     /// calls. Control flow never depends on cell values or data, so this sequence
@@ -892,7 +994,7 @@ impl<'a> Machine<'a> {
         let bl = self.code.blocks;
         let mut trans: Vec<Vec<Footprint>> = vec![Vec::new(); np];
         // (rank, call) -> host accesses; (process, call) -> its call-ending transition.
-        let mut host: Vec<((usize, u16), Vec<DataAcc>)> = Vec::new();
+        let mut host: Vec<((usize, u16), Vec<DataAcc>, Vec<DryOp>)> = Vec::new();
         let mut ends: Vec<((usize, u16), usize)> = Vec::new();
         let mut total = 0u64;
         loop {
@@ -917,7 +1019,13 @@ impl<'a> Machine<'a> {
                 }
                 let mut data = o.accesses.unwrap_or_default();
                 if let Some(from) = o.host_from {
-                    host.push(((p / bl, call), data.split_off(from)));
+                    // The host's reads of cells count as reads that never block.
+                    let reads = o.cell_reads.iter().map(|c| DryOp {
+                        cell: *c,
+                        amount: 0,
+                        kind: OpKind::Wait(CmpOp::Ge, i64::MIN),
+                    });
+                    host.push(((p / bl, call), data.split_off(from), reads.collect()));
                 }
                 if s.procs[p].status != Status::Run || s.procs[p].call != call {
                     ends.push(((p, call), tr.len()));
@@ -929,10 +1037,11 @@ impl<'a> Machine<'a> {
                 break;
             }
         }
-        for ((rank, call), acc) in host {
+        for ((rank, call), acc, reads) in host {
             for ((p, c), i) in &ends {
                 if p / bl == rank && *c == call {
                     trans[*p][*i].data.extend_from_slice(&acc);
+                    trans[*p][*i].ops.extend_from_slice(&reads);
                 }
             }
         }
@@ -1055,7 +1164,7 @@ impl<'a> Machine<'a> {
             Some(t) => self.rank(ctx.eval(t)?)?,
             None => r,
         };
-        let cell = self.cell_index(to, *signal, index, &ctx)?;
+        let cell = self.cell_index(to, *signal, index, &ctx, s.procs[p].call)?;
         let v = ctx.eval(value)?;
         if v < i32::MIN as i64 || v > i32::MAX as i64 {
             return Err(format!("notify value {v} does not fit an int32 cell"));
@@ -2238,7 +2347,13 @@ impl<'a> Machine<'a> {
     }
 
     /// Checks rank `r`'s receive counts after `call`: one message per wrong cell.
-    fn a2av_counts(&self, s: &State, r: usize, call: u16) -> Result<Vec<String>, String> {
+    fn a2av_counts(
+        &self,
+        s: &State,
+        r: usize,
+        call: u16,
+        out: &mut Outcome,
+    ) -> Result<Vec<String>, String> {
         let Semantics::AllToAllV {
             send_counts,
             recv_counts,
@@ -2251,7 +2366,10 @@ impl<'a> Machine<'a> {
         let mut bad = Vec::new();
         for j in 0..self.code.world {
             let want = self.a2av_rows(j, r, call)?;
-            let c = r * self.code.cells_per_rank + self.code.signal_base[*recv_counts] + j;
+            let c = self.cell_at(r, *recv_counts, j, call);
+            if out.accesses.is_some() {
+                out.cell_reads.push(c as u32);
+            }
             let got = s.cells.get(c).map(|c| c.value).ok_or_else(|| {
                 format!(
                     "all_to_all_v: rank {r} has no cell `{}[{j}]`",
@@ -2339,7 +2457,7 @@ impl<'a> Machine<'a> {
                 pos += n;
             }
         }
-        match self.a2av_counts(s, r, call) {
+        match self.a2av_counts(s, r, call, out) {
             Ok(m) => bad.extend(m.into_iter().take(1)),
             Err(m) => out
                 .findings

@@ -34,6 +34,15 @@ pub enum EvKind {
         /// The value the wait read.
         value: i64,
     },
+    /// A blocked wait's poll caches a failing value and keeps re-reading it (sticky polling).
+    WaitPinned {
+        /// The cell.
+        cell: String,
+        /// Threshold.
+        threshold: i64,
+        /// The cached value the poll keeps reading.
+        value: i64,
+    },
     /// A wait that can never pass (deadlock).
     WaitBlocked {
         /// The cell.
@@ -182,6 +191,9 @@ pub struct SimReport {
     pub schedule: String,
     /// Memory model.
     pub memory: Memory,
+    /// Sticky polling was on (relaxed only).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sticky_poll: bool,
     /// Verdict.
     pub verdict: Verdict,
     /// One finding per code, each with the shortest trace found.
@@ -207,6 +219,7 @@ impl SimReport {
             self.schedule,
             match self.memory {
                 Memory::Sc => "sc",
+                Memory::Relaxed if self.sticky_poll => "relaxed, sticky polling",
                 Memory::Relaxed => "relaxed",
             }
         );

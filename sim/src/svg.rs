@@ -141,6 +141,17 @@ pub fn render(report: &SimReport, trace: &[Event], finding: Option<&Finding>) ->
                     if blocked { " (forever)" } else { "" }
                 );
             }
+            EvKind::WaitPinned { value, .. } => {
+                let _ = writeln!(
+                    s,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"7\" height=\"7\" fill=\"#e08a00\" stroke=\"{color}\"><title>{tip}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#e08a00\">{}</text>",
+                    x - 3.5,
+                    y - 3.5,
+                    x - 3.0,
+                    y - 8.0,
+                    esc(&format!("pins {value}"))
+                );
+            }
             EvKind::CallStart => {
                 let _ = writeln!(
                     s,

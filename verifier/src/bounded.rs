@@ -282,6 +282,7 @@ fn explore(
                 total_time: left.min(opts.budget / 3),
                 fixed: BTreeMap::from([(world.clone(), pv)]),
                 window_per_call,
+                sticky_poll: false,
             };
             let r = sb::check(p, &cfg);
             for o in r.obligations {

@@ -78,6 +78,10 @@ pub struct SimArgs {
     /// reused), as pypto's reuse tests do; the default reuses one window across calls.
     #[arg(long)]
     pub window_per_call: bool,
+    /// Sticky polling (needs `--memory relaxed`): a blocked wait's poll may cache the
+    /// failing value and keep re-reading it, so the wait hangs on a stale value.
+    #[arg(long)]
+    pub sticky_poll: bool,
     /// Turn the partial-order reduction off (to cross-check it; explores more states).
     #[arg(long)]
     pub no_reduction: bool,
@@ -135,6 +139,10 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
         out.err("error: --max-time must be a positive number of seconds");
         return exit::USAGE;
     }
+    if a.sticky_poll && a.memory != MemArg::Relaxed {
+        out.err("error: --sticky-poll needs --memory relaxed (it is a cache hypothesis)");
+        return exit::USAGE;
+    }
     let cfg = SimConfig {
         calls: a.calls,
         memory: match a.memory {
@@ -157,6 +165,7 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
         },
         reduce: !a.no_reduction,
         window_per_call: a.window_per_call,
+        sticky_poll: a.sticky_poll,
     };
     let mut report = match collc_sim::simulate(&l.protocol, &params, &cfg) {
         Ok(r) => r,
