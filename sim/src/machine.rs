@@ -235,6 +235,9 @@ pub struct Footprint {
     pub data: Vec<DataAcc>,
 }
 
+/// The accesses of the host step ending (rank, call): windows, and cells read.
+type HostPart = ((usize, u16), Vec<DataAcc>, Vec<DryOp>);
+
 /// What a step produced besides the new state.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -994,7 +997,7 @@ impl<'a> Machine<'a> {
         let bl = self.code.blocks;
         let mut trans: Vec<Vec<Footprint>> = vec![Vec::new(); np];
         // (rank, call) -> host accesses; (process, call) -> its call-ending transition.
-        let mut host: Vec<((usize, u16), Vec<DataAcc>, Vec<DryOp>)> = Vec::new();
+        let mut host: Vec<HostPart> = Vec::new();
         let mut ends: Vec<((usize, u16), usize)> = Vec::new();
         let mut total = 0u64;
         loop {
