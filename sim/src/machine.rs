@@ -231,8 +231,13 @@ pub struct DryOp {
 pub struct Footprint {
     /// Notifies and waits, in order.
     pub ops: Vec<DryOp>,
-    /// Window accesses (data movement, and host reads and writes at call ends).
+    /// Window accesses of the data movement.
     pub data: Vec<DataAcc>,
+    /// A call-ending step: what the host step does if this block ends the call
+    /// last (window accesses, and cells the host reads as never-blocking waits).
+    pub host_data: Vec<DataAcc>,
+    /// See `host_data`.
+    pub host_ops: Vec<DryOp>,
 }
 
 /// The accesses of the host step ending (rank, call): windows, and cells read.
@@ -1033,7 +1038,11 @@ impl<'a> Machine<'a> {
                 if s.procs[p].status != Status::Run || s.procs[p].call != call {
                     ends.push(((p, call), tr.len()));
                 }
-                tr.push(Footprint { ops, data });
+                tr.push(Footprint {
+                    ops,
+                    data,
+                    ..Footprint::default()
+                });
                 moved = true;
             }
             if !moved {
@@ -1043,8 +1052,8 @@ impl<'a> Machine<'a> {
         for ((rank, call), acc, reads) in host {
             for ((p, c), i) in &ends {
                 if p / bl == rank && *c == call {
-                    trans[*p][*i].data.extend_from_slice(&acc);
-                    trans[*p][*i].ops.extend_from_slice(&reads);
+                    trans[*p][*i].host_data.extend_from_slice(&acc);
+                    trans[*p][*i].host_ops.extend_from_slice(&reads);
                 }
             }
         }

@@ -46,6 +46,27 @@
 use crate::machine::{DataAcc, DryOp, Footprint, Machine, OpKind, State, Status};
 use collc_spec::ir::CmpOp;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A hasher for small integer keys (cell and window indices): one multiply.
+#[derive(Default)]
+struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8 | *b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.0 = (x as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type IndexMap<V> = HashMap<u32, V, BuildHasherDefault<IndexHasher>>;
 
 /// Positions (transition indices) at which one process touches one cell, by kind.
 #[derive(Debug, Default)]
@@ -65,9 +86,9 @@ fn any_in(v: &[u32], lo: u32, hi: u32) -> bool {
 /// The footprints of every process and the indexes the stubborn-set computation needs.
 pub struct Reduction {
     trans: Vec<Vec<Footprint>>,
-    cells: Vec<HashMap<u32, CellOps>>,
+    cells: Vec<IndexMap<CellOps>>,
     /// Per process: window instance -> (position, access), by position.
-    data: Vec<HashMap<u32, Vec<(u32, DataAcc)>>>,
+    data: Vec<IndexMap<Vec<(u32, DataAcc)>>>,
     /// Positions of transitions that are a `>=` or `>` wait, per process.
     waits: Vec<Vec<u32>>,
     blocks: usize,
@@ -83,15 +104,15 @@ impl Reduction {
         let mut waits = Vec::with_capacity(trans.len());
         let mut data = Vec::with_capacity(trans.len());
         for tr in &trans {
-            let mut idx: HashMap<u32, CellOps> = HashMap::new();
-            let mut dx: HashMap<u32, Vec<(u32, DataAcc)>> = HashMap::new();
+            let mut idx: IndexMap<CellOps> = IndexMap::default();
+            let mut dx: IndexMap<Vec<(u32, DataAcc)>> = IndexMap::default();
             let mut w = Vec::new();
             for (pos, fp) in tr.iter().enumerate() {
                 let pos = pos as u32;
-                for a in &fp.data {
+                for a in fp.data.iter().chain(&fp.host_data) {
                     dx.entry(a.mem).or_default().push((pos, *a));
                 }
-                for op in &fp.ops {
+                for op in fp.ops.iter().chain(&fp.host_ops) {
                     let e = idx.entry(op.cell).or_default();
                     match op.kind {
                         OpKind::Raise => e.raise.push(pos),
@@ -295,8 +316,18 @@ impl Reduction {
                         let Some(fp) = self.trans[q].get(pos[q] as usize) else {
                             continue;
                         };
+                        // The host step runs in this step only if every other block of
+                        // the rank has already ended the call.
+                        let rank = q / self.blocks;
+                        let last = (rank * self.blocks..(rank + 1) * self.blocks)
+                            .all(|b| b == q || m.proc_status(s, b) == Status::CallDone);
+                        let (host_data, host_ops): (&[DataAcc], &[DryOp]) = if last {
+                            (&fp.host_data, &fp.host_ops)
+                        } else {
+                            (&[], &[])
+                        };
                         if enabled[q] {
-                            for a in &fp.data {
+                            for a in fp.data.iter().chain(host_data) {
                                 for r in 0..np {
                                     if !in_t[r]
                                         && !add[r]
@@ -308,7 +339,9 @@ impl Reduction {
                                 }
                             }
                         }
-                        for op in &fp.ops {
+                        // A blocked process is held by its first operation (its wait).
+                        let held = if enabled[q] { usize::MAX } else { 1 };
+                        for op in fp.ops.iter().chain(host_ops).take(held) {
                             for r in 0..np {
                                 if in_t[r] || add[r] {
                                     continue;
