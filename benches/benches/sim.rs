@@ -1,6 +1,7 @@
 //! Simulator throughput: simulated scheduler steps per second on long
 //! round-robin runs, and exhaustive exploration (states per second, total
-//! time) of broadcast and barrier at P=3, 2 tiles, 2 calls.
+//! time) of broadcast and barrier at P=3, 2 tiles, 2 calls, with and without the
+//! partial-order reduction.
 
 use collc_sim::{simulate, Budget, Memory, Schedule, SimConfig};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -19,13 +20,13 @@ fn params(kv: &[(&str, i64)]) -> BTreeMap<String, i64> {
     kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
-fn cfg(schedule: Schedule, calls: usize) -> SimConfig {
+fn cfg(schedule: Schedule, calls: usize, reduce: bool) -> SimConfig {
     SimConfig {
         calls,
         memory: Memory::Sc,
         schedule,
         budget: Budget::default(),
-        reduce: true,
+        reduce,
         window_per_call: false,
         sticky_poll: false,
     }
@@ -43,7 +44,7 @@ fn sim(c: &mut Criterion) {
         ("broadcast_P3_2tiles", &broadcast, &bp),
         ("barrier_P3", &barrier, &ap),
     ] {
-        let c50 = cfg(Schedule::RoundRobin, 50);
+        let c50 = cfg(Schedule::RoundRobin, 50, true);
         let steps = simulate(p, kv, &c50).expect("runs").stats.transitions;
         g.throughput(Throughput::Elements(steps));
         g.bench_function(format!("round_robin_50_calls/{name}"), |b| {
@@ -55,11 +56,14 @@ fn sim(c: &mut Criterion) {
     // Exhaustive exploration: states per second and total time.
     let mut g = c.benchmark_group("sim_exhaustive");
     g.sample_size(10);
-    for (name, p, kv) in [
-        ("broadcast_P3_2tiles_2calls", &broadcast, &bp),
-        ("barrier_P3_2calls", &barrier, &ap),
+    // `_full`: the same search without the partial-order reduction (every interleaving).
+    for (name, p, kv, reduce) in [
+        ("broadcast_P3_2tiles_2calls", &broadcast, &bp, true),
+        ("barrier_P3_2calls", &barrier, &ap, true),
+        ("broadcast_P3_2tiles_2calls_full", &broadcast, &bp, false),
+        ("barrier_P3_2calls_full", &barrier, &ap, false),
     ] {
-        let ex = cfg(Schedule::Exhaustive, 2);
+        let ex = cfg(Schedule::Exhaustive, 2, reduce);
         let r = simulate(p, kv, &ex).expect("runs");
         assert!(r.stats.complete, "{name}: exploration must complete");
         eprintln!(

@@ -41,7 +41,7 @@ impl Default for BoundedOptions {
     fn default() -> Self {
         BoundedOptions {
             budget: Duration::from_millis(2_500),
-            max_states: 40_000,
+            max_states: 200_000,
             file: "FILE".into(),
             bounds: Bounds::default(),
         }

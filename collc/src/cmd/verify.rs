@@ -34,10 +34,10 @@ pub struct VerifyArgs {
     pub timeout_ms: u64,
     /// Wall-clock budget of the bounded obligations (simulator) per file, in milliseconds.
     /// Bounds that do not complete in it fall back to smaller ones, stated in the report.
-    #[arg(long, default_value_t = 2_500)]
+    #[arg(long, default_value_t = 8_000)]
     pub bounded_budget_ms: u64,
     /// Distinct states per parameter assignment before a bounded attempt falls back.
-    #[arg(long, default_value_t = 40_000)]
+    #[arg(long, default_value_t = 200_000)]
     pub bounded_max_states: u64,
     /// Skip the bounded obligations (reported as `skipped`, not as passing).
     #[arg(long)]
