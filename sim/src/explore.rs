@@ -161,7 +161,7 @@ fn simulate_inner(
     }
     let start = Instant::now();
     let por = (cfg.reduce && cfg.memory == Memory::Sc && cfg.schedule == Schedule::Exhaustive)
-        .then(|| Reduction::new(&m, cfg.budget.max_steps))
+        .then(|| Reduction::new(&m, cfg.budget.max_steps, start + cfg.budget.max_time))
         .flatten();
     let mut ex = Explorer {
         m: &m,

@@ -990,9 +990,13 @@ impl<'a> Machine<'a> {
     /// staging the next input, running its blocks up to their first notify or
     /// wait) runs in the transition of whichever block ends the call last, so its
     /// accesses are added to the call-ending transition of every block of the
-    /// rank. `None` when that run would take more than `max_ops` transitions or
-    /// stops on a budget.
-    pub fn footprints(&self, max_ops: u64) -> Option<Vec<Vec<Footprint>>> {
+    /// rank. `None` when that run would take more than `max_ops` transitions, runs
+    /// past `deadline`, or stops on a budget.
+    pub fn footprints(
+        &self,
+        max_ops: u64,
+        deadline: std::time::Instant,
+    ) -> Option<Vec<Vec<Footprint>>> {
         let mut out = Outcome::default();
         let mut s = self.initial(&mut out);
         if out.stop.is_some() {
@@ -1022,7 +1026,9 @@ impl<'a> Machine<'a> {
                     return None;
                 }
                 total += 1;
-                if total > max_ops {
+                if total > max_ops
+                    || (total.is_multiple_of(4096) && std::time::Instant::now() > deadline)
+                {
                     return None;
                 }
                 let mut data = o.accesses.unwrap_or_default();

@@ -95,11 +95,11 @@ pub struct Reduction {
 }
 
 impl Reduction {
-    /// Computes the footprints (one run of at most `max_ops` transitions);
-    /// `None` when the run is too long (the search then expands every
-    /// enabled transition).
-    pub fn new(m: &Machine, max_ops: u64) -> Option<Reduction> {
-        let trans = m.footprints(max_ops)?;
+    /// Computes the footprints (one run of at most `max_ops` transitions, ending
+    /// by `deadline`); `None` when the run is too long (the search then expands
+    /// every enabled transition, within its own budgets).
+    pub fn new(m: &Machine, max_ops: u64, deadline: std::time::Instant) -> Option<Reduction> {
+        let trans = m.footprints(max_ops, deadline)?;
         let mut cells = Vec::with_capacity(trans.len());
         let mut waits = Vec::with_capacity(trans.len());
         let mut data = Vec::with_capacity(trans.len());
