@@ -238,6 +238,8 @@ pub struct Footprint {
     pub host_data: Vec<DataAcc>,
     /// See `host_data`.
     pub host_ops: Vec<DryOp>,
+    /// The call this step ends, if it ends one.
+    pub ends_call: Option<u16>,
 }
 
 /// The accesses of the host step ending (rank, call): windows, and cells read.
@@ -1041,12 +1043,14 @@ impl<'a> Machine<'a> {
                     });
                     host.push(((p / bl, call), data.split_off(from), reads.collect()));
                 }
-                if s.procs[p].status != Status::Run || s.procs[p].call != call {
+                let ends_call = s.procs[p].status != Status::Run || s.procs[p].call != call;
+                if ends_call {
                     ends.push(((p, call), tr.len()));
                 }
                 tr.push(Footprint {
                     ops,
                     data,
+                    ends_call: ends_call.then_some(call),
                     ..Footprint::default()
                 });
                 moved = true;

@@ -89,6 +89,11 @@ pub struct Reduction {
     cells: Vec<IndexMap<CellOps>>,
     /// Per process: window instance -> (position, access), by position.
     data: Vec<IndexMap<Vec<(u32, DataAcc)>>>,
+    /// Per process: window instance -> (position, call, access) of the host step
+    /// its call-ending steps may run.
+    host: Vec<IndexMap<Vec<(u32, u16, DataAcc)>>>,
+    /// Per process: the position of the step ending each call.
+    ends: Vec<Vec<u32>>,
     /// Positions of transitions that are a `>=` or `>` wait, per process.
     waits: Vec<Vec<u32>>,
     blocks: usize,
@@ -103,14 +108,27 @@ impl Reduction {
         let mut cells = Vec::with_capacity(trans.len());
         let mut waits = Vec::with_capacity(trans.len());
         let mut data = Vec::with_capacity(trans.len());
+        let mut host = Vec::with_capacity(trans.len());
+        let mut ends = Vec::with_capacity(trans.len());
         for tr in &trans {
             let mut idx: IndexMap<CellOps> = IndexMap::default();
             let mut dx: IndexMap<Vec<(u32, DataAcc)>> = IndexMap::default();
+            let mut hx: IndexMap<Vec<(u32, u16, DataAcc)>> = IndexMap::default();
+            let mut e: Vec<u32> = Vec::new();
             let mut w = Vec::new();
             for (pos, fp) in tr.iter().enumerate() {
                 let pos = pos as u32;
-                for a in fp.data.iter().chain(&fp.host_data) {
+                for a in &fp.data {
                     dx.entry(a.mem).or_default().push((pos, *a));
+                }
+                if let Some(call) = fp.ends_call {
+                    for a in &fp.host_data {
+                        hx.entry(a.mem).or_default().push((pos, call, *a));
+                    }
+                    if e.len() <= call as usize {
+                        e.resize(call as usize + 1, u32::MAX);
+                    }
+                    e[call as usize] = pos;
                 }
                 for op in fp.ops.iter().chain(&fp.host_ops) {
                     let e = idx.entry(op.cell).or_default();
@@ -136,11 +154,15 @@ impl Reduction {
             cells.push(idx);
             waits.push(w);
             data.push(dx);
+            host.push(hx);
+            ends.push(e);
         }
         Some(Reduction {
             trans,
             cells,
             data,
+            host,
+            ends,
             waits,
             blocks: m.blocks(),
         })
@@ -156,17 +178,46 @@ impl Reduction {
         self.len() == 0
     }
 
-    /// Does process `r`, in positions `lo..hi`, access window memory conflicting
-    /// with `a` (overlapping elements of the same window instance, one a write)?
-    fn data_conflict_in(&self, r: usize, a: &DataAcc, lo: u32, hi: u32) -> bool {
-        let Some(v) = self.data[r].get(&a.mem) else {
+    /// Does process `r`, before its horizon, access window memory conflicting with
+    /// `a` (overlapping elements of the same window instance, one a write)? Its
+    /// host steps count only where every block of its rank can end that call
+    /// before its own horizon (`h[b]` is a block's horizon, its position if in the set).
+    fn data_conflict_in(&self, r: usize, a: &DataAcc, pos: &[u32], h: &[u32]) -> bool {
+        let (lo, hi) = (pos[r], h[r]);
+        let clash = |b: &DataAcc| (a.write || b.write) && b.lo < a.hi && a.lo < b.hi;
+        if let Some(v) = self.data[r].get(&a.mem) {
+            let start = v.partition_point(|(p, _)| *p < lo);
+            if v[start..]
+                .iter()
+                .take_while(|(p, _)| *p < hi)
+                .any(|(_, b)| clash(b))
+            {
+                return true;
+            }
+        }
+        let Some(v) = self.host[r].get(&a.mem) else {
             return false;
         };
-        let start = v.partition_point(|(p, _)| *p < lo);
+        let rank = r / self.blocks;
+        let start = v.partition_point(|(p, _, _)| *p < lo);
         v[start..]
             .iter()
-            .take_while(|(p, _)| *p < hi)
-            .any(|(_, b)| (a.write || b.write) && b.lo < a.hi && a.lo < b.hi)
+            .take_while(|(p, _, _)| *p < hi)
+            .any(|(_, call, b)| clash(b) && self.host_possible(rank, *call, r, pos, h))
+    }
+
+    /// Can the host step ending `call` on `rank` run in the call-ending step of
+    /// block `who` before the stubborn set moves? Every other block of the rank
+    /// must have ended that call already or be able to end it before its horizon
+    /// (`h[b]` is a block's horizon; for a block in the set, its position).
+    fn host_possible(&self, rank: usize, call: u16, who: usize, pos: &[u32], h: &[u32]) -> bool {
+        (rank * self.blocks..(rank + 1) * self.blocks)
+            .filter(|b| *b != who)
+            .all(|b| {
+                self.ends[b]
+                    .get(call as usize)
+                    .is_none_or(|e| *e < h[b].max(pos[b]))
+            })
     }
 
     /// Does process `r` touch `cell`, in positions `lo..hi`, in a way dependent with `kind`?
@@ -316,11 +367,12 @@ impl Reduction {
                         let Some(fp) = self.trans[q].get(pos[q] as usize) else {
                             continue;
                         };
-                        // The host step runs in this step only if every other block of
-                        // the rank has already ended the call.
-                        let rank = q / self.blocks;
-                        let last = (rank * self.blocks..(rank + 1) * self.blocks)
-                            .all(|b| b == q || m.proc_status(s, b) == Status::CallDone);
+                        // The host step runs in this step if every other block of the
+                        // rank has ended the call by then: already, or (outside the set)
+                        // before its horizon.
+                        let last = fp.ends_call.is_some_and(|call| {
+                            self.host_possible(q / self.blocks, call, q, pos, &h)
+                        });
                         let (host_data, host_ops): (&[DataAcc], &[DryOp]) = if last {
                             (&fp.host_data, &fp.host_ops)
                         } else {
@@ -332,7 +384,7 @@ impl Reduction {
                                     if !in_t[r]
                                         && !add[r]
                                         && r != q
-                                        && self.data_conflict_in(r, a, pos[r], h[r])
+                                        && self.data_conflict_in(r, a, pos, &h)
                                     {
                                         add[r] = true;
                                     }

@@ -51,7 +51,7 @@ fn reduction_keeps_every_terminal_state_and_finding() {
         ranks: (2, 3),
         tiles: (1, 2),
         calls: 2,
-        small_ints: 1,
+        small_ints: 2,
     };
     let mut compared = 0;
     let mut with_findings = 0;
