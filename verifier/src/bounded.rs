@@ -386,7 +386,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
         .iter()
         .any(|o| reused.cex.contains_key(*o));
     // Races and wrong results are checked again with a fresh window per call; deadlocks
-    // and stale passes too (a racy state is not explored further).
+    // and stale passes take the findings of both runs.
     let fresh = racy.then(|| {
         explore(
             p,
