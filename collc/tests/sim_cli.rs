@@ -52,9 +52,23 @@ fn barrier_exhaustive_is_complete() {
     let lines: Vec<&str> = r.stdout.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(
         lines,
-        ["sim barrier (P=3; 3 calls, exhaustive, sc): ok — 55 states, 54 transitions, exploration complete"]
+        ["sim barrier (P=3; 3 calls, exhaustive, sc): ok — 55 states, 54 transitions, exploration complete (partial-order reduced)"]
     );
     assert!(r.stderr.is_empty(), "{}", r.stderr);
+    // Without the reduction: every interleaving, the same verdict, and no reduction claimed.
+    let full = sim(&[
+        "examples/barrier.coll",
+        "--param",
+        "P=3",
+        "--calls",
+        "3",
+        "--no-reduction",
+    ]);
+    assert_eq!(full.code, 0, "{}{}", full.stdout, full.stderr);
+    assert_eq!(
+        full.stdout.trim(),
+        "sim barrier (P=3; 3 calls, exhaustive, sc): ok — 1006 states, 2544 transitions, exploration complete"
+    );
 }
 
 #[test]

@@ -179,6 +179,7 @@ fn simulate_inner(
         Schedule::Random { seed, runs } => ex.runs(Some(seed), runs.max(1)),
     }
     ex.stats.elapsed_ms = ex.start.elapsed().as_millis() as u64;
+    ex.stats.reduced = ex.por.is_some();
     let findings: Vec<Finding> = ex.found.into_values().collect();
     let verdict = if !findings.is_empty() {
         Verdict::Violated

@@ -173,6 +173,10 @@ pub struct Stats {
     pub elapsed_ms: u64,
     /// True when every schedule was explored (exhaustive search that ran to its end).
     pub complete: bool,
+    /// True when the exhaustive search used the partial-order reduction: every
+    /// schedule was covered up to reordering independent steps (which preserves
+    /// every finding and every terminal state; see `sim/README.md`).
+    pub reduced: bool,
     /// Why exploration stopped early, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -228,7 +232,9 @@ impl SimReport {
                 "{} states, {} transitions, {}",
                 self.stats.states,
                 self.stats.transitions,
-                if self.stats.complete {
+                if self.stats.complete && self.stats.reduced {
+                    "exploration complete (partial-order reduced)"
+                } else if self.stats.complete {
                     "exploration complete"
                 } else {
                     "exploration INCOMPLETE"
