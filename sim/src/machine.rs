@@ -11,6 +11,7 @@ use crate::code::{CExpr, CRegion, Code, Ctx, Instr, LoopKind};
 use crate::report::{EvKind, Event, Finding};
 use crate::value::{relocate, zip, Contrib, Piece, Segs, Val, INITIAL};
 use collc_spec::ir::*;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Memory model.
@@ -226,11 +227,11 @@ pub struct DryOp {
     pub amount: i64,
 }
 
-/// One transition's footprint: its notifies and waits, and its window accesses.
+/// One transition's footprint: its notify or wait, and its window accesses.
 #[derive(Debug, Clone, Default)]
 pub struct Footprint {
-    /// Notifies and waits, in order.
-    pub ops: Vec<DryOp>,
+    /// The notify or wait the step starts with (none if it faulted there).
+    pub op: Option<DryOp>,
     /// Window accesses of the data movement.
     pub data: Vec<DataAcc>,
     /// A call-ending step: what the host step does if this block ends the call
@@ -241,9 +242,6 @@ pub struct Footprint {
     /// The call this step ends, if it ends one.
     pub ends_call: Option<u16>,
 }
-
-/// The accesses of the host step ending (rank, call): windows, and cells read.
-type HostPart = ((usize, u16), Vec<DataAcc>, Vec<DryOp>);
 
 /// What a step produced besides the new state.
 #[derive(Debug, Default)]
@@ -872,7 +870,9 @@ impl<'a> Machine<'a> {
     /// Performs one action.
     pub fn step(&self, s: &mut State, a: Action, out: &mut Outcome) {
         match a {
-            Action::Run(p) => self.run_step(s, p as usize, None, out),
+            Action::Run(p) => {
+                self.run_step(s, p as usize, false, out);
+            }
             Action::Stale(p) => {
                 let p = p as usize;
                 s.procs[p].steps += 1;
@@ -888,35 +888,19 @@ impl<'a> Machine<'a> {
 
     /// One `Run` transition of process `p`: its notify or wait, then its local
     /// instructions up to the next notify or wait. With `dry` the notify or wait
-    /// has no effect (a wait always passes): it is only recorded, which is how
-    /// [`Machine::footprints`] learns each process's sequence of transitions.
-    fn run_step(
-        &self,
-        s: &mut State,
-        p: usize,
-        mut dry: Option<&mut Vec<DryOp>>,
-        out: &mut Outcome,
-    ) {
+    /// has no effect (a wait always passes): it is only recorded and returned,
+    /// which is how [`Machine::footprints`] learns each process's sequence of
+    /// transitions.
+    fn run_step(&self, s: &mut State, p: usize, dry: bool, out: &mut Outcome) -> Option<DryOp> {
         s.procs[p].steps += 1;
-        self.visible(s, p, &mut dry, out);
+        let op = if dry {
+            self.dry_visible(s, p, out)
+        } else {
+            self.exec_visible(s, p, None, out);
+            None
+        };
         self.run_invisible(s, p, out);
-    }
-
-    fn visible(
-        &self,
-        s: &mut State,
-        p: usize,
-        dry: &mut Option<&mut Vec<DryOp>>,
-        out: &mut Outcome,
-    ) {
-        match dry {
-            None => self.exec_visible(s, p, None, out),
-            Some(ops) => {
-                if let Some(op) = self.dry_visible(s, p, out) {
-                    ops.push(op);
-                }
-            }
-        }
+        op
     }
 
     /// Records the notify or wait at the process's pc without performing it.
@@ -1007,9 +991,10 @@ impl<'a> Machine<'a> {
         let np = self.nprocs();
         let bl = self.code.blocks;
         let mut trans: Vec<Vec<Footprint>> = vec![Vec::new(); np];
-        // (rank, call) -> host accesses; (process, call) -> its call-ending transition.
-        let mut host: Vec<HostPart> = Vec::new();
-        let mut ends: Vec<((usize, u16), usize)> = Vec::new();
+        // (rank, call) -> the host step's window accesses and cell reads;
+        // (process, call-ending transition, call) for every block.
+        let mut host: HashMap<(usize, u16), (Vec<DataAcc>, Vec<DryOp>)> = HashMap::new();
+        let mut ends: Vec<(usize, usize, u16)> = Vec::new();
         let mut total = 0u64;
         loop {
             let mut moved = false;
@@ -1018,12 +1003,11 @@ impl<'a> Machine<'a> {
                     continue;
                 }
                 let call = s.procs[p].call;
-                let mut ops = Vec::new();
                 let mut o = Outcome {
                     accesses: Some(Vec::new()),
                     ..Outcome::default()
                 };
-                self.run_step(&mut s, p, Some(&mut ops), &mut o);
+                let op = self.run_step(&mut s, p, true, &mut o);
                 if o.stop.is_some() {
                     return None;
                 }
@@ -1041,14 +1025,14 @@ impl<'a> Machine<'a> {
                         amount: 0,
                         kind: OpKind::Wait(CmpOp::Ge, i64::MIN),
                     });
-                    host.push(((p / bl, call), data.split_off(from), reads.collect()));
+                    host.insert((p / bl, call), (data.split_off(from), reads.collect()));
                 }
                 let ends_call = s.procs[p].status != Status::Run || s.procs[p].call != call;
                 if ends_call {
-                    ends.push(((p, call), tr.len()));
+                    ends.push((p, tr.len(), call));
                 }
                 tr.push(Footprint {
-                    ops,
+                    op,
                     data,
                     ends_call: ends_call.then_some(call),
                     ..Footprint::default()
@@ -1059,19 +1043,17 @@ impl<'a> Machine<'a> {
                 break;
             }
         }
-        for ((rank, call), acc, reads) in host {
-            for ((p, c), i) in &ends {
-                if p / bl == rank && *c == call {
-                    trans[*p][*i].host_data.extend_from_slice(&acc);
-                    trans[*p][*i].host_ops.extend_from_slice(&reads);
-                }
+        for (p, i, call) in ends {
+            if let Some((acc, reads)) = host.get(&(p / bl, call)) {
+                trans[p][i].host_data.clone_from(acc);
+                trans[p][i].host_ops.clone_from(reads);
             }
         }
         Some(trans)
     }
 
-    /// The process's position in its footprint, whether it is running, waiting for its
-    /// rank's other blocks, or done.
+    /// Whether a process is running, has ended its call and waits for its rank's
+    /// other blocks, is done, or stopped on a runtime error.
     pub fn proc_status(&self, s: &State, p: usize) -> Status {
         s.procs[p].status
     }

@@ -130,7 +130,7 @@ impl Reduction {
                     }
                     e[call as usize] = pos;
                 }
-                for op in fp.ops.iter().chain(&fp.host_ops) {
+                for op in fp.op.iter().chain(&fp.host_ops) {
                     let e = idx.entry(op.cell).or_default();
                     match op.kind {
                         OpKind::Raise => e.raise.push(pos),
@@ -166,16 +166,6 @@ impl Reduction {
             waits,
             blocks: m.blocks(),
         })
-    }
-
-    /// Transitions recorded in the footprints, summed over processes.
-    pub fn len(&self) -> usize {
-        self.trans.iter().map(|t| t.len()).sum()
-    }
-
-    /// True when no process has a transition.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Does process `r`, before its horizon, access window memory conflicting with
@@ -289,7 +279,7 @@ impl Reduction {
                 cell,
                 kind: OpKind::Wait(cmp, k),
                 ..
-            }) = self.trans[r][pos as usize].ops.first()
+            }) = &self.trans[r][pos as usize].op
             {
                 if !cmp.holds(m.cell_value(s, *cell as usize), *k) {
                     return pos;
@@ -328,7 +318,7 @@ impl Reduction {
                     cell,
                     kind: OpKind::Wait(cmp, _),
                     ..
-                }) = self.trans[r][h[r] as usize].ops.first().copied()
+                }) = self.trans[r][h[r] as usize].op
                 else {
                     continue;
                 };
@@ -393,7 +383,7 @@ impl Reduction {
                         }
                         // A blocked process is held by its first operation (its wait).
                         let held = if enabled[q] { usize::MAX } else { 1 };
-                        for op in fp.ops.iter().chain(host_ops).take(held) {
+                        for op in fp.op.iter().chain(host_ops).take(held) {
                             for r in 0..np {
                                 if in_t[r] || add[r] {
                                     continue;
