@@ -444,6 +444,17 @@ fn read_complete_round_fixes_the_broadcast() {
     );
 }
 
+/// Asserts that a run reports a violation (exit 1) whose first line contains `verdict`
+/// (when given) and whose report contains `finding`.
+fn assert_violation(r: &Run, verdict: Option<&str>, finding: &str) {
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    if let Some(v) = verdict {
+        let first = r.stdout.lines().next().unwrap_or("");
+        assert!(first.contains(v), "{first}");
+    }
+    assert!(r.stdout.contains(finding), "{}", r.stdout);
+}
+
 /// `examples/all_to_all_v.coll` renamed and with its body edited (`from` -> `to`), written
 /// to a temporary file; its `// expect:` annotations are dropped.
 fn a2av_variant(name: &str, edits: &[(&str, &str)]) -> PathBuf {
@@ -552,25 +563,13 @@ fn all_to_all_v_checks_only_the_counted_rows() {
         assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
         assert!(ok.stdout.contains(": ok — "), "{}", ok.stdout);
         let bad = a2av_sim(short.to_str().unwrap(), p, "2", "1", &[]);
-        assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
-        assert!(
-            bad.stdout
-                .lines()
-                .next()
-                .unwrap_or("")
-                .contains("VIOLATED sim::wrong-result — "),
-            "{}",
-            bad.stdout
-        );
-        assert!(
-            bad.stdout.contains(
-                "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) \
+        assert_violation(
+            &bad,
+            Some("VIOLATED sim::wrong-result — "),
+            "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) \
                  after call 1 lacks rank 1's contribution of call 1 (input[0..256]); holds \
                  rank 0's window content from before the first call (block 1, row 0; rank 1 \
-                 sent 1 row of its block 0)"
-            ),
-            "{}",
-            bad.stdout
+                 sent 1 row of its block 0)",
         );
     }
 }
@@ -587,16 +586,13 @@ fn all_to_all_v_mutations_are_wrong_results() {
         "1",
         &[],
     );
-    assert_eq!(wrong.code, 1, "{}{}", wrong.stdout, wrong.stderr);
-    assert!(
-        wrong.stdout.contains(
-            "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) after \
+    assert_violation(
+        &wrong,
+        None,
+        "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) after \
              call 1 lacks rank 1's contribution of call 1 (input[0..256]); holds rank 1's \
              contribution of call 1 (input[512..768]) (block 1, row 0; rank 1 sent 1 row of its \
-             block 0)"
-        ),
-        "{}",
-        wrong.stdout
+             block 0)",
     );
 
     let skip = a2av_variant(
@@ -604,16 +600,13 @@ fn all_to_all_v_mutations_are_wrong_results() {
         &[("for d in ranks {", "for d in peers {")],
     );
     let r = a2av_sim(skip.to_str().unwrap(), "2", "2", "1", &[]);
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(
-            "\nsim::wrong-result: wrong result: rank 1's output target[512..1024] (tiles 2..=3) \
+    assert_violation(
+        &r,
+        None,
+        "\nsim::wrong-result: wrong result: rank 1's output target[512..1024] (tiles 2..=3) \
              after call 1 lacks rank 1's contribution of call 1 (input[512..1024]); holds rank \
              1's window content from before the first call (block 1, rows 0..=1; rank 1 sent 2 \
-             rows of its block 1)"
-        ),
-        "{}",
-        r.stdout
+             rows of its block 1)",
     );
 
     let file = "examples/bugs/all_to_all_v_unclamped_count.coll";
@@ -624,23 +617,11 @@ fn all_to_all_v_mutations_are_wrong_results() {
         ok.stdout, ok.stderr
     );
     let bad = a2av_sim(file, "3", "2", "1", &[]);
-    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
-    assert!(
-        bad.stdout
-            .lines()
-            .next()
-            .unwrap_or("")
-            .contains("VIOLATED sim::wrong-result — "),
-        "{}",
-        bad.stdout
-    );
-    assert!(
-        bad.stdout.contains(
-            "\nsim::wrong-result: wrong result: rank 1's recv_counts[2] after call 1 holds 3; \
-             rank 2 sent 2 rows (min of its send_counts[1] = 3 and the 2 rows per block)"
-        ),
-        "{}",
-        bad.stdout
+    assert_violation(
+        &bad,
+        Some("VIOLATED sim::wrong-result — "),
+        "\nsim::wrong-result: wrong result: rank 1's recv_counts[2] after call 1 holds 3; \
+             rank 2 sent 2 rows (min of its send_counts[1] = 3 and the 2 rows per block)",
     );
 
     let shape = a2av_variant(
@@ -651,14 +632,11 @@ fn all_to_all_v_mutations_are_wrong_results() {
         ],
     );
     let r = a2av_sim(shape.to_str().unwrap(), "2", "2", "1", &[]);
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(
-            "\nsim::runtime-error: all_to_all_v: `input` has 512 elements but `target` has \
-             1024; both must be 2 blocks of 2 rows of 256"
-        ),
-        "{}",
-        r.stdout
+    assert_violation(
+        &r,
+        None,
+        "\nsim::runtime-error: all_to_all_v: `input` has 512 elements but `target` has \
+             1024; both must be 2 blocks of 2 rows of 256",
     );
 }
 
