@@ -118,6 +118,23 @@ impl std::fmt::Display for SimError {
     }
 }
 
+/// The machine for a compiled protocol under a configuration.
+fn machine<'a>(p: &'a Protocol, code: Code, cfg: &SimConfig) -> Machine<'a> {
+    let mut m = Machine::new(
+        p,
+        code,
+        cfg.calls,
+        cfg.memory,
+        Limits {
+            max_trip: cfg.budget.max_trip,
+            max_nest: cfg.budget.max_steps,
+        },
+    );
+    m.window_per_call = cfg.window_per_call;
+    m.sticky_poll = cfg.sticky_poll;
+    m
+}
+
 /// Simulates a protocol for one parameter assignment.
 pub fn simulate(
     p: &Protocol,
@@ -141,18 +158,7 @@ fn simulate_inner(
         )));
     }
     let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
-    let mut m = Machine::new(
-        p,
-        code,
-        cfg.calls,
-        cfg.memory,
-        Limits {
-            max_trip: cfg.budget.max_trip,
-            max_nest: cfg.budget.max_steps,
-        },
-    );
-    m.window_per_call = cfg.window_per_call;
-    m.sticky_poll = cfg.sticky_poll;
+    let m = machine(p, code, cfg);
     let mut full = BTreeMap::new();
     for v in p.inputs() {
         if let Some(x) = b.env.get(v) {
@@ -195,7 +201,7 @@ fn simulate_inner(
             calls: cfg.calls,
             schedule: cfg.schedule.name().to_string(),
             memory: cfg.memory,
-            sticky_poll: m.sticky_poll && cfg.memory == Memory::Relaxed,
+            sticky_poll: m.sticky(),
             verdict,
             findings,
             stats: ex.stats,
@@ -426,11 +432,7 @@ impl Explorer<'_, '_> {
             let en = self.m.enabled(&s);
             if self.m.stuck(&en) {
                 if let Some(t) = self.terminals.as_mut() {
-                    // Transition counters depend on the step granularity (grouped
-                    // notifies are one step), not on the state the system is in.
-                    let mut bare = s.clone();
-                    bare.procs.iter_mut().for_each(|p| p.steps = 0);
-                    t.insert(fingerprint(&bare));
+                    t.insert(fingerprint(&s));
                 }
                 let mut o = Outcome::default();
                 self.m.terminal(&s, &mut o);
@@ -565,9 +567,9 @@ impl Explorer<'_, '_> {
 }
 
 /// Exhaustive search that also returns the fingerprints of every terminal state
-/// it met (every process finished, or no process can move; transition counters
-/// cleared). With the partial-order reduction on, these must be exactly the
-/// terminal states of the full search: the cross-check the tests run.
+/// it met (every process finished, or no process can move). With the partial-order
+/// reduction on, these must be exactly the terminal states of the full search: the
+/// cross-check the tests run.
 pub fn terminal_states(
     p: &Protocol,
     params: &BTreeMap<String, i64>,
@@ -584,18 +586,7 @@ pub fn sample_trace(
 ) -> Result<Vec<crate::report::Event>, SimError> {
     let b = collc_spec::eval::bind(p, params).map_err(|e| SimError::Params(e.to_string()))?;
     let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
-    let mut m = Machine::new(
-        p,
-        code,
-        cfg.calls,
-        cfg.memory,
-        Limits {
-            max_trip: cfg.budget.max_trip,
-            max_nest: cfg.budget.max_steps,
-        },
-    );
-    m.window_per_call = cfg.window_per_call;
-    m.sticky_poll = cfg.sticky_poll;
+    let m = machine(p, code, cfg);
     let mut out = Outcome {
         events: Some(Vec::new()),
         ..Outcome::default()

@@ -692,7 +692,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Sticky polling is in effect (it needs the relaxed model's caches).
-    fn sticky(&self) -> bool {
+    pub fn sticky(&self) -> bool {
         self.sticky_poll && self.memory == Memory::Relaxed
     }
 
