@@ -114,7 +114,7 @@ impl Reduction {
             let mut idx: IndexMap<CellOps> = IndexMap::default();
             let mut dx: IndexMap<Vec<(u32, DataAcc)>> = IndexMap::default();
             let mut hx: IndexMap<Vec<(u32, u16, DataAcc)>> = IndexMap::default();
-            let mut e: Vec<u32> = Vec::new();
+            let mut call_ends: Vec<u32> = Vec::new();
             let mut w = Vec::new();
             for (pos, fp) in tr.iter().enumerate() {
                 let pos = pos as u32;
@@ -125,10 +125,10 @@ impl Reduction {
                     for a in &fp.host_data {
                         hx.entry(a.mem).or_default().push((pos, call, *a));
                     }
-                    if e.len() <= call as usize {
-                        e.resize(call as usize + 1, u32::MAX);
+                    if call_ends.len() <= call as usize {
+                        call_ends.resize(call as usize + 1, u32::MAX);
                     }
-                    e[call as usize] = pos;
+                    call_ends[call as usize] = pos;
                 }
                 for op in fp.op.iter().chain(&fp.host_ops) {
                     let e = idx.entry(op.cell).or_default();
@@ -155,7 +155,7 @@ impl Reduction {
             waits.push(w);
             data.push(dx);
             host.push(hx);
-            ends.push(e);
+            ends.push(call_ends);
         }
         Some(Reduction {
             trans,
