@@ -12,6 +12,15 @@ pub struct Ident {
     pub span: Span,
 }
 
+/// How a window or a value signal lives across back-to-back calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifetime {
+    /// `reused`: one buffer serves every call (the default).
+    Reused,
+    /// `per call`: the caller hands in a fresh buffer for each call.
+    PerCall,
+}
+
 /// A whole file: one collective.
 #[derive(Debug, Clone, PartialEq)]
 pub struct File {
@@ -58,14 +67,21 @@ pub enum ItemKind {
     Let { name: Ident, value: Expr },
     /// `blocks blk in 0..C;` — each rank runs this many blocks (cores).
     Blocks { name: Ident, lo: Expr, hi: Expr },
-    /// `signal sig[P];` or `signal counts[P] as value;`
+    /// `signal sig[P];` or `signal counts[P] as value per call;`
     Signal {
         name: Ident,
         dims: Vec<Expr>,
         value: bool,
+        /// Every lifetime written (the front end accepts at most one).
+        lifetimes: Vec<(Lifetime, Span)>,
     },
-    /// `window data: f32[n];` — a symmetric data buffer.
-    Window { name: Ident, dims: Vec<Expr> },
+    /// `window data: f32[n] per call;` — a symmetric data buffer.
+    Window {
+        name: Ident,
+        dims: Vec<Expr>,
+        /// Every lifetime written (the front end accepts at most one).
+        lifetimes: Vec<(Lifetime, Span)>,
+    },
     /// `tile acc: f32[256];` — private scratch memory of one block.
     Tile { name: Ident, dims: Vec<Expr> },
     /// `array send_counts: int[P] in 0..=R;` — per-rank host input values.

@@ -169,6 +169,9 @@ pub(crate) fn keyword_text(r: Rule) -> Option<&'static str> {
         Rule::K_STEP => "step",
         Rule::K_AS => "as",
         Rule::K_VALUE => "value",
+        Rule::K_PER => "per",
+        Rule::K_CALL => "call",
+        Rule::K_REUSED => "reused",
         Rule::K_TRUE => "true",
         Rule::K_FALSE => "false",
         Rule::K_RANK => "rank",
@@ -176,6 +179,15 @@ pub(crate) fn keyword_text(r: Rule) -> Option<&'static str> {
         Rule::K_F32 => "f32",
         _ => return None,
     })
+}
+
+/// A `lifetime` pair: which one, and where.
+fn lifetime(p: &Pair<Rule>) -> (Lifetime, Span) {
+    let which = match p.clone().into_inner().next().map(|q| q.as_rule()) {
+        Some(Rule::per_call) => Lifetime::PerCall,
+        _ => Lifetime::Reused,
+    };
+    (which, span(p))
 }
 
 /// The span of a pair, without the blanks and comments pest includes after a
@@ -290,15 +302,32 @@ impl Builder {
             Rule::signal_decl => {
                 let name = self.ident(it.next().expect("name"));
                 let dims = self.dims(it.next().expect("dims"));
-                let value = it.next().is_some();
-                ItemKind::Signal { name, dims, value }
+                let mut value = false;
+                let mut lifetimes = Vec::new();
+                for q in it {
+                    match q.as_rule() {
+                        Rule::value_marker => value = true,
+                        _ => lifetimes.push(lifetime(&q)),
+                    }
+                }
+                ItemKind::Signal {
+                    name,
+                    dims,
+                    value,
+                    lifetimes,
+                }
             }
             Rule::window_decl | Rule::tile_decl => {
                 let name = self.ident(it.next().expect("name"));
                 let _elem = it.next();
                 let dims = self.dims(it.next().expect("dims"));
                 if rule == Rule::window_decl {
-                    ItemKind::Window { name, dims }
+                    let lifetimes = it.map(|q| lifetime(&q)).collect();
+                    ItemKind::Window {
+                        name,
+                        dims,
+                        lifetimes,
+                    }
                 } else {
                     ItemKind::Tile { name, dims }
                 }

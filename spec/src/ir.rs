@@ -152,8 +152,21 @@ pub struct Signal {
     pub dims: Vec<Expr>,
     /// Credits or values.
     pub kind: SignalKind,
+    /// How a value signal lives across calls (`None`: not written, reused).
+    /// Credit signals never carry one: they are the one buffer every call reuses.
+    #[serde(default)]
+    pub lifetime: Option<Lifetime>,
     /// Declaration.
     pub span: Span,
+}
+
+/// How a window or a value signal lives across back-to-back calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Lifetime {
+    /// `reused`: one buffer serves every call; a cross-call race on it is a violation.
+    Reused,
+    /// `per call`: the caller hands in a fresh buffer for each call.
+    PerCall,
 }
 
 /// A window or tile declaration (f32 elements).
@@ -163,6 +176,10 @@ pub struct Buffer {
     pub name: String,
     /// Dimension sizes (rank-uniform expressions).
     pub dims: Vec<Expr>,
+    /// How a window lives across calls (`None`: not written, reused; always `None`
+    /// for tiles, which are private to one call).
+    #[serde(default)]
+    pub lifetime: Option<Lifetime>,
     /// Declaration.
     pub span: Span,
 }
@@ -442,6 +459,14 @@ impl Cond {
 }
 
 impl Protocol {
+    /// Whether window `w` is a fresh buffer for each call (`per call`).
+    pub fn window_per_call(&self, w: WindowId) -> bool {
+        self.windows[w].lifetime == Some(Lifetime::PerCall)
+    }
+    /// Whether signal `s` has a fresh instance for each call (a `per call` value signal).
+    pub fn signal_per_call(&self, s: SignalId) -> bool {
+        self.signals[s].lifetime == Some(Lifetime::PerCall)
+    }
     /// The name of a variable.
     pub fn var_name(&self, v: VarId) -> &str {
         &self.vars[v].name

@@ -203,6 +203,46 @@ impl Lowerer {
             .map(|(n, _)| *n)
     }
 
+    /// The one lifetime of a window or value signal; more than one is refused.
+    fn lifetime(
+        &mut self,
+        name: &ast::Ident,
+        written: &[(ast::Lifetime, Span)],
+    ) -> Option<Lifetime> {
+        let (first, first_span) = written.first()?;
+        if let Some((second, sp)) = written.get(1) {
+            let text = |l: &ast::Lifetime| match l {
+                ast::Lifetime::Reused => "reused",
+                ast::Lifetime::PerCall => "per call",
+            };
+            let (code, msg) = if first == second {
+                (
+                    "type::lifetime-conflict",
+                    format!("`{}` declares `{}` twice", name.name, text(first)),
+                )
+            } else {
+                (
+                    "type::lifetime-conflict",
+                    format!(
+                        "`{}` is declared both `{}` and `{}`",
+                        name.name,
+                        text(first),
+                        text(second)
+                    ),
+                )
+            };
+            self.diags.push(
+                err(code, msg, *sp, "second lifetime")
+                    .with_label(*first_span, "first lifetime")
+                    .with_help("keep one: `reused` (one buffer for every call) or `per call` (a fresh buffer for each call)"),
+            );
+        }
+        Some(match first {
+            ast::Lifetime::Reused => Lifetime::Reused,
+            ast::Lifetime::PerCall => Lifetime::PerCall,
+        })
+    }
+
     /// Declares a name in the innermost scope; names may not shadow visible names.
     fn declare(&mut self, id: &ast::Ident, n: Name) {
         if id.name == "me" {
@@ -597,7 +637,12 @@ impl Lowerer {
                 self.blocks = Some(Blocks { var: v, count });
                 self.decls.push(Decl::Blocks);
             }
-            K::Signal { name, dims, value } => {
+            K::Signal {
+                name,
+                dims,
+                value,
+                lifetimes,
+            } => {
                 self.require_world(item.span, "signal");
                 let d = self.dims(dims);
                 let kind = if *value {
@@ -605,10 +650,30 @@ impl Lowerer {
                 } else {
                     SignalKind::Credit
                 };
+                let lifetime = self.lifetime(name, lifetimes);
+                if let (SignalKind::Credit, Some((_, sp))) = (kind, lifetimes.first()) {
+                    self.diags.push(
+                        err(
+                            "type::lifetime-on-credit",
+                            format!(
+                                "credit signal `{}` cannot declare a lifetime: its cells are the one buffer every call reuses, and the verifier proves that reuse safe",
+                                name.name
+                            ),
+                            *sp,
+                            "lifetime on a credit signal",
+                        )
+                        .with_help("remove it; if the cells carry values written with `=`, declare the signal `as value` before the lifetime"),
+                    );
+                }
                 self.signals.push(Signal {
                     name: name.name.clone(),
                     dims: d,
                     kind,
+                    lifetime: if kind == SignalKind::Value {
+                        lifetime
+                    } else {
+                        None
+                    },
                     span: item.span,
                 });
                 let id = self.signals.len() - 1;
@@ -616,12 +681,17 @@ impl Lowerer {
                 self.declare(name, Name::Signal(id));
                 self.decls.push(Decl::Signal(id));
             }
-            K::Window { name, dims } | K::Tile { name, dims } => {
+            K::Window { name, dims, .. } | K::Tile { name, dims } => {
                 self.require_world(item.span, "buffer");
                 let d = self.dims(dims);
+                let lifetime = match &item.kind {
+                    K::Window { lifetimes, .. } => self.lifetime(name, lifetimes),
+                    _ => None,
+                };
                 let buf = Buffer {
                     name: name.name.clone(),
                     dims: d,
+                    lifetime,
                     span: item.span,
                 };
                 if matches!(item.kind, K::Window { .. }) {

@@ -499,14 +499,24 @@ impl<'a> Printer<'a> {
                 };
                 (
                     sg.span,
-                    format!("signal {}{}{value};", sg.name, self.dims(&sg.dims)),
+                    format!(
+                        "signal {}{}{value}{};",
+                        sg.name,
+                        self.dims(&sg.dims),
+                        lifetime_text(sg.lifetime)
+                    ),
                 )
             }
             Decl::Window(w) => {
                 let b = &p.windows[w];
                 (
                     b.span,
-                    format!("window {}: f32{};", b.name, self.dims(&b.dims)),
+                    format!(
+                        "window {}: f32{}{};",
+                        b.name,
+                        self.dims(&b.dims),
+                        lifetime_text(b.lifetime)
+                    ),
                 )
             }
             Decl::Tile(t) => {
@@ -765,4 +775,13 @@ fn blank_line_between(text: &str) -> bool {
         && lines[1..lines.len() - 1]
             .iter()
             .any(|l| l.trim().is_empty())
+}
+
+/// ` per call`, ` reused` or nothing, as declared.
+fn lifetime_text(l: Option<Lifetime>) -> &'static str {
+    match l {
+        None => "",
+        Some(Lifetime::Reused) => " reused",
+        Some(Lifetime::PerCall) => " per call",
+    }
 }
