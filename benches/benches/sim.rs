@@ -27,7 +27,6 @@ fn cfg(schedule: Schedule, calls: usize, reduce: bool) -> SimConfig {
         schedule,
         budget: Budget::default(),
         reduce,
-        window_per_call: false,
         sticky_poll: false,
     }
 }

@@ -28,7 +28,6 @@ fn main() {
             "--max-states" => cfg.per_config.max_states = num("--max-states") as u64,
             "--verbose" => verbose = true,
             "--relaxed" => cfg.memory = Memory::Relaxed,
-            "--window-per-call" => cfg.window_per_call = true,
             _ => files.push(a),
         }
     }

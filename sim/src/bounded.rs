@@ -60,8 +60,6 @@ pub struct BoundedConfig {
     pub total_time: Duration,
     /// Parameters fixed by the user (the rest range over the bounds).
     pub fixed: BTreeMap<String, i64>,
-    /// A fresh instance of every window per call (only the signal buffer is reused).
-    pub window_per_call: bool,
     /// Sticky polling (relaxed only; see [`SimConfig::sticky_poll`]).
     #[serde(default)]
     pub sticky_poll: bool,
@@ -79,7 +77,6 @@ impl Default for BoundedConfig {
             },
             total_time: Duration::from_secs(120),
             fixed: BTreeMap::new(),
-            window_per_call: false,
             sticky_poll: false,
         }
     }
@@ -108,6 +105,8 @@ pub struct Counterexample {
     pub span: Option<Span>,
     /// Details.
     pub notes: Vec<String>,
+    /// How to fix it, when the finding knows.
+    pub help: Option<String>,
     /// Parameters.
     pub params: BTreeMap<String, i64>,
     /// Calls.
@@ -123,7 +122,7 @@ pub struct Counterexample {
 /// One obligation's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct Obligation {
-    /// `deadlock`, `stale-pass`, `data-race` or `semantics`.
+    /// `deadlock`, `stale-pass`, `data-race`, `semantics` or `lifetimes`.
     pub name: String,
     /// The finding codes it covers.
     pub codes: Vec<String>,
@@ -184,7 +183,7 @@ pub struct BoundedReport {
 }
 
 /// The obligations and the finding codes each covers.
-pub const OBLIGATIONS: [(&str, &[&str]); 4] = [
+pub const OBLIGATIONS: [(&str, &[&str]); 5] = [
     (
         "deadlock",
         &["sim::deadlock", "sim::lost-credit", "sim::nonzero-exit"],
@@ -192,6 +191,7 @@ pub const OBLIGATIONS: [(&str, &[&str]); 4] = [
     ("stale-pass", &["sim::stale-pass"]),
     ("data-race", &["sim::data-race"]),
     ("semantics", &["sim::wrong-result", "sim::runtime-error"]),
+    ("lifetimes", &["sim::stale-value", "sim::uninit-read"]),
 ];
 
 /// The values a parameter takes, given the values chosen for earlier ones.
@@ -219,6 +219,35 @@ fn sizing_params(p: &Protocol) -> Vec<VarId> {
         }
     }
     out
+}
+
+/// What the bounds of [`param_grid`] range over for a protocol: whether some
+/// parameter sizes a window or tile (so the tile bound applies), and whether it
+/// has rank parameters (so every root is tried). Lets a report word its bounds
+/// for what the protocol has (no "tiles" for a barrier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GridShape {
+    /// Some parameter with a domain sizes a window or tile.
+    pub tiles: bool,
+    /// Some parameter is a rank.
+    pub roots: bool,
+}
+
+/// The [`GridShape`] of a protocol.
+pub fn grid_shape(p: &Protocol) -> GridShape {
+    let sizing = sizing_params(p);
+    let mut g = GridShape {
+        tiles: false,
+        roots: false,
+    };
+    for v in p.inputs() {
+        match &p.vars[v].kind {
+            VarKind::Param { domain: None } => g.roots = true,
+            VarKind::Param { domain: Some(_) } if sizing.contains(&v) => g.tiles = true,
+            _ => {}
+        }
+    }
+    g
 }
 
 /// Small parameter assignments for a bounded run: world sizes in the bounds,
@@ -332,7 +361,6 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                 ..cfg.per_config
             },
             reduce: true,
-            window_per_call: cfg.window_per_call,
             sticky_poll: cfg.sticky_poll,
         };
         match simulate(p, g, &sc) {
@@ -351,7 +379,6 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                             .params
                             .iter()
                             .map(|(k, v)| format!("--param {k}={v}"))
-                            .chain(cfg.window_per_call.then(|| "--window-per-call".to_string()))
                             .chain([
                                 format!("--calls {}", cfg.bounds.calls),
                                 format!(
@@ -373,6 +400,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                                 message: f.message.clone(),
                                 span: f.span,
                                 notes: f.notes.clone(),
+                                help: f.help.clone(),
                                 params: f.params.clone(),
                                 calls: cfg.bounds.calls,
                                 replay,

@@ -78,9 +78,6 @@ pub struct SimConfig {
     pub budget: Budget,
     /// Partial-order reduction (sound; off only to cross-check it).
     pub reduce: bool,
-    /// A fresh instance of every window per call (as the pypto reuse tests allocate
-    /// separate data windows per round); only the signal buffer is reused.
-    pub window_per_call: bool,
     /// Sticky polling (relaxed only): a blocked wait may cache its failing value and keep
     /// re-reading it (see the crate README, "Memory modes").
     #[serde(default)]
@@ -95,7 +92,6 @@ impl Default for SimConfig {
             schedule: Schedule::Exhaustive,
             budget: Budget::default(),
             reduce: true,
-            window_per_call: false,
             sticky_poll: false,
         }
     }
@@ -130,7 +126,6 @@ fn machine<'a>(p: &'a Protocol, code: Code, cfg: &SimConfig) -> Machine<'a> {
             max_nest: cfg.budget.max_steps,
         },
     );
-    m.window_per_call = cfg.window_per_call;
     m.sticky_poll = cfg.sticky_poll;
     m
 }

@@ -14,6 +14,8 @@ use collc_spec::ir::*;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+mod lifetime;
+
 /// Memory model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Hash)]
 #[serde(rename_all = "lowercase")]
@@ -61,6 +63,20 @@ impl Unit {
     }
 }
 
+/// Who last wrote a value signal's cell (`as value`): its provenance, as credit
+/// units are for counters. A read that observes a value of another call is a
+/// `sim::stale-value`; a `per call` cell read before its call wrote it is a
+/// `sim::uninit-read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The writer's call (0-based).
+    pub call: u16,
+    /// The writing process.
+    pub writer: u16,
+    /// The notify statement.
+    pub stmt: u32,
+}
+
 /// An earlier version of a cell (relaxed mode keeps the ones a cache may still hold).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OldCell {
@@ -68,6 +84,7 @@ pub struct OldCell {
     value: i64,
     units: Vec<Unit>,
     clock: Clock,
+    origin: Option<Origin>,
 }
 
 /// A signal cell.
@@ -81,6 +98,8 @@ pub struct Cell {
     pub clock: Clock,
     /// Number of writes so far.
     pub version: u32,
+    /// Value signals: the last write (none before the first write to this instance).
+    pub origin: Option<Origin>,
     history: Vec<OldCell>,
 }
 
@@ -296,14 +315,18 @@ pub struct Machine<'a> {
     pub memory: Memory,
     /// Loop limits.
     pub limits: Limits,
-    /// Every call uses its own instance of every window (only the signal buffer is reused).
-    pub window_per_call: bool,
     /// Sticky polling (relaxed only): a blocked wait's poll may cache the failing value and
     /// keep re-reading it, since the process cannot invalidate the line while blocked.
     pub sticky_poll: bool,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
     arrays: Vec<Vec<Vec<Vec<i64>>>>,
     nwin: usize,
+    /// Instances of each window per rank: the calls if some window is `per call`, else 1
+    /// (a `reused` window always uses instance 0).
+    win_inst: usize,
+    /// Instances of the signal buffer: the calls if some value signal is `per call`, else 1
+    /// (credit and `reused` signals always use instance 0).
+    cell_inst: usize,
 }
 
 /// One expected piece of a rank's output: (window, lo, hi, value relative to lo, or `None`
@@ -354,35 +377,37 @@ impl<'a> Machine<'a> {
             arrays.push(per_rank);
         }
         let nwin = p.windows.len();
+        let per_call_win = (0..nwin).any(|w| p.window_per_call(w));
+        let per_call_sig = (0..p.signals.len()).any(|s| p.signal_per_call(s));
         Machine {
             p,
             code,
             calls,
             memory,
             limits,
-            window_per_call: false,
             sticky_poll: false,
             arrays,
             nwin,
+            win_inst: if per_call_win { calls.max(1) } else { 1 },
+            cell_inst: if per_call_sig { calls.max(1) } else { 1 },
         }
     }
 
-    fn instances(&self) -> usize {
-        if self.window_per_call {
-            self.calls
-        } else {
-            1
-        }
-    }
-
-    /// Index into `State::mem` of rank `rank`'s window `w` as used in `call`.
+    /// Index into `State::mem` of rank `rank`'s window `w` as used in `call`: a `per
+    /// call` window has an instance per call, a `reused` one is one buffer for every call.
     fn mi(&self, rank: usize, w: usize, call: u16) -> usize {
-        let inst = if self.window_per_call {
+        let inst = if self.p.window_per_call(w) {
             call as usize
         } else {
             0
         };
-        (rank * self.nwin + w) * self.instances() + inst
+        (rank * self.nwin + w) * self.win_inst + inst
+    }
+
+    /// The rank and window of an index into `State::mem`.
+    fn mem_owner(&self, m: usize) -> (usize, WindowId) {
+        let per_rank = (self.nwin * self.win_inst).max(1);
+        (m / per_rank, (m / self.win_inst.max(1)) % self.nwin.max(1))
     }
 
     /// Number of processes.
@@ -427,7 +452,7 @@ impl<'a> Machine<'a> {
         for i in idxs {
             let _ = write!(s, "[{i}]");
         }
-        if self.window_per_call && self.p.signals[sig].kind != SignalKind::Credit {
+        if self.p.signal_per_call(sig) {
             let _ = write!(s, " (call {}'s instance)", inst + 1);
         }
         s
@@ -478,19 +503,20 @@ impl<'a> Machine<'a> {
                 pin: None,
             })
             .collect();
-        let cells = (0..self.code.world * self.code.cells_per_rank * self.instances())
+        let cells = (0..self.code.world * self.code.cells_per_rank * self.cell_inst)
             .map(|_| Cell {
                 value: 0,
                 units: Vec::new(),
                 clock: vec![0; np],
                 version: 0,
+                origin: None,
                 history: Vec::new(),
             })
             .collect();
         let mut mem = Vec::new();
         for r in 0..self.code.world {
-            for w in 0..self.nwin * self.instances() {
-                let len = self.code.window_len(w / self.instances());
+            for w in 0..self.nwin * self.win_inst {
+                let len = self.code.window_len(w / self.win_inst);
                 mem.push(WinMem {
                     vals: Segs::filled(
                         len,
@@ -553,9 +579,9 @@ impl<'a> Machine<'a> {
     // ------------------------------------------------------------ enabling
 
     /// Index into `State::cells` of a cell of rank `rank`'s signal, as used in
-    /// `call`: with a window per call, a value signal (data, like pypto's
-    /// separately allocated `recv_counts` buffer) has an instance per call too;
-    /// credit signals are the one reused signal buffer.
+    /// `call`: a `per call` value signal (data, like pypto's separately allocated
+    /// `recv_counts` buffer) has an instance per call; credit signals and `reused`
+    /// value signals are the one reused signal buffer.
     fn cell_index(
         &self,
         rank: usize,
@@ -581,7 +607,7 @@ impl<'a> Machine<'a> {
     }
 
     fn cell_at(&self, rank: usize, signal: SignalId, flat: usize, call: u16) -> usize {
-        let inst = if self.window_per_call && self.p.signals[signal].kind != SignalKind::Credit {
+        let inst = if self.p.signal_per_call(signal) {
             call as usize
         } else {
             0
@@ -1225,6 +1251,7 @@ impl<'a> Machine<'a> {
                 value: c.value,
                 units: c.units.clone(),
                 clock: c.clock.clone(),
+                origin: c.origin,
             };
             s.cells[cell].history.push(old);
         }
@@ -1239,6 +1266,13 @@ impl<'a> Machine<'a> {
             match op {
                 NotifyOp::AtomicAdd => join(&mut c.clock, &pclock),
                 NotifyOp::Set => c.clock = pclock.clone(),
+            }
+            if !credit {
+                c.origin = Some(Origin {
+                    call,
+                    writer: p as u16,
+                    stmt,
+                });
             }
             if credit {
                 let unit = |amount| Unit {
@@ -1373,18 +1407,36 @@ impl<'a> Machine<'a> {
         out: &mut Outcome,
     ) {
         let call = s.procs[p].call;
-        let (value, units, clock, version) = if stale {
+        let (value, units, clock, version, origin) = if stale {
             let c = &s.cells[cell];
             match self.stale_choice(s, p, cell, cmp, k) {
                 Some(i) => {
                     let h = &c.history[i];
-                    (h.value, h.units.clone(), h.clock.clone(), h.version)
+                    (
+                        h.value,
+                        h.units.clone(),
+                        h.clock.clone(),
+                        h.version,
+                        h.origin,
+                    )
                 }
-                None => (c.value, c.units.clone(), c.clock.clone(), c.version),
+                None => (
+                    c.value,
+                    c.units.clone(),
+                    c.clock.clone(),
+                    c.version,
+                    c.origin,
+                ),
             }
         } else {
             let c = &s.cells[cell];
-            (c.value, c.units.clone(), c.clock.clone(), c.version)
+            (
+                c.value,
+                c.units.clone(),
+                c.clock.clone(),
+                c.version,
+                c.origin,
+            )
         };
         // Credit provenance: the shortest prefix (oldest call first) reaching the threshold.
         let need = match cmp {
@@ -1518,6 +1570,15 @@ impl<'a> Machine<'a> {
         for f in stale_findings {
             self.mark_last(out, "sim::stale-pass");
             out.findings.push(f);
+        }
+        if !self.is_credit(cell) {
+            let reader = format!(
+                "{} (call {}) passes `{}` on",
+                self.proc_name(p),
+                fmt_call(call),
+                self.code.stmts[stmt as usize].text
+            );
+            self.observe_value(cell, value, origin, call, &reader, Some(stmt), out);
         }
     }
 
@@ -1861,6 +1922,7 @@ impl<'a> Machine<'a> {
                 };
                 let clock = s.procs[p].clock.clone();
                 let m = self.mi(l.rank, w, s.procs[p].call);
+                self.check_fresh_read(s, p, m, l, w, stmt, out);
                 self.access(s, m, l.lo, l.hi, acc, false, &clock, out);
                 s.mem[m].vals.read(l.lo, l.hi)
             }
@@ -2001,8 +2063,8 @@ impl<'a> Machine<'a> {
             }
         });
         if let Some((other, other_write, a, b)) = race {
-            let rank = m / (self.nwin * self.instances());
-            let win = &self.p.windows[(m / self.instances()) % self.nwin].name;
+            let (rank, w) = self.mem_owner(m);
+            let win = &self.p.windows[w].name;
             let desc = |x: &Acc, is_write: bool| {
                 format!(
                     "{}'s {} ({}, call {})",
@@ -2022,8 +2084,9 @@ impl<'a> Machine<'a> {
             if let Some(sp) = self.stmt_span(other.what) {
                 f.related.push(sp);
             }
+            f.help = self.race_help(w, (acc.call, other.call));
             if acc.what == STAGE || other.what == STAGE {
-                f.notes.push("the owner rewrites this window with the next call's payload while a peer may still access this call's data: add a read-complete round, or use a separate window per call".into());
+                f.notes.push("the owner rewrites this window with the next call's payload while a peer may still access this call's data".into());
             } else if acc.what == CONSUME || other.what == CONSUME {
                 f.notes.push("a fast peer writes the next call's data into this window before its owner has consumed this call's result".into());
             }
@@ -2111,6 +2174,7 @@ impl<'a> Machine<'a> {
         }
         s.procs[b0].clock = j.clone();
         self.consume(s, r, call, out);
+        self.observe_outputs(s, r, call, out);
         let next = call + 1;
         if (next as usize) < self.calls {
             self.stage(s, r, next, out);
@@ -2426,6 +2490,7 @@ impl<'a> Machine<'a> {
             )
         });
         let mut bad: Vec<String> = Vec::new();
+        let mut hint = (None, None);
         for (w, lo, hi, want) in &exp {
             let l = Loc {
                 rank: r,
@@ -2438,6 +2503,7 @@ impl<'a> Machine<'a> {
             for (n, v) in got {
                 if let Some(want) = want {
                     if bad.is_empty() && v != *want {
+                        hint = self.wrong_result_hint(s, r, *w, pos, pos + n, call, &v);
                         let mut msg = self.mismatch(r, *w, pos, pos + n, &v, want, call);
                         if let Some(lay) = &a2av {
                             let j = pos / lay.block;
@@ -2476,8 +2542,9 @@ impl<'a> Machine<'a> {
             });
             self.mark_last(out, "sim::wrong-result");
             for msg in bad {
-                out.findings
-                    .push(Finding::new("sim::wrong-result", msg, None));
+                let mut f = Finding::new("sim::wrong-result", msg, hint.0);
+                f.help.clone_from(&hint.1);
+                out.findings.push(f);
             }
         }
     }

@@ -105,7 +105,8 @@ pub struct Event {
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// Stable code: `sim::deadlock`, `sim::stale-pass`, `sim::lost-credit`,
-    /// `sim::data-race`, `sim::wrong-result`, `sim::nonzero-exit`, `sim::runtime-error`.
+    /// `sim::data-race`, `sim::wrong-result`, `sim::nonzero-exit`, `sim::runtime-error`,
+    /// `sim::stale-value`, `sim::uninit-read`.
     pub code: String,
     /// One line.
     pub message: String,
@@ -115,6 +116,9 @@ pub struct Finding {
     pub related: Vec<Span>,
     /// Details (e.g. every blocked process of a deadlock).
     pub notes: Vec<String>,
+    /// How to fix it, when the finding knows (e.g. a race on a `reused` window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
     /// The parameters of the run that found it.
     pub params: BTreeMap<String, i64>,
     /// Scheduler steps of the trace.
@@ -132,6 +136,7 @@ impl Finding {
             span,
             related: Vec::new(),
             notes: Vec::new(),
+            help: None,
             params: BTreeMap::new(),
             steps: 0,
             trace: Vec::new(),
@@ -277,6 +282,9 @@ impl SimReport {
             }
             for n in &f.notes {
                 s.push_str(&format!("  note: {n}\n"));
+            }
+            if let Some(h) = &f.help {
+                s.push_str(&format!("  help: {h}\n"));
             }
             s.push_str(&format!(
                 "  trace ({}; {} scheduler step{}, shortest found):\n",

@@ -1,33 +1,38 @@
 //! The bounded obligations (`deadlock`, `stale-pass`, `data-race`, `semantics`,
-//! `window-reuse`): the simulator's exhaustive bounded model checker
-//! (`collc_sim::bounded::check`) run over small parameter assignments and mapped into
-//! the report with status `checked` (the exact bounds explored completely),
-//! `violated` (a counterexample with its `collc sim` replay) or `unknown` (nothing
-//! explored completely within the budget). See `verifier/README.md`.
+//! `lifetimes`): the simulator's exhaustive bounded model checker
+//! (`collc_sim::bounded::check`) run over small parameter assignments, with every
+//! window and value signal living as the protocol declares it (`per call` or
+//! `reused`), and mapped into the report with status `checked` (the exact bounds
+//! explored completely), `violated` (a counterexample with its `collc sim` replay)
+//! or `unknown` (nothing explored completely within the budget). See
+//! `verifier/README.md`.
 
-use crate::report::{Finding, ObligationResult, ParamValue, Status};
-use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample};
+use crate::report::{Finding, ObligationResult, ParamValue, Status, Trace};
+use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample, GridShape};
+use collc_sim::report::{EvKind, Event};
 use collc_sim::{Budget, Memory};
 use collc_spec::ir::Protocol;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// The bounded obligations, in report order.
+/// The bounded obligations, in report order (`collc_sim::bounded::OBLIGATIONS`).
 pub const OBLIGATIONS: [&str; 5] = [
     "deadlock",
     "stale-pass",
     "data-race",
     "semantics",
-    "window-reuse",
+    "lifetimes",
 ];
 
-/// The help of a `window-reuse` warning.
-pub const WINDOW_REUSE_HELP: &str = "safe when each call gets a fresh data window; a final read-complete round (see examples/broadcast_read_complete.coll) removes it";
+/// Trace events a finding shows: the first ones, then the last ones up to the failing event.
+const TRACE_HEAD: usize = 6;
+/// See [`TRACE_HEAD`].
+const TRACE_TAIL: usize = 14;
 
 /// Options of the bounded obligations.
 #[derive(Debug, Clone)]
 pub struct BoundedOptions {
-    /// Wall time for the whole file (both window modes, every fallback).
+    /// Wall time for the whole file (every fallback).
     pub budget: Duration,
     /// Distinct states per parameter assignment before an attempt is abandoned.
     pub max_states: u64,
@@ -64,12 +69,14 @@ pub fn skipped() -> Vec<ObligationResult> {
         .collect()
 }
 
-/// The fallback levels: (tiles, calls), largest first.
-fn levels(b: &Bounds) -> Vec<(i64, usize)> {
-    let mut v = vec![(b.tiles.1, b.calls)];
+/// The fallback levels: (tiles, calls), largest first (only the calls when no
+/// parameter sizes a window).
+fn levels(b: &Bounds, shape: GridShape) -> Vec<(i64, usize)> {
+    let t = |x: i64| if shape.tiles { x } else { b.tiles.0 };
+    let mut v = vec![(t(b.tiles.1), b.calls)];
     for l in [
-        (b.tiles.1.min(2), b.calls.min(2)),
-        (b.tiles.1.min(1), b.calls.min(2)),
+        (t(b.tiles.1.min(2)), b.calls.min(2)),
+        (t(b.tiles.1.min(1)), b.calls.min(2)),
     ] {
         if !v.contains(&l) {
             v.push(l);
@@ -78,9 +85,11 @@ fn levels(b: &Bounds) -> Vec<(i64, usize)> {
     v
 }
 
-/// What one window mode explored.
+/// What one exploration explored.
 #[derive(Default)]
 struct Explored {
+    /// What the bounds range over (how the scope is worded).
+    shape: Option<GridShape>,
     /// P -> (tiles, calls, states) explored completely.
     done: BTreeMap<i64, (i64, usize, u64)>,
     /// Attempts that did not complete: (P, tiles, calls, states, why).
@@ -93,12 +102,24 @@ struct Explored {
     errors: Vec<String>,
 }
 
-fn tiles_text(t: i64) -> String {
-    if t <= 1 {
-        "1 tile".into()
-    } else {
-        format!("1..{t} tiles")
+/// The tile bound in words, when the protocol has a parameter that sizes a window.
+fn tiles_text(shape: Option<GridShape>, t: i64) -> Option<String> {
+    match shape {
+        Some(s) if !s.tiles => None,
+        _ if t <= 1 => Some("1 tile".into()),
+        _ => Some(format!("1..{t} tiles")),
     }
+}
+
+/// `P=2, 1..3 tiles, 3 calls` (the parts the protocol has).
+fn bounds_text(ps: &str, shape: Option<GridShape>, t: i64, c: usize) -> String {
+    let mut parts = vec![ps.to_string()];
+    parts.extend(tiles_text(shape, t));
+    parts.push(calls_text(c));
+    if shape.is_some_and(|s| s.roots) {
+        parts.push("every root".into());
+    }
+    parts.join(", ")
 }
 
 fn calls_text(c: usize) -> String {
@@ -149,10 +170,8 @@ impl Explored {
             .iter()
             .map(|(ps, t, c, s)| {
                 format!(
-                    "{}, {}, {}: {} states, complete",
-                    group_text(ps),
-                    tiles_text(*t),
-                    calls_text(*c),
+                    "{}: {} states, complete",
+                    bounds_text(&group_text(ps), self.shape, *t, *c),
                     thousands(*s)
                 )
             })
@@ -192,10 +211,9 @@ impl Explored {
             .find(|f| !self.done.contains_key(&f.0))
         {
             why.push(format!(
-                "budget exhausted after {} states at P={p}, {}, {} ({w})",
+                "budget exhausted after {} states at {} ({w})",
                 thousands(*s),
-                tiles_text(*t),
-                calls_text(*c)
+                bounds_text(&format!("P={p}"), self.shape, *t, *c)
             ));
         } else if !self.untried.is_empty() {
             why.push(format!(
@@ -234,19 +252,21 @@ impl Explored {
     }
 }
 
-fn explore(
-    p: &Protocol,
-    opts: &BoundedOptions,
-    window_per_call: bool,
-    deadline: Instant,
-) -> Explored {
+/// Explores `p` at the bounds of `opts` (P ascending, falling back to smaller
+/// bounds when an attempt does not complete) in memory model `memory`, until
+/// `deadline`.
+fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instant) -> Explored {
     let world = p.vars[p.world].name.clone();
     let mut ps: Vec<i64> = sb::param_grid(p, &opts.bounds, &BTreeMap::new())
         .iter()
         .filter_map(|g| g.get(&world).copied())
         .collect();
     ps.dedup();
-    let mut ex = Explored::default();
+    let shape = sb::grid_shape(p);
+    let mut ex = Explored {
+        shape: Some(shape),
+        ..Explored::default()
+    };
     if ps.is_empty() {
         ex.errors.push(format!(
             "no parameter assignment within the bounds ({}) satisfies the protocol's domains and requirements",
@@ -254,7 +274,7 @@ fn explore(
         ));
         return ex;
     }
-    let lv = levels(&opts.bounds);
+    let lv = levels(&opts.bounds, shape);
     let mut start_level = 0;
     for (i, &pv) in ps.iter().enumerate() {
         let mut li = start_level;
@@ -273,7 +293,7 @@ fn explore(
                     calls,
                     small_ints: opts.bounds.small_ints,
                 },
-                memory: Memory::Sc,
+                memory,
                 per_config: Budget {
                     max_states: opts.max_states,
                     max_time: left.min(opts.budget / 3),
@@ -281,7 +301,6 @@ fn explore(
                 },
                 total_time: left.min(opts.budget / 3),
                 fixed: BTreeMap::from([(world.clone(), pv)]),
-                window_per_call,
                 sticky_poll: false,
             };
             let r = sb::check(p, &cfg);
@@ -321,7 +340,10 @@ fn explore(
     ex
 }
 
-fn finding(p: &Protocol, c: &Counterexample, file: &str, window_reuse: bool) -> Finding {
+/// A counterexample as a finding: the message with its replay, the label on the
+/// statement the simulator blamed (the racing access, the statement that wrote a
+/// wrong output, the blocked wait), the simulator's help, and the trace.
+fn finding(p: &Protocol, c: &Counterexample, file: &str) -> Finding {
     let world = &p.vars[p.world].name;
     let mut params: Vec<ParamValue> = c
         .params
@@ -333,155 +355,100 @@ fn finding(p: &Protocol, c: &Counterexample, file: &str, window_reuse: bool) -> 
         .collect();
     params.sort_by_key(|x| x.name != *world);
     let replay = format!("collc sim {file} {}", c.replay);
-    let mut f = Finding::new(if window_reuse {
-        format!(
-            "with one data window reused by back-to-back calls: {} (replay: {replay})",
-            c.message
-        )
-    } else {
-        format!("{} (replay: {replay})", c.message)
-    });
+    let mut f = Finding::new(format!("{} (replay: {replay})", c.message));
     f.params = params;
-    f.primary = c.span.or_else(|| c.trace.iter().rev().find_map(|e| e.span));
+    f.primary = c.span.or_else(|| {
+        // No statement of its own: the marked trace event, else the last data movement.
+        let marked = c.trace.iter().rev().find(|e| e.mark.is_some());
+        marked
+            .and_then(|e| e.span)
+            .or_else(|| {
+                c.trace
+                    .iter()
+                    .rev()
+                    .find(|e| matches!(e.kind, EvKind::Data))
+                    .and_then(|e| e.span)
+            })
+            .or_else(|| c.trace.iter().rev().find_map(|e| e.span))
+    });
     f.primary_label = format!("{}: {}", c.code, c.message);
+    f.help.clone_from(&c.help);
     f.notes.push(format!("replay: {replay}"));
-    f.notes.push(format!(
-        "shortest trace: {} scheduler steps over {} calls",
-        c.steps, c.calls
-    ));
-    for e in c.trace.iter().take(8) {
-        f.notes.push(format!(
-            "trace: step {} rank {}{} call {}: {}",
-            e.step,
-            e.rank,
-            e.block.map(|b| format!(" block {b}")).unwrap_or_default(),
-            e.call,
-            e.text
-        ));
-    }
-    if c.trace.len() > 8 {
-        f.notes.push(format!(
-            "trace: ... {} more events (replay for all)",
-            c.trace.len() - 8
-        ));
-    }
     f.notes.extend(c.notes.iter().cloned());
-    if window_reuse {
-        f.help = Some(WINDOW_REUSE_HELP.into());
-        f.notes.push(
-            "with a fresh data window per call (--window-per-call) the race does not occur; \
-             pypto's reuse tests use a fresh window per call"
-                .to_string(),
-        );
-    }
+    f.trace = Some(Trace {
+        title: format!(
+            "trace ({}; {} scheduler step{} over {}, shortest found)",
+            collc_sim::report::params_text(&c.params),
+            c.steps,
+            if c.steps == 1 { "" } else { "s" },
+            calls_text(c.calls)
+        ),
+        ..elide(&c.trace)
+    });
     f
 }
 
-/// Runs the bounded obligations on `p` within `opts.budget`.
-pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
-    let start = Instant::now();
-    let deadline = start + opts.budget;
-    let reused = explore(p, opts, false, deadline);
-    let racy = ["data-race", "semantics"]
-        .iter()
-        .any(|o| reused.cex.contains_key(*o));
-    // Races and wrong results are checked again with a fresh window per call; deadlocks
-    // and stale passes take the findings of both runs.
-    let fresh = racy.then(|| {
-        explore(
-            p,
-            opts,
-            true,
-            deadline.max(Instant::now() + opts.budget / 2),
-        )
-    });
-    let mut out = Vec::new();
-    for id in OBLIGATIONS {
-        let code = format!("verify::{id}");
-        let mk =
-            |status, scope: Option<String>, reason: Option<String>, summary: String, findings| {
-                ObligationResult {
-                    id: id.to_string(),
-                    code: code.clone(),
-                    status,
-                    scope,
-                    reason,
-                    summary,
-                    findings,
-                }
-            };
-        let from = |ex: &Explored, prefix: &str, name: &str| -> ObligationResult {
-            if let Some(c) = ex.cex.get(name) {
-                return mk(
-                    Status::Violated,
-                    Some(format!("{prefix}{}", ex.scope())),
-                    None,
-                    format!("{prefix}counterexample at {}", sb_params(c)),
-                    vec![finding(p, c, &opts.file, false)],
-                );
-            }
-            if ex.checked() {
-                let s = format!("{prefix}{}", ex.scope());
-                mk(Status::Checked, Some(s.clone()), None, s, Vec::new())
-            } else {
-                let why = ex.incomplete_reason().unwrap_or_default();
-                mk(
-                    Status::Unknown,
-                    Some(format!("{prefix}{}", ex.scope())),
-                    Some(why),
-                    format!("{prefix}nothing found, exploration incomplete"),
-                    Vec::new(),
-                )
-            }
-        };
-        let r = match (id, &fresh) {
-            ("deadlock" | "stale-pass", Some(fr)) => {
-                if reused.cex.contains_key(id) || !fr.cex.contains_key(id) {
-                    let mut r = from(&reused, "", id);
-                    if r.status == Status::Checked && !fr.checked() {
-                        r = from(fr, "fresh windows: ", id);
-                    }
-                    r
-                } else {
-                    from(fr, "fresh windows: ", id)
-                }
-            }
-            ("data-race" | "semantics", Some(fr)) => from(fr, "fresh data window per call: ", id),
-            ("window-reuse", Some(fr)) => {
-                let findings: Vec<Finding> = ["data-race", "semantics"]
-                    .iter()
-                    .filter(|o| !fr.cex.contains_key(**o))
-                    .filter_map(|o| reused.cex.get(*o))
-                    .map(|c| finding(p, c, &opts.file, true))
-                    .collect();
-                if findings.is_empty() {
-                    from(&reused, "", "window-reuse")
-                } else {
-                    mk(
-                        Status::Warning,
-                        Some(format!(
-                            "one window reused by every call: {}",
-                            reused.scope()
-                        )),
-                        None,
-                        format!(
-                            "races only when one data window serves back-to-back calls ({})",
-                            findings[0]
-                                .params
-                                .iter()
-                                .map(|x| format!("{}={}", x.name, x.value))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        ),
-                        findings,
-                    )
-                }
-            }
-            _ => from(&reused, "", id),
-        };
-        out.push(r);
+/// The events a report shows: all of a short trace; of a long one the first
+/// [`TRACE_HEAD`] and the last [`TRACE_TAIL`] (which end at the failing event).
+fn elide(trace: &[Event]) -> Trace {
+    let mut t = Trace::default();
+    if trace.len() <= TRACE_HEAD + TRACE_TAIL + 1 {
+        t.events = trace.to_vec();
+    } else {
+        t.events = trace[..TRACE_HEAD].to_vec();
+        t.events
+            .extend_from_slice(&trace[trace.len() - TRACE_TAIL..]);
+        t.elided = trace.len() - TRACE_HEAD - TRACE_TAIL;
+        t.elided_at = TRACE_HEAD;
     }
-    out
+    t
+}
+
+/// Runs the bounded obligations on `p` within `opts.budget`, every window and value
+/// signal living as declared.
+pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
+    let deadline = Instant::now() + opts.budget;
+    let sc = explore(p, opts, Memory::Sc, deadline);
+    OBLIGATIONS
+        .iter()
+        .map(|id| obligation(p, opts, &sc, id))
+        .collect()
+}
+
+/// One obligation's result from what was explored.
+fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> ObligationResult {
+    let mk = |status, scope: Option<String>, reason: Option<String>, summary: String, findings| {
+        ObligationResult {
+            id: id.to_string(),
+            code: format!("verify::{id}"),
+            status,
+            scope,
+            reason,
+            summary,
+            findings,
+        }
+    };
+    if let Some(c) = ex.cex.get(id) {
+        return mk(
+            Status::Violated,
+            Some(ex.scope()),
+            None,
+            format!("counterexample at {}", sb_params(c)),
+            vec![finding(p, c, &opts.file)],
+        );
+    }
+    if ex.checked() {
+        let s = ex.scope();
+        mk(Status::Checked, Some(s.clone()), None, s, Vec::new())
+    } else {
+        mk(
+            Status::Unknown,
+            Some(ex.scope()),
+            ex.incomplete_reason(),
+            "nothing found, exploration incomplete".into(),
+            Vec::new(),
+        )
+    }
 }
 
 fn sb_params(c: &Counterexample) -> String {

@@ -5,7 +5,7 @@ use collc_grammar::{Diagnostic, Span};
 use serde::Serialize;
 
 /// Version of the JSON schema.
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 /// The obligations, in report order.
 pub const OBLIGATIONS: [&str; 6] = [
@@ -86,6 +86,42 @@ pub struct Finding {
     pub help: Option<String>,
     /// Extra explanation lines.
     pub notes: Vec<String>,
+    /// A bounded counterexample's trace (null for the symbolic obligations).
+    pub trace: Option<Trace>,
+}
+
+/// A bounded counterexample's trace: the simulator's events, rendered as
+/// `collc sim` renders its traces (numbered steps, `[line N: statement]`, the
+/// failing event marked with its finding code).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Trace {
+    /// `trace (P=2 root=0 n=256; 14 scheduler steps over 3 calls, shortest found)`.
+    pub title: String,
+    /// The events shown: every one of a short trace, else the first and the last ones.
+    pub events: Vec<collc_sim::report::Event>,
+    /// Events left out (between `events[elided_at - 1]` and `events[elided_at]`).
+    pub elided: usize,
+    /// See `elided`.
+    pub elided_at: usize,
+}
+
+impl Trace {
+    /// The trace as text, one event per line (the lines the CLI filled in, if any).
+    pub fn text(&self) -> String {
+        let none = |_| None;
+        let (head, tail) = self.events.split_at(self.elided_at.min(self.events.len()));
+        let mut s = format!("{}:\n", self.title);
+        s.push_str(&collc_sim::report::trace_text(head, &none));
+        if self.elided > 0 {
+            s.push_str(&format!(
+                "  ... {} more event{} (replay for all) ...\n",
+                self.elided,
+                if self.elided == 1 { "" } else { "s" }
+            ));
+        }
+        s.push_str(&collc_sim::report::trace_text(tail, &none));
+        s.trim_end().to_string()
+    }
 }
 
 impl Finding {
@@ -103,6 +139,7 @@ impl Finding {
             labels: Vec::new(),
             help: None,
             notes: Vec::new(),
+            trace: None,
         }
     }
 }
@@ -232,6 +269,9 @@ impl Report {
                         }
                         for n in &f.notes {
                             d = d.with_note(n.clone());
+                        }
+                        if let Some(t) = &f.trace {
+                            d = d.with_note(t.text());
                         }
                         out.push(d);
                     }

@@ -74,10 +74,6 @@ pub struct SimArgs {
     /// Iterations allowed for any one loop.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_trip: i64,
-    /// Give every call its own instance of every window (only the signal buffer is
-    /// reused), as pypto's reuse tests do; the default reuses one window across calls.
-    #[arg(long)]
-    pub window_per_call: bool,
     /// Sticky polling (needs `--memory relaxed`): a blocked wait's poll may cache the
     /// failing value and keep re-reading it, so the wait hangs on a stale value.
     #[arg(long)]
@@ -164,7 +160,6 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
             max_trip: a.max_trip,
         },
         reduce: !a.no_reduction,
-        window_per_call: a.window_per_call,
         sticky_poll: a.sticky_poll,
     };
     let mut report = match collc_sim::simulate(&l.protocol, &params, &cfg) {

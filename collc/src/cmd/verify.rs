@@ -124,6 +124,9 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
                 for c in fd.contributions.iter_mut() {
                     c.line = l.source.line_col(c.span.start).0;
                 }
+                for e in fd.trace.iter_mut().flat_map(|t| t.events.iter_mut()) {
+                    e.line = e.span.map(|s| l.source.line_col(s.start).0 as u32);
+                }
             }
         }
         match report.exit_code() {
