@@ -2,7 +2,7 @@
 //! at P=2 and P=4 with default parameters (development aid).
 
 use collc_backend::host::{run_with_source, RunConfig};
-use collc_backend::testing::{default_params, has_known_hazard};
+use collc_backend::testing::default_params;
 use collc_grammar::Source;
 
 fn main() {
@@ -20,7 +20,6 @@ fn main() {
             };
             let cfg = RunConfig {
                 params: params.clone(),
-                host_barrier: has_known_hazard(&text),
                 twait_timeout_ms: 2000,
                 ..RunConfig::default()
             };

@@ -1,4 +1,4 @@
-//! The args-block ABI of a generated kernel (collc host ABI v1, see
+//! The args-block ABI of a generated kernel (collc host ABI v2, see
 //! `backend/runtime/collc/host_launch.hpp`), derived from a protocol.
 //!
 //! * buffers: every `signal` and `window` in declaration order, then every host `array`
@@ -9,6 +9,19 @@
 //!
 //! Credit signals are `SIGNAL` buffers (checked for residue after a run); value signals
 //! (`as value`, written with `Set`, never reset) are `DATA` buffers of int32 cells.
+//!
+//! # Lifetimes: how a per-call buffer is passed
+//!
+//! A `per call` window or value signal (LANGUAGE.md §5.8.1) is one args slot like any other
+//! buffer: the generated kernel takes **the call's buffer** and never knows about other calls.
+//! The launcher owns the lifetime: it allocates one instance per call in every rank's
+//! symmetric window (`COLLC_LIFETIME_PER_CALL`, K instances at a 64-byte aligned stride,
+//! zeroed before the first call and never used by another call) and writes call k's instance
+//! into the args block of call k; the prepare/collect hooks of call k see the same instance.
+//! Because every rank's window has the same layout, a remote access of call k on a rank lands
+//! in the peer's call-k instance. A `reused` buffer (the default) has one instance that every
+//! call's args point at. [`AbiBuffer::per_call`] says which; [`window_layout`] mirrors the
+//! launcher's layout.
 
 use collc_spec::eval::{eval, Bindings, EvalError};
 use collc_spec::ir::{ArrayId, Decl, Protocol, SignalId, SignalKind, VarId, WindowId};
@@ -64,6 +77,9 @@ pub struct AbiBuffer {
     pub elem: Elem,
     /// True for credit signals (residue-checked after a run).
     pub is_credit_signal: bool,
+    /// A fresh instance per call (`per call` window or value signal); false: one instance
+    /// reused by every call. Host arrays are staged every call and need no instances.
+    pub per_call: bool,
 }
 
 /// The parameter-independent ABI of a protocol.
@@ -88,6 +104,7 @@ impl Abi {
                         source: BufferSource::Signal(s),
                         elem: Elem::I32,
                         is_credit_signal: sig.kind == SignalKind::Credit,
+                        per_call: p.signal_per_call(s),
                     });
                 }
                 Decl::Window(w) => buffers.push(AbiBuffer {
@@ -95,6 +112,7 @@ impl Abi {
                     source: BufferSource::Window(w),
                     elem: Elem::F32,
                     is_credit_signal: false,
+                    per_call: p.window_per_call(w),
                 }),
                 _ => {}
             }
@@ -106,6 +124,7 @@ impl Abi {
                     source: BufferSource::Array(a),
                     elem: Elem::I64,
                     is_credit_signal: false,
+                    per_call: false,
                 });
             }
         }
@@ -155,15 +174,33 @@ impl Abi {
     }
 }
 
-/// Window layout of the launcher: 64-byte aligned offsets and the window size
-/// (mirrors `collc_host_window_layout`).
-pub fn window_layout(bytes: &[u64]) -> (Vec<u64>, u64) {
-    let mut offsets = Vec::with_capacity(bytes.len());
+/// Window layout of the launcher for `calls` calls: the 64-byte aligned offset of every
+/// buffer (`(bytes, per_call)`; instance 0 of a per-call buffer, whose instance k is at
+/// `offset + k * bytes.div_ceil(64) * 64`) and the window size (mirrors
+/// `collc_host_window_layout`).
+pub fn window_layout(buffers: &[(u64, bool)], calls: u64) -> (Vec<u64>, u64) {
+    let mut offsets = Vec::with_capacity(buffers.len());
     let mut end = 0u64;
-    for b in bytes {
+    for &(b, per_call) in buffers {
         let off = end.div_ceil(64) * 64;
         offsets.push(off);
-        end = off + b;
+        let copies = if per_call { calls.max(1) } else { 1 };
+        end = off + b.div_ceil(64) * 64 * (copies - 1) + b;
     }
     (offsets, end.div_ceil(64) * 64 + 64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window_layout;
+
+    #[test]
+    fn per_call_buffers_hold_one_instance_per_call() {
+        // signal (reused, 8 B), window (per call, 100 B -> stride 128), window (reused).
+        let (off, size) = window_layout(&[(8, false), (100, true), (4, false)], 3);
+        assert_eq!(off, vec![0, 64, 64 + 128 * 2 + 128]);
+        assert_eq!(size, 64 + 128 * 2 + 128 + 64 + 64);
+        let (off1, _) = window_layout(&[(8, false), (100, true), (4, false)], 1);
+        assert_eq!(off1, vec![0, 64, 192]);
+    }
 }

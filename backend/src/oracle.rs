@@ -109,6 +109,7 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
             name: buf.name.clone(),
             bytes,
             kind: u32::from(buf.is_credit_signal),
+            per_call: buf.per_call,
             stage: s,
             collect: c,
         });

@@ -8,15 +8,16 @@
 //! Needs Open MPI (`mpicxx`, `mpirun`; CI installs `openmpi-bin libopenmpi-dev`). Without
 //! `mpicxx` every test that needs it prints a loud SKIP line and returns.
 //!
-//! Expectations (the `EXAMPLES` table, checked against the `// expect:` annotations):
-//! * clean protocols must pass at np 2 and 4, and again at np 2 under `COLLC_MPI_LAG_US`
-//!   (every rank but 0 sleeps before each get/put and before its output check);
-//! * the eight examples annotated `// expect: sim::data-race` carry a real cross-call race
-//!   of the merged kernels (broadcast: no read barrier after the last tile; allgather /
-//!   all_to_all / all_to_all_v: a fast rank pushes call k+1 data into a peer that has not
-//!   consumed call k). Without lag they may pass or show exactly that (outputs of the next
-//!   call, credit cells still all zero: the credits are right, the data is not protected);
-//!   under lag the mismatch must appear every time.
+//! Expectations:
+//! * every example, as shipped (with its declared window lifetimes), must pass at np 2 and 4,
+//!   and again at np 2 under `COLLC_MPI_LAG_US` (every rank but 0 sleeps before each get/put
+//!   and before its output check), with no barrier between calls. The eight kernels whose
+//!   data windows are declared `per call` (broadcast, allgather, all_to_all, all_to_all_v and
+//!   their InCore variants) get one MPI window per call: they would race across calls on one
+//!   reused window;
+//! * the converse: `examples/bugs/broadcast_reused_window.coll` (broadcast with its window
+//!   declared `reused`) shows that race under lag every time (outputs of the next call,
+//!   credit cells still all zero: the credits are right, the data is not protected).
 
 use collc_backend::mpi::{self, build, launch};
 use std::collections::BTreeMap;
@@ -121,39 +122,16 @@ fn run(
     launch::launch(tc, bin, &cfg).expect("mpirun starts")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expect {
-    /// Must pass everywhere.
-    Clean,
-    /// The merged kernel's documented cross-call race.
-    Race(&'static str),
-}
-
-const BCAST_RACE: &str =
-    "no read barrier after the last tile: a fast root starts the next call and overwrites \
-                          its window while a non-root still reads it";
-const PUSH_RACE: &str =
-    "a fast rank pushes call k+1 data into a peer's target before the peer consumed call k";
-
-/// Every example and what the MPI run must show.
-const EXAMPLES: &[(&str, Expect)] = &[
-    ("all_to_all", Expect::Race(PUSH_RACE)),
-    ("all_to_all_v", Expect::Race(PUSH_RACE)),
-    ("allgather", Expect::Race(PUSH_RACE)),
-    ("allreduce_mesh", Expect::Clean),
-    ("allreduce_ring", Expect::Clean),
-    ("barrier", Expect::Clean),
-    ("broadcast", Expect::Race(BCAST_RACE)),
-    ("broadcast_read_complete", Expect::Clean),
-    ("incore_all_to_all", Expect::Race(PUSH_RACE)),
-    ("incore_all_to_all_v", Expect::Race(PUSH_RACE)),
-    ("incore_allgather", Expect::Race(PUSH_RACE)),
-    ("incore_allreduce_mesh", Expect::Clean),
-    ("incore_allreduce_ring", Expect::Clean),
-    ("incore_barrier", Expect::Clean),
-    ("incore_broadcast", Expect::Race(BCAST_RACE)),
-    ("incore_reduce_scatter", Expect::Clean),
-    ("reduce_scatter", Expect::Clean),
+/// The examples whose data windows are declared `per call` (the others are `reused`).
+const PER_CALL: &[&str] = &[
+    "all_to_all",
+    "all_to_all_v",
+    "allgather",
+    "broadcast",
+    "incore_all_to_all",
+    "incore_all_to_all_v",
+    "incore_allgather",
+    "incore_broadcast",
 ];
 
 fn verdict_text(o: &launch::Outcome) -> String {
@@ -162,18 +140,6 @@ fn verdict_text(o: &launch::Outcome) -> String {
         s.push_str(&format!("\n      {f}"));
     }
     s
-}
-
-/// A race example's run without lag: ok, or the race (next-call data, credits clean).
-fn race_or_ok(o: &launch::Outcome) -> bool {
-    match &o.verdict {
-        launch::Verdict::Ok => true,
-        launch::Verdict::Wrong {
-            mismatches,
-            nonzero_cells,
-        } => *mismatches > 0 && *nonzero_cells == 0,
-        _ => false,
-    }
 }
 
 fn race_shown(o: &launch::Outcome) -> bool {
@@ -197,19 +163,14 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
         .iter()
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
-    let table: Vec<&str> = EXAMPLES.iter().map(|(n, _)| *n).collect();
-    assert_eq!(
-        names, table,
-        "EXAMPLES must list every examples/*.coll (add the new one with its expectation)"
-    );
-    for (f, (name, exp)) in files.iter().zip(EXAMPLES) {
-        let annotated = std::fs::read_to_string(f)
-            .unwrap()
-            .contains("expect: sim::data-race");
+    // The per-call examples are the ones the lifetimes are for: they declare it.
+    for (f, name) in files.iter().zip(&names) {
+        let (p, _) = load(f);
+        let per_call = (0..p.windows.len()).any(|w| p.window_per_call(w));
         assert_eq!(
-            annotated,
-            matches!(exp, Expect::Race(_)),
-            "{name}: the MPI expectation must match the `// expect: sim::data-race` annotation"
+            per_call,
+            PER_CALL.contains(&name.as_str()),
+            "{name}: PER_CALL must list exactly the examples with `per call` windows"
         );
     }
 
@@ -240,40 +201,40 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
 
     let mut report = Vec::new();
     let mut failures = Vec::new();
-    for ((f, (name, exp)), b) in files.iter().zip(EXAMPLES).zip(&built) {
+    for ((f, name), b) in files.iter().zip(&names).zip(&built) {
         let (p, _) = load(f);
         for np in [2u32, 4] {
             let o = run(&tc, &b.binary, np, params_of(&p, np, false), vec![], 10_000);
-            let good = match exp {
-                Expect::Clean => o.ok(),
-                Expect::Race(_) => race_or_ok(&o),
-            };
             let line = format!("{name:<24} np={np} calls=3         {}", verdict_text(&o));
-            if !good {
+            if !o.ok() {
                 failures.push(format!("{line}\n      command: {}", o.command));
             }
             report.push(line);
         }
-        // Lag: rank 0 runs ahead deterministically.
+        // Lag: rank 0 runs ahead deterministically (the root under lag: the fast rank).
         let env = vec![("COLLC_MPI_LAG_US".to_string(), "50000".to_string())];
         let o = run(&tc, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
-        let good = match exp {
-            Expect::Clean => o.ok(),
-            Expect::Race(_) => race_shown(&o),
-        };
-        let what = match exp {
-            Expect::Clean => "must pass".to_string(),
-            Expect::Race(why) => format!("finding must show: {why}"),
-        };
-        let line = format!(
-            "{name:<24} np=2 calls=3 lag=50ms {} [{what}]",
-            verdict_text(&o)
-        );
-        if !good {
+        let line = format!("{name:<24} np=2 calls=3 lag=50ms {}", verdict_text(&o));
+        if !o.ok() {
             failures.push(format!("{line}\n      command: {}", o.command));
         }
         report.push(line);
     }
+    // The converse: the same broadcast with its window declared `reused` races under lag.
+    let bug = repo().join("examples/bugs/broadcast_reused_window.coll");
+    let (p, _) = load(&bug);
+    let b = emit_build(&tc, &bug);
+    let env = vec![("COLLC_MPI_LAG_US".to_string(), "50000".to_string())];
+    let o = run(&tc, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
+    let line = format!(
+        "{:<24} np=2 calls=3 lag=50ms {} [must show the reuse race]",
+        "bugs/broadcast_reused_window",
+        verdict_text(&o)
+    );
+    if !race_shown(&o) {
+        failures.push(format!("{line}\n      command: {}", o.command));
+    }
+    report.push(line);
     eprintln!("MPI example matrix:\n{}", report.join("\n"));
     assert!(
         failures.is_empty(),
@@ -569,13 +530,16 @@ fn cli_run_with_mpirun_spelling_and_a_hostfile() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("--hostfile"), "{}", r.stderr);
 
-    // A result that is wrong is exit 1 with the runtime's lines.
+    // A result that is wrong is exit 1 with the runtime's lines: a broadcast whose window is
+    // declared `reused` races across calls (its `per call` twin, examples/broadcast.coll,
+    // passes the same run).
     let r = collc(
         &[
             "run",
             "--target",
             "mpi",
-            "examples/broadcast.coll",
+            "examples/bugs/broadcast_reused_window.coll",
+            "--allow-unverified",
             "-np",
             "2",
             "--param",

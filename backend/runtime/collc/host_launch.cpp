@@ -50,7 +50,13 @@ std::string format(const char* fmt, ...) {
     return buf;
 }
 
-// Validates cfg and computes the window layout. Returns an empty string on success.
+// Instances of a buffer in the window: one per call for a per-call buffer (at least one).
+uint64_t instances(const CollcRunConfig* cfg, const CollcBufferDesc& d) {
+    return d.lifetime == COLLC_LIFETIME_PER_CALL && cfg->ncalls > 1 ? static_cast<uint64_t>(cfg->ncalls) : 1;
+}
+
+// Validates cfg and computes the window layout (offset of every buffer's instance 0). Returns
+// an empty string on success.
 std::string layout(const CollcRunConfig* cfg, std::vector<uint64_t>* offsets, uint64_t* window_bytes) {
     if (cfg == nullptr) return "cfg is NULL";
     if (cfg->abi_version != COLLC_ABI_VERSION) {
@@ -85,13 +91,17 @@ std::string layout(const CollcRunConfig* cfg, std::vector<uint64_t>* offsets, ui
         if (d.kind != COLLC_BUFFER_DATA && d.kind != COLLC_BUFFER_SIGNAL) {
             return format("buffer %d has unknown kind %u", i, d.kind);
         }
+        if (d.lifetime != COLLC_LIFETIME_REUSED && d.lifetime != COLLC_LIFETIME_PER_CALL) {
+            return format("buffer %d has unknown lifetime %u", i, d.lifetime);
+        }
         if (d.kind == COLLC_BUFFER_SIGNAL && d.bytes % sizeof(int32_t) != 0) {
             return format("signal buffer %d: %llu bytes is not a whole number of int32 cells", i,
                           static_cast<unsigned long long>(d.bytes));
         }
         off = round_up(off, COLLC_WINDOW_ALIGN);
         if (offsets != nullptr) offsets->push_back(off);
-        off += d.bytes;
+        off += round_up(d.bytes, COLLC_WINDOW_ALIGN) * (instances(cfg, d) - 1) + d.bytes;
+        if (off > (uint64_t(1) << 44)) return "the window is too large";
     }
     *window_bytes = round_up(off, COLLC_WINDOW_ALIGN) + COLLC_WINDOW_ALIGN;
     return std::string();
@@ -143,8 +153,8 @@ struct Shared {
     std::unique_ptr<SpinBarrier> start;                      // all P*C threads, once
     std::unique_ptr<SpinBarrier> all;                        // all P*C threads, per call (flag)
     std::vector<std::unique_ptr<SpinBarrier>> rank_barrier;  // C blocks of one rank
-    std::vector<std::vector<int64_t>> args;                  // per rank
-    std::vector<std::vector<uint8_t*>> buffer_ptrs;          // per rank
+    std::vector<std::vector<int64_t>> args;                  // per (rank, call): r * K + k
+    std::vector<std::vector<uint8_t*>> buffer_ptrs;          // per (rank, call): r * K + k
     std::vector<CommContext> ctx;                            // per rank
     std::vector<ThreadSlot> slots;                           // per (rank, block)
 };
@@ -183,8 +193,6 @@ void rank_thread(Shared* sh, int32_t rank, int32_t block) {
     collc::rt::tl_thread = &ts;
 
     uint8_t* window = sh->run.windows[rank];
-    uint8_t* const* bufs = sh->buffer_ptrs[static_cast<size_t>(rank)].data();
-    int64_t* args = sh->args[static_cast<size_t>(rank)].data();
     SpinBarrier& rank_barrier = *sh->rank_barrier[static_cast<size_t>(rank)];
 
     try {
@@ -195,6 +203,10 @@ void rank_thread(Shared* sh, int32_t rank, int32_t block) {
                 if (sh->run.aborted.load(std::memory_order_acquire) != 0) break;
                 ts.call = k;
                 if ((cfg->flags & COLLC_RUN_HOST_BARRIER) != 0 && k > 0 && !sh->all->wait(sh->run)) break;
+                // Call k's args: its instance of every per-call buffer.
+                const size_t rk = static_cast<size_t>(rank) * static_cast<size_t>(cfg->ncalls) + static_cast<size_t>(k);
+                uint8_t* const* bufs = sh->buffer_ptrs[rk].data();
+                int64_t* args = sh->args[rk].data();
                 // Stage call k's inputs from this rank's own thread (no cross-rank ordering).
                 if (block == 0 && cfg->prepare != nullptr) cfg->prepare(cfg->user, rank, k, window, bufs);
                 // Task start: all blocks of the rank begin call k together.
@@ -299,7 +311,8 @@ extern "C" int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* rep
         const CollcBufferDesc& d = cfg->buffers[i];
         names[static_cast<size_t>(i)] = d.name != nullptr ? d.name : format("buf%d", i);
         infos[static_cast<size_t>(i)] = BufferInfo{names[static_cast<size_t>(i)].c_str(),
-                                                   offsets[static_cast<size_t>(i)], d.bytes, d.kind};
+                                                   offsets[static_cast<size_t>(i)], d.bytes, d.kind,
+                                                   round_up(d.bytes, COLLC_WINDOW_ALIGN), instances(cfg, d)};
     }
 
     RunState& run = sh.run;
@@ -313,9 +326,11 @@ extern "C" int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* rep
                                                      : collc::rt::env_twait_timeout_ms();
 
     // ---- contexts and args blocks ---------------------------------------------------------
+    // One args block per (rank, call): a per-call buffer's address is call k's instance.
+    const int32_t K = cfg->ncalls > 0 ? cfg->ncalls : 1;
     sh.ctx.resize(static_cast<size_t>(P));
-    sh.args.resize(static_cast<size_t>(P));
-    sh.buffer_ptrs.resize(static_cast<size_t>(P));
+    sh.args.resize(static_cast<size_t>(P) * static_cast<size_t>(K));
+    sh.buffer_ptrs.resize(static_cast<size_t>(P) * static_cast<size_t>(K));
     for (int32_t r = 0; r < P; ++r) {
         CommContext& c = sh.ctx[static_cast<size_t>(r)];
         std::memset(&c, 0, sizeof c);
@@ -323,15 +338,20 @@ extern "C" int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* rep
         c.rankSize = P;
         for (int32_t pe = 0; pe < P; ++pe) c.windowsIn[pe] = reinterpret_cast<uint64_t>(run.windows[pe]);
 
-        std::vector<uint8_t*>& bp = sh.buffer_ptrs[static_cast<size_t>(r)];
-        std::vector<int64_t>& a = sh.args[static_cast<size_t>(r)];
-        a.reserve(static_cast<size_t>(B + S + 1));
-        for (int32_t i = 0; i < B; ++i) {
-            bp.push_back(run.windows[r] + offsets[static_cast<size_t>(i)]);
-            a.push_back(reinterpret_cast<int64_t>(bp.back()));
+        for (int32_t k = 0; k < K; ++k) {
+            const size_t rk = static_cast<size_t>(r) * static_cast<size_t>(K) + static_cast<size_t>(k);
+            std::vector<uint8_t*>& bp = sh.buffer_ptrs[rk];
+            std::vector<int64_t>& a = sh.args[rk];
+            a.reserve(static_cast<size_t>(B + S + 1));
+            for (int32_t i = 0; i < B; ++i) {
+                const BufferInfo& bi = infos[static_cast<size_t>(i)];
+                const uint64_t inst = bi.instances > 1 ? static_cast<uint64_t>(k) : 0;
+                bp.push_back(run.windows[r] + bi.offset + inst * bi.stride);
+                a.push_back(reinterpret_cast<int64_t>(bp.back()));
+            }
+            for (int32_t s = 0; s < S; ++s) a.push_back(cfg->scalars[s]);
+            a.push_back(reinterpret_cast<int64_t>(&c));
         }
-        for (int32_t s = 0; s < S; ++s) a.push_back(cfg->scalars[s]);
-        a.push_back(reinterpret_cast<int64_t>(&c));
     }
 
     // ---- threads ---------------------------------------------------------------------------
@@ -408,7 +428,7 @@ extern "C" int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* rep
 
     if (cfg->finish != nullptr) {
         for (int32_t r = 0; r < P; ++r) {
-            cfg->finish(cfg->user, r, run.windows[r], sh.buffer_ptrs[static_cast<size_t>(r)].data());
+            cfg->finish(cfg->user, r, run.windows[r], sh.buffer_ptrs[static_cast<size_t>(r) * static_cast<size_t>(K)].data());
         }
     }
 
@@ -417,22 +437,24 @@ extern "C" int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* rep
     int listed = 0;
     for (int32_t r = 0; r < P; ++r) {
         for (int32_t i = 0; i < B; ++i) {
-            if (infos[static_cast<size_t>(i)].kind != COLLC_BUFFER_SIGNAL) continue;
-            const int32_t* cells = reinterpret_cast<const int32_t*>(run.windows[r] + infos[static_cast<size_t>(i)].offset);
-            const int64_t n = static_cast<int64_t>(infos[static_cast<size_t>(i)].bytes / sizeof(int32_t));
-            for (int64_t j = 0; j < n; ++j) {
-                if (cells[j] == 0) continue;
-                if (report->nonzero_cells == 0) {
-                    report->first_nonzero_rank = r;
-                    report->first_nonzero_buffer = i;
-                    report->first_nonzero_index = j;
-                    report->first_nonzero_value = cells[j];
-                }
-                ++report->nonzero_cells;
-                if (listed < 8) {
-                    residue += format(" %s[%lld]@rank%d=%d", infos[static_cast<size_t>(i)].name,
-                                      static_cast<long long>(j), r, cells[j]);
-                    ++listed;
+            const BufferInfo& bi = infos[static_cast<size_t>(i)];
+            if (bi.kind != COLLC_BUFFER_SIGNAL) continue;
+            for (uint64_t inst = 0; inst < bi.instances; ++inst) {
+                const int32_t* cells = reinterpret_cast<const int32_t*>(run.windows[r] + bi.offset + inst * bi.stride);
+                const int64_t n = static_cast<int64_t>(bi.bytes / sizeof(int32_t));
+                for (int64_t j = 0; j < n; ++j) {
+                    if (cells[j] == 0) continue;
+                    if (report->nonzero_cells == 0) {
+                        report->first_nonzero_rank = r;
+                        report->first_nonzero_buffer = i;
+                        report->first_nonzero_index = j;
+                        report->first_nonzero_value = cells[j];
+                    }
+                    ++report->nonzero_cells;
+                    if (listed < 8) {
+                        residue += format(" %s[%lld]@rank%d=%d", bi.name, static_cast<long long>(j), r, cells[j]);
+                        ++listed;
+                    }
                 }
             }
         }

@@ -1,4 +1,4 @@
-/* collc/host_launch.hpp — C ABI of the collc CPU host launcher (ABI version 1).
+/* collc/host_launch.hpp — C ABI of the collc CPU host launcher (ABI version 2).
  *
  * host_launch.cpp is compiled INTO the same shared library as one generated kernel:
  *
@@ -15,25 +15,35 @@
  * ============================================================================================
  * Each rank owns one contiguous window (one allocation, 4096-byte aligned, zero-filled before
  * the first call and never re-zeroed between calls). The window holds every buffer of
- * CollcRunConfig::buffers, in that order, each at a 64-byte aligned offset:
+ * CollcRunConfig::buffers, in that order, each at a 64-byte aligned offset. A buffer whose
+ * lifetime is COLLC_LIFETIME_PER_CALL (a `per call` window or value signal) holds K = ncalls
+ * instances, one per call, each at a 64-byte aligned stride; a COLLC_LIFETIME_REUSED buffer
+ * holds one instance that every call shares:
  *
- *     offset[0] = 0
- *     offset[i] = round_up(offset[i-1] + bytes[i-1], 64)
- *     window_bytes = round_up(offset[B-1] + bytes[B-1], 64) + 64     (64-byte tail pad)
+ *     stride[i]   = round_up(bytes[i], 64)
+ *     extent[i]   = per_call[i] ? stride[i] * (K - 1) + bytes[i] : bytes[i]   (K >= 1)
+ *     offset[0]   = 0
+ *     offset[i]   = round_up(offset[i-1] + extent[i-1], 64)
+ *     instance k of buffer i: offset[i] + k * stride[i]                       (per call)
+ *     window_bytes = round_up(offset[B-1] + extent[B-1], 64) + 64     (64-byte tail pad)
  *
  * Offsets are identical in every window, so CommRemotePtr(ctx, p, pe) of a pointer into
- * buffer i lands in buffer i of pe's window. Each buffer's extent is padded to 64 bytes (a
+ * buffer i lands in buffer i of pe's window (for a per-call buffer: in the same call's
+ * instance, so call k of every rank exchanges data through instance k only and nothing of
+ * call k can race with call k+1 on it). Each buffer's extent is padded to 64 bytes (a
  * signal never shares a cache line with another buffer; NPU transfers that round up to 32
  * bytes stay inside the window). collc_host_window_layout() returns the offsets.
  *
  * ============================================================================================
  * ARGS BLOCK  (what kernel_entry(__gm__ int64_t* args) receives)
  * ============================================================================================
- * One args array per rank, shared read-only by the rank's C blocks. With B buffers and S
- * scalars:
+ * One args array per rank and call, shared read-only by the rank's C blocks. With B buffers
+ * and S scalars:
  *
  *     args[0 .. B-1]     address of buffer i in THIS rank's window (window_base + offset[i]),
- *                        as int64, in CollcRunConfig::buffers order
+ *                        as int64, in CollcRunConfig::buffers order; for a per-call buffer,
+ *                        the address of the instance of the call being run
+ *                        (window_base + offset[i] + k * stride[i] in call k)
  *     args[B .. B+S-1]   scalar parameters, in CollcRunConfig::scalars order; identical on
  *                        every rank and every call (rank-uniform, so guards stay symmetric)
  *     args[B+S]          CommContext* of this rank, as int64
@@ -67,11 +77,14 @@
  *
  *     for call k in 0 .. K-1:
  *         [flag COLLC_RUN_HOST_BARRIER and k > 0: barrier of all P*C threads]
- *         if b == 0 and prepare: prepare(user, r, k, window_r, buffers_r)   # stage inputs
+ *         if b == 0 and prepare: prepare(user, r, k, window_r, buffers_r,k) # stage inputs
  *         [C > 1: barrier of rank r's C blocks]                             # task start
  *         kernel(args_r)                                                    # call k
  *         [C > 1: barrier of rank r's C blocks]                             # task end
- *         if b == 0 and collect: collect(user, r, k, window_r, buffers_r)   # read outputs
+ *         if b == 0 and collect: collect(user, r, k, window_r, buffers_r,k) # read outputs
+ *
+ * (buffers_r,k: the buffer addresses of args_r,k, i.e. call k's instance of every per-call
+ * buffer.)
  *
  * There is NO barrier across ranks between calls (unless COLLC_RUN_HOST_BARRIER is set): a
  * fast rank may enter call k+1 while a slow one is still in call k, exactly the skew the
@@ -110,7 +123,7 @@
 extern "C" {
 #endif
 
-#define COLLC_ABI_VERSION 1u
+#define COLLC_ABI_VERSION 2u
 #define COLLC_MAX_RANKS 16
 #define COLLC_MAX_BLOCKS 64
 #define COLLC_MAX_BUFFERS 64
@@ -123,6 +136,12 @@ typedef enum CollcBufferKind {
     COLLC_BUFFER_DATA = 0,
     COLLC_BUFFER_SIGNAL = 1
 } CollcBufferKind;
+
+/* Buffer lifetimes (CollcBufferDesc::lifetime): how a buffer lives across the K calls. */
+typedef enum CollcBufferLifetime {
+    COLLC_LIFETIME_REUSED = 0,   /* one instance serves every call */
+    COLLC_LIFETIME_PER_CALL = 1  /* a fresh (zeroed, never used before) instance per call */
+} CollcBufferLifetime;
 
 /* CollcRunConfig::flags */
 #define COLLC_RUN_HOST_BARRIER 0x1u /* barrier of all threads before every call k > 0 */
@@ -142,17 +161,18 @@ typedef enum CollcStatus {
 typedef void (*CollcKernelFn)(int64_t* args);
 
 /* prepare/collect: called on rank `rank`'s block-0 thread around call `call` (0-based).
- * `buffers[i]` = window_base + offset[i]. */
+ * `buffers[i]` = the address of buffer i in call `call` (its instance for a per-call buffer). */
 typedef void (*CollcRankHook)(void* user, int32_t rank, int32_t call, uint8_t* window_base,
                               uint8_t* const* buffers);
-/* finish: called once per rank on the calling thread after every thread was joined. */
+/* finish: called once per rank on the calling thread after every thread was joined;
+ * `buffers[i]` = window_base + offset[i] (instance 0 of a per-call buffer). */
 typedef void (*CollcFinishHook)(void* user, int32_t rank, uint8_t* window_base, uint8_t* const* buffers);
 
 typedef struct CollcBufferDesc {
     const char* name;  /* diagnostics only; may be NULL ("buf<i>") */
     uint64_t bytes;    /* > 0 */
     uint32_t kind;     /* CollcBufferKind */
-    uint32_t reserved; /* 0 */
+    uint32_t lifetime; /* CollcBufferLifetime (0: reused) */
 } CollcBufferDesc;
 
 typedef struct CollcRunConfig {
@@ -210,7 +230,8 @@ typedef struct CollcRunReport {
 /* ABI version of this library (COLLC_ABI_VERSION). */
 uint32_t collc_host_abi_version(void);
 
-/* Offsets of cfg->buffers inside a window (offsets[i], i < nbuffers) and the window size.
+/* Offsets of cfg->buffers inside a window (offsets[i], i < nbuffers; instance 0 of a
+ * per-call buffer) and the window size.
  * Returns COLLC_OK or COLLC_ERR_CONFIG. `offsets` may be NULL. */
 int32_t collc_host_window_layout(const CollcRunConfig* cfg, uint64_t* offsets, uint64_t* window_bytes);
 

@@ -8,13 +8,13 @@
 //   collc-runner LIB.so  < job  > result
 //
 // Job (stdin, little-endian):
-//   "COLLCJB1"
+//   "COLLCJB2"
 //   i32 P, C, K, flags (CollcRunConfig::flags), twait_timeout_ms, barrier_check
 //   u64 chaos_seed; u32 chaos_max_us
-//   i32 B; B x { u32 name_len; name; u64 bytes; u32 kind; u32 stage; u32 collect }
+//   i32 B; B x { u32 name_len; name; u64 bytes; u32 kind; u32 lifetime; u32 stage; u32 collect }
 //   i32 S; S x i64 scalar
 //   for call k < K, rank r < P, buffer b with stage: `bytes` bytes (prepare copies them into
-//   the buffer before call k)
+//   the buffer before call k: call k's instance when the buffer's lifetime is per call)
 // Result (stdout):
 //   "COLLCRS1"
 //   i32 status; i32 calls_completed[P]; u64 nonzero_cells; f64 elapsed_ns; i64 barrier_errors
@@ -49,6 +49,7 @@ struct Buffer {
     std::string name;
     uint64_t bytes = 0;
     uint32_t kind = 0;
+    uint32_t lifetime = 0;  // CollcBufferLifetime
     uint32_t stage = 0;
     uint32_t collect = 0;
 };
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
 
     Job j;
     char magic[8];
-    if (!read_exact(magic, 8) || std::memcmp(magic, "COLLCJB1", 8) != 0) return bad("magic");
+    if (!read_exact(magic, 8) || std::memcmp(magic, "COLLCJB2", 8) != 0) return bad("magic");
     if (!read_val(&j.P) || !read_val(&j.C) || !read_val(&j.K) || !read_val(&j.flags) || !read_val(&j.timeout_ms) ||
         !read_val(&j.barrier_check) || !read_val(&j.chaos_seed) || !read_val(&j.chaos_max_us)) {
         return bad("header");
@@ -155,7 +156,8 @@ int main(int argc, char** argv) {
         uint32_t len = 0;
         if (!read_val(&len) || len > 4096) return bad("buffer name");
         buf.name.resize(len);
-        if (!read_exact(&buf.name[0], len) || !read_val(&buf.bytes) || !read_val(&buf.kind) || !read_val(&buf.stage) ||
+        if (!read_exact(&buf.name[0], len) || !read_val(&buf.bytes) || !read_val(&buf.kind) || !read_val(&buf.lifetime) ||
+            !read_val(&buf.stage) ||
             !read_val(&buf.collect)) {
             return bad("buffer");
         }
@@ -182,7 +184,7 @@ int main(int argc, char** argv) {
     j.barrier_errors.assign(static_cast<size_t>(j.P), 0);
 
     std::vector<CollcBufferDesc> descs;
-    for (const Buffer& b : j.buffers) descs.push_back(CollcBufferDesc{b.name.c_str(), b.bytes, b.kind, 0});
+    for (const Buffer& b : j.buffers) descs.push_back(CollcBufferDesc{b.name.c_str(), b.bytes, b.kind, b.lifetime});
     CollcRunConfig cfg;
     std::memset(&cfg, 0, sizeof cfg);
     cfg.abi_version = COLLC_ABI_VERSION;

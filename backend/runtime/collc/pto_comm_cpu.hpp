@@ -220,6 +220,8 @@ struct BufferInfo {
     uint64_t offset;   // byte offset inside the window (64-byte aligned)
     uint64_t bytes;    // size in bytes
     uint32_t kind;     // CollcBufferKind (host_launch.hpp): 0 = data, 1 = signal cells
+    uint64_t stride;   // bytes between two instances (per-call buffers)
+    uint64_t instances;  // 1, or one per call for a per-call buffer
 };
 
 // Where an address lies in the symmetric windows.
@@ -334,9 +336,12 @@ inline bool locate(const RunState* run, const void* p, CellLocation* out) {
         out->index = -1;
         for (int32_t b = 0; b < run->nbuffers; ++b) {
             const BufferInfo& bi = run->buffers[b];
-            if (out->offset >= bi.offset && out->offset - bi.offset < bi.bytes) {
+            if (out->offset < bi.offset) continue;
+            const uint64_t rel = out->offset - bi.offset;
+            const uint64_t inst = bi.instances > 1 ? rel / bi.stride : 0;
+            if (inst < bi.instances && rel - inst * bi.stride < bi.bytes) {
                 out->buffer = b;
-                out->index = static_cast<int64_t>((out->offset - bi.offset) / sizeof(int32_t));
+                out->index = static_cast<int64_t>((rel - inst * bi.stride) / sizeof(int32_t));
                 break;
             }
         }

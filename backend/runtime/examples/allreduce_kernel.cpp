@@ -24,7 +24,7 @@
 // Credits per lane per call: 1 + n_b, waits 1, 2, ..., n_b + 1, reset -(1 + n_b). An idle lane
 // (n_b = 0) still runs the ready barrier and resets -1; lanes >= A are never touched.
 //
-// Spec: examples/allreduce_mesh.coll. Args block (collc host ABI v1, collc/host_launch.hpp):
+// Spec: examples/allreduce_mesh.coll. Args block (collc host ABI v2, collc/host_launch.hpp):
 // buffers in declaration order, then P, then the params in declaration order, then the context:
 //   args[0] sig (int32 cells, [P][stride])    args[1] data (f32, [n])
 //   args[2] P (nranks)    args[3] n (numel)    args[4] C (blocks)    args[5] stride

@@ -15,7 +15,7 @@
 // its next call's +1 when our epilogue runs; AtomicAdd(-1) commutes with it, Set(0) would
 // erase it and deadlock that peer's next wait.
 //
-// Spec: examples/barrier.coll. Args block (collc host ABI v1, collc/host_launch.hpp):
+// Spec: examples/barrier.coll. Args block (collc host ABI v2, collc/host_launch.hpp):
 //   args[0] sig (int32 cells, [P])    args[1] P (nranks)    args[2] CommContext*
 
 #include "collc/pto_comm.hpp"

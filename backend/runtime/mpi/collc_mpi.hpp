@@ -885,6 +885,23 @@ class Session {
     sigwin_->arrays.back().credit = false;
     return base;
   }
+  /// Reserve `cells` VALUE cells per call for a `per call` value signal (one run of cells
+  /// per call, in call order; call k's first cell is the returned base + k * cells).
+  MPI_Aint value_signal_per_call(const char* name, MPI_Aint cells) {
+    MPI_Aint base = 0;
+    for (long k = 0; k < calls_; ++k) {
+      const std::string inst = std::string(name) + "@call" + std::to_string(k);
+      const MPI_Aint b = value_signal(inst.c_str(), cells);
+      if (k == 0) base = b;
+    }
+    return base;
+  }
+  /// Back-to-back calls of this run (sizes the per-call objects; set before setup()).
+  void set_calls(long calls) {
+    if (allocated_) detail::die(4, "set_calls() after allocate()");
+    calls_ = calls < 1 ? 1 : calls;
+  }
+  long calls() const { return calls_; }
   /// The protocol's signal window (valid for the Session's lifetime; allocated later).
   Window* signal_window() { return sigwin_; }
 
@@ -901,6 +918,17 @@ class Session {
     Window* raw = w.get();
     wins_.push_back(std::move(w));
     return raw;
+  }
+
+  /// Declare one symmetric data window of `count` elements of T per call (a `per call`
+  /// window): instance k serves call k only, so nothing of call k races with call k+1 on it.
+  template <class T> std::vector<Window*> buffers_per_call(const char* name, MPI_Aint count) {
+    std::vector<Window*> v;
+    for (long k = 0; k < calls_; ++k) {
+      const std::string inst = std::string(name) + "@call" + std::to_string(k);
+      v.push_back(buffer<T>(inst.c_str(), count));
+    }
+    return v;
   }
 
   /// Rank-local scratch memory (NOT a window): the kernel's UB tiles. Zeroed, owned by
@@ -995,6 +1023,7 @@ class Session {
   Window* sigwin_ = nullptr;
   std::vector<std::unique_ptr<Window>> wins_;
   std::vector<std::vector<unsigned char>> scratch_;
+  long calls_ = 1;
   bool allocated_ = false;
 };
 

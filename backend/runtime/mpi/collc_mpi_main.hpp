@@ -9,6 +9,10 @@
 //   void kernel (const collc_mpi::Ctx& c, const Args& a);                       // the protocol
 //   void prepare(const collc_mpi::Ctx& c, const Args& a);                       // inputs of call c.call
 //   void check  (const collc_mpi::Ctx& c, const Args& a, collc_mpi::Checker& k); // outputs of call c.call
+// and, when it has `per call` windows or value signals,
+//   void begin_call(Args& a, int call);                // select call `call`'s instances
+// (setup() allocates the instances with Session::buffers_per_call / value_signal_per_call,
+// sized by Session::calls(), before the first call; a program without one gets a no-op).
 //
 // Command line:
 //   prog [--calls K] [--param name=value]... [--skew-us N] [--help]
@@ -18,8 +22,9 @@
 //     --skew-us N    before call c, rank r sleeps ((3c + 5r) mod np) * N microseconds so
 //                    that ranks enter calls out of step (default 0: natural skew only)
 //
-// Per call c (on each rank, independently): prepare() writes this rank's payload for
-// call c into its own windows, kernel() runs the protocol, check() verifies the outputs.
+// Per call c (on each rank, independently): begin_call() selects call c's per-call
+// instances, prepare() writes this rank's payload for call c into its own windows, kernel()
+// runs the protocol, check() verifies the outputs.
 // After the last call: MPI_Barrier, then every signal cell of every rank must read 0.
 // Rank 0 prints ONE JSON line on stdout, e.g.
 //   {"ok":true,"program":"barrier","np":4,"calls":3,"params":{},"mismatches":0,
@@ -57,6 +62,12 @@ inline bool parse_long(const char* s, long min_ok, long* out) {
 }  // namespace launcher
 }  // namespace collc_mpi
 
+namespace collc_program {
+// A program whose buffers are all reused has no begin_call(); the program's own (a
+// non-template, exact match) wins over this one.
+template <class A> inline void begin_call(A&, int) {}
+}  // namespace collc_program
+
 int main(int argc, char** argv) {
   using namespace collc_mpi;
   init(&argc, &argv);
@@ -93,6 +104,7 @@ int main(int argc, char** argv) {
 
   // ---- declare + allocate symmetric objects ------------------------------------------
   Session session(params);
+  session.set_calls(calls);
   collc_program::Args args{};
   collc_program::setup(session, args);
   std::vector<std::string> unused = params.unused();
@@ -118,6 +130,7 @@ int main(int argc, char** argv) {
     ctx.call = int(c);
     set_call(int(c));
     if (skew_us > 0) usleep(useconds_t(((3 * c + 5 * me) % np) * skew_us));
+    collc_program::begin_call(args, int(c));
     collc_program::prepare(ctx, args);
     collc_program::kernel(ctx, args);
     lag_before_check();

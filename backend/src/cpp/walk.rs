@@ -355,7 +355,7 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
         }
     }
     w.line("//");
-    w.line("// Args block (collc host ABI v1, collc/host_launch.hpp):");
+    w.line("// Args block (collc host ABI v2, collc/host_launch.hpp; a `per call` buffer is the call's own):");
     let mut slot = 0;
     for b in &k.abi.buffers {
         let what = match b.source {
@@ -371,7 +371,8 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
                 } else {
                     "value signal"
                 };
-                format!("{kind} {}{} (int32 cells)", sig.name, dims.join(""))
+                let life = if b.per_call { ", per call" } else { "" };
+                format!("{kind} {}{} (int32 cells{life})", sig.name, dims.join(""))
             }
             BufferSource::Window(x) => {
                 let win = &p.windows[x];
@@ -380,7 +381,8 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
                     .iter()
                     .map(|d| format!("[{}]", expr_to_string(p, d)))
                     .collect();
-                format!("window {}: f32{}", win.name, dims.join(""))
+                let life = if b.per_call { " per call" } else { "" };
+                format!("window {}: f32{}{life}", win.name, dims.join(""))
             }
             BufferSource::Array(a) => {
                 let arr = &p.arrays[a];

@@ -1,4 +1,4 @@
-//! The launcher's C ABI (`collc/host_launch.hpp`, ABI version 1) mirrored in Rust, and the
+//! The launcher's C ABI (`collc/host_launch.hpp`, ABI version 2) mirrored in Rust, and the
 //! in-process execution of a [`Job`] through `dlopen` (libloading).
 //!
 //! Loaded libraries stay loaded for the life of the process (a library that started threads
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// `COLLC_ABI_VERSION`.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 const MAX_RANKS: usize = 16;
 const MESSAGE_BYTES: usize = 8192;
 
@@ -25,8 +25,8 @@ pub struct BufferDesc {
     pub bytes: u64,
     /// Kind.
     pub kind: u32,
-    /// 0.
-    pub reserved: u32,
+    /// `CollcBufferLifetime`: 0 reused, 1 per call.
+    pub lifetime: u32,
 }
 
 type Hook = unsafe extern "C" fn(*mut c_void, i32, i32, *mut u8, *const *mut u8);
@@ -145,7 +145,7 @@ pub fn load(lib: &Path) -> Result<Loaded, ExecError> {
             l
         }
     };
-    // SAFETY: `collc_host_run` has exactly this signature (host_launch.hpp, ABI v1).
+    // SAFETY: `collc_host_run` has exactly this signature (host_launch.hpp, ABI v2).
     let run: RunFn = unsafe {
         *handle
             .get::<RunFn>(b"collc_host_run\0")
@@ -262,7 +262,7 @@ pub fn run(lib: &Path, job: &Job) -> Result<Outcome, ExecError> {
             name: n.as_ptr(),
             bytes: b.bytes,
             kind: b.kind,
-            reserved: 0,
+            lifetime: u32::from(b.per_call),
         })
         .collect();
     let slots = job.ncalls.max(0) as usize * job.nranks.max(0) as usize;

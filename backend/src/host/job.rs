@@ -18,6 +18,9 @@ pub struct JobBuffer {
     pub bytes: u64,
     /// `CollcBufferKind`: 0 data, 1 credit signal (residue-checked).
     pub kind: u32,
+    /// A fresh instance per call (`CollcBufferLifetime` 1: a `per call` window or value
+    /// signal) instead of one instance shared by every call.
+    pub per_call: bool,
     /// The host stages an input image before every call.
     pub stage: bool,
     /// The host copies the buffer out after every call.
@@ -148,7 +151,7 @@ impl Job {
     /// The job in the runner's stdin format (see `collc/host_runner.cpp`).
     pub fn encode(&self) -> Vec<u8> {
         let mut v = Vec::new();
-        v.extend_from_slice(b"COLLCJB1");
+        v.extend_from_slice(b"COLLCJB2");
         for x in [
             self.nranks,
             self.nblocks,
@@ -167,6 +170,7 @@ impl Job {
             v.extend_from_slice(b.name.as_bytes());
             v.extend_from_slice(&b.bytes.to_le_bytes());
             v.extend_from_slice(&b.kind.to_le_bytes());
+            v.extend_from_slice(&u32::from(b.per_call).to_le_bytes());
             v.extend_from_slice(&u32::from(b.stage).to_le_bytes());
             v.extend_from_slice(&u32::from(b.collect).to_le_bytes());
         }

@@ -77,6 +77,7 @@ pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>>
     tail.line("");
     program::setup(&k, &names, &mut tail);
     tail.line("");
+    program::begin_call(&k, &names, &mut tail);
     program::prepare(&k, &names, &mut tail);
     tail.line("");
     program::check(&k, &names, &mut tail);
@@ -129,16 +130,26 @@ fn header(k: &Kernel, w: &mut Writer) {
                     SignalKind::Credit => "credit cells, all back at 0 after every call",
                     SignalKind::Value => "value cells: notify_set only, never reset",
                 };
+                let life = if p.signal_per_call(s) {
+                    "; per call: one run of cells per call"
+                } else {
+                    ""
+                };
                 w.line(format!(
-                    "//   signal {}{}: int32 cells in the one signal window ({kind})",
+                    "//   signal {}{}: int32 cells in the one signal window ({kind}{life})",
                     sig.name, dims
                 ));
             }
             Decl::Window(x) => {
                 let win = &p.windows[x];
                 let dims = program::dims_text(p, &win.dims);
+                let life = if p.window_per_call(x) {
+                    "per call: one MPI window per call, allocated up front"
+                } else {
+                    "reused: one window for every call"
+                };
                 w.line(format!(
-                    "//   window {}: f32{} (MPI_Win_allocate, one window per buffer)",
+                    "//   window {}: f32{} (MPI_Win_allocate; {life})",
                     win.name, dims
                 ));
             }

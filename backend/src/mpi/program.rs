@@ -22,6 +22,14 @@ impl<'k, 'a> Names<'k, 'a> {
     pub(crate) fn window_field(&self, w: WindowId) -> String {
         format!("win_{}", self.k.window_names[w])
     }
+    /// The per-call instances of a `per call` window (one MPI window per call).
+    pub(crate) fn window_calls(&self, w: WindowId) -> String {
+        format!("wins_{}", self.k.window_names[w])
+    }
+    /// The first cell of instance 0 of a `per call` value signal.
+    pub(crate) fn signal_first(&self, s: SignalId) -> String {
+        format!("sig0_{}", self.k.signal_names[s])
+    }
     pub(crate) fn window_len(&self, w: WindowId) -> String {
         format!("len_{}", self.k.window_names[w])
     }
@@ -94,6 +102,12 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
                     "int64_t {} = 0;  // its cell count",
                     n.signal_cells(s)
                 ));
+                if p.signal_per_call(s) {
+                    w.line(format!(
+                        "MPI_Aint {} = 0;  // per call: instance 0's first cell; call k's is + k * cells (begin_call)",
+                        n.signal_first(s)
+                    ));
+                }
             }
             Decl::Window(x) => {
                 let win = &p.windows[x];
@@ -107,6 +121,12 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
                     "int64_t {} = 0;  // its element count",
                     n.window_len(x)
                 ));
+                if p.window_per_call(x) {
+                    w.line(format!(
+                        "std::vector<collc_mpi::Window*> {};  // per call: one window per call; begin_call(k) selects instance k",
+                        n.window_calls(x)
+                    ));
+                }
             }
             Decl::Array(a) => {
                 let arr = &p.arrays[a];
@@ -266,10 +286,15 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                 let sig = &p.signals[s];
                 let f = match sig.kind {
                     SignalKind::Credit => "signal",
+                    SignalKind::Value if p.signal_per_call(s) => "value_signal_per_call",
                     SignalKind::Value => "value_signal",
                 };
                 let count = n.signal_cells(s);
-                let field = n.signal_field(s);
+                let field = if p.signal_per_call(s) {
+                    n.signal_first(s)
+                } else {
+                    n.signal_field(s)
+                };
                 declare(
                     k,
                     w,
@@ -282,7 +307,11 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
             }
             Decl::Window(x) => {
                 let win = &p.windows[x];
-                let field = n.window_field(x);
+                let alloc = if p.window_per_call(x) {
+                    format!("{} = s.buffers_per_call<float>", n.window_calls(x))
+                } else {
+                    format!("{} = s.buffer<float>", n.window_field(x))
+                };
                 declare(
                     k,
                     w,
@@ -290,7 +319,7 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                     &win.name,
                     &win.dims,
                     &n.window_len(x),
-                    &format!("{field} = s.buffer<float>"),
+                    &alloc,
                 );
             }
             Decl::Array(a) => {
@@ -356,6 +385,44 @@ fn declare(
         "args.{alloc}({}, std::max<int64_t>(1, args.{count}));",
         c_string(name)
     ));
+}
+
+/// `begin_call()`: selects call `call`'s instance of every `per call` window and value signal
+/// (the launcher calls it before `prepare()`; `kernel()`, `prepare()` and `check()` then see
+/// only the call's own buffers). Nothing when every buffer is reused.
+pub(crate) fn begin_call(k: &Kernel, n: &Names, w: &mut Writer) {
+    let p = k.p;
+    let mut lines = Vec::new();
+    for d in &p.decls {
+        match *d {
+            Decl::Window(x) if p.window_per_call(x) => lines.push(format!(
+                "args.{} = args.{}[static_cast<size_t>(call)];",
+                n.window_field(x),
+                n.window_calls(x)
+            )),
+            Decl::Signal(s) if p.signal_per_call(s) => lines.push(format!(
+                "args.{} = args.{} + MPI_Aint(call) * MPI_Aint(args.{});",
+                n.signal_field(s),
+                n.signal_first(s),
+                n.signal_cells(s)
+            )),
+            _ => {}
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    w.line("// Call `call`'s own instance of every `per call` buffer (allocated up front by setup(), one");
+    w.line(
+        "// per call, never used by another call): peers address the same instance, so nothing of",
+    );
+    w.line("// call k can race with call k+1 on it.");
+    w.open("void begin_call(Args& args, int call)");
+    for l in lines {
+        w.line(l);
+    }
+    w.close();
+    w.line("");
 }
 
 /// `kernel()`: every block of this rank, in turn.
