@@ -132,7 +132,9 @@ fn blockers(report: &Report) -> Vec<Blocker> {
         };
         match o.status {
             Status::Violated if o.findings.is_empty() => out.push(mk(0, o.summary.clone())),
-            Status::Violated => out.extend(o.findings.iter().map(|f| mk(f.line, f.message.clone()))),
+            Status::Violated => {
+                out.extend(o.findings.iter().map(|f| mk(f.line, f.message.clone())))
+            }
             Status::Unknown | Status::Skipped => out.push(mk(
                 o.findings.first().map_or(0, |f| f.line),
                 o.reason.clone().unwrap_or_else(|| o.summary.clone()),
