@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use collc::cmd;
 use collc::output::Output;
 use collc::render::Style;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 /// Declare, prove and compile the synchronisation protocols of collective kernels.
 #[derive(Parser, Debug)]
@@ -99,7 +99,6 @@ fn main() {
         };
         (code, out)
     });
-    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
-    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    out.flush_to_process();
     std::process::exit(code);
 }

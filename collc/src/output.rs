@@ -22,32 +22,60 @@ pub struct Output {
     pub stdout: String,
     /// Text for stderr.
     pub stderr: String,
+    /// Both, in the order they were written (`true`: stderr), so that a log of both
+    /// streams (`2>&1`) keeps each file's diagnostics next to its report.
+    pub chunks: Vec<(bool, String)>,
 }
 
 impl Output {
+    fn push(&mut self, to_stderr: bool, s: &str) {
+        if to_stderr {
+            self.stderr.push_str(s);
+        } else {
+            self.stdout.push_str(s);
+        }
+        match self.chunks.last_mut() {
+            Some((e, c)) if *e == to_stderr => c.push_str(s),
+            _ => self.chunks.push((to_stderr, s.to_string())),
+        }
+    }
     /// Appends a line to stdout.
     pub fn out(&mut self, s: impl AsRef<str>) {
-        self.stdout.push_str(s.as_ref());
+        self.push(false, s.as_ref());
         if !s.as_ref().ends_with('\n') {
-            self.stdout.push('\n');
+            self.push(false, "\n");
         }
     }
     /// Appends a line to stderr.
     pub fn err(&mut self, s: impl AsRef<str>) {
-        self.stderr.push_str(s.as_ref());
+        self.push(true, s.as_ref());
         if !s.as_ref().ends_with('\n') {
-            self.stderr.push('\n');
+            self.push(true, "\n");
         }
     }
     /// Renders diagnostics of one file to stderr, each followed by a blank line.
     pub fn diagnostics(&mut self, source: &Source, diags: &[Diagnostic], style: Style) {
         for d in diags {
             let r = render::render(d, source, style);
-            self.stderr.push_str(&r);
+            self.push(true, &r);
             if !r.ends_with('\n') {
-                self.stderr.push('\n');
+                self.push(true, "\n");
             }
-            self.stderr.push('\n');
+            self.push(true, "\n");
+        }
+    }
+    /// Writes everything to the process's stdout and stderr, in the order it was written.
+    pub fn flush_to_process(&self) {
+        use std::io::Write;
+        let (mut o, mut e) = (std::io::stdout(), std::io::stderr());
+        for (to_stderr, c) in &self.chunks {
+            if *to_stderr {
+                let _ = e.write_all(c.as_bytes());
+                let _ = e.flush();
+            } else {
+                let _ = o.write_all(c.as_bytes());
+                let _ = o.flush();
+            }
         }
     }
 }

@@ -213,3 +213,6 @@ pub fn to_json<'a>(d: &'a Diagnostic, source: &'a Source) -> JsonDiagnostic<'a> 
         notes: &d.notes,
     }
 }
+
+pub mod gate;
+pub mod verify;

@@ -5,6 +5,7 @@
 pub mod eval;
 pub mod ir;
 pub mod lower;
+pub mod params;
 pub mod print;
 
 use collc_grammar::Diagnostic;

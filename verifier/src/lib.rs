@@ -1,16 +1,24 @@
 //! `collc-verifier`: Z3-backed proofs of the obligations of a protocol's signals
 //! (credit balance, op exclusivity, wait reachability, stale credits, garbage
-//! credits, guard symmetry), the reviewer's credit table (`explain`) and the cost
-//! model (`cost`). The method and what "proved" means are in `verifier/README.md`.
+//! credits, guard symmetry), the simulator's bounded obligations, the reviewer's
+//! credit table (`explain`) and the cost model (`cost`). The method and what
+//! "proved" means are in `verifier/README.md`.
+//!
+//! One entry point, [`verify`] (protocol + [`Options`] → complete [`Report`]), and one
+//! gate policy, [`gate()`] (report + `--allow-unverified` → may a kernel be produced, and
+//! what is stamped into it).
 
 pub mod bounded;
 pub mod check;
+pub mod entry;
 pub mod exec;
+pub mod gate;
 pub mod poly;
 pub mod report;
 pub mod smt;
 pub mod sym;
 pub mod table;
 
-pub use check::{verify, Options};
+pub use entry::{verify, Options};
+pub use gate::{gate, Decision, Gate, Verdict};
 pub use report::{Finding, ObligationResult, Report, Status};

@@ -1,7 +1,7 @@
 //! The verifier's results as data. The JSON shape (serde) is the stable schema
 //! documented in `verifier/README.md` (schema version [`SCHEMA`]).
 
-use collc_grammar::{Diagnostic, Span};
+use collc_grammar::{Diagnostic, Source, Span};
 use serde::Serialize;
 
 /// Version of the JSON schema.
@@ -78,6 +78,9 @@ pub struct Finding {
     pub contributions: Vec<Contribution>,
     /// The statement to blame.
     pub primary: Option<Span>,
+    /// 1-based line of `primary` (filled by [`crate::verify`] when the source is given; 0
+    /// otherwise).
+    pub line: usize,
     /// What to say at the primary statement.
     pub primary_label: String,
     /// Other labelled statements.
@@ -135,6 +138,7 @@ impl Finding {
             formula: None,
             contributions: Vec::new(),
             primary: None,
+            line: 0,
             primary_label: String::new(),
             labels: Vec::new(),
             help: None,
@@ -174,8 +178,10 @@ pub struct Stats {
     pub literal: u64,
     /// Queries sent to Z3.
     pub z3_calls: u64,
-    /// Wall-clock time.
+    /// Wall-clock time of the symbolic obligations.
     pub millis: u64,
+    /// Wall-clock time of the bounded obligations (0 when skipped).
+    pub bounded_millis: u64,
     /// Of which: abstract execution.
     pub exec_millis: u64,
     /// Of which: the per-cell checks (including Z3).
@@ -198,18 +204,27 @@ pub struct Report {
 }
 
 impl Report {
-    /// Exit code: 1 any violation, 3 any unknown (and no violation), else 0.
+    /// Exit code of `collc verify`: 1 violated, 3 undecided (unknown or skipped), else 0
+    /// (the verdict of [`crate::gate::verdict`]).
     pub fn exit_code(&self) -> i32 {
-        if self
-            .obligations
-            .iter()
-            .any(|o| o.status == Status::Violated)
-        {
-            1
-        } else if self.obligations.iter().any(|o| o.status == Status::Unknown) {
-            3
-        } else {
-            0
+        match crate::gate::verdict(self) {
+            crate::gate::Verdict::Safe => 0,
+            crate::gate::Verdict::Violated => 1,
+            crate::gate::Verdict::Undecided => 3,
+        }
+    }
+    /// Fills the 1-based line numbers of findings and contributions from the source.
+    pub fn locate(&mut self, src: &Source) {
+        for o in &mut self.obligations {
+            for f in &mut o.findings {
+                f.line = f.primary.map_or(0, |s| src.line_col(s.start).0);
+                for c in &mut f.contributions {
+                    c.line = src.line_col(c.span.start).0;
+                }
+                for e in f.trace.iter_mut().flat_map(|t| t.events.iter_mut()) {
+                    e.line = e.span.map(|s| src.line_col(s.start).0 as u32);
+                }
+            }
         }
     }
     /// The result of one obligation.

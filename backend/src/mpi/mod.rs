@@ -8,6 +8,8 @@
 //!   `backend/runtime/mpi/examples/*.cpp` are the references).
 //! * [`build`] finds the OpenMPI tools and compiles a program with `mpicxx`, cached by content
 //!   hash, against the embedded runtime (`collc_mpi.hpp`, `collc_mpi_main.hpp`).
+//! * [`run()`] is the whole pipeline in one call (bind, emit, build, launch, verdict), next to
+//!   [`crate::host::run`].
 //! * [`launch`] runs it under `mpirun` for K back-to-back calls through one signal window,
 //!   reads the launcher's JSON line (outputs checked against the collective's semantics,
 //!   every credit cell back at zero), and enforces a wall-clock deadline by killing the whole
@@ -39,6 +41,9 @@ pub mod build;
 pub mod dialect;
 pub mod launch;
 mod program;
+pub mod run;
+
+pub use run::{run, MpiOptions, MpiReport, MpiRunError};
 
 use crate::cpp::walk::{self, semantics_text};
 use crate::cpp::{Kernel, Writer};

@@ -2,10 +2,10 @@
 //! atomics, local notifies, waits and fences per call (all ranks and blocks together),
 //! as formulas in P and, when every parameter is given, as numbers.
 
-use crate::driver::{load, LoadError};
+use super::args::ParamArgs;
+use crate::driver::load_or_report;
 use crate::output::{exit, Output};
 use crate::render::Style;
-use std::collections::BTreeMap;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -21,24 +21,12 @@ pub enum Format {
 pub struct CostArgs {
     /// The file.
     pub file: String,
-    /// A parameter value, `NAME=VALUE` (repeatable).
-    #[arg(long = "param", value_parser = parse_kv)]
-    pub params: Vec<(String, i64)>,
+    /// Parameter values (`-P N`, `--param NAME=V`; any subset).
+    #[command(flatten)]
+    pub params: ParamArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-}
-
-fn parse_kv(s: &str) -> Result<(String, i64), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected NAME=VALUE, got `{s}`"))?;
-    let v = v
-        .trim()
-        .replace('_', "")
-        .parse::<i64>()
-        .map_err(|e| format!("`{v}` is not an integer: {e}"))?;
-    Ok((k.trim().to_string(), v))
 }
 
 /// `1234567` as `1,234,567`.
@@ -60,29 +48,17 @@ pub fn thousands(v: i64) -> String {
 
 /// Prints the cost model.
 pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
-    let l = match load(&args.file) {
+    let l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
-        Err(LoadError::Io(msg)) => {
-            out.err(format!("error: {msg}"));
+        Err(code) => return code,
+    };
+    let given = match args.params.resolve(&l.protocol) {
+        Ok(m) => m,
+        Err(e) => {
+            out.err(format!("error: {e}"));
             return exit::USAGE;
-        }
-        Err(LoadError::Invalid(src, diags)) => {
-            out.diagnostics(&src, &diags, style);
-            return exit::INPUT;
         }
     };
-    let given: BTreeMap<String, i64> = args.params.iter().cloned().collect();
-    for k in given.keys() {
-        if !l
-            .protocol
-            .inputs()
-            .iter()
-            .any(|v| l.protocol.var_name(*v) == k)
-        {
-            out.err(format!("error: the protocol has no parameter `{k}`"));
-            return exit::USAGE;
-        }
-    }
     let c = match collc_verifier::table::cost(&l.protocol, &given) {
         Ok(c) => c,
         Err(e) => {

@@ -1,19 +1,21 @@
-//! `collc emit --target ascend|host FILE [-o OUT] [--allow-unverified]`: generate the kernel.
+//! `collc emit --target ascend|host|mpi FILE [-o OUT] [--allow-unverified]`: generate the kernel.
 //!
-//! Both targets emit the same `pto::comm` C++ source (one source, two builds). With
+//! Ascend and host emit the same `pto::comm` C++ source (one source, two builds). With
 //! `--target host` and an output ending in `.so`, the source is also compiled with the system
 //! C++ compiler (`$CXX`, else `g++`) into a shared library with the CPU runtime's launcher.
+//! `--target mpi` is `cmd::mpi::emit`.
 //!
-//! The verifier gate: a protocol the verifier rejects (any obligation violated) is refused
-//! with the verifier's diagnostics unless `--allow-unverified` is given, which stamps a
-//! warning into the output.
+//! The verifier gate (`cmd::gate`, every target): a protocol the verifier does not show
+//! safe (an obligation violated, unknown or skipped) is refused with the verifier's
+//! diagnostics unless `--allow-unverified` is given, which stamps the reasons into the
+//! output's header comment.
 
-use crate::driver::{load, LoadError};
+use super::args::GateArgs;
+use crate::driver::load_or_report;
 use crate::output::{exit, Output};
+use crate::render::gate::Action;
 use crate::render::Style;
 use collc_backend::cpp::{self, EmitOptions, Target};
-use collc_grammar::Diagnostic;
-use collc_spec::ir::Protocol;
 
 /// The code-generation target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,148 +41,34 @@ pub struct EmitArgs {
     /// shared library (kernel + launcher) instead of writing the source.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<String>,
-    /// Emit even if the verifier rejects the protocol (stamps a warning into the output).
-    #[arg(long)]
-    pub allow_unverified: bool,
-}
-
-/// What the verifier gate decided.
-#[derive(Debug)]
-pub enum Gate {
-    /// No obligation violated (lines: anything undecided, to stamp as a warning).
-    Pass(Vec<String>),
-    /// Some obligation is violated: the verifier's diagnostics.
-    Rejected(Vec<Diagnostic>),
-}
-
-/// The verifier gate: runs `collc_verifier::verify` and says whether code may be emitted.
-pub fn verify_gate(p: &Protocol) -> Gate {
-    let report = collc_verifier::verify(p, &collc_verifier::Options::default());
-    let violated = report
-        .obligations
-        .iter()
-        .any(|o| o.status == collc_verifier::Status::Violated);
-    if violated {
-        let diags: Vec<Diagnostic> = report
-            .diagnostics()
-            .into_iter()
-            .filter(|d| d.is_error())
-            .collect();
-        return Gate::Rejected(diags);
-    }
-    let unknown: Vec<String> = report
-        .obligations
-        .iter()
-        .filter(|o| o.status == collc_verifier::Status::Unknown)
-        .map(|o| {
-            format!(
-                "verifier could not decide `{}`: {}",
-                o.id,
-                o.reason.clone().unwrap_or_else(|| "unknown".into())
-            )
-        })
-        .collect();
-    Gate::Pass(unknown)
-}
-
-/// How a command that generates code talks about the verifier gate.
-pub(crate) struct GateWording {
-    /// The refusal, e.g. "refusing to emit `f.coll`".
-    pub refuse: String,
-    /// What `--allow-unverified` lets the user do, e.g. "emit anyway".
-    pub anyway: &'static str,
-    /// Present participle for the warning, e.g. "emitting".
-    pub doing: &'static str,
-    /// Past participle for the stamp, e.g. "emitted".
-    pub done: &'static str,
-}
-
-/// Runs the verifier gate for a code-generating command: prints its findings and returns
-/// the warning lines to stamp into the output, or `Err(exit code)` when the protocol is
-/// rejected and `--allow-unverified` was not given.
-pub(crate) fn apply_gate(
-    l: &crate::driver::Loaded,
-    file: &str,
-    allow_unverified: bool,
-    wording: &GateWording,
-    style: Style,
-    out: &mut Output,
-) -> Result<Vec<String>, i32> {
-    let mut warning = Vec::new();
-    match verify_gate(&l.protocol) {
-        Gate::Pass(undecided) => {
-            for u in &undecided {
-                out.err(format!("warning: {u}"));
-            }
-            warning.extend(undecided);
-        }
-        Gate::Rejected(diags) => {
-            out.diagnostics(&l.source, &diags, style);
-            if !allow_unverified {
-                out.err(format!(
-                    "error: {}: the verifier rejects it ({} violation(s) above); \
-                     fix the protocol, or pass --allow-unverified to {}",
-                    wording.refuse,
-                    diags.len(),
-                    wording.anyway
-                ));
-                return Err(exit::INPUT);
-            }
-            out.err(format!(
-                "warning: {} a protocol the verifier rejects (--allow-unverified)",
-                wording.doing
-            ));
-            warning.push(format!(
-                "UNVERIFIED: {} with --allow-unverified; the verifier rejects this protocol ({} violation(s)):",
-                wording.done,
-                diags.len()
-            ));
-            for d in &diags {
-                let at = d
-                    .primary_span()
-                    .map(|s| format!("{file}:{}: ", l.source.line_col(s.start).0))
-                    .unwrap_or_default();
-                warning.push(format!("  {at}{}: {}", d.code, d.message));
-            }
-        }
-    }
-    Ok(warning)
+    /// The verifier gate.
+    #[command(flatten)]
+    pub gate: GateArgs,
 }
 
 /// Runs `collc emit`.
 pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
-    let l = match load(&args.file) {
+    let l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
-        Err(LoadError::Io(msg)) => {
-            out.err(format!("error: {msg}"));
-            return exit::USAGE;
-        }
-        Err(LoadError::Invalid(src, diags)) => {
-            out.diagnostics(&src, &diags, style);
-            return exit::INPUT;
-        }
-    };
-    out.diagnostics(&l.source, &l.warnings, style);
-
-    let wording = GateWording {
-        refuse: format!("refusing to emit `{}`", args.file),
-        anyway: "emit anyway",
-        doing: "emitting",
-        done: "emitted",
-    };
-    let warning = match apply_gate(&l, &args.file, args.allow_unverified, &wording, style, out) {
-        Ok(w) => w,
         Err(code) => return code,
     };
-
+    out.diagnostics(&l.source, &l.warnings, style);
+    let action = match args.target {
+        TargetArg::Mpi => Action::GenerateMpi,
+        _ => Action::Emit,
+    };
+    let gate = match super::gate::check(&l, &args.gate, action, style, out) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
     let target = match args.target {
         TargetArg::Ascend => Target::Ascend,
         TargetArg::Host => Target::Host,
-        TargetArg::Mpi => return super::mpi::emit(args, &l, warning, style, out),
+        TargetArg::Mpi => return super::mpi::emit(args, &l, gate.stamp, style, out),
     };
     let opts = EmitOptions {
         source: Some(&l.source),
-        warning,
+        warning: gate.stamp,
     };
     let text = match cpp::emit(&l.protocol, target, &opts) {
         Ok(t) => t,

@@ -1,9 +1,11 @@
 //! One module per subcommand.
 
+pub mod args;
 pub mod check;
 pub mod cost;
 pub mod emit;
 pub mod fmt;
+pub mod gate;
 pub mod ir;
 pub mod mpi;
 pub mod run;

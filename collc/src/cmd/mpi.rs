@@ -9,35 +9,19 @@
 //!   with every rank after `--wall-limit` seconds; each wait aborts the job after
 //!   `--twait-timeout-ms` with a report naming the step.
 //!
-//! Both refuse a protocol the verifier rejects (the gate of `collc emit`) unless
-//! `--allow-unverified` is given.
+//! Both pass the verifier gate first (`cmd::gate`, as every target does); `--allow-unverified`
+//! is stamped into the program's header and printed with the run's verdict. The run itself
+//! is one library call, `collc_backend::mpi::run`.
 
-use super::emit::{apply_gate, EmitArgs, GateWording};
+use super::emit::EmitArgs;
 use super::run::RunArgs;
-use crate::driver::{load, LoadError, Loaded};
+use crate::driver::{load_or_report, Loaded};
 use crate::output::{exit, Output};
+use crate::render::gate::Action;
 use crate::render::Style;
-use collc_backend::mpi::{self, build, launch};
-use std::collections::BTreeMap;
+use collc_backend::mpi::{self, build, MpiOptions, MpiRunError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Runs the verifier gate; `Err(code)` if the protocol must not be generated.
-fn gate(
-    l: &Loaded,
-    file: &str,
-    allow_unverified: bool,
-    style: Style,
-    out: &mut Output,
-) -> Result<Vec<String>, i32> {
-    let wording = GateWording {
-        refuse: format!("refusing to generate `{file}` for MPI"),
-        anyway: "generate and run it anyway",
-        doing: "generating",
-        done: "generated",
-    };
-    apply_gate(l, file, allow_unverified, &wording, style, out)
-}
 
 fn is_source_name(path: &str) -> bool {
     [".cpp", ".cc", ".cxx", ".C", ".c++"]
@@ -113,36 +97,13 @@ pub fn emit(
     }
 }
 
-fn parse_params(args: &RunArgs) -> Result<BTreeMap<String, i64>, String> {
-    let mut m = BTreeMap::new();
-    for kv in &args.params {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("--param `{kv}`: expected NAME=VALUE"))?;
-        let v: i64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("--param `{kv}`: `{v}` is not an integer"))?;
-        m.insert(k.trim().to_string(), v);
-    }
-    Ok(m)
-}
-
 /// `collc run --target mpi`.
 pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
-    let l = match load(&args.file) {
+    let l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
-        Err(LoadError::Io(msg)) => {
-            out.err(format!("error: {msg}"));
-            return exit::USAGE;
-        }
-        Err(LoadError::Invalid(src, diags)) => {
-            out.diagnostics(&src, &diags, style);
-            return exit::INPUT;
-        }
+        Err(code) => return code,
     };
     out.diagnostics(&l.source, &l.warnings, style);
-    let p = &l.protocol;
     for (given, flag) in [(args.tsan, "--tsan"), (args.host_barrier, "--host-barrier")] {
         if given {
             out.err(format!(
@@ -151,72 +112,51 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             return exit::USAGE;
         }
     }
-    if args.calls == 0 {
-        out.err("error: --calls must be at least 1");
-        return exit::USAGE;
-    }
-    // World size: -np / -P / --param P=N (one of them, consistent).
-    let world = p.vars[p.world].name.clone();
-    let mut params = match parse_params(args) {
+    let params = match args.params.resolve(&l.protocol) {
         Ok(m) => m,
         Err(e) => {
             out.err(format!("error: {e}"));
             return exit::USAGE;
         }
     };
-    let np = match (args.ranks, params.get(&world).copied()) {
-        (Some(a), Some(b)) if a != b => {
-            out.err(format!("error: -np {a} contradicts --param {world}={b}"));
-            return exit::USAGE;
-        }
-        (Some(a), _) | (None, Some(a)) => a,
-        (None, None) => {
-            out.err(format!(
-                "error: how many processes? pass -np N (the world size {world} of `{}`)",
-                args.file
-            ));
-            return exit::USAGE;
-        }
+    let mut opts = MpiOptions {
+        source: Some(&l.source),
+        warning: Vec::new(),
+        params,
+        calls: args.calls,
+        hostfile: args.hostfile.as_ref().map(PathBuf::from),
+        wait_timeout_ms: u64::from(args.twait_timeout_ms),
+        deadline: Duration::from_secs(args.wall_limit.max(1)),
+        // `--chaos`: the MPI runtime's jitter, a pseudo-random 0..200 us sleep before every
+        // get/put/notify (the seed is the host runner's).
+        env: args
+            .chaos
+            .map(|_| ("COLLC_MPI_JITTER_US".to_string(), "200".to_string()))
+            .into_iter()
+            .collect(),
+        mpirun_args: args.mpirun_args.clone(),
     };
-    params.insert(world.clone(), np);
-    if let Err(e) = collc_spec::eval::bind(p, &params) {
+    if let Err(e) = mpi::run::check_options(&l.protocol, &opts) {
         out.err(format!("error: {e}"));
         return exit::USAGE;
     }
-    params.remove(&world);
-    let np = u32::try_from(np).unwrap_or(0);
-
-    let warning = match gate(&l, &args.file, args.allow_unverified, style, out) {
-        Ok(w) => w,
+    let gate = match super::gate::check(&l, &args.gate, Action::GenerateMpi, style, out) {
+        Ok(g) => g,
         Err(code) => return code,
     };
-    let text = match mpi::emit(
-        p,
-        &mpi::EmitOptions {
-            source: Some(&l.source),
-            warning,
-        },
-    ) {
-        Ok(t) => t,
-        Err(diags) => {
+    opts.warning = gate.stamp.clone();
+    let report = match mpi::run(&l.protocol, &opts) {
+        Ok(r) => r,
+        Err(MpiRunError::Emit(diags)) => {
             out.diagnostics(&l.source, &diags, style);
             return exit::INPUT;
         }
-    };
-    let tc = match build::find_toolchain() {
-        Ok(t) => t,
         Err(e) => {
             out.err(format!("error: {e}"));
             return exit::USAGE;
         }
     };
-    let built = match build::build(&tc, &text) {
-        Ok(b) => b,
-        Err(e) => {
-            out.err(format!("error: {e}"));
-            return exit::USAGE;
-        }
-    };
+    let (built, outcome) = (&report.built, &report.outcome);
     if args.verbose {
         out.err(format!(
             "program {} ({}): {}",
@@ -224,38 +164,6 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             if built.cached { "cached" } else { "built" },
             built.command
         ));
-    }
-    let mut env = Vec::new();
-    if let Some(seed) = args.chaos {
-        // The MPI runtime's jitter: a pseudo-random 0..200 us sleep before every get/put/notify.
-        env.push(("COLLC_MPI_JITTER_US".to_string(), "200".to_string()));
-        let _ = seed;
-    }
-    let cfg = launch::LaunchConfig {
-        np,
-        calls: args.calls,
-        params,
-        hostfile: args.hostfile.as_ref().map(PathBuf::from),
-        wait_timeout_ms: u64::from(args.twait_timeout_ms),
-        deadline: Duration::from_secs(args.wall_limit.max(1)),
-        env,
-        mpirun_args: args.mpirun_args.clone(),
-        skew_us: 0,
-    };
-    if let Some(h) = &cfg.hostfile {
-        if !h.is_file() {
-            out.err(format!("error: hostfile `{}` not found", h.display()));
-            return exit::USAGE;
-        }
-    }
-    let outcome = match launch::launch(&tc, &built.binary, &cfg) {
-        Ok(o) => o,
-        Err(e) => {
-            out.err(format!("error: {e}"));
-            return exit::USAGE;
-        }
-    };
-    if args.verbose {
         out.err(format!("command: {}", outcome.command));
     }
     let line = format!(
@@ -264,11 +172,8 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         outcome.summary(),
         outcome.elapsed.as_secs_f64()
     );
-    let mut code = if outcome.ok() { exit::OK } else { exit::INPUT };
-    if outcome.ok() {
-        out.out(line);
-    } else {
-        out.err(line);
+    super::run::verdict(out, outcome.ok(), &line, &gate.stamp);
+    if !outcome.ok() {
         for f in outcome.findings(12) {
             out.err(format!("  {f}"));
         }
@@ -285,12 +190,15 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             "error: {} process(es) of the job survived SIGKILL (session {})",
             outcome.leftover, outcome.command
         ));
-        code = exit::INPUT;
     } else if outcome.orphans_killed > 0 {
         out.err(format!(
             "warning: {} orphaned process(es) of the job were still running after mpirun exited; killed",
             outcome.orphans_killed
         ));
     }
-    code
+    if report.ok() {
+        exit::OK
+    } else {
+        exit::INPUT
+    }
 }

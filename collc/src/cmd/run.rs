@@ -3,14 +3,18 @@
 //! signal buffer with distinct payloads, and check the outputs against the collective's
 //! semantics and every credit cell back at zero.
 //!
+//! The verifier gate comes first (`cmd::gate`): a protocol the verifier does not show safe
+//! is not run unless `--allow-unverified`, whose stamp is printed with the verdict.
+//!
 //! The run happens in the C++ runner subprocess, killed after `--wall-limit` seconds, so a
 //! hung rank thread can never hang `collc` (nor leave threads behind in it).
 
-use crate::driver::{load, LoadError};
+use super::args::{GateArgs, ParamArgs};
+use crate::driver::load_or_report;
 use crate::output::{exit, Output};
+use crate::render::gate::Action;
 use crate::render::Style;
 use collc_backend::host::{self, Build, Exec, RunConfig, RunError};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The execution target of `collc run` (more targets, e.g. MPI, join later).
@@ -30,12 +34,9 @@ pub struct RunArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value = "host")]
     pub target: RunTarget,
-    /// World size (ranks); same as `--param P=N` for a protocol whose world size is `P`.
-    #[arg(short = 'P', long = "ranks", visible_alias = "np", value_name = "N")]
-    pub ranks: Option<i64>,
-    /// A parameter value, e.g. `--param n=1000` (repeatable).
-    #[arg(long = "param", value_name = "NAME=V")]
-    pub params: Vec<String>,
+    /// Parameter values (`-P N`, `--param NAME=V`).
+    #[command(flatten)]
+    pub params: ParamArgs,
     /// Back-to-back calls through one signal buffer.
     #[arg(long, default_value_t = 3)]
     pub calls: u32,
@@ -65,31 +66,9 @@ pub struct RunArgs {
     /// --mpirun-arg=osc --mpirun-arg=rdma`.
     #[arg(long = "mpirun-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub mpirun_args: Vec<String>,
-    /// `--target mpi`: generate and run even if the verifier rejects the protocol.
-    #[arg(long)]
-    pub allow_unverified: bool,
-}
-
-fn parse_params(args: &RunArgs, world: &str) -> Result<BTreeMap<String, i64>, String> {
-    let mut m = BTreeMap::new();
-    for kv in &args.params {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("--param `{kv}`: expected NAME=VALUE"))?;
-        let v: i64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("--param `{kv}`: `{v}` is not an integer"))?;
-        m.insert(k.trim().to_string(), v);
-    }
-    if let Some(p) = args.ranks {
-        if let Some(old) = m.insert(world.to_string(), p) {
-            if old != p {
-                return Err(format!("-P {p} contradicts --param {world}={old}"));
-            }
-        }
-    }
-    Ok(m)
+    /// The verifier gate.
+    #[command(flatten)]
+    pub gate: GateArgs,
 }
 
 /// Runs `collc run`.
@@ -97,20 +76,12 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
     if args.target == RunTarget::Mpi {
         return super::mpi::run(args, style, out);
     }
-    let l = match load(&args.file) {
+    let l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
-        Err(LoadError::Io(msg)) => {
-            out.err(format!("error: {msg}"));
-            return exit::USAGE;
-        }
-        Err(LoadError::Invalid(src, diags)) => {
-            out.diagnostics(&src, &diags, style);
-            return exit::INPUT;
-        }
+        Err(code) => return code,
     };
     out.diagnostics(&l.source, &l.warnings, style);
-    let world = l.protocol.vars[l.protocol.world].name.clone();
-    let params = match parse_params(args, &world) {
+    let params = match args.params.resolve(&l.protocol) {
         Ok(p) => p,
         Err(e) => {
             out.err(format!("error: {e}"));
@@ -121,6 +92,10 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         out.err("error: --calls must be at least 1");
         return exit::USAGE;
     }
+    let gate = match super::gate::check(&l, &args.gate, Action::Run, style, out) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
     let cfg = RunConfig {
         params,
         calls: args.calls,
@@ -142,11 +117,11 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
                 ));
             }
             let line = format!("collc run {}: {}", args.file, report.summary());
-            if report.ok() {
-                out.out(line);
+            let ok = report.ok();
+            verdict(out, ok, &line, &gate.stamp);
+            if ok {
                 exit::OK
             } else {
-                out.err(line);
                 exit::INPUT
             }
         }
@@ -166,5 +141,15 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             out.err(format!("error: collc run {}: {e}", args.file));
             exit::INPUT
         }
+    }
+}
+
+/// Prints a run's verdict line (stdout when it passed, stderr when not) and, under it on
+/// the same stream, the gate's `--allow-unverified` stamp.
+pub(crate) fn verdict(out: &mut Output, ok: bool, line: &str, stamp: &[String]) {
+    let mut put = |s: &str| if ok { out.out(s) } else { out.err(s) };
+    put(line);
+    for s in stamp {
+        put(&format!("  {s}"));
     }
 }

@@ -1,12 +1,12 @@
 //! `collc sim FILE [--param NAME=V]... [--calls K] [--schedule S] ...`: run a
 //! protocol in the simulator, or replay a counterexample the verifier printed.
 
-use crate::driver::{load, LoadError};
+use super::args::ParamArgs;
+use crate::driver::load_or_report;
 use crate::output::{exit, Output};
 use crate::render::Style;
 use collc_grammar::Source;
 use collc_sim::{Budget, Memory, Schedule, SimConfig, Verdict};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Scheduler choice on the command line.
@@ -43,9 +43,9 @@ pub enum Format {
 pub struct SimArgs {
     /// The protocol.
     pub file: String,
-    /// A parameter value, e.g. `--param P=3` (repeatable; every parameter the protocol declares).
-    #[arg(long = "param", value_name = "NAME=V")]
-    pub params: Vec<String>,
+    /// Parameter values (`-P N`, `--param NAME=V`; every parameter the protocol declares).
+    #[command(flatten)]
+    pub params: ParamArgs,
     /// Back-to-back calls through one signal buffer.
     #[arg(long, default_value_t = 3)]
     pub calls: usize,
@@ -89,42 +89,17 @@ pub struct SimArgs {
     pub svg: Option<String>,
 }
 
-/// Parses `NAME=V` pairs.
-pub fn parse_params(args: &[String]) -> Result<BTreeMap<String, i64>, String> {
-    let mut m = BTreeMap::new();
-    for a in args {
-        let (k, v) = a
-            .split_once('=')
-            .ok_or_else(|| format!("`--param {a}`: expected NAME=VALUE"))?;
-        let v: i64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("`--param {a}`: `{v}` is not an integer"))?;
-        if m.insert(k.trim().to_string(), v).is_some() {
-            return Err(format!("`--param {k}` is given twice"));
-        }
-    }
-    Ok(m)
-}
-
 fn line_of(src: &Source) -> impl Fn(collc_grammar::Span) -> Option<u32> + '_ {
     move |sp| Some(src.line_col(sp.start).0 as u32)
 }
 
 /// Runs `collc sim`.
 pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
-    let l = match load(&a.file) {
+    let l = match load_or_report(&a.file, style, out) {
         Ok(l) => l,
-        Err(LoadError::Io(msg)) => {
-            out.err(format!("error: {msg}"));
-            return exit::USAGE;
-        }
-        Err(LoadError::Invalid(src, diags)) => {
-            out.diagnostics(&src, &diags, style);
-            return exit::INPUT;
-        }
+        Err(code) => return code,
     };
-    let params = match parse_params(&a.params) {
+    let params = match a.params.resolve(&l.protocol) {
         Ok(p) => p,
         Err(m) => {
             out.err(format!("error: {m}"));

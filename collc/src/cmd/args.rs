@@ -1,0 +1,75 @@
+//! Arguments several subcommands share, parsed one way: parameter values
+//! (`-P`/`-np`/`--param`, resolved by `collc_spec::params`), the verifier's budgets
+//! (`collc verify`, and the gate of `collc emit`/`collc run`), and the gate's
+//! `--allow-unverified`.
+
+use collc_grammar::Source;
+use collc_spec::ir::Protocol;
+use collc_verifier::bounded::BoundedOptions;
+use collc_verifier::entry::{BOUNDED_BUDGET_MS, BOUNDED_MAX_STATES, TIMEOUT_MS};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Parameter values: `--param NAME=V` (repeatable) and the world size apart.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ParamArgs {
+    /// World size (ranks); same as `--param P=N` for a protocol whose world size is `P`.
+    #[arg(short = 'P', long = "ranks", visible_alias = "np", value_name = "N")]
+    pub ranks: Option<i64>,
+    /// A parameter value, e.g. `--param n=1000` (repeatable; `_` may separate digits).
+    #[arg(long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
+}
+
+impl ParamArgs {
+    /// The values by name (world size included), checked against what `p` declares.
+    pub fn resolve(&self, p: &Protocol) -> Result<BTreeMap<String, i64>, String> {
+        collc_spec::params::resolve(p, &self.params, self.ranks).map_err(|e| e.to_string())
+    }
+}
+
+/// The verifier's budgets: the same flags, defaults and meaning for `collc verify` and
+/// for the gate of `collc emit` / `collc run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerifyOptArgs {
+    /// Wall-clock budget of each obligation in milliseconds; past it the obligation is `unknown`.
+    #[arg(long, default_value_t = TIMEOUT_MS)]
+    pub timeout_ms: u64,
+    /// Wall-clock budget of the bounded obligations (simulator) per file, in milliseconds.
+    /// Bounds that do not complete in it fall back to smaller ones, stated in the report.
+    #[arg(long, default_value_t = BOUNDED_BUDGET_MS)]
+    pub bounded_budget_ms: u64,
+    /// Distinct states per parameter assignment before a bounded attempt falls back.
+    #[arg(long, default_value_t = BOUNDED_MAX_STATES)]
+    pub bounded_max_states: u64,
+    /// Skip the bounded obligations (reported as `skipped`: undecided, so `verify` exits 3
+    /// and the gate refuses unless `--allow-unverified`).
+    #[arg(long)]
+    pub no_bounded: bool,
+}
+
+impl VerifyOptArgs {
+    /// The verifier's options for one file.
+    pub fn options<'a>(&self, source: &'a Source) -> collc_verifier::Options<'a> {
+        let mut o = collc_verifier::Options::for_source(source);
+        o.symbolic.timeout_ms = self.timeout_ms;
+        o.bounded = (!self.no_bounded).then(|| BoundedOptions {
+            budget: Duration::from_millis(self.bounded_budget_ms),
+            max_states: self.bounded_max_states,
+            ..BoundedOptions::default()
+        });
+        o
+    }
+}
+
+/// The verifier gate of a command that produces code (`emit`, `run`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct GateArgs {
+    /// Produce code even if the verifier does not show the protocol safe (a violated,
+    /// unknown or skipped obligation); stamped into what is produced.
+    #[arg(long)]
+    pub allow_unverified: bool,
+    /// The verifier's budgets.
+    #[command(flatten)]
+    pub verify: VerifyOptArgs,
+}

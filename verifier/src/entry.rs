@@ -1,0 +1,88 @@
+//! The verifier's one entry point: a protocol and [`Options`] in, the complete
+//! [`Report`] out — the symbolic obligations (`check.rs`), then the bounded ones
+//! (`bounded.rs`, or `skipped`), with line numbers when the source is given.
+//! Every consumer (`collc verify`, the gate of `collc emit`/`collc run`, benches,
+//! tests) calls [`verify`]; what may be produced from the report is [`crate::gate`].
+
+use crate::bounded::{self, BoundedOptions};
+use crate::check;
+use crate::report::Report;
+use collc_grammar::Source;
+use collc_spec::ir::Protocol;
+use std::time::{Duration, Instant};
+
+/// Default wall-clock budget of each symbolic obligation (`--timeout-ms`).
+pub const TIMEOUT_MS: u64 = 10_000;
+/// Default wall-clock budget of the bounded obligations per file (`--bounded-budget-ms`).
+pub const BOUNDED_BUDGET_MS: u64 = 8_000;
+/// Default distinct states per parameter assignment (`--bounded-max-states`).
+pub const BOUNDED_MAX_STATES: u64 = 200_000;
+
+/// What to verify and within which budgets.
+#[derive(Debug, Clone)]
+pub struct Options<'a> {
+    /// The symbolic obligations' options.
+    pub symbolic: check::Options,
+    /// The bounded obligations' options; `None` skips them (`--no-bounded`), which the
+    /// gate counts as undecided.
+    pub bounded: Option<BoundedOptions>,
+    /// The protocol's source: fills the line numbers of findings and contributions and
+    /// names the file in the bounded findings' replay commands.
+    pub source: Option<&'a Source>,
+}
+
+impl Default for Options<'_> {
+    /// What `collc verify` does without flags (and what the gate of `emit`/`run` runs).
+    fn default() -> Self {
+        Options {
+            symbolic: check::Options {
+                timeout_ms: TIMEOUT_MS,
+            },
+            bounded: Some(BoundedOptions {
+                budget: Duration::from_millis(BOUNDED_BUDGET_MS),
+                max_states: BOUNDED_MAX_STATES,
+                ..BoundedOptions::default()
+            }),
+            source: None,
+        }
+    }
+}
+
+impl<'a> Options<'a> {
+    /// The default options with the source given.
+    pub fn for_source(source: &'a Source) -> Self {
+        Options {
+            source: Some(source),
+            ..Options::default()
+        }
+    }
+    /// The symbolic obligations only (the bounded ones `skipped`): what tests of the
+    /// symbolic half use.
+    pub fn symbolic_only() -> Self {
+        Options {
+            bounded: None,
+            ..Options::default()
+        }
+    }
+}
+
+/// Verifies `p`: every obligation, symbolic then bounded, as one report.
+pub fn verify(p: &Protocol, opts: &Options) -> Report {
+    let mut report = check::verify(p, &opts.symbolic);
+    match &opts.bounded {
+        None => report.obligations.extend(bounded::skipped()),
+        Some(b) => {
+            let t0 = Instant::now();
+            let mut b = b.clone();
+            if let Some(src) = opts.source {
+                b.file = src.name.clone();
+            }
+            report.obligations.extend(bounded::check(p, &b));
+            report.stats.bounded_millis = t0.elapsed().as_millis() as u64;
+        }
+    }
+    if let Some(src) = opts.source {
+        report.locate(src);
+    }
+    report
+}
