@@ -392,8 +392,10 @@ fn ring_without_flush_fails_only_relaxed() {
     );
 }
 
-/// The merged broadcast lets the root restage while a non-root reads the last tile; the
-/// read-complete round removes both findings (P=3, 2 tiles, 2 calls, exhaustive, every root).
+/// The merged broadcast with a `reused` window (the bug fixture) lets the root restage while
+/// a non-root reads the last tile, a race whose help names the window and both fixes; the
+/// read-complete round removes both findings, and so does the `per call` window the merged
+/// example declares (P=3, 2 tiles, 2 calls, exhaustive, every root).
 #[test]
 fn read_complete_round_fixes_the_broadcast() {
     let run = |file: &str, root: &str, memory: &str| {
@@ -413,20 +415,37 @@ fn read_complete_round_fixes_the_broadcast() {
             memory,
         ])
     };
-    let merged = run("examples/broadcast.coll", "root=0", "sc");
-    assert_eq!(merged.code, 1, "{}{}", merged.stdout, merged.stderr);
+    let reused = run("examples/bugs/broadcast_reused_window.coll", "root=0", "sc");
+    assert_eq!(reused.code, 1, "{}{}", reused.stdout, reused.stderr);
     assert!(
-        merged
+        reused
             .stdout
             .lines()
             .next()
             .unwrap()
             .contains("VIOLATED sim::data-race, sim::wrong-result"),
         "{}",
-        merged.stdout
+        reused.stdout
     );
-    for root in ["root=0", "root=1", "root=2"] {
-        let fixed = run("examples/broadcast_read_complete.coll", root, "sc");
+    assert!(
+        reused
+            .stdout
+            .contains("  help: `data` is declared `reused`: one window serves back-to-back calls")
+            && reused
+                .stdout
+                .contains("examples/broadcast_read_complete.coll")
+            && reused.stdout.contains("or declare `data` `per call`"),
+        "{}",
+        reused.stdout
+    );
+    for (file, root) in [
+        ("examples/broadcast_read_complete.coll", "root=0"),
+        ("examples/broadcast_read_complete.coll", "root=1"),
+        ("examples/broadcast_read_complete.coll", "root=2"),
+        ("examples/broadcast.coll", "root=0"),
+        ("examples/broadcast.coll", "root=2"),
+    ] {
+        let fixed = run(file, root, "sc");
         assert_eq!(fixed.code, 0, "{root}: {}{}", fixed.stdout, fixed.stderr);
         assert!(!fixed.stdout.contains("sim::"), "{}", fixed.stdout);
         assert!(
@@ -474,6 +493,19 @@ fn a2av_variant(name: &str, edits: &[(&str, &str)]) -> PathBuf {
     path
 }
 
+/// `file` with every `per call` buffer declared `reused`, written to a temporary file.
+fn reused_variant(file: &str) -> PathBuf {
+    let text = std::fs::read_to_string(repo().join(file)).unwrap();
+    assert!(
+        text.contains(" per call;"),
+        "{file} declares no per-call buffer"
+    );
+    let name = Path::new(file).file_stem().unwrap().to_string_lossy();
+    let path = tmp(&format!("{name}_reused.coll"));
+    std::fs::write(&path, text.replace(" per call;", " reused;")).unwrap();
+    path
+}
+
 /// `collc sim FILE --param P=.. --param m=256 --param R=.. --calls ..` plus `extra`.
 fn a2av_sim(file: &str, p: &str, r: &str, calls: &str, extra: &[&str]) -> Run {
     let (p, r) = (format!("P={p}"), format!("R={r}"));
@@ -485,9 +517,10 @@ fn a2av_sim(file: &str, p: &str, r: &str, calls: &str, extra: &[&str]) -> Run {
 }
 
 /// The merged all_to_all_v kernels deliver the right rows and counts (one call, every
-/// schedule, P=2,3). Over two calls the consume sees the next call's data: in the default
-/// mode a fast rank's call-2 rows in the slow rank's target (with the race); with
-/// `--window-per-call` (fresh windows and value signals per call) the kernels pass.
+/// schedule, P=2,3), and over two calls with their `per call` windows and receive counts.
+/// Declared `reused` instead, the consume sees the next call's data: a fast rank's call-2
+/// rows in the slow rank's target (with the race), and its call-2 count in the slow
+/// rank's receive counts (a stale value).
 #[test]
 fn all_to_all_v_values_are_checked() {
     for file in [
@@ -508,13 +541,23 @@ fn all_to_all_v_values_are_checked() {
                     one.stdout
                 );
             }
-            let reused = a2av_sim(file, p, "2", "2", &[]);
+            let variant = reused_variant(file);
+            let reused = a2av_sim(variant.to_str().unwrap(), p, "2", "2", &[]);
             assert_eq!(reused.code, 1, "{}{}", reused.stdout, reused.stderr);
             let first = reused.stdout.lines().next().unwrap_or("");
             assert!(
-                first.contains("VIOLATED sim::data-race, sim::wrong-result — ")
+                first.contains("VIOLATED sim::data-race, sim::stale-value, sim::wrong-result — ")
                     && first.contains("exploration complete"),
                 "{first}"
+            );
+            assert!(
+                reused.stdout.contains(
+                    "\nsim::stale-value: rank 0's host reads call 1's output rank 0's recv_counts["
+                ) && reused.stdout.contains(
+                    "in call 2 (`notify recv_counts[me] @ d = rows`): a later call's value"
+                ),
+                "{}",
+                reused.stdout
             );
             let want = if p == "2" {
                 "\nsim::wrong-result: wrong result: rank 0's output target[512..768] (tile 2) \
@@ -528,7 +571,7 @@ fn all_to_all_v_values_are_checked() {
                  rank 2 sent 2 rows of its block 0)"
             };
             assert!(reused.stdout.contains(want), "{}", reused.stdout);
-            let fresh = a2av_sim(file, p, "2", "2", &["--window-per-call"]);
+            let fresh = a2av_sim(file, p, "2", "2", &[]);
             assert_eq!(fresh.code, 0, "{}{}", fresh.stdout, fresh.stderr);
             let first = fresh.stdout.lines().next().unwrap_or("");
             assert!(
@@ -627,7 +670,10 @@ fn all_to_all_v_mutations_are_wrong_results() {
     let shape = a2av_variant(
         "a2av_shape",
         &[
-            ("window input: f32[P][R][m];", "window input: f32[P][m];"),
+            (
+                "window input: f32[P][R][m] per call;",
+                "window input: f32[P][m] per call;",
+            ),
             ("input[d][r][0 .. m]", "input[d][0 .. m]"),
         ],
     );
@@ -746,7 +792,9 @@ fn sticky_poll_needs_relaxed_memory() {
 
 /// Sticky polling also hangs the merged broadcast (verified on silicon): the root's
 /// per-tile wait polls before rank 1's credit lands and keeps reading 0. So the
-/// hypothesis does not separate the 23a8b699b hang from kernels that work.
+/// hypothesis does not separate the 23a8b699b hang from kernels that work. (Its window is
+/// `per call`, so it has no cross-call race; the same kernel with a `reused` window, the
+/// bug fixture, has the race as well.)
 #[test]
 fn merged_broadcast_deadlocks_under_sticky_polling() {
     let r = sim(&[
@@ -766,16 +814,26 @@ fn merged_broadcast_deadlocks_under_sticky_polling() {
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let o = &r.stdout;
     assert!(
-        o.starts_with("sim broadcast (P=2 n=256 root=0; 2 calls, exhaustive, relaxed, sticky polling): VIOLATED sim::data-race, sim::deadlock, sim::wrong-result — 125 states, 196 transitions, exploration complete"),
+        o.starts_with("sim broadcast (P=2 n=256 root=0; 2 calls, exhaustive, relaxed, sticky polling): VIOLATED sim::deadlock — 99 states, 141 transitions, exploration complete"),
         "{o}"
     );
     assert!(
         o.contains("note: rank 0 (call 1) waits at `wait sig[p] >= t + 1` for rank 0's sig[1] >= 1; it is blocked on a stale cached value 0 (sticky polling: the poll keeps re-reading its cached line), the cell itself holds 2"),
         "{o}"
     );
-    // Without sticky polling the merged broadcast has only its known last-tile race.
-    let plain = sim(&[
-        "examples/broadcast.coll",
+    // Without sticky polling the merged broadcast passes, and its reused-window variant has
+    // only the known last-tile race.
+    let plain = |file: &str| {
+        sim(&[
+            file, "--param", "P=2", "--param", "root=0", "--param", "n=256", "--calls", "2",
+            "--memory", "relaxed",
+        ])
+    };
+    assert!(plain("examples/broadcast.coll")
+        .stdout
+        .starts_with("sim broadcast (P=2 n=256 root=0; 2 calls, exhaustive, relaxed): ok —"),);
+    let sticky = sim(&[
+        "examples/bugs/broadcast_reused_window.coll",
         "--param",
         "P=2",
         "--param",
@@ -786,12 +844,18 @@ fn merged_broadcast_deadlocks_under_sticky_polling() {
         "2",
         "--memory",
         "relaxed",
+        "--sticky-poll",
     ]);
     assert!(
-        plain
+        sticky
             .stdout
-            .starts_with("sim broadcast (P=2 n=256 root=0; 2 calls, exhaustive, relaxed): VIOLATED sim::data-race, sim::wrong-result —"),
+            .starts_with("sim broadcast_reused_window (P=2 n=256 root=0; 2 calls, exhaustive, relaxed, sticky polling): VIOLATED sim::data-race, sim::deadlock, sim::wrong-result — 125 states, 196 transitions, exploration complete"),
         "{}",
-        plain.stdout
+        sticky.stdout
+    );
+    assert!(
+        plain("examples/bugs/broadcast_reused_window.coll")
+            .stdout
+            .starts_with("sim broadcast_reused_window (P=2 n=256 root=0; 2 calls, exhaustive, relaxed): VIOLATED sim::data-race, sim::wrong-result —"),
     );
 }

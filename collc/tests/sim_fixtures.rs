@@ -7,6 +7,7 @@
 
 use collc_sim::bounded::{check, BoundedConfig, Bounds};
 use collc_sim::{Budget, Memory};
+use collc_spec::ir::Lifetime;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -284,9 +285,9 @@ fn root_only_broadcast_root_hangs_on_a_stale_zero() {
     );
 }
 
-/// The merged kernels with the documented window-reuse finding (one data window serving
-/// back-to-back calls races); they must pass with a fresh window per call.
-const WINDOW_REUSE: [&str; 8] = [
+/// The merged kernels whose buffers are declared `per call` (pypto's tests hand in fresh
+/// buffers per call): declared `reused` instead, one buffer serving back-to-back calls races.
+const PER_CALL: [&str; 8] = [
     "all_to_all",
     "all_to_all_v",
     "allgather",
@@ -298,10 +299,11 @@ const WINDOW_REUSE: [&str; 8] = [
 ];
 
 /// Every merged example explored over every schedule of 3 back-to-back calls at P=2,3,4,
-/// 1..3 tiles, every root, the lowest two values of other parameters: every assignment is
-/// explored completely and nothing is found — with a fresh data window per call for the
-/// kernels with the documented window-reuse finding, which is itself asserted with one
-/// window for every call (a data race and a wrong result, nothing else).
+/// 1..3 tiles, every root, the lowest two values of other parameters, its windows and value
+/// signals living as declared: every assignment is explored completely and nothing is
+/// found. The kernels declared `per call` are also run with every buffer declared `reused`
+/// (the other contract), which must race: a data race and a wrong result, and for
+/// all_to_all_v a stale receive count, nothing else.
 #[test]
 fn merged_examples_pass_exhaustively_at_the_full_bounds() {
     let files = coll_files("examples");
@@ -316,10 +318,17 @@ fn merged_examples_pass_exhaustively_at_the_full_bounds() {
         let p = collc_spec::check(&text)
             .protocol
             .ok_or_else(|| format!("{name}: does not validate"))?;
-        let reuse = WINDOW_REUSE.contains(&name.as_str());
-        let run = |window_per_call: bool| {
+        let per_call = PER_CALL.contains(&name.as_str());
+        if per_call
+            != p.windows
+                .iter()
+                .any(|w| w.lifetime == Some(Lifetime::PerCall))
+        {
+            return Err(format!("{name}: PER_CALL does not match its declarations"));
+        }
+        let run = |p: &collc_spec::ir::Protocol| {
             check(
-                &p,
+                p,
                 &BoundedConfig {
                     bounds: Bounds::default(),
                     per_config: Budget {
@@ -328,7 +337,6 @@ fn merged_examples_pass_exhaustively_at_the_full_bounds() {
                         ..Budget::default()
                     },
                     total_time: Duration::from_secs(600),
-                    window_per_call,
                     ..BoundedConfig::default()
                 },
             )
@@ -339,7 +347,7 @@ fn merged_examples_pass_exhaustively_at_the_full_bounds() {
                 .flat_map(|c| c.codes.iter().cloned())
                 .collect()
         };
-        let r = run(reuse);
+        let r = run(&p);
         if !r.errors.is_empty() || r.configs.is_empty() {
             return Err(format!("{name}: {:?}", r.errors));
         }
@@ -355,17 +363,17 @@ fn merged_examples_pass_exhaustively_at_the_full_bounds() {
         if !codes(&r).is_empty() {
             return Err(format!("{name}: found {:?}", codes(&r)));
         }
-        if reuse {
-            let shared = run(false);
-            let want: BTreeSet<String> = ["sim::data-race", "sim::wrong-result"]
+        if per_call {
+            let shared = run(&p.with_every_lifetime(Lifetime::Reused));
+            let mut want: BTreeSet<String> = ["sim::data-race", "sim::wrong-result"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
+            if name.ends_with("all_to_all_v") {
+                want.insert("sim::stale-value".to_string());
+            }
             if codes(&shared) != want {
-                return Err(format!(
-                    "{name}: one window for every call: {:?}",
-                    codes(&shared)
-                ));
+                return Err(format!("{name}: every buffer reused: {:?}", codes(&shared)));
             }
         }
         Ok(())

@@ -242,7 +242,7 @@ fn json_schema_is_stable() {
     let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(j["file"], "examples/bugs/barrier_no_epilogue.coll");
     let r = &j["report"];
-    assert_eq!(r["schema"], 2);
+    assert_eq!(r["schema"], 3);
     for k in ["protocol", "method", "obligations", "stats"] {
         assert!(!r[k].is_null(), "report.{k}");
     }
@@ -283,6 +283,7 @@ fn json_schema_is_stable() {
         "labels",
         "help",
         "notes",
+        "trace",
     ] {
         assert!(f.get(k).is_some(), "finding.{k}");
     }

@@ -1,8 +1,10 @@
 //! `collc verify`'s bounded obligations (simulator-backed: `deadlock`, `stale-pass`,
-//! `data-race`, `semantics`, `window-reuse`): what each merged kernel gets (a table, not a
-//! blanket pass), bug fixtures annotated `sim::deadlock` are violated with a replay
-//! command, window reuse is a warning that does not fail, and incomplete or skipped
-//! exploration is never reported as checked.
+//! `data-race`, `semantics`, `lifetimes`): what each merged kernel gets (a table, not a
+//! blanket pass, with bounds worded for what the kernel has), bug fixtures annotated
+//! `sim::deadlock` are violated with a replay command and a numbered trace, a cross-call
+//! race on a `reused` window is a violation labelled on the racing access whose help names
+//! the window and both fixes, a `per call` window read before its call wrote it is a
+//! `lifetimes` violation, and incomplete or skipped exploration is never reported as checked.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,31 +32,34 @@ const BOUNDED: [&str; 5] = [
     "stale-pass",
     "data-race",
     "semantics",
-    "window-reuse",
+    "lifetimes",
 ];
 
-/// Per merged kernel: does it race only when one data window serves back-to-back calls
-/// (the `window-reuse` warning; data-race/semantics then checked with fresh windows)?
-/// Every bounded obligation must be at least checked at P=2 with full tiles and calls;
-/// larger P may fall back to smaller bounds within the budget, which the scope states.
-const EXAMPLES: [(&str, bool); 17] = [
-    ("all_to_all", true),
-    ("all_to_all_v", true),
-    ("allgather", true),
-    ("allreduce_mesh", false),
-    ("allreduce_ring", false),
-    ("barrier", false),
-    ("broadcast", true),
-    ("broadcast_read_complete", false),
-    ("incore_all_to_all", true),
-    ("incore_all_to_all_v", true),
-    ("incore_allgather", true),
-    ("incore_allreduce_mesh", false),
-    ("incore_allreduce_ring", false),
-    ("incore_barrier", false),
-    ("incore_broadcast", true),
-    ("incore_reduce_scatter", false),
-    ("reduce_scatter", false),
+const TILED: &str = "P=2..4, 1..3 tiles, 3 calls: ";
+const ROOTED: &str = "P=2..4, 1..3 tiles, 3 calls, every root: ";
+const UNTILED: &str = "P=2..4, 3 calls: ";
+
+/// Per merged kernel, the scope every bounded obligation states at the full default bounds,
+/// worded for what the kernel has (no tiles for a barrier; every root for a broadcast).
+/// Every kernel, as declared (`per call` or `reused` buffers), checks every obligation.
+const EXAMPLES: [(&str, &str); 17] = [
+    ("all_to_all", TILED),
+    ("all_to_all_v", TILED),
+    ("allgather", TILED),
+    ("allreduce_mesh", TILED),
+    ("allreduce_ring", TILED),
+    ("barrier", UNTILED),
+    ("broadcast", ROOTED),
+    ("broadcast_read_complete", ROOTED),
+    ("incore_all_to_all", TILED),
+    ("incore_all_to_all_v", TILED),
+    ("incore_allgather", TILED),
+    ("incore_allreduce_mesh", TILED),
+    ("incore_allreduce_ring", TILED),
+    ("incore_barrier", UNTILED),
+    ("incore_broadcast", ROOTED),
+    ("incore_reduce_scatter", TILED),
+    ("reduce_scatter", TILED),
 ];
 
 fn obligation<'a>(j: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
@@ -92,16 +97,12 @@ fn merged_kernels_bounded_obligations() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), EXAMPLES.len());
-    for (j, (name, reuse)) in lines.iter().zip(EXAMPLES) {
+    assert!(!out.contains("fresh data window"), "{out}");
+    for (j, (name, prefix)) in lines.iter().zip(EXAMPLES) {
         assert_eq!(j["file"], format!("examples/{name}.coll"));
         for id in BOUNDED {
             let o = obligation(j, id);
-            let want = if id == "window-reuse" && reuse {
-                "warning"
-            } else {
-                "checked"
-            };
-            assert_eq!(o["status"], want, "{name}: {id}: {o}");
+            assert_eq!(o["status"], "checked", "{name}: {id}: {o}");
             assert_eq!(o["code"], format!("verify::{id}"));
             let scope = o["scope"].as_str().unwrap();
             assert!(
@@ -111,31 +112,12 @@ fn merged_kernels_bounded_obligations() {
             if scope.contains("not explored") {
                 assert!(scope.contains("(budget)"), "{scope}");
             }
-        }
-        if reuse {
-            for id in ["data-race", "semantics"] {
-                let s = obligation(j, id)["scope"].as_str().unwrap().to_string();
-                assert!(s.starts_with("fresh data window per call: "), "{name}: {s}");
-            }
-            let f = &obligation(j, "window-reuse")["findings"][0];
-            assert!(f["help"].as_str().unwrap().contains("fresh data window"));
-            assert!(f["message"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("collc sim examples/{name}.coll --param P=2")));
-        }
-    }
-    // Every merged kernel completes at the full default bounds.
-    for j in &lines {
-        for id in BOUNDED.iter().filter(|id| **id != "window-reuse") {
-            let s = obligation(j, id)["scope"].as_str().unwrap();
-            let s = s.strip_prefix("fresh data window per call: ").unwrap_or(s);
+            // Every merged kernel completes at the full default bounds.
             assert!(
-                s.starts_with("P=2..4, 1..3 tiles, 3 calls: ") && s.ends_with("complete"),
-                "{}: {id}: {s}",
-                j["file"]
+                scope.starts_with(prefix) && scope.ends_with("complete"),
+                "{name}: {id}: {scope}"
             );
-            assert!(!s.contains("not explored"), "{s}");
+            assert!(!scope.contains("not explored"), "{scope}");
         }
     }
 }
@@ -169,7 +151,14 @@ fn sim_deadlock_fixtures_are_violated_with_a_replay() {
             notes[0].starts_with(&format!("replay: collc sim {f} --param P=")),
             "{notes:?}"
         );
-        assert!(notes.iter().any(|n| n.starts_with("trace: step ")));
+        // The trace: numbered steps with their source lines, the failing event marked.
+        let events = fd["trace"]["events"].as_array().unwrap();
+        assert!(!events.is_empty(), "{f}: {fd}");
+        assert!(events.iter().any(|e| e["line"].as_u64().is_some()), "{f}");
+        assert!(
+            events.last().unwrap()["mark"].as_str() == Some("sim::deadlock"),
+            "{f}: {events:?}"
+        );
         assert!(!fd["primary"].is_null(), "{f}: a label on the statement");
         let d = j["diagnostics"]
             .as_array()
@@ -182,33 +171,80 @@ fn sim_deadlock_fixtures_are_violated_with_a_replay() {
     }
 }
 
+/// The merged broadcast with a `reused` window: the cross-call race is a `data-race`
+/// violation (exit 1), labelled on the non-root's `get`, with the window and both fixes in
+/// its help and a numbered trace ending at the marked access; the wrong result it causes is
+/// a `semantics` violation labelled on the same `get`, not on the epilogue.
 #[test]
-fn broadcast_window_reuse_is_a_warning() {
-    let (code, out, err) = collc(&[
-        "verify",
-        "--bounded-budget-ms",
-        "1500",
-        "examples/broadcast.coll",
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(err.contains("verify::window-reuse"), "{err}");
-    assert!(err.contains("collc sim examples/broadcast.coll"), "{err}");
+fn race_on_a_reused_window_is_a_violation() {
+    let f = "examples/bugs/broadcast_reused_window.coll";
+    let text = std::fs::read_to_string(root().join(f)).unwrap();
+    let get_line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("get data["))
+        .map(|i| i as u64 + 1)
+        .unwrap();
+    let (code, out, err) = collc(&["verify", "--format", "json", f]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(!out.contains("fresh data window"), "{out}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for id in ["data-race", "semantics"] {
+        let o = obligation(&j, id);
+        assert_eq!(o["status"], "violated", "{id}: {o}");
+        let fd = &o["findings"][0];
+        let help = fd["help"].as_str().unwrap_or_default();
+        assert!(
+            help.contains("`data` is declared `reused`")
+                && help.contains("examples/broadcast_read_complete.coll")
+                && help.contains("declare `data` `per call`"),
+            "{id}: {help}"
+        );
+        let d = j["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == format!("verify::{id}"))
+            .unwrap();
+        assert_eq!(d["line"], get_line, "{id}: {d}");
+    }
+    let (code, _, err) = collc(&["verify", f]);
+    assert_eq!(code, 1);
     assert!(
-        err.contains("safe when each call gets a fresh data window"),
+        err.contains(&format!("[line {get_line}: get data[base .. base + len] <- data[base .. base + len] @ root]   <-- sim::data-race")),
         "{err}"
     );
-    let line = out
-        .lines()
-        .find(|l| l.trim_start().starts_with("window-reuse"))
-        .unwrap();
-    assert!(line.contains("warning"), "{line}");
-    let line = out
-        .lines()
-        .find(|l| l.trim_start().starts_with("deadlock"))
-        .unwrap();
+    assert!(err.contains("note: trace (P=2 n=256 root=0; "), "{err}");
+    // The merged example declares its window `per call`: no race, nothing about windows.
+    let (code, out, err) = collc(&["verify", "examples/broadcast.coll"]);
+    assert_eq!(code, 0, "{out}{err}");
     assert!(
-        line.contains("checked") && line.contains("states, complete"),
-        "{line}"
+        !err.contains("fresh data window") && !err.contains("reused"),
+        "{err}"
+    );
+}
+
+/// A `per call` window read before anything of its call wrote it: a `lifetimes` violation
+/// whose help offers `reused` or writing it first.
+#[test]
+fn per_call_window_read_before_written_is_a_lifetimes_violation() {
+    let f = "examples/bugs/allgather_accumulate_per_call.coll";
+    let (code, out, err) = collc(&["verify", "--format", "json", f]);
+    assert_eq!(code, 1, "{out}{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let o = obligation(&j, "lifetimes");
+    assert_eq!(o["status"], "violated", "{o}");
+    let fd = &o["findings"][0];
+    assert!(
+        fd["message"]
+            .as_str()
+            .unwrap()
+            .contains("before anything of call 1 wrote it"),
+        "{fd}"
+    );
+    let help = fd["help"].as_str().unwrap();
+    assert!(
+        help.contains("declare it `reused`") && help.contains("write it in this call"),
+        "{help}"
     );
 }
 

@@ -3,11 +3,13 @@
 //! finishes within its budget, both searches must meet exactly the same terminal
 //! states (fingerprints of every state where no process can move, deadlocked or
 //! finished, windows and access records included) and report the same finding
-//! codes.
+//! codes — for each protocol as declared and with every window and value signal
+//! declared the other way (`per call` ↔ `reused`), so both lifetimes are covered.
 
 use collc_sim::bounded::{param_grid, Bounds};
 use collc_sim::explore::terminal_states;
 use collc_sim::{Budget, Schedule, SimConfig};
+use collc_spec::ir::Lifetime;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,7 +30,7 @@ fn coll_files() -> Vec<PathBuf> {
     v
 }
 
-fn config(reduce: bool, window_per_call: bool) -> SimConfig {
+fn config(reduce: bool) -> SimConfig {
     SimConfig {
         calls: 2,
         schedule: Schedule::Exhaustive,
@@ -38,7 +40,6 @@ fn config(reduce: bool, window_per_call: bool) -> SimConfig {
             ..Budget::default()
         },
         reduce,
-        window_per_call,
         ..SimConfig::default()
     }
 }
@@ -59,20 +60,30 @@ fn reduction_keeps_every_terminal_state_and_finding() {
     let mut fewer_states = 0;
     for f in &files {
         let text = std::fs::read_to_string(f).expect("readable fixture");
-        let Some(p) = collc_spec::check(&text).protocol else {
+        let Some(declared) = collc_spec::check(&text).protocol else {
             continue;
         };
-        for params in param_grid(&p, &bounds, &Default::default()) {
-            for wpc in [false, true] {
-                let Ok((full, full_t)) = terminal_states(&p, &params, &config(false, wpc)) else {
+        // The other contract: every window and value signal flipped.
+        let flipped = if declared
+            .windows
+            .iter()
+            .any(|w| w.lifetime == Some(Lifetime::PerCall))
+        {
+            declared.with_every_lifetime(Lifetime::Reused)
+        } else {
+            declared.with_every_lifetime(Lifetime::PerCall)
+        };
+        for params in param_grid(&declared, &bounds, &Default::default()) {
+            for (lifetimes, p) in [("declared", &declared), ("flipped", &flipped)] {
+                let Ok((full, full_t)) = terminal_states(p, &params, &config(false)) else {
                     continue;
                 };
                 if !full.stats.complete {
                     continue;
                 }
-                let (red, red_t) = terminal_states(&p, &params, &config(true, wpc))
+                let (red, red_t) = terminal_states(p, &params, &config(true))
                     .expect("the reduced search starts when the full one does");
-                let what = format!("{} {params:?} window_per_call={wpc}", f.display());
+                let what = format!("{} {params:?} lifetimes {lifetimes}", f.display());
                 assert!(red.stats.complete, "{what}: reduced search incomplete");
                 let codes = |r: &collc_sim::SimReport| -> BTreeSet<String> {
                     r.findings.iter().map(|f| f.code.clone()).collect()

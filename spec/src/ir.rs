@@ -467,6 +467,18 @@ impl Protocol {
     pub fn signal_per_call(&self, s: SignalId) -> bool {
         self.signals[s].lifetime == Some(Lifetime::PerCall)
     }
+    /// This protocol with every window and every value signal declared `l`: the same
+    /// kernel under the other lifetime contract (tests and benches compare both).
+    pub fn with_every_lifetime(&self, l: Lifetime) -> Protocol {
+        let mut p = self.clone();
+        for w in p.windows.iter_mut() {
+            w.lifetime = Some(l);
+        }
+        for s in p.signals.iter_mut().filter(|s| s.kind == SignalKind::Value) {
+            s.lifetime = Some(l);
+        }
+        p
+    }
     /// The name of a variable.
     pub fn var_name(&self, v: VarId) -> &str {
         &self.vars[v].name

@@ -75,7 +75,13 @@ impl Machine<'_> {
                 if let Some(sp) = self.stmt_span(o.stmt) {
                     f.related.push(sp);
                 }
-                f.help = Some(reuse_fix(name, "signal buffer"));
+                f.help = Some(if o.call < call {
+                    format!(
+                        "`{name}` is declared `reused`: its cells still hold the previous call's values when a call starts, so a read must be ordered after this call's write (by a wait on a credit the writer notifies after writing it). A flag re-armed every call is a credit counter (`+= 1`, reset with `-= 1` in the epilogue, as in examples/barrier.coll); or declare `{name}` `per call` if the caller really hands in a fresh buffer for each call"
+                    )
+                } else {
+                    reuse_fix(name, "signal buffer")
+                });
                 f
             }
             None if self.p.signal_per_call(sig) => {
