@@ -39,6 +39,9 @@ pub mod build;
 pub mod dialect;
 pub mod launch;
 mod program;
+pub mod table;
+
+pub use table::table;
 
 use crate::cpp::walk::{self, semantics_text};
 use crate::cpp::{Kernel, Writer};

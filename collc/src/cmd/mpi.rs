@@ -185,6 +185,14 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
     }
     params.remove(&world);
     let np = u32::try_from(np).unwrap_or(0);
+    // The collective's meaning for this run (staged inputs, expected outputs).
+    let oracle = match mpi::table(p, &params, np, args.calls) {
+        Ok(t) => t,
+        Err(e) => {
+            out.err(format!("error: {e}"));
+            return exit::USAGE;
+        }
+    };
 
     let warning = match gate(&l, &args.file, args.allow_unverified, style, out) {
         Ok(w) => w,
@@ -241,6 +249,7 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         env,
         mpirun_args: args.mpirun_args.clone(),
         skew_us: 0,
+        oracle: Some(oracle),
     };
     if let Some(h) = &cfg.hostfile {
         if !h.is_file() {
