@@ -117,6 +117,15 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
         });
     }
     let nranks = b.world as usize;
+    let stage_ranks = (0..nranks)
+        .flat_map(|r| {
+            let mine = meaning::inputs(p, &shape, r);
+            abi.buffers.iter().map(move |buf| match buf.source {
+                BufferSource::Window(w) => mine.contains(&w),
+                _ => true,
+            })
+        })
+        .collect();
     let op = meaning::reduce_op(p);
     let mut inputs = Vec::with_capacity(calls * nranks);
     for k in 0..calls {
@@ -130,8 +139,7 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
                 let n = counts[i] as usize;
                 let start = img.len();
                 match buf.source {
-                    // A window staged on other ranks only: this rank's copy is the runner's
-                    // (the image is copied whole; zeros here, the meaning never reads them).
+                    // An input of other ranks only: not written on this one (`stage_ranks`).
                     BufferSource::Window(w) if !mine.contains(&w) => {}
                     BufferSource::Window(w) => {
                         for e in 0..n {
@@ -157,6 +165,7 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
         nblocks: b.blocks as i32,
         ncalls: calls as i32,
         barrier_check: matches!(p.semantics, Semantics::Barrier),
+        stage_ranks,
         buffers,
         scalars: abi.scalar_values(b),
         inputs,
