@@ -1,26 +1,21 @@
-//! The semantics oracle of host runs: distinct per-(rank, call) payloads for a collective's
-//! inputs, and the check of every collected output against the collective's definition
-//! (`Semantics` in the IR).
+//! The payloads and the output check of host runs, derived from the one definition of every
+//! collective's meaning ([`collc_spec::meaning`]): the windows it names as a rank's inputs are
+//! staged with distinct per-(rank, call) payloads, the outputs it names are collected, and every
+//! collected element is compared with the fold of its contributions' payloads.
 //!
 //! Payloads are exact in f32 whatever the reduction order: sums of small integers (below
 //! 2^24 for 16 ranks), and for `prod` powers of two. So outputs are compared with `==`.
-//!
-//! | semantics | staged (every call) | collected and checked |
-//! |---|---|---|
-//! | allreduce(op, data) | `data` | `data` = op over ranks |
-//! | broadcast(root, data) | `data` (every rank; non-roots get their own, wrong, values) | `data` = root's |
-//! | reduce_scatter(op, data) | `data` `[P][m]` | row `r` of rank `r` = op over ranks of row `r` |
-//! | allgather(input, target) | `input` | `target` row `j` = rank `j`'s `input` |
-//! | all_to_all(input, target) | `input` `[P][m]` | `target` row `j` = rank `j`'s `input` row `r` |
-//! | all_to_all_v(input, target, sc, rc) | `input`, host array `sc` | `rc[j]` = min(rank `j`'s `sc[r]`, rows per block); that many rows of `target` block `j` = rank `j`'s `input` block `r` |
-//! | barrier() | host stamps | every rank's stamp of the call is visible, all ranks arrived |
-//!
 //! Host arrays are staged for every protocol (values inside their domain, varying per call).
+//! A barrier is checked with host stamps ([`Meaning::Barrier`]'s rule).
+//!
+//! The MPI runner gets the same definition as a table ([`crate::mpi::table`]); the payload
+//! functions here are mirrored by `collc_mpi::oracle` in `backend/runtime/mpi/collc_mpi.hpp`.
 
 use crate::host::job::{Job, JobBuffer, Outcome};
 use crate::layout::{Abi, BufferSource, Elem};
 use collc_spec::eval::Bindings;
 use collc_spec::ir::{Protocol, ReduceOp, Semantics};
+use collc_spec::meaning::{self, Combine, Meaning, Shape, Want};
 
 /// What a job stages and collects, in args order.
 #[derive(Debug, Clone)]
@@ -29,7 +24,7 @@ pub struct Plan {
     pub abi: Abi,
     /// Elements per buffer.
     pub counts: Vec<u64>,
-    /// Staged per call.
+    /// Staged per call (on some rank).
     pub stage: Vec<bool>,
     /// Collected per call.
     pub collect: Vec<bool>,
@@ -37,6 +32,8 @@ pub struct Plan {
     pub nranks: usize,
     /// K.
     pub calls: usize,
+    /// The sizes the meaning is evaluated at.
+    pub shape: Shape,
 }
 
 /// The value of element `i` of input `salt` of rank `r` in call `k`.
@@ -53,41 +50,43 @@ pub fn array_value(lo: i64, hi: i64, a: usize, r: usize, k: usize, i: usize) -> 
     lo + ((r * 5 + k * 3 + i * 7 + a * 11) as u64 % span) as i64
 }
 
-fn op_of(p: &Protocol) -> Option<ReduceOp> {
-    match p.semantics {
-        Semantics::Allreduce { op, .. } | Semantics::ReduceScatter { op, .. } => Some(op),
-        _ => None,
+/// The host arrays of call `k`, as [`meaning::outputs`] reads them.
+pub fn arrays_of_call<'p>(
+    p: &'p Protocol,
+    shape: &'p Shape,
+    k: usize,
+) -> impl Fn(usize, usize, u64) -> Option<i64> + 'p {
+    move |r, a, i| {
+        (i < shape.array_len[a]).then(|| {
+            let (lo, hi) = p.arrays[a].domain;
+            array_value(lo, hi, a, r, k, i as usize)
+        })
     }
 }
 
-fn fold(op: ReduceOp, xs: impl Iterator<Item = f32>) -> f32 {
+/// The expected value of element `e` of a segment in call `k`.
+pub fn want_value(op: Option<ReduceOp>, want: &Want, k: usize, e: u64) -> f32 {
     let mut acc: Option<f32> = None;
-    for x in xs {
-        acc = Some(match acc {
-            None => x,
-            Some(a) => op.apply(a, x),
+    for s in &want.sources {
+        let i = (e as i64 + s.offset).max(0) as usize;
+        let x = input_value(op, s.window, s.rank, k, i);
+        acc = Some(match (acc, want.combine) {
+            (None, _) | (Some(_), Combine::Copy) => x,
+            (Some(a), Combine::Reduce(rop)) => rop.apply(a, x),
         });
     }
     acc.unwrap_or(0.0)
 }
 
-/// Which windows are inputs (staged) and outputs (collected).
-fn roles(p: &Protocol, src: BufferSource) -> (bool, bool) {
-    use BufferSource::*;
-    match (&p.semantics, src) {
-        (_, Array(_)) => (true, false),
-        (Semantics::Allreduce { data, .. }, Window(w))
-        | (Semantics::Broadcast { data, .. }, Window(w))
-        | (Semantics::ReduceScatter { data, .. }, Window(w))
-            if w == *data =>
-        {
-            (true, true)
-        }
-        (Semantics::Allgather { input, target }, Window(w))
-        | (Semantics::AllToAll { input, target }, Window(w))
-        | (Semantics::AllToAllV { input, target, .. }, Window(w)) => (w == *input, w == *target),
-        (Semantics::AllToAllV { recv_counts, .. }, Signal(s)) => (false, s == *recv_counts),
-        _ => (false, false),
+/// Which buffers are staged on some rank and which are collected (by the meaning).
+fn roles(p: &Protocol, shape: &Shape, src: BufferSource) -> (bool, bool) {
+    match src {
+        BufferSource::Array(_) => (true, false),
+        BufferSource::Window(w) => (
+            (0..shape.world).any(|r| meaning::inputs(p, shape, r).contains(&w)),
+            meaning::output_windows(p).contains(&w),
+        ),
+        BufferSource::Signal(s) => (false, meaning::output_signals(p).contains(&s)),
     }
 }
 
@@ -97,11 +96,14 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
     let counts = abi
         .element_counts(p, b)
         .map_err(|e| format!("cannot size the buffers: {e}"))?;
+    let shape = Shape::of(p, b).map_err(|e| format!("cannot size the buffers: {e}"))?;
+    // Shapes the collective gives no meaning are refused before anything runs.
+    meaning::outputs(p, &shape, &arrays_of_call(p, &shape, 0)).map_err(|e| e.to_string())?;
     let mut stage = Vec::new();
     let mut collect = Vec::new();
     let mut buffers = Vec::new();
     for (i, buf) in abi.buffers.iter().enumerate() {
-        let (s, c) = roles(p, buf.source);
+        let (s, c) = roles(p, &shape, buf.source);
         stage.push(s);
         collect.push(c);
         let bytes = (counts[i] * buf.elem.size()).max(4);
@@ -115,10 +117,20 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
         });
     }
     let nranks = b.world as usize;
-    let op = op_of(p);
+    let stage_ranks = (0..nranks)
+        .flat_map(|r| {
+            let mine = meaning::inputs(p, &shape, r);
+            abi.buffers.iter().map(move |buf| match buf.source {
+                BufferSource::Window(w) => mine.contains(&w),
+                _ => true,
+            })
+        })
+        .collect();
+    let op = meaning::reduce_op(p);
     let mut inputs = Vec::with_capacity(calls * nranks);
     for k in 0..calls {
         for r in 0..nranks {
+            let mine = meaning::inputs(p, &shape, r);
             let mut img = Vec::new();
             for (i, buf) in abi.buffers.iter().enumerate() {
                 if !stage[i] {
@@ -127,6 +139,8 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
                 let n = counts[i] as usize;
                 let start = img.len();
                 match buf.source {
+                    // An input of other ranks only: not written on this one (`stage_ranks`).
+                    BufferSource::Window(w) if !mine.contains(&w) => {}
                     BufferSource::Window(w) => {
                         for e in 0..n {
                             img.extend_from_slice(&input_value(op, w, r, k, e).to_le_bytes());
@@ -151,6 +165,7 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
         nblocks: b.blocks as i32,
         ncalls: calls as i32,
         barrier_check: matches!(p.semantics, Semantics::Barrier),
+        stage_ranks,
         buffers,
         scalars: abi.scalar_values(b),
         inputs,
@@ -163,6 +178,7 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
         collect,
         nranks,
         calls,
+        shape,
     };
     Ok((job, plan))
 }
@@ -212,157 +228,63 @@ fn i32_at(b: &[u8], i: usize) -> i32 {
     i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().expect("4 bytes"))
 }
 
-/// Checks every collected output of a run against the collective's semantics.
+/// Checks every collected output of a run against the collective's meaning.
 pub fn check(p: &Protocol, b: &Bindings, plan: &Plan, job: &Job, out: &Outcome) -> Check {
+    let _ = (b, job);
     let mut c = Check::default();
     let n_ranks = plan.nranks;
-    let op = op_of(p);
+    let op = meaning::reduce_op(p);
     let slot_of = |src: BufferSource| plan.abi.buffer_slot(src).expect("buffer of the protocol");
-    let count = |src: BufferSource| plan.counts[slot_of(src)] as usize;
-    let arrays_of = |r: usize, k: usize, a: usize| -> Vec<i64> {
-        // Recompute the staged array (same function as build_job).
-        let (lo, hi) = p.arrays[a].domain;
-        (0..count(BufferSource::Array(a)))
-            .map(|e| array_value(lo, hi, a, r, k, e))
-            .collect()
-    };
-    let _ = job;
-    if matches!(p.semantics, Semantics::Barrier) {
-        if out.barrier_errors != 0 {
-            c.bad(format!(
-                "{} barrier violation(s): a rank left a call before every rank had entered it (host stamps)",
-                out.barrier_errors
-            ));
-        }
-        c.compared = (plan.calls * n_ranks) as u64;
-        return c;
-    }
     for k in 0..plan.calls {
-        for r in 0..n_ranks {
+        let arrays = arrays_of_call(p, &plan.shape, k);
+        let per_rank = match meaning::outputs(p, &plan.shape, &arrays) {
+            Ok(Meaning::Data(per_rank)) => per_rank,
+            Ok(Meaning::Barrier) => {
+                if k == 0 && out.barrier_errors != 0 {
+                    c.bad(format!(
+                        "{} barrier violation(s): a rank left a call before every rank had entered it (host stamps)",
+                        out.barrier_errors
+                    ));
+                }
+                c.compared += n_ranks as u64;
+                continue;
+            }
+            Err(e) => {
+                c.bad(format!("call {k}: {e}"));
+                return c;
+            }
+        };
+        for (r, want) in per_rank.iter().enumerate() {
             let Some(Some(img)) = out.outputs.get(k * n_ranks + r) else {
                 c.missing += 1;
                 continue;
             };
             let views = split(plan, img);
             let view = |src: BufferSource| views[slot_of(src)].expect("collected");
-            let cmp = |c: &mut Check, name: &str, i: usize, got: f32, want: f32| {
+            for seg in &want.segments {
+                let Some(w) = &seg.want else { continue };
+                let v = view(BufferSource::Window(seg.window));
+                for e in seg.lo..seg.hi {
+                    let got = f32_at(v, e as usize);
+                    let want = want_value(op, w, k, e);
+                    c.compared += 1;
+                    if got != want && !(got.is_nan() && want.is_nan()) {
+                        c.bad(format!(
+                            "call {k} rank {r}: {}[{e}] = {got}, want {want}",
+                            p.windows[seg.window].name
+                        ));
+                    }
+                }
+            }
+            for cell in &want.cells {
+                let got = i32_at(view(BufferSource::Signal(cell.signal)), cell.index as usize);
                 c.compared += 1;
-                if got != want && !(got.is_nan() && want.is_nan()) {
+                if i64::from(got) != cell.value {
                     c.bad(format!(
-                        "call {k} rank {r}: {name}[{i}] = {got}, want {want}"
+                        "call {k} rank {r}: {}[{}] = {got}, want {}",
+                        p.signals[cell.signal].name, cell.index, cell.value
                     ));
                 }
-            };
-            match &p.semantics {
-                Semantics::Allreduce { op: rop, data } => {
-                    let src = BufferSource::Window(*data);
-                    let v = view(src);
-                    for i in 0..count(src) {
-                        let want =
-                            fold(*rop, (0..n_ranks).map(|q| input_value(op, *data, q, k, i)));
-                        cmp(&mut c, &p.windows[*data].name, i, f32_at(v, i), want);
-                    }
-                }
-                Semantics::Broadcast { root, data } => {
-                    let root = b.env.get(*root).unwrap_or(0) as usize;
-                    let src = BufferSource::Window(*data);
-                    let v = view(src);
-                    for i in 0..count(src) {
-                        cmp(
-                            &mut c,
-                            &p.windows[*data].name,
-                            i,
-                            f32_at(v, i),
-                            input_value(op, *data, root, k, i),
-                        );
-                    }
-                }
-                Semantics::ReduceScatter { op: rop, data } => {
-                    let src = BufferSource::Window(*data);
-                    let v = view(src);
-                    let m = count(src) / n_ranks;
-                    for i in r * m..(r + 1) * m {
-                        let want =
-                            fold(*rop, (0..n_ranks).map(|q| input_value(op, *data, q, k, i)));
-                        cmp(&mut c, &p.windows[*data].name, i, f32_at(v, i), want);
-                    }
-                }
-                Semantics::Allgather { input, target } => {
-                    let v = view(BufferSource::Window(*target));
-                    let m = count(BufferSource::Window(*target)) / n_ranks;
-                    let m_in = count(BufferSource::Window(*input));
-                    for j in 0..n_ranks {
-                        for i in 0..m.min(m_in) {
-                            let want = input_value(op, *input, j, k, i);
-                            cmp(
-                                &mut c,
-                                &p.windows[*target].name,
-                                j * m + i,
-                                f32_at(v, j * m + i),
-                                want,
-                            );
-                        }
-                    }
-                }
-                Semantics::AllToAll { input, target } => {
-                    let v = view(BufferSource::Window(*target));
-                    let m = count(BufferSource::Window(*target)) / n_ranks;
-                    let m_in = count(BufferSource::Window(*input)) / n_ranks;
-                    for j in 0..n_ranks {
-                        for i in 0..m.min(m_in) {
-                            let want = input_value(op, *input, j, k, r * m_in + i);
-                            cmp(
-                                &mut c,
-                                &p.windows[*target].name,
-                                j * m + i,
-                                f32_at(v, j * m + i),
-                                want,
-                            );
-                        }
-                    }
-                }
-                Semantics::AllToAllV {
-                    input,
-                    target,
-                    send_counts,
-                    recv_counts,
-                } => {
-                    let tv = view(BufferSource::Window(*target));
-                    let rc = view(BufferSource::Signal(*recv_counts));
-                    let tdims = &p.windows[*target].dims;
-                    let row = tdims
-                        .last()
-                        .and_then(|d| collc_spec::eval::eval(p, d, &b.env).ok())
-                        .unwrap_or(1)
-                        .max(1) as usize;
-                    let block = count(BufferSource::Window(*target)) / n_ranks;
-                    let block_in = count(BufferSource::Window(*input)) / n_ranks;
-                    let rows_per_block = (block / row) as i64;
-                    let n_rc = count(BufferSource::Signal(*recv_counts));
-                    for j in 0..n_ranks {
-                        let sent = arrays_of(j, k, *send_counts).get(r).copied().unwrap_or(0);
-                        let want_rows = sent.min(rows_per_block);
-                        if n_rc == n_ranks {
-                            c.compared += 1;
-                            let got = i32_at(rc, j);
-                            if i64::from(got) != want_rows {
-                                c.bad(format!(
-                                    "call {k} rank {r}: {}[{j}] = {got}, want {want_rows}",
-                                    p.signals[*recv_counts].name
-                                ));
-                            }
-                        }
-                        for ii in 0..want_rows.max(0) as usize {
-                            for e in 0..row {
-                                let at = j * block + ii * row + e;
-                                let want =
-                                    input_value(op, *input, j, k, r * block_in + ii * row + e);
-                                cmp(&mut c, &p.windows[*target].name, at, f32_at(tv, at), want);
-                            }
-                        }
-                    }
-                }
-                Semantics::Barrier => {}
             }
         }
     }

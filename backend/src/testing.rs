@@ -94,12 +94,3 @@ pub fn expected_codes(text: &str) -> Vec<String> {
     }
     out
 }
-
-/// True if the fixture annotates a cross-call data hazard the simulator reports
-/// (`sim::data-race` or `sim::wrong-result`): host runs of it need a host barrier between
-/// calls to be deterministic.
-pub fn has_known_hazard(text: &str) -> bool {
-    expected_codes(text)
-        .iter()
-        .any(|c| c == "sim::data-race" || c == "sim::wrong-result")
-}

@@ -103,6 +103,7 @@ fn emit_build(tc: &build::Toolchain, path: &Path) -> build::Built {
 
 fn run(
     tc: &build::Toolchain,
+    p: &collc_spec::ir::Protocol,
     bin: &Path,
     np: u32,
     params: BTreeMap<String, i64>,
@@ -112,6 +113,7 @@ fn run(
     let cfg = launch::LaunchConfig {
         np,
         calls: 3,
+        oracle: Some(mpi::table(p, &params, np, 3).expect("the oracle table")),
         params,
         wait_timeout_ms: wait_ms,
         deadline: Duration::from_secs(90),
@@ -204,7 +206,15 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
     for ((f, name), b) in files.iter().zip(&names).zip(&built) {
         let (p, _) = load(f);
         for np in [2u32, 4] {
-            let o = run(&tc, &b.binary, np, params_of(&p, np, false), vec![], 10_000);
+            let o = run(
+                &tc,
+                &p,
+                &b.binary,
+                np,
+                params_of(&p, np, false),
+                vec![],
+                10_000,
+            );
             let line = format!("{name:<24} np={np} calls=3         {}", verdict_text(&o));
             if !o.ok() {
                 failures.push(format!("{line}\n      command: {}", o.command));
@@ -213,7 +223,7 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
         }
         // Lag: rank 0 runs ahead deterministically (the root under lag: the fast rank).
         let env = vec![("COLLC_MPI_LAG_US".to_string(), "50000".to_string())];
-        let o = run(&tc, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
+        let o = run(&tc, &p, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
         let line = format!("{name:<24} np=2 calls=3 lag=50ms {}", verdict_text(&o));
         if !o.ok() {
             failures.push(format!("{line}\n      command: {}", o.command));
@@ -225,7 +235,7 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
     let (p, _) = load(&bug);
     let b = emit_build(&tc, &bug);
     let env = vec![("COLLC_MPI_LAG_US".to_string(), "50000".to_string())];
-    let o = run(&tc, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
+    let o = run(&tc, &p, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
     let line = format!(
         "{:<24} np=2 calls=3 lag=50ms {} [must show the reuse race]",
         "bugs/broadcast_reused_window",
@@ -317,7 +327,8 @@ fn bug_fixtures_fail_the_way_the_runtime_reports() {
         let text = emitted.unwrap_or_else(|d| panic!("{name}: {d:?}"));
         let b = build::build(&tc, &text).unwrap_or_else(|e| panic!("{name}: {e}"));
         let np = 2;
-        let o = run(&tc, &b.binary, np, params_of(&p, np, false), vec![], 1500);
+        let params = params_of(&p, np, false);
+        let o = run(&tc, &p, &b.binary, np, params, vec![], 1500);
         let good = match exp {
             BugExpect::NonzeroCells => {
                 matches!(&o.verdict, launch::Verdict::Wrong { nonzero_cells, .. } if *nonzero_cells > 0)

@@ -11,6 +11,7 @@ use crate::code::{CExpr, CRegion, Code, Ctx, Instr, LoopKind};
 use crate::report::{EvKind, Event, Finding};
 use crate::value::{relocate, zip, Contrib, Piece, Segs, Val, INITIAL};
 use collc_spec::ir::*;
+use collc_spec::meaning;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -332,16 +333,6 @@ pub struct Machine<'a> {
 /// One expected piece of a rank's output: (window, lo, hi, value relative to lo, or `None`
 /// for elements read but not compared).
 type Expected = (WindowId, u64, u64, Option<Val>);
-
-/// Block layout of an all_to_all_v `target`: `P` blocks of `rows` rows of `row` elements.
-struct A2avLayout {
-    /// Elements per block.
-    block: u64,
-    /// Elements per row.
-    row: u64,
-    /// Rows per block (R).
-    rows: u64,
-}
 
 struct Loc {
     rank: usize,
@@ -2192,24 +2183,29 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Windows staged with a call's input on rank `r`.
-    fn staged(&self, r: usize) -> Vec<WindowId> {
-        match &self.p.semantics {
-            Semantics::Allreduce { data, .. } | Semantics::ReduceScatter { data, .. } => {
-                vec![*data]
-            }
-            Semantics::Broadcast { data, .. } => {
-                if self.code.root == Some(r) {
-                    vec![*data]
-                } else {
-                    Vec::new()
-                }
-            }
-            Semantics::Allgather { input, .. }
-            | Semantics::AllToAll { input, .. }
-            | Semantics::AllToAllV { input, .. } => vec![*input],
-            Semantics::Barrier => Vec::new(),
+    /// The sizes the collective's meaning ([`collc_spec::meaning`]) is evaluated at.
+    fn shape(&self) -> meaning::Shape {
+        let product = |d: &Vec<i64>| d.iter().product::<i64>().max(0) as u64;
+        meaning::Shape {
+            world: self.code.world,
+            root: self.code.root.unwrap_or(0),
+            window_len: (0..self.p.windows.len())
+                .map(|w| self.code.window_len(w))
+                .collect(),
+            window_row: self
+                .code
+                .window_dims
+                .iter()
+                .map(|d| d.last().copied().unwrap_or(1).max(1) as u64)
+                .collect(),
+            signal_len: self.code.signal_dims.iter().map(product).collect(),
+            array_len: self.code.array_dims.iter().map(product).collect(),
         }
+    }
+
+    /// Windows staged with a call's input on rank `r` (the meaning's inputs).
+    fn staged(&self, r: usize) -> Vec<WindowId> {
+        meaning::inputs(self.p, &self.shape(), r)
     }
 
     /// Stages rank `r`'s input of `call`, as a write of its block 0 (whose clock is the rank's).
@@ -2246,175 +2242,58 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Expected output of rank `r` for a call: (window, lo, hi, value relative to lo).
-    /// A `None` value is read (for race detection) but not compared: the rows of an
-    /// all_to_all_v block past the count its sender published are don't-care.
+    /// Rank `r`'s outputs of `call` by the collective's meaning ([`collc_spec::meaning`]).
+    fn meaning(&self, r: usize, call: u16) -> Result<meaning::RankOutputs, String> {
+        let arrays = |q: usize, a: ArrayId, i: u64| -> Option<i64> {
+            self.arrays
+                .get(call as usize)?
+                .get(q)?
+                .get(a)?
+                .get(i as usize)
+                .copied()
+        };
+        match meaning::outputs(self.p, &self.shape(), &arrays).map_err(|e| e.0)? {
+            meaning::Meaning::Data(mut per_rank) if r < per_rank.len() => {
+                Ok(per_rank.swap_remove(r))
+            }
+            _ => Ok(meaning::RankOutputs::default()),
+        }
+    }
+
+    /// Expected output of rank `r` for a call: (window, lo, hi, provenance of element `e` as
+    /// the input element `e + shift` of each contribution). A `None` value is read (for race
+    /// detection) but not compared: the rows of an all_to_all_v block past the count its
+    /// sender published are don't-care.
     fn expected(&self, r: usize, call: u16) -> Result<Vec<Expected>, String> {
-        let p = self.code.world;
-        let input = |q: usize, w: WindowId, shift: i64| Contrib {
-            rank: q as u16,
-            win: w as u16,
-            call,
-            shift,
-        };
-        let all = |w: WindowId, shift: i64| Val((0..p).map(|q| input(q, w, shift)).collect());
-        Ok(match &self.p.semantics {
-            Semantics::Allreduce { data, .. } => {
-                vec![(*data, 0, self.code.window_len(*data), Some(all(*data, 0)))]
-            }
-            Semantics::Broadcast { data, .. } => {
-                let root = self.code.root.unwrap_or(0);
-                vec![(
-                    *data,
-                    0,
-                    self.code.window_len(*data),
-                    Some(Val::one(input(root, *data, 0))),
-                )]
-            }
-            Semantics::ReduceScatter { data, .. } => {
-                let m = self.code.window_len(*data) / p as u64;
-                vec![(*data, r as u64 * m, (r as u64 + 1) * m, Some(all(*data, 0)))]
-            }
-            Semantics::Allgather { input: inp, target } => {
-                let m = self.code.window_len(*target) / p as u64;
-                if self.code.window_len(*inp) != m {
-                    return Err(format!(
-                        "allgather: `{}` has {} elements but each row of `{}` has {m}",
-                        self.p.windows[*inp].name,
-                        self.code.window_len(*inp),
-                        self.p.windows[*target].name
-                    ));
-                }
-                (0..p)
-                    .map(|j| {
-                        let lo = j as u64 * m;
-                        (
-                            *target,
-                            lo,
-                            lo + m,
-                            Some(Val::one(input(j, *inp, -(lo as i64)))),
-                        )
-                    })
-                    .collect()
-            }
-            Semantics::AllToAll { input: inp, target } => {
-                let m = self.code.window_len(*target) / p as u64;
-                (0..p)
-                    .map(|j| {
-                        let lo = j as u64 * m;
-                        let src = r as u64 * m;
-                        (
-                            *target,
-                            lo,
-                            lo + m,
-                            Some(Val::one(input(j, *inp, src as i64 - lo as i64))),
-                        )
-                    })
-                    .collect()
-            }
-            Semantics::AllToAllV {
-                input: inp, target, ..
-            } => {
-                let lay = self.a2av_layout()?;
-                let mut v = Vec::new();
-                for j in 0..p {
-                    let rows = self.a2av_rows(j, r, call)?.clamp(0, lay.rows as i64) as u64;
-                    let lo = j as u64 * lay.block;
-                    let mid = lo + rows * lay.row;
-                    let src = r as u64 * lay.block;
-                    if rows > 0 {
-                        let want = Val::one(input(j, *inp, src as i64 - lo as i64));
-                        v.push((*target, lo, mid, Some(want)));
-                    }
-                    if mid < lo + lay.block {
-                        v.push((*target, mid, lo + lay.block, None));
-                    }
-                }
-                v
-            }
-            Semantics::Barrier => Vec::new(),
-        })
+        let out = self.meaning(r, call)?;
+        Ok(out
+            .segments
+            .into_iter()
+            .map(|seg| {
+                let want = seg.want.map(|w| {
+                    Val(w
+                        .sources
+                        .iter()
+                        .map(|src| Contrib {
+                            rank: src.rank as u16,
+                            win: src.window as u16,
+                            call,
+                            shift: src.offset,
+                        })
+                        .collect())
+                });
+                (seg.window, seg.lo, seg.hi, want)
+            })
+            .collect())
     }
 
-    /// The block layout of an all_to_all_v protocol's `target` (and `input`): `P` blocks,
-    /// each of `rows` rows of `row` elements, `row` being `target`'s last dimension.
-    fn a2av_layout(&self) -> Result<A2avLayout, String> {
-        let Semantics::AllToAllV {
-            input,
-            target,
-            send_counts,
-            recv_counts,
-        } = &self.p.semantics
-        else {
-            return Err("not an all_to_all_v protocol".to_string());
-        };
-        let p = self.code.world as u64;
-        let tname = &self.p.windows[*target].name;
-        let len = self.code.window_len(*target);
-        let row = self.code.window_dims[*target]
-            .last()
-            .copied()
-            .unwrap_or(1)
-            .max(1) as u64;
-        if len == 0 || !len.is_multiple_of(p * row) {
-            return Err(format!(
-                "all_to_all_v: `{tname}` has {len} elements, not {p} blocks of whole rows of {row} elements"
-            ));
-        }
-        let block = len / p;
-        let ilen = self.code.window_len(*input);
-        if ilen != len {
-            return Err(format!(
-                "all_to_all_v: `{}` has {ilen} elements but `{tname}` has {len}; both must be {p} blocks of {} rows of {row}",
-                self.p.windows[*input].name,
-                block / row
-            ));
-        }
-        let sc_len: i64 = self.code.array_dims[*send_counts].iter().product();
-        if sc_len != p as i64 {
-            return Err(format!(
-                "all_to_all_v: send-counts array `{}` has {sc_len} entries, not one per rank ({p})",
-                self.p.arrays[*send_counts].name
-            ));
-        }
-        let rc_len: i64 = self.code.signal_dims[*recv_counts].iter().product();
-        if rc_len != p as i64 {
-            return Err(format!(
-                "all_to_all_v: receive-counts signal `{}` has {rc_len} cells, not one per rank ({p})",
-                self.p.signals[*recv_counts].name
-            ));
-        }
-        Ok(A2avLayout {
-            block,
-            row,
-            rows: block / row,
-        })
+    /// The block layout of an all_to_all_v protocol's `target` (and `input`).
+    fn a2av_layout(&self) -> Result<meaning::Blocks, String> {
+        meaning::a2av_blocks(self.p, &self.shape()).map_err(|e| e.0)
     }
 
-    /// min(rank `j`'s `send_counts[r]` in `call`, rows per block): what rank `j` sends rank `r`.
-    fn a2av_rows(&self, j: usize, r: usize, call: u16) -> Result<i64, String> {
-        let Semantics::AllToAllV { send_counts, .. } = &self.p.semantics else {
-            return Err("not an all_to_all_v protocol".to_string());
-        };
-        let lay = self.a2av_layout()?;
-        let sent = self
-            .arrays
-            .get(call as usize)
-            .and_then(|c| c.get(j))
-            .and_then(|a| a.get(*send_counts))
-            .and_then(|a| a.get(r))
-            .copied()
-            .ok_or_else(|| {
-                format!(
-                    "all_to_all_v: rank {j} has no `{}[{r}]` for call {}",
-                    self.p.arrays[*send_counts].name,
-                    fmt_call(call)
-                )
-            })?;
-        Ok(sent.min(lay.rows as i64))
-    }
-
-    /// Checks rank `r`'s receive counts after `call`: one message per wrong cell.
+    /// Checks rank `r`'s value-signal outputs (all_to_all_v's receive counts) after `call`:
+    /// one message per wrong cell.
     fn a2av_counts(
         &self,
         s: &State,
@@ -2422,36 +2301,34 @@ impl<'a> Machine<'a> {
         call: u16,
         out: &mut Outcome,
     ) -> Result<Vec<String>, String> {
-        let Semantics::AllToAllV {
-            send_counts,
-            recv_counts,
-            ..
-        } = &self.p.semantics
-        else {
+        let want = self.meaning(r, call)?;
+        if want.cells.is_empty() {
             return Ok(Vec::new());
-        };
+        }
         let lay = self.a2av_layout()?;
         let mut bad = Vec::new();
-        for j in 0..self.code.world {
-            let want = self.a2av_rows(j, r, call)?;
-            let c = self.cell_at(r, *recv_counts, j, call);
+        for cell in &want.cells {
+            let (j, sig) = (cell.index as usize, cell.signal);
+            let c = self.cell_at(r, sig, j, call);
             if out.accesses.is_some() {
                 out.cell_reads.push(c as u32);
             }
             let got = s.cells.get(c).map(|c| c.value).ok_or_else(|| {
                 format!(
                     "all_to_all_v: rank {r} has no cell `{}[{j}]`",
-                    self.p.signals[*recv_counts].name
+                    self.p.signals[sig].name
                 )
             })?;
-            if got != want {
-                let sent = self.arrays[call as usize][j][*send_counts][r];
+            if got != cell.value {
+                let (arr, sent) = cell.sent;
                 bad.push(format!(
-                    "wrong result: rank {r}'s {}[{j}] after call {} holds {got}; rank {j} sent {want} row{} (min of its {}[{r}] = {sent} and the {} rows per block)",
-                    self.p.signals[*recv_counts].name,
+                    "wrong result: rank {r}'s {}[{j}] after call {} holds {got}; rank {} sent {} row{} (min of its {}[{r}] = {sent} and the {} rows per block)",
+                    self.p.signals[sig].name,
                     fmt_call(call),
-                    if want == 1 { "" } else { "s" },
-                    self.p.arrays[*send_counts].name,
+                    cell.from,
+                    cell.value,
+                    if cell.value == 1 { "" } else { "s" },
+                    self.p.arrays[arr].name,
                     lay.rows
                 ));
             }

@@ -1,10 +1,12 @@
 //! The `.coll` middle end: resolves names, checks types, shapes and domains,
 //! and lowers the AST to the [`ir::Protocol`] every later stage consumes.
-//! Also holds concrete evaluation ([`eval`]) and the canonical printer ([`print`]).
+//! Also holds concrete evaluation ([`eval`]), the canonical printer ([`print`]) and what every
+//! collective kind must compute, written once ([`meaning`]).
 
 pub mod eval;
 pub mod ir;
 pub mod lower;
+pub mod meaning;
 pub mod params;
 pub mod print;
 

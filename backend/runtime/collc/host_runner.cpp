@@ -13,6 +13,8 @@
 //   u64 chaos_seed; u32 chaos_max_us
 //   i32 B; B x { u32 name_len; name; u64 bytes; u32 kind; u32 lifetime; u32 stage; u32 collect }
 //   i32 S; S x i64 scalar
+//   for rank r < P, buffer b < B: u8 (1: rank r stages buffer b when it has stage; 0: its
+//   image is skipped and the buffer is not written)
 //   for call k < K, rank r < P, buffer b with stage: `bytes` bytes (prepare copies them into
 //   the buffer before call k: call k's instance when the buffer's lifetime is per call)
 // Result (stdout):
@@ -60,6 +62,7 @@ struct Job {
     uint32_t chaos_max_us = 0;
     std::vector<Buffer> buffers;
     std::vector<int64_t> scalars;
+    std::vector<uint8_t> stage_ranks;     // P x B: rank r stages buffer b
     std::vector<uint8_t> inputs;          // K x P x staged bytes
     std::vector<uint64_t> input_offset;   // per (k, r): offset of its first staged buffer
     uint64_t staged_bytes = 0;            // per (k, r)
@@ -89,7 +92,9 @@ void prepare(void* user, int32_t rank, int32_t call, uint8_t*, uint8_t* const* b
     const uint8_t* src = j->inputs.data() + j->input_offset[slot];
     for (size_t b = 0; b < j->buffers.size(); ++b) {
         if (!j->buffers[b].stage) continue;
-        std::memcpy(buffers[b], src, j->buffers[b].bytes);
+        if (j->stage_ranks[static_cast<size_t>(rank) * j->buffers.size() + b]) {
+            std::memcpy(buffers[b], src, j->buffers[b].bytes);
+        }
         src += j->buffers[b].bytes;
     }
     if (j->barrier_check) {
@@ -171,6 +176,8 @@ int main(int argc, char** argv) {
     for (int32_t s = 0; s < S; ++s) {
         if (!read_val(&j.scalars[static_cast<size_t>(s)])) return bad("scalar");
     }
+    j.stage_ranks.resize(static_cast<size_t>(j.P) * static_cast<size_t>(B));
+    if (!read_exact(j.stage_ranks.data(), j.stage_ranks.size())) return bad("stage ranks");
     const size_t slots = static_cast<size_t>(j.K) * static_cast<size_t>(j.P);
     j.inputs.resize(slots * j.staged_bytes);
     j.input_offset.resize(slots);

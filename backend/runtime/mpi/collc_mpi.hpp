@@ -204,6 +204,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -527,6 +528,84 @@ inline int64_t array_value(int64_t lo, int64_t hi, int64_t a, int64_t r, int64_t
   int64_t span = hi - lo + 1;
   if (span < 1) span = 1;
   return lo + (r * 5 + k * 3 + i * 7 + a * 11) % span;
+}
+
+// ---- The collective's meaning, as a table ---------------------------------------------
+// What every rank stages and what its outputs must hold is NOT written in C++: the Rust
+// side generates it from the one definition (collc_spec::meaning) for the run's np, params
+// and calls (collc_backend::mpi::table), and the launcher hands it to the program with
+// `--oracle FILE` (rank 0 reads it and broadcasts it). The format, whitespace-separated:
+//   collc-oracle 1 PROD NP CALLS NWIN win-name... NSIG sig-name...
+//   then per call k, per rank r:  NIN win...  NSEG seg...  NCELL cell...
+//   seg  = WIN LO HI COMBINE NSRC (RANK WIN OFFSET)...   COMBINE: -1 unspecified (not
+//          compared), 0 copy, 1 sum, 2 max, 3 min, 4 prod; element e must equal the
+//          combination of input_value(PROD, WIN, RANK, k, e + OFFSET) over the sources
+//   cell = SIG INDEX VALUE                               value signal cell after the call
+//   (a barrier has no entries: its stamp rule is the arrival counter of the generated check)
+struct Source { int64_t rank = 0, win = 0, offset = 0; };
+struct Segment { int64_t win = 0, lo = 0, hi = 0; int combine = -1; std::vector<Source> src; };
+struct CellWant { int64_t sig = 0, index = 0, value = 0; };
+struct RankCall { std::vector<int64_t> inputs; std::vector<Segment> segs; std::vector<CellWant> cells; };
+struct Table {
+  bool loaded = false;
+  bool prod = false;
+  int np = 0;
+  long calls = 0;
+  std::vector<std::string> wins, sigs;
+  std::vector<RankCall> at;  // k * np + r
+  const RankCall* get(int call, int rank) const {
+    if (!loaded || call < 0 || call >= calls || rank < 0 || rank >= np) return nullptr;
+    return &at[size_t(call) * size_t(np) + size_t(rank)];
+  }
+};
+inline Table& table() {
+  static Table t;
+  return t;
+}
+/// Parses a table; false (and the table stays unloaded) on any malformed or
+/// out-of-range entry.
+inline bool parse(const std::string& text, Table* out) {
+  std::istringstream in(text);
+  std::string magic;
+  int version = 0, prod = 0;
+  Table t;
+  auto count = [&](int64_t* n, int64_t max) { return bool(in >> *n) && *n >= 0 && *n <= max; };
+  if (!(in >> magic >> version >> prod >> t.np >> t.calls) || magic != "collc-oracle" || version != 1) return false;
+  if (t.np < 1 || t.calls < 0) return false;
+  t.prod = prod != 0;
+  int64_t n = 0;
+  if (!count(&n, 1 << 20)) return false;
+  t.wins.resize(size_t(n));
+  for (auto& w : t.wins) if (!(in >> w)) return false;
+  if (!count(&n, 1 << 20)) return false;
+  t.sigs.resize(size_t(n));
+  for (auto& x : t.sigs) if (!(in >> x)) return false;
+  const int64_t nw = int64_t(t.wins.size()), ns = int64_t(t.sigs.size());
+  t.at.resize(size_t(t.calls) * size_t(t.np));
+  for (RankCall& rc : t.at) {
+    if (!count(&n, nw)) return false;
+    rc.inputs.resize(size_t(n));
+    for (auto& w : rc.inputs) if (!(in >> w) || w < 0 || w >= nw) return false;
+    if (!count(&n, int64_t(1) << 30)) return false;
+    rc.segs.resize(size_t(n));
+    for (Segment& g : rc.segs) {
+      int64_t m = 0;
+      if (!(in >> g.win >> g.lo >> g.hi >> g.combine) || g.win < 0 || g.win >= nw || g.lo < 0 || g.hi < g.lo ||
+          g.combine < -1 || g.combine > 4 || !count(&m, 1 << 20))
+        return false;
+      g.src.resize(size_t(m));
+      for (Source& x : g.src)
+        if (!(in >> x.rank >> x.win >> x.offset) || x.rank < 0 || x.rank >= t.np || x.win < 0 || x.win >= nw)
+          return false;
+    }
+    if (!count(&n, int64_t(1) << 30)) return false;
+    rc.cells.resize(size_t(n));
+    for (CellWant& c : rc.cells)
+      if (!(in >> c.sig >> c.index >> c.value) || c.sig < 0 || c.sig >= ns || c.index < 0) return false;
+  }
+  t.loaded = true;
+  *out = std::move(t);
+  return true;
 }
 }  // namespace oracle
 
@@ -1070,6 +1149,77 @@ class Checker {
   int printed_ = 0;
   long mismatches_ = 0;
 };
+
+namespace oracle {
+/// Stages this rank's inputs of call ctx.call (the table's inputs, the payload convention
+/// above) with plain stores into its own windows; `wins[w]` is window w (WindowId order).
+inline void stage(const Ctx& ctx, Window* const* wins, size_t nwins) {
+  const RankCall* rc = table().get(ctx.call, ctx.me);
+  if (rc == nullptr) return;
+  for (int64_t w : rc->inputs) {
+    if (size_t(w) >= nwins) continue;
+    float* v = wins[w]->local<float>();
+    for (MPI_Aint i = 0; i < wins[w]->count; ++i) v[i] = input_value(table().prod, w, ctx.me, ctx.call, i);
+  }
+}
+
+/// Checks this rank's outputs of call ctx.call against the table. `sig_base[s]` is signal
+/// s's first cell (of this call's instance) in `sigwin`.
+inline void check(const Ctx& ctx, Window* const* wins, size_t nwins, const Window& sigwin, const MPI_Aint* sig_base,
+                  size_t nsigs, Checker& chk) {
+  const Table& t = table();
+  const RankCall* rc = t.get(ctx.call, ctx.me);
+  if (rc == nullptr) return;
+  for (const Segment& g : rc->segs) {
+    if (g.combine < 0 || size_t(g.win) >= nwins) continue;
+    const float* got = wins[g.win]->local<float>();
+    const char* name = t.wins[size_t(g.win)].c_str();
+    for (int64_t e = g.lo; e < g.hi && e < int64_t(wins[g.win]->count); ++e) {
+      float want = 0.0f;
+      for (size_t q = 0; q < g.src.size(); ++q) {
+        const Source& x = g.src[q];
+        const float v = input_value(t.prod, x.win, x.rank, ctx.call, e + x.offset);
+        if (q == 0 || g.combine == 0) want = v;
+        else if (g.combine == 1) want = want + v;
+        else if (g.combine == 2) want = std::fmax(want, v);
+        else if (g.combine == 3) want = std::fmin(want, v);
+        else want = want * v;
+      }
+      chk.eq(name, e, got[e], want);
+    }
+  }
+  for (const CellWant& c : rc->cells) {
+    if (size_t(c.sig) >= nsigs) continue;
+    const int32_t got = read_cell(sigwin, ctx.me, sig_base[c.sig] + MPI_Aint(c.index));
+    chk.eq(t.sigs[size_t(c.sig)].c_str(), c.index, int64_t(got), c.value);
+  }
+}
+
+/// Rank 0 reads `path`, every rank gets its text (MPI_Bcast) and parses it. False on a
+/// missing or malformed file.
+inline bool load(const char* path) {
+  std::string text;
+  long ok = 1;
+  if (rank() == 0) {
+    FILE* f = fopen(path, "rb");
+    if (f == nullptr) {
+      ok = 0;
+    } else {
+      char buf[65536];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      fclose(f);
+    }
+  }
+  long len = long(text.size());
+  COLLC_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+  if (!ok) return false;
+  COLLC_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+  text.resize(size_t(len));
+  if (len > 0) COLLC_MPI_CHECK(MPI_Bcast(&text[0], int(len), MPI_CHAR, 0, MPI_COMM_WORLD));
+  return parse(text, &table()) && table().np == size();
+}
+}  // namespace oracle
 
 }  // namespace collc_mpi
 

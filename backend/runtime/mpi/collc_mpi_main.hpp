@@ -15,12 +15,16 @@
 // sized by Session::calls(), before the first call; a program without one gets a no-op).
 //
 // Command line:
-//   prog [--calls K] [--param name=value]... [--skew-us N] [--help]
+//   prog [--calls K] [--param name=value]... [--skew-us N] [--oracle FILE] [--help]
 //     --calls K      back-to-back calls through ONE signal window, no barrier between
 //                    them (default 1)
 //     --param n=v    protocol parameter, read by setup() (unknown names are an error)
 //     --skew-us N    before call c, rank r sleeps ((3c + 5r) mod np) * N microseconds so
 //                    that ranks enter calls out of step (default 0: natural skew only)
+//     --oracle FILE  the collective's meaning for this np, params and calls, as a table
+//                    generated from collc_spec::meaning (collc_mpi::oracle, written by
+//                    `collc run --target mpi`); without it a generated program stages no
+//                    inputs and checks no outputs ("oracle":false in the report)
 //
 // Per call c (on each rank, independently): begin_call() selects call c's per-call
 // instances, prepare() writes this rank's payload for call c into its own windows, kernel()
@@ -44,7 +48,7 @@ namespace launcher {
 
 inline void usage(const char* prog) {
   fprintf(stderr,
-          "usage: %s [--calls K] [--param name=value]... [--skew-us N]\n"
+          "usage: %s [--calls K] [--param name=value]... [--skew-us N] [--oracle FILE]\n"
           "env: COLLC_MPI_WAIT_TIMEOUT_MS (default 20000), COLLC_MPI_WAIT_SPIN,\n"
           "     COLLC_MPI_WAIT_YIELD_US, COLLC_MPI_WAIT_SLEEP_MAX_US, COLLC_MPI_JITTER_US\n",
           prog);
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
 
   // ---- command line -----------------------------------------------------------------
   long calls = 1, skew_us = 0;
+  std::string oracle_path;
   Params params;
   bool bad = false;
   for (int i = 1; i < argc && !bad; ++i) {
@@ -83,6 +88,8 @@ int main(int argc, char** argv) {
       bad = !launcher::parse_long(argv[++i], 1, &calls);
     } else if (a == "--skew-us" && i + 1 < argc) {
       bad = !launcher::parse_long(argv[++i], 0, &skew_us);
+    } else if (a == "--oracle" && i + 1 < argc) {
+      oracle_path = argv[++i];
     } else if (a == "--param" && i + 1 < argc) {
       bad = !params.parse(argv[++i]);
     } else if (a.rfind("--param=", 0) == 0) {
@@ -100,6 +107,17 @@ int main(int argc, char** argv) {
     if (me == 0) launcher::usage(argv[0]);
     finalize();
     return 2;
+  }
+
+  // ---- the collective's meaning (a table generated from collc_spec::meaning) -----------
+  if (!oracle_path.empty()) {
+    if (!oracle::load(oracle_path.c_str()) || oracle::table().calls < calls) {
+      if (me == 0)
+        fprintf(stderr, "collc_mpi: --oracle %s: not a table for np %d and %ld calls\n", oracle_path.c_str(), np,
+                calls);
+      finalize();
+      return 2;
+    }
   }
 
   // ---- declare + allocate symmetric objects ------------------------------------------
@@ -166,12 +184,12 @@ int main(int argc, char** argv) {
            "\"mismatches\":%ld,\"nonzero_cells\":%ld,\"win_model\":\"%s\",\"osc\":\"%s\","
            "\"wait_timeout_ms\":%ld,\"oversubscribed\":%s,\"wait_spin\":%ld,\"skew_us\":%ld,\"wall_ms\":%.3f,\"notifies\":%llu,"
            "\"waits\":%llu,\"polls\":%llu,\"gets\":%llu,\"puts\":%llu,\"rma_bytes\":%llu,"
-           "\"wait_ms\":%.3f}\n",
+           "\"wait_ms\":%.3f,\"oracle\":%s}\n",
            ok ? "true" : "false", collc_program::kName, np, calls, params.json().c_str(), total[0],
            total[1], session.model_name(), osc && *osc ? osc : "default", wait_timeout_ms(),
            oversubscribed() ? "true" : "false", wait_spin(), skew_us,
            wall_max * 1e3, ops_sum[0], ops_sum[1], ops_sum[2], ops_sum[3], ops_sum[4], ops_sum[5],
-           double(ops_sum[6]) / 1e6);
+           double(ops_sum[6]) / 1e6, oracle::table().loaded ? "true" : "false");
     fflush(stdout);
   }
   session.release();

@@ -183,11 +183,13 @@ unsafe extern "C" fn prepare(
         let mut off = 0;
         for &b in &st.staged {
             let n = st.job.buffers[b].bytes as usize;
-            // SAFETY: buffers[b] points at `bytes` bytes of this rank's window; only this
-            // rank's thread touches it here.
-            unsafe {
-                let dst = *buffers.add(b);
-                std::ptr::copy_nonoverlapping(img[off..off + n].as_ptr(), dst, n);
+            if st.job.stages(rank as usize, b) {
+                // SAFETY: buffers[b] points at `bytes` bytes of this rank's window; only this
+                // rank's thread touches it here.
+                unsafe {
+                    let dst = *buffers.add(b);
+                    std::ptr::copy_nonoverlapping(img[off..off + n].as_ptr(), dst, n);
+                }
             }
             off += n;
         }

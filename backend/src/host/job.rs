@@ -52,6 +52,10 @@ pub struct Job {
     pub scalars: Vec<i64>,
     /// Per (call, rank) (`k * P + r`): the staged buffers' images, concatenated in order.
     pub inputs: Vec<Vec<u8>>,
+    /// Per (rank, buffer) (`r * B + b`): whether the rank stages the buffer (a staged buffer
+    /// may be an input of some ranks only, e.g. a broadcast's root); its image is skipped on
+    /// the others. Empty: every rank stages every staged buffer.
+    pub stage_ranks: Vec<bool>,
 }
 
 /// `COLLC_RUN_HOST_BARRIER`.
@@ -148,6 +152,16 @@ impl Job {
             .sum()
     }
 
+    /// Whether rank `r` stages buffer `b` (a staged buffer, and an input of that rank).
+    pub fn stages(&self, r: usize, b: usize) -> bool {
+        self.buffers[b].stage
+            && self
+                .stage_ranks
+                .get(r * self.buffers.len() + b)
+                .copied()
+                .unwrap_or(true)
+    }
+
     /// The job in the runner's stdin format (see `collc/host_runner.cpp`).
     pub fn encode(&self) -> Vec<u8> {
         let mut v = Vec::new();
@@ -177,6 +191,12 @@ impl Job {
         v.extend_from_slice(&(self.scalars.len() as i32).to_le_bytes());
         for s in &self.scalars {
             v.extend_from_slice(&s.to_le_bytes());
+        }
+        let nb = self.buffers.len();
+        for r in 0..self.nranks.max(0) as usize {
+            for b in 0..nb {
+                v.push(u8::from(self.stages(r, b)));
+            }
         }
         let staged = self.staged_bytes();
         for img in &self.inputs {

@@ -42,6 +42,10 @@ pub struct LaunchConfig {
     pub mpirun_args: Vec<String>,
     /// `--skew-us` of the launcher (rank- and call-dependent sleep before each call).
     pub skew_us: u64,
+    /// The oracle table of the run ([`super::table`]: what every rank stages and must hold
+    /// after every call); written to a file for `--oracle`. `None`: the program stages no
+    /// inputs and checks no outputs.
+    pub oracle: Option<String>,
 }
 
 impl Default for LaunchConfig {
@@ -56,6 +60,7 @@ impl Default for LaunchConfig {
             env: Vec::new(),
             mpirun_args: Vec::new(),
             skew_us: 0,
+            oracle: None,
         }
     }
 }
@@ -253,9 +258,13 @@ fn forwarded_env(cfg: &LaunchConfig) -> Vec<(String, String)> {
     env
 }
 
-/// The program's own arguments.
-fn program_args(cfg: &LaunchConfig) -> Vec<String> {
+/// The program's own arguments (`oracle`: the table's file).
+fn program_args(cfg: &LaunchConfig, oracle: Option<&Path>) -> Vec<String> {
     let mut a = vec!["--calls".to_string(), cfg.calls.to_string()];
+    if let Some(f) = oracle {
+        a.push("--oracle".into());
+        a.push(f.display().to_string());
+    }
     for (k, v) in &cfg.params {
         a.push("--param".into());
         a.push(format!("{k}={v}"));
@@ -384,9 +393,13 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
     if cfg.np == 0 {
         return Err(MpiError::Launch("-np must be at least 1".into()));
     }
+    let oracle = match &cfg.oracle {
+        Some(text) => Some(OracleFile::write(text)?),
+        None => None,
+    };
     let mut args = mpirun_args(cfg);
     args.push(binary.display().to_string());
-    args.extend(program_args(cfg));
+    args.extend(program_args(cfg, oracle.as_ref().map(|f| f.0.as_path())));
     let env = forwarded_env(cfg);
     let mut command = String::new();
     for (k, v) in &env {
@@ -484,6 +497,34 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
         leftover,
         orphans_killed: if deadline_hit { 0 } else { orphans_killed },
     })
+}
+
+/// The oracle table's file for one launch (removed when dropped).
+struct OracleFile(PathBuf);
+
+impl OracleFile {
+    fn write(text: &str) -> Result<OracleFile, MpiError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "collc-oracle-{}-{}.txt",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::write(&path, text).map_err(|e| {
+            MpiError::Launch(format!(
+                "cannot write the oracle table {}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(OracleFile(path))
+    }
+}
+
+impl Drop for OracleFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn classify(

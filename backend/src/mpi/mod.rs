@@ -42,8 +42,10 @@ pub mod dialect;
 pub mod launch;
 mod program;
 pub mod run;
+pub mod table;
 
 pub use run::{run, MpiOptions, MpiReport, MpiRunError};
+pub use table::table;
 
 use crate::cpp::walk::{self, semantics_text};
 use crate::cpp::{Kernel, Writer};

@@ -1,7 +1,9 @@
 //! The parts of a generated MPI program around the kernel: the `Args` struct, `setup()`
-//! (parameters, rank-uniform values, symmetric objects), the block loop `kernel()`, and
-//! `prepare()` / `check()` (inputs and outputs from the IR's [`Semantics`], with the same
-//! payload functions as the host backend's oracle, `crate::oracle`).
+//! (parameters, rank-uniform values, symmetric objects), `begin_call()` (per-call
+//! instances), the block loop `kernel()`, and `prepare()` / `check()`. What the collective
+//! computes is not generated here: `prepare()` and `check()` hand the program's windows and
+//! signal cells to the runtime's `collc_mpi::oracle`, which stages and checks what the run's
+//! table says (generated from `collc_spec::meaning` by [`crate::mpi::table`]).
 
 use crate::cpp::{c_string, int_lit, Kernel, Writer};
 use collc_spec::ir::*;
@@ -170,7 +172,6 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
     w.line("int64_t collc_blocks = 1;  // blocks per rank (run one after another by kernel())");
     match &p.semantics {
         Semantics::Broadcast { .. } => w.line("int64_t collc_root = 0;  // the broadcast root"),
-        Semantics::AllToAllV { .. } => w.line("int64_t collc_row = 1;  // elements per row of the target"),
         Semantics::Barrier => w.line(
             "collc_mpi::Window* collc_arrivals = nullptr;  // harness only (check): int32[1] arrival counter on rank 0",
         ),
@@ -352,13 +353,6 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                 "if (args.collc_root < 0 || args.collc_root >= {world}) collc_mpi::usage_error(\"broadcast root %lld is not a rank\", static_cast<long long>(args.collc_root));"
             ));
         }
-        Semantics::AllToAllV { target, .. } => {
-            let last = p.windows[*target]
-                .dims
-                .last()
-                .map_or("1".to_string(), |d| k.expr(d));
-            w.line(format!("args.collc_row = std::max<int64_t>(1, {last});"));
-        }
         Semantics::Barrier => {
             w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", 1);");
         }
@@ -434,66 +428,41 @@ pub(crate) fn kernel(w: &mut Writer) {
     w.close();
 }
 
-fn is_prod(p: &Protocol) -> bool {
-    matches!(
-        p.semantics,
-        Semantics::Allreduce {
-            op: ReduceOp::Prod,
-            ..
-        } | Semantics::ReduceScatter {
-            op: ReduceOp::Prod,
-            ..
-        }
-    )
-}
-
-fn fold_op(op: ReduceOp) -> &'static str {
-    match op {
-        ReduceOp::Sum => "want = want + v;",
-        ReduceOp::Max => "want = std::fmax(want, v);",
-        ReduceOp::Min => "want = std::fmin(want, v);",
-        ReduceOp::Prod => "want = want * v;",
+/// `DECL[] = {items};  // comment` and the `pointer, length` arguments that pass it
+/// (`nullptr, 0` for no items: C++ has no empty arrays).
+fn c_array(w: &mut Writer, decl: &str, items: Vec<String>, comment: &str) -> String {
+    if items.is_empty() {
+        return "nullptr, 0".to_string();
     }
+    let name = decl.rsplit(' ').next().unwrap_or(decl);
+    w.line(format!(
+        "{decl}[] = {{{}}};  // {comment}",
+        items.join(", ")
+    ));
+    format!("{name}, sizeof {name} / sizeof {name}[0]")
 }
 
-/// `prepare()`: this rank's inputs of call `ctx.call`, written with plain stores into its own
-/// windows (the kernel's first notify publishes them).
+/// This call's instance of every window, by WindowId.
+fn windows_array(p: &Protocol, n: &Names, w: &mut Writer) -> String {
+    let items = (0..p.windows.len())
+        .map(|x| format!("args.{}", n.window_field(x)))
+        .collect();
+    let what = "by WindowId (this call's instances)";
+    c_array(w, "collc_mpi::Window* const wins", items, what)
+}
+
+/// `prepare()`: this rank's inputs of call `ctx.call` (the table's inputs, the payload
+/// convention of `collc_mpi::oracle`), written with plain stores into its own windows (the
+/// kernel's first notify publishes them); host arrays on every rank.
 pub(crate) fn prepare(k: &Kernel, n: &Names, w: &mut Writer) {
     let p = k.p;
-    let prod = is_prod(p);
-    w.line("// Inputs of call ctx.call (the oracle's payloads): plain stores into this rank's own windows;");
+    w.line("// Inputs of call ctx.call (the run's oracle table): plain stores into this rank's own windows;");
     w.line("// the kernel's first notify publishes them (release, collc_mpi.hpp 3(a)).");
     w.open("void prepare(const collc_mpi::Ctx& ctx, const Args& args)");
-    let inputs: Vec<WindowId> = match &p.semantics {
-        Semantics::Allreduce { data, .. }
-        | Semantics::Broadcast { data, .. }
-        | Semantics::ReduceScatter { data, .. } => {
-            vec![*data]
-        }
-        Semantics::Allgather { input, .. }
-        | Semantics::AllToAll { input, .. }
-        | Semantics::AllToAllV { input, .. } => {
-            vec![*input]
-        }
-        Semantics::Barrier => vec![],
-    };
-    let mut used_ctx = false;
-    for x in inputs {
-        used_ctx = true;
-        w.open("");
-        w.line(format!(
-            "float* const v = args.{}->local<float>();",
-            n.window_field(x)
-        ));
-        w.line(format!(
-            "for (int64_t i = 0; i < args.{}; ++i) v[i] = collc_mpi::oracle::input_value({prod}, {x}, ctx.me, ctx.call, i);",
-            n.window_len(x)
-        ));
-        w.close();
-    }
+    let wins = windows_array(p, n, w);
+    w.line(format!("collc_mpi::oracle::stage(ctx, {wins});"));
     for d in &p.decls {
         if let Decl::Array(a) = *d {
-            used_ctx = true;
             let (lo, hi) = p.arrays[a].domain;
             w.line(format!(
                 "for (int64_t i = 0; i < args.{}; ++i) args.{}[i] = collc_mpi::oracle::array_value({}, {}, {a}, ctx.me, ctx.call, i);",
@@ -505,190 +474,43 @@ pub(crate) fn prepare(k: &Kernel, n: &Names, w: &mut Writer) {
         }
     }
     if matches!(p.semantics, Semantics::Barrier) {
-        w.line("(void)ctx;");
         w.line(
-            "// Count this rank's arrival on rank 0 (flushed before the kernel's first notify).",
+            "// The barrier's stamp rule: count this rank's arrival on rank 0 (flushed before the",
         );
+        w.line("// kernel's first notify).");
         w.line("collc_mpi::harness_add_i32(*args.collc_arrivals, 0, 0, 1);");
-    } else if !used_ctx {
-        w.line("(void)ctx;");
-        w.line("(void)args;");
     }
     w.close();
 }
 
-/// Checks `data[i]` (for `i` in `range`) against the reduction over ranks of the inputs.
-#[allow(clippy::too_many_arguments)]
-fn fold_check(
-    w: &mut Writer,
-    n: &Names,
-    op: ReduceOp,
-    data: WindowId,
-    name: &str,
-    prod: bool,
-    pre: Option<&str>,
-    range: &str,
-) {
-    w.line(format!(
-        "const float* const got = args.{}->local<float>();",
-        n.window_field(data)
-    ));
-    if let Some(pre) = pre {
-        w.line(pre);
-    }
-    w.open(format!("for ({range})"));
-    w.line(format!(
-        "float want = collc_mpi::oracle::input_value({prod}, {data}, 0, ctx.call, i);"
-    ));
-    w.open("for (int64_t r = 1; r < ctx.np; ++r)");
-    w.line(format!(
-        "const float v = collc_mpi::oracle::input_value({prod}, {data}, r, ctx.call, i);"
-    ));
-    w.line(fold_op(op));
-    w.close();
-    w.line(format!("chk.eq({name}, i, got[i], want);"));
-    w.close();
-}
-
-/// `check()`: this rank's outputs of call `ctx.call` against the collective's semantics
-/// (`crate::oracle::check`, per rank).
+/// `check()`: this rank's outputs of call `ctx.call` against the run's oracle table (the
+/// collective's meaning); for a barrier, its stamp rule through the arrival counter.
 pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
     let p = k.p;
-    let prod = is_prod(p);
-    let win = |x: WindowId| c_string(&p.windows[x].name);
     w.line(
-        "// Outputs of call ctx.call against the collective's semantics (exact: the payloads are",
+        "// Outputs of call ctx.call against the run's oracle table (exact: the payloads are small",
     );
-    w.line("// small integers or powers of two).");
+    w.line("// integers or powers of two).");
     w.open("void check(const collc_mpi::Ctx& ctx, const Args& args, collc_mpi::Checker& chk)");
-    match &p.semantics {
-        Semantics::Allreduce { op, data } => {
-            let range = format!("int64_t i = 0; i < args.{}; ++i", n.window_len(*data));
-            fold_check(w, n, *op, *data, &win(*data), prod, None, &range);
-        }
-        Semantics::Broadcast { data, .. } => {
-            w.line(format!(
-                "const float* const got = args.{}->local<float>();",
-                n.window_field(*data)
-            ));
-            w.line(format!(
-                "for (int64_t i = 0; i < args.{}; ++i) chk.eq({}, i, got[i], collc_mpi::oracle::input_value({prod}, {data}, args.collc_root, ctx.call, i));",
-                n.window_len(*data),
-                win(*data)
-            ));
-        }
-        Semantics::ReduceScatter { op, data } => {
-            let m = format!("const int64_t m = args.{} / ctx.np;", n.window_len(*data));
-            let range = "int64_t i = ctx.me * m; i < (ctx.me + 1) * m; ++i";
-            fold_check(w, n, *op, *data, &win(*data), prod, Some(&m), range);
-        }
-        Semantics::Allgather { input, target } => {
-            w.line(format!(
-                "const float* const got = args.{}->local<float>();",
-                n.window_field(*target)
-            ));
-            w.line(format!(
-                "const int64_t m = args.{} / ctx.np;",
-                n.window_len(*target)
-            ));
-            w.line(format!(
-                "const int64_t m_in = std::min(m, args.{});",
-                n.window_len(*input)
-            ));
-            w.open("for (int64_t j = 0; j < ctx.np; ++j)");
-            w.line(format!(
-                "for (int64_t i = 0; i < m_in; ++i) chk.eq({}, j * m + i, got[j * m + i], collc_mpi::oracle::input_value({prod}, {input}, j, ctx.call, i));",
-                win(*target)
-            ));
-            w.close();
-        }
-        Semantics::AllToAll { input, target } => {
-            w.line(format!(
-                "const float* const got = args.{}->local<float>();",
-                n.window_field(*target)
-            ));
-            w.line(format!(
-                "const int64_t m = args.{} / ctx.np;",
-                n.window_len(*target)
-            ));
-            w.line(format!(
-                "const int64_t m_in = args.{} / ctx.np;",
-                n.window_len(*input)
-            ));
-            w.open("for (int64_t j = 0; j < ctx.np; ++j)");
-            w.line(format!(
-                "for (int64_t i = 0; i < std::min(m, m_in); ++i) chk.eq({}, j * m + i, got[j * m + i], collc_mpi::oracle::input_value({prod}, {input}, j, ctx.call, ctx.me * m_in + i));",
-                win(*target)
-            ));
-            w.close();
-        }
-        Semantics::AllToAllV {
-            input,
-            target,
-            send_counts,
-            recv_counts,
-        } => {
-            let (lo, hi) = p.arrays[*send_counts].domain;
-            w.line(format!(
-                "const float* const got = args.{}->local<float>();",
-                n.window_field(*target)
-            ));
-            w.line("const int64_t row = args.collc_row;");
-            w.line(format!(
-                "const int64_t block = args.{} / ctx.np;",
-                n.window_len(*target)
-            ));
-            w.line(format!(
-                "const int64_t block_in = args.{} / ctx.np;",
-                n.window_len(*input)
-            ));
-            w.line("const int64_t rows_per_block = block / row;");
-            w.open("for (int64_t j = 0; j < ctx.np; ++j)");
-            w.line("// rank j's send_counts[me] in this call (the oracle's array payload)");
-            w.line(format!(
-                "const int64_t sent = ctx.me < args.{} ? collc_mpi::oracle::array_value({}, {}, {send_counts}, j, ctx.call, ctx.me) : 0;",
-                n.array_len(*send_counts),
-                int_lit(lo),
-                int_lit(hi)
-            ));
-            w.line("const int64_t want_rows = std::min(sent, rows_per_block);");
-            w.open(format!(
-                "if (args.{} == ctx.np)",
-                n.signal_cells(*recv_counts)
-            ));
-            w.line(format!(
-                "const int32_t got_rows = collc_mpi::read_cell(*args.sigwin, ctx.me, args.{} + j);",
-                n.signal_field(*recv_counts)
-            ));
-            w.line(format!(
-                "chk.eq({}, j, static_cast<int64_t>(got_rows), want_rows);",
-                c_string(&p.signals[*recv_counts].name)
-            ));
-            w.close();
-            w.open("for (int64_t ii = 0; ii < want_rows; ++ii)");
-            w.open("for (int64_t e = 0; e < row; ++e)");
-            w.line("const int64_t at = j * block + ii * row + e;");
-            w.line(format!(
-                "chk.eq({}, at, got[at], collc_mpi::oracle::input_value({prod}, {input}, j, ctx.call, ctx.me * block_in + ii * row + e));",
-                win(*target)
-            ));
-            w.close();
-            w.close();
-            w.close();
-        }
-        Semantics::Barrier => {
-            w.line("// Barrier: when call c returns on any rank, every rank has entered call c, i.e. rank 0's");
-            w.line("// arrival counter is >= np * (c + 1).");
-            w.line(
-                "const int32_t arrived = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, 0);",
-            );
-            w.line("const int32_t need = ctx.np * (ctx.call + 1);");
-            w.open("if (arrived < need)");
-            w.line("char msg[160];");
-            w.line("snprintf(msg, sizeof msg, \"barrier left early: %d arrivals on rank 0, need >= %d\", arrived, need);");
-            w.line("chk.fail(msg);");
-            w.close();
-        }
+    let wins = windows_array(p, n, w);
+    let items = (0..p.signals.len())
+        .map(|s| format!("args.{}", n.signal_field(s)))
+        .collect();
+    let what = "first cells by SignalId (this call's instances)";
+    let sigs = c_array(w, "const MPI_Aint sigs", items, what);
+    w.line(format!(
+        "collc_mpi::oracle::check(ctx, {wins}, *args.sigwin, {sigs}, chk);"
+    ));
+    if matches!(p.semantics, Semantics::Barrier) {
+        w.line("// The barrier's stamp rule: when call c returns on any rank, every rank has entered call c,");
+        w.line("// i.e. rank 0's arrival counter is >= np * (c + 1).");
+        w.line("const int32_t arrived = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, 0);");
+        w.line("const int32_t need = ctx.np * (ctx.call + 1);");
+        w.open("if (arrived < need)");
+        w.line("char msg[160];");
+        w.line("snprintf(msg, sizeof msg, \"barrier left early: %d arrivals on rank 0, need >= %d\", arrived, need);");
+        w.line("chk.fail(msg);");
+        w.close();
     }
     w.close();
 }

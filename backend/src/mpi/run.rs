@@ -130,6 +130,9 @@ pub fn run(p: &Protocol, opts: &MpiOptions) -> Result<MpiReport, MpiRunError> {
     let np = check_options(p, opts)?;
     let mut params = opts.params.clone();
     params.remove(&p.vars[p.world].name);
+    let np = u32::try_from(np).unwrap_or(0);
+    // The collective's meaning for this run (staged inputs, expected outputs).
+    let oracle = super::table(p, &params, np, opts.calls).map_err(MpiRunError::Params)?;
     let text = super::emit(
         p,
         &EmitOptions {
@@ -141,7 +144,7 @@ pub fn run(p: &Protocol, opts: &MpiOptions) -> Result<MpiReport, MpiRunError> {
     let tc = build::find_toolchain().map_err(MpiRunError::Mpi)?;
     let built = build::build(&tc, &text).map_err(MpiRunError::Mpi)?;
     let cfg = LaunchConfig {
-        np: u32::try_from(np).unwrap_or(0),
+        np,
         calls: opts.calls,
         params,
         hostfile: opts.hostfile.clone(),
@@ -150,6 +153,7 @@ pub fn run(p: &Protocol, opts: &MpiOptions) -> Result<MpiReport, MpiRunError> {
         env: opts.env.clone(),
         mpirun_args: opts.mpirun_args.clone(),
         skew_us: 0,
+        oracle: Some(oracle),
     };
     let outcome = launch::launch(&tc, &built.binary, &cfg).map_err(MpiRunError::Mpi)?;
     Ok(MpiReport { built, outcome })
