@@ -73,7 +73,7 @@ fn baselines() -> Baselines {
 
 /// A compiled kernel and a job template with nothing staged or collected (pure kernel time).
 fn kernel(text: &str, params: &[(&str, i64)]) -> (std::path::PathBuf, Job) {
-    let p = collc_spec::check(text).protocol.expect("valid spec");
+    let p = collc_benches::gated("host bench kernel", text);
     let mut cfg = RunConfig {
         calls: 1,
         ..RunConfig::default()

@@ -136,23 +136,7 @@ fn server_source() -> String {
             );
             text = text.replace(from, to);
         }
-        let checked = collc_spec::check(&text);
-        let p = checked.protocol.unwrap_or_else(|| {
-            panic!(
-                "{} (edited) does not validate: {:?}",
-                prog.file, checked.diagnostics
-            )
-        });
-        let report = collc_verifier::verify(&p, &collc_verifier::Options::default());
-        assert!(
-            !report
-                .obligations
-                .iter()
-                .any(|o| o.status == collc_verifier::Status::Violated),
-            "{} with edits {:?}: the verifier rejects it",
-            prog.file,
-            prog.edits
-        );
+        let p = collc_benches::gated(&format!("{} with edits {:?}", prog.file, prog.edits), &text);
         let program = mpi::emit(&p, &mpi::EmitOptions::default()).expect("emit");
         let ns = format!("gen_{}", prog.case);
         spliced.push_str(&format!(

@@ -12,7 +12,8 @@ fn protocol(text: &str) -> collc_spec::ir::Protocol {
 
 fn verify(c: &mut Criterion) {
     let examples = collc_benches::examples();
-    let opts = collc_verifier::Options::default();
+    // The symbolic half (the bounded half is the simulator's, benched in sim.rs).
+    let opts = collc_verifier::Options::symbolic_only();
     let mut g = c.benchmark_group("verify");
     g.sample_size(10);
     for (name, text) in &examples {

@@ -27,3 +27,21 @@ pub fn examples() -> Vec<(String, String)> {
     out.sort();
     out
 }
+
+/// Validates `text` and passes it through the verifier gate every code-producing command
+/// uses (`collc_verifier::verify` with the default options, then `collc_verifier::gate`
+/// without `--allow-unverified`); panics, naming the blockers, if the gate refuses.
+pub fn gated(what: &str, text: &str) -> collc_spec::ir::Protocol {
+    let checked = collc_spec::check(text);
+    let Some(p) = checked.protocol else {
+        panic!("{what} does not validate: {:?}", checked.diagnostics);
+    };
+    let report = collc_verifier::verify(&p, &collc_verifier::Options::default());
+    let gate = collc_verifier::gate(&report, false);
+    assert!(
+        gate.allowed(),
+        "{what}: the verifier gate refuses it: {:?}",
+        gate.blockers
+    );
+    p
+}

@@ -215,4 +215,5 @@ pub fn to_json<'a>(d: &'a Diagnostic, source: &'a Source) -> JsonDiagnostic<'a> 
 }
 
 pub mod gate;
+pub mod run;
 pub mod verify;

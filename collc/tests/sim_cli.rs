@@ -125,11 +125,12 @@ fn parameter_outside_its_domain() {
 
 #[test]
 fn unknown_parameter() {
+    // One --param parser for every subcommand: an undeclared name is a usage error (2).
     let r = sim(&["examples/barrier.coll", "--param", "P=2", "--param", "Q=1"]);
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr
-            .contains("error: examples/barrier.coll: the protocol has no parameter `Q`"),
+            .contains("error: the protocol has no parameter `Q` (it declares: P)"),
         "{}",
         r.stderr
     );

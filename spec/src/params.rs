@@ -47,7 +47,7 @@ impl fmt::Display for ParamError {
             }
             ParamError::Twice(n) => write!(f, "`--param {n}` is given twice"),
             ParamError::WorldContradiction { name, ranks, param } => {
-                write!(f, "-P {ranks} contradicts --param {name}={param}")
+                write!(f, "-P/-np {ranks} contradicts --param {name}={param}")
             }
             ParamError::Unknown { name, declared } => write!(
                 f,

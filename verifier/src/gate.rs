@@ -183,3 +183,77 @@ pub fn gate(report: &Report, allow_unverified: bool) -> Gate {
         diagnostics,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Finding, ObligationResult, Stats, SCHEMA};
+
+    fn report(statuses: &[Status]) -> Report {
+        let obligations = statuses
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mut f = Finding::new(format!("finding {i}"));
+                f.line = i + 1;
+                ObligationResult {
+                    id: format!("o{i}"),
+                    code: format!("verify::o{i}"),
+                    status: *s,
+                    scope: None,
+                    reason: Some(format!("reason {i}")),
+                    summary: String::new(),
+                    findings: if *s == Status::Violated {
+                        vec![f]
+                    } else {
+                        Vec::new()
+                    },
+                }
+            })
+            .collect();
+        Report {
+            schema: SCHEMA,
+            protocol: "p".into(),
+            method: String::new(),
+            obligations,
+            stats: Stats::default(),
+        }
+    }
+
+    #[test]
+    fn the_policy_table() {
+        use Status::*;
+        for (statuses, verdict_, code) in [
+            (vec![Proved, Checked, Warning], Verdict::Safe, 0),
+            (vec![Proved, Violated, Unknown], Verdict::Violated, 1),
+            (vec![Proved, Unknown], Verdict::Undecided, 3),
+            (vec![Proved, Skipped], Verdict::Undecided, 3),
+        ] {
+            let r = report(&statuses);
+            assert_eq!(verdict(&r), verdict_, "{statuses:?}");
+            assert_eq!(r.exit_code(), code, "{statuses:?}");
+            let refused = gate(&r, false);
+            let allowed = gate(&r, true);
+            if verdict_ == Verdict::Safe {
+                assert_eq!(refused.decision, Decision::Pass);
+                assert_eq!(allowed.decision, Decision::Pass);
+                assert!(allowed.stamp.is_empty() && allowed.blockers.is_empty());
+            } else {
+                assert_eq!(refused.decision, Decision::Refuse);
+                assert!(
+                    refused.stamp.is_empty(),
+                    "nothing is produced, nothing stamped"
+                );
+                assert_eq!(allowed.decision, Decision::Unverified);
+                assert!(
+                    allowed.stamp[0].starts_with("UNVERIFIED: produced with --allow-unverified")
+                );
+                assert_eq!(allowed.stamp.len(), 1 + allowed.blockers.len());
+            }
+        }
+        let g = gate(&report(&[Violated, Unknown]), true);
+        assert_eq!((g.violations(), g.undecided()), (1, 1));
+        assert_eq!(g.stamp[1], "  line 1: verify::o0 (violated): finding 0");
+        assert_eq!(g.stamp[2], "  verify::o1 (unknown): reason 1");
+    }
+}

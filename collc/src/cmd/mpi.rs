@@ -18,7 +18,7 @@ use super::run::RunArgs;
 use crate::driver::{load_or_report, Loaded};
 use crate::output::{exit, Output};
 use crate::render::gate::Action;
-use crate::render::Style;
+use crate::render::{self, Style};
 use collc_backend::mpi::{self, build, MpiOptions, MpiRunError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -156,46 +156,7 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             return exit::USAGE;
         }
     };
-    let (built, outcome) = (&report.built, &report.outcome);
-    if args.verbose {
-        out.err(format!(
-            "program {} ({}): {}",
-            built.binary.display(),
-            if built.cached { "cached" } else { "built" },
-            built.command
-        ));
-        out.err(format!("command: {}", outcome.command));
-    }
-    let line = format!(
-        "collc run --target mpi {}: {} [{:.1} s]",
-        args.file,
-        outcome.summary(),
-        outcome.elapsed.as_secs_f64()
-    );
-    super::run::verdict(out, outcome.ok(), &line, &gate.stamp);
-    if !outcome.ok() {
-        for f in outcome.findings(12) {
-            out.err(format!("  {f}"));
-        }
-        if outcome.json.is_none() && outcome.findings(1).is_empty() {
-            let tail: Vec<&str> = outcome.stderr.lines().rev().take(15).collect();
-            for l in tail.into_iter().rev() {
-                out.err(format!("  | {l}"));
-            }
-        }
-        out.err(format!("  command: {}", outcome.command));
-    }
-    if outcome.leftover > 0 {
-        out.err(format!(
-            "error: {} process(es) of the job survived SIGKILL (session {})",
-            outcome.leftover, outcome.command
-        ));
-    } else if outcome.orphans_killed > 0 {
-        out.err(format!(
-            "warning: {} orphaned process(es) of the job were still running after mpirun exited; killed",
-            outcome.orphans_killed
-        ));
-    }
+    render::run::mpi(&args.file, &report, &gate.stamp, args.verbose, out);
     if report.ok() {
         exit::OK
     } else {

@@ -13,7 +13,7 @@ use super::args::{GateArgs, ParamArgs};
 use crate::driver::load_or_report;
 use crate::output::{exit, Output};
 use crate::render::gate::Action;
-use crate::render::Style;
+use crate::render::{self, Style};
 use collc_backend::host::{self, Build, Exec, RunConfig, RunError};
 use std::time::Duration;
 
@@ -108,18 +108,8 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
     };
     match host::run_with_source(&l.protocol, Some(&l.source), &cfg) {
         Ok(report) => {
-            if args.verbose {
-                out.err(format!(
-                    "library {} ({}): {}",
-                    report.library.display(),
-                    if report.cached { "cached" } else { "built" },
-                    report.compile_command
-                ));
-            }
-            let line = format!("collc run {}: {}", args.file, report.summary());
-            let ok = report.ok();
-            verdict(out, ok, &line, &gate.stamp);
-            if ok {
+            render::run::host(&args.file, &report, &gate.stamp, args.verbose, out);
+            if report.ok() {
                 exit::OK
             } else {
                 exit::INPUT
@@ -141,15 +131,5 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             out.err(format!("error: collc run {}: {e}", args.file));
             exit::INPUT
         }
-    }
-}
-
-/// Prints a run's verdict line (stdout when it passed, stderr when not) and, under it on
-/// the same stream, the gate's `--allow-unverified` stamp.
-pub(crate) fn verdict(out: &mut Output, ok: bool, line: &str, stamp: &[String]) {
-    let mut put = |s: &str| if ok { out.out(s) } else { out.err(s) };
-    put(line);
-    for s in stamp {
-        put(&format!("  {s}"));
     }
 }

@@ -72,8 +72,13 @@ pub fn decision(g: &Gate, src: &Source, action: Action, style: Style, out: &mut 
             for l in &lines {
                 out.err(l);
             }
+            let fix = if g.undecided() > 0 {
+                "fix the protocol or decide what is undecided (see each reason)"
+            } else {
+                "fix the protocol"
+            };
             out.err(format!(
-                "  fix the protocol (an undecided obligation: see its reason), or pass --allow-unverified to {} (stamped into the output)",
+                "  {fix}, or pass --allow-unverified to {} (stamped into the output)",
                 action.anyway()
             ));
         }
