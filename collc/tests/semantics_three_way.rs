@@ -59,9 +59,6 @@ fn sim(p: &Protocol, params: &BTreeMap<String, i64>) -> Verdict {
         calls: 3,
         memory: Memory::Sc,
         schedule: Schedule::RoundRobin,
-        // Until the simulator reads each window's declared lifetime: fresh windows for the
-        // protocols that declare theirs `per call`.
-        window_per_call: (0..p.windows.len()).any(|w| p.window_per_call(w)),
         ..SimConfig::default()
     };
     let r = collc_sim::simulate(p, params, &cfg).map_err(|e| format!("sim: {e}"))?;
