@@ -1913,7 +1913,7 @@ impl<'a> Machine<'a> {
                 };
                 let clock = s.procs[p].clock.clone();
                 let m = self.mi(l.rank, w, s.procs[p].call);
-                self.check_fresh_read(s, p, m, l, w, stmt, out);
+                self.check_fresh_read(s, p, l, stmt, out);
                 self.access(s, m, l.lo, l.hi, acc, false, &clock, out);
                 s.mem[m].vals.read(l.lo, l.hi)
             }

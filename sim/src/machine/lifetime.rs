@@ -18,7 +18,7 @@ use crate::machine::Outcome;
 use crate::report::Finding;
 use crate::value::{Val, GARBAGE, INITIAL};
 use collc_grammar::Span;
-use collc_spec::ir::{Semantics, SignalId, WindowId};
+use collc_spec::ir::{BufferRef, Semantics, SignalId, WindowId};
 
 /// The fix of a cross-call race on a `reused` buffer, for the help of a finding.
 fn reuse_fix(name: &str, what: &str) -> String {
@@ -127,16 +127,18 @@ impl Machine<'_> {
         &self,
         s: &State,
         p: usize,
-        m: usize,
         l: &Loc,
-        w: WindowId,
         stmt: u32,
         out: &mut Outcome,
     ) {
+        let BufferRef::Window(w) = l.buf else {
+            return;
+        };
         if stmt == CONSUME || !self.p.window_per_call(w) {
             return;
         }
         let call = s.procs[p].call;
+        let m = self.mi(l.rank, w, call);
         let mut pos = l.lo;
         let mut unwritten = None;
         for (n, rec) in s.mem[m].acc.read(l.lo, l.hi) {
