@@ -7,10 +7,13 @@ pub mod bounded;
 pub mod check;
 pub mod exec;
 pub mod poly;
+pub mod range;
 pub mod report;
 pub mod smt;
 pub mod sym;
 pub mod table;
+pub mod validate;
 
 pub use check::{verify, Options};
 pub use report::{Finding, ObligationResult, Report, Status};
+pub use validate::validate;
