@@ -20,10 +20,14 @@ use collc_grammar::{ast, Diagnostic};
 use collc_spec::ir::{Block, Cond, Protocol, StmtKind};
 use encode::Defs;
 use obligation::{Goal, Obligation};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long Z3 may take on one obligation before it is reported as not proved.
 pub const QUERY_TIMEOUT: Duration = Duration::from_millis(2000);
+
+/// How long the range check of one protocol may take in all; the bounds left
+/// when it is spent are reported together as not checked.
+pub const BUDGET: Duration = Duration::from_secs(10);
 
 /// Decides every range obligation of `p` (lowered from `file`): errors for
 /// bounds that some value of the domains breaks, warnings for bounds that
@@ -42,10 +46,25 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
     w.conds.extend(guards);
     w.block(&p.epilogue, epilogue);
     let mut solver = solve::Solver::new(p, &defs);
-    w.out
-        .iter()
-        .filter_map(|o| solver.decide(o).map(|v| obligation::diagnostic(p, o, &v)))
-        .collect()
+    let deadline = Instant::now() + BUDGET;
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for o in &w.out {
+        if solver.obvious(&o.goal) {
+            continue;
+        }
+        if Instant::now() >= deadline {
+            skipped.push(o.span);
+            continue;
+        }
+        if let Some(v) = solver.decide(o, deadline) {
+            out.push(obligation::diagnostic(p, o, &v));
+        }
+    }
+    if let Some(first) = skipped.first() {
+        out.push(obligation::not_checked(*first, skipped.len()));
+    }
+    out
 }
 
 /// Records every statement `let` and loop variable (names are never

@@ -99,16 +99,17 @@ pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
     let (values, got) = match v {
         Verdict::Broken { values, got } => (values, got),
         Verdict::Undecided { form, reason } => {
+            // The form is the advice; the solver's own words only when no form
+            // explains the answer (they vary with the machine's speed).
             let label = match form {
                 Some(f) => format!("not decided: it depends on {f}"),
-                None => "not decided".to_string(),
+                None => format!("not decided: the solver answered {reason}"),
             };
             return Diagnostic::warning(
                 "domain::range-unproved",
                 format!("could not prove {subject} stays in {bound} for every value of the domains"),
             )
             .with_primary(o.span, label)
-            .with_note(format!("the solver answered: {reason}"))
             .with_help(
                 "write the bound so it is linear in the parameters: a `%` by the dimension, a `min(..)` clamp, \
                  an `if` that states the bound, or a constant instead of a symbolic divisor or factor; \
@@ -165,4 +166,20 @@ pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
                 ))
         }
     }
+}
+
+/// The one diagnostic for the bounds left when the range check's budget is spent.
+pub fn not_checked(first: Span, n: usize) -> Diagnostic {
+    Diagnostic::warning(
+        "domain::range-unproved",
+        format!(
+            "{n} index, slice or rank bound(s) not checked: the range check's budget of {} s is spent",
+            super::BUDGET.as_secs()
+        ),
+    )
+    .with_primary(first, "the first bound not checked")
+    .with_help(
+        "simplify the bounds (constant or whole-row slices, rank variables as indices are checked at once) \
+         or split the protocol; until then nothing vouches for these accesses",
+    )
 }

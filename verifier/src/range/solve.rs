@@ -41,7 +41,7 @@ impl<'a> Solver<'a> {
     }
 
     /// `None` when the obligation holds for every value of the domains.
-    pub fn decide(&mut self, o: &Obligation) -> Option<Verdict> {
+    pub fn decide(&mut self, o: &Obligation, deadline: Instant) -> Option<Verdict> {
         if self.obvious(&o.goal) {
             return None;
         }
@@ -55,7 +55,7 @@ impl<'a> Solver<'a> {
         } else {
             1
         };
-        let v = (0..parts).find_map(|part| self.query(o, part));
+        let v = (0..parts).find_map(|part| self.query(o, part, deadline));
         self.cache.insert(key, v.clone());
         v
     }
@@ -94,7 +94,7 @@ impl<'a> Solver<'a> {
     }
 
     /// Bounds evident without a solver.
-    fn obvious(&self, g: &Goal) -> bool {
+    pub fn obvious(&self, g: &Goal) -> bool {
         let world = Expr::Var(self.p.world);
         match g {
             Goal::Index { e, dim, .. } => {
@@ -110,7 +110,7 @@ impl<'a> Solver<'a> {
         }
     }
 
-    fn query(&mut self, o: &Obligation, part: usize) -> Option<Verdict> {
+    fn query(&mut self, o: &Obligation, part: usize, deadline: Instant) -> Option<Verdict> {
         let p = self.p;
         let mut enc = Enc::new(p, self.defs);
         let world = enc.var(p.world);
@@ -142,8 +142,10 @@ impl<'a> Solver<'a> {
         asserts.extend(enc.side.iter().cloned());
 
         let solver = self.z3.get_or_insert_with(z3::Solver::new);
+        let left = deadline.saturating_duration_since(Instant::now());
+        let limit_ms = (QUERY_TIMEOUT.min(left).as_millis() as u32).max(1);
         let mut params = Params::new();
-        params.set_u32("timeout", QUERY_TIMEOUT.as_millis() as u32);
+        params.set_u32("timeout", limit_ms);
         solver.set_params(&params);
         solver.push();
         for a in &asserts {
@@ -167,11 +169,10 @@ impl<'a> Solver<'a> {
                 let why = solver
                     .get_reason_unknown()
                     .unwrap_or_else(|| "unknown".into());
-                let ms = start.elapsed().as_millis();
-                let reason = if why.contains("timeout") || why.contains("canceled") {
-                    format!("unknown after {ms} ms ({why}), the per-index time limit")
+                let reason = if crate::smt::ran_out_of_time(&why, start.elapsed(), limit_ms) {
+                    format!("unknown: out of time after {limit_ms} ms ({why})")
                 } else {
-                    format!("unknown ({why})")
+                    format!("unknown: {why}")
                 };
                 Some(Verdict::Undecided { form: None, reason })
             }
