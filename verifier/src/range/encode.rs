@@ -24,8 +24,9 @@ pub struct Enc<'a> {
     /// The constant of every variable read so far, in order of first use.
     pub vars: Vec<(VarId, Int)>,
     index: HashMap<VarId, Int>,
-    /// Host-array elements read so far (one constant per distinct element expression).
-    pub elems: Vec<(String, Int)>,
+    /// Host-array elements read so far (one constant per distinct element
+    /// expression), with their printed form.
+    pub elems: Vec<(Expr, String, Int)>,
     /// The facts defining the variables and elements.
     pub side: Vec<Bool>,
     fresh: u32,
@@ -139,17 +140,19 @@ impl<'a> Enc<'a> {
             Expr::Int(v) => Int::from_i64(*v),
             Expr::Var(v) => self.var(*v),
             Expr::Array(a, idx) => {
-                let key = collc_spec::print::expr_to_string(self.p, e);
-                if let Some((_, x)) = self.elems.iter().find(|(k, _)| *k == key) {
+                // Keyed by the IR (variable ids), not the text: sibling loops
+                // may reuse a loop variable's name.
+                if let Some((_, _, x)) = self.elems.iter().find(|(k, _, _)| k == e) {
                     return x.clone();
                 }
                 for i in idx {
                     self.expr(i);
                 }
-                let x = Int::new_const(format!("{key}#elem"));
+                let shown = collc_spec::print::expr_to_string(self.p, e);
+                let x = Int::new_const(format!("{shown}#elem{}", self.elems.len()));
                 let (lo, hi) = self.p.arrays[*a].domain;
                 self.side.push(Bool::and(&[x.ge(lo), x.le(hi)]));
-                self.elems.push((key, x.clone()));
+                self.elems.push((e.clone(), shown, x.clone()));
                 x
             }
             Expr::Neg(a) => -self.expr(a),

@@ -11,7 +11,7 @@ use collc_spec::print::expr_to_string;
 use std::collections::HashMap;
 use std::time::Instant;
 use z3::ast::{Bool, Int};
-use z3::{Optimize, Params, SatResult};
+use z3::{Params, SatResult};
 
 /// Decides obligations of one protocol.
 pub struct Solver<'a> {
@@ -156,7 +156,7 @@ impl<'a> Solver<'a> {
         let out = match r {
             SatResult::Unsat => None,
             SatResult::Sat => {
-                let model = minimise(&enc, &asserts).or_else(|| solver.get_model());
+                let model = minimise(solver, &enc);
                 match model {
                     Some(m) => Some(broken(p, &enc, &terms, &m)),
                     None => Some(Verdict::Undecided {
@@ -282,24 +282,46 @@ fn key_of(g: &Goal) -> Vec<&Expr> {
 }
 
 /// The smallest counterexample: the world size first, then the parameters in
-/// declaration order, then the other variables.
-fn minimise(enc: &Enc, asserts: &[Bool]) -> Option<z3::Model> {
-    let opt = Optimize::new();
-    let mut params = Params::new();
-    params.set_u32("timeout", QUERY_TIMEOUT.as_millis() as u32);
-    opt.set_params(&params);
-    for a in asserts {
-        opt.assert(a);
-    }
+/// declaration order, then the other variables and host-array elements, each
+/// made as small as the earlier ones allow by bisection on the solver that
+/// just found a model (deterministic, unlike `Optimize`, whose answer depends
+/// on what the context solved before).
+fn minimise(solver: &z3::Solver, enc: &Enc) -> Option<z3::Model> {
     let mut order: Vec<&(VarId, Int)> = enc.vars.iter().collect();
     order.sort_by_key(|(v, _)| *v);
-    for (_, x) in order {
-        opt.minimize(x);
+    let terms: Vec<&Int> = order
+        .into_iter()
+        .map(|(_, x)| x)
+        .chain(enc.elems.iter().map(|(_, _, x)| x))
+        .collect();
+    let mut model = solver.get_model()?;
+    for x in terms {
+        let Some(mut hi) = model.eval(x, true).and_then(|v| v.as_i64()) else {
+            continue;
+        };
+        // Every variable has a domain below 2^31 in magnitude; bisect on [lo, hi].
+        let mut lo = -(1i64 << 31);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            solver.push();
+            solver.assert(x.le(mid));
+            if solver.check() == SatResult::Sat {
+                if let Some(m) = solver.get_model() {
+                    hi = m
+                        .eval(x, true)
+                        .and_then(|v| v.as_i64())
+                        .unwrap_or(mid)
+                        .min(mid);
+                    model = m;
+                }
+            } else {
+                lo = mid + 1;
+            }
+            solver.pop(1);
+        }
+        solver.assert(x.eq(Int::from_i64(hi)));
     }
-    match opt.check(&[]) {
-        SatResult::Sat => opt.get_model(),
-        _ => None,
-    }
+    Some(model)
 }
 
 /// A counterexample from a model: the values of the inputs, `me`, the block
@@ -327,7 +349,7 @@ fn broken(p: &Protocol, enc: &Enc, terms: &[Int], m: &z3::Model) -> Verdict {
         .into_iter()
         .map(|(_, v, x)| (p.var_name(v).to_string(), x))
         .collect();
-    for (name, x) in &enc.elems {
+    for (_, name, x) in &enc.elems {
         if let Some(val) = m.eval(x, true).and_then(|x| x.as_i64()) {
             values.push((name.clone(), val));
         }
