@@ -156,7 +156,7 @@ impl<'a> Solver<'a> {
         let out = match r {
             SatResult::Unsat => None,
             SatResult::Sat => {
-                let model = minimise(solver, &enc);
+                let model = minimise(solver, &enc, deadline);
                 match model {
                     Some(m) => Some(broken(p, &enc, &terms, &m)),
                     None => Some(Verdict::Undecided {
@@ -281,12 +281,17 @@ fn key_of(g: &Goal) -> Vec<&Expr> {
     }
 }
 
+/// The time limit of one bisection step of [`minimise`].
+const MINIMISE_STEP: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The smallest counterexample: the world size first, then the parameters in
 /// declaration order, then the other variables and host-array elements, each
 /// made as small as the earlier ones allow by bisection on the solver that
 /// just found a model (deterministic, unlike `Optimize`, whose answer depends
-/// on what the context solved before).
-fn minimise(solver: &z3::Solver, enc: &Enc) -> Option<z3::Model> {
+/// on what the context solved before). Each step gets at most
+/// [`MINIMISE_STEP`]; whatever model was last found is the answer when time
+/// is up, so a counterexample is never lost, only possibly not the smallest.
+fn minimise(solver: &z3::Solver, enc: &Enc, deadline: Instant) -> Option<z3::Model> {
     let mut order: Vec<&(VarId, Int)> = enc.vars.iter().collect();
     order.sort_by_key(|(v, _)| *v);
     let terms: Vec<&Int> = order
@@ -302,6 +307,16 @@ fn minimise(solver: &z3::Solver, enc: &Enc) -> Option<z3::Model> {
         // Every variable has a domain below 2^31 in magnitude; bisect on [lo, hi].
         let mut lo = -(1i64 << 31);
         while lo < hi {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Some(model);
+            }
+            let mut params = Params::new();
+            params.set_u32(
+                "timeout",
+                (MINIMISE_STEP.min(left).as_millis() as u32).max(1),
+            );
+            solver.set_params(&params);
             let mid = lo + (hi - lo) / 2;
             solver.push();
             solver.assert(x.le(mid));
