@@ -10,14 +10,20 @@ use collc_spec::Checked;
 /// refused (`protocol: None`) with an error naming those values; bounds the
 /// solver cannot decide are warnings.
 pub fn validate(text: &str) -> Checked {
-    let mut checked = collc_spec::check(text);
+    let file = match collc_grammar::parse(text) {
+        Ok(f) => f,
+        Err(diagnostics) => {
+            return Checked {
+                protocol: None,
+                diagnostics,
+            }
+        }
+    };
+    let mut checked = collc_spec::check_file(&file);
     let Some(p) = &checked.protocol else {
         return checked;
     };
-    // The text parsed a moment ago; the AST gives the ranges their spans.
-    let Ok(file) = collc_grammar::parse(text) else {
-        return checked;
-    };
+    // The AST gives the ranges their spans.
     let found = crate::range::check(p, &file);
     if found.iter().any(|d| d.is_error()) {
         checked.protocol = None;
