@@ -64,7 +64,7 @@ pub struct Loaded {
 /// Reads, parses and validates a file.
 pub fn load(path: &str) -> Result<Loaded, LoadError> {
     let source = read_source(path)?;
-    let checked = collc_spec::check(&source.text);
+    let checked = collc_verifier::validate(&source.text);
     match checked.protocol {
         Some(protocol) => Ok(Loaded {
             source,

@@ -23,7 +23,7 @@ fn coll_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn protocol(text: &str) -> collc_spec::ir::Protocol {
-    let c = collc_spec::check(text);
+    let c = collc_verifier::validate(text);
     match c.protocol {
         Some(p) => p,
         None => panic!("invalid input: {:#?}", c.diagnostics),
@@ -66,7 +66,20 @@ fn merged_kernels_verify() {
                 o.reason,
                 o.findings.first().map(|x| &x.message)
             );
-            assert!(o.scope.as_deref().is_some_and(|s| s.contains("enumerated")));
+            // The credit obligations enumerate the world size; the index ranges are
+            // decided for every value of the domains without enumeration.
+            let whole = if o.id == "index-range" {
+                "every value of the declared domains"
+            } else {
+                "enumerated"
+            };
+            assert!(
+                o.scope.as_deref().is_some_and(|s| s.contains(whole)),
+                "{}: {}: {:?}",
+                f.display(),
+                o.id,
+                o.scope
+            );
         }
         // Skipped bounded obligations are undecided: not a pass.
         assert_eq!(r.exit_code(), 3);
@@ -329,32 +342,54 @@ fn timeout_gives_unknown_never_a_pass() {
     ]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("unknown"));
+    // A real timeout is the one undecided case where more time helps.
+    assert!(err.contains("raise --timeout-ms"), "{err}");
 }
 
-const UNSUPPORTED: &str = r#"
-collective wide: barrier() {
-    ranks P in 1..=4;
-    param k: int in 0..=100000;
-    signal sig[100001];
-    body {
-        for p in peers {
-            notify sig[k] @ p += 1;
-        }
-    }
-}
-"#;
+const UNSUPPORTED: &str = "collc/tests/verify_fixtures/unsupported_wide_index.coll";
 
 #[test]
 fn unsupported_form_gives_unknown_with_reason() {
-    let r = collc_verifier::verify(&protocol(UNSUPPORTED), &Options::symbolic_only());
+    let text = std::fs::read_to_string(root().join(UNSUPPORTED)).unwrap();
+    let r = collc_verifier::verify(&protocol(&text), &Options::symbolic_only());
     assert_eq!(r.exit_code(), 3);
     for o in r.obligations.iter().filter(|o| o.status != Status::Skipped) {
         assert_eq!(o.status, Status::Unknown, "{}", o.id);
+        let reason = o.reason.as_deref().unwrap_or("");
+        // It names the form and what to write instead, and does not blame time.
+        assert!(reason.contains("`k`"), "{reason}");
+        assert!(reason.contains("unsupported form"), "{reason}");
+        assert!(reason.contains("narrow its domain"), "{reason}");
+        assert!(!reason.contains("timeout"), "{reason}");
+    }
+    let (code, out, err) = collc(&["verify", "--no-bounded", UNSUPPORTED]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(!err.contains("--timeout-ms"), "{err}");
+    assert!(err.contains("rewrite the form"), "{err}");
+}
+
+#[test]
+fn out_of_range_index_is_an_input_error_of_every_command() {
+    // What used to pass `check` and give six `unknown` rows in `verify`.
+    let file = "collc/tests/ui/domain_symbolic_ranges.coll";
+    for args in [
+        vec!["check", file],
+        vec!["verify", file],
+        vec![
+            "sim", file, "--param", "P=2", "--param", "n=4", "--param", "C=1",
+        ],
+        vec!["emit", "--target", "host", file],
+        vec![
+            "run", "--target", "host", file, "--param", "P=2", "--param", "n=4", "--param", "C=1",
+        ],
+    ] {
+        let (code, out, err) = collc(&args);
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
         assert!(
-            o.reason.as_deref().unwrap_or("").contains("`k`"),
-            "{:?}",
-            o.reason
+            err.contains("index `me + 1` of signal `sig` leaves 0..P for P = 2, me = 1"),
+            "{args:?}: {err}"
         );
+        assert!(!err.contains("--timeout-ms"), "{args:?}: {err}");
     }
 }
 

@@ -23,16 +23,19 @@ pub struct Checked {
 
 /// Parses and lowers one source text, collecting every diagnostic.
 pub fn check(text: &str) -> Checked {
-    let file = match collc_grammar::parse(text) {
-        Ok(f) => f,
-        Err(diagnostics) => {
-            return Checked {
-                protocol: None,
-                diagnostics,
-            }
-        }
-    };
-    match lower::lower(&file) {
+    match collc_grammar::parse(text) {
+        Ok(file) => check_file(&file),
+        Err(diagnostics) => Checked {
+            protocol: None,
+            diagnostics,
+        },
+    }
+}
+
+/// Lowers a parsed file, collecting every diagnostic (for callers that also
+/// need the AST, e.g. for the spans of its expressions).
+pub fn check_file(file: &collc_grammar::ast::File) -> Checked {
+    match lower::lower(file) {
         Ok((protocol, mut diagnostics)) => {
             sort(&mut diagnostics);
             Checked {

@@ -352,8 +352,12 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
                         need = Some((vars, what, span));
                         false
                     }
-                    Err(Stop::Unsupported(msg, span)) | Err(Stop::Iter(_, msg, span)) => {
+                    Err(Stop::Unsupported(msg, span)) => {
                         failed = Some((msg, span));
+                        false
+                    }
+                    Err(Stop::Iter(_, what, span)) => {
+                        failed = Some((crate::exec::symbolic_iteration(&what), span));
                         false
                     }
                 }
@@ -1148,7 +1152,7 @@ impl Pairing<'_, '_, '_> {
         for w in ws {
             if w.len() != o.len() {
                 return Err(format!(
-                    "{} notify round(s) against {} wait round(s)",
+                    "{} notify round(s) against {} wait round(s); give every wait round its notify round in the same loop structure",
                     w.len(),
                     o.len()
                 ));

@@ -66,9 +66,13 @@ impl<'a> Options<'a> {
     }
 }
 
-/// Verifies `p`: every obligation, symbolic then bounded, as one report.
+/// Verifies `p`: every obligation — symbolic, the index ranges, then bounded — as one
+/// report.
 pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let mut report = check::verify(p, &opts.symbolic);
+    report
+        .obligations
+        .push(crate::range_obligation::check(p, opts.source));
     match &opts.bounded {
         None => report.obligations.extend(bounded::skipped()),
         Some(b) => {

@@ -242,7 +242,8 @@ impl Plan {
             };
             if size > ENUM_LIMIT {
                 return Err(format!(
-                    "`{}` would have to be enumerated, but its domain has {size} values (limit {ENUM_LIMIT})",
+                    "`{}` would have to be enumerated, but its domain has {size} values (limit {ENUM_LIMIT}); \
+                     narrow its domain to at most {ENUM_LIMIT} values, or keep it out of cell indices, targets and branch conditions",
                     p.var_name(*v)
                 ));
             }
@@ -503,8 +504,23 @@ struct Evaluator<'a> {
     rank: Option<u32>,
 }
 
+/// The reason for a value that depends on the iteration of a loop the
+/// verifier keeps symbolic (what [`Stop::Iter`] means when nothing unrolls it).
+pub fn symbolic_iteration(what: &str) -> String {
+    format!(
+        "{what} depends on the iteration of a loop kept symbolic; select cells, targets and \
+         branches by ranks (`for p in peers`), parameters or a loop with a constant trip count \
+         of at most {UNROLL_MAX}"
+    )
+}
+
 fn overflow(span: Span) -> Stop {
-    Stop::Unsupported("arithmetic overflow or division by zero".into(), span)
+    Stop::Unsupported(
+        "arithmetic that overflows 64 bits or divides by zero for some parameter value; \
+         keep divisors positive (e.g. `max(1, d)`) and the domains small enough for products to fit"
+            .into(),
+        span,
+    )
 }
 
 impl Evaluator<'_> {
@@ -516,7 +532,10 @@ impl Evaluator<'_> {
                 Some(Val::Bad(s)) => return Err(s.clone()),
                 None => {
                     return Err(Stop::Unsupported(
-                        format!("`{}` has no value here", self.p.var_name(*v)),
+                        format!(
+                        "`{}` has no value here; read only names declared before this statement",
+                        self.p.var_name(*v)
+                    ),
                         span,
                     ))
                 }
@@ -524,7 +543,8 @@ impl Evaluator<'_> {
             Expr::Array(a, idx) => {
                 let Some(rank) = self.rank else {
                     return Err(Stop::Unsupported(
-                        "host array read outside the body".into(),
+                        "a host array read outside the body; read host arrays in the body only"
+                            .into(),
                         span,
                     ));
                 };
@@ -891,7 +911,10 @@ impl Exec<'_> {
         let ps = params_of(&self.syms, &l);
         if ps.is_empty() {
             return Err(Stop::Unsupported(
-                format!("{what} depends on host-array values"),
+                format!(
+                    "{what} depends on host-array values; index cells and pick targets by ranks, \
+                     loop variables and parameters, and pass host-array values as notify values"
+                ),
                 span,
             ));
         }
@@ -908,7 +931,9 @@ impl Exec<'_> {
         let mut idx = [0i64; MAX_DIMS];
         if index.len() > MAX_DIMS {
             return Err(Stop::Unsupported(
-                format!("a signal with more than {MAX_DIMS} dimensions"),
+                format!(
+                    "a signal with more than {MAX_DIMS} dimensions; flatten it to at most {MAX_DIMS}"
+                ),
                 span,
             ));
         }
@@ -932,7 +957,8 @@ impl Exec<'_> {
             if i < 0 || d.is_some_and(|d| i >= d) {
                 return Err(Stop::Unsupported(
                     format!(
-                        "index {i} is outside dimension {} of `{}` (size {})",
+                        "index {i} is outside dimension {} of `{}` (size {}); `collc check` names \
+                         the parameter values that take it out of range",
                         k,
                         self.p.signals[signal].name,
                         d.map_or("?".into(), |x| x.to_string())
@@ -1026,7 +1052,8 @@ impl Exec<'_> {
                         if t < 0 || t >= self.world {
                             return Err(Stop::Unsupported(
                                 format!(
-                                    "notify target rank {t} does not exist (P = {})",
+                                    "notify target rank {t} does not exist (P = {}); reduce it \
+                                     modulo P (`rank((...) % P)`)",
                                     self.world
                                 ),
                                 s.span,
@@ -1090,7 +1117,9 @@ impl Exec<'_> {
                     CondV::Const(true) => {
                         if self.sym_depth > 0 {
                             return Err(Stop::Unsupported(
-                                "an early return under a symbolic condition".into(),
+                                "an early return under a symbolic condition; write `return if` at \
+                                 the top level of the body, folding the condition into it"
+                                    .into(),
                                 s.span,
                             ));
                         }
@@ -1100,7 +1129,9 @@ impl Exec<'_> {
                     CondV::Sym(id) => {
                         if self.sym_depth > 0 {
                             return Err(Stop::Unsupported(
-                                "an early return under a symbolic condition".into(),
+                                "an early return under a symbolic condition; write `return if` at \
+                                 the top level of the body, folding the condition into it"
+                                    .into(),
                                 s.span,
                             ));
                         }
@@ -1131,7 +1162,7 @@ impl Exec<'_> {
                         let step = self.eval(step, s.span)?;
                         if step.as_const().is_some_and(|x| x <= 0) {
                             return Err(Stop::Unsupported(
-                                "a loop step that is not positive".into(),
+                                "a loop step that is not positive; write a positive step".into(),
                                 s.span,
                             ));
                         }
@@ -1210,7 +1241,8 @@ impl Exec<'_> {
                                     _ => {
                                         return Err(Stop::Unsupported(
                                             format!(
-                                                "{what} depends on the loop variable `{}` of a loop whose trip count `{}` is symbolic or over {UNROLL_MAX}",
+                                                "{what} depends on the loop variable `{}` of a loop whose trip count `{}` is symbolic or over {UNROLL_MAX}; \
+                                                 select cells and targets by ranks (`for p in peers`) or by a loop with a constant trip count of at most {UNROLL_MAX}",
                                                 self.p.var_name(*var),
                                                 crate::sym::Printer { syms: &self.syms, p: self.p }.lin(&trip)
                                             ),

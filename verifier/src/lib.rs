@@ -14,11 +14,15 @@ pub mod entry;
 pub mod exec;
 pub mod gate;
 pub mod poly;
+pub mod range;
+pub mod range_obligation;
 pub mod report;
 pub mod smt;
 pub mod sym;
 pub mod table;
+pub mod validate;
 
 pub use entry::{verify, Options};
 pub use gate::{gate, Decision, Gate, Verdict};
 pub use report::{Finding, ObligationResult, Report, Status};
+pub use validate::validate;

@@ -305,10 +305,16 @@ impl Report {
                             d = d.with_primary(s, "here");
                         }
                     }
+                    let timeout = o
+                        .reason
+                        .as_deref()
+                        .is_some_and(|r| r.starts_with("timeout"));
                     let help = if crate::bounded::OBLIGATIONS.contains(&o.id.as_str()) {
                         "this is not a pass; raise --bounded-budget-ms"
+                    } else if timeout {
+                        "this is not a pass; raise --timeout-ms"
                     } else {
-                        "this is not a pass; simplify the form or raise --timeout-ms"
+                        "this is not a pass; rewrite the form as the reason says"
                     };
                     out.push(d.with_help(help));
                 }

@@ -87,9 +87,9 @@ impl Smt {
         prop: &Prop,
         deadline: Instant,
     ) -> Answer {
-        if self.set_timeout(deadline).is_none() {
+        let Some(limit_ms) = self.set_timeout(deadline) else {
             return Answer::Unknown("timeout (the obligation's time budget is spent)".into());
-        }
+        };
         let mut tr = Tr::new(p, &run.syms);
         let neg = match prop {
             Prop::Ge0(l) => tr.lin(l).lt(0),
@@ -109,20 +109,22 @@ impl Smt {
         let side = tr.side();
         self.solver();
         let Some(solver) = self.solver_.as_ref() else {
-            return Answer::Unknown("no solver".into());
+            return Answer::Unknown("unsupported form: Z3 could not be started".into());
         };
         solver.push();
         for a in asserts.iter().chain(side.iter()) {
             solver.assert(a);
         }
+        let start = Instant::now();
         let r = solver.check();
         let out = match r {
             SatResult::Unsat => Answer::Valid,
-            SatResult::Unknown => Answer::Unknown(format!(
-                "Z3: {}",
-                solver
+            SatResult::Unknown => Answer::Unknown(unknown_reason(
+                &solver
                     .get_reason_unknown()
-                    .unwrap_or_else(|| "unknown".into())
+                    .unwrap_or_else(|| "unknown".into()),
+                start.elapsed(),
+                limit_ms,
             )),
             SatResult::Sat => {
                 let model = solver.get_model();
@@ -133,13 +135,39 @@ impl Smt {
                 match (min, first) {
                     (Some(a), _) => Answer::Refuted(a),
                     (None, Some(a)) => Answer::Refuted(a),
-                    (None, None) => Answer::Unknown("Z3 gave no model".into()),
+                    (None, None) => Answer::Unknown(
+                        "unsupported form: Z3 refuted the obligation but gave no counterexample; \
+                         replay it with `collc sim` at small parameter values"
+                            .into(),
+                    ),
                 }
             }
         };
         solver.pop(1);
         self.calls += 1;
         out
+    }
+}
+
+/// Whether an unknown answer is Z3 running out of time: its reason says so,
+/// or it used (nearly) all of its limit (a timer can also end the nonlinear
+/// procedures, which then report "incomplete").
+pub fn ran_out_of_time(z3: &str, spent: std::time::Duration, limit_ms: u32) -> bool {
+    z3.contains("timeout")
+        || z3.contains("canceled")
+        || spent.as_millis() * 10 >= u128::from(limit_ms) * 9
+}
+
+/// Why Z3 answered unknown: `timeout` only when it ran out of time (the one
+/// case where `--timeout-ms` helps); otherwise the form it cannot decide.
+pub fn unknown_reason(z3: &str, spent: std::time::Duration, limit_ms: u32) -> String {
+    if ran_out_of_time(z3, spent, limit_ms) {
+        format!("timeout: Z3 gave up within the obligation's time budget ({z3})")
+    } else {
+        format!(
+            "unsupported form: Z3 answered unknown ({z3}), which happens on products or divisions \
+             of two symbolic values; write them with a constant factor or divisor"
+        )
     }
 }
 

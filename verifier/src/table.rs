@@ -17,7 +17,11 @@ fn each_run(p: &Protocol, f: &mut dyn FnMut(&mut Run)) -> Result<Plan, String> {
     let mut plan = Plan::initial(p);
     loop {
         if plan.count(p) > exec::CONFIG_LIMIT {
-            return Err(format!("{} configurations to enumerate", plan.count(p)));
+            return Err(format!(
+                "{} configurations to enumerate (limit {}); narrow the domains of the parameters that select cells",
+                plan.count(p),
+                exec::CONFIG_LIMIT
+            ));
         }
         let mut need = None;
         let mut fail = None;
@@ -32,8 +36,12 @@ fn each_run(p: &Protocol, f: &mut dyn FnMut(&mut Run)) -> Result<Plan, String> {
                 need = Some((v, what));
                 false
             }
-            Err(Stop::Unsupported(m, _)) | Err(Stop::Iter(_, m, _)) => {
+            Err(Stop::Unsupported(m, _)) => {
                 fail = Some(m);
+                false
+            }
+            Err(Stop::Iter(_, what, _)) => {
+                fail = Some(exec::symbolic_iteration(&what));
                 false
             }
         });

@@ -1,0 +1,80 @@
+//! The range obligations of `validate`: what the facts of the protocol prove
+//! (guards, loop steps, `peers`, `else` branches, blocks, `require`s) and what
+//! they do not. Each case is a body; the codes it must yield are listed.
+
+use collc_verifier::validate;
+
+fn codes(decls: &str, body: &str) -> Vec<String> {
+    let text = format!(
+        "collective t: barrier() {{\n    ranks P in 2..=16;\n    param n: int in 1..=4096;\n    signal sig[P];\n    window data: f32[n];\n{decls}\n    body {{\n{body}\n    }}\n}}\n"
+    );
+    validate(&text)
+        .diagnostics
+        .iter()
+        .map(|d| d.code.clone())
+        .collect()
+}
+
+const SLICE: &str = "domain::slice-out-of-range";
+const INDEX: &str = "domain::index-out-of-range";
+
+#[test]
+fn an_early_return_guards_the_rest_of_the_body_and_the_epilogue() {
+    let copy = "copy data[n - 4 .. n] <- data[n - 4 .. n];";
+    assert_eq!(codes("", copy), [SLICE, SLICE]);
+    assert!(codes("", &format!("return if n < 4;\n{copy}")).is_empty());
+    let text = format!(
+        "collective t: barrier() {{\n    ranks P in 2..=16;\n    param n: int in 1..=4096;\n    signal sig[P];\n    window data: f32[n];\n    body {{\n        return if n < 4;\n    }}\n    epilogue {{\n        {copy}\n    }}\n}}\n"
+    );
+    assert!(validate(&text).diagnostics.is_empty());
+}
+
+#[test]
+fn a_constant_step_is_a_fact() {
+    let body = "for off in 0..n step 4 {\n copy data[off .. off + 4] <- data[off .. off + 4];\n }";
+    assert!(codes("    require n % 4 == 0;", body).is_empty());
+    // Without the require, the last tile runs past the end (n = 1: 0 .. 4).
+    assert_eq!(codes("", body), [SLICE, SLICE]);
+}
+
+#[test]
+fn a_symbolic_step_with_a_clamped_length_is_in_range() {
+    let body = "for off in 0..n step c {\n let len = min(c, n - off);\n copy data[off .. off + len] <- data[off .. off + len];\n }";
+    assert!(codes("    param c: int in 1..=64;", body).is_empty());
+}
+
+#[test]
+fn peers_exclude_me_and_else_branches_negate_the_condition() {
+    assert!(codes(
+        "",
+        "for p in peers {\n notify sig[(p - me - 1) % P] @ p += 1;\n }"
+    )
+    .is_empty());
+    assert_eq!(codes("", "notify sig[me - 1] += 1;"), [INDEX]);
+    assert!(codes(
+        "",
+        "if me == 0 {\n fence;\n } else {\n notify sig[me - 1] += 1;\n }"
+    )
+    .is_empty());
+    assert!(codes("", "if me > 0 {\n notify sig[me - 1] += 1;\n }").is_empty());
+}
+
+#[test]
+fn block_indices_stay_below_the_block_count() {
+    let decls = "    param C: int in 1..=8;\n    param stride: int in 1..=8;\n    require stride >= C;\n    blocks blk in 0..C;\n    signal lanes[P][stride];";
+    assert!(codes(decls, "notify lanes[me][blk] += 1;").is_empty());
+    let loose = decls.replace("    require stride >= C;\n", "");
+    assert_eq!(codes(&loose, "notify lanes[me][blk] += 1;"), [INDEX]);
+}
+
+#[test]
+fn the_counterexample_is_the_smallest() {
+    let text = "collective t: barrier() {\n    ranks P in 2..=16;\n    param n: int in 1..=4096;\n    signal sig[P];\n    body {\n        for t in 0..n {\n            notify sig[t] += 1;\n        }\n    }\n}\n";
+    let d = validate(text).diagnostics;
+    assert_eq!(d.len(), 1);
+    assert!(
+        d[0].message.contains("for P = 2, n = 3, t = 2"),
+        "{}",
+        d[0].message
+    );
+}
