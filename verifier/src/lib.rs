@@ -6,6 +6,7 @@
 pub mod bounded;
 pub mod check;
 pub mod exec;
+pub mod fence;
 pub mod poly;
 pub mod report;
 pub mod smt;

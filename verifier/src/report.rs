@@ -86,6 +86,9 @@ pub struct Finding {
     pub help: Option<String>,
     /// Extra explanation lines.
     pub notes: Vec<String>,
+    /// Where a missing `fence;` goes: before this statement ([`Report::locate`] turns it
+    /// into the help "add `fence;` before line N").
+    pub fence_before: Option<Span>,
 }
 
 impl Finding {
@@ -103,6 +106,7 @@ impl Finding {
             labels: Vec::new(),
             help: None,
             notes: Vec::new(),
+            fence_before: None,
         }
     }
 }
@@ -173,6 +177,28 @@ impl Report {
             3
         } else {
             0
+        }
+    }
+    /// Fills in what needs the source text: the line of every contribution, and the
+    /// help of findings that say where a `fence;` goes.
+    pub fn locate(&mut self, src: &collc_grammar::Source) {
+        for o in self.obligations.iter_mut() {
+            for f in o.findings.iter_mut() {
+                for c in f.contributions.iter_mut() {
+                    c.line = src.line_col(c.span.start).0;
+                }
+                for n in f.notes.iter_mut() {
+                    if let Some(rest) = n.strip_prefix("replay: collc sim FILE ") {
+                        *n = format!("replay: collc sim {} {rest}", src.name);
+                    }
+                }
+                if let Some(s) = f.fence_before {
+                    f.help = Some(format!(
+                        "add `fence;` before line {}",
+                        src.line_col(s.start).0
+                    ));
+                }
+            }
         }
     }
     /// The result of one obligation.

@@ -119,13 +119,7 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
                 .extend(collc_verifier::bounded::check(&l.protocol, &bopts));
         }
         let bounded_ms = t0.elapsed().as_millis();
-        for o in report.obligations.iter_mut() {
-            for fd in o.findings.iter_mut() {
-                for c in fd.contributions.iter_mut() {
-                    c.line = l.source.line_col(c.span.start).0;
-                }
-            }
-        }
+        report.locate(&l.source);
         match report.exit_code() {
             1 => bad = true,
             3 => unknown = true,
