@@ -227,7 +227,10 @@ impl Walker<'_> {
                     Range::Span { lo, hi, step } => {
                         match (self.val(lo), self.val(hi), self.val(step)) {
                             (Some(lo), Some(hi), Some(step))
-                                if step > 0 && (hi - lo).max(0) / step <= exec::UNROLL_SMALL =>
+                                if step > 0
+                                    && hi
+                                        .checked_sub(lo)
+                                        .is_some_and(|d| d.max(0) / step <= exec::UNROLL_SMALL) =>
                             {
                                 Some((lo..hi).step_by(step as usize).collect())
                             }
