@@ -362,6 +362,12 @@ fn unsupported_form_gives_unknown_with_reason() {
     let r = collc_verifier::verify(&protocol(UNSUPPORTED), &Options::default());
     assert_eq!(r.exit_code(), 3);
     for o in &r.obligations {
+        // The fence obligation does not need `k` concrete (a cell index it cannot evaluate
+        // matches every cell), and this protocol writes no window: proved.
+        if o.id == "fence" {
+            assert_eq!(o.status, Status::Proved, "{:?}", o.reason);
+            continue;
+        }
         assert_eq!(o.status, Status::Unknown, "{}", o.id);
         assert!(
             o.reason.as_deref().unwrap_or("").contains("`k`"),
