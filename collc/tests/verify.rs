@@ -48,12 +48,29 @@ fn collc(args: &[&str]) -> (i32, String, String) {
 fn merged_kernels_verify() {
     let files = coll_files(&root().join("examples"));
     assert!(files.len() >= 8, "examples/ holds the merged kernels");
+    let mut fence_checked = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         let r = collc_verifier::verify(&protocol(&text), &Options::symbolic_only());
         for o in &r.obligations {
             if collc_verifier::bounded::OBLIGATIONS.contains(&o.id.as_str()) {
                 assert_eq!(o.status, Status::Skipped, "{}: {}", f.display(), o.id);
+                continue;
+            }
+            // The `fence` obligation may fall back to the relaxed simulator where its
+            // analysis cannot separate element regions: then `checked`, with the bounds.
+            if o.id == "fence" && o.status == Status::Checked {
+                assert!(
+                    o.scope
+                        .as_deref()
+                        .is_some_and(|s| s.contains("relaxed memory")
+                            && s.contains("P=2, 1 tile, 2 calls")
+                            && s.contains("complete")),
+                    "{}: {:?}",
+                    f.display(),
+                    o.scope
+                );
+                fence_checked.push(f.file_name().unwrap().to_string_lossy().into_owned());
                 continue;
             }
             assert_eq!(
@@ -84,6 +101,9 @@ fn merged_kernels_verify() {
         // Skipped bounded obligations are undecided: not a pass.
         assert_eq!(r.exit_code(), 3);
     }
+    // Only allreduce_mesh (chunk k's store is published unfenced by chunk k+1's read-done
+    // notify; peers read the window, never chunk k again in the call) needs the fallback.
+    assert_eq!(fence_checked, ["allreduce_mesh.coll"]);
 }
 
 /// `// expect: a, b` annotations: (code, line).
@@ -271,6 +291,7 @@ fn json_schema_is_stable() {
     let ids: Vec<&str> = obs.iter().map(|o| o["id"].as_str().unwrap()).collect();
     let expect: Vec<&str> = collc_verifier::report::OBLIGATIONS
         .iter()
+        .chain([collc_verifier::fence::ID].iter())
         .chain(collc_verifier::bounded::OBLIGATIONS.iter())
         .copied()
         .collect();

@@ -113,6 +113,17 @@ fn merged_kernels_bounded_obligations() {
                 assert!(scope.contains("(budget)"), "{scope}");
             }
             // Every merged kernel completes at the full default bounds.
+            // The sc run's scope; the relaxed run's follows (its bounds are smaller).
+            let (scope, relaxed) = match scope.split_once("; relaxed memory: ") {
+                Some((sc, rx)) => (sc, rx),
+                None => (scope, ""),
+            };
+            if collc_verifier::bounded::RELAXED.contains(id) {
+                assert!(
+                    relaxed.contains("2 calls") || relaxed.contains("not explored (budget)"),
+                    "{name}: {id}: relaxed part {relaxed:?}"
+                );
+            }
             assert!(
                 scope.starts_with(prefix) && scope.ends_with("complete"),
                 "{name}: {id}: {scope}"

@@ -40,6 +40,10 @@ pub struct BoundedOptions {
     pub file: String,
     /// The largest bounds; smaller ones are tried when these do not complete.
     pub bounds: Bounds,
+    /// The largest bounds of the relaxed-memory runs (no partial-order reduction there).
+    pub relaxed_bounds: Bounds,
+    /// Distinct states per parameter assignment of a relaxed run.
+    pub relaxed_max_states: u64,
 }
 
 impl Default for BoundedOptions {
@@ -49,6 +53,13 @@ impl Default for BoundedOptions {
             max_states: 200_000,
             file: "FILE".into(),
             bounds: Bounds::default(),
+            relaxed_bounds: Bounds {
+                ranks: (2, 3),
+                tiles: (1, 2),
+                calls: 2,
+                small_ints: 2,
+            },
+            relaxed_max_states: 2_500,
         }
     }
 }
@@ -409,10 +420,24 @@ fn elide(trace: &[Event]) -> Trace {
 pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
     let deadline = Instant::now() + opts.budget;
     let sc = explore(p, opts, Memory::Sc, deadline);
-    OBLIGATIONS
+    let mut out: Vec<ObligationResult> = OBLIGATIONS
         .iter()
         .map(|id| obligation(p, opts, &sc, id))
-        .collect()
+        .collect();
+    // The same obligations in the relaxed memory model, at the relaxed bounds.
+    let ropts = BoundedOptions {
+        bounds: opts.relaxed_bounds.clone(),
+        max_states: opts.relaxed_max_states,
+        budget: opts.budget / 8,
+        ..opts.clone()
+    };
+    let relaxed = explore(p, &ropts, Memory::Relaxed, Instant::now() + ropts.budget);
+    for r in out.iter_mut() {
+        if RELAXED.contains(&r.id.as_str()) {
+            with_relaxed(p, r, &relaxed, &opts.file);
+        }
+    }
+    out
 }
 
 /// One obligation's result from what was explored.
@@ -448,6 +473,44 @@ fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> O
             "nothing found, exploration incomplete".into(),
             Vec::new(),
         )
+    }
+}
+
+/// The obligations that also run in the relaxed memory model.
+pub const RELAXED: [&str; 4] = ["deadlock", "stale-pass", "data-race", "semantics"];
+
+/// Folds the relaxed run `rx` into the sc result `r` of the same obligation: violated if
+/// either is; checked only if both are (the scope states both); else unknown.
+fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &str) {
+    let rscope = format!("relaxed memory: {}", rx.scope());
+    let sc_scope = r.scope.take().unwrap_or_default();
+    r.scope = Some(format!("{sc_scope}; {rscope}"));
+    if r.status == Status::Violated {
+        return;
+    }
+    if let Some(c) = rx.cex.get(&r.id) {
+        let mut f = finding(p, c, file);
+        f.message = format!("relaxed memory only: {}", f.message);
+        if matches!(r.id.as_str(), "data-race" | "semantics") {
+            f.help = Some(
+                "a window write can become visible after the notify that publishes it; the `fence` obligation names the line where `fence;` goes".into(),
+            );
+        }
+        r.status = Status::Violated;
+        r.summary = format!("relaxed memory: counterexample at {}", sb_params(c));
+        r.reason = None;
+        r.findings = vec![f];
+        return;
+    }
+    // The relaxed run extends the sc verdict: where it did not complete (relaxed mode has
+    // no partial-order reduction), the scope says exactly what it covered and the status
+    // rests on the sc run.
+    if r.status == Status::Checked {
+        r.summary = r.scope.clone().unwrap_or_default();
+        if !rx.checked() {
+            let why = rx.incomplete_reason().unwrap_or_default();
+            r.summary = format!("{} (relaxed memory incomplete: {why})", r.summary);
+        }
     }
 }
 

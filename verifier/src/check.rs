@@ -428,6 +428,12 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             findings,
         });
     }
+    obligations.push(crate::fence::check(
+        p,
+        &plan,
+        Instant::now() + Duration::from_millis(opts.timeout_ms),
+        "FILE",
+    ));
     stats.millis = start.elapsed().as_millis() as u64;
     Report {
         schema: SCHEMA,

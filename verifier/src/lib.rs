@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod check;
 pub mod entry;
 pub mod exec;
+pub mod fence;
 pub mod gate;
 pub mod poly;
 pub mod range;

@@ -91,6 +91,9 @@ pub struct Finding {
     pub notes: Vec<String>,
     /// A bounded counterexample's trace (null for the symbolic obligations).
     pub trace: Option<Trace>,
+    /// Where a missing `fence;` goes: before this statement ([`Report::locate`] turns it
+    /// into the help "add `fence;` before line N").
+    pub fence_before: Option<Span>,
 }
 
 /// A bounded counterexample's trace: the simulator's events, rendered as
@@ -144,6 +147,7 @@ impl Finding {
             help: None,
             notes: Vec::new(),
             trace: None,
+            fence_before: None,
         }
     }
 }
@@ -213,7 +217,9 @@ impl Report {
             crate::gate::Verdict::Undecided => 3,
         }
     }
-    /// Fills the 1-based line numbers of findings and contributions from the source.
+    /// Fills in what needs the source text: the 1-based lines of findings, contributions
+    /// and trace events, the file name in replay commands, and the help of findings that
+    /// say where a `fence;` goes.
     pub fn locate(&mut self, src: &Source) {
         for o in &mut self.obligations {
             for f in &mut o.findings {
@@ -223,6 +229,17 @@ impl Report {
                 }
                 for e in f.trace.iter_mut().flat_map(|t| t.events.iter_mut()) {
                     e.line = e.span.map(|s| src.line_col(s.start).0 as u32);
+                }
+                for n in f.notes.iter_mut() {
+                    if let Some(rest) = n.strip_prefix("replay: collc sim FILE ") {
+                        *n = format!("replay: collc sim {} {rest}", src.name);
+                    }
+                }
+                if let Some(s) = f.fence_before {
+                    f.help = Some(format!(
+                        "add `fence;` before line {}",
+                        src.line_col(s.start).0
+                    ));
                 }
             }
         }

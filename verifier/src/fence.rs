@@ -1,0 +1,833 @@
+//! The `fence` obligation: in the relaxed memory model (`sim/README.md`, LANGUAGE.md §13.7)
+//! a process's window writes sit in its store buffer until a `fence` (or the end of its
+//! call), and a `notify` does not drain it, so a peer released by the notify can read the
+//! old data. The obligation: every window write that another process (or another rank's
+//! host) can access after a wait is fenced, in program order, before every notify that can
+//! release that wait.
+//!
+//! Method, per configuration of the enumerated parameters (the plan of the symbolic
+//! obligations, [`crate::exec::Plan`]), for every (rank, block):
+//!
+//! 1. *Pending writes.* A may-analysis over the statement tree (loops over ranks unrolled,
+//!    numeric loops unrolled when their trip count is concrete and small, otherwise iterated
+//!    to a fixpoint; both branches of an `if` whose condition is not concrete): the window
+//!    writes (`copy`/`get`/`reduce` into a window, `put`) not yet followed by a `fence`.
+//!    The host's staging of the call's input is not a pending write: the simulator makes it
+//!    visible at once (the backend's *publish* drain before the first notify realises it).
+//!    Reads are not pending either: the relaxed model completes loads in program order, so a
+//!    "read complete" notify after a `get` needs no `fence` (every backend also emits
+//!    `pipe_barrier(PIPE_ALL)` before each notify).
+//! 2. *Publishes.* Every notify that can release a wait (`+= v` with `v` not known to be
+//!    `<= 0`, `-= v` excluded, any `= v`) with pending writes is an unfenced pair
+//!    (write, notify).
+//! 3. *Who can be released.* The processes waiting on the notified cell, and transitively
+//!    every process waiting on a cell such a process notifies (positive), and the hosts of
+//!    their ranks (which read the output after the call).
+//! 4. *Private or suspect.* A pair is *private* when none of those processes other than the
+//!    writer accesses the written window instance (the window on the written rank), and no
+//!    other rank's host does; a private pair cannot be observed. Otherwise it is *suspect*.
+//!
+//! No suspect pair: `proved` for the whole declared domain. The analysis has no element
+//! regions, so a suspect pair may still be harmless (the peer reads other elements, as in
+//! `allreduce_mesh`, whose store of chunk k is published by chunk k+1's read-done notify
+//! but no peer reads chunk k again in that call). Suspect pairs are decided by the
+//! simulator's relaxed bounded check (small bounds, stated in the scope): a data race or
+//! wrong result that the sequentially consistent run at the same bounds does not have is a
+//! violation, labelled on the notify and the write, with help "add `fence;` before line N";
+//! none is `checked` with those bounds (not a proof for the whole domain).
+
+use crate::exec::{self, Plan};
+use crate::report::{Finding, ObligationResult, ParamValue, Status};
+use collc_grammar::Span;
+use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
+use collc_sim::{Budget, Memory};
+use collc_spec::eval::{eval, eval_cond, Env};
+use collc_spec::ir::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+/// The obligation's id.
+pub const ID: &str = "fence";
+
+/// Bounds of the relaxed check that decides suspect pairs.
+pub fn relaxed_bounds() -> Bounds {
+    Bounds {
+        ranks: (2, 3),
+        tiles: (1, 1),
+        calls: 2,
+        small_ints: 2,
+    }
+}
+
+/// Distinct states per parameter assignment of that check.
+pub const RELAXED_MAX_STATES: u64 = 5_000;
+/// Wall time of that check.
+pub const RELAXED_BUDGET: Duration = Duration::from_millis(3_000);
+
+type Key = (usize, usize);
+
+fn key(s: Span) -> Key {
+    (s.start, s.end)
+}
+
+/// A pending window write: the statement, the window, the rank whose window it writes
+/// (`None`: not concrete).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Write {
+    span: Key,
+    window: WindowId,
+    owner: Option<u32>,
+}
+
+/// A cell: signal, owner rank and index (`None`: not concrete, any).
+type CellPat = (SignalId, Option<u32>, Option<Vec<i64>>);
+
+/// What one (rank, block) does, as far as the obligation needs.
+#[derive(Default, Debug)]
+struct Facts {
+    /// Merged per (notify, cell).
+    publishes: BTreeMap<(Key, CellPat), BTreeSet<Write>>,
+    /// Window instances read or written: (window, rank).
+    accesses: BTreeSet<(WindowId, Option<u32>)>,
+    /// Cells waited on (on its own rank).
+    waits: BTreeSet<(SignalId, Option<Vec<i64>>)>,
+    /// Cells it can release (positive notifies).
+    releases: BTreeSet<CellPat>,
+}
+
+struct Walker<'a> {
+    p: &'a Protocol,
+    env: Env,
+    world: i64,
+    me: u32,
+    facts: Facts,
+    returned: bool,
+}
+
+type Pending = BTreeSet<Write>;
+
+impl Walker<'_> {
+    fn val(&self, e: &Expr) -> Option<i64> {
+        eval(self.p, e, &self.env).ok()
+    }
+
+    fn rank(&self, e: &Expr) -> Option<u32> {
+        self.val(e)
+            .filter(|r| (0..self.world).contains(r))
+            .map(|r| r as u32)
+    }
+
+    fn index(&self, idx: &[Expr]) -> Option<Vec<i64>> {
+        idx.iter().map(|e| self.val(e)).collect()
+    }
+
+    fn window(r: &Region) -> Option<WindowId> {
+        match r.buffer {
+            BufferRef::Window(w) => Some(w),
+            BufferRef::Tile(_) => None,
+        }
+    }
+
+    fn access(&mut self, r: &Region, owner: Option<u32>) {
+        if let Some(w) = Self::window(r) {
+            self.facts.accesses.insert((w, owner));
+        }
+    }
+
+    fn write(&mut self, r: &Region, owner: Option<u32>, span: Span, pending: &mut Pending) {
+        if let Some(w) = Self::window(r) {
+            self.facts.accesses.insert((w, owner));
+            pending.insert(Write {
+                span: key(span),
+                window: w,
+                owner,
+            });
+        }
+    }
+
+    fn block(&mut self, b: &Block, mut pending: Pending) -> Pending {
+        for s in &b.stmts {
+            if self.returned {
+                break;
+            }
+            pending = self.stmt(s, pending);
+        }
+        pending
+    }
+
+    fn stmt(&mut self, s: &Stmt, mut pending: Pending) -> Pending {
+        let me = Some(self.me);
+        match &s.kind {
+            StmtKind::Let { var, value } => match self.val(value) {
+                Some(x) => self.env.set(*var, x),
+                None => self.env.unset(*var),
+            },
+            StmtKind::Notify {
+                signal,
+                index,
+                target,
+                op,
+                value,
+            } => {
+                let releasing = match op {
+                    NotifyOp::Set => true,
+                    NotifyOp::AtomicAdd => {
+                        !matches!(value, Expr::Neg(_)) && self.val(value).is_none_or(|v| v > 0)
+                    }
+                };
+                if releasing {
+                    let owner = match target {
+                        None => me,
+                        Some(t) => self.rank(t),
+                    };
+                    let cell = (*signal, owner, self.index(index));
+                    self.facts.releases.insert(cell.clone());
+                    if !pending.is_empty() {
+                        self.facts
+                            .publishes
+                            .entry((key(s.span), cell))
+                            .or_default()
+                            .extend(pending.iter().cloned());
+                    }
+                }
+            }
+            StmtKind::Wait { signal, index, .. } => {
+                let idx = self.index(index);
+                self.facts.waits.insert((*signal, idx));
+            }
+            StmtKind::Copy { dst, src } => {
+                self.access(src, me);
+                self.write(dst, me, s.span, &mut pending);
+            }
+            StmtKind::Get { dst, src, from } => {
+                let from = self.rank(from);
+                self.access(src, from);
+                self.write(dst, me, s.span, &mut pending);
+            }
+            StmtKind::Put { dst, to, src } => {
+                self.access(src, me);
+                let to = self.rank(to);
+                self.write(dst, to, s.span, &mut pending);
+            }
+            StmtKind::Reduce { dst, src, from, .. } => {
+                let from = match from {
+                    None => me,
+                    Some(f) => self.rank(f),
+                };
+                self.access(src, from);
+                self.write(dst, me, s.span, &mut pending);
+            }
+            StmtKind::Fence => pending.clear(),
+            StmtKind::For { var, range, body } => {
+                let values: Option<Vec<i64>> = match range {
+                    Range::Peers => {
+                        Some((0..self.world).filter(|r| *r != self.me as i64).collect())
+                    }
+                    Range::Ranks => Some((0..self.world).collect()),
+                    Range::Span { lo, hi, step } => {
+                        match (self.val(lo), self.val(hi), self.val(step)) {
+                            (Some(lo), Some(hi), Some(step))
+                                if step > 0
+                                    && hi
+                                        .checked_sub(lo)
+                                        .is_some_and(|d| d.max(0) / step <= exec::UNROLL_SMALL) =>
+                            {
+                                Some((lo..hi).step_by(step as usize).collect())
+                            }
+                            _ => None,
+                        }
+                    }
+                };
+                match values {
+                    Some(vs) => {
+                        for v in vs {
+                            self.env.set(*var, v);
+                            pending = self.block(body, pending);
+                        }
+                    }
+                    None => {
+                        // Any number of iterations: the state at the loop head to a fixpoint
+                        // (pending sets only grow between fences, so this terminates).
+                        self.env.unset(*var);
+                        loop {
+                            let out = self.block(body, pending.clone());
+                            let before = pending.len();
+                            pending.extend(out);
+                            if pending.len() == before {
+                                break;
+                            }
+                        }
+                    }
+                }
+                self.env.unset(*var);
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => match eval_cond(self.p, cond, &self.env) {
+                Ok(true) => pending = self.block(then_block, pending),
+                Ok(false) => {
+                    if let Some(e) = else_block {
+                        pending = self.block(e, pending);
+                    }
+                }
+                Err(_) => {
+                    let mut out = self.block(then_block, pending.clone());
+                    match else_block {
+                        Some(e) => out.extend(self.block(e, pending)),
+                        None => out.extend(pending),
+                    }
+                    pending = out;
+                }
+            },
+            StmtKind::Return { cond } => {
+                // A return that may fire ends the call (which drains); the path that
+                // continues is the one that can publish more.
+                if eval_cond(self.p, cond, &self.env) == Ok(true) {
+                    self.returned = true;
+                }
+            }
+        }
+        pending
+    }
+}
+
+/// The environment of one configuration, or `None` when a `require` rules it out.
+fn setup(p: &Protocol, config: &[(VarId, i64)]) -> Option<Env> {
+    let mut env = Env::new(p);
+    for (v, x) in config {
+        env.set(*v, *x);
+    }
+    for (id, v) in p.vars.iter().enumerate() {
+        match &v.kind {
+            VarKind::Const(c) => env.set(id, *c),
+            VarKind::Derived(e) => {
+                if let Ok(x) = eval(p, e, &env) {
+                    env.set(id, x);
+                }
+            }
+            _ => {}
+        }
+    }
+    for r in &p.requires {
+        if eval_cond(p, &r.cond, &env) == Ok(false) {
+            return None;
+        }
+    }
+    Some(env)
+}
+
+fn cell_matches((sig, idx): &(SignalId, Option<Vec<i64>>), (s2, _, i2): &CellPat) -> bool {
+    sig == s2
+        && match (idx, i2) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
+}
+
+fn rank_matches(a: Option<u32>, b: Option<u32>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
+/// A suspect pair, with the first configuration it occurs in.
+#[derive(Clone, Debug)]
+struct Suspect {
+    write: Key,
+    notify: Key,
+    window: WindowId,
+    config: Vec<(VarId, i64)>,
+    actor: (u32, u32),
+}
+
+/// What the symbolic part found.
+struct Analysis {
+    configs: u64,
+    pairs: BTreeSet<(Key, Key)>,
+    suspects: BTreeMap<(Key, Key), Suspect>,
+    unsupported: Option<String>,
+}
+
+fn analyse(p: &Protocol, plan: &Plan, deadline: Instant) -> Analysis {
+    let mut a = Analysis {
+        configs: 0,
+        pairs: BTreeSet::new(),
+        suspects: BTreeMap::new(),
+        unsupported: None,
+    };
+    if plan.count(p) > exec::CONFIG_LIMIT {
+        a.unsupported = Some(format!(
+            "{} configurations to enumerate; the limit is {}",
+            plan.count(p),
+            exec::CONFIG_LIMIT
+        ));
+        return a;
+    }
+    exec::configs(p, plan, &mut |cfg| {
+        if Instant::now() >= deadline {
+            a.unsupported = Some("the time budget (--timeout-ms) was spent".into());
+            return false;
+        }
+        let Some(env) = setup(p, cfg) else {
+            return true;
+        };
+        let world = env.get(p.world).unwrap_or(1);
+        let blocks = match &p.blocks {
+            None => 1,
+            Some(b) => match eval(p, &b.count, &env) {
+                Ok(c) => c,
+                Err(e) => {
+                    a.unsupported = Some(format!("the block count is not concrete: {e}"));
+                    return false;
+                }
+            },
+        };
+        a.configs += 1;
+        let mut actors: Vec<((u32, u32), Facts)> = Vec::new();
+        for r in 0..world {
+            for b in 0..blocks.max(0) {
+                let mut env = env.clone();
+                env.set(p.me, r);
+                if let Some(bl) = &p.blocks {
+                    env.set(bl.var, b);
+                }
+                let mut w = Walker {
+                    p,
+                    env,
+                    world,
+                    me: r as u32,
+                    facts: Facts::default(),
+                    returned: false,
+                };
+                let pend = w.block(&p.body, Pending::new());
+                if !w.returned {
+                    w.block(&p.epilogue, pend);
+                }
+                actors.push(((r as u32, b as u32), w.facts));
+            }
+        }
+        classify(&actors, cfg, &mut a);
+        true
+    });
+    a
+}
+
+/// A wait of a process: (process index, cell index if concrete).
+type WaitAt = (usize, Option<Vec<i64>>);
+
+/// Step 3 and 4 of the method for one configuration.
+fn classify(actors: &[((u32, u32), Facts)], cfg: &[(VarId, i64)], a: &mut Analysis) {
+    // Waits indexed by (rank, signal); accesses by window.
+    let mut waits: HashMap<(u32, SignalId), Vec<WaitAt>> = HashMap::new();
+    let mut accessors: HashMap<WindowId, Vec<(usize, Option<u32>)>> = HashMap::new();
+    for (i, (who, f)) in actors.iter().enumerate() {
+        for (sig, idx) in &f.waits {
+            waits
+                .entry((who.0, *sig))
+                .or_default()
+                .push((i, idx.clone()));
+        }
+        for (w, o) in &f.accesses {
+            accessors.entry(*w).or_default().push((i, *o));
+        }
+    }
+    let ranks: Vec<u32> = {
+        let mut r: Vec<u32> = actors.iter().map(|x| x.0 .0).collect();
+        r.dedup();
+        r
+    };
+    let waiters = |cell: &CellPat, out: &mut Vec<usize>| {
+        let rs: Vec<u32> = match cell.1 {
+            Some(r) => vec![r],
+            None => ranks.clone(),
+        };
+        for r in rs {
+            for (i, idx) in waits.get(&(r, cell.0)).into_iter().flatten() {
+                if cell_matches(&(cell.0, idx.clone()), cell) {
+                    out.push(*i);
+                }
+            }
+        }
+    };
+    // Who each process can release (transitively, itself included), computed once.
+    let succ: Vec<Vec<usize>> = actors
+        .iter()
+        .map(|(_, f)| {
+            let mut v = Vec::new();
+            for c in &f.releases {
+                waiters(c, &mut v);
+            }
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    let mut reach: Vec<Option<Vec<bool>>> = vec![None; actors.len()];
+    let mut reach_of = |y0: usize| -> Vec<bool> {
+        reach[y0]
+            .get_or_insert_with(|| {
+                let mut seen = vec![false; actors.len()];
+                let mut todo = vec![y0];
+                while let Some(y) = todo.pop() {
+                    if !seen[y] {
+                        seen[y] = true;
+                        todo.extend(succ[y].iter().copied().filter(|z| !seen[*z]));
+                    }
+                }
+                seen
+            })
+            .clone()
+    };
+    let mut memo: HashMap<CellPat, Vec<bool>> = HashMap::new();
+    for (xi, (x, fx)) in actors.iter().enumerate() {
+        for ((notify, cell), pending) in &fx.publishes {
+            if pending
+                .iter()
+                .all(|w| a.suspects.contains_key(&(w.span, *notify)))
+            {
+                continue;
+            }
+            if !memo.contains_key(cell) {
+                let mut released = vec![false; actors.len()];
+                let mut first = Vec::new();
+                waiters(cell, &mut first);
+                for y in first {
+                    for (z, r) in reach_of(y).into_iter().enumerate() {
+                        released[z] |= r;
+                    }
+                }
+                memo.insert(cell.clone(), released);
+            }
+            let released = &memo[cell];
+            for w in pending {
+                a.pairs.insert((w.span, *notify));
+                if a.suspects.contains_key(&(w.span, *notify)) {
+                    continue;
+                }
+                let by_peer = accessors
+                    .get(&w.window)
+                    .into_iter()
+                    .flatten()
+                    .any(|(y, o)| *y != xi && released[*y] && rank_matches(*o, w.owner));
+                let by_host = w.owner != Some(x.0)
+                    && actors
+                        .iter()
+                        .enumerate()
+                        .any(|(y, (who, _))| released[y] && rank_matches(Some(who.0), w.owner));
+                if by_peer || by_host {
+                    a.suspects.insert(
+                        (w.span, *notify),
+                        Suspect {
+                            write: w.span,
+                            notify: *notify,
+                            window: w.window,
+                            config: cfg.to_vec(),
+                            actor: *x,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn span(k: Key) -> Span {
+    Span {
+        start: k.0,
+        end: k.1,
+    }
+}
+
+/// A relaxed-only finding of the simulator.
+struct RelaxedFinding {
+    code: String,
+    message: String,
+    span: Option<Span>,
+    replay: String,
+    params: BTreeMap<String, i64>,
+}
+
+/// The relaxed bounded run's verdict on the suspect pairs.
+struct Relaxed {
+    finding: Option<RelaxedFinding>,
+    scope: String,
+    /// The smallest P completed.
+    complete_first: bool,
+}
+
+/// A relaxed-only data race or wrong result of one attempt, if any.
+fn relaxed_only(
+    rx: &sb::BoundedReport,
+    sc: &sb::BoundedReport,
+    file: &str,
+) -> Option<RelaxedFinding> {
+    for id in ["data-race", "semantics"] {
+        let has = |r: &sb::BoundedReport| {
+            r.obligations
+                .iter()
+                .find(|o| o.name == id)
+                .and_then(|o| o.counterexample.clone())
+        };
+        if has(sc).is_some() {
+            continue;
+        }
+        if let Some(c) = has(rx) {
+            return Some(RelaxedFinding {
+                code: c.code.clone(),
+                message: c.message.clone(),
+                span: c.span,
+                replay: format!("collc sim {file} {}", c.replay),
+                params: c.params.clone(),
+            });
+        }
+    }
+    None
+}
+
+/// The relaxed bounded check of the suspect pairs: for P ascending within
+/// [`relaxed_bounds`] (one tile, two calls), each attempt within [`RELAXED_MAX_STATES`]
+/// states per assignment and all within [`RELAXED_BUDGET`].
+fn relaxed(p: &Protocol, file: &str) -> Relaxed {
+    let bounds = relaxed_bounds();
+    let deadline = Instant::now() + RELAXED_BUDGET;
+    let world = p.vars[p.world].name.clone();
+    let mut ps: Vec<i64> = sb::param_grid(p, &bounds, &BTreeMap::new())
+        .iter()
+        .filter_map(|g| g.get(&world).copied())
+        .collect();
+    ps.dedup();
+    let mut parts = Vec::new();
+    let mut complete_first = false;
+    let mut tiles = bounds.tiles.1;
+    for (i, pv) in ps.iter().enumerate() {
+        let mut done = None;
+        while tiles >= bounds.tiles.0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let mk = |memory| BoundedConfig {
+                bounds: Bounds {
+                    ranks: (*pv, *pv),
+                    tiles: (bounds.tiles.0, tiles),
+                    ..bounds.clone()
+                },
+                memory,
+                per_config: Budget {
+                    max_states: RELAXED_MAX_STATES,
+                    max_time: left,
+                    ..Budget::default()
+                },
+                total_time: left,
+                fixed: BTreeMap::from([(world.clone(), *pv)]),
+                sticky_poll: false,
+            };
+            let rx = sb::check(p, &mk(Memory::Relaxed));
+            let sc = sb::check(p, &mk(Memory::Sc));
+            if let Some(f) = relaxed_only(&rx, &sc, file) {
+                return Relaxed {
+                    finding: Some(f),
+                    scope: format!("relaxed memory, P={pv}"),
+                    complete_first: false,
+                };
+            }
+            let states: u64 = rx.configs.iter().map(|c| c.states).sum();
+            if rx.obligations.iter().all(|o| o.complete) && rx.errors.is_empty() {
+                done = Some((tiles, states));
+                break;
+            }
+            tiles -= 1;
+        }
+        match done {
+            Some((t, states)) => {
+                complete_first |= i == 0;
+                parts.push(format!(
+                    "P={pv}, {}, 2 calls: {states} states, complete",
+                    if t > 1 {
+                        format!("1..{t} tiles")
+                    } else {
+                        "1 tile".to_string()
+                    }
+                ));
+            }
+            None => {
+                parts.push(format!("P={pv} not explored completely (budget)"));
+                break;
+            }
+        }
+    }
+    Relaxed {
+        finding: None,
+        scope: format!(
+            "relaxed memory, fresh windows per call: {}",
+            if parts.is_empty() {
+                "nothing explored".to_string()
+            } else {
+                parts.join("; ")
+            }
+        ),
+        complete_first,
+    }
+}
+
+fn params(p: &Protocol, config: &[(VarId, i64)]) -> Vec<ParamValue> {
+    config
+        .iter()
+        .map(|(v, x)| ParamValue {
+            name: p.var_name(*v).to_string(),
+            value: *x,
+        })
+        .collect()
+}
+
+fn pair_finding(p: &Protocol, s: &Suspect, why: &str) -> Finding {
+    let w = &p.windows[s.window].name;
+    let mut f = Finding::new(format!(
+        "a write to window `{w}` is not fenced before a notify that releases a peer: {why}"
+    ));
+    f.params = params(p, &s.config);
+    f.primary = Some(span(s.notify));
+    f.primary_label =
+        "this notify can become visible before the unfenced window write labelled here".into();
+    f.labels.push((
+        span(s.write),
+        format!("this write to `{w}` may still sit in the store buffer"),
+    ));
+    f.fence_before = Some(span(s.notify));
+    f.help = Some("add `fence;` between the write and this notify".into());
+    f.notes.push(format!(
+        "rank {} block {} writes, then notifies with the write unfenced; a process released by that notify (or a later notify it causes) accesses `{w}` on the written rank",
+        s.actor.0, s.actor.1
+    ));
+    f
+}
+
+/// The `fence` obligation.
+pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> ObligationResult {
+    let a = analyse(p, plan, deadline);
+    let code = format!("verify::{ID}");
+    let mk = |status, scope, reason, summary: String, findings| ObligationResult {
+        id: ID.to_string(),
+        code: code.clone(),
+        status,
+        scope,
+        reason,
+        summary,
+        findings,
+    };
+    if let Some(why) = a.unsupported {
+        return mk(
+            Status::Unknown,
+            None,
+            Some(why.clone()),
+            "undecided: every window write a peer reads is fenced before the notify that releases it".into(),
+            vec![Finding::new(why)],
+        );
+    }
+    let private = a.pairs.len() - a.suspects.len();
+    let proved_part = format!(
+        "{}; {} unfenced write/notify pair(s) observed by no other process, {} configurations",
+        plan.describe(p),
+        private,
+        a.configs
+    );
+    if a.suspects.is_empty() {
+        return mk(
+            Status::Proved,
+            Some(proved_part),
+            None,
+            format!(
+                "every window write another process can access is fenced before the notifies that release it ({private} unfenced pairs are private)"
+            ),
+            Vec::new(),
+        );
+    }
+    let rx = relaxed(p, file);
+    if let Some(RelaxedFinding {
+        code: fcode,
+        message: msg,
+        span: at,
+        replay,
+        params: ps,
+    }) = &rx.finding
+    {
+        let blamed: Vec<&Suspect> = {
+            let hit: Vec<&Suspect> = a
+                .suspects
+                .values()
+                .filter(|s| at.is_some_and(|sp| key(sp) == s.write))
+                .collect();
+            if hit.is_empty() {
+                a.suspects.values().collect()
+            } else {
+                hit
+            }
+        };
+        let findings = blamed
+            .iter()
+            .map(|s| {
+                let mut f = pair_finding(
+                    p,
+                    s,
+                    &format!("under relaxed memory the simulator finds {fcode} ({msg})"),
+                );
+                f.params = ps
+                    .iter()
+                    .map(|(k, v)| ParamValue {
+                        name: k.clone(),
+                        value: *v,
+                    })
+                    .collect();
+                f.params.sort_by_key(|x| x.name != p.vars[p.world].name);
+                f.notes.push(format!("replay: {replay}"));
+                f
+            })
+            .collect();
+        return mk(
+            Status::Violated,
+            Some(rx.scope.clone()),
+            None,
+            "not: every window write a peer reads is fenced before the notify that releases it"
+                .into(),
+            findings,
+        );
+    }
+    let lines = a.suspects.len();
+    let scope = format!(
+        "{proved_part}; {lines} pair(s) that another process may observe (no element regions in the symbolic analysis) checked by the simulator: {}",
+        rx.scope
+    );
+    if rx.complete_first {
+        mk(
+            Status::Checked,
+            Some(scope),
+            None,
+            format!("{lines} unfenced write/notify pair(s) not separable symbolically; no relaxed race or wrong result within the bounds"),
+            Vec::new(),
+        )
+    } else {
+        let why = format!(
+            "{lines} unfenced write/notify pair(s) may be observed by another process and the relaxed bounded check did not complete: {}",
+            rx.scope
+        );
+        let mut f: Vec<Finding> = a
+            .suspects
+            .values()
+            .take(1)
+            .map(|s| pair_finding(p, s, "the relaxed bounded check did not complete"))
+            .collect();
+        if let Some(x) = f.first_mut() {
+            x.message = why.clone();
+        }
+        mk(
+            Status::Unknown,
+            Some(scope),
+            Some(why),
+            "undecided: every window write a peer reads is fenced before the notify that releases it".into(),
+            f,
+        )
+    }
+}
