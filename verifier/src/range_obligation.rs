@@ -8,6 +8,9 @@ use crate::report::{Finding, ObligationResult, Status};
 use collc_grammar::{Severity, Source};
 use collc_spec::ir::Protocol;
 
+/// The obligation's id.
+pub const ID: &str = "index-range";
+
 /// Decides every index, slice and `@` rank of `p` for the whole declared domain
 /// (`crate::range`): `proved`, `violated` (a bound some value breaks: only reachable
 /// by a library caller that lowered without validating) or `unknown` naming the forms.
@@ -24,8 +27,8 @@ pub fn check(p: &Protocol, source: Option<&Source>) -> ObligationResult {
     };
     let mk =
         |status, scope: Option<&str>, reason: Option<String>, summary: String| ObligationResult {
-            id: "index-range".into(),
-            code: "verify::index-range".into(),
+            id: ID.into(),
+            code: format!("verify::{ID}"),
             status,
             scope: scope.map(str::to_string),
             reason,
