@@ -227,3 +227,37 @@ fn run_passes_every_example_at_p2_and_p4_with_three_calls() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The converse on the host: the broadcast whose window is declared `reused`
+/// (`bugs/broadcast_reused_window.coll`) shows the cross-call race as wrong outputs under
+/// `--chaos` (seeded random sleeps; some seed shows it), while its `per call` twin
+/// (`examples/broadcast.coll`) passes every one of the same runs.
+#[test]
+fn run_shows_the_reused_window_race_that_per_call_windows_remove() {
+    if !have_cxx() {
+        return;
+    }
+    let run = |file: &str, seed: u32| {
+        let seed = seed.to_string();
+        collc(&[
+            "run", file, "-P", "2", "--param", "n=1000", "--param", "root=0", "--calls", "3",
+            "--chaos", &seed,
+        ])
+    };
+    let mut shown = false;
+    for seed in 1..=8 {
+        let o = run("examples/bugs/broadcast_reused_window.coll", seed);
+        let (out, err) = text(&o);
+        if o.status.code() == Some(1) {
+            assert!(
+                format!("{out}{err}").contains("wrong output element(s)"),
+                "{out}{err}"
+            );
+            shown = true;
+        }
+        let o = run("examples/broadcast.coll", seed);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "seed {seed}: {out}{err}");
+    }
+    assert!(shown, "no seed in 1..=8 showed the reused-window race");
+}
