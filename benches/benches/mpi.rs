@@ -55,8 +55,9 @@ struct Program {
     file: &'static str,
     /// Text edits (from, to) applied to the .coll before generating; each must apply.
     edits: &'static [(&'static str, &'static str)],
-    /// C++ statements computing the params vector `kv` from `bytes` and `np`.
-    params_cpp: &'static str,
+    /// The params at `n = max(1, bytes / 4)` elements and `np` ranks (sent with `prep`; the
+    /// oracle table is computed from them too).
+    params: fn(i64, i64) -> Vec<(&'static str, i64)>,
     /// Refill the inputs before every timed repetition (in-place allreduce).
     refill: bool,
 }
@@ -72,55 +73,59 @@ const PROGRAMS: &[Program] = &[
         case: "collc_barrier",
         file: "examples/barrier.coll",
         edits: &[],
-        params_cpp: "",
+        params: |_, _| vec![],
         refill: false,
     },
     Program {
         case: "collc_bcast",
         file: "examples/broadcast.coll",
         edits: &[WIDEN_N],
-        params_cpp: "kv = {{\"n\", n}, {\"root\", 0}};",
+        params: |n, _| vec![("n", n), ("root", 0)],
         refill: true,
     },
     Program {
         case: "collc_bcast_rc",
         file: "examples/broadcast_read_complete.coll",
         edits: &[WIDEN_N],
-        params_cpp: "kv = {{\"n\", n}, {\"root\", 0}};",
+        params: |n, _| vec![("n", n), ("root", 0)],
         refill: true,
     },
     Program {
         case: "collc_bcast_rc_tile64k",
         file: "examples/broadcast_read_complete.coll",
         edits: &[WIDEN_N, TILE_64K],
-        params_cpp: "kv = {{\"n\", n}, {\"root\", 0}};",
+        params: |n, _| vec![("n", n), ("root", 0)],
         refill: true,
     },
     Program {
         case: "collc_mesh",
         file: "examples/allreduce_mesh.coll",
         edits: &[WIDEN_N],
-        params_cpp: "kv = {{\"n\", n}, {\"C\", 1}, {\"stride\", 1}};",
+        params: |n, _| vec![("n", n), ("C", 1), ("stride", 1)],
         refill: true,
     },
     Program {
         case: "collc_mesh_tile64k",
         file: "examples/allreduce_mesh.coll",
         edits: &[WIDEN_N, TILE_64K],
-        params_cpp: "kv = {{\"n\", n}, {\"C\", 1}, {\"stride\", 1}};",
+        params: |n, _| vec![("n", n), ("C", 1), ("stride", 1)],
         refill: true,
     },
     Program {
         case: "collc_ring",
         file: "examples/allreduce_ring.coll",
         edits: &[WIDEN_N],
-        params_cpp: "kv = {{\"n\", (n + np - 1) / np * np}};",
+        params: |n, np| vec![("n", (n + np - 1) / np * np)],
         refill: true,
     },
 ];
 
+/// The protocol of every collc case (for its oracle tables).
+type Protocols = BTreeMap<&'static str, (collc_spec::ir::Protocol, &'static Program)>;
+
 /// Generates, verifies and splices the programs into the server source.
-fn server_source() -> String {
+fn server_source() -> (String, Protocols) {
+    let mut protocols = Protocols::new();
     let template =
         std::fs::read_to_string(root().join("backend/runtime/mpi/bench/bench_server.cpp"))
             .expect("bench_server.cpp");
@@ -144,21 +149,18 @@ fn server_source() -> String {
             prog.case, prog.file, prog.edits
         ));
         reg.push_str(&format!(
-            "  bench::registry()[\"{case}\"] = [](int64_t bytes) {{\n    \
-             [[maybe_unused]] const int64_t np = collc_mpi::size();\n    \
-             [[maybe_unused]] const int64_t n = std::max<int64_t>(1, bytes / 4);\n    \
-             std::vector<std::pair<std::string, int64_t>> kv;\n    {params}\n    \
-             return bench::gen<{ns}::Args>(kv, {ns}::setup, {ns}::kernel, {ns}::prepare, {ns}::check, {refill});\n  }};\n",
+            "  bench::registry()[\"{case}\"] = [](int64_t, const bench::KV& kv) {{\n    \
+             return bench::gen<{ns}::Args>(kv, {ns}::setup, {ns}::begin_call, {ns}::kernel, {ns}::prepare, {ns}::check, {refill});\n  }};\n",
             case = prog.case,
-            params = prog.params_cpp,
             refill = prog.refill
         ));
+        protocols.insert(prog.case, (p, prog));
     }
     reg.push_str("}\n");
     spliced.push_str(&reg);
     let marker = "// @@COLLC_BENCH_PROGRAMS@@";
     assert!(template.contains(marker));
-    template.replace(marker, &spliced)
+    (template.replace(marker, &spliced), protocols)
 }
 
 /// A running `mpirun -np P bench_server`.
@@ -167,10 +169,12 @@ struct Server {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     current: Option<(String, u64)>,
+    np: u32,
+    protocols: Protocols,
 }
 
 impl Server {
-    fn start(tc: &build::Toolchain, bin: &Path, np: u32) -> Server {
+    fn start(tc: &build::Toolchain, bin: &Path, np: u32, protocols: &Protocols) -> Server {
         let cfg = launch::LaunchConfig {
             np,
             ..launch::LaunchConfig::default()
@@ -190,17 +194,24 @@ impl Server {
             stdin,
             stdout,
             current: None,
+            np,
+            protocols: protocols.clone(),
         }
     }
 
     fn cmd(&mut self, line: &str) -> String {
         writeln!(self.stdin, "{line}").expect("send command");
+        self.cmd_reply()
+    }
+
+    /// Flushes what was sent and reads the one-line answer.
+    fn cmd_reply(&mut self) -> String {
         self.stdin.flush().expect("flush");
         let mut reply = String::new();
         loop {
             reply.clear();
             let n = self.stdout.read_line(&mut reply).expect("read reply");
-            assert!(n > 0, "the MPI bench server died during `{line}`");
+            assert!(n > 0, "the MPI bench server died");
             let r = reply.trim();
             if r == "ok" || r.starts_with("t ") || r.starts_with("fail") {
                 return r.to_string();
@@ -214,7 +225,23 @@ impl Server {
         if self.current.as_ref() == Some(&(case.to_string(), bytes)) {
             return;
         }
-        let r = self.cmd(&format!("prep {case} {bytes}"));
+        let mut line = format!("prep {case} {bytes}");
+        if let Some((p, prog)) = self.protocols.get(case) {
+            let n = (bytes as i64 / 4).max(1);
+            let params: BTreeMap<String, i64> = (prog.params)(n, i64::from(self.np))
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            let table = mpi::table(p, &params, self.np, 1)
+                .unwrap_or_else(|e| panic!("{case} at {bytes} bytes: {e}"));
+            write!(self.stdin, "oracle {}\n{table}", table.len()).expect("send the table");
+            let r = self.cmd_reply();
+            assert_eq!(r, "ok", "oracle of {case} {bytes}: {r}");
+            for (k, v) in &params {
+                line.push_str(&format!(" {k}={v}"));
+            }
+        }
+        let r = self.cmd(&line);
         assert_eq!(r, "ok", "prep {case} {bytes}: {r}");
         self.current = Some((case.to_string(), bytes));
     }
@@ -446,7 +473,7 @@ fn main() {
         sizes.push(max_bytes);
     }
 
-    let source = server_source();
+    let (source, protocols) = server_source();
     let built =
         build::build(&tc, &source).unwrap_or_else(|e| panic!("build the MPI bench server: {e}"));
     eprintln!(
@@ -473,7 +500,7 @@ fn main() {
         .configure_from_args();
     let mut rec = Records::new();
     for &np in &nps {
-        let mut server = Server::start(&tc, &built.binary, np);
+        let mut server = Server::start(&tc, &built.binary, np, &protocols);
         bench_case(
             &mut c,
             &mut server,

@@ -9,10 +9,10 @@
 //   void kernel (const collc_mpi::Ctx& c, const Args& a);                       // the protocol
 //   void prepare(const collc_mpi::Ctx& c, const Args& a);                       // inputs of call c.call
 //   void check  (const collc_mpi::Ctx& c, const Args& a, collc_mpi::Checker& k); // outputs of call c.call
-// and, when it has `per call` windows or value signals,
+// and (generated programs always; hand-written ones may omit it: a no-op stands in)
 //   void begin_call(Args& a, int call);                // select call `call`'s instances
-// (setup() allocates the instances with Session::buffers_per_call / value_signal_per_call,
-// sized by Session::calls(), before the first call; a program without one gets a no-op).
+// (setup() allocates the instances of `per call` windows and value signals with
+// Session::buffers_per_call / value_signal_per_call, sized by Session::calls()).
 //
 // Command line:
 //   prog [--calls K] [--param name=value]... [--skew-us N] [--oracle FILE] [--help]
@@ -67,8 +67,8 @@ inline bool parse_long(const char* s, long min_ok, long* out) {
 }  // namespace collc_mpi
 
 namespace collc_program {
-// A program whose buffers are all reused has no begin_call(); the program's own (a
-// non-template, exact match) wins over this one.
+// A hand-written program may have no begin_call(); a program's own (a non-template, exact
+// match) wins over this one.
 template <class A> inline void begin_call(A&, int) {}
 }  // namespace collc_program
 

@@ -1,7 +1,9 @@
 //! Run generated kernels on CPU threads: emit the `pto::comm` C++, compile it with the system
 //! C++ compiler into a shared library (cached by content hash), run P rank threads for K
-//! back-to-back calls through one signal buffer with distinct payloads, and check the outputs
-//! against the collective's semantics and every credit cell back at zero.
+//! back-to-back calls through one signal buffer with distinct payloads (a `per call` window
+//! or value signal gets a fresh buffer per call, see [`crate::layout`]), and check the
+//! outputs against the collective's meaning (`collc_spec::meaning`) and every credit cell
+//! back at zero.
 //!
 //! ```no_run
 //! # fn demo(p: &collc_spec::ir::Protocol) {
@@ -52,7 +54,8 @@ pub struct RunConfig {
     pub params: BTreeMap<String, i64>,
     /// Back-to-back calls through one signal buffer.
     pub calls: u32,
-    /// Barrier of all rank threads between calls (hides cross-call skew).
+    /// Barrier of all rank threads between calls (hides cross-call skew; an experiment aid:
+    /// no test harness sets it, the lifetimes are what make back-to-back calls safe).
     pub host_barrier: bool,
     /// Random sleeps/yields at every notify and after every wait (seed).
     pub chaos: Option<u64>,

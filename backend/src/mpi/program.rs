@@ -383,7 +383,8 @@ fn declare(
 
 /// `begin_call()`: selects call `call`'s instance of every `per call` window and value signal
 /// (the launcher calls it before `prepare()`; `kernel()`, `prepare()` and `check()` then see
-/// only the call's own buffers). Nothing when every buffer is reused.
+/// only the call's own buffers). Empty when every buffer is reused (always emitted, so a
+/// host embedding the program, e.g. the bench server, can call it).
 pub(crate) fn begin_call(k: &Kernel, n: &Names, w: &mut Writer) {
     let p = k.p;
     let mut lines = Vec::new();
@@ -404,6 +405,9 @@ pub(crate) fn begin_call(k: &Kernel, n: &Names, w: &mut Writer) {
         }
     }
     if lines.is_empty() {
+        w.line("// Every buffer is reused: nothing to select per call.");
+        w.line("void begin_call(Args& args, int call) { (void)args; (void)call; }");
+        w.line("");
         return;
     }
     w.line("// Call `call`'s own instance of every `per call` buffer (allocated up front by setup(), one");

@@ -9,10 +9,14 @@
 // same job, with the same process count and MCA settings, one after the other.
 //
 // Commands (one line each; answers are one line):
-//   prep CASE BYTES  -> "ok" | "fail WHY"   make CASE current at BYTES (windows allocated,
-//                                           one call run and checked: outputs against
-//                                           the semantics and, for collc, every credit
-//                                           cell back at 0)
+//   oracle LEN       -> "ok" | "fail WHY"   the next LEN bytes on stdin are the oracle table
+//                                           of the next collc case (collc_backend::mpi::table
+//                                           of the case's protocol, params, np, 1 call)
+//   prep CASE BYTES [NAME=VALUE]...
+//                    -> "ok" | "fail WHY"   make CASE current at BYTES with these params
+//                                           (windows allocated, one call run and checked:
+//                                           outputs against the oracle table and, for
+//                                           collc, every credit cell back at 0)
 //   time ITERS       -> "t SECONDS"          ITERS repetitions of {refill (untimed);
 //                                           MPI_Barrier; t0; op; t1}; SECONDS = sum over
 //                                           repetitions of the max over ranks of t1 - t0
@@ -40,14 +44,17 @@ struct Case {
   virtual bool verify(std::string* why) = 0;  // one checked call (collective)
 };
 
-using Factory = std::function<std::unique_ptr<Case>(int64_t bytes)>;
+using KV = std::vector<std::pair<std::string, int64_t>>;
+using Factory = std::function<std::unique_ptr<Case>(int64_t bytes, const KV& kv)>;
 
 std::map<std::string, Factory>& registry() {
   static std::map<std::string, Factory> r;
   return r;
 }
 
-/// A collc-generated program: Session, Args, kernel, prepare, check of one namespace.
+/// A collc-generated program: Session, Args, begin_call, kernel, prepare, check of one
+/// namespace. Every repetition is call 0 (instance 0 of a `per call` window; repetitions
+/// are separated by a barrier).
 template <class Args>
 struct GenCase : Case {
   collc_mpi::Params params;
@@ -58,8 +65,7 @@ struct GenCase : Case {
   std::function<void(const collc_mpi::Ctx&, const Args&, collc_mpi::Checker&)> check;
   bool refill_each = false;
 
-  GenCase(const std::vector<std::pair<std::string, int64_t>>& kv,
-          void (*setup_fn)(collc_mpi::Session&, Args&),
+  GenCase(const KV& kv, void (*setup_fn)(collc_mpi::Session&, Args&), void (*begin_fn)(Args&, int),
           void (*kernel_fn)(const collc_mpi::Ctx&, const Args&),
           void (*prepare_fn)(const collc_mpi::Ctx&, const Args&),
           void (*check_fn)(const collc_mpi::Ctx&, const Args&, collc_mpi::Checker&), bool refill)
@@ -68,6 +74,7 @@ struct GenCase : Case {
     session = std::make_unique<collc_mpi::Session>(params);
     setup_fn(*session, args);
     session->allocate();
+    begin_fn(args, 0);
     ctx.me = collc_mpi::rank();
     ctx.np = collc_mpi::size();
     ctx.call = 0;
@@ -95,11 +102,11 @@ struct GenCase : Case {
 };
 
 template <class Args>
-std::unique_ptr<Case> gen(const std::vector<std::pair<std::string, int64_t>>& kv,
-                          void (*s)(collc_mpi::Session&, Args&), void (*k)(const collc_mpi::Ctx&, const Args&),
+std::unique_ptr<Case> gen(const KV& kv, void (*s)(collc_mpi::Session&, Args&), void (*b)(Args&, int),
+                          void (*k)(const collc_mpi::Ctx&, const Args&),
                           void (*p)(const collc_mpi::Ctx&, const Args&),
                           void (*c)(const collc_mpi::Ctx&, const Args&, collc_mpi::Checker&), bool refill) {
-  return std::make_unique<GenCase<Args>>(kv, s, k, p, c, refill);
+  return std::make_unique<GenCase<Args>>(kv, s, b, k, p, c, refill);
 }
 
 struct NativeBarrier : Case {
@@ -150,11 +157,11 @@ int main(int argc, char** argv) {
   using namespace bench;
   collc_mpi::init(&argc, &argv);
   const int me = collc_mpi::rank();
-  registry()["native_barrier"] = [](int64_t) { return std::unique_ptr<Case>(new NativeBarrier()); };
-  registry()["native_bcast"] = [](int64_t bytes) {
+  registry()["native_barrier"] = [](int64_t, const KV&) { return std::unique_ptr<Case>(new NativeBarrier()); };
+  registry()["native_bcast"] = [](int64_t bytes, const KV&) {
     return std::unique_ptr<Case>(new NativeVec(false, std::max<int64_t>(1, bytes / 4)));
   };
-  registry()["native_allreduce"] = [](int64_t bytes) {
+  registry()["native_allreduce"] = [](int64_t bytes, const KV&) {
     return std::unique_ptr<Case>(new NativeVec(true, std::max<int64_t>(1, bytes / 4)));
   };
   register_programs();
@@ -173,15 +180,37 @@ int main(int argc, char** argv) {
     sscanf(line, "%31s", cmd);
     const std::string c = cmd;
     if (c == "quit") break;
-    if (c == "prep") {
-      sscanf(line, "%*s %127s %lld", name, &a);
+    if (c == "oracle") {
+      sscanf(line, "%*s %lld", &a);
+      std::string text(size_t(a > 0 ? a : 0), '\0');
+      long ok = 1;
+      if (me == 0 && a > 0) ok = fread(&text[0], 1, text.size(), stdin) == text.size();
+      MPI_Bcast(&ok, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+      if (ok && a > 0) MPI_Bcast(&text[0], int(a), MPI_CHAR, 0, MPI_COMM_WORLD);
+      ok = ok && collc_mpi::oracle::parse(text, &collc_mpi::oracle::table());
+      if (me == 0) {
+        printf(ok ? "ok\n" : "fail bad oracle table\n");
+        fflush(stdout);
+      }
+    } else if (c == "prep") {
+      int used = 0;
+      sscanf(line, "%*s %127s %lld%n", name, &a, &used);
+      KV kv;
+      {
+        std::istringstream rest(std::string(line + used));
+        std::string tok;
+        while (rest >> tok) {
+          const size_t eq = tok.find('=');
+          if (eq != std::string::npos) kv.emplace_back(tok.substr(0, eq), std::stoll(tok.substr(eq + 1)));
+        }
+      }
       current.reset();  // frees the previous windows (collective)
       std::string why;
       auto it = registry().find(name);
       bool ok = it != registry().end();
       if (!ok) why = std::string("unknown case ") + name;
       if (ok) {
-        current = it->second(a);
+        current = it->second(a, kv);
         ok = current->verify(&why);
       }
       if (me == 0) {
