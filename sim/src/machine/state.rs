@@ -161,7 +161,7 @@ pub struct Pending {
 pub struct Proc {
     /// Lifecycle.
     pub status: Status,
-    /// Program counter into [`Code::instrs`].
+    /// Program counter into [`Code::instrs`](crate::code::Code::instrs).
     pub pc: u32,
     /// Current call (0-based).
     pub call: u16,
