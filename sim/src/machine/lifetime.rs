@@ -13,7 +13,8 @@
 //! - the help of a cross-call `sim::data-race` or `sim::wrong-result` on a
 //!   `reused` window, naming the window and the two fixes.
 
-use super::{fmt_call, Loc, Machine, Origin, State, CONSUME};
+use super::data::Loc;
+use super::{fmt_call, Machine, Origin, State, CONSUME};
 use crate::machine::Outcome;
 use crate::report::Finding;
 use crate::value::{Val, GARBAGE, INITIAL};

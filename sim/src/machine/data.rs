@@ -1,0 +1,311 @@
+//! Data movement: resolving a region to a window instance, and the reads,
+//! writes and reductions of a put, copy or reduce, with the race checks of
+//! every access and the buffered writes of relaxed mode and their draining.
+
+use super::footprint::DataAcc;
+use super::state::{Acc, Clock, Memory, Outcome, Pending, State, CONSUME, STAGE};
+use super::{fmt_call, Machine};
+use crate::code::CRegion;
+use crate::report::{EvKind, Finding};
+use crate::value::{relocate, zip, Val};
+use collc_spec::ir::*;
+
+pub(super) struct Loc {
+    pub(super) rank: usize,
+    pub(super) buf: BufferRef,
+    pub(super) lo: u64,
+    pub(super) hi: u64,
+}
+
+impl Machine<'_> {
+    fn region(&self, s: &State, p: usize, reg: &CRegion, rank: usize) -> Result<Loc, String> {
+        let ctx = self.ctx(s, p);
+        let dims = match reg.buffer {
+            BufferRef::Window(w) => &self.code.window_dims[w],
+            BufferRef::Tile(t) => &self.code.tile_dims[t],
+        };
+        let name = self.p.buffer_name(reg.buffer);
+        let mut row = 0i64;
+        for (k, x) in reg.index.iter().enumerate() {
+            let i = ctx.eval(x)?;
+            if i < 0 || i >= dims[k] {
+                return Err(format!(
+                    "index {i} is outside `{name}`'s dimension {k} of size {}",
+                    dims[k]
+                ));
+            }
+            row = row * dims[k] + i;
+        }
+        let last = *dims.last().unwrap_or(&0);
+        let (lo, hi) = (ctx.eval(&reg.lo)?, ctx.eval(&reg.hi)?);
+        if lo < 0 || hi < lo || hi > last {
+            return Err(format!(
+                "slice {lo} .. {hi} of `{name}` is outside 0 .. {last}"
+            ));
+        }
+        Ok(Loc {
+            rank,
+            buf: reg.buffer,
+            lo: (row * last + lo) as u64,
+            hi: (row * last + hi) as u64,
+        })
+    }
+
+    fn loc_desc(&self, l: &Loc) -> String {
+        let name = self.p.buffer_name(l.buf);
+        match l.buf {
+            BufferRef::Window(_) => format!("rank {}'s {name}[{}..{}]", l.rank, l.lo, l.hi),
+            BufferRef::Tile(_) => format!("{name}[{}..{}]", l.lo, l.hi),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn data_op(
+        &self,
+        s: &mut State,
+        p: usize,
+        dst: &CRegion,
+        dst_rank: usize,
+        src: &CRegion,
+        src_rank: usize,
+        op: Option<ReduceOp>,
+        stmt: u32,
+        name: &str,
+        out: &mut Outcome,
+    ) -> Result<(), String> {
+        let d = self.region(s, p, dst, dst_rank)?;
+        let sr = self.region(s, p, src, src_rank)?;
+        if d.hi - d.lo != sr.hi - sr.lo {
+            return Err(format!(
+                "`{name}` moves {} elements into a region of {}",
+                sr.hi - sr.lo,
+                d.hi - d.lo
+            ));
+        }
+        let call = s.procs[p].call;
+        self.event(out, p, call, Some(stmt), || {
+            (
+                EvKind::Data,
+                format!("{name} {} <- {}", self.loc_desc(&d), self.loc_desc(&sr)),
+            )
+        });
+        let pieces = self.read(s, p, &sr, stmt, out);
+        let mut pieces = relocate(pieces, sr.lo, d.lo);
+        if let Some(op) = op {
+            let cur = self.read(s, p, &d, stmt, out);
+            let idem = matches!(op, ReduceOp::Max | ReduceOp::Min);
+            pieces = zip(&cur, &pieces)
+                .into_iter()
+                .map(|(n, a, b)| (n, a.combine(&b, idem)))
+                .collect();
+        }
+        self.write(s, p, &d, pieces, stmt, out);
+        Ok(())
+    }
+
+    pub(super) fn read(
+        &self,
+        s: &mut State,
+        p: usize,
+        l: &Loc,
+        stmt: u32,
+        out: &mut Outcome,
+    ) -> Vec<(u64, Val)> {
+        match l.buf {
+            BufferRef::Tile(t) => s.procs[p].tiles[t].read(l.lo, l.hi),
+            BufferRef::Window(w) => {
+                if self.memory == Memory::Relaxed {
+                    // A process sees its own buffered writes: make those it reads visible first.
+                    let last = s.procs[p].pending.iter().rposition(|x| {
+                        x.rank as usize == l.rank
+                            && x.win as usize == w
+                            && x.lo < l.hi
+                            && x.lo + x.pieces.iter().map(|y| y.0).sum::<u64>() > l.lo
+                    });
+                    if let Some(last) = last {
+                        for _ in 0..=last {
+                            self.drain_one(s, p, out);
+                        }
+                    }
+                }
+                let acc = Acc {
+                    proc: p as u16,
+                    epoch: Self::epoch(&mut s.procs[p], p),
+                    call: s.procs[p].call,
+                    what: stmt,
+                };
+                let clock = s.procs[p].clock.clone();
+                let m = self.mi(l.rank, w, s.procs[p].call);
+                self.check_fresh_read(s, p, l, stmt, out);
+                self.access(s, m, l.lo, l.hi, acc, false, &clock, out);
+                s.mem[m].vals.read(l.lo, l.hi)
+            }
+        }
+    }
+
+    fn write(
+        &self,
+        s: &mut State,
+        p: usize,
+        l: &Loc,
+        pieces: Vec<(u64, Val)>,
+        stmt: u32,
+        out: &mut Outcome,
+    ) {
+        match l.buf {
+            BufferRef::Tile(t) => s.procs[p].tiles[t].write(l.lo, &pieces),
+            BufferRef::Window(w) => {
+                if self.memory == Memory::Relaxed {
+                    s.procs[p].pending.push(Pending {
+                        rank: l.rank as u16,
+                        win: w as u16,
+                        lo: l.lo,
+                        pieces,
+                        stmt,
+                    });
+                } else {
+                    self.apply_write(s, p, l.rank, w, l.lo, pieces, stmt, out);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_write(
+        &self,
+        s: &mut State,
+        p: usize,
+        rank: usize,
+        w: usize,
+        lo: u64,
+        pieces: Vec<(u64, Val)>,
+        stmt: u32,
+        out: &mut Outcome,
+    ) {
+        let hi = lo + pieces.iter().map(|x| x.0).sum::<u64>();
+        let acc = Acc {
+            proc: p as u16,
+            epoch: Self::epoch(&mut s.procs[p], p),
+            call: s.procs[p].call,
+            what: stmt,
+        };
+        let clock = s.procs[p].clock.clone();
+        let m = self.mi(rank, w, s.procs[p].call);
+        self.access(s, m, lo, hi, acc, true, &clock, out);
+        s.mem[m].vals.write(lo, &pieces);
+    }
+
+    pub(super) fn drain_one(&self, s: &mut State, p: usize, out: &mut Outcome) {
+        if s.procs[p].pending.is_empty() {
+            return;
+        }
+        let w = s.procs[p].pending.remove(0);
+        let call = s.procs[p].call;
+        let n: u64 = w.pieces.iter().map(|x| x.0).sum();
+        self.event(out, p, call, Some(w.stmt), || {
+            (
+                EvKind::Drain,
+                format!(
+                    "buffered write to rank {}'s {}[{}..{}] becomes visible",
+                    w.rank,
+                    self.p.windows[w.win as usize].name,
+                    w.lo,
+                    w.lo + n
+                ),
+            )
+        });
+        self.apply_write(
+            s,
+            p,
+            w.rank as usize,
+            w.win as usize,
+            w.lo,
+            w.pieces,
+            w.stmt,
+            out,
+        );
+    }
+
+    /// Race check and access recording over `lo..hi` of window memory `m`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn access(
+        &self,
+        s: &mut State,
+        m: usize,
+        lo: u64,
+        hi: u64,
+        acc: Acc,
+        write: bool,
+        clock: &Clock,
+        out: &mut Outcome,
+    ) {
+        if let Some(v) = out.accesses.as_mut() {
+            v.push(DataAcc {
+                mem: m as u32,
+                lo,
+                hi,
+                write,
+            });
+        }
+        let mut race: Option<(Acc, bool, u64, u64)> = None;
+        let mut pos = lo;
+        for (n, rec) in s.mem[m].acc.read(lo, hi) {
+            if race.is_none() {
+                let unordered = |o: &Acc| o.proc != acc.proc && clock[o.proc as usize] < o.epoch;
+                if let Some(w) = rec.write.filter(unordered) {
+                    race = Some((w, true, pos, pos + n));
+                } else if write {
+                    if let Some(r) = rec.reads.iter().find(|r| unordered(r)) {
+                        race = Some((*r, false, pos, pos + n));
+                    }
+                }
+            }
+            pos += n;
+        }
+        s.mem[m].acc.update(lo, hi, |rec| {
+            if write {
+                rec.write = Some(acc);
+                rec.reads.clear();
+            } else {
+                match rec.reads.iter_mut().find(|r| r.proc == acc.proc) {
+                    Some(r) => *r = acc,
+                    None => {
+                        rec.reads.push(acc);
+                        rec.reads.sort();
+                    }
+                }
+            }
+        });
+        if let Some((other, other_write, a, b)) = race {
+            let (rank, w) = self.mem_owner(m);
+            let win = &self.p.windows[w].name;
+            let desc = |x: &Acc, is_write: bool| {
+                format!(
+                    "{}'s {} ({}, call {})",
+                    self.proc_name(x.proc as usize),
+                    self.stmt_desc(x.what),
+                    if is_write { "write" } else { "read" },
+                    fmt_call(x.call)
+                )
+            };
+            let msg = format!(
+                "data race on rank {rank}'s {win}[{a}..{b}]: {} is not ordered after {} by any notify -> wait chain",
+                desc(&acc, write),
+                desc(&other, other_write)
+            );
+            let span = self.stmt_span(acc.what).or(self.stmt_span(other.what));
+            let mut f = Finding::new("sim::data-race", msg, span);
+            if let Some(sp) = self.stmt_span(other.what) {
+                f.related.push(sp);
+            }
+            f.help = self.race_help(w, (acc.call, other.call));
+            if acc.what == STAGE || other.what == STAGE {
+                f.notes.push("the owner rewrites this window with the next call's payload while a peer may still access this call's data".into());
+            } else if acc.what == CONSUME || other.what == CONSUME {
+                f.notes.push("a fast peer writes the next call's data into this window before its owner has consumed this call's result".into());
+            }
+            self.mark_last(out, "sim::data-race");
+            out.findings.push(f);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Building the machine and its initial state: the instances of windows and
+//! signal cells (one per call for `per call` buffers), the index of a cell or a
+//! window instance in the state, and a process's evaluation context.
+
+use super::state::{AccRec, Cell, Limits, Memory, Outcome, Proc, State, Status, WinMem};
+use super::Machine;
+use crate::code::{CExpr, Code, Ctx};
+use crate::value::{Contrib, Segs, Val, INITIAL};
+use collc_spec::ir::*;
+
+impl<'a> Machine<'a> {
+    /// Builds a machine.
+    pub fn new(p: &'a Protocol, code: Code, calls: usize, memory: Memory, limits: Limits) -> Self {
+        let mut arrays = Vec::new();
+        for call in 0..calls {
+            let mut per_rank = Vec::new();
+            for r in 0..code.world {
+                let mut per_arr = Vec::new();
+                for (a, arr) in p.arrays.iter().enumerate() {
+                    let n: i64 = code.array_dims[a].iter().product();
+                    let (lo, hi) = arr.domain;
+                    let span = (hi - lo + 1).max(1);
+                    per_arr.push(
+                        (0..n)
+                            .map(|i| lo + (r as i64 + i + call as i64).rem_euclid(span))
+                            .collect(),
+                    );
+                }
+                per_rank.push(per_arr);
+            }
+            arrays.push(per_rank);
+        }
+        let nwin = p.windows.len();
+        let per_call_win = (0..nwin).any(|w| p.window_per_call(w));
+        let per_call_sig = (0..p.signals.len()).any(|s| p.signal_per_call(s));
+        Machine {
+            p,
+            code,
+            calls,
+            memory,
+            limits,
+            sticky_poll: false,
+            arrays,
+            nwin,
+            win_inst: if per_call_win { calls.max(1) } else { 1 },
+            cell_inst: if per_call_sig { calls.max(1) } else { 1 },
+        }
+    }
+
+    /// Index into `State::mem` of rank `rank`'s window `w` as used in `call`: a `per
+    /// call` window has an instance per call, a `reused` one is one buffer for every call.
+    pub(super) fn mi(&self, rank: usize, w: usize, call: u16) -> usize {
+        let inst = if self.p.window_per_call(w) {
+            call as usize
+        } else {
+            0
+        };
+        (rank * self.nwin + w) * self.win_inst + inst
+    }
+
+    /// The rank and window of an index into `State::mem`.
+    pub(super) fn mem_owner(&self, m: usize) -> (usize, WindowId) {
+        let per_rank = (self.nwin * self.win_inst).max(1);
+        (m / per_rank, (m / self.win_inst.max(1)) % self.nwin.max(1))
+    }
+
+    /// Number of processes.
+    pub fn nprocs(&self) -> usize {
+        self.code.nprocs()
+    }
+
+    /// Rank and block of a process.
+    pub fn who(&self, proc: usize) -> (usize, usize) {
+        (proc / self.code.blocks, proc % self.code.blocks)
+    }
+
+    pub(super) fn is_credit(&self, cell: usize) -> bool {
+        let local = cell % self.code.cells_per_rank.max(1);
+        let sig = self
+            .code
+            .signal_base
+            .iter()
+            .rposition(|b| *b <= local)
+            .unwrap_or(0);
+        self.p.signals.get(sig).map(|s| s.kind) == Some(SignalKind::Credit)
+    }
+
+    /// The initial state (call 1's inputs staged, every process run to its first notify or wait).
+    pub fn initial(&self, out: &mut Outcome) -> State {
+        let np = self.nprocs();
+        let procs = (0..np)
+            .map(|_| Proc {
+                status: Status::Run,
+                pc: 0,
+                call: 0,
+                slots: vec![0; self.code.nslots],
+                clock: vec![0; np],
+                bump: false,
+                seq: 0,
+                tiles: Vec::new(),
+                pending: Vec::new(),
+                cache: Vec::new(),
+                steps: 0,
+                entries: Vec::new(),
+                pin: None,
+            })
+            .collect();
+        let cells = (0..self.code.world * self.code.cells_per_rank * self.cell_inst)
+            .map(|_| Cell {
+                value: 0,
+                units: Vec::new(),
+                clock: vec![0; np],
+                version: 0,
+                origin: None,
+                history: Vec::new(),
+            })
+            .collect();
+        let mut mem = Vec::new();
+        for r in 0..self.code.world {
+            for w in 0..self.nwin * self.win_inst {
+                let len = self.code.window_len(w / self.win_inst);
+                mem.push(WinMem {
+                    vals: Segs::filled(
+                        len,
+                        Val::one(Contrib {
+                            rank: r as u16,
+                            win: INITIAL,
+                            call: 0,
+                            shift: 0,
+                        }),
+                    ),
+                    acc: Segs::filled(len, AccRec::default()),
+                });
+            }
+        }
+        let mut s = State { procs, cells, mem };
+        for r in 0..self.code.world {
+            let clock = vec![0; np];
+            self.stage(&mut s, r, 0, out);
+            for b in 0..self.code.blocks {
+                self.start_call(&mut s, r * self.code.blocks + b, 0, &clock, out);
+            }
+        }
+        for p in 0..np {
+            self.run_invisible(&mut s, p, out);
+        }
+        s
+    }
+
+    /// Index into `State::cells` of a cell of rank `rank`'s signal, as used in
+    /// `call`: a `per call` value signal (data, like pypto's separately allocated
+    /// `recv_counts` buffer) has an instance per call; credit signals and `reused`
+    /// value signals are the one reused signal buffer.
+    pub(super) fn cell_index(
+        &self,
+        rank: usize,
+        signal: SignalId,
+        index: &[CExpr],
+        ctx: &Ctx,
+        call: u16,
+    ) -> Result<usize, String> {
+        let dims = &self.code.signal_dims[signal];
+        let mut flat = 0usize;
+        for (k, x) in index.iter().enumerate() {
+            let i = ctx.eval(x)?;
+            let d = dims[k];
+            if i < 0 || i >= d {
+                return Err(format!(
+                    "index {i} is outside `{}`'s dimension {k} of size {d}",
+                    self.p.signals[signal].name
+                ));
+            }
+            flat = flat * d as usize + i as usize;
+        }
+        Ok(self.cell_at(rank, signal, flat, call))
+    }
+
+    pub(super) fn cell_at(&self, rank: usize, signal: SignalId, flat: usize, call: u16) -> usize {
+        let inst = if self.p.signal_per_call(signal) {
+            call as usize
+        } else {
+            0
+        };
+        (inst * self.code.world + rank) * self.code.cells_per_rank
+            + self.code.signal_base[signal]
+            + flat
+    }
+
+    pub(super) fn ctx<'s>(&'s self, s: &'s State, p: usize) -> Ctx<'s> {
+        let pr = &s.procs[p];
+        let (r, _) = self.who(p);
+        let call = (pr.call as usize).min(self.calls.saturating_sub(1));
+        Ctx {
+            slots: &pr.slots,
+            arrays: &self.arrays[call][r],
+            array_dims: &self.code.array_dims,
+        }
+    }
+}

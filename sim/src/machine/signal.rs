@@ -1,0 +1,500 @@
+//! Signals: the notifies and waits of a process, with credit provenance,
+//! value-cell origins, stale reads of a cached cell (relaxed), sticky polling,
+//! and the barrier checks a passing wait makes.
+
+use super::state::{
+    insert_unit, join, Clock, Memory, OldCell, Origin, Outcome, State, Status, Unit,
+};
+use super::{fmt_call, Machine};
+use crate::code::Instr;
+use crate::report::{EvKind, Finding};
+use collc_spec::ir::*;
+
+impl Machine<'_> {
+    /// The wait a running process is blocked at or about to pass: (cell, cmp, threshold).
+    pub(super) fn pending_wait(
+        &self,
+        s: &State,
+        p: usize,
+    ) -> Option<Result<(usize, CmpOp, i64), String>> {
+        let pr = &s.procs[p];
+        if pr.status != Status::Run {
+            return None;
+        }
+        if let Instr::Wait {
+            signal,
+            index,
+            cmp,
+            threshold,
+            ..
+        } = &self.code.instrs[pr.pc as usize]
+        {
+            let ctx = self.ctx(s, p);
+            let (r, _) = self.who(p);
+            Some((|| {
+                let c = self.cell_index(r, *signal, index, &ctx, s.procs[p].call)?;
+                let k = ctx.eval(threshold)?;
+                Ok((c, *cmp, k))
+            })())
+        } else {
+            None
+        }
+    }
+
+    fn cached_floor(&self, s: &State, p: usize, cell: usize) -> Option<u32> {
+        s.procs[p]
+            .cache
+            .iter()
+            .find(|(c, _)| *c as usize == cell)
+            .map(|x| x.1)
+    }
+
+    /// The oldest cached stale version (not the current one) a wait may pass on.
+    pub(super) fn stale_choice(
+        &self,
+        s: &State,
+        p: usize,
+        cell: usize,
+        cmp: CmpOp,
+        k: i64,
+    ) -> Option<usize> {
+        let floor = self.cached_floor(s, p, cell)?;
+        let c = &s.cells[cell];
+        c.history
+            .iter()
+            .position(|h| h.version >= floor && cmp.holds(h.value, k) && h.value != c.value)
+    }
+
+    /// Sticky polling: the blocked wait of `p` caches the cell's current (failing) value
+    /// and keeps re-reading it.
+    pub(super) fn pin(&self, s: &mut State, p: usize, out: &mut Outcome) {
+        let Some(Ok((cell, cmp, k))) = self.pending_wait(s, p) else {
+            return;
+        };
+        let value = s.cells[cell].value;
+        let pr = &mut s.procs[p];
+        pr.pin = Some(value);
+        let call = pr.call;
+        let stmt = self.instr_stmt(pr.pc);
+        self.event(out, p, call, stmt, || {
+            (
+                EvKind::WaitPinned {
+                    cell: self.cell_name(cell),
+                    threshold: k,
+                    value,
+                },
+                format!(
+                    "{} {} {k} polls and caches {value}; the poll keeps re-reading the cached line (sticky polling)",
+                    self.cell_name(cell),
+                    cmp.as_str()
+                ),
+            )
+        });
+    }
+
+    /// The target rank, cell and value of the notify at the process's pc.
+    pub(super) fn notify_args(&self, s: &State, p: usize) -> Result<(usize, usize, i64), String> {
+        let Instr::Notify {
+            signal,
+            index,
+            target,
+            value,
+            ..
+        } = &self.code.instrs[s.procs[p].pc as usize]
+        else {
+            return Err("internal: no notify at the program counter".to_string());
+        };
+        let (r, _) = self.who(p);
+        let ctx = self.ctx(s, p);
+        let to = match target {
+            Some(t) => self.rank(ctx.eval(t)?)?,
+            None => r,
+        };
+        let cell = self.cell_index(to, *signal, index, &ctx, s.procs[p].call)?;
+        let v = ctx.eval(value)?;
+        if v < i32::MIN as i64 || v > i32::MAX as i64 {
+            return Err(format!("notify value {v} does not fit an int32 cell"));
+        }
+        Ok((to, cell, v))
+    }
+
+    pub(super) fn rank(&self, x: i64) -> Result<usize, String> {
+        if x < 0 || x as usize >= self.code.world {
+            Err(format!("rank {x} is outside 0..{}", self.code.world))
+        } else {
+            Ok(x as usize)
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn notify(
+        &self,
+        s: &mut State,
+        p: usize,
+        to: usize,
+        cell: usize,
+        op: NotifyOp,
+        v: i64,
+        stmt: u32,
+        out: &mut Outcome,
+    ) {
+        let credit = self.is_credit(cell);
+        let call = s.procs[p].call;
+        let seq = s.procs[p].seq;
+        let keep_history = self.memory == Memory::Relaxed
+            && s.procs
+                .iter()
+                .any(|q| q.cache.iter().any(|(c, _)| *c as usize == cell));
+        let before = s.cells[cell].value;
+        let after = match op {
+            NotifyOp::AtomicAdd => before.checked_add(v),
+            NotifyOp::Set => Some(v),
+        };
+        let Some(after) = after.filter(|a| *a >= i32::MIN as i64 && *a <= i32::MAX as i64) else {
+            self.fault(
+                s,
+                p,
+                Some(stmt),
+                format!("{} overflows int32", self.cell_name(cell)),
+                out,
+            );
+            return;
+        };
+        if keep_history {
+            let c = &s.cells[cell];
+            let old = OldCell {
+                version: c.version,
+                value: c.value,
+                units: c.units.clone(),
+                clock: c.clock.clone(),
+                origin: c.origin,
+            };
+            s.cells[cell].history.push(old);
+        }
+        let mut lost = Vec::new();
+        {
+            let pclock = s.procs[p].clock.clone();
+            let c = &mut s.cells[cell];
+            c.value = after;
+            if self.memory == Memory::Relaxed {
+                c.version += 1;
+            }
+            match op {
+                NotifyOp::AtomicAdd => join(&mut c.clock, &pclock),
+                NotifyOp::Set => c.clock = pclock.clone(),
+            }
+            if !credit {
+                c.origin = Some(Origin {
+                    call,
+                    writer: p as u16,
+                    stmt,
+                });
+            }
+            if credit {
+                let unit = |amount| Unit {
+                    call,
+                    writer: p as u16,
+                    seq,
+                    stmt,
+                    amount,
+                    counted: 0,
+                    clock: pclock.clone(),
+                };
+                match op {
+                    NotifyOp::AtomicAdd if v > 0 => insert_unit(&mut c.units, unit(v)),
+                    NotifyOp::AtomicAdd => {
+                        let mut need = -v;
+                        let mut i = 0;
+                        while need > 0 && i < c.units.len() {
+                            if c.units[i].amount > 0 {
+                                let take = c.units[i].amount.min(need);
+                                c.units[i].amount -= take;
+                                need -= take;
+                                if c.units[i].amount == 0 {
+                                    c.units.remove(i);
+                                    continue;
+                                }
+                            }
+                            i += 1;
+                        }
+                        if need > 0 {
+                            insert_unit(&mut c.units, unit(-need));
+                        }
+                    }
+                    NotifyOp::Set => {
+                        for u in c.units.drain(..) {
+                            if u.amount > 0 && (u.call > call || (u.call == call && u.counted == 0))
+                            {
+                                lost.push(u);
+                            }
+                        }
+                        if v != 0 {
+                            c.units.push(unit(v));
+                        }
+                    }
+                }
+            }
+        }
+        let pr = &mut s.procs[p];
+        pr.seq += 1;
+        pr.bump = true;
+        if self.memory == Memory::Relaxed {
+            let ver = s.cells[cell].version;
+            if let Some(e) = s.procs[p]
+                .cache
+                .iter_mut()
+                .find(|(c, _)| *c as usize == cell)
+            {
+                e.1 = ver;
+            }
+            self.prune_history(s, cell);
+        }
+        let opstr = match op {
+            NotifyOp::Set => format!("= {v}"),
+            NotifyOp::AtomicAdd if v < 0 => format!("-= {}", -v),
+            NotifyOp::AtomicAdd => format!("+= {v}"),
+        };
+        self.event(out, p, call, Some(stmt), || {
+            (
+                EvKind::Notify {
+                    to: to as u32,
+                    cell: self.cell_name(cell),
+                    before,
+                    after,
+                },
+                format!("{} {opstr}: {before} -> {after}", self.cell_name(cell)),
+            )
+        });
+        if !lost.is_empty() {
+            let what: Vec<String> = lost
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{}'s credit {:+} of call {} (`{}`)",
+                        self.proc_name(u.writer as usize),
+                        u.amount,
+                        fmt_call(u.call),
+                        self.code.stmts[u.stmt as usize].text
+                    )
+                })
+                .collect();
+            let f = Finding::new(
+                "sim::lost-credit",
+                format!(
+                    "{} (call {}) sets {} to {v} and erases {} no wait has counted yet",
+                    self.proc_name(p),
+                    fmt_call(call),
+                    self.cell_name(cell),
+                    what.join(" and ")
+                ),
+                self.stmt_span(stmt),
+            )
+            .note("a credit erased by `Set` is never sent again, so the wait that needs it can hang; reset with `-= N` (AtomicAdd), which commutes with early credits");
+            self.mark_last(out, "sim::lost-credit");
+            out.findings.push(f);
+        }
+    }
+
+    pub(super) fn prune_history(&self, s: &mut State, cell: usize) {
+        let min_floor = s
+            .procs
+            .iter()
+            .flat_map(|q| q.cache.iter())
+            .filter(|(c, _)| *c as usize == cell)
+            .map(|x| x.1)
+            .min();
+        let c = &mut s.cells[cell];
+        match min_floor {
+            None => c.history.clear(),
+            Some(f) => c.history.retain(|h| h.version >= f),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn wait_pass(
+        &self,
+        s: &mut State,
+        p: usize,
+        cell: usize,
+        cmp: CmpOp,
+        k: i64,
+        stmt: u32,
+        stale: bool,
+        out: &mut Outcome,
+    ) {
+        let call = s.procs[p].call;
+        let (value, units, clock, version, origin) = if stale {
+            let c = &s.cells[cell];
+            match self.stale_choice(s, p, cell, cmp, k) {
+                Some(i) => {
+                    let h = &c.history[i];
+                    (
+                        h.value,
+                        h.units.clone(),
+                        h.clock.clone(),
+                        h.version,
+                        h.origin,
+                    )
+                }
+                None => (
+                    c.value,
+                    c.units.clone(),
+                    c.clock.clone(),
+                    c.version,
+                    c.origin,
+                ),
+            }
+        } else {
+            let c = &s.cells[cell];
+            (
+                c.value,
+                c.units.clone(),
+                c.clock.clone(),
+                c.version,
+                c.origin,
+            )
+        };
+        // Credit provenance: the shortest prefix (oldest call first) reaching the threshold.
+        let need = match cmp {
+            CmpOp::Ge | CmpOp::Eq => Some(k),
+            CmpOp::Gt => Some(k + 1),
+            _ => None,
+        };
+        let mut stale_findings = Vec::new();
+        // What the wait acquires: on a credit cell, the clocks of the credit units it
+        // counts (the notifies it synchronises with); otherwise the cell's release clock.
+        let mut acquired: Option<Clock> = None;
+        if let (true, Some(need)) = (self.is_credit(cell), need) {
+            let mut acq = vec![0; s.procs.len()];
+            if need > 0 {
+                let mut sum = 0i64;
+                let mut prefix = Vec::new();
+                for u in &units {
+                    sum += u.amount;
+                    prefix.push(u);
+                    if sum >= need {
+                        break;
+                    }
+                }
+                let bit = 1u128 << (p % 128);
+                let foreign: Vec<&&Unit> = prefix
+                    .iter()
+                    .filter(|u| u.amount > 0 && u.call != call)
+                    .collect();
+                let fresh = prefix.iter().any(|u| u.amount > 0 && u.counted & bit == 0);
+                let wait_desc = || {
+                    format!(
+                        "{} (call {}) passed `{}` ({} {} {k}, value {value}{})",
+                        self.proc_name(p),
+                        fmt_call(call),
+                        self.code.stmts[stmt as usize].text,
+                        self.cell_name(cell),
+                        cmp.as_str(),
+                        if stale {
+                            ", read from a stale cached line"
+                        } else {
+                            ""
+                        }
+                    )
+                };
+                if !foreign.is_empty() {
+                    let what: Vec<String> = foreign
+                        .iter()
+                        .map(|u| {
+                            format!(
+                                "{}'s credit {:+} of call {} (`{}`)",
+                                self.proc_name(u.writer as usize),
+                                u.amount,
+                                fmt_call(u.call),
+                                self.code.stmts[u.stmt as usize].text
+                            )
+                        })
+                        .collect();
+                    let f = Finding::new(
+                        "sim::stale-pass",
+                        format!("{} by counting {}", wait_desc(), what.join(" and ")),
+                        self.stmt_span(stmt),
+                    )
+                    .note("credits of another call satisfied this wait: the signal was not back at zero between calls, or a fast peer's next-call credit was counted");
+                    stale_findings.push(f);
+                } else if !fresh {
+                    let f = Finding::new(
+                        "sim::stale-pass",
+                        format!("{} without any new credit: every credit it counted was already counted by an earlier wait of this process", wait_desc()),
+                        self.stmt_span(stmt),
+                    )
+                    .note("the threshold grows slower than the credits, so this wait synchronises nothing (e.g. `+= epoch` with `>= epoch`)");
+                    stale_findings.push(f);
+                }
+                for u in &prefix {
+                    join(&mut acq, &u.clock);
+                }
+                // Both lists are sorted by key (`insert_unit`), so one merge walk marks the
+                // counted units: linear, not (units × prefix) per wait (cubic in the tiles
+                // of a per-tile barrier).
+                let counted_keys: Vec<_> = prefix.iter().map(|u| u.key()).collect();
+                debug_assert!(counted_keys.is_sorted());
+                let c = &mut s.cells[cell];
+                let mut j = 0;
+                for u in c.units.iter_mut() {
+                    while j < counted_keys.len() && counted_keys[j] < u.key() {
+                        j += 1;
+                    }
+                    if j == counted_keys.len() {
+                        break;
+                    }
+                    if counted_keys[j] == u.key() {
+                        u.counted |= bit;
+                    }
+                }
+            }
+            acquired = Some(acq);
+        }
+        join(&mut s.procs[p].clock, acquired.as_ref().unwrap_or(&clock));
+        if self.memory == Memory::Relaxed {
+            let pr = &mut s.procs[p];
+            match pr.cache.iter_mut().find(|(c, _)| *c as usize == cell) {
+                Some(e) => e.1 = version,
+                None => {
+                    pr.cache.push((cell as u32, version));
+                    pr.cache.sort();
+                }
+            }
+            self.prune_history(s, cell);
+        }
+        let cur = s.cells[cell].value;
+        self.event(out, p, call, Some(stmt), || {
+            (
+                EvKind::WaitPass {
+                    cell: self.cell_name(cell),
+                    threshold: k,
+                    value,
+                },
+                format!(
+                    "{} {} {k} passes: value {value}{}{}",
+                    self.cell_name(cell),
+                    cmp.as_str(),
+                    if stale {
+                        format!(" (stale; the cell holds {cur})")
+                    } else {
+                        String::new()
+                    },
+                    self.units_desc(&s.cells[cell])
+                ),
+            )
+        });
+        for f in stale_findings {
+            self.mark_last(out, "sim::stale-pass");
+            out.findings.push(f);
+        }
+        if !self.is_credit(cell) {
+            let reader = format!(
+                "{} (call {}) passes `{}` on",
+                self.proc_name(p),
+                fmt_call(call),
+                self.code.stmts[stmt as usize].text
+            );
+            self.observe_value(cell, value, origin, call, &reader, Some(stmt), out);
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The state of the whole system and the types a step speaks in: the memory
+//! model, vector clocks, signal cells with their credit units and provenance,
+//! windows with their data and access history, processes, the scheduler's
+//! actions, a step's outcome and the loop limits.
+
+use super::footprint::DataAcc;
+use crate::report::{Event, Finding};
+use crate::value::{Piece, Segs, Val};
+
+/// Memory model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Memory {
+    /// Sequentially consistent: every access is visible to all at once.
+    Sc,
+    /// Window writes are buffered until a fence (a notify may overtake them), and
+    /// cell reads may return a stale cached value until invalidated.
+    Relaxed,
+}
+
+/// A vector clock, one entry per process.
+pub type Clock = Vec<u32>;
+
+pub(super) fn join(a: &mut Clock, b: &Clock) {
+    for (x, y) in a.iter_mut().zip(b) {
+        if *y > *x {
+            *x = *y;
+        }
+    }
+}
+
+/// One credit unit in a cell: who added how much, in which call, from which statement.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Unit {
+    /// The writer's call (0-based).
+    pub call: u16,
+    /// The writing process.
+    pub writer: u16,
+    /// The writer's notify counter within the call (orders its units).
+    pub seq: u32,
+    /// The notify statement.
+    pub stmt: u32,
+    /// Credits (negative: a debt left by an over-subtraction).
+    pub amount: i64,
+    /// Processes whose passing waits counted this unit (bit per process).
+    pub counted: u128,
+    /// The writer's vector clock at the notify: what a wait counting this unit acquires.
+    pub clock: Clock,
+}
+
+impl Unit {
+    pub(super) fn key(&self) -> (u16, u16, u32) {
+        (self.call, self.writer, self.seq)
+    }
+}
+
+/// Who last wrote a value signal's cell (`as value`): its provenance, as credit
+/// units are for counters. A read that observes a value of another call is a
+/// `sim::stale-value`; a `per call` cell read before its call wrote it is a
+/// `sim::uninit-read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The writer's call (0-based).
+    pub call: u16,
+    /// The writing process.
+    pub writer: u16,
+    /// The notify statement.
+    pub stmt: u32,
+}
+
+/// An earlier version of a cell (relaxed mode keeps the ones a cache may still hold).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OldCell {
+    pub(super) version: u32,
+    pub(super) value: i64,
+    pub(super) units: Vec<Unit>,
+    pub(super) clock: Clock,
+    pub(super) origin: Option<Origin>,
+}
+
+/// A signal cell.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Cell {
+    /// Current value.
+    pub value: i64,
+    /// Credit units (sorted by call, writer, sequence); empty for value signals.
+    pub units: Vec<Unit>,
+    /// Release clock: the join of every write since the last `Set`.
+    pub clock: Clock,
+    /// Number of writes so far.
+    pub version: u32,
+    /// Value signals: the last write (none before the first write to this instance).
+    pub origin: Option<Origin>,
+    pub(super) history: Vec<OldCell>,
+}
+
+/// One recorded window access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Acc {
+    /// The process.
+    pub proc: u16,
+    /// Its epoch (own clock entry) at the access.
+    pub epoch: u32,
+    /// Its call.
+    pub call: u16,
+    /// The statement, or [`STAGE`] / [`CONSUME`].
+    pub what: u32,
+}
+
+/// `Acc::what` of the host staging the next call's input.
+pub const STAGE: u32 = u32::MAX;
+/// `Acc::what` of the host reading a call's output.
+pub const CONSUME: u32 = u32::MAX - 1;
+
+/// Access history of a run of elements (FastTrack style: last write, reads since).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct AccRec {
+    pub(super) write: Option<Acc>,
+    pub(super) reads: Vec<Acc>,
+}
+
+impl Piece for AccRec {
+    fn shifted(&self, _: i64) -> Self {
+        self.clone()
+    }
+}
+
+/// A window on one rank.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WinMem {
+    /// Contents.
+    pub vals: Segs<Val>,
+    pub(super) acc: Segs<AccRec>,
+}
+
+/// A process's lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Running its call.
+    Run,
+    /// Finished its call; waits for the other blocks of its rank.
+    CallDone,
+    /// Finished every call.
+    Finished,
+    /// Stopped by a runtime error.
+    Fault,
+}
+
+/// A window write not yet visible (relaxed mode).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pending {
+    pub(super) rank: u16,
+    pub(super) win: u16,
+    pub(super) lo: u64,
+    pub(super) pieces: Vec<(u64, Val)>,
+    pub(super) stmt: u32,
+}
+
+/// One process: a block of a rank.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Proc {
+    /// Lifecycle.
+    pub status: Status,
+    /// Program counter into [`Code::instrs`](crate::code::Code::instrs).
+    pub pc: u32,
+    /// Current call (0-based).
+    pub call: u16,
+    pub(super) slots: Vec<i64>,
+    /// Vector clock.
+    pub clock: Clock,
+    /// A notify released the current epoch: the next recorded access or entry starts a new one.
+    pub(super) bump: bool,
+    pub(super) seq: u32,
+    /// Own epoch at the entry of each call.
+    pub(super) tiles: Vec<Segs<Val>>,
+    pub(super) pending: Vec<Pending>,
+    /// Cached cells (relaxed): (cell index, oldest version a read may return).
+    pub(super) cache: Vec<(u32, u32)>,
+    /// Scheduler transitions this process has taken (over all calls): its position in
+    /// the footprint the partial-order reduction computes ([`crate::por`]). A function
+    /// of the rest of its local state, so it never splits states.
+    pub steps: u32,
+    /// Barrier semantics: the epoch at which this process entered each call (0: not
+    /// yet, or no longer needed by any check).
+    pub(super) entries: Vec<u32>,
+    /// Sticky polling (relaxed + `sticky_poll`): the failing value a poll of the pending
+    /// wait cached and keeps re-reading; the wait can then never pass.
+    pub(super) pin: Option<i64>,
+}
+
+/// The whole system.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct State {
+    /// Processes, rank-major (`rank * blocks + block`).
+    pub procs: Vec<Proc>,
+    /// Cells, rank-major.
+    pub cells: Vec<Cell>,
+    /// Windows, rank-major (`rank * windows + w`).
+    pub mem: Vec<WinMem>,
+}
+
+/// An action of the scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Action {
+    /// Run process `p` to its next notify or wait (its pending wait reads the current value).
+    Run(u16),
+    /// Process `p`'s pending wait passes on the oldest stale value its cache may return (relaxed).
+    Stale(u16),
+    /// The oldest buffered window write of process `p` becomes visible (relaxed).
+    Drain(u16),
+    /// Process `p`'s blocked wait polls, caches the current (failing) value and from then on
+    /// re-reads only that cached line (relaxed with sticky polling).
+    Pin(u16),
+}
+
+/// What a step produced besides the new state.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Violations found during the step.
+    pub findings: Vec<Finding>,
+    /// Trace events (only when tracing).
+    pub events: Option<Vec<Event>>,
+    /// Set when a budget stops the run.
+    pub stop: Option<String>,
+    /// Instructions executed.
+    pub instrs: u64,
+    /// Window accesses made (recorded only when asked for: the footprint run).
+    pub accesses: Option<Vec<DataAcc>>,
+    /// Index into `accesses` where a host step (end of a rank's call) began.
+    pub host_from: Option<usize>,
+    /// Cells the host read (recorded with `accesses`): all_to_all_v's received counts.
+    pub cell_reads: Vec<u32>,
+}
+
+/// Limits that keep one run finite.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The most iterations one loop may run.
+    pub max_trip: i64,
+    /// The most iterations a nest of loops may run (product of the trips).
+    pub max_nest: u64,
+}
+
+pub(super) fn insert_unit(units: &mut Vec<Unit>, u: Unit) {
+    let i = units.partition_point(|x| x.key() <= u.key());
+    units.insert(i, u);
+}
