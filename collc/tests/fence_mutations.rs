@@ -52,7 +52,6 @@ fn sim_check(p: &Protocol, memory: Memory) -> sb::BoundedReport {
             },
             total_time: Duration::from_secs(60),
             fixed: BTreeMap::new(),
-            window_per_call: true,
             sticky_poll: false,
         },
     )
