@@ -118,7 +118,7 @@ fn merged_kernels_bounded_obligations() {
                 Some((sc, rx)) => (sc, rx),
                 None => (scope, ""),
             };
-            if collc_verifier::bounded::RELAXED.contains(id) {
+            if collc_verifier::bounded::RELAXED.contains(&id) {
                 assert!(
                     relaxed.contains("2 calls") || relaxed.contains("not explored (budget)"),
                     "{name}: {id}: relaxed part {relaxed:?}"
