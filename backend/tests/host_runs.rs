@@ -143,7 +143,11 @@ fn every_example_runs_at_p2_and_p4_under_thread_sanitizer() {
 #[test]
 fn every_example_and_bug_fixture_emits_for_ascend_with_line_comments() {
     let mut refused = Vec::new();
-    for path in files("examples").into_iter().chain(files("examples/bugs")) {
+    for path in files("examples")
+        .into_iter()
+        .chain(files("examples/bugs"))
+        .chain(files("examples/outside_model"))
+    {
         let (src, _, p) = load(&path);
         match emit(
             &p,

@@ -123,6 +123,23 @@ fn the_gate_refuses_every_bug_fixture_unless_allowed() {
     );
 }
 
+/// The silicon bugs collc's model cannot express are not bug fixtures: the verifier accepts
+/// them, as their headers say (`examples/outside_model/README.md`).
+#[test]
+fn bugs_outside_the_model_are_accepted_as_documented() {
+    let files = coll_files("examples/outside_model");
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in files {
+        let src = Source::new(rel(&f), read(&f));
+        let p = collc_spec::check(&src.text)
+            .protocol
+            .unwrap_or_else(|| panic!("{}: does not validate", rel(&f)));
+        let report = collc_verifier::verify(&p, &Options::for_source(&src));
+        let g = collc_verifier::gate(&report, false);
+        assert_eq!(g.decision, Decision::Pass, "{}: {:?}", rel(&f), g.blockers);
+    }
+}
+
 const BUG: &str = "examples/bugs/barrier_wait_before_notify.coll";
 
 /// The refusal: exit 1, nothing produced, the verifier's diagnostics and the way past.

@@ -687,7 +687,7 @@ fn all_to_all_v_mutations_are_wrong_results() {
     );
 }
 
-const ROOT_ONLY: &str = "examples/bugs/broadcast_root_only_23a8b699b.coll";
+const ROOT_ONLY: &str = "examples/outside_model/broadcast_root_only_23a8b699b.coll";
 
 fn root_only(extra: &[&str]) -> Run {
     let mut args = vec![

@@ -104,6 +104,7 @@ type FixtureOutcome = Result<(BTreeSet<String>, BTreeSet<String>, bool), String>
 fn examples_and_bug_fixtures() {
     let mut files = coll_files("examples");
     files.extend(coll_files("examples/bugs"));
+    files.extend(coll_files("examples/outside_model"));
     assert!(files.len() >= 3, "no fixtures found");
     let chunks: Vec<Vec<PathBuf>> = (0..2)
         .map(|k| files.iter().skip(k).step_by(2).cloned().collect())
@@ -146,6 +147,7 @@ fn examples_and_bug_fixtures() {
 fn memory_model_annotations() {
     let mut files = coll_files("examples");
     files.extend(coll_files("examples/bugs"));
+    files.extend(coll_files("examples/outside_model"));
     let modes = [
         ("// expect[relaxed]:", false, "relaxed"),
         ("// expect[sticky]:", true, "relaxed --sticky-poll"),
@@ -180,7 +182,7 @@ fn memory_model_annotations() {
     }
     // The fixtures this pass exists for: a tag typo must not silently drop them.
     for must in [
-        "examples/bugs/broadcast_root_only_23a8b699b.coll (relaxed --sticky-poll)",
+        "examples/outside_model/broadcast_root_only_23a8b699b.coll (relaxed --sticky-poll)",
         "examples/bugs/allreduce_ring_no_flush.coll (relaxed)",
     ] {
         if !checked.iter().any(|c| c == must) {
@@ -223,9 +225,10 @@ fn sticky_poll_on_merged_examples() {
 #[test]
 fn root_only_broadcast_root_hangs_on_a_stale_zero() {
     use collc_sim::machine::{Action, Limits, Machine, Outcome};
-    let text =
-        std::fs::read_to_string(repo().join("examples/bugs/broadcast_root_only_23a8b699b.coll"))
-            .expect("fixture");
+    let text = std::fs::read_to_string(
+        repo().join("examples/outside_model/broadcast_root_only_23a8b699b.coll"),
+    )
+    .expect("fixture");
     let p = collc_spec::check(&text).protocol.expect("validates");
     let params = [("P", 2), ("root", 0), ("n", 256)]
         .iter()

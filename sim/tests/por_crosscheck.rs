@@ -17,7 +17,7 @@ use std::time::Duration;
 fn coll_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut v = Vec::new();
-    for dir in ["examples", "examples/bugs"] {
+    for dir in ["examples", "examples/bugs", "examples/outside_model"] {
         if let Ok(rd) = std::fs::read_dir(root.join(dir)) {
             v.extend(
                 rd.flatten()

@@ -26,6 +26,7 @@ pub fn coll_files(dir: &str) -> Vec<PathBuf> {
 pub fn valid_corpus() -> Vec<PathBuf> {
     let mut v = coll_files("examples");
     v.extend(coll_files("examples/bugs"));
+    v.extend(coll_files("examples/outside_model"));
     assert!(
         v.len() >= 3,
         "expected the examples under {}",
