@@ -43,6 +43,7 @@ use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
 use collc_sim::{Budget, Memory};
 use collc_spec::eval::{eval, eval_cond, Env};
 use collc_spec::ir::*;
+use collc_spec::meaning;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -70,13 +71,14 @@ fn key(s: Span) -> Key {
     (s.start, s.end)
 }
 
-/// A pending window write: the statement, the window, the rank whose window it writes
-/// (`None`: not concrete).
+/// A pending window access: the statement, the window, the rank whose window it accesses
+/// (`None`: not concrete), and whether it is a remote read (else a write).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Write {
+struct Pend {
     span: Key,
     window: WindowId,
     owner: Option<u32>,
+    read: bool,
 }
 
 /// A cell: signal, owner rank and index (`None`: not concrete, any).
@@ -86,9 +88,11 @@ type CellPat = (SignalId, Option<u32>, Option<Vec<i64>>);
 #[derive(Default, Debug)]
 struct Facts {
     /// Merged per (notify, cell).
-    publishes: BTreeMap<(Key, CellPat), BTreeSet<Write>>,
+    publishes: BTreeMap<(Key, CellPat), BTreeSet<Pend>>,
     /// Window instances read or written: (window, rank).
     accesses: BTreeSet<(WindowId, Option<u32>)>,
+    /// Window instances written: (window, rank).
+    writes: BTreeSet<(WindowId, Option<u32>)>,
     /// Cells waited on (on its own rank).
     waits: BTreeSet<(SignalId, Option<Vec<i64>>)>,
     /// Cells it can release (positive notifies).
@@ -104,7 +108,7 @@ struct Walker<'a> {
     returned: bool,
 }
 
-type Pending = BTreeSet<Write>;
+type Pending = BTreeSet<Pend>;
 
 impl Walker<'_> {
     fn val(&self, e: &Expr) -> Option<i64> {
@@ -137,11 +141,29 @@ impl Walker<'_> {
     fn write(&mut self, r: &Region, owner: Option<u32>, span: Span, pending: &mut Pending) {
         if let Some(w) = Self::window(r) {
             self.facts.accesses.insert((w, owner));
-            pending.insert(Write {
+            self.facts.writes.insert((w, owner));
+            pending.insert(Pend {
                 span: key(span),
                 window: w,
                 owner,
+                read: false,
             });
+        }
+    }
+
+    /// A read of `r` on rank `from` (`get`, `reduce ... @ q`): pending when it may be
+    /// remote (an asynchronous transfer until a `fence`); a tile is never remote.
+    fn read(&mut self, r: &Region, from: Option<u32>, span: Span, pending: &mut Pending) {
+        self.access(r, from);
+        if let Some(w) = Self::window(r) {
+            if from != Some(self.me) {
+                pending.insert(Pend {
+                    span: key(span),
+                    window: w,
+                    owner: from,
+                    read: true,
+                });
+            }
         }
     }
 
@@ -201,7 +223,7 @@ impl Walker<'_> {
             }
             StmtKind::Get { dst, src, from } => {
                 let from = self.rank(from);
-                self.access(src, from);
+                self.read(src, from, s.span, &mut pending);
                 self.write(dst, me, s.span, &mut pending);
             }
             StmtKind::Put { dst, to, src } => {
@@ -214,7 +236,7 @@ impl Walker<'_> {
                     None => me,
                     Some(f) => self.rank(f),
                 };
-                self.access(src, from);
+                self.read(src, from, s.span, &mut pending);
                 self.write(dst, me, s.span, &mut pending);
             }
             StmtKind::Fence => pending.clear(),
@@ -336,19 +358,48 @@ fn rank_matches(a: Option<u32>, b: Option<u32>) -> bool {
 /// A suspect pair, with the first configuration it occurs in.
 #[derive(Clone, Debug)]
 struct Suspect {
+    /// The write, or the remote read (`read`).
     write: Key,
     notify: Key,
     window: WindowId,
+    /// The rank whose window is accessed (`None`: not concrete).
+    owner: Option<u32>,
+    read: bool,
     config: Vec<(VarId, i64)>,
     actor: (u32, u32),
+}
+
+/// A pair: (access, notify, whether the access is a remote read).
+type PairKey = (Key, Key, bool);
+
+fn pair_key(w: &Pend, notify: Key) -> PairKey {
+    (w.span, notify, w.read)
 }
 
 /// What the symbolic part found.
 struct Analysis {
     configs: u64,
-    pairs: BTreeSet<(Key, Key)>,
-    suspects: BTreeMap<(Key, Key), Suspect>,
+    pairs: BTreeSet<PairKey>,
+    suspects: BTreeMap<PairKey, Suspect>,
     unsupported: Option<String>,
+}
+
+/// The windows rank `r`'s host stages with the input of every call, per
+/// [`meaning::inputs`] (the broadcast root from `env`; any rank when not concrete).
+fn staged(p: &Protocol, env: &Env, r: u32) -> BTreeSet<WindowId> {
+    let root = match &p.semantics {
+        Semantics::Broadcast { root, .. } => env.get(*root).map_or(r as usize, |x| x as usize),
+        _ => 0,
+    };
+    let shape = meaning::Shape {
+        world: 0,
+        root,
+        window_len: Vec::new(),
+        window_row: Vec::new(),
+        signal_len: Vec::new(),
+        array_len: Vec::new(),
+    };
+    meaning::inputs(p, &shape, r as usize).into_iter().collect()
 }
 
 fn analyse(p: &Protocol, plan: &Plan, deadline: Instant) -> Analysis {
@@ -409,7 +460,9 @@ fn analyse(p: &Protocol, plan: &Plan, deadline: Instant) -> Analysis {
                 actors.push(((r as u32, b as u32), w.facts));
             }
         }
-        classify(&actors, cfg, &mut a);
+        let staging: Vec<BTreeSet<WindowId>> =
+            (0..world.max(0) as u32).map(|r| staged(p, &env, r)).collect();
+        classify(p, &actors, &staging, cfg, &mut a);
         true
     });
     a
@@ -419,7 +472,13 @@ fn analyse(p: &Protocol, plan: &Plan, deadline: Instant) -> Analysis {
 type WaitAt = (usize, Option<Vec<i64>>);
 
 /// Step 3 and 4 of the method for one configuration.
-fn classify(actors: &[((u32, u32), Facts)], cfg: &[(VarId, i64)], a: &mut Analysis) {
+fn classify(
+    p: &Protocol,
+    actors: &[((u32, u32), Facts)],
+    staging: &[BTreeSet<WindowId>],
+    cfg: &[(VarId, i64)],
+    a: &mut Analysis,
+) {
     // Waits indexed by (rank, signal); accesses by window.
     let mut waits: HashMap<(u32, SignalId), Vec<WaitAt>> = HashMap::new();
     let mut accessors: HashMap<WindowId, Vec<(usize, Option<u32>)>> = HashMap::new();
@@ -486,7 +545,7 @@ fn classify(actors: &[((u32, u32), Facts)], cfg: &[(VarId, i64)], a: &mut Analys
         for ((notify, cell), pending) in &fx.publishes {
             if pending
                 .iter()
-                .all(|w| a.suspects.contains_key(&(w.span, *notify)))
+                .all(|w| a.suspects.contains_key(&pair_key(w, *notify)))
             {
                 continue;
             }
@@ -503,27 +562,34 @@ fn classify(actors: &[((u32, u32), Facts)], cfg: &[(VarId, i64)], a: &mut Analys
             }
             let released = &memo[cell];
             for w in pending {
-                a.pairs.insert((w.span, *notify));
-                if a.suspects.contains_key(&(w.span, *notify)) {
+                let pk = pair_key(w, *notify);
+                a.pairs.insert(pk);
+                if a.suspects.contains_key(&pk) {
                     continue;
                 }
-                let by_peer = accessors
-                    .get(&w.window)
-                    .into_iter()
-                    .flatten()
-                    .any(|(y, o)| *y != xi && released[*y] && rank_matches(*o, w.owner));
-                let by_host = w.owner != Some(x.0)
-                    && actors
-                        .iter()
-                        .enumerate()
-                        .any(|(y, (who, _))| released[y] && rank_matches(Some(who.0), w.owner));
-                if by_peer || by_host {
+                let suspect = if w.read {
+                    read_overwritten(p, actors, staging, released, xi, w)
+                } else {
+                    let by_peer = accessors
+                        .get(&w.window)
+                        .into_iter()
+                        .flatten()
+                        .any(|(y, o)| *y != xi && released[*y] && rank_matches(*o, w.owner));
+                    let by_host = w.owner != Some(x.0)
+                        && actors.iter().enumerate().any(|(y, (who, _))| {
+                            released[y] && rank_matches(Some(who.0), w.owner)
+                        });
+                    by_peer || by_host
+                };
+                if suspect {
                     a.suspects.insert(
-                        (w.span, *notify),
+                        pk,
                         Suspect {
                             write: w.span,
                             notify: *notify,
                             window: w.window,
+                            owner: w.owner,
+                            read: w.read,
                             config: cfg.to_vec(),
                             actor: *x,
                         },
@@ -532,6 +598,35 @@ fn classify(actors: &[((u32, u32), Facts)], cfg: &[(VarId, i64)], a: &mut Analys
             }
         }
     }
+}
+
+/// Whether the window instance a pending remote read `r` of process `xi` reads can be
+/// overwritten once the notify releases the processes `released`: one of them (other than
+/// the reader) writes it, or the instance is staged by its rank's host (a `reused` input
+/// window) and a process of that rank is released (its call can end, and the host stages
+/// the next call's input).
+fn read_overwritten(
+    p: &Protocol,
+    actors: &[((u32, u32), Facts)],
+    staging: &[BTreeSet<WindowId>],
+    released: &[bool],
+    xi: usize,
+    r: &Pend,
+) -> bool {
+    let restaged = !p.window_per_call(r.window);
+    actors.iter().enumerate().any(|(y, (who, f))| {
+        released[y]
+            && y != xi
+            && (f
+                .writes
+                .iter()
+                .any(|(w, o)| *w == r.window && rank_matches(*o, r.owner))
+                || (restaged
+                    && rank_matches(Some(who.0), r.owner)
+                    && staging
+                        .get(who.0 as usize)
+                        .is_some_and(|s| s.contains(&r.window))))
+    })
 }
 
 fn span(k: Key) -> Span {
@@ -705,6 +800,35 @@ fn pair_finding(p: &Protocol, s: &Suspect, why: &str) -> Finding {
     f
 }
 
+fn read_finding(p: &Protocol, s: &Suspect) -> Finding {
+    let w = &p.windows[s.window].name;
+    let on = s
+        .owner
+        .map_or("a peer".to_string(), |q| format!("rank {q}"));
+    let mut f = Finding::new(format!(
+        "a read of window `{w}` on {on} is not fenced before a notify that releases a peer: the read may still be in flight when the notify releases the peer, which (or whose host, staging the next call's input) may then overwrite `{w}`, and the read returns the new data"
+    ));
+    f.params = params(p, &s.config);
+    f.primary = Some(span(s.notify));
+    f.primary_label =
+        "this notify can release the peer while the unfenced read labelled here is in flight"
+            .into();
+    f.labels.push((
+        span(s.write),
+        format!("this read of `{w}` on {on} is an asynchronous transfer until a `fence`"),
+    ));
+    f.fence_before = Some(span(s.notify));
+    f.help = Some("add `fence;` between the read and this notify".into());
+    f.notes.push(format!(
+        "rank {} block {} reads `{w}` on {on}, then notifies with the read unfenced; a process released by that notify (or a later notify it causes) writes `{w}` there, or its host restages it (the window is not `per call`)",
+        s.actor.0, s.actor.1
+    ));
+    f.notes.push(
+        "the simulator completes loads in program order, so no bounded run shows this; on hardware a remote read (Ascend MTE, MPI_Get) completes only at a fence".into(),
+    );
+    f
+}
+
 /// The `fence` obligation.
 pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> ObligationResult {
     let a = analyse(p, plan, deadline);
@@ -727,9 +851,23 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             vec![Finding::new(why)],
         );
     }
+    let reads: Vec<&Suspect> = a.suspects.values().filter(|s| s.read).collect();
+    if !reads.is_empty() {
+        return mk(
+            Status::Violated,
+            Some(format!(
+                "{}; {} configurations (a read in flight is not modelled by the simulator: decided symbolically)",
+                plan.describe(p),
+                a.configs
+            )),
+            None,
+            "not: every remote read is fenced before the notify that releases a process that overwrites the window it reads".into(),
+            reads.iter().map(|s| read_finding(p, s)).collect(),
+        );
+    }
     let private = a.pairs.len() - a.suspects.len();
     let proved_part = format!(
-        "{}; {} unfenced write/notify pair(s) observed by no other process, {} configurations",
+        "{}; {} unfenced access/notify pair(s) observed by no other process, {} configurations",
         plan.describe(p),
         private,
         a.configs
@@ -740,7 +878,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             Some(proved_part),
             None,
             format!(
-                "every window write another process can access is fenced before the notifies that release it ({private} unfenced pairs are private)"
+                "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({private} unfenced pairs are private)"
             ),
             Vec::new(),
         );
