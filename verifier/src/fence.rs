@@ -460,8 +460,9 @@ fn analyse(p: &Protocol, plan: &Plan, deadline: Instant) -> Analysis {
                 actors.push(((r as u32, b as u32), w.facts));
             }
         }
-        let staging: Vec<BTreeSet<WindowId>> =
-            (0..world.max(0) as u32).map(|r| staged(p, &env, r)).collect();
+        let staging: Vec<BTreeSet<WindowId>> = (0..world.max(0) as u32)
+            .map(|r| staged(p, &env, r))
+            .collect();
         classify(p, &actors, &staging, cfg, &mut a);
         true
     });
@@ -576,9 +577,10 @@ fn classify(
                         .flatten()
                         .any(|(y, o)| *y != xi && released[*y] && rank_matches(*o, w.owner));
                     let by_host = w.owner != Some(x.0)
-                        && actors.iter().enumerate().any(|(y, (who, _))| {
-                            released[y] && rank_matches(Some(who.0), w.owner)
-                        });
+                        && actors
+                            .iter()
+                            .enumerate()
+                            .any(|(y, (who, _))| released[y] && rank_matches(Some(who.0), w.owner));
                     by_peer || by_host
                 };
                 if suspect {
@@ -829,6 +831,57 @@ fn read_finding(p: &Protocol, s: &Suspect) -> Finding {
     f
 }
 
+/// The findings of the relaxed check's verdict on the suspect write pairs, if it found a
+/// relaxed-only race or wrong result.
+fn write_findings(
+    p: &Protocol,
+    suspects: &BTreeMap<PairKey, Suspect>,
+    rx: &Relaxed,
+) -> Option<Vec<Finding>> {
+    let Some(RelaxedFinding {
+        code: fcode,
+        message: msg,
+        span: at,
+        replay,
+        params: ps,
+    }) = &rx.finding
+    else {
+        return None;
+    };
+    let blamed: Vec<&Suspect> = {
+        let hit: Vec<&Suspect> = suspects
+            .values()
+            .filter(|s| at.is_some_and(|sp| key(sp) == s.write))
+            .collect();
+        if hit.is_empty() {
+            suspects.values().collect()
+        } else {
+            hit
+        }
+    };
+    let findings: Vec<Finding> = blamed
+        .iter()
+        .map(|s| {
+            let mut f = pair_finding(
+                p,
+                s,
+                &format!("under relaxed memory the simulator finds {fcode} ({msg})"),
+            );
+            f.params = ps
+                .iter()
+                .map(|(k, v)| ParamValue {
+                    name: k.clone(),
+                    value: *v,
+                })
+                .collect();
+            f.params.sort_by_key(|x| x.name != p.vars[p.world].name);
+            f.notes.push(format!("replay: {replay}"));
+            f
+        })
+        .collect();
+    Some(findings)
+}
+
 /// The `fence` obligation.
 pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> ObligationResult {
     let a = analyse(p, plan, deadline);
@@ -851,21 +904,39 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             vec![Finding::new(why)],
         );
     }
-    let reads: Vec<&Suspect> = a.suspects.values().filter(|s| s.read).collect();
+    let private = a.pairs.len() - a.suspects.len();
+    let mut a = a;
+    let reads: Vec<Finding> = a
+        .suspects
+        .values()
+        .filter(|s| s.read)
+        .map(|s| read_finding(p, s))
+        .collect();
+    a.suspects.retain(|_, s| !s.read);
     if !reads.is_empty() {
+        // Decided symbolically (the simulator completes loads in order); unfenced writes
+        // are still decided by the relaxed check and reported with them.
+        let mut scope = format!(
+            "{}; {} configurations; a read in flight is not modelled by the simulator (decided symbolically)",
+            plan.describe(p),
+            a.configs
+        );
+        let mut findings = reads;
+        if !a.suspects.is_empty() {
+            let rx = relaxed(p, file);
+            if let Some(w) = write_findings(p, &a.suspects, &rx) {
+                findings.extend(w);
+                scope.push_str(&format!("; unfenced writes: {}", rx.scope));
+            }
+        }
         return mk(
             Status::Violated,
-            Some(format!(
-                "{}; {} configurations (a read in flight is not modelled by the simulator: decided symbolically)",
-                plan.describe(p),
-                a.configs
-            )),
+            Some(scope),
             None,
-            "not: every remote read is fenced before the notify that releases a process that overwrites the window it reads".into(),
-            reads.iter().map(|s| read_finding(p, s)).collect(),
+            "not: every remote read (and window write) is fenced before the notifies that release a process that overwrites (or reads) it".into(),
+            findings,
         );
     }
-    let private = a.pairs.len() - a.suspects.len();
     let proved_part = format!(
         "{}; {} unfenced access/notify pair(s) observed by no other process, {} configurations",
         plan.describe(p),
@@ -884,46 +955,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         );
     }
     let rx = relaxed(p, file);
-    if let Some(RelaxedFinding {
-        code: fcode,
-        message: msg,
-        span: at,
-        replay,
-        params: ps,
-    }) = &rx.finding
-    {
-        let blamed: Vec<&Suspect> = {
-            let hit: Vec<&Suspect> = a
-                .suspects
-                .values()
-                .filter(|s| at.is_some_and(|sp| key(sp) == s.write))
-                .collect();
-            if hit.is_empty() {
-                a.suspects.values().collect()
-            } else {
-                hit
-            }
-        };
-        let findings = blamed
-            .iter()
-            .map(|s| {
-                let mut f = pair_finding(
-                    p,
-                    s,
-                    &format!("under relaxed memory the simulator finds {fcode} ({msg})"),
-                );
-                f.params = ps
-                    .iter()
-                    .map(|(k, v)| ParamValue {
-                        name: k.clone(),
-                        value: *v,
-                    })
-                    .collect();
-                f.params.sort_by_key(|x| x.name != p.vars[p.world].name);
-                f.notes.push(format!("replay: {replay}"));
-                f
-            })
-            .collect();
+    if let Some(findings) = write_findings(p, &a.suspects, &rx) {
         return mk(
             Status::Violated,
             Some(rx.scope.clone()),
