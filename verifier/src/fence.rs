@@ -3,7 +3,11 @@
 //! call), and a `notify` does not drain it, so a peer released by the notify can read the
 //! old data. The obligation: every window write that another process (or another rank's
 //! host) can access after a wait is fenced, in program order, before every notify that can
-//! release that wait.
+//! release that wait. And its read half: on hardware a remote read (`get ... @ q`,
+//! `reduce ... <- w @ q`) is an asynchronous transfer (Ascend MTE, `MPI_Get`), not complete
+//! when a later notify is issued unless a `fence` orders it; so every remote read is fenced
+//! before every notify that can release a process that may then overwrite the window
+//! instance read (the "read complete" notify).
 //!
 //! Method, per configuration of the enumerated parameters (the plan of the symbolic
 //! obligations, [`crate::exec::Plan`]), for every (rank, block):
@@ -14,27 +18,38 @@
 //!    writes (`copy`/`get`/`reduce` into a window, `put`) not yet followed by a `fence`.
 //!    The host's staging of the call's input is not a pending write: the simulator makes it
 //!    visible at once (the backend's *publish* drain before the first notify realises it).
-//!    Reads are not pending either: the relaxed model completes loads in program order, so a
-//!    "read complete" notify after a `get` needs no `fence` (every backend also emits
-//!    `pipe_barrier(PIPE_ALL)` before each notify).
+//!    The same walk collects the *pending reads*: remote reads of a window (`get`, `reduce
+//!    ... @ q` with `q` not known to be `me`; a tile is never remote) not yet followed by a
+//!    `fence`.
 //! 2. *Publishes.* Every notify that can release a wait (`+= v` with `v` not known to be
-//!    `<= 0`, `-= v` excluded, any `= v`) with pending writes is an unfenced pair
-//!    (write, notify).
+//!    `<= 0`, `-= v` excluded, any `= v`) with pending accesses is an unfenced pair
+//!    (write or read, notify).
 //! 3. *Who can be released.* The processes waiting on the notified cell, and transitively
 //!    every process waiting on a cell such a process notifies (positive), and the hosts of
 //!    their ranks (which read the output after the call).
-//! 4. *Private or suspect.* A pair is *private* when none of those processes other than the
-//!    writer accesses the written window instance (the window on the written rank), and no
-//!    other rank's host does; a private pair cannot be observed. Otherwise it is *suspect*.
+//! 4. *Private or suspect.* A write pair is *private* when none of those processes other
+//!    than the writer accesses the written window instance (the window on the written
+//!    rank), and no other rank's host does; a private pair cannot be observed. Otherwise it
+//!    is *suspect*. A read pair (window `w` on rank `q`) is *suspect* when one of those
+//!    processes other than the reader writes `w` on `q`, or `w` is an input `q`'s host
+//!    stages before every call ([`meaning::inputs`]), not `per call`
+//!    ([`Protocol::window_per_call`]), and a process of `q` is released (its call can end
+//!    and its host restage `w`); otherwise it is private.
 //!
-//! No suspect pair: `proved` for the whole declared domain. The analysis has no element
-//! regions, so a suspect pair may still be harmless (the peer reads other elements, as in
-//! `allreduce_mesh`, whose store of chunk k is published by chunk k+1's read-done notify
-//! but no peer reads chunk k again in that call). Suspect pairs are decided by the
-//! simulator's relaxed bounded check (small bounds, stated in the scope): a data race or
-//! wrong result that the sequentially consistent run at the same bounds does not have is a
-//! violation, labelled on the notify and the write, with help "add `fence;` before line N";
-//! none is `checked` with those bounds (not a proof for the whole domain).
+//! No suspect pair: `proved` for the whole declared domain. A suspect read pair is
+//! `violated` without simulation: the simulator completes loads in program order, so no
+//! bounded run can show the read in flight. Its finding is labelled on the notify and the
+//! read, says the read may still be in flight when the notify releases the peer, and has
+//! the help "add `fence;` before line N". The analysis has no element regions, so a
+//! released process writing other elements of the window is enough (conservative). For
+//! writes that imprecision is settled by simulation: a suspect write pair may be harmless
+//! (the peer reads other elements: a store of chunk k published by chunk k+1's notify that
+//! no peer reads again in that call). Suspect write pairs are decided by the simulator's
+//! relaxed bounded check (small bounds, stated in the scope): a data race or wrong result
+//! that the sequentially consistent run at the same bounds does not have is a violation,
+//! labelled on the notify and the write, with help "add `fence;` before line N" (reported
+//! with the read findings, if any); none is `checked` with those bounds (not a proof for
+//! the whole domain).
 
 use crate::exec::{self, Plan};
 use crate::report::{Finding, ObligationResult, ParamValue, Status};
