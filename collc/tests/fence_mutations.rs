@@ -5,6 +5,13 @@
 //! then the bounded ones in sc and relaxed memory) must report a violation; when it is the
 //! `fence` obligation that reports it, its help must point at a notify that the removed
 //! fence used to precede (in program order, possibly around a loop).
+//!
+//! Reads: the simulator completes loads in program order, so it cannot show a remote read
+//! still in flight; the `fence` obligation decides those symbolically. When the removed
+//! fence separated a remote read (`get`/`reduce ... @ q`) from a later releasing notify
+//! (in the text, with no other fence between), `collc verify` must report `fence` violated
+//! with a pair that spans the removed fence (every example's remote reads are of windows
+//! their owner writes or restages after the release).
 
 use collc_grammar::Source;
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
@@ -100,7 +107,7 @@ fn without(text: &str, lines: &[usize]) -> String {
 
 struct Verdict {
     violated: Vec<String>,
-    /// (write line, notify line) of each `fence` finding.
+    /// (write or read line, notify line) of each `fence` finding.
     fence_pairs: Vec<(usize, usize)>,
 }
 
@@ -162,6 +169,35 @@ fn between(l: usize, (write, notify): (usize, usize)) -> bool {
     }
 }
 
+/// Whether the `fence;` at line `l` is, in the text, the only fence between a remote read
+/// (`get ... @ q`, `reduce ... @ q`) before it and a releasing notify (not `-=`) after it.
+fn separates_read(text: &str, l: usize) -> bool {
+    let stmt = |t: &str| -> &'static str {
+        let t = t.trim_start();
+        if t.starts_with("fence;") {
+            "fence"
+        } else if (t.starts_with("get ") || t.starts_with("reduce ")) && t.contains(" @ ") {
+            "read"
+        } else if t.starts_with("notify ") && !t.contains("-=") {
+            "notify"
+        } else {
+            ""
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let kinds: Vec<&str> = lines.iter().map(|t| stmt(t)).collect();
+    let before = kinds[..l - 1]
+        .iter()
+        .rev()
+        .find(|k| !k.is_empty())
+        .is_some_and(|k| *k == "read");
+    let after = kinds[l..]
+        .iter()
+        .find(|k| **k == "fence" || **k == "notify")
+        .is_some_and(|k| *k == "notify");
+    before && after
+}
+
 fn protocol(text: &str) -> Option<Protocol> {
     collc_spec::check(text).protocol
 }
@@ -201,6 +237,16 @@ fn every_observable_missing_fence_is_a_violation() {
             if let Some(r) = &race {
                 if v.violated.is_empty() {
                     failures.push(format!("{what}: the simulator finds {r}, verify passes"));
+                }
+            }
+            if removed.len() == 1 && separates_read(&text, removed[0]) {
+                let flagged = v.violated.iter().any(|o| o == "fence")
+                    && v.fence_pairs.iter().any(|p| between(removed[0], *p));
+                if !flagged {
+                    failures.push(format!(
+                        "{what}: the fence ordered a remote read before a notify; verify violates {:?}, fence pairs {:?}",
+                        v.violated, v.fence_pairs
+                    ));
                 }
             }
             if removed.len() == 1 {

@@ -101,9 +101,10 @@ fn merged_kernels_verify() {
         // Skipped bounded obligations are undecided: not a pass.
         assert_eq!(r.exit_code(), 3);
     }
-    // Only allreduce_mesh (chunk k's store is published unfenced by chunk k+1's read-done
-    // notify; peers read the window, never chunk k again in the call) needs the fallback.
-    assert_eq!(fence_checked, ["allreduce_mesh.coll"]);
+    // None needs the fallback: allreduce_mesh used to (chunk k's store was published
+    // unfenced by chunk k+1's read-done notify), but the read rule made it fence its gets
+    // before that notify, which fences the store too.
+    assert!(fence_checked.is_empty(), "{fence_checked:?}");
 }
 
 /// `// expect: a, b` annotations: (code, line).
