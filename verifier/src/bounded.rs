@@ -57,9 +57,9 @@ impl Default for BoundedOptions {
                 ranks: (2, 3),
                 tiles: (1, 2),
                 calls: 2,
-                small_ints: 2,
+                small_ints: 1,
             },
-            relaxed_max_states: 2_500,
+            relaxed_max_states: 10_000,
         }
     }
 }
@@ -428,7 +428,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
     let ropts = BoundedOptions {
         bounds: opts.relaxed_bounds.clone(),
         max_states: opts.relaxed_max_states,
-        budget: opts.budget / 8,
+        budget: opts.budget / 4,
         ..opts.clone()
     };
     let relaxed = explore(p, &ropts, Memory::Relaxed, Instant::now() + ropts.budget);
