@@ -62,6 +62,21 @@ impl Env {
     pub fn get(&self, v: VarId) -> Option<i64> {
         self.values.get(v).copied().flatten()
     }
+    /// Binds every `const`, and every top-level `let` that evaluates from what is bound
+    /// so far (in declaration order); a `let` that does not evaluate stays unbound.
+    pub fn set_top_level(&mut self, p: &Protocol) {
+        for (id, v) in p.vars.iter().enumerate() {
+            match &v.kind {
+                VarKind::Const(c) => self.set(id, *c),
+                VarKind::Derived(e) => {
+                    if let Ok(x) = eval(p, e, self) {
+                        self.set(id, x);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 fn ck(x: Option<i64>) -> Result<i64, EvalError> {

@@ -336,17 +336,7 @@ fn setup(p: &Protocol, config: &[(VarId, i64)]) -> Option<Env> {
     for (v, x) in config {
         env.set(*v, *x);
     }
-    for (id, v) in p.vars.iter().enumerate() {
-        match &v.kind {
-            VarKind::Const(c) => env.set(id, *c),
-            VarKind::Derived(e) => {
-                if let Ok(x) = eval(p, e, &env) {
-                    env.set(id, x);
-                }
-            }
-            _ => {}
-        }
-    }
+    env.set_top_level(p);
     for r in &p.requires {
         if eval_cond(p, &r.cond, &env) == Ok(false) {
             return None;

@@ -257,17 +257,7 @@ impl<'a> Kernel<'a> {
 
         // Tiles need compile-time capacities: evaluate with constants only.
         let mut env = Env::new(p);
-        for (id, v) in p.vars.iter().enumerate() {
-            match &v.kind {
-                VarKind::Const(c) => env.set(id, *c),
-                VarKind::Derived(e) => {
-                    if let Ok(x) = eval(p, e, &env) {
-                        env.set(id, x);
-                    }
-                }
-                _ => {}
-            }
-        }
+        env.set_top_level(p);
         let mut errors = Vec::new();
         let mut tiles = Vec::new();
         let mut ub = 0i64;
