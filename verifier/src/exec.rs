@@ -349,7 +349,7 @@ pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
 }
 
 #[derive(Clone, Debug)]
-enum Val {
+pub(crate) enum Val {
     V(Lin),
     Bad(Stop),
 }
@@ -399,7 +399,7 @@ pub fn run(p: &Protocol, config: &[(VarId, i64)]) -> Result<Option<Run>, Stop> {
 }
 
 /// Bounds implied by a condition of the form `k*x + c >= 0` or `== 0`.
-fn tighten(s: &Syms, c: crate::sym::CondId) -> Vec<(VarId, i64, i64)> {
+pub(crate) fn tighten(s: &Syms, c: crate::sym::CondId) -> Vec<(VarId, i64, i64)> {
     use crate::sym::Formula;
     let mut out = Vec::new();
     match &s.conds[c as usize] {
@@ -435,9 +435,9 @@ fn tighten(s: &Syms, c: crate::sym::CondId) -> Vec<(VarId, i64, i64)> {
     out
 }
 
-type Setup = (Vec<Option<Val>>, Vec<crate::sym::CondId>);
+pub(crate) type Setup = (Vec<Option<Val>>, Vec<crate::sym::CondId>);
 
-fn setup(p: &Protocol, config: &[(VarId, i64)], syms: &mut Syms) -> Result<Option<Setup>, Stop> {
+pub(crate) fn setup(p: &Protocol, config: &[(VarId, i64)], syms: &mut Syms) -> Result<Option<Setup>, Stop> {
     let mut env: Vec<Option<Val>> = vec![None; p.vars.len()];
     for (a, arr) in p.arrays.iter().enumerate() {
         syms.array_bounds.insert(a, arr.domain);
@@ -488,7 +488,7 @@ fn setup(p: &Protocol, config: &[(VarId, i64)], syms: &mut Syms) -> Result<Optio
     Ok(Some((env, assumptions)))
 }
 
-fn name_atom(syms: &mut Syms, l: &Lin, name: &str) {
+pub(crate) fn name_atom(syms: &mut Syms, l: &Lin, name: &str) {
     if l.c == 0 && l.t.len() == 1 && l.t[0].1 == 1 {
         let a = l.t[0].0;
         if !matches!(syms.atoms[a as usize], Atom::Param(_) | Atom::Iter(_)) {
@@ -497,11 +497,11 @@ fn name_atom(syms: &mut Syms, l: &Lin, name: &str) {
     }
 }
 
-struct Evaluator<'a> {
-    p: &'a Protocol,
-    syms: &'a mut Syms,
-    env: &'a [Option<Val>],
-    rank: Option<u32>,
+pub(crate) struct Evaluator<'a> {
+    pub(crate) p: &'a Protocol,
+    pub(crate) syms: &'a mut Syms,
+    pub(crate) env: &'a [Option<Val>],
+    pub(crate) rank: Option<u32>,
 }
 
 /// The reason for a value that depends on the iteration of a loop the
@@ -524,7 +524,7 @@ fn overflow(span: Span) -> Stop {
 }
 
 impl Evaluator<'_> {
-    fn expr(&mut self, e: &Expr, span: Span) -> Result<Lin, Stop> {
+    pub(crate) fn expr(&mut self, e: &Expr, span: Span) -> Result<Lin, Stop> {
         Ok(match e {
             Expr::Int(v) => Lin::k(*v),
             Expr::Var(v) => match &self.env[*v] {
@@ -604,7 +604,7 @@ impl Evaluator<'_> {
         })
     }
 
-    fn cond(&mut self, c: &Cond, span: Span) -> Result<CondV, Stop> {
+    pub(crate) fn cond(&mut self, c: &Cond, span: Span) -> Result<CondV, Stop> {
         Ok(match c {
             Cond::Bool(b) => CondV::Const(*b),
             Cond::Cmp(op, a, b) => {
@@ -774,7 +774,7 @@ fn execute(
 /// Variables whose values can matter for signals: read by notifies, waits, returns,
 /// and the bounds and conditions of loops and branches that contain them (closed over
 /// `let`s). Other `let`s (data offsets and lengths) are not evaluated.
-fn relevant(p: &Protocol) -> Vec<bool> {
+pub(crate) fn relevant(p: &Protocol) -> Vec<bool> {
     fn expr(e: &Expr, r: &mut [bool]) {
         e.for_each_var(&mut |v| r[v] = true);
     }
@@ -854,7 +854,7 @@ fn relevant(p: &Protocol) -> Vec<bool> {
     r
 }
 
-fn interesting(b: &Block) -> bool {
+pub(crate) fn interesting(b: &Block) -> bool {
     b.stmts.iter().any(|s| match &s.kind {
         StmtKind::Notify { .. }
         | StmtKind::Wait { .. }

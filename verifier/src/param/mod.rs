@@ -1,0 +1,293 @@
+//! The parametric route: the symbolic obligations and deadlock freedom proved for
+//! every world size of the declared domain at once, with `P`, the rank, the block
+//! index and every loop variable symbolic (no enumeration).
+//!
+//! A *generic cell* of signal `s` is a pair of fresh atoms `(o, i)` with `o` in
+//! `0..P` and `i` in the signal's dimensions. Each notify statement (of a second,
+//! independent copy of the actor, pass B) is solved for the writer and loop
+//! iteration that reach that cell ([`solve`]); what the cell does not determine is
+//! summed in closed form (numeric loops) or counted (ranks). Each question is then
+//! one query over `P`, `o`, `i` and the parameters, closed by literal arithmetic or
+//! by Z3 (unsat of the negation). A query that is refuted or undecided does not make
+//! a violation here: the obligation stays open and the enumerated route
+//! (`check.rs`) decides it, stated as such in the report.
+//!
+//! Deadlock freedom is proved with a ranking of waits by *program point* (the
+//! statement and the iteration of every enclosing loop, ordered lexicographically,
+//! the epilogue after the body): if every wait's threshold is reached by the
+//! credits that every rank sends at program points before it, and only the owner
+//! of a cell ever lowers it, then in any state where some rank waits forever, the
+//! waiting rank at the smallest (call, point) has every one of those credits
+//! (every other rank is at a later point or done, and the reuse theorem removes
+//! earlier calls' credits), so it can move: no deadlock (`README.md`, "Progress").
+
+pub mod extract;
+mod oblig;
+pub mod solve;
+
+use crate::exec::{self, Run};
+use crate::smt::{Answer, Prop, Smt};
+use crate::sym::{Guard, Lin, Syms};
+use collc_spec::ir::*;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// One proved obligation.
+#[derive(Clone, Debug)]
+pub struct Proof {
+    /// Checks made.
+    pub items: u64,
+    /// Closed by literal arithmetic.
+    pub literal: u64,
+    /// Closed by Z3.
+    pub z3: u64,
+}
+
+/// What the parametric route showed: per obligation id, a proof or why not.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// `credit-balance`, ..., `guard-symmetry`, and `deadlock`.
+    pub results: HashMap<&'static str, Result<Proof, String>>,
+    /// The world-size domain covered.
+    pub world: (i64, i64),
+    /// Milliseconds spent.
+    pub millis: u64,
+}
+
+impl Outcome {
+    /// The proof of obligation `id`, if the route closed it.
+    pub fn proof(&self, id: &str) -> Option<&Proof> {
+        self.results.get(id).and_then(|r| r.as_ref().ok())
+    }
+    /// Why the route did not close `id`.
+    pub fn open(&self, id: &str) -> Option<&str> {
+        match self.results.get(id) {
+            Some(Err(r)) => Some(r),
+            None => Some("not attempted"),
+            _ => None,
+        }
+    }
+    /// "all P in 1..=16" or "all P >= 1".
+    pub fn domain(&self) -> String {
+        world_phrase(self.world.0, self.world.1)
+    }
+}
+
+/// "all P in lo..=hi", or "all P >= lo" for a domain up to `i32::MAX`.
+pub fn world_phrase(lo: i64, hi: i64) -> String {
+    if hi >= i64::from(i32::MAX) {
+        format!("all P >= {lo}")
+    } else {
+        format!("all P in {lo}..={hi}")
+    }
+}
+
+/// The obligations this route can prove (the symbolic six, then `deadlock`).
+pub const IDS: [&str; 7] = [
+    "credit-balance",
+    "op-exclusivity",
+    "wait-reachable",
+    "stale-credit",
+    "garbage-credit",
+    "guard-symmetry",
+    "deadlock",
+];
+
+/// Tries every obligation of [`IDS`] for the whole declared domain.
+pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
+    let start = Instant::now();
+    let (lo, hi) = match p.vars[p.world].kind {
+        VarKind::World { lo, hi } => (lo, hi),
+        _ => (1, 1),
+    };
+    let mut out = Outcome {
+        world: (lo, hi),
+        ..Outcome::default()
+    };
+    match Ctx::new(p, start + budget) {
+        Ok(mut cx) => {
+            for id in IDS {
+                let r = cx.obligation(id);
+                out.results.insert(id, r);
+            }
+        }
+        Err(reason) => {
+            for id in IDS {
+                out.results.insert(id, Err(reason.clone()));
+            }
+        }
+    }
+    out.millis = start.elapsed().as_millis() as u64;
+    out
+}
+
+/// The state of the route: the atoms, the two passes, one Z3 solver.
+pub(crate) struct Ctx<'a> {
+    pub(crate) p: &'a Protocol,
+    pub(crate) run: Run,
+    pub(crate) smt: Smt,
+    pub(crate) a: extract::Pass,
+    pub(crate) b: extract::Pass,
+    pub(crate) world: Lin,
+    pub(crate) blocks: Lin,
+    pub(crate) env: Vec<Option<exec::Val>>,
+    pub(crate) deadline: Instant,
+    pub(crate) stats: Proof,
+    progress: Option<Result<Proof, String>>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(p: &'a Protocol, deadline: Instant) -> Result<Ctx<'a>, String> {
+        let mut bounds: HashMap<VarId, (i64, i64)> = HashMap::new();
+        for (id, v) in p.vars.iter().enumerate() {
+            match v.kind {
+                VarKind::Param {
+                    domain: Some((lo, hi)),
+                } => {
+                    bounds.insert(id, (lo, hi));
+                }
+                VarKind::World { lo, hi } => {
+                    bounds.insert(id, (lo, hi));
+                }
+                _ => {}
+            }
+        }
+        // Tighten single-parameter bounds from the `require`s (as the enumerated route does).
+        let mut syms = Syms::with_bounds(bounds.clone());
+        let mut setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
+        for _ in 0..2 {
+            let Some((_, assumptions)) = &setup else {
+                return Err("the `require`s exclude every parameter value".into());
+            };
+            let mut changed = false;
+            for c in assumptions {
+                for (v, lo, hi) in exec::tighten(&syms, *c) {
+                    if let Some(b) = bounds.get_mut(&v) {
+                        let nb = (b.0.max(lo), b.1.min(hi));
+                        if nb != *b {
+                            *b = nb;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+            syms = Syms::with_bounds(bounds.clone());
+            setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
+        }
+        let Some((env, assumptions)) = setup else {
+            return Err("the `require`s exclude every parameter value".into());
+        };
+        let world = syms.param(p.world);
+        let blocks = match &p.blocks {
+            Some(b) => {
+                let mut ev = exec::Evaluator {
+                    p,
+                    syms: &mut syms,
+                    env: &env,
+                    rank: None,
+                };
+                ev.expr(&b.count, p.span).map_err(stop)?
+            }
+            None => Lin::k(1),
+        };
+        let a = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let b = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        Ok(Ctx {
+            p,
+            run: Run {
+                syms,
+                config: Vec::new(),
+                assumptions,
+                events: Vec::new(),
+                frames: Vec::new(),
+                returns: Vec::new(),
+                world: 0,
+                blocks: 0,
+            },
+            smt: Smt::new(),
+            a,
+            b,
+            world,
+            blocks,
+            env,
+            deadline,
+            stats: Proof {
+                items: 0,
+                literal: 0,
+                z3: 0,
+            },
+            progress: None,
+        })
+    }
+
+    fn obligation(&mut self, id: &str) -> Result<Proof, String> {
+        self.stats = Proof {
+            items: 0,
+            literal: 0,
+            z3: 0,
+        };
+        match id {
+            "credit-balance" => self.credit_balance()?,
+            "op-exclusivity" => self.op_exclusivity()?,
+            "wait-reachable" | "deadlock" => {
+                if self.progress.is_none() {
+                    let r = self.progress().map(|_| self.stats.clone());
+                    self.progress = Some(r);
+                }
+                return self.progress.clone().unwrap_or_else(|| Err("not attempted".into()));
+            }
+            "stale-credit" => self.stale_credit()?,
+            "garbage-credit" => self.garbage_credit()?,
+            "guard-symmetry" => self.guard_symmetry()?,
+            _ => return Err("not an obligation of the parametric route".into()),
+        }
+        Ok(self.stats.clone())
+    }
+
+    /// Literal arithmetic first, then Z3 (unsat of the negation under `guard`).
+    pub(crate) fn holds(&mut self, guard: &Guard, prop: Prop) -> Result<(), String> {
+        self.stats.items += 1;
+        let lit = match &prop {
+            Prop::Ge0(l) => {
+                let l2 = self.run.syms.assume(guard, l);
+                self.run.syms.nonneg(&l2)
+            }
+            Prop::Eq0(l) => self.run.syms.assume(guard, l).is_zero(),
+            Prop::Never(_) | Prop::Equiv(..) => false,
+        };
+        if lit {
+            self.stats.literal += 1;
+            return Ok(());
+        }
+        if Instant::now() >= self.deadline {
+            return Err("the time budget of the parametric route was spent".into());
+        }
+        self.stats.z3 += 1;
+        let g = guard.clone();
+        let extra = move |tr: &mut crate::smt::Tr| vec![tr.guard(&g)];
+        let q = self.deadline.min(Instant::now() + Duration::from_millis(QUERY_MS));
+        match self.smt.check(self.p, &self.run, &[], &extra, &prop, q) {
+            Answer::Valid => Ok(()),
+            Answer::Refuted(a) => {
+                let w = a.params.get(&self.p.world).copied();
+                Err(match w {
+                    Some(w) => format!("Z3 found a counterexample at P = {w}"),
+                    None => "Z3 found a counterexample".into(),
+                })
+            }
+            Answer::Unknown(r) => Err(r),
+        }
+    }
+}
+
+/// Wall-clock limit of one Z3 query of this route, in milliseconds.
+pub const QUERY_MS: u64 = 2_000;
+
+fn stop(s: exec::Stop) -> String {
+    match s {
+        exec::Stop::Unsupported(m, _) | exec::Stop::Need(_, m, _) | exec::Stop::Iter(_, m, _) => m,
+    }
+}
