@@ -69,7 +69,10 @@ impl<'a> Options<'a> {
 /// Verifies `p`: every obligation — symbolic, the index ranges, then bounded — as one
 /// report.
 pub fn verify(p: &Protocol, opts: &Options) -> Report {
+    let param = crate::param::prove(p, Duration::from_millis(opts.symbolic.timeout_ms));
     let mut report = check::verify(p, &opts.symbolic);
+    crate::param::report::apply_symbolic(&param, &mut report);
+    report.stats.param_millis = param.millis;
     report
         .obligations
         .push(crate::range_obligation::check(p, opts.source));
@@ -85,6 +88,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             report.stats.bounded_millis = t0.elapsed().as_millis() as u64;
         }
     }
+    crate::param::report::apply_deadlock(&param, &mut report);
     if let Some(src) = opts.source {
         report.locate(src);
     }

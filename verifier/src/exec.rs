@@ -437,7 +437,11 @@ pub(crate) fn tighten(s: &Syms, c: crate::sym::CondId) -> Vec<(VarId, i64, i64)>
 
 pub(crate) type Setup = (Vec<Option<Val>>, Vec<crate::sym::CondId>);
 
-pub(crate) fn setup(p: &Protocol, config: &[(VarId, i64)], syms: &mut Syms) -> Result<Option<Setup>, Stop> {
+pub(crate) fn setup(
+    p: &Protocol,
+    config: &[(VarId, i64)],
+    syms: &mut Syms,
+) -> Result<Option<Setup>, Stop> {
     let mut env: Vec<Option<Val>> = vec![None; p.vars.len()];
     for (a, arr) in p.arrays.iter().enumerate() {
         syms.array_bounds.insert(a, arr.domain);

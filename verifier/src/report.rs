@@ -190,6 +190,8 @@ pub struct Stats {
     pub exec_millis: u64,
     /// Of which: the per-cell checks (including Z3).
     pub check_millis: u64,
+    /// Wall-clock time of the parametric route (P symbolic, `src/param/`).
+    pub param_millis: u64,
 }
 
 /// The whole result of `verify`.

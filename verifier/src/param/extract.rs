@@ -140,7 +140,10 @@ impl Pass {
         if Some(a) == self.blk {
             return Some(blocks.clone());
         }
-        self.loops.iter().find(|l| l.atom == a).map(|l| l.trip.clone())
+        self.loops
+            .iter()
+            .find(|l| l.atom == a)
+            .map(|l| l.trip.clone())
     }
 }
 
@@ -246,7 +249,11 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn guarded(&mut self, c: CondV, f: impl FnOnce(&mut Self) -> Result<(), Open>) -> Result<(), Open> {
+    fn guarded(
+        &mut self,
+        c: CondV,
+        f: impl FnOnce(&mut Self) -> Result<(), Open>,
+    ) -> Result<(), Open> {
         match c {
             CondV::Const(true) => f(self),
             CondV::Const(false) => Ok(()),
@@ -303,7 +310,13 @@ impl Walk<'_> {
                 };
                 let idx = self.index(index, s.span)?;
                 let value = self.eval(value, s.span).ok();
-                self.push(PKind::Notify { op: *op, value }, *signal, idx, owner, s.span);
+                self.push(
+                    PKind::Notify { op: *op, value },
+                    *signal,
+                    idx,
+                    owner,
+                    s.span,
+                );
             }
             StmtKind::Wait {
                 signal,
@@ -339,13 +352,13 @@ impl Walk<'_> {
                     ));
                 }
                 let c = self.cond(cond, s.span)?;
-                self.pass.returns.push(PRet { cond: c, span: s.span });
+                self.pass.returns.push(PRet {
+                    cond: c,
+                    span: s.span,
+                });
                 match c {
                     CondV::Const(true) => {
-                        return Err((
-                            "a `return if` that always fires".into(),
-                            Some(s.span),
-                        ))
+                        return Err(("a `return if` that always fires".into(), Some(s.span)))
                     }
                     CondV::Const(false) => {}
                     CondV::Sym(_) => {

@@ -112,7 +112,9 @@ impl Ctx<'_> {
             let t = solve::lin(&mut self.run.syms, &trips[x], &map).ok_or_else(ov)?;
             let s = &mut self.run.syms;
             let lo = s.formula(Formula::Ge0(v.clone()));
-            let hi = s.formula(Formula::Ge0(t.sub(v).and_then(|d| d.add(&Lin::k(-1))).ok_or_else(ov)?));
+            let hi = s.formula(Formula::Ge0(
+                t.sub(v).and_then(|d| d.add(&Lin::k(-1))).ok_or_else(ov)?,
+            ));
             for c in [lo, hi] {
                 match c {
                     CondV::Const(true) => {}
@@ -121,7 +123,6 @@ impl Ctx<'_> {
                 }
             }
         }
-        let s = &mut self.run.syms;
         for c in sol.side {
             match c {
                 CondV::Const(true) => {}
@@ -145,7 +146,14 @@ impl Ctx<'_> {
     }
 
     /// Sums (numeric loops) or counts (ranks, the actor) the free variables, innermost first.
-    fn close(&mut self, side: Side, ev: &PEv, mut g: GLin, free: &[AtomId], map: &Map) -> Result<GLin, String> {
+    fn close(
+        &mut self,
+        side: Side,
+        ev: &PEv,
+        mut g: GLin,
+        free: &[AtomId],
+        map: &Map,
+    ) -> Result<GLin, String> {
         let pass = self.pass(side).clone();
         let mut order: Vec<(AtomId, bool)> = ev
             .loops
@@ -173,7 +181,13 @@ impl Ctx<'_> {
     }
 
     /// Every execution of `ev` (pass B) that reaches the cell, summed.
-    fn total(&mut self, ev: &PEv, owner: &Lin, idx: &[Lin], extra: Option<CondV>) -> Result<GLin, String> {
+    fn total(
+        &mut self,
+        ev: &PEv,
+        owner: &Lin,
+        idx: &[Lin],
+        extra: Option<CondV>,
+    ) -> Result<GLin, String> {
         let mut ev = ev.clone();
         if let Some(CondV::Sym(c)) = extra {
             ev.guard = crate::sym::union(&ev.guard, &vec![c]);
@@ -216,14 +230,23 @@ impl Ctx<'_> {
             }
             let net = solve::flat(&mut self.run.syms, &net).ok_or_else(ov)?;
             self.holds(&Vec::new(), Prop::Eq0(net)).map_err(|r| {
-                format!("`{}`: the net credit per call is not shown 0 ({r})", self.p.signals[s].name)
+                format!(
+                    "`{}`: the net credit per call is not shown 0 ({r})",
+                    self.p.signals[s].name
+                )
             })?;
         }
         Ok(())
     }
 
     pub(super) fn op_exclusivity(&mut self) -> Result<(), String> {
-        let sets: Vec<PEv> = self.a.events.iter().filter(|e| e.is_set()).cloned().collect();
+        let sets: Vec<PEv> = self
+            .a
+            .events
+            .iter()
+            .filter(|e| e.is_set())
+            .cloned()
+            .collect();
         for e1 in sets {
             let adds: Vec<PEv> = self
                 .b
@@ -241,8 +264,12 @@ impl Ctx<'_> {
                     continue;
                 };
                 let g = crate::sym::union(&e1.guard, &g2);
-                self.holds(&Vec::new(), Prop::Never(g))
-                    .map_err(|r| format!("a Set and an AtomicAdd may reach one cell of `{}` ({r})", self.p.signals[e1.signal].name))?;
+                self.holds(&Vec::new(), Prop::Never(g)).map_err(|r| {
+                    format!(
+                        "a Set and an AtomicAdd may reach one cell of `{}` ({r})",
+                        self.p.signals[e1.signal].name
+                    )
+                })?;
             }
         }
         Ok(())
@@ -288,7 +315,11 @@ impl Ctx<'_> {
             .collect();
         let mut full = self.close(Side::B, ev, vec![(g.clone(), v)], &inner, &map)?;
         let trips = self.trips(Side::B);
-        let mut lt: GLin = if ev.pos() < at.pos { full.clone() } else { Vec::new() };
+        let mut lt: GLin = if ev.pos() < at.pos {
+            full.clone()
+        } else {
+            Vec::new()
+        };
         for lvl in (0..k).rev() {
             let b = shared[lvl];
             let a = at.loops[lvl].1.clone();
@@ -304,7 +335,11 @@ impl Ctx<'_> {
                     lt = next;
                 }
                 None => {
-                    if pass.loops.iter().any(|l| l.atom == b && l.kind == LoopKind::Rank) {
+                    if pass
+                        .loops
+                        .iter()
+                        .any(|l| l.atom == b && l.kind == LoopKind::Rank)
+                    {
                         return Err("a loop over ranks shared by a notify and a wait that the cell does not determine".into());
                     }
                     let t = solve::lin(&mut self.run.syms, &trips[&b], &map).ok_or_else(ov)?;
@@ -351,7 +386,12 @@ impl Ctx<'_> {
         if self.is_value(w.signal) {
             return Err("a wait on a value signal".into());
         }
-        if self.b.events.iter().any(|e| e.signal == w.signal && e.is_set()) {
+        if self
+            .b
+            .events
+            .iter()
+            .any(|e| e.signal == w.signal && e.is_set())
+        {
             return Err("a wait on a cell written with Set".into());
         }
         let PKind::Wait { cmp, thr } = &w.kind else {
@@ -364,7 +404,13 @@ impl Ctx<'_> {
         }
     }
 
-    fn credit_before(&mut self, w: &PEv, owner: &Lin, idx: &[Lin], at: &super::oblig::Point) -> Result<Lin, String> {
+    fn credit_before(
+        &mut self,
+        w: &PEv,
+        owner: &Lin,
+        idx: &[Lin],
+        at: &super::oblig::Point,
+    ) -> Result<Lin, String> {
         let evs = self.notifies_on(w.signal);
         let mut sum: GLin = Vec::new();
         for ev in &evs {
@@ -377,7 +423,9 @@ impl Ctx<'_> {
     fn no_remote_decrease(&mut self) -> Result<(), String> {
         let evs: Vec<PEv> = self.b.events.clone();
         for ev in evs {
-            let PKind::Notify { value, .. } = &ev.kind else { continue };
+            let PKind::Notify { value, .. } = &ev.kind else {
+                continue;
+            };
             if self.is_value(ev.signal) {
                 continue;
             }
@@ -402,7 +450,9 @@ impl Ctx<'_> {
                 let mut g = ev.guard.clone();
                 match bad {
                     CondV::Const(false) => continue,
-                    CondV::Const(true) => return Err("a rank lowers a credit cell on another rank".into()),
+                    CondV::Const(true) => {
+                        return Err("a rank lowers a credit cell on another rank".into())
+                    }
                     CondV::Sym(id) => g.push(id),
                 }
                 g.sort_unstable();
@@ -483,8 +533,11 @@ impl Ctx<'_> {
                         let last = mates[mates.len() - 1];
                         let pre: Map = [(r, r1)].into_iter().collect();
                         self.stale_pair(&w, &need, &waits[last], pre, Some(later))?;
-                        let outside: Vec<usize> =
-                            before.iter().copied().filter(|i| rounds[*i] != Some(r)).collect();
+                        let outside: Vec<usize> = before
+                            .iter()
+                            .copied()
+                            .filter(|i| rounds[*i] != Some(r))
+                            .collect();
                         if let Some(&i) = outside.last() {
                             let first = self.run.syms.formula(Formula::Eq0(Lin::atom(r)));
                             let pre = self.last_iteration(rounds[i])?;
@@ -512,7 +565,9 @@ impl Ctx<'_> {
             return Ok(Map::new());
         };
         let t = self.trips(Side::A)[&r].clone();
-        Ok([(r, t.add(&Lin::k(-1)).ok_or_else(ov)?)].into_iter().collect())
+        Ok([(r, t.add(&Lin::k(-1)).ok_or_else(ov)?)]
+            .into_iter()
+            .collect())
     }
 
     /// Whether two wait statements (pass A) may wait on one cell of one rank.
@@ -521,7 +576,8 @@ impl Ctx<'_> {
             return Err("a wait missing from a pass".into());
         };
         let wj_b = self.b.events[k].clone();
-        let Some((_, g, _)) = self.reach(Side::B, &wj_b, &wi.owner, &wi.index, &Map::new(), &[])? else {
+        let Some((_, g, _)) = self.reach(Side::B, &wj_b, &wi.owner, &wi.index, &Map::new(), &[])?
+        else {
             return Ok(false);
         };
         let q = crate::sym::union(&wi.guard, &g);
@@ -532,7 +588,14 @@ impl Ctx<'_> {
     /// The wait `w` must need more than the credits sent before `prev` (pass A, the
     /// same actor, its variables mapped by `pre`, under the extra condition `when`):
     /// `prev` must reach `w`'s cell whenever `w` runs.
-    fn stale_pair(&mut self, w: &PEv, need: &Lin, prev: &PEv, pre: Map, when: Option<CondV>) -> Result<(), String> {
+    fn stale_pair(
+        &mut self,
+        w: &PEv,
+        need: &Lin,
+        prev: &PEv,
+        pre: Map,
+        when: Option<CondV>,
+    ) -> Result<(), String> {
         let mut g = w.guard.clone();
         match when {
             Some(CondV::Const(false)) => return Ok(()),
@@ -550,8 +613,10 @@ impl Ctx<'_> {
                 same.push(self.a.loops[*x].atom);
             }
         }
-        let bad = || "consecutive waits on one cell are not shown to reach the same cells".to_string();
-        let Some((pmap, pg, pfree)) = self.reach(Side::A, prev, &w.owner, &w.index, &pre, &same)? else {
+        let bad =
+            || "consecutive waits on one cell are not shown to reach the same cells".to_string();
+        let Some((pmap, pg, pfree)) = self.reach(Side::A, prev, &w.owner, &w.index, &pre, &same)?
+        else {
             return Err(bad());
         };
         if !pfree.is_empty() {
@@ -567,7 +632,8 @@ impl Ctx<'_> {
                 q.push(id);
                 q.sort_unstable();
                 q.dedup();
-                self.holds(&Vec::new(), Prop::Never(q)).map_err(|e| format!("{} ({e})", bad()))?;
+                self.holds(&Vec::new(), Prop::Never(q))
+                    .map_err(|e| format!("{} ({e})", bad()))?;
             }
         }
         let pass = self.a.clone();
@@ -577,13 +643,19 @@ impl Ctx<'_> {
                 .iter()
                 .map(|l| {
                     let a = pass.loops[*l].atom;
-                    (pass.loops[*l].stmt, pmap.get(&a).cloned().unwrap_or(Lin::atom(a)))
+                    (
+                        pass.loops[*l].stmt,
+                        pmap.get(&a).cloned().unwrap_or(Lin::atom(a)),
+                    )
                 })
                 .collect(),
             pos: prev.pos(),
         };
         let sent = self.credit_before(w, &w.owner.clone(), &w.index.clone(), &at)?;
-        let d = need.sub(&sent).and_then(|x| x.add(&Lin::k(-1))).ok_or_else(ov)?;
+        let d = need
+            .sub(&sent)
+            .and_then(|x| x.add(&Lin::k(-1)))
+            .ok_or_else(ov)?;
         self.holds(&g, Prop::Ge0(d)).map_err(|e| {
             format!(
                 "a wait on `{}` is not shown to need a credit sent after the previous wait on its cell ({e})",
@@ -593,7 +665,13 @@ impl Ctx<'_> {
     }
 
     pub(super) fn garbage_credit(&mut self) -> Result<(), String> {
-        let adds: Vec<PEv> = self.b.events.iter().filter(|e| e.is_add() && !self.is_value(e.signal)).cloned().collect();
+        let adds: Vec<PEv> = self
+            .b
+            .events
+            .iter()
+            .filter(|e| e.is_add() && !self.is_value(e.signal))
+            .cloned()
+            .collect();
         for e in adds {
             if let PKind::Notify { value: Some(v), .. } = &e.kind {
                 if self.run.syms.ub(v).is_some_and(|x| x <= 0) {
@@ -609,20 +687,33 @@ impl Ctx<'_> {
                 .collect();
             let mut hits = Vec::new();
             for w in &waits {
-                let Some((map, g, free)) = self.reach(Side::A, w, &e.owner, &e.index, &Map::new(), &[])? else {
+                let Some((map, g, free)) =
+                    self.reach(Side::A, w, &e.owner, &e.index, &Map::new(), &[])?
+                else {
                     continue;
                 };
                 let mut cs: Vec<CondV> = g.iter().map(|c| CondV::Sym(*c)).collect();
                 let trips = self.trips(Side::A);
                 for x in free {
-                    if !self.a.loops.iter().any(|l| l.atom == x && l.kind == LoopKind::Num) {
+                    if !self
+                        .a
+                        .loops
+                        .iter()
+                        .any(|l| l.atom == x && l.kind == LoopKind::Num)
+                    {
                         return Err("a wait whose rank the cell does not determine".into());
                     }
-                    if g.iter().any(|c| self.run.syms.citers[*c as usize].contains(&x)) {
+                    if g.iter()
+                        .any(|c| self.run.syms.citers[*c as usize].contains(&x))
+                    {
                         return Err("a wait under a condition on its loop variable".into());
                     }
                     let t = solve::lin(&mut self.run.syms, &trips[&x], &map).ok_or_else(ov)?;
-                    cs.push(self.run.syms.formula(Formula::Ge0(t.add(&Lin::k(-1)).ok_or_else(ov)?)));
+                    cs.push(
+                        self.run
+                            .syms
+                            .formula(Formula::Ge0(t.add(&Lin::k(-1)).ok_or_else(ov)?)),
+                    );
                 }
                 let c = self.run.syms.junction(true, cs);
                 hits.push(c);
@@ -642,8 +733,12 @@ impl Ctx<'_> {
             }
             g.sort_unstable();
             g.dedup();
-            self.holds(&Vec::new(), Prop::Never(g))
-                .map_err(|r| format!("credits of `{}` may reach a cell no wait reads ({r})", self.p.signals[e.signal].name))?;
+            self.holds(&Vec::new(), Prop::Never(g)).map_err(|r| {
+                format!(
+                    "credits of `{}` may reach a cell no wait reads ({r})",
+                    self.p.signals[e.signal].name
+                )
+            })?;
         }
         Ok(())
     }

@@ -236,7 +236,13 @@ fn solve_one(
         let (_, others) = d.split(*a);
         // k*M + others = 0  =>  M = -others/k
         let e = others.scale(-k)?;
-        if vars.iter().any(|x| !map.contains_key(x) && e.coeff(*x) != 0) || vars.iter().any(|x| s.nested(&e, *x) && !map.contains_key(x)) {
+        if vars
+            .iter()
+            .any(|x| !map.contains_key(x) && e.coeff(*x) != 0)
+            || vars
+                .iter()
+                .any(|x| s.nested(&e, *x) && !map.contains_key(x))
+        {
             continue;
         }
         for x in vars {
@@ -311,7 +317,9 @@ pub fn count(s: &mut Syms, g: &GLin, x: AtomId, trip: &Lin) -> Result<GLin, Stri
     let mut out = Vec::new();
     for (gd, l) in g {
         if l.coeff(x) != 0 || s.nested(l, x) {
-            return Err("a notify value depends on a writer that the cell does not determine".into());
+            return Err(
+                "a notify value depends on a writer that the cell does not determine".into(),
+            );
         }
         let mut keep: Guard = Vec::new();
         let mut excl: Vec<Lin> = Vec::new();
@@ -338,7 +346,10 @@ pub fn count(s: &mut Syms, g: &GLin, x: AtomId, trip: &Lin) -> Result<GLin, Stri
         for (k, e) in excl.iter().enumerate() {
             let mut cs = Vec::new();
             cs.push(s.formula(Formula::Ge0(e.clone())));
-            let hi = trip.sub(e).and_then(|v| v.add(&Lin::k(-1))).ok_or("overflow")?;
+            let hi = trip
+                .sub(e)
+                .and_then(|v| v.add(&Lin::k(-1)))
+                .ok_or("overflow")?;
             cs.push(s.formula(Formula::Ge0(hi)));
             for prev in &excl[..k] {
                 let d = e.sub(prev).ok_or("overflow")?;

@@ -1,0 +1,111 @@
+//! What the parametric route changes in a [`Report`]: the scope of each symbolic
+//! obligation says whether it was proved for the whole declared world-size domain
+//! with `P` symbolic or by enumeration (and why not symbolically), and `deadlock`
+//! becomes `proved` when the ranking argument closes (a bounded counterexample
+//! still wins: it is a violation).
+
+use super::Outcome;
+use crate::report::{Report, Status};
+
+/// The symbolic obligations (the first six of the report).
+pub const SYMBOLIC: [&str; 6] = [
+    "credit-balance",
+    "op-exclusivity",
+    "wait-reachable",
+    "stale-credit",
+    "garbage-credit",
+    "guard-symmetry",
+];
+
+fn proved_scope(out: &Outcome, id: &str) -> Option<String> {
+    let pr = out.proof(id)?;
+    Some(format!(
+        "{}, P symbolic (ranks, blocks and loop variables symbolic; {} checks: {} by literal arithmetic, {} by Z3)",
+        out.domain(),
+        pr.items,
+        pr.literal,
+        pr.z3
+    ))
+}
+
+/// Rewrites the scopes of the symbolic obligations (after the enumerated route).
+pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
+    for ob in report.obligations.iter_mut() {
+        if !SYMBOLIC.contains(&ob.id.as_str()) {
+            continue;
+        }
+        match (ob.status, proved_scope(out, &ob.id)) {
+            (Status::Proved, Some(s)) => {
+                ob.summary = format!("{}; {}, P symbolic", ob.summary, out.domain());
+                let enumerated = ob.scope.take().unwrap_or_default();
+                ob.scope = Some(format!("{s}; cross-checked by enumeration ({enumerated})"));
+            }
+            (Status::Unknown, Some(s)) => {
+                // The enumerated route could not decide (a form it does not cover, or a
+                // domain beyond its enumeration); the symbolic proof covers the domain.
+                let why = ob.reason.take().unwrap_or_default();
+                ob.status = Status::Proved;
+                ob.summary = format!(
+                    "{}; {}, P symbolic",
+                    ob.summary.replacen("undecided: ", "", 1),
+                    out.domain()
+                );
+                ob.scope = Some(format!(
+                    "{s}; the enumerated route did not decide it: {why}"
+                ));
+                ob.findings.clear();
+            }
+            (Status::Proved, None) => {
+                ob.summary = format!("{}; by enumeration", ob.summary);
+                let enumerated = ob.scope.take().unwrap_or_default();
+                let why = out.open(&ob.id).unwrap_or("not attempted");
+                ob.scope = Some(format!(
+                    "by enumeration: {enumerated}; not proved with P symbolic: {why}"
+                ));
+            }
+            _ => {}
+        }
+    }
+    let closed = super::IDS.iter().filter(|i| out.proof(i).is_some()).count();
+    report.method = format!(
+        "{}; P symbolic: {closed} of {} obligations proved for {}",
+        report.method,
+        super::IDS.len(),
+        out.domain()
+    );
+}
+
+/// `deadlock`: proved for the whole domain when the ranking argument closes and no
+/// bounded run found a violation.
+pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
+    let Some(pr) = out.proof("deadlock") else {
+        return;
+    };
+    for ob in report.obligations.iter_mut() {
+        if ob.id != "deadlock" || ob.status == Status::Violated {
+            continue;
+        }
+        let bounded = match ob.status {
+            Status::Checked => ob.scope.clone().unwrap_or_default(),
+            Status::Skipped => "skipped (--no-bounded)".to_string(),
+            _ => ob
+                .reason
+                .clone()
+                .map_or("undecided".to_string(), |r| format!("undecided ({r})")),
+        };
+        ob.status = Status::Proved;
+        ob.reason = None;
+        ob.findings.clear();
+        ob.summary = format!(
+            "no reachable state where no process can move: every wait is reached by credits sent at earlier program points; {}, P symbolic",
+            out.domain()
+        );
+        ob.scope = Some(format!(
+            "{}, P symbolic: waits ranked by program point ({} checks: {} by literal arithmetic, {} by Z3), with credit-balance and op-exclusivity; bounded run: {bounded}",
+            out.domain(),
+            pr.items,
+            pr.literal,
+            pr.z3
+        ));
+    }
+}
