@@ -53,6 +53,9 @@ pub struct Outcome {
     pub world: (i64, i64),
     /// Milliseconds spent.
     pub millis: u64,
+    /// World sizes of the counterexamples Z3 gave to refuted queries (ascending): where
+    /// a bounded run should look (`BoundedOptions::target_worlds`).
+    pub named_worlds: Vec<i64>,
 }
 
 impl Outcome {
@@ -109,6 +112,7 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
         Ok(mut cx) => {
             for id in IDS {
                 let mut r = cx.obligation(id);
+                out.named_worlds.append(&mut cx.named);
                 if id == "deadlock" && r.is_ok() {
                     // The ranking argument needs the reuse theorem: every call nets 0 on
                     // every cell and no cell mixes Set with AtomicAdd.
@@ -127,6 +131,8 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
             }
         }
     }
+    out.named_worlds.sort_unstable();
+    out.named_worlds.dedup();
     out.millis = start.elapsed().as_millis() as u64;
     out
 }
@@ -144,6 +150,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) deadline: Instant,
     pub(crate) stats: Proof,
     progress: Option<Result<Proof, String>>,
+    named: Vec<i64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -230,6 +237,7 @@ impl<'a> Ctx<'a> {
                 z3: 0,
             },
             progress: None,
+            named: Vec::new(),
         })
     }
 
@@ -288,6 +296,7 @@ impl<'a> Ctx<'a> {
             Answer::Valid => Ok(()),
             Answer::Refuted(a) => {
                 let w = a.params.get(&self.p.world).copied();
+                self.named.extend(w);
                 Err(match w {
                     Some(w) => format!("Z3 found a counterexample at P = {w}"),
                     None => "Z3 found a counterexample".into(),
