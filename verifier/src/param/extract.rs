@@ -71,6 +71,8 @@ pub struct PEv {
     pub epilogue: bool,
     /// The statement.
     pub span: Span,
+    /// The blocks around it, outermost first (the body and the epilogue are block 0).
+    pub blocks: Vec<u32>,
 }
 
 impl PEv {
@@ -122,6 +124,28 @@ pub struct Pass {
     pub events: Vec<PEv>,
     /// Top-level returns.
     pub returns: Vec<PRet>,
+    /// The blocks that are a branch of an `if`: block id -> the `if` statement's start.
+    pub branch: std::collections::HashMap<u32, usize>,
+}
+
+impl Pass {
+    /// True when no execution runs both statements: they lie in the two branches of
+    /// one `if`.
+    pub fn exclusive(&self, x: &PEv, y: &PEv) -> bool {
+        let k = x
+            .blocks
+            .iter()
+            .zip(y.blocks.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
+        match (x.blocks.get(k), y.blocks.get(k)) {
+            (Some(a), Some(b)) => self
+                .branch
+                .get(a)
+                .is_some_and(|i| self.branch.get(b) == Some(i)),
+            _ => false,
+        }
+    }
 }
 
 impl Pass {
@@ -160,6 +184,8 @@ struct Walk<'a> {
     loops: Vec<usize>,
     epilogue: bool,
     depth: u32,
+    blocks: Vec<u32>,
+    next_block: u32,
 }
 
 /// True when `b` holds a notify, a wait or a return (what this pass records).
@@ -215,10 +241,12 @@ pub(crate) fn pass(
         loops: Vec::new(),
         epilogue: false,
         depth: 0,
+        blocks: vec![0],
+        next_block: 1,
     };
-    w.block(&p.body)?;
+    w.stmts(&p.body)?;
     w.epilogue = true;
-    w.block(&p.epilogue)?;
+    w.stmts(&p.epilogue)?;
     Ok(w.pass)
 }
 
@@ -242,7 +270,16 @@ impl Walk<'_> {
         ev.cond(c, span).map_err(open)
     }
 
+    /// A nested block (its own id).
     fn block(&mut self, b: &Block) -> Result<(), Open> {
+        self.blocks.push(self.next_block);
+        self.next_block += 1;
+        let r = self.stmts(b);
+        self.blocks.pop();
+        r
+    }
+
+    fn stmts(&mut self, b: &Block) -> Result<(), Open> {
         for s in &b.stmts {
             self.stmt(s)?;
         }
@@ -279,6 +316,7 @@ impl Walk<'_> {
             loops: self.loops.clone(),
             epilogue: self.epilogue,
             span,
+            blocks: self.blocks.clone(),
         });
     }
 
@@ -338,9 +376,11 @@ impl Walk<'_> {
                     return Ok(());
                 }
                 let c = self.cond(cond, s.span)?;
+                self.pass.branch.insert(self.next_block, s.span.start);
                 self.guarded(c, |w| w.block(then_block))?;
                 if let Some(e) = else_block {
                     let nc = self.syms.not(c);
+                    self.pass.branch.insert(self.next_block, s.span.start);
                     self.guarded(nc, |w| w.block(e))?;
                 }
             }
@@ -392,7 +432,7 @@ impl Walk<'_> {
                         let lo = self.eval(lo, s.span)?;
                         let hi = self.eval(hi, s.span)?;
                         let step = self.eval(step, s.span)?;
-                        if !step.as_const().is_some_and(|x| x > 0) {
+                        if step.as_const().is_none_or(|x| x <= 0) {
                             return Err((
                                 "a loop whose step is not a positive constant".into(),
                                 Some(s.span),

@@ -151,6 +151,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) stats: Proof,
     progress: Option<Result<Proof, String>>,
     named: Vec<i64>,
+    /// Level raises of straight-line waits (by statement start) for the progress ranking.
+    pub(crate) delta: HashMap<usize, i64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -238,6 +240,7 @@ impl<'a> Ctx<'a> {
             },
             progress: None,
             named: Vec::new(),
+            delta: HashMap::new(),
         })
     }
 

@@ -20,6 +20,8 @@ enum Side {
 struct Point {
     loops: Vec<(usize, Lin)>,
     pos: (bool, usize),
+    /// The rank's level at this point (progress only; `None`: program order alone).
+    level: Option<i64>,
 }
 
 fn ov() -> String {
@@ -95,6 +97,13 @@ impl Ctx<'_> {
         let mut eqs = vec![(solve::lin(s, &ev.owner, pre).ok_or_else(ov)?, owner.clone())];
         for (l, r) in ev.index.iter().zip(idx) {
             eqs.push((solve::lin(s, l, pre).ok_or_else(ov)?, r.clone()));
+        }
+        // Equalities on the path (`if me == root`) determine variables too; they stay in
+        // the guard, where the solution makes them true.
+        for c in &ev.guard {
+            if let Formula::Eq0(l) = s.conds[*c as usize].clone() {
+                eqs.push((solve::lin(s, &l, pre).ok_or_else(ov)?, Lin::k(0)));
+            }
         }
         let sol = solve::solve(s, &vars, &trips, &eqs).ok_or_else(ov)?;
         let mut map = pre.clone();
@@ -284,11 +293,45 @@ impl Ctx<'_> {
                 .map(|l| (pass.loops[*l].stmt, Lin::atom(pass.loops[*l].atom)))
                 .collect(),
             pos: ev.pos(),
+            level: None,
         }
+    }
+
+    /// The level of a statement: the highest level of a wait that can run before it
+    /// (earlier in the text, not in the other branch of an `if`), so levels never
+    /// decrease along an execution.
+    fn level_before(&self, ev: &PEv) -> i64 {
+        self.a
+            .events
+            .iter()
+            .filter(|w| {
+                matches!(w.kind, PKind::Wait { .. })
+                    && w.pos() < ev.pos()
+                    && !self.a.exclusive(w, ev)
+            })
+            .map(|w| self.level_of_wait(w))
+            .max()
+            .unwrap_or(0)
+            .max(0)
+    }
+
+    /// The level of a wait: its level before plus its own raise.
+    fn level_of_wait(&self, w: &PEv) -> i64 {
+        self.level_before(w) + self.delta.get(&w.span.start).copied().unwrap_or(0)
     }
 
     /// Credits that `ev` (pass B) sends to the cell at program points before `at`.
     fn before(&mut self, ev: &PEv, owner: &Lin, idx: &[Lin], at: &Point) -> Result<GLin, String> {
+        if let Some(lw) = at.level {
+            let ln = self.level_before(ev);
+
+            if ln > lw {
+                return Ok(Vec::new());
+            }
+            if ln < lw {
+                return self.total(ev, owner, idx, None);
+            }
+        }
         let Some((map, g, free)) = self.reach(Side::B, ev, owner, idx, &Map::new(), &[])? else {
             return Ok(Vec::new());
         };
@@ -367,19 +410,56 @@ impl Ctx<'_> {
             .filter(|e| matches!(e.kind, PKind::Wait { .. }))
             .cloned()
             .collect();
-        for w in waits {
-            let need = self.need(&w)?;
-            let at = self.point(&w, Side::A);
-            let credit = self.credit_before(&w, &w.owner.clone(), &w.index.clone(), &at)?;
-            let d = credit.sub(&need).ok_or_else(ov)?;
-            self.holds(&w.guard, Prop::Ge0(d)).map_err(|r| {
-                format!(
-                    "a wait on `{}` is not shown reached by credits sent before it ({r})",
-                    self.p.signals[w.signal].name
-                )
-            })?;
+        // Rank waits by (level, program point); a straight-line wait that is not shown
+        // reached is raised above every notify on its signal, and everything is checked
+        // again (at most one round per straight-line wait, plus one).
+        let rounds = waits.iter().filter(|w| w.loops.is_empty()).count() + 1;
+        let mut last = Ok(());
+        for _ in 0..rounds {
+            last = Ok(());
+            let mut raised = false;
+            for w in &waits {
+                if let Err(e) = self.reached(w) {
+                    if last.is_ok() {
+                        last = Err(e);
+                    }
+                    if w.loops.is_empty() {
+                        let top = self
+                            .b
+                            .events
+                            .iter()
+                            .filter(|n| n.signal == w.signal && n.is_add())
+                            .map(|n| self.level_before(n))
+                            .max()
+                            .unwrap_or(0);
+                        let d = top + 1 - self.level_before(w);
+                        if d > self.delta.get(&w.span.start).copied().unwrap_or(0) {
+                            self.delta.insert(w.span.start, d);
+                            raised = true;
+                        }
+                    }
+                }
+            }
+            if last.is_ok() || !raised {
+                break;
+            }
         }
-        Ok(())
+        last
+    }
+
+    /// The wait's threshold is reached by the credits sent at lower ranks.
+    fn reached(&mut self, w: &PEv) -> Result<(), String> {
+        let need = self.need(w)?;
+        let mut at = self.point(w, Side::A);
+        at.level = Some(self.level_of_wait(w));
+        let credit = self.credit_before(w, &w.owner.clone(), &w.index.clone(), &at)?;
+        let d = credit.sub(&need).ok_or_else(ov)?;
+        self.holds(&w.guard, Prop::Ge0(d)).map_err(|r| {
+            format!(
+                "a wait on `{}` is not shown reached by credits sent before it ({r})",
+                self.p.signals[w.signal].name
+            )
+        })
     }
 
     fn need(&mut self, w: &PEv) -> Result<Lin, String> {
@@ -650,6 +730,7 @@ impl Ctx<'_> {
                 })
                 .collect(),
             pos: prev.pos(),
+            level: None,
         };
         let sent = self.credit_before(w, &w.owner.clone(), &w.index.clone(), &at)?;
         let d = need
