@@ -104,6 +104,20 @@ fn a_counter_with_many_writers_is_counted() {
     assert!(short.proof("deadlock").is_none(), "{:?}", short.results);
     let leak = outcome(&GATHER.replace("-= P - 1;", "-= P - 2;"));
     assert!(leak.proof("credit-balance").is_none(), "{:?}", leak.results);
+    assert!(o.proof("stale-credit").is_some(), "{:?}", o.results);
+    // A partial threshold with a full reset: a late arrival of call k survives the
+    // reset and satisfies call k+1's wait. Not proved (the enumerated route refutes it).
+    let partial = outcome(&GATHER.replace("wait arrive[0] >= P - 1;", "wait arrive[0] >= 1;"));
+    assert!(
+        partial.proof("stale-credit").is_none(),
+        "{:?}",
+        partial.results
+    );
+    assert!(
+        partial.proof("credit-balance").is_some(),
+        "{:?}",
+        partial.results
+    );
 }
 
 fn fixtures() -> Vec<std::path::PathBuf> {

@@ -562,6 +562,9 @@ impl Ctx<'_> {
                 .filter(|e| e.signal == s && matches!(e.kind, PKind::Wait { .. }))
                 .cloned()
                 .collect();
+            if !waits.is_empty() && self.many_writers(s)? {
+                self.observes_all(s, &waits)?;
+            }
             // The round of each wait: its variable the cell does not determine.
             let mut rounds: Vec<Option<AtomId>> = Vec::new();
             for w in &waits {
@@ -637,6 +640,101 @@ impl Ctx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The positive body credits of signal `s`, as notify statements of pass B.
+    fn body_credits(&mut self, s: SignalId) -> Vec<PEv> {
+        let evs: Vec<PEv> = self.notifies_on(s);
+        evs.into_iter()
+            .filter(|e| {
+                !e.epilogue
+                    && e.is_add()
+                    && match &e.kind {
+                        PKind::Notify { value: Some(v), .. } => {
+                            self.run.syms.ub(v).is_none_or(|x| x > 0)
+                        }
+                        _ => true,
+                    }
+            })
+            .collect()
+    }
+
+    /// True when a cell of `s` may receive credits from more than one (rank, block)
+    /// in one call: a statement whose writer the cell does not determine, or two
+    /// statements whose writers differ.
+    fn many_writers(&mut self, s: SignalId) -> Result<bool, String> {
+        let (o, idx) = self.generic_cell(s)?;
+        let actor: Vec<AtomId> = std::iter::once(self.b.me).chain(self.b.blk).collect();
+        let mut writer: Option<Vec<Lin>> = None;
+        for e in self.body_credits(s) {
+            let Some((map, _, free)) = self.reach(Side::B, &e, &o, &idx, &Map::new(), &[])? else {
+                continue;
+            };
+            if actor.iter().any(|x| free.contains(x)) {
+                return Ok(true);
+            }
+            let w: Vec<Lin> = actor.iter().map(|x| map[x].clone()).collect();
+            match &writer {
+                None => writer = Some(w),
+                Some(prev) if *prev == w => {}
+                Some(_) => return Ok(true),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Several writers, one counter: the owner resets a call's credits only after a
+    /// wait that has seen every credit of the call (its threshold is at least the
+    /// call's total), so no late credit of call k is left for call k+1 to count. The
+    /// single-writer prefix argument of the reuse theorem does not hold for unordered
+    /// writers (README, "The reuse theorem").
+    fn observes_all(&mut self, s: SignalId, waits: &[PEv]) -> Result<(), String> {
+        let (o, idx) = self.generic_cell(s)?;
+        let mut total: GLin = Vec::new();
+        for e in self.body_credits(s) {
+            total.extend(self.total(&e, &o, &idx, None)?);
+        }
+        let total = solve::flat(&mut self.run.syms, &total).ok_or_else(ov)?;
+        let mut sees = Vec::new();
+        for w in waits {
+            let Some(k) = self.a.events.iter().position(|e| e.span == w.span) else {
+                continue;
+            };
+            let wb = self.b.events[k].clone();
+            let Some((map, g, free)) = self.reach(Side::B, &wb, &o, &idx, &Map::new(), &[])? else {
+                continue;
+            };
+            if !free.is_empty() {
+                continue;
+            }
+            let need = self.need(&wb)?;
+            let need = solve::lin(&mut self.run.syms, &need, &map).ok_or_else(ov)?;
+            let d = need.sub(&total).ok_or_else(ov)?;
+            let mut cs: Vec<CondV> = g.iter().map(|c| CondV::Sym(*c)).collect();
+            cs.push(self.run.syms.formula(Formula::Ge0(d)));
+            sees.push(self.run.syms.junction(true, cs));
+        }
+        let sy = &mut self.run.syms;
+        let credited = sy.formula(Formula::Ge0(total.add(&Lin::k(-1)).ok_or_else(ov)?));
+        let any = sy.junction(false, sees);
+        let none = sy.not(any);
+        let bad = sy.junction(true, vec![credited, none]);
+        let g = match bad {
+            CondV::Const(false) => return Ok(()),
+            CondV::Const(true) => {
+                return Err(format!(
+                    "`{}` has several writers per cell and no wait sees every credit of a call before the reset",
+                    self.p.signals[s].name
+                ))
+            }
+            CondV::Sym(id) => vec![id],
+        };
+        self.holds(&Vec::new(), Prop::Never(g)).map_err(|r| {
+            format!(
+                "`{}` has several writers per cell and no wait is shown to see every credit of a call before the reset ({r})",
+                self.p.signals[s].name
+            )
+        })
     }
 
     /// `r := trip - 1` (the last iteration of a wait's loop of rounds).
