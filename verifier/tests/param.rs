@@ -269,3 +269,69 @@ fn a_gather_release_barrier_is_ranked_by_levels() {
     let o = outcome(&cyclic);
     assert!(o.proof("deadlock").is_none(), "{:?}", o.results);
 }
+
+/// Generated cross-check: one-token mutations of every example (thresholds, values,
+/// comparisons, loop ranges, targets). Whatever validates must not make the parametric
+/// route panic, and no obligation the enumerated route refutes may be proved by it.
+#[test]
+fn mutants_never_get_a_proof_enumeration_refutes() {
+    const MUTATIONS: [(&str, &str); 10] = [
+        ("+= 1;", "+= 2;"),
+        ("-= 1;", "-= 2;"),
+        (">= 1;", ">= 2;"),
+        (">= t + 1;", ">= t;"),
+        (">= k + 2;", ">= k + 1;"),
+        (">=", ">"),
+        ("in peers", "in ranks"),
+        ("@ p", "@ rank(0)"),
+        ("sig[me]", "sig[0]"),
+        ("sig[p]", "sig[me]"),
+    ];
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for f in examples() {
+        let text = std::fs::read_to_string(&f).expect("read");
+        for (from, to) in MUTATIONS {
+            for (n, (at, _)) in text.match_indices(from).take(2).enumerate() {
+                let mut t = text.clone();
+                t.replace_range(at..at + from.len(), to);
+                let c = collc_verifier::validate(&t);
+                let Some(p) = c.protocol else { continue };
+                let o = collc_verifier::param::prove(&p, Duration::from_secs(10));
+                let mut opts = collc_verifier::check::Options::default();
+                opts.timeout_ms = 5_000;
+                let r = collc_verifier::check::verify(&p, &opts);
+                checked += 1;
+                // A deadlock proof is checked against the simulator at small bounds.
+                if o.proof("deadlock").is_some() {
+                    let b = collc_verifier::bounded::BoundedOptions {
+                        budget: Duration::from_millis(400),
+                        max_states: 20_000,
+                        relaxed_max_states: 2_000,
+                        ..Default::default()
+                    };
+                    for ob in collc_verifier::bounded::check(&p, &b) {
+                        if ob.id == "deadlock" && ob.status == collc_verifier::Status::Violated {
+                            bad.push(format!(
+                                "{} [{from} -> {to} #{n}]: deadlock proved, simulator: {:?}",
+                                f.display(),
+                                ob.findings.first().map(|x| &x.message)
+                            ));
+                        }
+                    }
+                }
+                for ob in &r.obligations {
+                    let refuted = matches!(
+                        ob.status,
+                        collc_verifier::Status::Violated | collc_verifier::Status::Warning
+                    );
+                    if refuted && o.proof(&ob.id).is_some() {
+                        bad.push(format!("{} [{from} -> {to} #{n}]: {}", f.display(), ob.id));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} mutants validated");
+    assert!(bad.is_empty(), "{bad:#?}");
+}

@@ -28,6 +28,10 @@ fn ov() -> String {
     "arithmetic overflow".into()
 }
 
+fn unknown_var() -> String {
+    "a loop variable outside its pass".into()
+}
+
 impl Ctx<'_> {
     fn pass(&self, s: Side) -> &Pass {
         match s {
@@ -179,7 +183,12 @@ impl Ctx<'_> {
             if !free.contains(&x) {
                 continue;
             }
-            let t = solve::lin(&mut self.run.syms, &trips[&x], map).ok_or_else(ov)?;
+            let t = solve::lin(
+                &mut self.run.syms,
+                trips.get(&x).ok_or_else(unknown_var)?,
+                map,
+            )
+            .ok_or_else(ov)?;
             g = if num {
                 solve::sum(&mut self.run.syms, &g, x, &t)?
             } else {
@@ -385,7 +394,12 @@ impl Ctx<'_> {
                     {
                         return Err("a loop over ranks shared by a notify and a wait that the cell does not determine".into());
                     }
-                    let t = solve::lin(&mut self.run.syms, &trips[&b], &map).ok_or_else(ov)?;
+                    let t = solve::lin(
+                        &mut self.run.syms,
+                        trips.get(&b).ok_or_else(unknown_var)?,
+                        &map,
+                    )
+                    .ok_or_else(ov)?;
                     let s = &mut self.run.syms;
                     let part = solve::sum(s, &full, b, &a)?;
                     let m: Map = [(b, a.clone())].into_iter().collect();
@@ -673,7 +687,7 @@ impl Ctx<'_> {
             if actor.iter().any(|x| free.contains(x)) {
                 return Ok(true);
             }
-            let w: Vec<Lin> = actor.iter().map(|x| map[x].clone()).collect();
+            let w: Vec<Lin> = actor.iter().filter_map(|x| map.get(x).cloned()).collect();
             match &writer {
                 None => writer = Some(w),
                 Some(prev) if *prev == w => {}
@@ -742,7 +756,11 @@ impl Ctx<'_> {
         let Some(r) = r else {
             return Ok(Map::new());
         };
-        let t = self.trips(Side::A)[&r].clone();
+        let t = self
+            .trips(Side::A)
+            .get(&r)
+            .cloned()
+            .ok_or_else(unknown_var)?;
         Ok([(r, t.add(&Lin::k(-1)).ok_or_else(ov)?)]
             .into_iter()
             .collect())
@@ -887,7 +905,12 @@ impl Ctx<'_> {
                     {
                         return Err("a wait under a condition on its loop variable".into());
                     }
-                    let t = solve::lin(&mut self.run.syms, &trips[&x], &map).ok_or_else(ov)?;
+                    let t = solve::lin(
+                        &mut self.run.syms,
+                        trips.get(&x).ok_or_else(unknown_var)?,
+                        &map,
+                    )
+                    .ok_or_else(ov)?;
                     cs.push(
                         self.run
                             .syms

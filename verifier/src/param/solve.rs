@@ -162,7 +162,7 @@ pub fn solve(
                 let keys: Vec<AtomId> = map.keys().copied().collect();
                 for k in keys {
                     if k != x {
-                        let v = map[&k].clone();
+                        let v = map.get(&k)?.clone();
                         let nv = lin(s, &v, &single)?;
                         map.insert(k, nv);
                     }
