@@ -298,8 +298,7 @@ fn mutants_never_get_a_proof_enumeration_refutes() {
                 let c = collc_verifier::validate(&t);
                 let Some(p) = c.protocol else { continue };
                 let o = collc_verifier::param::prove(&p, Duration::from_secs(10));
-                let mut opts = collc_verifier::check::Options::default();
-                opts.timeout_ms = 5_000;
+                let opts = collc_verifier::check::Options { timeout_ms: 5_000 };
                 let r = collc_verifier::check::verify(&p, &opts);
                 checked += 1;
                 // A deadlock proof is checked against the simulator at small bounds.
