@@ -1,4 +1,4 @@
-//! `collc verify FILE... [--format text|json] [--timeout-ms MS] [--bounded-budget-ms MS]
+//! `collc verify FILE... [--format text|json|sarif] [--timeout-ms MS] [--bounded-budget-ms MS]
 //! [--no-bounded] [--explain]`: every obligation of each file, symbolic and bounded
 //! (`collc_verifier::verify`; see `verifier/README.md`), or its credit table. Several
 //! files end with one summary line.
@@ -16,6 +16,8 @@ pub enum Format {
     Text,
     /// One JSON object per file on stdout (schema in verifier/README.md).
     Json,
+    /// One SARIF 2.1.0 log for all files on stdout (code-scanning services).
+    Sarif,
 }
 
 /// Arguments of `collc verify`.
@@ -42,17 +44,26 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
     let mut io = false;
     let mut tally = Tally::default();
     let mut table_failed = false;
+    let sarif = args.format == Format::Sarif && !args.explain;
+    let mut log = crate::render::sarif::SarifLog::default();
     for f in &args.files {
         let l = match load(f) {
             Ok(l) => l,
             Err(LoadError::Io(msg)) => {
                 out.err(format!("error: {msg}"));
+                if sarif {
+                    log.add_io_error(&msg);
+                }
                 io = true;
                 tally.invalid += 1;
                 continue;
             }
             Err(LoadError::Invalid(src, diags)) => {
-                out.diagnostics(&src, &diags, style);
+                if sarif {
+                    log.add_diagnostics(&src, &diags);
+                } else {
+                    out.diagnostics(&src, &diags, style);
+                }
                 tally.invalid += 1;
                 continue;
             }
@@ -61,7 +72,7 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
             match collc_verifier::table::explain(&l.protocol) {
                 Ok(t) => match args.format {
                     Format::Text => out.out(t.render()),
-                    Format::Json => out.out(
+                    Format::Json | Format::Sarif => out.out(
                         serde_json::to_string(&serde_json::json!({"file": f, "table": t}))
                             .unwrap_or_default(),
                     ),
@@ -78,12 +89,13 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
         match args.format {
             Format::Text => show::text(&report, &l.source, style, out),
             Format::Json => show::json(&report, &l.source, out),
+            Format::Sarif => log.add_report(&report, &l.source),
         }
     }
     if args.files.len() > 1 && !args.explain && args.format == Format::Text {
         out.out(show::summary(&tally, start.elapsed()));
     }
-    if io {
+    let code = if io {
         exit::USAGE
     } else if tally.violated > 0 || tally.invalid > 0 {
         exit::INPUT
@@ -91,5 +103,9 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
         exit::UNKNOWN
     } else {
         exit::OK
+    };
+    if sarif {
+        out.out(log.render(code));
     }
+    code
 }
