@@ -40,25 +40,24 @@ fn region(src: &Source, span: Span) -> Value {
     })
 }
 
+/// The index of `s` in `list`, appended if absent.
+fn index_of(list: &mut Vec<String>, s: &str) -> usize {
+    match list.iter().position(|x| x == s) {
+        Some(i) => i,
+        None => {
+            list.push(s.to_string());
+            list.len() - 1
+        }
+    }
+}
+
 impl SarifLog {
     fn rule(&mut self, code: &str) -> usize {
-        match self.rules.iter().position(|r| r == code) {
-            Some(i) => i,
-            None => {
-                self.rules.push(code.to_string());
-                self.rules.len() - 1
-            }
-        }
+        index_of(&mut self.rules, code)
     }
 
     fn artifact(&mut self, name: &str) -> usize {
-        match self.artifacts.iter().position(|a| a == name) {
-            Some(i) => i,
-            None => {
-                self.artifacts.push(name.to_string());
-                self.artifacts.len() - 1
-            }
-        }
+        index_of(&mut self.artifacts, name)
     }
 
     fn location(&mut self, src: &Source, span: Span, message: Option<&str>) -> Value {
