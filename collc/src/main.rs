@@ -55,6 +55,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: cmd::ir::Format,
     },
+    /// Write a verified starting protocol of a collective kind (`NAME.coll`, or `-o -`).
+    New(cmd::new::NewArgs),
     /// Run a protocol in the simulator (every schedule by default), with rank skew
     /// across back-to-back calls; replays a verifier counterexample given its parameters.
     Sim(cmd::sim::SimArgs),
@@ -92,6 +94,7 @@ fn main() {
             Command::Fmt { check, files } => cmd::fmt::run(&files, check, style, &mut out),
             Command::Ir { file, format } => cmd::ir::run(&file, format, style, &mut out),
             Command::Sim(args) => cmd::sim::run(&args, style, &mut out),
+            Command::New(args) => cmd::new::run(&args, &mut out),
             Command::Verify(args) => cmd::verify::run(&args, style, &mut out),
             Command::Cost(args) => cmd::cost::run(&args, style, &mut out),
             Command::Emit(args) => cmd::emit::run(&args, style, &mut out),

@@ -325,6 +325,11 @@ fn the_pre_commit_hook_gates_staged_protocols() {
     assert_eq!(hook("undecided", "--no-bounded").status.code(), Some(3));
     // Fully verified: the commit goes ahead.
     let out = hook("good", "");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,6 +9,7 @@ pub mod lower;
 pub mod meaning;
 pub mod params;
 pub mod print;
+pub mod templates;
 
 use collc_grammar::Diagnostic;
 

@@ -8,6 +8,7 @@ pub mod fmt;
 pub mod gate;
 pub mod ir;
 pub mod mpi;
+pub mod new;
 pub mod run;
 pub mod sim;
 pub mod verify;
