@@ -59,7 +59,7 @@ pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
             return exit::USAGE;
         }
     };
-    let c = match collc_verifier::table::cost(&l.protocol, &given) {
+    let c = match collc_verifier::cost::cost(&l.protocol, &given) {
         Ok(c) => c,
         Err(e) => {
             out.err(format!("error: {e}"));

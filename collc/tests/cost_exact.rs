@@ -1,0 +1,134 @@
+//! `collc cost` formulas are exact: for every merged example, at several world sizes
+//! (non-powers of two included) and several parameter values, each row's value —
+//! evaluated from the derived formula, or for a row with no closed form from the
+//! IR's control flow — equals what the simulator counts in one round-robin call.
+
+use collc_sim::report::EvKind;
+use collc_sim::{Schedule, SimConfig};
+use collc_spec::ir::{Protocol, VarKind};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|x| x == "coll"));
+    v.sort();
+    v
+}
+
+fn protocol(path: &Path) -> Protocol {
+    let text = std::fs::read_to_string(path).unwrap();
+    let c = collc_verifier::validate(&text);
+    match c.protocol {
+        Some(p) => p,
+        None => panic!("{}: {:#?}", path.display(), c.diagnostics),
+    }
+}
+
+/// Remote atomics, local notifies, waits and fences the simulator executes in one call.
+fn simulated(p: &Protocol, params: &BTreeMap<String, i64>) -> [i64; 4] {
+    let cfg = SimConfig {
+        calls: 1,
+        schedule: Schedule::RoundRobin,
+        ..SimConfig::default()
+    };
+    let events = collc_sim::explore::sample_trace(p, params, &cfg).expect("simulate");
+    let mut out = [0i64; 4];
+    for e in &events {
+        match e.kind {
+            EvKind::Notify { to, .. } if to != e.rank => out[0] += 1,
+            EvKind::Notify { .. } => out[1] += 1,
+            EvKind::WaitPass { .. } => out[2] += 1,
+            EvKind::Fence => out[3] += 1,
+            EvKind::Fault | EvKind::WaitBlocked { .. } => panic!("{}: {e:?}", p.name),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Parameter assignments to try at world size `w`: each parameter walks its own list
+/// of candidates (its lower bound, small values, sizes that do and do not divide
+/// into tiles or by `w`), clipped to its domain; rank parameters take 0 and `w - 1`.
+fn assignments(p: &Protocol, w: i64) -> Vec<BTreeMap<String, i64>> {
+    let world = p.var_name(p.world).to_string();
+    (0..5)
+        .map(|i| {
+            let mut m = BTreeMap::new();
+            m.insert(world.clone(), w);
+            for v in p.inputs().into_iter().skip(1) {
+                let x = match p.vars[v].kind {
+                    VarKind::Param { domain: None } => [0, w - 1][i % 2],
+                    VarKind::Param {
+                        domain: Some((lo, hi)),
+                    } => {
+                        let c = [lo, 3, 300 * w, 1000, 17 * 4096 + 5][i];
+                        c.clamp(lo, hi)
+                    }
+                    _ => continue,
+                };
+                m.insert(p.var_name(v).to_string(), x);
+            }
+            m
+        })
+        .collect()
+}
+
+#[test]
+fn cost_values_match_the_simulator() {
+    let mut checked = 0;
+    for f in examples() {
+        let p = protocol(&f);
+        let VarKind::World { lo, hi } = p.vars[p.world].kind else {
+            panic!("world size")
+        };
+        let mut here = 0;
+        for w in [2i64, 3, 5, 7, 12]
+            .into_iter()
+            .filter(|w| (lo..=hi).contains(w))
+        {
+            for a in assignments(&p, w) {
+                if collc_spec::eval::bind(&p, &a).is_err() {
+                    continue; // a `require` rules it out
+                }
+                let c = collc_verifier::cost::cost(&p, &a).expect("cost");
+                let got: Vec<Option<i64>> = c.rows.iter().map(|r| r.value).collect();
+                let want = simulated(&p, &a);
+                assert_eq!(
+                    got,
+                    want.iter().map(|x| Some(*x)).collect::<Vec<_>>(),
+                    "{} at {a:?}: {:#?}",
+                    f.display(),
+                    c.rows
+                );
+                here += 1;
+            }
+        }
+        assert!(here >= 5, "{}: only {here} assignments", f.display());
+        checked += here;
+    }
+    assert!(checked > 100);
+}
+
+#[test]
+fn formulas_do_not_depend_on_the_declared_world_bound() {
+    // The derivation never enumerates P: widening the domain changes no formula.
+    for f in examples() {
+        let p = protocol(&f);
+        let mut wide = p.clone();
+        if let VarKind::World { lo, .. } = p.vars[p.world].kind {
+            wide.vars[p.world].kind = VarKind::World { lo, hi: 65536 };
+        }
+        let a = collc_verifier::cost::cost(&p, &BTreeMap::new()).unwrap();
+        let b = collc_verifier::cost::cost(&wide, &BTreeMap::new()).unwrap();
+        let fa: Vec<&str> = a.rows.iter().map(|r| r.formula.as_str()).collect();
+        let fb: Vec<&str> = b.rows.iter().map(|r| r.formula.as_str()).collect();
+        assert_eq!(fa, fb, "{}", f.display());
+    }
+}
