@@ -13,12 +13,20 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+fn coll_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     v.retain(|p| p.extension().is_some_and(|x| x == "coll"));
     v.sort();
+    v
+}
+
+/// The merged examples and this test's fixtures (guards on loop variables, a ring).
+fn examples() -> Vec<PathBuf> {
+    let mut v = coll_files(&root().join("examples"));
+    assert!(v.len() >= 8, "examples/ holds the merged kernels");
+    v.extend(coll_files(&root().join("collc/tests/cost_fixtures")));
     v
 }
 
@@ -114,6 +122,40 @@ fn cost_values_match_the_simulator() {
         checked += here;
     }
     assert!(checked > 100);
+}
+
+fn formulas(path: &str) -> Vec<String> {
+    let p = protocol(&root().join(path));
+    let c = collc_verifier::cost::cost(&p, &BTreeMap::new()).unwrap();
+    c.rows.into_iter().map(|r| r.formula).collect()
+}
+
+#[test]
+fn formulas_are_closed_forms_or_say_they_are_not() {
+    assert_eq!(
+        formulas("examples/allreduce_mesh.coll"),
+        [
+            "P * (P - 1) * (A + ceil(n / 256))",
+            "P * (P - 1) * A",
+            "P * (P - 1) * (A + ceil(n / 256))",
+            "2 * P * (A + ceil(n / 256))"
+        ]
+    );
+    assert_eq!(
+        formulas("examples/allreduce_ring.coll")[3],
+        "2 * P * (2*P - 1) - 2*[P == 1]"
+    );
+    assert_eq!(
+        formulas("examples/incore_allreduce_ring.coll")[0],
+        "4 * P * (P - 1)^2 * K"
+    );
+    assert_eq!(
+        formulas("collc/tests/cost_fixtures/ring_neighbour.coll"),
+        ["P - [P == 1]", "P + [P == 1]", "P", "0"]
+    );
+    let g = formulas("collc/tests/cost_fixtures/guarded_loops.coll");
+    assert_eq!(g[0], "P * (P - 1)");
+    assert!(g[3].starts_with("no closed form: "), "{g:?}");
 }
 
 #[test]

@@ -30,6 +30,8 @@ pub struct Walk<'a> {
     peers: BTreeSet<VarId>,
     /// Summation indices made so far (ids from `p.vars.len()`).
     fresh: usize,
+    /// Why a count has no closed form, by kind.
+    failed: [Option<String>; 4],
 }
 
 fn corners(a: Iv, b: Iv, f: &dyn Fn(f64, f64) -> f64) -> Iv {
@@ -60,6 +62,7 @@ impl<'a> Walk<'a> {
             bounds: BTreeMap::new(),
             peers: BTreeSet::new(),
             fresh: 0,
+            failed: Default::default(),
         }
     }
 
@@ -156,8 +159,8 @@ impl<'a> Walk<'a> {
                 let (ra, rb) = (self.range(x), self.range(y));
                 match f {
                     Fun::CeilDiv | Fun::Div if y.as_const() == Some(Rat::int(1)) => x.clone(),
-                    Fun::Min if x == y || ra.1 <= rb.0 || self.min_of(x, y) => x.clone(),
-                    Fun::Min if rb.1 <= ra.0 || self.min_of(y, x) => y.clone(),
+                    Fun::Min if x == y || ra.1 <= rb.0 || self.below(x, y) => x.clone(),
+                    Fun::Min if rb.1 <= ra.0 || self.below(y, x) => y.clone(),
                     Fun::Max if x == y || ra.0 >= rb.1 => x.clone(),
                     Fun::Max if rb.0 >= ra.1 => y.clone(),
                     _ => Poly::atom(whole),
@@ -173,6 +176,23 @@ impl<'a> Walk<'a> {
                 let r = self.range(&d);
                 match t {
                     Test::Eq0 => {
+                        if let Some(c) = self.rotation(&d) {
+                            // (x + c) % P == x  iff  P divides c
+                            let m = self.mk(Atom::Fun(
+                                Fun::Mod,
+                                vec![Poly::k(c), Poly::var(self.p.world)],
+                            ));
+                            return self.mk(Atom::Ind(Test::Eq0, m));
+                        }
+                        if let Some(Atom::Fun(Fun::Mod, args)) = single(&d) {
+                            // c % P == 0 for c = ±1 iff P == 1
+                            let unit = args[0]
+                                .as_const()
+                                .is_some_and(|c| c.0.abs() == 1 && c.1 == 1);
+                            if unit && args[1] == Poly::var(self.p.world) {
+                                return self.mk(Atom::Ind(Test::Eq0, args[1].sub(&Poly::k(1))));
+                            }
+                        }
                         if r.0 > 0.0 || r.1 < 0.0 || self.peer_vs_me(&d) {
                             return Poly::k(0);
                         }
@@ -200,6 +220,49 @@ impl<'a> Walk<'a> {
                 }
             }
         }
+    }
+
+    /// `x` is a rank variable and `y` the world size, or `x` is `min(y, _)` (so `x <= y`).
+    fn below(&self, x: &Poly, y: &Poly) -> bool {
+        *y == Poly::var(self.p.world) && self.rank_var(x).is_some() || self.min_of(x, y)
+    }
+
+    /// The variable, when `x` is one rank-typed variable (`me`, a rank parameter, a
+    /// `peers`/`ranks` loop variable): a value in `0..P`.
+    fn rank_var(&self, x: &Poly) -> Option<VarId> {
+        match single(x)? {
+            Atom::Var(v)
+                if *v == self.p.me || self.p.vars.get(*v).is_some_and(|x| x.ty == Ty::Rank) =>
+            {
+                Some(*v)
+            }
+            _ => None,
+        }
+    }
+
+    /// `d` is `(x + c) % P - x` (either sign) for a rank variable `x`: `Some(c)`.
+    fn rotation(&self, d: &Poly) -> Option<i128> {
+        for d in [d.clone(), d.scale(Rat::int(-1))] {
+            let m =
+                d.0.iter()
+                    .find(|(m, _)| matches!(m.as_slice(), [Atom::Fun(Fun::Mod, _)]));
+            let Some((mono, one)) = m else { continue };
+            let [Atom::Fun(Fun::Mod, args)] = mono.as_slice() else {
+                continue;
+            };
+            if *one != Rat::int(1) || args[1] != Poly::var(self.p.world) {
+                continue;
+            }
+            let mut t = BTreeMap::new();
+            t.insert(mono.clone(), *one);
+            let x = Poly(t).sub(&d); // x = mod - d
+            let Some(v) = self.rank_var(&x) else { continue };
+            let c = args[0].sub(&Poly::var(v)).as_const()?;
+            if c.1 == 1 {
+                return Some(c.0);
+            }
+        }
+        None
     }
 
     /// `x` is a top-level `let` defined as `min(y, _)` or `min(_, y)` (so `x <= y`).
@@ -380,7 +443,7 @@ impl<'a> Walk<'a> {
             let rest = Poly(t);
             let cant = || {
                 format!(
-                    "cannot count the {} for which `{}` holds",
+                    "cannot count the values of {} for which `{}` holds",
                     names.var(v),
                     names.atom(&m[i])
                 )
@@ -443,6 +506,23 @@ impl<'a> Walk<'a> {
         re.0 >= 0.0 && re.1 < rn.0
     }
 
+    /// Records that count `k` has no closed form (the first reason is kept).
+    fn fail(&mut self, k: usize, why: String) {
+        if self.failed[k].is_none() {
+            self.failed[k] = Some(why);
+        }
+    }
+
+    fn sum_or_fail(&mut self, k: usize, f: &Poly, v: VarId, n: &Poly) -> Option<Poly> {
+        match self.sum(f, v, n) {
+            Ok(x) => Some(x),
+            Err(why) => {
+                self.fail(k, why);
+                None
+            }
+        }
+    }
+
     /// Counts of one block's statements per execution, and the indicator that the
     /// block ran to its end (a top-level `return if c` ends it when `c` holds).
     pub fn block(&mut self, b: &Block, top: bool) -> Result<(Counts, Poly), String> {
@@ -499,10 +579,24 @@ impl<'a> Walk<'a> {
                     Some(b) => self.block(b, false)?.0,
                     None => Default::default(),
                 };
-                if t.iter().chain(e.iter()).any(|x| !x.is_zero()) {
-                    let c = self.ind(cond)?;
-                    for k in 0..4 {
-                        out[k] = c.mul(&t[k]).add(&c.not().mul(&e[k]));
+                match self.ind(cond) {
+                    Ok(c) => {
+                        for k in 0..4 {
+                            out[k] = c.mul(&t[k]).add(&c.not().mul(&e[k]));
+                        }
+                    }
+                    Err(why) => {
+                        for k in 0..4 {
+                            if !(t[k].is_zero() && e[k].is_zero()) {
+                                self.fail(
+                                    k,
+                                    format!(
+                                        "the guard `{}`: {why}",
+                                        collc_spec::print::cond_to_string(self.p, cond)
+                                    ),
+                                );
+                            }
+                        }
                     }
                 }
             }
@@ -522,7 +616,10 @@ impl<'a> Walk<'a> {
                             if b[k].is_zero() {
                                 continue;
                             }
-                            out[k] = self.sum(&b[k], *var, &world)?;
+                            let Some(all) = self.sum_or_fail(k, &b[k], *var, &world) else {
+                                continue;
+                            };
+                            out[k] = all;
                             if peers {
                                 let me = Poly::var(self.p.me);
                                 out[k] = out[k].sub(&b[k].subst(*var, &me, &|a| self.mk(a)));
@@ -537,14 +634,27 @@ impl<'a> Walk<'a> {
                         let (rl, rh) = (self.range(&lo), self.range(&hi));
                         self.bounds.insert(*var, (rl.0, rh.1 - 1.0));
                         let (b, _) = self.block(body, false)?;
-                        let j = self.fresh_index((0.0, self.range(&trips).1 - 1.0));
+                        // Sum over the iteration number j (`var = lo + step*j`); over
+                        // `var` itself when lo is 0 and step 1.
+                        let plain = lo.is_zero() && step == Poly::k(1);
+                        let j = if plain {
+                            *var
+                        } else {
+                            self.fresh_index((0.0, self.range(&trips).1 - 1.0))
+                        };
                         let at = lo.add(&step.mul(&Poly::var(j)));
                         for k in 0..4 {
                             if b[k].is_zero() {
                                 continue;
                             }
-                            let f = b[k].subst(*var, &at, &|a| self.mk(a));
-                            out[k] = self.sum(&f, j, &trips)?;
+                            let f = if plain {
+                                b[k].clone()
+                            } else {
+                                b[k].subst(*var, &at, &|a| self.mk(a))
+                            };
+                            if let Some(x) = self.sum_or_fail(k, &f, j, &trips) {
+                                out[k] = x;
+                            }
                         }
                     }
                 }
@@ -579,6 +689,9 @@ impl<'a> Walk<'a> {
         let world = Poly::var(p.world);
         (0..4)
             .map(|k| {
+                if let Some(why) = &self.failed[k] {
+                    return Err(why.clone());
+                }
                 let per = body[k].add(&go.mul(&epi[k]));
                 let mut all = self.sum(&per, p.me, &world)?;
                 if let Some((v, c)) = &blocks {
@@ -619,6 +732,15 @@ impl<'a> Walk<'a> {
             out = out.add(&f.mul(&co));
         }
         out
+    }
+}
+
+/// The one atom `x` is (coefficient 1), if it is one.
+fn single(x: &Poly) -> Option<&Atom> {
+    let (m, c) = x.0.iter().next()?;
+    match m.as_slice() {
+        [a] if x.0.len() == 1 && *c == Rat::int(1) => Some(a),
+        _ => None,
     }
 }
 
