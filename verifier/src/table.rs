@@ -1,7 +1,7 @@
-//! `collc verify --explain` (the reviewer's per-cell credit table) and `collc cost`
-//! (remote atomics, waits and fences per call), both computed from the same
-//! abstract execution as the proofs and printed as formulas in P that are checked
-//! at every enumerated point.
+//! `collc verify --explain`: the reviewer's per-cell credit table, computed from the
+//! same abstract execution as the proofs; the cell counts are formulas in P
+//! interpolated through, and checked at, every enumerated configuration (the cost
+//! model, `collc cost`, derives its formulas symbolically instead: `crate::cost`).
 
 use crate::check::{chain, contrib};
 use crate::exec::{self, EvKind, Plan, Run, Section, Stop};

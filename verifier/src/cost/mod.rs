@@ -43,8 +43,7 @@ pub fn derive(p: &Protocol) -> Vec<Result<alg::Poly, String>> {
 }
 
 /// Evaluates a derived count at bound parameters.
-pub fn value(p: &Protocol, x: &alg::Poly, b: &collc_spec::eval::Bindings) -> Option<i64> {
-    let _ = p;
+pub fn value(x: &alg::Poly, b: &collc_spec::eval::Bindings) -> Option<i64> {
     i64::try_from(x.eval(&|v| b.env.get(v))?.as_int()?).ok()
 }
 
@@ -66,10 +65,7 @@ pub fn cost(p: &Protocol, given: &BTreeMap<String, i64>) -> Result<CostReport, S
     let mut rows = Vec::new();
     for (k, d) in derived.iter().enumerate() {
         let (formula, value) = match d {
-            Ok(x) => (
-                names.formula(x),
-                bound.as_ref().and_then(|b| value(p, x, b)),
-            ),
+            Ok(x) => (names.formula(x), bound.as_ref().and_then(|b| value(x, b))),
             Err(why) => {
                 let v = bound.as_ref().and_then(|b| {
                     run.get_or_insert_with(|| concrete::counts(p, b))

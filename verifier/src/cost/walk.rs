@@ -490,6 +490,11 @@ impl<'a> Walk<'a> {
     /// Whether `e` lies in `0..n` for every value (rank-typed values in `0..P`).
     fn inside(&self, e: &Poly, n: &Poly) -> bool {
         if *n == Poly::var(self.p.world) {
+            if let Some(Atom::Fun(Fun::Mod, args)) = single(e) {
+                if args.get(1) == Some(n) {
+                    return true;
+                }
+            }
             if let Some((m, c)) = e.0.iter().next() {
                 if e.0.len() == 1 && *c == Rat::int(1) && m.len() == 1 {
                     if let Atom::Var(x) = &m[0] {
