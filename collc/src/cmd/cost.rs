@@ -84,11 +84,7 @@ pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
                 let v = r
                     .value
                     .map_or(String::new(), |v| format!("  = {}", thousands(v)));
-                out.out(
-                    format!("  {:<15} {:<w$}{v}", r.what, r.formula)
-                        .trim_end()
-                        .to_string(),
-                );
+                out.out(format!("  {:<15} {:<w$}{v}", r.what, r.formula).trim_end());
             }
         }
     }

@@ -29,14 +29,6 @@ impl Rat {
     pub fn int(n: i128) -> Rat {
         Rat(n, 1)
     }
-    /// Sum.
-    pub fn add(self, o: Rat) -> Rat {
-        Rat::new(self.0 * o.1 + o.0 * self.1, self.1 * o.1)
-    }
-    /// Product.
-    pub fn mul(self, o: Rat) -> Rat {
-        Rat::new(self.0 * o.0, self.1 * o.1)
-    }
     /// Whether zero.
     pub fn is_zero(self) -> bool {
         self.0 == 0
@@ -48,6 +40,20 @@ impl Rat {
     /// The integer value, if integral.
     pub fn as_int(self) -> Option<i128> {
         (self.1 == 1).then_some(self.0)
+    }
+}
+
+impl std::ops::Add for Rat {
+    type Output = Rat;
+    fn add(self, o: Rat) -> Rat {
+        Rat::new(self.0 * o.1 + o.0 * self.1, self.1 * o.1)
+    }
+}
+
+impl std::ops::Mul for Rat {
+    type Output = Rat;
+    fn mul(self, o: Rat) -> Rat {
+        Rat::new(self.0 * o.0, self.1 * o.1)
     }
 }
 
@@ -145,7 +151,7 @@ impl Poly {
         let mut m = self.0.clone();
         for (k, c) in &o.0 {
             let e = m.entry(k.clone()).or_insert(Rat::int(0));
-            *e = e.add(*c);
+            *e = *e + *c;
             if e.is_zero() {
                 m.remove(k);
             }
@@ -161,7 +167,7 @@ impl Poly {
         if c.is_zero() {
             return Poly::default();
         }
-        Poly(self.0.iter().map(|(k, v)| (k.clone(), v.mul(c))).collect())
+        Poly(self.0.iter().map(|(k, v)| (k.clone(), *v * c)).collect())
     }
     /// Product.
     pub fn mul(&self, o: &Poly) -> Poly {
@@ -177,7 +183,7 @@ impl Poly {
                 }
                 m.sort();
                 let mut t = BTreeMap::new();
-                t.insert(m, x.mul(*y));
+                t.insert(m, *x * *y);
                 out = out.add(&Poly(t));
             }
         }
@@ -245,9 +251,9 @@ impl Poly {
         for (m, c) in &self.0 {
             let mut t = *c;
             for a in m {
-                t = t.mul(Rat::int(a.eval(val)? as i128));
+                t = t * Rat::int(a.eval(val)? as i128);
             }
-            acc = acc.add(t);
+            acc = acc + t;
         }
         Some(acc)
     }

@@ -110,8 +110,8 @@ pub fn counts(p: &Protocol, b: &collc_spec::eval::Bindings) -> Result<[i64; 4], 
                 Ok(()) | Err(Stop::Returned) => {}
                 Err(Stop::Fail(m)) => return Err(m),
             }
-            for k in 0..4 {
-                out[k] += r.out[k];
+            for (o, x) in out.iter_mut().zip(r.out) {
+                *o += x;
             }
         }
     }

@@ -180,7 +180,7 @@ impl Names<'_> {
             break;
         }
         let (c2, common2, rest) = content(&rest);
-        let c = c.mul(c2);
+        let c = c * c2;
         let mut atoms: Mono = common.into_iter().chain(common2).collect();
         atoms.sort();
         let mut parts: Vec<String> = Vec::new();
@@ -265,7 +265,7 @@ fn content(x: &Poly) -> (Rat, Mono, Poly) {
                         left.remove(i);
                     }
                 }
-                (left, v.mul(inv))
+                (left, *v * inv)
             })
             .collect(),
     );

@@ -765,7 +765,7 @@ fn solve_one(d: &Poly) -> Option<(VarId, Rat)> {
         }
     }
     let v = var?;
-    Some((v, b.mul(Rat::new(-a.1, a.0))))
+    Some((v, b * Rat::new(-a.1, a.0)))
 }
 
 /// `Σ_{v in 0..n} v^k` for `k <= 3`.
