@@ -22,7 +22,8 @@ fn coll_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// The merged examples and this test's fixtures (guards on loop variables, a ring).
+/// The merged examples and this test's fixtures (guards on loop variables, a ring,
+/// group leaders).
 fn examples() -> Vec<PathBuf> {
     let mut v = coll_files(&root().join("examples"));
     assert!(v.len() >= 8, "examples/ holds the merged kernels");
@@ -152,6 +153,10 @@ fn formulas_are_closed_forms_or_say_they_are_not() {
     assert_eq!(
         formulas("collc/tests/cost_fixtures/ring_neighbour.coll"),
         ["P - [P == 1]", "P + [P == 1]", "P", "0"]
+    );
+    assert_eq!(
+        formulas("collc/tests/cost_fixtures/group_leaders.coll")[1],
+        "P * (P - 1) + 2 * ceil(P / G)"
     );
     let g = formulas("collc/tests/cost_fixtures/guarded_loops.coll");
     assert_eq!(g[0], "P * (P - 1)");

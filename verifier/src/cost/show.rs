@@ -162,6 +162,48 @@ impl Names<'_> {
         s
     }
 
+    fn by_groups(&self, x: &Poly) -> Option<String> {
+        let world = Atom::Var(self.p.world);
+        let mut groups: BTreeMap<Mono, Poly> = BTreeMap::new();
+        for (m, c) in &x.0 {
+            let key: Mono = m.iter().filter(|a| **a != world).cloned().collect();
+            let mut t = BTreeMap::new();
+            t.insert(m.clone(), *c);
+            let g = groups.entry(key).or_default();
+            *g = g.add(&Poly(t));
+        }
+        if groups.len() < 2 {
+            return None;
+        }
+        // the pure-P group first, constants last
+        let mut gs: Vec<(Mono, Poly)> = groups.into_iter().collect();
+        gs.sort_by_key(|(k, g)| (g.0.keys().all(|m| m.is_empty()), !k.is_empty()));
+        let mut s = String::new();
+        for (_, g) in gs {
+            let f = self.factored(&g);
+            let (neg, body) = match f.strip_prefix('-') {
+                Some(b) => (true, b.to_string()),
+                None => (false, f),
+            };
+            let body = if body.contains(" + ") || body.contains(" - ") && !body.starts_with('(') {
+                if body.split(" * ").count() > 1 {
+                    body
+                } else {
+                    format!("({body})")
+                }
+            } else {
+                body
+            };
+            if s.is_empty() {
+                s = if neg { format!("-{body}") } else { body };
+            } else {
+                s.push_str(if neg { " - " } else { " + " });
+                s.push_str(&body);
+            }
+        }
+        Some(s)
+    }
+
     fn factored(&self, x: &Poly) -> String {
         if x.is_zero() {
             return "0".into();
@@ -184,7 +226,8 @@ impl Names<'_> {
         let mut atoms: Mono = common.into_iter().chain(common2).collect();
         atoms.sort();
         let mut parts: Vec<String> = Vec::new();
-        if c.0 != 1 {
+        let minus = c.0 == -1;
+        if c.0 != 1 && !minus {
             parts.push(c.0.to_string());
         }
         let pw = atoms.iter().filter(|a| **a == Atom::Var(world)).count();
@@ -211,10 +254,18 @@ impl Names<'_> {
         if !others.is_empty() {
             parts.push(self.mono(&others));
         }
+        if parts.is_empty() && c.1 == 1 {
+            // Nothing factors out of the whole: factor the terms over each set of
+            // atoms other than P apart (`P * (P - 1) + 2*ceil(P / G)`).
+            return self.by_groups(&rest).unwrap_or_else(|| self.sum(&rest));
+        }
         if rest != Poly::k(1) || parts.is_empty() {
             parts.push(wrap(self.sum(&rest)));
         }
         let mut s = parts.join(" * ");
+        if minus {
+            s = format!("-{s}");
+        }
         if c.1 != 1 {
             s = format!("{s} / {}", c.1);
         }

@@ -448,6 +448,12 @@ impl<'a> Walk<'a> {
                     names.atom(&m[i])
                 )
             };
+            if *test == Test::Eq0 && !rest.mentions(v) {
+                if let Some(k) = self.residues(d, v, n) {
+                    out = out.add(&rest.mul(&k));
+                    continue;
+                }
+            }
             let cs = d.coefficients_in(v).ok_or_else(cant)?;
             if cs.len() != 2 {
                 return Err(cant());
@@ -479,6 +485,33 @@ impl<'a> Walk<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// `|{v in 0..n : v % G == c}|` = `max(0, ceil((n - c) / G))` when `d` is
+    /// `v % G - c` (either sign), with `G`, `c` free of `v` and `0 <= c < G` (group
+    /// leaders: `me % G == 0` holds for `ceil(P / G)` ranks).
+    fn residues(&self, d: &Poly, v: VarId, n: &Poly) -> Option<Poly> {
+        for d in [d.clone(), d.scale(Rat::int(-1))] {
+            let (mono, one) =
+                d.0.iter()
+                    .find(|(m, _)| matches!(m.as_slice(), [Atom::Fun(Fun::Mod, _)]))?;
+            let [Atom::Fun(Fun::Mod, args)] = mono.as_slice() else {
+                continue;
+            };
+            if *one != Rat::int(1) || args[0] != Poly::var(v) || args[1].mentions(v) {
+                continue;
+            }
+            let mut t = BTreeMap::new();
+            t.insert(mono.clone(), *one);
+            let c = Poly(t).sub(&d); // d = mod - c
+            let (rc, rg) = (self.range(&c), self.range(&args[1]));
+            if c.mentions(v) || rc.0 < 0.0 || rc.1 >= rg.0 {
+                continue;
+            }
+            let q = self.mk(Atom::Fun(Fun::CeilDiv, vec![n.sub(&c), args[1].clone()]));
+            return Some(self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), q])));
+        }
+        None
     }
 
     /// `min(n, max(0, x))`.
