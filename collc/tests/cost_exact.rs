@@ -179,3 +179,18 @@ fn formulas_do_not_depend_on_the_declared_world_bound() {
         assert_eq!(fa, fb, "{}", f.display());
     }
 }
+
+#[test]
+fn a_huge_world_size_never_hangs() {
+    // Closed forms evaluate at once; a row with none runs the IR's control flow within
+    // a statement budget and, past it, has no value rather than hanging.
+    let mut p = protocol(&root().join("collc/tests/cost_fixtures/guarded_loops.coll"));
+    p.vars[p.world].kind = VarKind::World { lo: 1, hi: 65536 };
+    let a: BTreeMap<String, i64> = [("P".to_string(), 65536), ("n".to_string(), 64)].into();
+    let t = std::time::Instant::now();
+    let c = collc_verifier::cost::cost(&p, &a).unwrap();
+    assert_eq!(c.rows[0].value, Some(65536 * 65535));
+    assert!(c.rows[3].formula.starts_with("no closed form"));
+    assert_eq!(c.rows[3].value, None);
+    assert!(t.elapsed().as_secs() < 60, "{:?}", t.elapsed());
+}

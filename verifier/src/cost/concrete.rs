@@ -10,7 +10,12 @@ struct Run<'a> {
     me: i64,
     world: i64,
     out: [i64; 4],
+    /// Statements left before the run gives up (shared by every rank and block).
+    fuel: u64,
 }
+
+/// Statements one evaluation may execute, all ranks and blocks together.
+pub const FUEL: u64 = 50_000_000;
 
 /// Why the walk stopped.
 enum Stop {
@@ -31,6 +36,10 @@ impl Run<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt) -> Result<(), Stop> {
+        self.fuel = self
+            .fuel
+            .checked_sub(1)
+            .ok_or_else(|| Stop::Fail(format!("more than {FUEL} statements to run")))?;
         match &s.kind {
             StmtKind::Let { var, value } => match self.e(value) {
                 Ok(x) => self.env.set(*var, x),
@@ -88,9 +97,11 @@ impl Run<'_> {
 }
 
 /// Remote atomics, local notifies, waits and fences of one call at `b`, all ranks
-/// and blocks together; an error names what could not be evaluated.
+/// and blocks together; an error names what could not be evaluated (or that more
+/// than [`FUEL`] statements would run: a huge world size never hangs `collc cost`).
 pub fn counts(p: &Protocol, b: &collc_spec::eval::Bindings) -> Result<[i64; 4], String> {
     let mut out = [0i64; 4];
+    let mut fuel = FUEL;
     for me in 0..b.world {
         for blk in 0..b.blocks {
             let mut env = b.env.clone();
@@ -104,12 +115,14 @@ pub fn counts(p: &Protocol, b: &collc_spec::eval::Bindings) -> Result<[i64; 4], 
                 me,
                 world: b.world,
                 out: [0; 4],
+                fuel,
             };
             let res = r.block(&p.body).and_then(|_| r.block(&p.epilogue));
             match res {
                 Ok(()) | Err(Stop::Returned) => {}
                 Err(Stop::Fail(m)) => return Err(m),
             }
+            fuel = r.fuel;
             for (o, x) in out.iter_mut().zip(r.out) {
                 *o += x;
             }
