@@ -8,6 +8,8 @@
 pub mod alg;
 pub mod concrete;
 pub mod show;
+pub mod simplify;
+pub mod sum;
 pub mod walk;
 
 use collc_spec::ir::*;
