@@ -22,12 +22,14 @@ fn coll_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// The merged examples and this test's fixtures (guards on loop variables, a ring,
-/// group leaders).
+/// The merged examples, this test's fixtures (guards on loop variables, a ring, group
+/// leaders) and the review's root-only broadcast.
 fn examples() -> Vec<PathBuf> {
     let mut v = coll_files(&root().join("examples"));
     assert!(v.len() >= 8, "examples/ holds the merged kernels");
     v.extend(coll_files(&root().join("collc/tests/cost_fixtures")));
+    // The review's root-only broadcast: counts split by `me == root`.
+    v.push(root().join("collc/tests/verify_fixtures/broadcast_root_only.coll"));
     v
 }
 
