@@ -23,7 +23,8 @@ pub(super) type Iv = (f64, f64);
 pub struct Walk<'a> {
     pub(super) p: &'a Protocol,
     /// Statement-level `let`s in scope, inlined.
-    pub(super) locals: BTreeMap<VarId, Poly>,
+    /// (A `let` with no polynomial form keeps why, for a count that uses it.)
+    pub(super) locals: BTreeMap<VarId, Result<Poly, String>>,
     /// Value ranges of `me`, the block index, loop variables and summation indices.
     pub(super) bounds: BTreeMap<VarId, Iv>,
     /// Loop variables of `for p in peers` in scope (never `me`).
@@ -66,7 +67,8 @@ impl<'a> Walk<'a> {
                     .locals
                     .get(v)
                     .cloned()
-                    .ok_or_else(|| format!("`{}` is not in scope", self.p.var_name(*v)))?,
+                    .unwrap_or_else(|| Err(format!("`{}` is not in scope", self.p.var_name(*v))))
+                    .map_err(|why| format!("`{}`: {why}", self.p.var_name(*v)))?,
                 _ => Poly::var(*v),
             },
             Expr::Array(a, _) => {
@@ -164,12 +166,9 @@ impl<'a> Walk<'a> {
         let mut out: Counts = Default::default();
         match &s.kind {
             StmtKind::Let { var, value } => {
-                // A `let` nothing counted depends on may not have a polynomial form.
-                if let Ok(x) = self.poly(value) {
-                    self.locals.insert(*var, x);
-                } else {
-                    self.locals.remove(var);
-                }
+                // A `let` nothing counted depends on may have no polynomial form.
+                let x = self.poly(value);
+                self.locals.insert(*var, x);
             }
             StmtKind::Notify { target, .. } => match target {
                 None => out[1] = Poly::k(1),
