@@ -20,7 +20,7 @@ fn main() {
             let (k, v) = a.split_once('=').expect("k=v");
             m.insert(k.to_string(), v.parse::<i64>().expect("int"));
         }
-        println!("{:#?}", collc_verifier::table::cost(&p, &m));
+        println!("{:#?}", collc_verifier::cost::cost(&p, &m));
         return;
     }
     let r = collc_verifier::verify(&p, &Default::default());

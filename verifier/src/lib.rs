@@ -10,6 +10,7 @@
 
 pub mod bounded;
 pub mod check;
+pub mod cost;
 pub mod entry;
 pub mod exec;
 pub mod fence;

@@ -1,11 +1,11 @@
-//! `collc verify --explain` (the reviewer's per-cell credit table) and `collc cost`
-//! (remote atomics, waits and fences per call), both computed from the same
-//! abstract execution as the proofs and printed as formulas in P that are checked
-//! at every enumerated point.
+//! `collc verify --explain`: the reviewer's per-cell credit table, computed from the
+//! same abstract execution as the proofs; the cell counts are formulas in P
+//! interpolated through, and checked at, every enumerated configuration (the cost
+//! model, `collc cost`, derives its formulas symbolically instead: `crate::cost`).
 
-use crate::check::{chain, contrib, printed};
+use crate::check::{chain, contrib};
 use crate::exec::{self, EvKind, Plan, Run, Section, Stop};
-use crate::sym::{Assign, Atom, Lin, Printer};
+use crate::sym::{Atom, Lin, Printer};
 use collc_spec::ir::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -244,109 +244,4 @@ impl CreditTable {
         }
         s
     }
-}
-
-/// One cost figure.
-#[derive(Debug, Clone, Serialize)]
-pub struct CostRow {
-    /// What is counted.
-    pub what: String,
-    /// Per call, all ranks and blocks together, as a formula.
-    pub formula: String,
-    /// Evaluated at the given parameters (when all are given).
-    pub value: Option<i64>,
-}
-
-/// The cost model of one protocol.
-#[derive(Debug, Clone, Serialize)]
-pub struct CostReport {
-    /// The collective.
-    pub protocol: String,
-    /// The parameters evaluated at (when complete).
-    pub params: BTreeMap<String, i64>,
-    /// Figures.
-    pub rows: Vec<CostRow>,
-}
-
-const KINDS: [&str; 4] = ["remote atomics", "local notifies", "waits", "fences"];
-
-fn kind_of(ev: &exec::Event) -> usize {
-    match ev.kind {
-        EvKind::Notify { remote: true, .. } => 0,
-        EvKind::Notify { .. } => 1,
-        EvKind::Wait { .. } => 2,
-        EvKind::Fence => 3,
-    }
-}
-
-/// Counts per call as Lins (index by [`KINDS`]).
-fn counts(run: &mut Run) -> [Lin; 4] {
-    let mut out: [Lin; 4] = Default::default();
-    for e in 0..run.events.len() {
-        let k = kind_of(&run.events[e]);
-        if let Ok(c) = contrib(run, e, &Lin::k(1)) {
-            out[k] = out[k].add(&c).unwrap_or(out[k].clone());
-        }
-    }
-    out
-}
-
-/// Remote atomics, local notifies, waits and fences per call: formulas in P (for the
-/// given values of the other enumerated parameters), and values when every
-/// parameter is given.
-pub fn cost(p: &Protocol, given: &BTreeMap<String, i64>) -> Result<CostReport, String> {
-    let mut pts: [Points; 4] = Default::default();
-    let plan = each_run(p, &mut |run| {
-        let c = counts(run);
-        for (i, l) in c.iter().enumerate() {
-            pts[i].push((run.config.clone(), printed(p, &run.syms, l)));
-        }
-    })?;
-    let matches = |cfg: &[(VarId, i64)]| {
-        cfg.iter()
-            .all(|(v, x)| *v == p.world || given.get(p.var_name(*v)).is_none_or(|g| g == x))
-    };
-    for series in pts.iter_mut() {
-        series.retain(|(cfg, _)| matches(cfg));
-    }
-    // Values at the given parameters.
-    let mut values: [Option<i64>; 4] = [None; 4];
-    let complete = p.inputs().iter().all(|v| {
-        given.contains_key(p.var_name(*v))
-            || matches!(p.vars[*v].kind, VarKind::Param { domain: None })
-    });
-    if complete {
-        let b = collc_spec::eval::bind(p, given).map_err(|e| e.to_string())?;
-        let cfg: Vec<(VarId, i64)> = plan
-            .enumerated
-            .iter()
-            .map(|v| (*v, b.env.get(*v).unwrap_or(0)))
-            .collect();
-        if let Some(mut run) = exec::run(p, &cfg).map_err(|s| format!("{s:?}"))? {
-            let mut a = Assign::default();
-            for v in &plan.symbolic {
-                if let Some(x) = b.env.get(*v) {
-                    a.params.insert(*v, x);
-                }
-            }
-            let c = counts(&mut run);
-            for (i, l) in c.iter().enumerate() {
-                values[i] = run.syms.eval(l, &a);
-            }
-        }
-    }
-    let rows = KINDS
-        .iter()
-        .enumerate()
-        .map(|(i, w)| CostRow {
-            what: w.to_string(),
-            formula: crate::poly::formula_over_world(p, &pts[i]),
-            value: values[i],
-        })
-        .collect();
-    Ok(CostReport {
-        protocol: p.name.clone(),
-        params: given.clone(),
-        rows,
-    })
 }

@@ -59,7 +59,7 @@ pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
             return exit::USAGE;
         }
     };
-    let c = match collc_verifier::table::cost(&l.protocol, &given) {
+    let c = match collc_verifier::cost::cost(&l.protocol, &given) {
         Ok(c) => c,
         Err(e) => {
             out.err(format!("error: {e}"));
@@ -84,7 +84,7 @@ pub fn run(args: &CostArgs, style: Style, out: &mut Output) -> i32 {
                 let v = r
                     .value
                     .map_or(String::new(), |v| format!("  = {}", thousands(v)));
-                out.out(format!("  {:<15} {:<w$}{v}", r.what, r.formula));
+                out.out(format!("  {:<15} {:<w$}{v}", r.what, r.formula).trim_end());
             }
         }
     }

@@ -1,0 +1,377 @@
+//! Walks the protocol IR once with the world size symbolic and derives, per call
+//! and summed over every rank and block, closed forms of the counted operations:
+//! `for p in peers` is a sum over all ranks minus the term at `me`, numeric loops
+//! sum over `max(0, ceil((hi - lo) / step))` iterations (Faulhaber's sums for
+//! polynomial bodies), guards become 0/1 indicators that summation resolves
+//! (`me == root` holds for one rank, `blk < A` for `min(C, A)` blocks). A form it
+//! cannot sum in closed form is an error naming the form.
+
+use super::alg::{Atom, Fun, Poly, Rat, Test};
+use super::show::Names;
+use collc_spec::ir::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The counted operations, in the order of the report's rows.
+pub const KINDS: [&str; 4] = ["remote atomics", "local notifies", "waits", "fences"];
+
+/// One count per kind.
+pub type Counts = [Poly; 4];
+
+pub(super) type Iv = (f64, f64);
+
+/// The derivation's state.
+pub struct Walk<'a> {
+    pub(super) p: &'a Protocol,
+    /// Statement-level `let`s in scope, inlined.
+    /// (A `let` with no polynomial form keeps why, for a count that uses it.)
+    pub(super) locals: BTreeMap<VarId, Result<Poly, String>>,
+    /// Value ranges of `me`, the block index, loop variables and summation indices.
+    pub(super) bounds: BTreeMap<VarId, Iv>,
+    /// Loop variables of `for p in peers` in scope (never `me`).
+    pub(super) peers: BTreeSet<VarId>,
+    /// Summation indices made so far (ids from `p.vars.len()`).
+    pub(super) fresh: usize,
+    /// Why a count has no closed form, by kind.
+    pub(super) failed: [Option<String>; 4],
+}
+
+impl<'a> Walk<'a> {
+    /// A walk over `p`.
+    pub fn new(p: &'a Protocol) -> Self {
+        Walk {
+            p,
+            locals: BTreeMap::new(),
+            bounds: BTreeMap::new(),
+            peers: BTreeSet::new(),
+            fresh: 0,
+            failed: Default::default(),
+        }
+    }
+
+    /// Names for printing (summation indices included).
+    pub fn names(&self) -> Names<'a> {
+        Names { p: self.p }
+    }
+
+    fn fun(&self, f: Fun, a: &Expr, b: &Expr) -> Result<Poly, String> {
+        Ok(self.mk(Atom::Fun(f, vec![self.poly(a)?, self.poly(b)?])))
+    }
+
+    /// An expression as a polynomial (constants as numbers, statement-level `let`s inlined).
+    pub fn poly(&self, e: &Expr) -> Result<Poly, String> {
+        Ok(match e {
+            Expr::Int(v) => Poly::k(*v as i128),
+            Expr::Var(v) => match &self.p.vars[*v].kind {
+                VarKind::Const(c) => Poly::k(*c as i128),
+                VarKind::Local => self
+                    .locals
+                    .get(v)
+                    .cloned()
+                    .unwrap_or_else(|| Err(format!("`{}` is not in scope", self.p.var_name(*v))))
+                    .map_err(|why| format!("`{}`: {why}", self.p.var_name(*v)))?,
+                _ => Poly::var(*v),
+            },
+            Expr::Array(a, _) => {
+                return Err(format!("it reads host array `{}`", self.p.arrays[*a].name))
+            }
+            Expr::Neg(a) => self.poly(a)?.scale(Rat::int(-1)),
+            Expr::Rank(a) => self.poly(a)?,
+            Expr::Bin(op, a, b) => match op {
+                BinOp::Add => self.poly(a)?.add(&self.poly(b)?),
+                BinOp::Sub => self.poly(a)?.sub(&self.poly(b)?),
+                BinOp::Mul => self.poly(a)?.mul(&self.poly(b)?),
+                BinOp::Div => self.fun(Fun::Div, a, b)?,
+                BinOp::Mod => self.fun(Fun::Mod, a, b)?,
+            },
+            Expr::CeilDiv(a, b) => self.fun(Fun::CeilDiv, a, b)?,
+            Expr::Min(a, b) => self.fun(Fun::Min, a, b)?,
+            Expr::Max(a, b) => self.fun(Fun::Max, a, b)?,
+        })
+    }
+
+    /// A condition as a 0/1 polynomial.
+    pub fn ind(&self, c: &Cond) -> Result<Poly, String> {
+        Ok(match c {
+            Cond::Bool(b) => Poly::k(i128::from(*b)),
+            Cond::Cmp(op, a, b) => {
+                let d = self.poly(a)?.sub(&self.poly(b)?);
+                let eq = |d: Poly| self.mk(Atom::Ind(Test::Eq0, d));
+                let lt = |d: Poly| self.mk(Atom::Ind(Test::Lt0, d));
+                match op {
+                    CmpOp::Eq => eq(d),
+                    CmpOp::Ne => eq(d).not(),
+                    CmpOp::Lt => lt(d),
+                    CmpOp::Ge => lt(d).not(),
+                    CmpOp::Gt => lt(d.scale(Rat::int(-1))),
+                    CmpOp::Le => lt(d.scale(Rat::int(-1))).not(),
+                }
+            }
+            Cond::Not(c) => self.ind(c)?.not(),
+            Cond::And(cs) => {
+                let mut acc = Poly::k(1);
+                for c in cs {
+                    acc = acc.mul(&self.ind(c)?);
+                }
+                acc
+            }
+            Cond::Or(cs) => {
+                let mut none = Poly::k(1);
+                for c in cs {
+                    none = none.mul(&self.ind(c)?.not());
+                }
+                none.not()
+            }
+        })
+    }
+
+    fn fresh_index(&mut self, r: Iv) -> VarId {
+        let id = self.p.vars.len() + self.fresh;
+        self.fresh += 1;
+        self.bounds.insert(id, r);
+        id
+    }
+
+    /// Records that count `k` has no closed form (the first reason is kept).
+    fn fail(&mut self, k: usize, why: String) {
+        if self.failed[k].is_none() {
+            self.failed[k] = Some(why);
+        }
+    }
+
+    fn sum_or_fail(&mut self, k: usize, f: &Poly, v: VarId, n: &Poly) -> Option<Poly> {
+        match self.sum(f, v, n) {
+            Ok(x) => Some(x),
+            Err(why) => {
+                self.fail(k, why);
+                None
+            }
+        }
+    }
+
+    /// Counts of one block's statements per execution, and the indicator that the
+    /// block ran to its end (a top-level `return if c` ends it when `c` holds).
+    pub fn block(&mut self, b: &Block, top: bool) -> Result<(Counts, Poly), String> {
+        let mut out: Counts = Default::default();
+        let mut go = Poly::k(1);
+        for s in &b.stmts {
+            let c = self.stmt(s, top, &mut go)?;
+            for (k, x) in c.iter().enumerate() {
+                out[k] = out[k].add(&go.mul(x));
+            }
+        }
+        Ok((out, go))
+    }
+
+    fn stmt(&mut self, s: &Stmt, top: bool, go: &mut Poly) -> Result<Counts, String> {
+        let mut out: Counts = Default::default();
+        match &s.kind {
+            StmtKind::Let { var, value } => {
+                // A `let` nothing counted depends on may have no polynomial form.
+                let x = self.poly(value);
+                self.locals.insert(*var, x);
+            }
+            StmtKind::Notify { target, .. } => match target {
+                None => out[1] = Poly::k(1),
+                Some(t) => {
+                    let d = self.poly(t)?.sub(&Poly::var(self.p.me));
+                    let local = self.mk(Atom::Ind(Test::Eq0, d));
+                    out[0] = local.not();
+                    out[1] = local;
+                }
+            },
+            StmtKind::Wait { .. } => out[2] = Poly::k(1),
+            StmtKind::Fence => out[3] = Poly::k(1),
+            StmtKind::Copy { .. }
+            | StmtKind::Get { .. }
+            | StmtKind::Put { .. }
+            | StmtKind::Reduce { .. } => {}
+            StmtKind::Return { cond } => {
+                if !top {
+                    return Err("a `return` inside a loop or branch".into());
+                }
+                *go = go.mul(&self.ind(cond)?.not());
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                let (t, _) = self.block(then_block, false)?;
+                let e = match else_block {
+                    Some(b) => self.block(b, false)?.0,
+                    None => Default::default(),
+                };
+                match self.ind(cond) {
+                    Ok(c) => {
+                        for k in 0..4 {
+                            out[k] = c.mul(&t[k]).add(&c.not().mul(&e[k]));
+                        }
+                    }
+                    Err(why) => {
+                        for k in 0..4 {
+                            if !(t[k].is_zero() && e[k].is_zero()) {
+                                self.fail(
+                                    k,
+                                    format!(
+                                        "the guard `{}`: {why}",
+                                        collc_spec::print::cond_to_string(self.p, cond)
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            StmtKind::For { var, range, body } => {
+                let world = Poly::var(self.p.world);
+                let wr = self.world_range();
+                match range {
+                    Range::Peers | Range::Ranks => {
+                        self.bounds.insert(*var, (0.0, wr.1 - 1.0));
+                        let peers = matches!(range, Range::Peers);
+                        if peers {
+                            self.peers.insert(*var);
+                        }
+                        let (b, _) = self.block(body, false)?;
+                        self.peers.remove(var);
+                        for k in 0..4 {
+                            if b[k].is_zero() {
+                                continue;
+                            }
+                            let Some(all) = self.sum_or_fail(k, &b[k], *var, &world) else {
+                                continue;
+                            };
+                            out[k] = all;
+                            if peers {
+                                let me = Poly::var(self.p.me);
+                                out[k] = out[k].sub(&b[k].subst(*var, &me, &|a| self.mk(a)));
+                            }
+                        }
+                    }
+                    Range::Span { lo, hi, step } => {
+                        let (lo, hi, step) = (self.poly(lo)?, self.poly(hi)?, self.poly(step)?);
+                        let span =
+                            self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.sub(&lo), step.clone()]));
+                        let trips = self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), span]));
+                        let (rl, rh) = (self.range(&lo), self.range(&hi));
+                        self.bounds.insert(*var, (rl.0, rh.1 - 1.0));
+                        let (b, _) = self.block(body, false)?;
+                        // Sum over the iteration number j (`var = lo + step*j`); over
+                        // `var` itself when lo is 0 and step 1.
+                        let plain = lo.is_zero() && step == Poly::k(1);
+                        let j = if plain {
+                            *var
+                        } else {
+                            self.fresh_index((0.0, self.range(&trips).1 - 1.0))
+                        };
+                        let at = lo.add(&step.mul(&Poly::var(j)));
+                        for k in 0..4 {
+                            if b[k].is_zero() {
+                                continue;
+                            }
+                            let f = if plain {
+                                b[k].clone()
+                            } else {
+                                b[k].subst(*var, &at, &|a| self.mk(a))
+                            };
+                            if let Some(x) = self.sum_or_fail(k, &f, j, &trips) {
+                                out[k] = x;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Per call, all ranks and blocks together: body, then the epilogue unless a
+    /// top-level `return` left, summed over `me` and the block index.
+    pub fn protocol(&mut self) -> Vec<Result<Poly, String>> {
+        let p = self.p;
+        let wr = self.world_range();
+        self.bounds.insert(p.me, (0.0, wr.1 - 1.0));
+        let blocks = match &p.blocks {
+            Some(b) => match self.poly(&b.count) {
+                Ok(c) => {
+                    let r = self.range(&c);
+                    self.bounds.insert(b.var, (0.0, r.1 - 1.0));
+                    Some((b.var, c))
+                }
+                Err(e) => return vec![Err(e); 4],
+            },
+            None => None,
+        };
+        let body = self.block(&p.body, true);
+        let epi = self.block(&p.epilogue, true);
+        let (body, go, epi) = match (body, epi) {
+            (Ok((b, go)), Ok((e, _))) => (b, go, e),
+            (Err(e), _) | (_, Err(e)) => return vec![Err(e); 4],
+        };
+        let world = Poly::var(p.world);
+        (0..4)
+            .map(|k| {
+                if let Some(why) = &self.failed[k] {
+                    return Err(why.clone());
+                }
+                let per = body[k].add(&go.mul(&epi[k]));
+                let mut all = self.sum(&per, p.me, &world)?;
+                if let Some((v, c)) = &blocks {
+                    all = self.sum(&all, *v, c)?;
+                }
+                Ok(self.tidy(&all))
+            })
+            .collect()
+    }
+
+    /// Terms under `[X == k]` (one variable) get `X := k` in their cofactor; a
+    /// cofactor that vanishes there drops (e.g. `[P == 1] * (P - 1)`).
+    fn tidy(&self, x: &Poly) -> Poly {
+        let mut groups: BTreeMap<Vec<Atom>, Poly> = BTreeMap::new();
+        for (m, c) in &x.0 {
+            let (inds, rest): (Vec<Atom>, Vec<Atom>) = m
+                .iter()
+                .cloned()
+                .partition(|a| matches!(a, Atom::Ind(Test::Eq0, _)));
+            let mut t = BTreeMap::new();
+            t.insert(rest, *c);
+            let g = groups.entry(inds).or_default();
+            *g = g.add(&Poly(t));
+        }
+        let mut out = Poly::default();
+        for (inds, mut co) in groups {
+            for a in &inds {
+                if let Atom::Ind(_, d) = a {
+                    if let Some((v, k)) = solve_one(d) {
+                        co = co.subst(v, &Poly::rat(k), &|a| self.mk(a));
+                    }
+                }
+            }
+            let mut f = Poly::k(1);
+            for a in inds {
+                f = f.mul(&Poly::atom(a));
+            }
+            out = out.add(&f.mul(&co));
+        }
+        out
+    }
+}
+
+/// `d == 0` as `v = k` when `d` is `a*v + b` for one variable `v`.
+fn solve_one(d: &Poly) -> Option<(VarId, Rat)> {
+    let mut var = None;
+    let mut a = Rat::int(0);
+    let mut b = Rat::int(0);
+    for (m, c) in &d.0 {
+        match m.as_slice() {
+            [] => b = *c,
+            [Atom::Var(v)] if var.is_none() => {
+                var = Some(*v);
+                a = *c;
+            }
+            _ => return None,
+        }
+    }
+    let v = var?;
+    Some((v, b * Rat::new(-a.1, a.0)))
+}
