@@ -155,6 +155,7 @@ fn every_example_and_bug_fixture_emits_for_ascend_with_line_comments() {
             &EmitOptions {
                 source: Some(&src),
                 warning: vec![],
+                world_limit: None,
             },
         ) {
             Ok(text) => {

@@ -123,8 +123,8 @@
 extern "C" {
 #endif
 
-#define COLLC_ABI_VERSION 2u
-#define COLLC_MAX_RANKS 16
+#define COLLC_ABI_VERSION 3u
+#define COLLC_MAX_RANKS 64 /* collc_backend::ranks::HOST_MAX_RANKS */
 #define COLLC_MAX_BLOCKS 64
 #define COLLC_MAX_BUFFERS 64
 #define COLLC_MAX_SCALARS 64
