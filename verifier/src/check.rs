@@ -427,7 +427,10 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
                 ));
             }
         }
-        let summary = summary(a.id, status, a.items, a.literal, a.z3);
+        let mut summary = summary(a.id, status, a.items, a.literal, a.z3);
+        if capped && status != Status::Unknown {
+            summary = format!("{summary}; {}", enumeration_scope(p));
+        }
         obligations.push(ObligationResult {
             id: a.id.to_string(),
             code,

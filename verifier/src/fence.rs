@@ -900,7 +900,11 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         scope,
         world: covered.filter(|_| status != Status::Unknown),
         reason,
-        summary,
+        summary: if capped && status != Status::Unknown {
+            format!("{summary}; {}", crate::check::enumeration_scope(p))
+        } else {
+            summary
+        },
         findings,
     };
     let unsupported = match covered {
