@@ -75,7 +75,10 @@ mod tests {
         let p = proto(">= 1");
         assert!(check_run_world(&p, 16, Some(16), "CPU launcher", HOST_MAX_RANKS).is_ok());
         let e = check_run_world(&p, 17, Some(16), "CPU launcher", HOST_MAX_RANKS).unwrap_err();
-        assert!(e.contains("P = 17 is above the kernel's rank limit 16"), "{e}");
+        assert!(
+            e.contains("P = 17 is above the kernel's rank limit 16"),
+            "{e}"
+        );
         let q = proto("in 1..=65536");
         let e = check_run_world(&q, 65, Some(65536), "CPU launcher", HOST_MAX_RANKS).unwrap_err();
         assert!(e.contains("runs at most 64 ranks"), "{e}");

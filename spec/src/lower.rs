@@ -8,7 +8,6 @@ use collc_grammar::suggest::closest;
 use collc_grammar::{Diagnostic, Span};
 use std::collections::HashMap;
 
-
 /// Lowers a parsed file to a validated protocol, or returns every error found.
 /// Warnings are returned alongside a successful result.
 pub fn lower(file: &ast::File) -> Result<(Protocol, Vec<Diagnostic>), Vec<Diagnostic>> {

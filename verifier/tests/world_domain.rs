@@ -23,7 +23,8 @@ fn example(name: &str, domain: &str) -> collc_spec::ir::Protocol {
     assert!(text.contains("ranks P in 1..=16;"), "{path}");
     let text = text.replace("ranks P in 1..=16;", &format!("ranks P {domain};"));
     let c = collc_verifier::validate(&text);
-    c.protocol.unwrap_or_else(|| panic!("{name} with `{domain}`: {:?}", c.diagnostics))
+    c.protocol
+        .unwrap_or_else(|| panic!("{name} with `{domain}`: {:?}", c.diagnostics))
 }
 
 fn timed(p: &collc_spec::ir::Protocol, opts: &Options) -> (Report, Duration) {
@@ -67,7 +68,9 @@ fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated()
                         "{name} `{domain}` {id}: {scope}"
                     );
                 }
-                let w = o.world.expect("an enumerated obligation states its P range");
+                let w = o
+                    .world
+                    .expect("an enumerated obligation states its P range");
                 assert_eq!((w.lo, w.hi), (1, ENUM_WORLD_MAX), "{id}");
             }
             // Nothing claims the whole domain unless it decided it: the index ranges are
@@ -138,9 +141,15 @@ fn the_bounded_half_returns_promptly_on_an_unbounded_domain() {
     let (r, took) = timed(&p, &Options::default());
     // Default budgets: 10 s per symbolic obligation, 8 s for the bounded half.
     assert!(took < Duration::from_secs(45), "{took:?}");
-    assert_ne!(collc_verifier::gate::verdict(&r), collc_verifier::Verdict::Violated);
+    assert_ne!(
+        collc_verifier::gate::verdict(&r),
+        collc_verifier::Verdict::Violated
+    );
     for id in collc_verifier::bounded::OBLIGATIONS {
         let o = r.get(id).expect(id);
-        assert!(o.world.is_none(), "{id}: a bounded search samples, it covers no range");
+        assert!(
+            o.world.is_none(),
+            "{id}: a bounded search samples, it covers no range"
+        );
     }
 }

@@ -206,7 +206,10 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                         w.line(format!("[[maybe_unused]] const int64_t {c} = s.np();  // ranks {} in {lo}..={hi}", var.name));
                         let lim = k.world_limit;
                         let why = if lim < *hi {
-                            format!("; the verdict covers {} <= {lim} of the declared {lo}..={hi}", var.name)
+                            format!(
+                                "; the verdict covers {} <= {lim} of the declared {lo}..={hi}",
+                                var.name
+                            )
                         } else {
                             String::new()
                         };
