@@ -5,6 +5,9 @@
 
 use collc_spec::ir::{Protocol, VarKind};
 
+/// Ranks a `pto::comm` kernel (Ascend and CPU threads) can address: the entries of
+/// `CommContext::windowsIn` (64 in Ascend's runtime and in collc's CPU runtime).
+pub const PTO_MAX_RANKS: i64 = 64;
 /// Rank threads the CPU launcher runs (`COLLC_MAX_RANKS` in `runtime/collc/host_launch.hpp`).
 pub const HOST_MAX_RANKS: i64 = 64;
 /// Processes `collc run --target mpi` starts on one machine or a hostfile.

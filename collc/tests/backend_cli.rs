@@ -299,7 +299,7 @@ fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
                 "{out}"
             );
             assert!(
-                out.contains("P > kMaxSupportedRanks) {  // ranks P in 1..=16: the verdict covers P <= 16 of the declared 1..=64"),
+                out.contains("P > kMaxSupportedRanks) {  // ranks P in 1..=16 of the declared 1..=64 (kMaxSupportedRanks)"),
                 "{out}"
             );
         } else {

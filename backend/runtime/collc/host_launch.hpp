@@ -67,7 +67,7 @@
  *         const int64_t   signal_stride = args[5];                                     // stride
  *         __gm__ CommContext* ctx       = reinterpret_cast<__gm__ CommContext*>(args[6]);
  *
- * CommContext (CPU): { int32_t rankId; int32_t rankSize; uint64_t windowsIn[16]; } with
+ * CommContext (CPU): { int32_t rankId; int32_t rankSize; uint64_t windowsIn[64]; } with
  * rankSize = P and windowsIn[pe] = base of pe's window (0 for pe >= P).
  *
  * ============================================================================================

@@ -54,7 +54,13 @@ pub const UB_BYTES: i64 = 192 * 1024;
 
 /// Emits the `pto::comm` kernel for a protocol.
 pub fn emit(p: &Protocol, target: Target, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
-    let k = Kernel::new(p, opts)?;
+    // A `pto::comm` context addresses at most PTO_MAX_RANKS ranks.
+    let pto = crate::ranks::PTO_MAX_RANKS;
+    let opts = EmitOptions {
+        world_limit: Some(opts.world_limit.map_or(pto, |l| l.min(pto))),
+        ..opts.clone()
+    };
+    let k = Kernel::new(p, &opts)?;
     let d = pto::Pto { target };
     walk::emit_kernel(&k, &d)
 }

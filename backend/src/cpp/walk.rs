@@ -200,8 +200,8 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     if let VarKind::World { lo, hi } = world.kind {
         let why = if k.world_limit < hi {
             format!(
-                "ranks {} in {lo}..={}: the verdict covers P <= {} of the declared {lo}..={hi}",
-                world.name, k.world_limit, k.world_limit
+                "ranks {} in {lo}..={} of the declared {lo}..={hi} (kMaxSupportedRanks)",
+                world.name, k.world_limit
             )
         } else {
             format!("ranks {} in {lo}..={hi}", world.name)
@@ -328,7 +328,7 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     out.line("");
     out.line("namespace {");
     out.line(format!(
-        "constexpr int64_t kMaxSupportedRanks = {};  // the largest P the verdict covers",
+        "constexpr int64_t kMaxSupportedRanks = {};  // the largest P the verdict covers and the target addresses",
         int_lit(k.world_limit)
     ));
     if k.stages > 0 {
