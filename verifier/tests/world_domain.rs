@@ -133,6 +133,21 @@ fn a_domain_starting_above_the_cap_is_undecided_not_proved() {
         );
         assert!(o.world.is_none());
     }
+    // The credit table enumerates P too: it says why it has nothing instead of an empty table.
+    let e = collc_verifier::table::explain(&p).expect_err("nothing to enumerate");
+    assert!(e.contains("above the enumeration cap 16"), "{e}");
+}
+
+#[test]
+fn the_credit_table_of_an_unbounded_domain_states_the_cap() {
+    let p = example("broadcast", ">= 1");
+    let t = collc_verifier::table::explain(&p).expect("a table");
+    assert!(
+        t.method
+            .contains("P over 1..=16 (enumeration stops at 16; declared: P >= 1)"),
+        "{}",
+        t.method
+    );
 }
 
 #[test]
