@@ -26,6 +26,7 @@ fn main() {
             &EmitOptions {
                 source: Some(&src),
                 warning: vec![],
+                world_limit: None,
             },
         ) {
             Ok(t) => print!("{t}"),

@@ -13,4 +13,5 @@ pub mod host;
 pub mod layout;
 pub mod mpi;
 pub mod oracle;
+pub mod ranks;
 pub mod testing;

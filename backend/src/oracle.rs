@@ -4,7 +4,8 @@
 //! collected element is compared with the fold of its contributions' payloads.
 //!
 //! Payloads are exact in f32 whatever the reduction order: sums of small integers (below
-//! 2^24 for 16 ranks), and for `prod` powers of two. So outputs are compared with `==`.
+//! 2^24 for the 64 ranks a host run has at most), and for `prod` powers of two. So outputs
+//! are compared with `==`.
 //! Host arrays are staged for every protocol (values inside their domain, varying per call).
 //! A barrier is checked with host stamps ([`Meaning::Barrier`]'s rule).
 //!

@@ -155,6 +155,7 @@ fn every_example_and_bug_fixture_emits_for_ascend_with_line_comments() {
             &EmitOptions {
                 source: Some(&src),
                 warning: vec![],
+                world_limit: None,
             },
         ) {
             Ok(text) => {
@@ -313,4 +314,41 @@ fn runtime_suite_run_sh() {
         script.display(),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn sixty_four_rank_threads_run_and_the_limits_are_enforced() {
+    if !setup() {
+        return;
+    }
+    let text = std::fs::read_to_string(root().join("examples/barrier.coll"))
+        .expect("example")
+        .replace("ranks P in 1..=16;", "ranks P >= 1;");
+    let p = collc_spec::check(&text).protocol.expect("valid");
+    let run = |world: i64, limit: Option<i64>| {
+        let mut cfg = RunConfig {
+            calls: 2,
+            world_limit: limit,
+            ..RunConfig::default()
+        };
+        cfg.params.insert("P".into(), world);
+        run_with_source(&p, None, &cfg)
+    };
+    // No verdict given: the declared domain; the CPU launcher runs 64 rank threads.
+    let r = run(64, None).expect("runs");
+    assert!(r.ok(), "{}", r.summary());
+    match run(65, None) {
+        Err(RunError::Params(m)) => assert!(m.contains("runs at most 64 ranks"), "{m}"),
+        other => panic!("P=65 must be refused: {:?}", other.map(|r| r.summary())),
+    }
+    // The verdict's limit (what `collc run` passes): a larger P is refused.
+    match run(17, Some(16)) {
+        Err(RunError::Params(m)) => {
+            assert!(
+                m.contains("P = 17 is above the kernel's rank limit 16"),
+                "{m}"
+            )
+        }
+        other => panic!("P=17 must be refused: {:?}", other.map(|r| r.summary())),
+    }
 }

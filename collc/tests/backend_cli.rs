@@ -274,3 +274,58 @@ fn run_shows_the_reused_window_race_that_per_call_windows_remove() {
     }
     assert!(shown, "no seed in 1..=8 showed the reused-window race");
 }
+
+/// The barrier example with another world-size domain, written where the test can read it.
+fn barrier_with(domain: &str, name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(root().join("examples/barrier.coll")).expect("example");
+    assert!(text.contains("ranks P in 1..=16;"));
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, text.replace("ranks P in 1..=16;", domain)).expect("write");
+    path
+}
+
+#[test]
+fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
+    // `1..=64` is verified by enumerating P up to 16: the kernels accept 16 ranks.
+    let wide = barrier_with("ranks P in 1..=64;", "barrier_64.coll");
+    let wide = wide.to_str().expect("utf-8 path");
+    for target in ["host", "mpi"] {
+        let o = collc(&["emit", "--target", target, wide]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{target}: {err}");
+        if target == "host" {
+            assert!(
+                out.contains("constexpr int64_t kMaxSupportedRanks = 16;"),
+                "{out}"
+            );
+            assert!(
+                out.contains("P > kMaxSupportedRanks) {  // ranks P in 1..=16 of the declared 1..=64 (kMaxSupportedRanks)"),
+                "{out}"
+            );
+        } else {
+            assert!(out.contains("is outside 1..=16 (mpirun -np; the verdict covers P <= 16 of the declared 1..=64)"), "{out}");
+        }
+    }
+    // The declared 1..=16 is proved for all of it: the limit is 16 as before, and 2..=8 is 8.
+    let narrow = barrier_with("ranks P in 2..=8;", "barrier_8.coll");
+    let o = collc(&[
+        "emit",
+        "--target",
+        "ascend",
+        narrow.to_str().expect("utf-8 path"),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        out.contains("constexpr int64_t kMaxSupportedRanks = 8;"),
+        "{out}"
+    );
+    // A host run above the limit is refused before anything is built (no compiler needed).
+    let o = collc(&["run", "--target", "host", wide, "--param", "P=20"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("P = 20 is above the kernel's rank limit 16: the verdict covers P <= 16 of the declared domain 1..=64"),
+        "{err}"
+    );
+}

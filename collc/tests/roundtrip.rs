@@ -115,6 +115,14 @@ const STRESS: &[(&str, &str)] = &[
         "collective c: barrier() { ranks P in 1..=1; body { } }",
     ),
     (
+        "unbounded world",
+        "collective c: barrier() {\n  const LO = 1 + 1;\n  ranks P >= LO;  // unbounded\n  signal sig[P];\n  body { for p in peers { notify sig[me] @ p += 1; } }\n}\n",
+    ),
+    (
+        "large world",
+        "collective c: barrier() {\n  ranks P in 1..=65536;\n  signal sig[P];\n  body { }\n}\n",
+    ),
+    (
         "empty epilogue",
         "collective c: barrier() {\n  ranks P in 1..=2;\n  body {}\n  epilogue {}\n}\n",
     ),
@@ -134,5 +142,34 @@ fn formatted_stress_inputs_match_snapshots() {
     for (name, text) in STRESS {
         let p = collc_spec::check(text).protocol.expect("valid");
         insta::assert_snapshot!(name.replace([' ', '-'], "_"), format_with_source(&p, text));
+    }
+}
+
+#[test]
+fn world_domains_print_canonically() {
+    use collc_spec::ir::{VarKind, MAX_WORLD};
+    let text = |dom: &str| {
+        format!("collective c: barrier() {{\n    ranks P {dom};\n    signal sig[P];\n    body {{\n    }}\n}}\n")
+    };
+    for (written, printed, hi) in [
+        ("in 1..=65536", "in 1..=65536", 65536),
+        ("in 1..=2147483647", ">= 1", MAX_WORLD),
+        (">= 1", ">= 1", MAX_WORLD),
+        (">= 3", ">= 3", MAX_WORLD),
+    ] {
+        let p = collc_spec::check(&text(written)).protocol.expect("valid");
+        assert!(
+            matches!(p.vars[p.world].kind, VarKind::World { hi: h, .. } if h == hi),
+            "{written}"
+        );
+        assert!(
+            print(&p).contains(&format!("    ranks P {printed};\n")),
+            "{written}:\n{}",
+            print(&p)
+        );
+        assert!(
+            format_with_source(&p, &text(written)).contains(&format!("    ranks P {printed};\n")),
+            "{written}"
+        );
     }
 }

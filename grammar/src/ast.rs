@@ -57,8 +57,8 @@ pub struct Item {
 /// The kinds of top-level items.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemKind {
-    /// `ranks P in 1..=16;` — the world size and its domain.
-    Ranks { name: Ident, domain: Domain },
+    /// `ranks P in 1..=16;` or `ranks P >= 1;` — the world size and its domain.
+    Ranks { name: Ident, domain: RankDomain },
     /// `param root: rank;` or `param n: int in 1..=4096;`
     Param { name: Ident, ty: ParamType },
     /// `const TILE = 256;`
@@ -105,6 +105,30 @@ pub enum ParamType {
     Rank(Span),
     /// An integer in an inclusive domain.
     Int(Domain),
+}
+
+/// The world size's domain as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RankDomain {
+    /// `in LO..=HI`.
+    Range(Domain),
+    /// `>= LO`: from `LO` up to the language's largest world size.
+    AtLeast {
+        /// Lowest value.
+        lo: Expr,
+        /// `>= LO`.
+        span: Span,
+    },
+}
+
+impl RankDomain {
+    /// The whole domain as written.
+    pub fn span(&self) -> Span {
+        match self {
+            RankDomain::Range(d) => d.span,
+            RankDomain::AtLeast { span, .. } => *span,
+        }
+    }
 }
 
 /// An inclusive range `lo..=hi`.

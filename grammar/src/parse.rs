@@ -267,7 +267,14 @@ impl Builder {
         let kind = match rule {
             Rule::ranks_decl => {
                 let name = self.ident(it.next().expect("name"));
-                let domain = self.domain(it.next().expect("domain"));
+                let d = it.next().expect("domain");
+                let domain = match d.as_rule() {
+                    Rule::at_least => RankDomain::AtLeast {
+                        span: span(&d),
+                        lo: self.expr(inner(d).next().expect("lo")),
+                    },
+                    _ => RankDomain::Range(self.domain(d)),
+                };
                 ItemKind::Ranks { name, domain }
             }
             Rule::param_decl => {

@@ -218,6 +218,9 @@ pub struct CompileError(pub String);
 
 /// The most cells per rank, elements per window, and processes the simulator accepts.
 pub const MAX_CELLS_PER_RANK: i64 = 1 << 16;
+/// The largest world size the simulator runs (a protocol's domain may go further; the
+/// states of a run grow with P, and a bounded search is far smaller anyway).
+pub const MAX_WORLD: i64 = 64;
 /// The most elements in one window or tile.
 pub const MAX_BUFFER_ELEMS: i64 = 1 << 40;
 
@@ -249,9 +252,9 @@ impl Code {
         let me_slot = c.slot(p.me);
         let blk_slot = p.blocks.as_ref().map(|bl| c.slot(bl.var));
         let world = b.world;
-        if !(1..=16).contains(&world) {
+        if !(1..=MAX_WORLD).contains(&world) {
             return Err(CompileError(format!(
-                "world size {world} is outside 1..=16"
+                "world size {world}: the simulator runs 1..={MAX_WORLD} ranks"
             )));
         }
         if b.blocks < 1 || b.blocks > 8 {

@@ -19,6 +19,10 @@ pub type TileId = usize;
 /// Index into [`Protocol::arrays`].
 pub type ArrayId = usize;
 
+/// The largest world size the language allows: signal cells and the runtimes' rank
+/// arguments are int32. `ranks P >= LO;` means `LO..=MAX_WORLD`.
+pub const MAX_WORLD: i64 = i32::MAX as i64;
+
 /// A whole collective.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Protocol {

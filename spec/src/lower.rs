@@ -8,9 +8,6 @@ use collc_grammar::suggest::closest;
 use collc_grammar::{Diagnostic, Span};
 use std::collections::HashMap;
 
-/// The world-size bound of the kernels collc targets.
-pub const MAX_RANKS: i64 = 16;
-
 /// Lowers a parsed file to a validated protocol, or returns every error found.
 /// Warnings are returned alongside a successful result.
 pub fn lower(file: &ast::File) -> Result<(Protocol, Vec<Diagnostic>), Vec<Diagnostic>> {
@@ -336,6 +333,56 @@ impl Lowerer {
         }
     }
 
+    /// The world size's domain: constant, at least 1, non-empty and at most
+    /// [`MAX_WORLD`]. `>= LO` is `LO..=MAX_WORLD`. A domain reaching outside
+    /// `1..=MAX_WORLD` is an error and clamped (so later checks still see its bounds).
+    fn world_domain(&mut self, d: &ast::RankDomain) -> Option<(i64, i64)> {
+        let (lo, hi, lo_span, hi_span) = match d {
+            ast::RankDomain::Range(r) => {
+                let lo = self.const_expr(&r.lo);
+                let hi = self.const_expr(&r.hi);
+                (lo?, hi?, r.lo.span, r.hi.span)
+            }
+            ast::RankDomain::AtLeast { lo, .. } => {
+                (self.const_expr(lo)?, MAX_WORLD, lo.span, lo.span)
+            }
+        };
+        if lo > hi {
+            self.diags.push(
+                err(
+                    "domain::empty",
+                    format!("the domain {lo}..={hi} is empty"),
+                    d.span(),
+                    "lower bound exceeds upper bound",
+                )
+                .with_help("write the domain as LO..=HI with LO <= HI"),
+            );
+            return None;
+        }
+        let out_of_range = |what: String, span, label: &str| {
+            err("domain::out-of-range", what, span, label).with_help(format!(
+                "a world has 1 to {MAX_WORLD} ranks (int32): write `ranks P in LO..=HI;` with 1 <= LO <= HI <= {MAX_WORLD}, or `ranks P >= LO;`"
+            ))
+        };
+        if lo < 1 {
+            self.diags.push(out_of_range(
+                format!("the world size's domain starts at {lo}"),
+                lo_span,
+                "a world has at least 1 rank",
+            ));
+        }
+        if hi > MAX_WORLD {
+            self.diags.push(out_of_range(
+                format!("the world size's domain goes to {hi}, above the largest world size {MAX_WORLD}"),
+                hi_span,
+                "above the largest world size",
+            ));
+        }
+        // Clamped, so that later checks still see the bounds (an error was reported).
+        let (lo, hi) = (lo.max(1), hi.min(MAX_WORLD));
+        (lo <= hi).then_some((lo, hi))
+    }
+
     fn const_domain(&mut self, d: &ast::Domain) -> Option<(i64, i64)> {
         let lo = self.const_expr(&d.lo)?;
         let hi = self.const_expr(&d.hi)?;
@@ -506,22 +553,8 @@ impl Lowerer {
                     );
                     return;
                 }
-                let dom = self.const_domain(domain);
+                let dom = self.world_domain(domain);
                 let (lo, hi) = dom.unwrap_or((1, 1));
-                let (lo, hi) = if dom.is_some() && (lo < 1 || hi > MAX_RANKS) {
-                    self.diags.push(
-                        err(
-                            "domain::out-of-range",
-                            format!("rank count domain {lo}..={hi} is outside 1..={MAX_RANKS}"),
-                            domain.span,
-                            "outside the supported range",
-                        )
-                        .with_help(format!("the kernels support 1 to {MAX_RANKS} ranks")),
-                    );
-                    (lo.max(1), hi.clamp(1, MAX_RANKS))
-                } else {
-                    (lo, hi)
-                };
                 let v = self.add_var(
                     &name.name,
                     VarKind::World { lo, hi },
@@ -1811,9 +1844,9 @@ impl Lowerer {
                         let (world, most) = match self.world {
                             Some(w) if !self.var_deps[w].poison => match self.vars[w].kind {
                                 VarKind::World { hi, .. } => (self.vars[w].name.clone(), hi),
-                                _ => ("P".to_string(), MAX_RANKS),
+                                _ => ("P".to_string(), MAX_WORLD),
                             },
-                            _ => ("P".to_string(), MAX_RANKS),
+                            _ => ("P".to_string(), MAX_WORLD),
                         };
                         if let Some(c) = self.const_value(&x) {
                             if !(0..most).contains(&c) {

@@ -446,13 +446,10 @@ impl<'a> Printer<'a> {
                 let var = &p.vars[v];
                 let written = self.items.get(&var.span.start).map(|i| &i.kind);
                 let domain = |lo: &i64, hi: &i64| match written {
-                    Some(
-                        ast::ItemKind::Ranks { name, domain }
-                        | ast::ItemKind::Param {
-                            name,
-                            ty: ast::ParamType::Int(domain),
-                        },
-                    ) if name.name == var.name => format!(
+                    Some(ast::ItemKind::Param {
+                        name,
+                        ty: ast::ParamType::Int(domain),
+                    }) if name.name == var.name => format!(
                         "{}..={}",
                         ast_expr_to_string(&domain.lo),
                         ast_expr_to_string(&domain.hi)
@@ -460,9 +457,25 @@ impl<'a> Printer<'a> {
                     _ => format!("{lo}..={hi}"),
                 };
                 let text = match &var.kind {
-                    VarKind::World { lo, hi } => {
-                        format!("ranks {} in {};", var.name, domain(lo, hi))
-                    }
+                    VarKind::World { lo, hi } => match written {
+                        Some(ast::ItemKind::Ranks {
+                            name,
+                            domain: ast::RankDomain::Range(d),
+                        }) if name.name == var.name && *hi < MAX_WORLD => format!(
+                            "ranks {} in {}..={};",
+                            var.name,
+                            ast_expr_to_string(&d.lo),
+                            ast_expr_to_string(&d.hi)
+                        ),
+                        Some(ast::ItemKind::Ranks {
+                            name,
+                            domain: ast::RankDomain::AtLeast { lo: e, .. },
+                        }) if name.name == var.name => {
+                            format!("ranks {} >= {};", var.name, ast_expr_to_string(e))
+                        }
+                        _ if *hi >= MAX_WORLD => format!("ranks {} >= {lo};", var.name),
+                        _ => format!("ranks {} in {lo}..={hi};", var.name),
+                    },
                     VarKind::Param { domain: None } => format!("param {}: rank;", var.name),
                     VarKind::Param {
                         domain: Some((lo, hi)),

@@ -69,6 +69,7 @@ pub fn skipped() -> Vec<ObligationResult> {
     OBLIGATIONS
         .iter()
         .map(|id| ObligationResult {
+            world: None,
             id: id.to_string(),
             code: format!("verify::{id}"),
             status: Status::Skipped,
@@ -448,6 +449,8 @@ fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> O
             code: format!("verify::{id}"),
             status,
             scope,
+            // Sampled instances, not every world size of a range.
+            world: None,
             reason,
             summary,
             findings,

@@ -298,7 +298,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let mut stats;
     let mut promote_failed: Option<(String, Span)> = None;
     let mut prof = (Duration::ZERO, Duration::ZERO);
-    let (accs, garbage) = loop {
+    let (mut accs, garbage) = loop {
         let mut accs: Vec<Acc> = OBLIGATIONS
             .iter()
             .map(|id| Acc::new(id, deadline))
@@ -385,6 +385,18 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     stats.z3_calls = smt.calls as u64;
     stats.literal = accs.iter().map(|a| a.literal).sum();
     let scope = plan.describe(p);
+    let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
+    let declared = exec::declared_world(p);
+    // Enumeration decides P up to ENUM_WORLD_MAX only: past that, nothing is proved.
+    let capped = covered.is_some_and(|w| w.hi < declared.1);
+    let checked_scope = format!("{}; {scope}", enumeration_scope(p));
+    if covered.is_none() {
+        for a in accs.iter_mut() {
+            if !a.done() && a.unknown.is_none() {
+                a.unknown(enumeration_scope(p), None);
+            }
+        }
+    }
     let mut obligations = Vec::new();
     for a in accs {
         let code = format!("verify::{}", a.id);
@@ -401,6 +413,8 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             let mut f = Finding::new(r.clone());
             f.primary = span;
             (Status::Unknown, vec![f], Some(r))
+        } else if capped {
+            (Status::Checked, Vec::new(), None)
         } else {
             (Status::Proved, Vec::new(), None)
         };
@@ -413,16 +427,20 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
                 ));
             }
         }
-        let summary = summary(a.id, status, a.items, a.literal, a.z3);
+        let mut summary = summary(a.id, status, a.items, a.literal, a.z3);
+        if capped && status != Status::Unknown {
+            summary = format!("{summary}; {}", enumeration_scope(p));
+        }
         obligations.push(ObligationResult {
             id: a.id.to_string(),
             code,
             status,
-            scope: if status == Status::Proved {
-                Some(scope.clone())
-            } else {
-                None
+            scope: match status {
+                Status::Proved => Some(scope.clone()),
+                Status::Checked => Some(checked_scope.clone()),
+                _ => None,
             },
+            world: covered.filter(|_| status != Status::Unknown),
             reason,
             summary,
             findings,
@@ -439,8 +457,31 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
         schema: SCHEMA,
         protocol: p.name.clone(),
         method: scope,
+        world: WorldRange {
+            lo: declared.0,
+            hi: declared.1,
+        },
         obligations,
         stats,
+    }
+}
+
+/// What an enumeration of P covers against the declared domain:
+/// `checked for P in 1..=16 by enumeration; the declared domain goes to 65536`.
+pub fn enumeration_scope(p: &Protocol) -> String {
+    let (lo, hi) = exec::declared_world(p);
+    let w = p.var_name(p.world);
+    let reach = if hi >= MAX_WORLD {
+        format!("the declared domain is unbounded ({})", exec::world_text(p))
+    } else {
+        format!("the declared domain goes to {hi}")
+    };
+    match exec::enumerated_world(p) {
+        Some((a, b)) => format!("checked for {w} in {a}..={b} by enumeration; {reach}"),
+        None => format!(
+            "the declared domain starts at {w} = {lo}, above the enumeration cap {}; no world size was enumerated",
+            exec::ENUM_WORLD_MAX
+        ),
     }
 }
 
@@ -454,7 +495,7 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
         _ => "early returns depend only on rank-uniform values",
     };
     match st {
-        Status::Proved => {
+        Status::Proved | Status::Checked => {
             format!("{what} ({items} checks: {lit} by literal arithmetic, {z3} by Z3)")
         }
         Status::Violated | Status::Warning => format!("not: {what}"),

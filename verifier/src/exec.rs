@@ -20,6 +20,37 @@ pub const UNROLL_MAX: i64 = 4096;
 pub const ENUM_LIMIT: i64 = 64;
 /// At most this many configurations are enumerated.
 pub const CONFIG_LIMIT: u64 = 500_000;
+/// The largest world size any enumerating component covers: P runs over
+/// `lo..=min(hi, ENUM_WORLD_MAX)` of the declared domain, and what is decided that way
+/// holds for those P only (a domain going further gets `checked`, with the bound stated).
+pub const ENUM_WORLD_MAX: i64 = 16;
+
+/// The world sizes an enumeration covers: the declared domain cut at [`ENUM_WORLD_MAX`]
+/// (`None` when the domain starts above it).
+pub fn enumerated_world(p: &Protocol) -> Option<(i64, i64)> {
+    let (lo, hi) = declared_world(p);
+    let hi = hi.min(ENUM_WORLD_MAX);
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// The declared world-size domain.
+pub fn declared_world(p: &Protocol) -> (i64, i64) {
+    match p.vars[p.world].kind {
+        VarKind::World { lo, hi } => (lo, hi),
+        _ => (1, 1),
+    }
+}
+
+/// How the declared domain is written in a scope: `P in 1..=65536` or `P >= 1`.
+pub fn world_text(p: &Protocol) -> String {
+    let (lo, hi) = declared_world(p);
+    let w = p.var_name(p.world);
+    if hi >= MAX_WORLD {
+        format!("{w} >= {lo}")
+    } else {
+        format!("{w} in {lo}..={hi}")
+    }
+}
 
 /// Body or epilogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -260,7 +291,17 @@ impl Plan {
         let mut parts = Vec::new();
         for v in &self.enumerated {
             let d = match &p.vars[*v].kind {
-                VarKind::World { lo, hi } => format!("{lo}..={hi}"),
+                VarKind::World { .. } => match enumerated_world(p) {
+                    Some((lo, hi)) if hi < declared_world(p).1 => format!(
+                        "{lo}..={hi} (enumeration stops at {ENUM_WORLD_MAX}; declared: {})",
+                        world_text(p)
+                    ),
+                    Some((lo, hi)) => format!("{lo}..={hi}"),
+                    None => format!(
+                        "nothing (enumeration stops at {ENUM_WORLD_MAX}; declared: {})",
+                        world_text(p)
+                    ),
+                },
                 VarKind::Param {
                     domain: Some((lo, hi)),
                 } => format!("{lo}..={hi}"),
@@ -286,10 +327,9 @@ impl Plan {
     }
     /// Number of configurations (an upper bound; `require`s may drop some).
     pub fn count(&self, p: &Protocol) -> u64 {
-        let (mut wlo, mut whi) = (1, 1);
-        if let VarKind::World { lo, hi } = p.vars[p.world].kind {
-            (wlo, whi) = (lo, hi);
-        }
+        let Some((wlo, whi)) = enumerated_world(p) else {
+            return 0;
+        };
         let mut total = 0u64;
         for w in wlo..=whi {
             let mut n = 1u64;
@@ -312,8 +352,9 @@ impl Plan {
 /// A callback over configurations; returns false to stop.
 pub type ConfigFn<'a> = dyn FnMut(&[(VarId, i64)]) -> bool + 'a;
 
-/// Calls `f` with every configuration of the plan (P ascending, then the other
-/// enumerated parameters ascending in declaration order). `f` returns false to stop.
+/// Calls `f` with every configuration of the plan (P ascending over
+/// [`enumerated_world`], then the other enumerated parameters ascending in declaration
+/// order). `f` returns false to stop.
 pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
     let mut cur: Vec<(VarId, i64)> = Vec::new();
     fn rec(
@@ -329,7 +370,7 @@ pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
         let v = plan.enumerated[i];
         let world = cur.iter().find(|x| x.0 == p.world).map_or(1, |x| x.1);
         let (lo, hi) = match &p.vars[v].kind {
-            VarKind::World { lo, hi } => (*lo, *hi),
+            VarKind::World { .. } => enumerated_world(p).unwrap_or((1, 0)),
             VarKind::Param {
                 domain: Some((lo, hi)),
             } => (*lo, *hi),

@@ -52,7 +52,7 @@
 //! the whole domain).
 
 use crate::exec::{self, Plan};
-use crate::report::{Finding, ObligationResult, ParamValue, Status};
+use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
 use collc_grammar::Span;
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
 use collc_sim::{Budget, Memory};
@@ -891,16 +891,27 @@ fn write_findings(
 pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> ObligationResult {
     let a = analyse(p, plan, deadline);
     let code = format!("verify::{ID}");
+    let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
+    let capped = covered.is_some_and(|w| w.hi < exec::declared_world(p).1);
     let mk = |status, scope, reason, summary: String, findings| ObligationResult {
         id: ID.to_string(),
         code: code.clone(),
         status,
         scope,
+        world: covered.filter(|_| status != Status::Unknown),
         reason,
-        summary,
+        summary: if capped && status != Status::Unknown {
+            format!("{summary}; {}", crate::check::enumeration_scope(p))
+        } else {
+            summary
+        },
         findings,
     };
-    if let Some(why) = a.unsupported {
+    let unsupported = match covered {
+        None => Some(crate::check::enumeration_scope(p)),
+        Some(_) => a.unsupported.clone(),
+    };
+    if let Some(why) = unsupported {
         return mk(
             Status::Unknown,
             None,
@@ -942,15 +953,23 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             findings,
         );
     }
-    let proved_part = format!(
+    let mut proved_part = format!(
         "{}; {} unfenced access/notify pair(s) observed by no other process, {} configurations",
         plan.describe(p),
         private,
         a.configs
     );
+    if capped {
+        // Enumeration decides P up to ENUM_WORLD_MAX only: past that, nothing is proved.
+        proved_part = format!("{}; {proved_part}", crate::check::enumeration_scope(p));
+    }
     if a.suspects.is_empty() {
         return mk(
-            Status::Proved,
+            if capped {
+                Status::Checked
+            } else {
+                Status::Proved
+            },
             Some(proved_part),
             None,
             format!(

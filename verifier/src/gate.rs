@@ -83,6 +83,10 @@ pub struct Gate {
     /// The lines to stamp into what is produced (the header comment of emitted code; the
     /// verdict output of a run); empty unless [`Decision::Unverified`].
     pub stamp: Vec<String>,
+    /// The largest world size produced code may run with (the kernels'
+    /// `kMaxSupportedRanks`): [`Report::world_limit`], or, when no obligation decided a
+    /// range of world sizes, the declared domain cut at [`crate::ENUM_WORLD_MAX`].
+    pub world_limit: i64,
     /// The verifier's diagnostics behind the blockers (errors for violations, warnings
     /// for unknowns), to print with a refusal or an unverified pass.
     #[serde(skip)]
@@ -174,10 +178,14 @@ pub fn gate(report: &Report, allow_unverified: bool) -> Gate {
         .into_iter()
         .filter(|d| codes.contains(&d.code.as_str()))
         .collect();
+    let world_limit = report
+        .world_limit()
+        .unwrap_or_else(|| report.world.hi.min(crate::ENUM_WORLD_MAX));
     Gate {
         verdict,
         decision,
         allow_unverified,
+        world_limit,
         blockers,
         stamp,
         diagnostics,
@@ -201,6 +209,7 @@ mod tests {
                     code: format!("verify::o{i}"),
                     status: *s,
                     scope: None,
+                    world: None,
                     reason: Some(format!("reason {i}")),
                     summary: String::new(),
                     findings: if *s == Status::Violated {
@@ -215,6 +224,7 @@ mod tests {
             schema: SCHEMA,
             protocol: "p".into(),
             method: String::new(),
+            world: crate::report::WorldRange { lo: 1, hi: 16 },
             obligations,
             stats: Stats::default(),
         }

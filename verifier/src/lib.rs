@@ -26,6 +26,7 @@ pub mod table;
 pub mod validate;
 
 pub use entry::{verify, Options};
+pub use exec::ENUM_WORLD_MAX;
 pub use gate::{gate, Decision, Gate, Verdict};
-pub use report::{Finding, ObligationResult, Report, Status};
+pub use report::{Finding, ObligationResult, Report, Status, WorldRange};
 pub use validate::validate;

@@ -25,12 +25,18 @@ pub fn check(p: &Protocol, source: Option<&Source>) -> ObligationResult {
             printed.as_str()
         }
     };
+    let declared = crate::report::WorldRange {
+        lo: crate::exec::declared_world(p).0,
+        hi: crate::exec::declared_world(p).1,
+    };
     let mk =
         |status, scope: Option<&str>, reason: Option<String>, summary: String| ObligationResult {
             id: ID.into(),
             code: format!("verify::{ID}"),
             status,
             scope: scope.map(str::to_string),
+            // Decided over the whole declared domain (Z3 with P symbolic).
+            world: (status == Status::Proved).then_some(declared),
             reason,
             summary,
             findings: Vec::new(),

@@ -152,6 +152,15 @@ impl Finding {
     }
 }
 
+/// World sizes `lo..=hi` (inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WorldRange {
+    /// Smallest.
+    pub lo: i64,
+    /// Largest.
+    pub hi: i64,
+}
+
 /// The result of one obligation.
 #[derive(Debug, Clone, Serialize)]
 pub struct ObligationResult {
@@ -163,6 +172,11 @@ pub struct ObligationResult {
     pub status: Status,
     /// For proved: the domain covered; for checked: the bounds.
     pub scope: Option<String>,
+    /// The world sizes its status was decided for, every value of each: the declared
+    /// domain for a proof over it, the enumerated `lo..=min(hi, ENUM_WORLD_MAX)` for an
+    /// enumeration. `None` when it decided no range of world sizes (a bounded search
+    /// sampling a few small instances, or an undecided obligation).
+    pub world: Option<WorldRange>,
     /// For unknown: why.
     pub reason: Option<String>,
     /// One line on what was shown.
@@ -203,6 +217,8 @@ pub struct Report {
     pub protocol: String,
     /// How the domain was covered (which parameters were enumerated, which symbolic).
     pub method: String,
+    /// The declared world-size domain (`hi` = `collc_spec::ir::MAX_WORLD` for `P >= LO`).
+    pub world: WorldRange,
     /// One entry per obligation (simulator-backed ones are appended with `checked`).
     pub obligations: Vec<ObligationResult>,
     /// Counters.
@@ -245,6 +261,20 @@ impl Report {
                 }
             }
         }
+    }
+    /// The largest world size the report's verdict covers: the declared `hi` when every
+    /// obligation that decided a range of world sizes ([`ObligationResult::world`]) decided
+    /// it for the whole declared domain, else the smallest `hi` among them (the
+    /// enumeration cap, [`crate::ENUM_WORLD_MAX`], for an enumerated obligation). `None`
+    /// when no obligation decided a range (e.g. every one undecided). Code generators
+    /// take it as the kernels' rank limit.
+    pub fn world_limit(&self) -> Option<i64> {
+        self.obligations
+            .iter()
+            .filter_map(|o| o.world)
+            .map(|w| w.hi)
+            .min()
+            .map(|h| h.min(self.world.hi))
     }
     /// The result of one obligation.
     pub fn get(&self, id: &str) -> Option<&ObligationResult> {

@@ -14,6 +14,9 @@ type Points = Vec<crate::poly::Point>;
 
 /// Runs every configuration of the (possibly promoted) plan.
 fn each_run(p: &Protocol, f: &mut dyn FnMut(&mut Run)) -> Result<Plan, String> {
+    if exec::enumerated_world(p).is_none() {
+        return Err(crate::check::enumeration_scope(p));
+    }
     let mut plan = Plan::initial(p);
     loop {
         if plan.count(p) > exec::CONFIG_LIMIT {

@@ -67,7 +67,7 @@
  *         const int64_t   signal_stride = args[5];                                     // stride
  *         __gm__ CommContext* ctx       = reinterpret_cast<__gm__ CommContext*>(args[6]);
  *
- * CommContext (CPU): { int32_t rankId; int32_t rankSize; uint64_t windowsIn[16]; } with
+ * CommContext (CPU): { int32_t rankId; int32_t rankSize; uint64_t windowsIn[64]; } with
  * rankSize = P and windowsIn[pe] = base of pe's window (0 for pe >= P).
  *
  * ============================================================================================
@@ -123,8 +123,8 @@
 extern "C" {
 #endif
 
-#define COLLC_ABI_VERSION 2u
-#define COLLC_MAX_RANKS 16
+#define COLLC_ABI_VERSION 3u
+#define COLLC_MAX_RANKS 64 /* collc_backend::ranks::HOST_MAX_RANKS */
 #define COLLC_MAX_BLOCKS 64
 #define COLLC_MAX_BUFFERS 64
 #define COLLC_MAX_SCALARS 64

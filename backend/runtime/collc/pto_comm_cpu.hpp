@@ -8,7 +8,7 @@
 //   Qualifiers      __gm__ __aicore__ AICORE __global__ __ubuf__ __in__ __out__  (all empty)
 //   Pipe/fences     pipe_t, PIPE_S .. PIPE_ALL, pipe_barrier(pipe_t), set_flag/wait_flag (no-ops),
 //                   event_t, EVENT_ID0..EVENT_ID7, dsb(mem_dsb_t), dcci(ptr, cache_line_t[, dcci_dst_t])
-//   Context         struct CommContext { int32_t rankId; int32_t rankSize; uint64_t windowsIn[16]; }
+//   Context         struct CommContext { int32_t rankId; int32_t rankSize; uint64_t windowsIn[64]; }
 //                   CommRemotePtr(ctx, local_ptr, pe)
 //   Multicore       get_block_idx(), get_block_num(), get_block_idx(args), get_block_num(args)
 //   Signals         pto::comm::NotifyOp { AtomicAdd, Set }
@@ -207,7 +207,7 @@ static_assert(std::atomic<int32_t>::is_always_lock_free, "atomic<int32_t> must b
 namespace collc {
 namespace rt {
 
-constexpr int32_t kMaxRanks = 16;               // == size of CommContext::windowsIn
+constexpr int32_t kMaxRanks = 64;               // == size of CommContext::windowsIn (as on Ascend)
 constexpr int64_t kDefaultTwaitTimeoutMs = 10000;
 
 // Thrown to unwind a kernel after the run was aborted (timeout or runtime check failure).

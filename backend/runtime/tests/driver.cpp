@@ -361,8 +361,8 @@ int scenario_api() {
 
     CollcRunConfig bad = cfg;
     bad.flags = COLLC_RUN_QUIET;
-    bad.nranks = 17;
-    check(run(bad, report.get(), &wall_ms) == COLLC_ERR_CONFIG, "nranks 17 rejected");
+    bad.nranks = COLLC_MAX_RANKS + 1;
+    check(run(bad, report.get(), &wall_ms) == COLLC_ERR_CONFIG, "nranks above COLLC_MAX_RANKS rejected");
     bad = cfg;
     bad.flags = COLLC_RUN_QUIET;
     bad.abi_version = 99;

@@ -39,7 +39,13 @@ pub struct EmitOptions<'a> {
     pub source: Option<&'a Source>,
     /// Lines to stamp into the header as a warning (e.g. why the protocol is unverified).
     pub warning: Vec<String>,
+    /// The largest world size the kernel accepts (`kMaxSupportedRanks`): the verdict's
+    /// (`collc_verifier::Gate::world_limit`, the largest P every obligation covers).
+    /// `None`: the declared domain's upper bound. Never above the declared one.
+    pub world_limit: Option<i64>,
 }
+
+pub use crate::ranks::world_limit;
 
 /// Capacity (f32 elements) of the staging tiles used for window-to-window data movement.
 pub const STAGE_ELEMS: i64 = 4096;
@@ -48,7 +54,13 @@ pub const UB_BYTES: i64 = 192 * 1024;
 
 /// Emits the `pto::comm` kernel for a protocol.
 pub fn emit(p: &Protocol, target: Target, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
-    let k = Kernel::new(p, opts)?;
+    // A `pto::comm` context addresses at most PTO_MAX_RANKS ranks.
+    let pto = crate::ranks::PTO_MAX_RANKS;
+    let opts = EmitOptions {
+        world_limit: Some(opts.world_limit.map_or(pto, |l| l.min(pto))),
+        ..opts.clone()
+    };
+    let k = Kernel::new(p, &opts)?;
     let d = pto::Pto { target };
     walk::emit_kernel(&k, &d)
 }
@@ -90,6 +102,8 @@ pub struct Kernel<'a> {
     pub source: Option<&'a Source>,
     /// Warning lines for the header.
     pub warning: Vec<String>,
+    /// The largest world size the kernel accepts (`kMaxSupportedRanks`, [`world_limit`]).
+    pub world_limit: i64,
     /// Helper functions used by the printed code.
     pub helpers: RefCell<BTreeSet<&'static str>>,
 }
@@ -265,7 +279,9 @@ impl<'a> Kernel<'a> {
             // Multi-dimensional tiles are addressed flat: capacity = product of the dims.
             let mut cap = Some(1i64);
             for d in &t.dims {
-                let x = eval(p, d, &env).ok().or_else(|| upper_bound(p, d));
+                let x = eval(p, d, &env)
+                    .ok()
+                    .or_else(|| upper_bound(p, d, world_limit(p, opts.world_limit)));
                 cap = match (cap, x) {
                     (Some(c), Some(x)) => c.checked_mul(x),
                     _ => None,
@@ -311,6 +327,7 @@ impl<'a> Kernel<'a> {
             used,
             source: opts.source,
             warning: opts.warning.clone(),
+            world_limit: world_limit(p, opts.world_limit),
             helpers: RefCell::new(BTreeSet::new()),
         })
     }
@@ -723,9 +740,10 @@ fn round256(bytes: i64) -> i64 {
 }
 
 /// The largest value of a rank-uniform expression over the corners of the parameter
-/// domains (world size and `param`s at their bounds; rank parameters at 0 and P-1). Tiles
+/// domains (world size from its lower bound to `world_hi`, `param`s at their bounds; rank
+/// parameters at 0 and `world_hi - 1`). Tiles
 /// sized by parameters get this capacity; the runtime checks every actual length.
-pub fn upper_bound(p: &Protocol, e: &Expr) -> Option<i64> {
+pub fn upper_bound(p: &Protocol, e: &Expr, world_hi: i64) -> Option<i64> {
     // The inputs the expression depends on (through derived lets).
     fn deps(p: &Protocol, e: &Expr, out: &mut Vec<VarId>) {
         e.for_each_var(&mut |v| match &p.vars[v].kind {
@@ -739,14 +757,10 @@ pub fn upper_bound(p: &Protocol, e: &Expr) -> Option<i64> {
     if ins.len() > 12 {
         return None;
     }
-    let world_hi = match p.vars[p.world].kind {
-        VarKind::World { hi, .. } => hi,
-        _ => 16,
-    };
     let corners: Vec<Vec<i64>> = ins
         .iter()
         .map(|v| match p.vars[*v].kind {
-            VarKind::World { lo, hi } => vec![lo, hi],
+            VarKind::World { lo, .. } => vec![lo, world_hi],
             VarKind::Param {
                 domain: Some((lo, hi)),
             } => vec![lo, hi],

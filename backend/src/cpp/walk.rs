@@ -198,18 +198,21 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     let mut guards: Vec<(String, String)> = Vec::new();
     let world = &p.vars[p.world];
     if let VarKind::World { lo, hi } = world.kind {
-        let upper = if hi >= 16 {
-            "kMaxSupportedRanks".to_string()
+        let why = if k.world_limit < hi {
+            format!(
+                "ranks {} in {lo}..={} of the declared {lo}..={hi} (kMaxSupportedRanks)",
+                world.name, k.world_limit
+            )
         } else {
-            int_lit(hi)
+            format!("ranks {} in {lo}..={hi}", world.name)
         };
         guards.push((
             format!(
-                "{w} < {} || {w} > {upper}",
+                "{w} < {} || {w} > kMaxSupportedRanks",
                 int_lit(lo.max(1)),
                 w = k.var(p.world)
             ),
-            format!("ranks {} in {lo}..={hi}", world.name),
+            why,
         ));
     }
     for v in p.inputs().into_iter().skip(1) {
@@ -324,7 +327,10 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     d.includes(k, &mut out);
     out.line("");
     out.line("namespace {");
-    out.line("constexpr int64_t kMaxSupportedRanks = 16;");
+    out.line(format!(
+        "constexpr int64_t kMaxSupportedRanks = {};  // the largest P the verdict covers and the target addresses",
+        int_lit(k.world_limit)
+    ));
     if k.stages > 0 {
         out.line(format!(
             "constexpr int32_t kStage = {};  // elements per staging tile (window-to-window moves)",

@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// `COLLC_ABI_VERSION`.
-pub const ABI_VERSION: u32 = 2;
-const MAX_RANKS: usize = 16;
+pub const ABI_VERSION: u32 = 3;
+/// `COLLC_MAX_RANKS` of `host_launch.hpp` (the report's per-rank array).
+const MAX_RANKS: usize = crate::ranks::HOST_MAX_RANKS as usize;
 const MESSAGE_BYTES: usize = 8192;
 
 /// `CollcBufferDesc`.

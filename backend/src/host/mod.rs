@@ -67,6 +67,10 @@ pub struct RunConfig {
     pub exec: Exec,
     /// Wall-clock limit of a subprocess run.
     pub wall_limit: Duration,
+    /// The verdict's world limit (`collc_verifier::Gate::world_limit`): the kernel's
+    /// `kMaxSupportedRanks`, and a larger world size is refused before anything runs.
+    /// `None`: the declared domain's upper bound.
+    pub world_limit: Option<i64>,
 }
 
 impl Default for RunConfig {
@@ -80,6 +84,7 @@ impl Default for RunConfig {
             build: Build::Opt,
             exec: Exec::InProcess,
             wall_limit: Duration::from_secs(120),
+            world_limit: None,
         }
     }
 }
@@ -224,6 +229,14 @@ pub fn prepare(
         ));
     }
     let bindings = bind(p, &cfg.params).map_err(|e| RunError::Params(e.to_string()))?;
+    crate::ranks::check_run_world(
+        p,
+        bindings.world,
+        cfg.world_limit,
+        "CPU launcher",
+        crate::ranks::HOST_MAX_RANKS,
+    )
+    .map_err(RunError::Params)?;
     if !(1..=64).contains(&bindings.blocks) {
         return Err(RunError::Params(format!(
             "{} blocks per rank; the CPU launcher runs 1..=64",
@@ -236,6 +249,7 @@ pub fn prepare(
         &EmitOptions {
             source,
             warning: Vec::new(),
+            world_limit: cfg.world_limit,
         },
     )
     .map_err(RunError::Emit)?;

@@ -64,6 +64,8 @@ pub struct EmitOptions<'a> {
     pub source: Option<&'a Source>,
     /// Lines to stamp into the header as a warning (e.g. why the protocol is unverified).
     pub warning: Vec<String>,
+    /// The largest world size the program accepts (see `crate::cpp::EmitOptions`).
+    pub world_limit: Option<i64>,
 }
 
 /// Emits the MPI program (one `.cpp`) of a protocol.
@@ -73,6 +75,7 @@ pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>>
         &crate::cpp::EmitOptions {
             source: opts.source,
             warning: opts.warning.clone(),
+            world_limit: opts.world_limit,
         },
     )?;
     let names = Names::of(&k);

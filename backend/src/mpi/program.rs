@@ -204,10 +204,19 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                 match &var.kind {
                     VarKind::World { lo, hi } => {
                         w.line(format!("[[maybe_unused]] const int64_t {c} = s.np();  // ranks {} in {lo}..={hi}", var.name));
+                        let lim = k.world_limit;
+                        let why = if lim < *hi {
+                            format!(
+                                "; the verdict covers {} <= {lim} of the declared {lo}..={hi}",
+                                var.name
+                            )
+                        } else {
+                            String::new()
+                        };
                         w.line(format!(
-                            "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"ranks {} = %lld is outside {lo}..={hi} (mpirun -np)\", static_cast<long long>({c}));",
+                            "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"ranks {} = %lld is outside {lo}..={lim} (mpirun -np{why})\", static_cast<long long>({c}));",
                             int_lit(*lo),
-                            int_lit(*hi),
+                            int_lit(lim),
                             var.name
                         ));
                     }

@@ -34,6 +34,8 @@ pub struct MpiOptions<'a> {
     pub env: Vec<(String, String)>,
     /// Extra `mpirun` arguments.
     pub mpirun_args: Vec<String>,
+    /// The verdict's world limit (see `crate::host::RunConfig::world_limit`).
+    pub world_limit: Option<i64>,
 }
 
 impl Default for MpiOptions<'_> {
@@ -49,6 +51,7 @@ impl Default for MpiOptions<'_> {
             deadline: l.deadline,
             env: l.env,
             mpirun_args: l.mpirun_args,
+            world_limit: None,
         }
     }
 }
@@ -114,6 +117,14 @@ pub fn check_options(p: &Protocol, opts: &MpiOptions) -> Result<i64, MpiRunError
         )));
     };
     bind(p, &opts.params).map_err(|e| MpiRunError::Params(e.to_string()))?;
+    crate::ranks::check_run_world(
+        p,
+        np,
+        opts.world_limit,
+        "MPI runner",
+        crate::ranks::MPI_MAX_RANKS,
+    )
+    .map_err(MpiRunError::Params)?;
     if let Some(h) = &opts.hostfile {
         if !h.is_file() {
             return Err(MpiRunError::Params(format!(
@@ -138,6 +149,7 @@ pub fn run(p: &Protocol, opts: &MpiOptions) -> Result<MpiReport, MpiRunError> {
         &EmitOptions {
             source: opts.source,
             warning: opts.warning.clone(),
+            world_limit: opts.world_limit,
         },
     )
     .map_err(MpiRunError::Emit)?;

@@ -64,11 +64,12 @@ pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
     let target = match args.target {
         TargetArg::Ascend => Target::Ascend,
         TargetArg::Host => Target::Host,
-        TargetArg::Mpi => return super::mpi::emit(args, &l, gate.stamp, style, out),
+        TargetArg::Mpi => return super::mpi::emit(args, &l, gate, style, out),
     };
     let opts = EmitOptions {
         source: Some(&l.source),
         warning: gate.stamp,
+        world_limit: Some(gate.world_limit),
     };
     let text = match cpp::emit(&l.protocol, target, &opts) {
         Ok(t) => t,

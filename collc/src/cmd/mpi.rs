@@ -33,13 +33,14 @@ fn is_source_name(path: &str) -> bool {
 pub fn emit(
     args: &EmitArgs,
     l: &Loaded,
-    warning: Vec<String>,
+    gate: collc_verifier::Gate,
     style: Style,
     out: &mut Output,
 ) -> i32 {
     let opts = mpi::EmitOptions {
         source: Some(&l.source),
-        warning,
+        warning: gate.stamp,
+        world_limit: Some(gate.world_limit),
     };
     let text = match mpi::emit(&l.protocol, &opts) {
         Ok(t) => t,
@@ -135,6 +136,7 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             .into_iter()
             .collect(),
         mpirun_args: args.mpirun_args.clone(),
+        world_limit: None,
     };
     if let Err(e) = mpi::run::check_options(&l.protocol, &opts) {
         out.err(format!("error: {e}"));
@@ -145,6 +147,7 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         Err(code) => return code,
     };
     opts.warning = gate.stamp.clone();
+    opts.world_limit = Some(gate.world_limit);
     let report = match mpi::run(&l.protocol, &opts) {
         Ok(r) => r,
         Err(MpiRunError::Emit(diags)) => {

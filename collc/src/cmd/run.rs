@@ -105,6 +105,7 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         build: if args.tsan { Build::Tsan } else { Build::Opt },
         exec: Exec::Subprocess,
         wall_limit: Duration::from_secs(args.wall_limit.max(1)),
+        world_limit: Some(gate.world_limit),
     };
     match host::run_with_source(&l.protocol, Some(&l.source), &cfg) {
         Ok(report) => {

@@ -1,0 +1,170 @@
+//! World-size domains beyond the enumeration cap: `ranks P in 1..=65536` and the
+//! unbounded `ranks P >= 1` versions of the barrier and broadcast examples verify
+//! promptly, every obligation decided by enumerating P stops at `ENUM_WORLD_MAX` and says
+//! so (`checked`, never `proved`), and the report's world limit is the cap.
+
+use collc_verifier::{Options, Report, Status, ENUM_WORLD_MAX};
+use std::time::{Duration, Instant};
+
+/// Obligations the enumerated engine and the fence analysis decide by enumerating P.
+const ENUMERATED: [&str; 7] = [
+    "credit-balance",
+    "op-exclusivity",
+    "wait-reachable",
+    "stale-credit",
+    "garbage-credit",
+    "guard-symmetry",
+    "fence",
+];
+
+fn example(name: &str, domain: &str) -> collc_spec::ir::Protocol {
+    let path = format!("{}/../examples/{name}.coll", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("example");
+    assert!(text.contains("ranks P in 1..=16;"), "{path}");
+    let text = text.replace("ranks P in 1..=16;", &format!("ranks P {domain};"));
+    let c = collc_verifier::validate(&text);
+    c.protocol
+        .unwrap_or_else(|| panic!("{name} with `{domain}`: {:?}", c.diagnostics))
+}
+
+fn timed(p: &collc_spec::ir::Protocol, opts: &Options) -> (Report, Duration) {
+    let t0 = Instant::now();
+    let r = collc_verifier::verify(p, opts);
+    (r, t0.elapsed())
+}
+
+#[test]
+fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated() {
+    for name in ["barrier", "broadcast"] {
+        for (domain, hi, reach) in [
+            ("in 1..=65536", 65536, "the declared domain goes to 65536"),
+            (
+                ">= 1",
+                collc_spec::ir::MAX_WORLD,
+                "the declared domain is unbounded (P >= 1)",
+            ),
+        ] {
+            let p = example(name, domain);
+            let (r, took) = timed(&p, &Options::symbolic_only());
+            assert!(
+                took < Duration::from_secs(60),
+                "{name} `{domain}`: {took:?}"
+            );
+            assert_eq!((r.world.lo, r.world.hi), (1, hi));
+            for id in ENUMERATED {
+                let o = r.get(id).expect(id);
+                let want = if id == "garbage-credit" && o.status == Status::Warning {
+                    Status::Warning
+                } else {
+                    Status::Checked
+                };
+                assert_eq!(o.status, want, "{name} `{domain}` {id}: {o:?}");
+                if o.status == Status::Checked {
+                    let scope = o.scope.as_deref().unwrap_or_default();
+                    assert!(
+                        scope.starts_with(&format!(
+                            "checked for P in 1..={ENUM_WORLD_MAX} by enumeration; {reach}"
+                        )),
+                        "{name} `{domain}` {id}: {scope}"
+                    );
+                }
+                let w = o
+                    .world
+                    .expect("an enumerated obligation states its P range");
+                assert_eq!((w.lo, w.hi), (1, ENUM_WORLD_MAX), "{id}");
+            }
+            // Nothing claims the whole domain unless it decided it: the index ranges are
+            // Z3 over the declared domain.
+            for o in &r.obligations {
+                if o.status == Status::Proved {
+                    let w = o.world.expect("a proof states its P range");
+                    assert_eq!((w.lo, w.hi), (1, hi), "{name} `{domain}` {}", o.id);
+                }
+            }
+            assert_eq!(r.world_limit(), Some(ENUM_WORLD_MAX), "{name} `{domain}`");
+            let g = collc_verifier::gate(&r, true);
+            assert_eq!(g.world_limit, ENUM_WORLD_MAX);
+        }
+    }
+}
+
+#[test]
+fn the_declared_sixteen_is_proved_and_is_the_limit() {
+    let p = example("barrier", "in 1..=16");
+    let r = collc_verifier::verify(&p, &Options::symbolic_only());
+    for id in ENUMERATED {
+        assert_eq!(r.get(id).expect(id).status, Status::Proved, "{id}");
+    }
+    assert_eq!(r.world_limit(), Some(16));
+    let p = example("barrier", "in 2..=8");
+    let r = collc_verifier::verify(&p, &Options::symbolic_only());
+    assert_eq!(r.world_limit(), Some(8));
+    assert!(r.method.contains("P over 2..=8"), "{}", r.method);
+}
+
+#[test]
+fn a_sixty_four_rank_domain_gets_the_enumeration_cap_as_its_limit() {
+    let p = example("barrier", "in 1..=64");
+    let r = collc_verifier::verify(&p, &Options::symbolic_only());
+    assert_eq!(r.world_limit(), Some(ENUM_WORLD_MAX));
+    assert!(
+        r.method
+            .contains("P over 1..=16 (enumeration stops at 16; declared: P in 1..=64)"),
+        "{}",
+        r.method
+    );
+}
+
+#[test]
+fn a_domain_starting_above_the_cap_is_undecided_not_proved() {
+    let p = example("barrier", "in 32..=64");
+    let (r, took) = timed(&p, &Options::symbolic_only());
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    for id in ENUMERATED {
+        let o = r.get(id).expect(id);
+        assert_eq!(o.status, Status::Unknown, "{id}: {o:?}");
+        assert!(
+            o.reason
+                .as_deref()
+                .unwrap_or_default()
+                .contains("above the enumeration cap 16"),
+            "{id}: {:?}",
+            o.reason
+        );
+        assert!(o.world.is_none());
+    }
+    // The credit table enumerates P too: it says why it has nothing instead of an empty table.
+    let e = collc_verifier::table::explain(&p).expect_err("nothing to enumerate");
+    assert!(e.contains("above the enumeration cap 16"), "{e}");
+}
+
+#[test]
+fn the_credit_table_of_an_unbounded_domain_states_the_cap() {
+    let p = example("broadcast", ">= 1");
+    let t = collc_verifier::table::explain(&p).expect("a table");
+    assert!(
+        t.method
+            .contains("P over 1..=16 (enumeration stops at 16; declared: P >= 1)"),
+        "{}",
+        t.method
+    );
+}
+
+#[test]
+fn the_bounded_half_returns_promptly_on_an_unbounded_domain() {
+    let p = example("barrier", ">= 1");
+    let (r, took) = timed(&p, &Options::default());
+    // Default budgets: 10 s per symbolic obligation, 8 s for the bounded half.
+    assert!(took < Duration::from_secs(45), "{took:?}");
+    assert_ne!(
+        collc_verifier::gate::verdict(&r),
+        collc_verifier::Verdict::Violated
+    );
+    for id in collc_verifier::bounded::OBLIGATIONS {
+        let o = r.get(id).expect(id);
+        assert!(
+            o.world.is_none(),
+            "{id}: a bounded search samples, it covers no range"
+        );
+    }
+}
