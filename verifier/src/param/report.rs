@@ -5,7 +5,7 @@
 //! still wins: it is a violation).
 
 use super::Outcome;
-use crate::report::{Report, Status};
+use crate::report::{Report, Status, WorldRange};
 
 /// The symbolic obligations (the first six of the report).
 pub const SYMBOLIC: [&str; 6] = [
@@ -30,15 +30,29 @@ fn proved_scope(out: &Outcome, id: &str) -> Option<String> {
 
 /// Rewrites the scopes of the symbolic obligations (after the enumerated route).
 pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
+    let declared = WorldRange {
+        lo: out.world.0,
+        hi: out.world.1,
+    };
     for ob in report.obligations.iter_mut() {
         if !SYMBOLIC.contains(&ob.id.as_str()) {
             continue;
         }
         match (ob.status, proved_scope(out, &ob.id)) {
-            (Status::Proved, Some(s)) => {
-                ob.summary = format!("{}; {}, P symbolic", ob.summary, out.domain());
+            (Status::Proved | Status::Checked, Some(s)) => {
+                // Checked: enumeration stopped at its cap; the symbolic proof covers the
+                // whole domain, cross-checked by enumeration up to the cap.
+                let base = ob
+                    .summary
+                    .split("; checked for")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                ob.summary = format!("{base}; {}, P symbolic", out.domain());
                 let enumerated = ob.scope.take().unwrap_or_default();
                 ob.scope = Some(format!("{s}; cross-checked by enumeration ({enumerated})"));
+                ob.status = Status::Proved;
+                ob.world = Some(declared);
             }
             (Status::Unknown, Some(s)) => {
                 // The enumerated route could not decide (a form it does not cover, or a
@@ -54,6 +68,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                     "{s}; the enumerated route did not decide it: {why}"
                 ));
                 ob.findings.clear();
+                ob.world = Some(declared);
             }
             (Status::Proved, None) => {
                 ob.summary = format!("{}; by enumeration", ob.summary);
@@ -62,6 +77,11 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 ob.scope = Some(format!(
                     "by enumeration: {enumerated}; not proved with P symbolic: {why}"
                 ));
+            }
+            (Status::Checked, None) => {
+                let enumerated = ob.scope.take().unwrap_or_default();
+                let why = out.open(&ob.id).unwrap_or("not attempted");
+                ob.scope = Some(format!("{enumerated}; not proved with P symbolic: {why}"));
             }
             _ => {}
         }
@@ -96,6 +116,10 @@ pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
         ob.status = Status::Proved;
         ob.reason = None;
         ob.findings.clear();
+        ob.world = Some(WorldRange {
+            lo: out.world.0,
+            hi: out.world.1,
+        });
         ob.summary = format!(
             "no reachable state where no process can move: every wait is reached by credits sent at earlier program points; {}, P symbolic",
             out.domain()
