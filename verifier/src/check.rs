@@ -70,14 +70,14 @@ pub fn contrib(run: &mut Run, ev: usize, val: &Lin) -> Result<Lin, String> {
     Ok(run.syms.guarded(&g, &v))
 }
 
-fn value_of(ev: &Event) -> Lin {
+pub(crate) fn value_of(ev: &Event) -> Lin {
     match &ev.kind {
         EvKind::Notify { value, .. } => value.clone(),
         _ => Lin::k(0),
     }
 }
 
-fn is_add(ev: &Event) -> bool {
+pub(crate) fn is_add(ev: &Event) -> bool {
     matches!(
         ev.kind,
         EvKind::Notify {
@@ -86,7 +86,7 @@ fn is_add(ev: &Event) -> bool {
         }
     )
 }
-fn is_set(ev: &Event) -> bool {
+pub(crate) fn is_set(ev: &Event) -> bool {
     matches!(
         ev.kind,
         EvKind::Notify {
@@ -95,7 +95,7 @@ fn is_set(ev: &Event) -> bool {
         }
     )
 }
-fn is_wait(ev: &Event) -> bool {
+pub(crate) fn is_wait(ev: &Event) -> bool {
     matches!(ev.kind, EvKind::Wait { .. })
 }
 
@@ -108,19 +108,19 @@ pub fn cell_name(p: &Protocol, c: &Cell) -> String {
     format!("{s} on rank {}", c.owner)
 }
 
-struct Acc {
+pub(crate) struct Acc {
     id: &'static str,
-    violation: Option<Finding>,
-    extra: Vec<Finding>,
+    pub(crate) violation: Option<Finding>,
+    pub(crate) extra: Vec<Finding>,
     unknown: Option<(String, Option<Span>)>,
-    literal: u64,
+    pub(crate) literal: u64,
     z3: u64,
-    items: u64,
+    pub(crate) items: u64,
     deadline: Instant,
 }
 
 impl Acc {
-    fn new(id: &'static str, deadline: Instant) -> Self {
+    pub(crate) fn new(id: &'static str, deadline: Instant) -> Self {
         Acc {
             id,
             violation: None,
@@ -132,15 +132,15 @@ impl Acc {
             deadline,
         }
     }
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.violation.is_some()
     }
-    fn unknown(&mut self, reason: String, span: Option<Span>) {
+    pub(crate) fn unknown(&mut self, reason: String, span: Option<Span>) {
         if self.unknown.is_none() {
             self.unknown = Some((reason, span));
         }
     }
-    fn timed_out(&mut self) -> bool {
+    pub(crate) fn timed_out(&mut self) -> bool {
         if Instant::now() >= self.deadline {
             self.unknown(
                 "timeout: the obligation's time budget (--timeout-ms) was spent".into(),
@@ -153,16 +153,16 @@ impl Acc {
     }
 }
 
-struct Ctx<'a> {
-    p: &'a Protocol,
+pub(crate) struct Ctx<'a> {
+    pub(crate) p: &'a Protocol,
     plan: &'a Plan,
-    smt: &'a mut Smt,
+    pub(crate) smt: &'a mut Smt,
 }
 
 impl Ctx<'_> {
     /// Literal first, then Z3.
     #[allow(clippy::too_many_arguments)]
-    fn prove(
+    pub(crate) fn prove(
         &mut self,
         run: &mut Run,
         acc: &mut Acc,
@@ -199,7 +199,7 @@ impl Ctx<'_> {
             .check(self.p, run, &[], &extra, &prop, acc.deadline)
     }
 
-    fn params(&self, run: &Run, a: &Assign) -> Vec<ParamValue> {
+    pub(crate) fn params(&self, run: &Run, a: &Assign) -> Vec<ParamValue> {
         let mut out: Vec<ParamValue> = run
             .config
             .iter()
@@ -248,7 +248,12 @@ impl Ctx<'_> {
         a
     }
 
-    fn contributions(&self, run: &mut Run, evs: &[usize], a: &Assign) -> Vec<Contribution> {
+    pub(crate) fn contributions(
+        &self,
+        run: &mut Run,
+        evs: &[usize],
+        a: &Assign,
+    ) -> Vec<Contribution> {
         let a = &self.complete(run, a);
         type Share = (Section, i64, i64, bool);
         let mut by: BTreeMap<(usize, usize, bool), Share> = BTreeMap::new();
@@ -535,6 +540,9 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
     }
     if !st.done() && !st.timed_out() {
         stale_credit(ctx, run, &cells, st);
+    }
+    if !st.done() && !st.timed_out() {
+        crate::multi::reset_rule(ctx, run, &cells, st);
     }
     if !gc.timed_out() {
         garbage_credit(ctx, run, &cells, &weight, gc, garbage);

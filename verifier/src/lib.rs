@@ -14,6 +14,7 @@ pub mod entry;
 pub mod exec;
 pub mod fence;
 pub mod gate;
+mod multi;
 pub mod poly;
 pub mod range;
 pub mod range_obligation;
