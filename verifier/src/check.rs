@@ -306,6 +306,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let (accs, garbage) = loop {
         let mut accs: Vec<Acc> = OBLIGATIONS
             .iter()
+            .chain([crate::value_signal::ID].iter())
             .map(|id| Acc::new(id, deadline))
             .collect();
         let mut garbage = Garbage::default();
@@ -456,6 +457,7 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
         "wait-reachable" => "every wait's threshold is reached by its cell's credits",
         "stale-credit" => "every wait needs a credit of its own round (GE waits on counters)",
         "garbage-credit" => "every credited cell is read by some wait",
+        "value-signal" => "every value cell is Set once per call and read only after that Set, before the next call's",
         _ => "early returns depend only on rank-uniform values",
     };
     match st {
@@ -526,7 +528,7 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
         .map(|(c, _, n)| (c, n))
         .collect();
     let cells = reps;
-    let [cb, ox, wr, st, gc, gs] = accs else {
+    let [cb, ox, wr, st, gc, gs, vs] = accs else {
         return;
     };
     if !cb.done() && !cb.timed_out() {
@@ -549,6 +551,15 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
     }
     if !gs.done() && !gs.timed_out() {
         guard_symmetry(ctx, run, gs);
+    }
+    if !vs.done() && !vs.timed_out() {
+        // Every value cell (orderings depend on the other cells' events, so no classes).
+        let values: BTreeMap<Cell, Vec<usize>> = groups
+            .iter()
+            .filter(|(c, _)| ctx.p.signals[c.signal].kind == SignalKind::Value)
+            .map(|(c, r)| (*c, order[r.clone()].to_vec()))
+            .collect();
+        crate::value_signal::check(ctx, run, &values, vs);
     }
 }
 

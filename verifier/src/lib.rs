@@ -23,6 +23,7 @@ pub mod smt;
 pub mod sym;
 pub mod table;
 pub mod validate;
+pub mod value_signal;
 
 pub use entry::{verify, Options};
 pub use gate::{gate, Decision, Gate, Verdict};

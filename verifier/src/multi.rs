@@ -15,9 +15,9 @@ use collc_spec::ir::CmpOp;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// True when `v` is a take-back: literally non-positive and not zero.
-pub(crate) fn is_reset(run: &mut Run, v: &Lin) -> bool {
+pub(crate) fn is_reset(syms: &mut crate::sym::Syms, v: &Lin) -> bool {
     match Lin::k(0).sub(v) {
-        Some(neg) => !v.is_zero() && run.syms.nonneg(&neg),
+        Some(neg) => !v.is_zero() && syms.nonneg(&neg),
         None => false,
     }
 }
@@ -66,7 +66,7 @@ pub(crate) fn reset_rule(
                 waits.push(e);
             } else if is_add(ev) {
                 let v = value_of(ev);
-                if is_reset(run, &v) {
+                if is_reset(&mut run.syms, &v) {
                     resets.push(e);
                 } else if run.events[e].section == Section::Body {
                     credits.push(e);
