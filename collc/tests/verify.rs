@@ -475,7 +475,9 @@ fn z3_closes_what_literal_arithmetic_cannot() {
 /// each is violated with its smallest P, and its correct twin verifies.
 #[test]
 fn bugs_only_above_p4_are_found_at_their_smallest_p() {
-    let cases: [(&str, &str, &[(&str, i64)]); 3] = [
+    // (fixture, violated obligation, the smallest counterexample's values)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)]);
+    let cases: [Case; 3] = [
         (
             "examples/bugs/arrival_barrier_partial_wait.coll",
             "stale-credit",

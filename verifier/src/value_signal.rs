@@ -32,6 +32,10 @@ pub const ID: &str = "value-signal";
 
 type Actor = (u32, u32);
 
+/// A read of a value cell: where the chain starts after it in the call (empty: the host's
+/// read between the owner's calls), the wait's statement, and what it is (for messages).
+type Read = (Vec<(Actor, u32)>, Option<Span>, String);
+
 /// The obligation on every value cell of one configuration (`cells`: all cells, not
 /// class representatives: orderings depend on the other cells' events).
 pub(crate) fn check(
@@ -516,7 +520,7 @@ fn next_call_ordered(
     hb: &Hb,
 ) -> Option<Finding> {
     // Reads: (who reads, where they stand after the read in call k, its span).
-    let mut reads: Vec<(Vec<(Actor, u32)>, Option<Span>, String)> = Vec::new();
+    let mut reads: Vec<Read> = Vec::new();
     for &w in waits {
         let ew = &run.events[w];
         reads.push((
