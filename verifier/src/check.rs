@@ -455,7 +455,7 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
         "credit-balance" => "every written credit cell nets exactly 0 per call",
         "op-exclusivity" => "no cell is written with both Set and AtomicAdd",
         "wait-reachable" => "every wait's threshold is reached by its cell's credits",
-        "stale-credit" => "every wait needs a credit of its own round (GE waits on counters)",
+        "stale-credit" => "every wait needs a credit of its own round (GE waits on counters); many-writer counters are reset after a wait for all their credits",
         "garbage-credit" => "every credited cell is read by some wait",
         "value-signal" => "every value cell is Set once per call and read only after that Set, before the next call's",
         _ => "early returns depend only on rank-uniform values",

@@ -15,6 +15,7 @@ pub mod exec;
 pub mod fence;
 pub mod gate;
 mod multi;
+mod order;
 pub mod poly;
 pub mod range;
 pub mod range_obligation;

@@ -8,6 +8,7 @@
 
 use crate::check::{cell_name, chain, contrib, is_add, is_wait, value_of, Acc, Ctx};
 use crate::exec::{Cell, EvKind, Run, Section};
+use crate::order::{Actor, Hb};
 use crate::report::Finding;
 use crate::smt::{Answer, Prop};
 use crate::sym::{subset, Lin};
@@ -101,6 +102,9 @@ pub(crate) fn reset_rule(
             acc.items += 1;
             if let Some(f) = check_reset(ctx, run, cell, owner, r, &credits, &waits, &writers, acc)
             {
+                if in_sequence(ctx, run, acc, &credits, &writers) {
+                    continue;
+                }
                 acc.violation = Some(f);
                 return;
             }
@@ -277,4 +281,56 @@ fn check_reset(
         "wait for every credit of the call before the reset (`>= {t}` here, as a formula: the cell's credits per call), or give each writer its own cell"
     ));
     Some(f)
+}
+
+/// The writers' credits form one sequence across calls: a notify/wait chain orders each
+/// writer's last credit of the call before the next writer's first, and the last writer's
+/// last credit before the first writer's first credit of the next call. Then the arrived
+/// credits are a prefix of that one sequence and the single-writer argument applies.
+fn in_sequence(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    acc: &mut Acc,
+    credits: &[usize],
+    writers: &BTreeSet<Actor>,
+) -> bool {
+    let mut ends: BTreeMap<Actor, (u32, u32)> = BTreeMap::new();
+    for &e in credits {
+        let ev = &run.events[e];
+        if !writers.contains(&ev.actor) {
+            continue;
+        }
+        let x = ends.entry(ev.actor).or_insert((ev.seq, ev.seq));
+        x.0 = x.0.min(ev.seq);
+        x.1 = x.1.max(ev.seq);
+    }
+    let hb = Hb::new(ctx, run, acc);
+    let after: BTreeMap<Actor, std::collections::HashMap<Actor, u32>> = ends
+        .iter()
+        .map(|(a, (_, last))| (*a, hb.reach(&[(*a, last + 1)])))
+        .collect();
+    let precedes = |a: &Actor, b: &Actor| after[a].get(b).is_some_and(|t| *t <= ends[b].0);
+    // The order: by how many other writers each one precedes, most first.
+    let mut order: Vec<Actor> = ends.keys().copied().collect();
+    order.sort_by_key(|a| std::cmp::Reverse(order_count(&ends, a, &precedes)));
+    if !order.windows(2).all(|w| precedes(&w[0], &w[1])) {
+        return false;
+    }
+    let (Some(first), Some(last)) = (order.first(), order.last()) else {
+        return false;
+    };
+    // Next call: everything ordered after the last credit runs its next call afterwards.
+    let mut next: Vec<(Actor, u32)> = after[last].keys().map(|a| (*a, 0)).collect();
+    next.push((*last, 0));
+    hb.reach(&next)
+        .get(first)
+        .is_some_and(|t| *t <= ends[first].0)
+}
+
+fn order_count(
+    ends: &BTreeMap<Actor, (u32, u32)>,
+    a: &Actor,
+    precedes: &dyn Fn(&Actor, &Actor) -> bool,
+) -> usize {
+    ends.keys().filter(|b| *b != a && precedes(a, b)).count()
 }

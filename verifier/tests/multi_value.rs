@@ -157,3 +157,51 @@ fn value_signal_rules() {
         .message
         .contains("previous call"));
 }
+
+/// Rank 1 then rank 2 credit `cnt[0]` on rank 0, passing a token; rank 0 waits for one
+/// credit and resets both. `back` is rank 1's wait for the token's return.
+fn chained(back: &str) -> String {
+    format!(
+        "collective c: barrier() {{
+    ranks P in 3..=3;
+    signal cnt[1];
+    signal tok[1];
+
+    body {{
+        if me == 1 {{
+            notify cnt[0] @ rank(0) += 1;
+            notify tok[0] @ rank(2) += 1;
+            {back}
+        }}
+        if me == 2 {{
+            wait tok[0] >= 1;
+            notify cnt[0] @ rank(0) += 1;
+            notify tok[0] @ rank(1) += 1;
+        }}
+        if me == 0 {{
+            wait cnt[0] >= 1;
+        }}
+    }}
+
+    epilogue {{
+        if me == 0 {{
+            notify cnt[0] -= 2;
+        }}
+        if me != 0 {{
+            notify tok[0] -= 1;
+        }}
+    }}
+}}"
+    )
+}
+
+#[test]
+fn writers_ordered_in_one_sequence_keep_the_single_writer_rule() {
+    // Rank 1's next call starts only after rank 2's credit (the token comes back): the
+    // credits arrive as a prefix of one sequence, and a wait for 1 before the reset is fine.
+    let r = verify(&chained("wait tok[0] >= 1;"));
+    assert_eq!(status(&r, "stale-credit"), Status::Proved);
+    // Without the return wait rank 1's next credit can overtake rank 2's: unordered.
+    let r = verify(&chained(""));
+    assert_eq!(status(&r, "stale-credit"), Status::Violated);
+}
