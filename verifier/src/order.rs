@@ -1,7 +1,7 @@
 //! Happens-before inside one call, from the events of the abstract execution: program
 //! order, plus an edge from a notify to every wait that cannot pass without it (README,
-//! "The `value-signal` obligation": on a credit cell a `>=`/`>` wait whose threshold exceeds
-//! every other credit the cell can receive before it; on a value cell any wait on the Set's
+//! "The `value-signal` obligation": on a credit cell with one writer besides the waiter, a
+//! `>=`/`>` wait whose threshold exceeds every other credit the cell can receive before it; on a value cell any wait on the Set's
 //! cell). Both events outside loops kept symbolic and under the same guard, else no edge:
 //! a missing edge only makes an ordering question fail, never succeed.
 
@@ -134,6 +134,16 @@ fn needs(
     let EvKind::Wait { cmp, thr } = &ew.kind else {
         return false;
     };
+    // One writer besides the waiter: its credits arrive in its program order, so a later
+    // call's credit of the same writer cannot stand in for this one. With several writers
+    // another writer's next-call credit could, so there is no edge.
+    let writer = run.events[n].actor;
+    if ns.iter().any(|m| {
+        let a = run.events[*m].actor;
+        is_add(&run.events[*m]) && a != writer && a != ew.actor
+    }) {
+        return false;
+    }
     let need = match cmp {
         CmpOp::Ge => thr.clone(),
         CmpOp::Gt => match thr.add(&Lin::k(1)) {
