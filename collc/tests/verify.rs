@@ -305,6 +305,7 @@ fn json_schema_is_stable() {
     let ids: Vec<&str> = obs.iter().map(|o| o["id"].as_str().unwrap()).collect();
     let expect: Vec<&str> = collc_verifier::report::OBLIGATIONS
         .iter()
+        .chain([collc_verifier::value_signal::ID].iter())
         .chain([collc_verifier::fence::ID].iter())
         .chain([collc_verifier::range_obligation::ID].iter())
         .chain(collc_verifier::bounded::OBLIGATIONS.iter())
@@ -508,4 +509,81 @@ fn z3_closes_what_literal_arithmetic_cannot() {
         .map(|p| (p.name.clone(), p.value))
         .collect();
     assert_eq!(ps, vec![("P".to_string(), 2), ("n".to_string(), 256)]);
+}
+
+/// Bug fixtures whose bug appears only above P=4 (the bounded search explores P=2..4):
+/// each is violated with its smallest P, and its correct twin verifies.
+#[test]
+fn bugs_only_above_p4_are_found_at_their_smallest_p() {
+    // (fixture, violated obligation, the smallest counterexample's values)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)]);
+    let cases: [Case; 3] = [
+        (
+            "examples/bugs/arrival_barrier_partial_wait.coll",
+            "stale-credit",
+            &[("P", 6)],
+        ),
+        (
+            "examples/bugs/hier_barrier_release_off_by_one.coll",
+            "wait-reachable",
+            &[("P", 5), ("G", 4)],
+        ),
+        (
+            "examples/bugs/all_to_all_v_near_handshake.coll",
+            "value-signal",
+            &[("P", 6)],
+        ),
+    ];
+    for (file, id, want) in cases {
+        let text = std::fs::read_to_string(root().join(file)).unwrap();
+        let r = collc_verifier::verify(&protocol(&text), &Options::symbolic_only());
+        let o = r.get(id).unwrap();
+        assert_eq!(o.status, Status::Violated, "{file}: {id}: {:?}", o.summary);
+        let params = &o.findings[0].params;
+        for (name, value) in want {
+            assert!(
+                params.iter().any(|p| p.name == *name && p.value == *value),
+                "{file}: {id}: {params:?}"
+            );
+        }
+    }
+    // The many-writer finding names the counter, the wait, the reset and the writers.
+    let text = std::fs::read_to_string(root().join(cases[0].0)).unwrap();
+    let src = Source::new(cases[0].0, text.clone());
+    let r = collc_verifier::verify(&protocol(&text), &Options::symbolic_only());
+    let f = &r.get("stale-credit").unwrap().findings[0];
+    assert_eq!(f.cell.as_deref(), Some("arrived[0] on rank 0"));
+    let line = |s: collc_grammar::Span| src.line_col(s.start).0;
+    assert_eq!(f.primary.map(line), Some(30), "the reset");
+    let labelled: Vec<usize> = f.labels.iter().map(|(s, _)| line(*s)).collect();
+    assert!(
+        labelled.contains(&18) && labelled.contains(&21),
+        "{labelled:?}"
+    );
+    assert!(
+        f.notes
+            .iter()
+            .any(|n| n.contains("rank 1, rank 2, rank 3, rank 4, rank 5")),
+        "{:?}",
+        f.notes
+    );
+    for twin in [
+        "examples/arrival_barrier.coll",
+        "collc/tests/verify_fixtures/hier_barrier.coll",
+        "collc/tests/verify_fixtures/all_to_all_v_entry_barrier.coll",
+    ] {
+        let text = std::fs::read_to_string(root().join(twin)).unwrap();
+        let r = collc_verifier::verify(&protocol(&text), &Options::symbolic_only());
+        for o in &r.obligations {
+            if o.status != Status::Skipped {
+                assert_eq!(
+                    o.status,
+                    Status::Proved,
+                    "{twin}: {}: {:?}",
+                    o.id,
+                    o.findings
+                );
+            }
+        }
+    }
 }

@@ -42,12 +42,13 @@ const UNTILED: &str = "P=2..4, 3 calls: ";
 /// Per merged kernel, the scope every bounded obligation states at the full default bounds,
 /// worded for what the kernel has (no tiles for a barrier; every root for a broadcast).
 /// Every kernel, as declared (`per call` or `reused` buffers), checks every obligation.
-const EXAMPLES: [(&str, &str); 17] = [
+const EXAMPLES: [(&str, &str); 18] = [
     ("all_to_all", TILED),
     ("all_to_all_v", TILED),
     ("allgather", TILED),
     ("allreduce_mesh", TILED),
     ("allreduce_ring", TILED),
+    ("arrival_barrier", UNTILED),
     ("barrier", UNTILED),
     ("broadcast", ROOTED),
     ("broadcast_read_complete", ROOTED),

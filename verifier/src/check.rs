@@ -70,14 +70,14 @@ pub fn contrib(run: &mut Run, ev: usize, val: &Lin) -> Result<Lin, String> {
     Ok(run.syms.guarded(&g, &v))
 }
 
-fn value_of(ev: &Event) -> Lin {
+pub(crate) fn value_of(ev: &Event) -> Lin {
     match &ev.kind {
         EvKind::Notify { value, .. } => value.clone(),
         _ => Lin::k(0),
     }
 }
 
-fn is_add(ev: &Event) -> bool {
+pub(crate) fn is_add(ev: &Event) -> bool {
     matches!(
         ev.kind,
         EvKind::Notify {
@@ -86,7 +86,7 @@ fn is_add(ev: &Event) -> bool {
         }
     )
 }
-fn is_set(ev: &Event) -> bool {
+pub(crate) fn is_set(ev: &Event) -> bool {
     matches!(
         ev.kind,
         EvKind::Notify {
@@ -95,7 +95,7 @@ fn is_set(ev: &Event) -> bool {
         }
     )
 }
-fn is_wait(ev: &Event) -> bool {
+pub(crate) fn is_wait(ev: &Event) -> bool {
     matches!(ev.kind, EvKind::Wait { .. })
 }
 
@@ -108,19 +108,19 @@ pub fn cell_name(p: &Protocol, c: &Cell) -> String {
     format!("{s} on rank {}", c.owner)
 }
 
-struct Acc {
+pub(crate) struct Acc {
     id: &'static str,
-    violation: Option<Finding>,
-    extra: Vec<Finding>,
+    pub(crate) violation: Option<Finding>,
+    pub(crate) extra: Vec<Finding>,
     unknown: Option<(String, Option<Span>)>,
-    literal: u64,
+    pub(crate) literal: u64,
     z3: u64,
-    items: u64,
+    pub(crate) items: u64,
     deadline: Instant,
 }
 
 impl Acc {
-    fn new(id: &'static str, deadline: Instant) -> Self {
+    pub(crate) fn new(id: &'static str, deadline: Instant) -> Self {
         Acc {
             id,
             violation: None,
@@ -132,15 +132,15 @@ impl Acc {
             deadline,
         }
     }
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.violation.is_some()
     }
-    fn unknown(&mut self, reason: String, span: Option<Span>) {
+    pub(crate) fn unknown(&mut self, reason: String, span: Option<Span>) {
         if self.unknown.is_none() {
             self.unknown = Some((reason, span));
         }
     }
-    fn timed_out(&mut self) -> bool {
+    pub(crate) fn timed_out(&mut self) -> bool {
         if Instant::now() >= self.deadline {
             self.unknown(
                 "timeout: the obligation's time budget (--timeout-ms) was spent".into(),
@@ -153,16 +153,16 @@ impl Acc {
     }
 }
 
-struct Ctx<'a> {
-    p: &'a Protocol,
+pub(crate) struct Ctx<'a> {
+    pub(crate) p: &'a Protocol,
     plan: &'a Plan,
-    smt: &'a mut Smt,
+    pub(crate) smt: &'a mut Smt,
 }
 
 impl Ctx<'_> {
     /// Literal first, then Z3.
     #[allow(clippy::too_many_arguments)]
-    fn prove(
+    pub(crate) fn prove(
         &mut self,
         run: &mut Run,
         acc: &mut Acc,
@@ -199,7 +199,7 @@ impl Ctx<'_> {
             .check(self.p, run, &[], &extra, &prop, acc.deadline)
     }
 
-    fn params(&self, run: &Run, a: &Assign) -> Vec<ParamValue> {
+    pub(crate) fn params(&self, run: &Run, a: &Assign) -> Vec<ParamValue> {
         let mut out: Vec<ParamValue> = run
             .config
             .iter()
@@ -248,7 +248,12 @@ impl Ctx<'_> {
         a
     }
 
-    fn contributions(&self, run: &mut Run, evs: &[usize], a: &Assign) -> Vec<Contribution> {
+    pub(crate) fn contributions(
+        &self,
+        run: &mut Run,
+        evs: &[usize],
+        a: &Assign,
+    ) -> Vec<Contribution> {
         let a = &self.complete(run, a);
         type Share = (Section, i64, i64, bool);
         let mut by: BTreeMap<(usize, usize, bool), Share> = BTreeMap::new();
@@ -301,6 +306,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let (mut accs, garbage) = loop {
         let mut accs: Vec<Acc> = OBLIGATIONS
             .iter()
+            .chain([crate::value_signal::ID].iter())
             .map(|id| Acc::new(id, deadline))
             .collect();
         let mut garbage = Garbage::default();
@@ -490,8 +496,9 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
         "credit-balance" => "every written credit cell nets exactly 0 per call",
         "op-exclusivity" => "no cell is written with both Set and AtomicAdd",
         "wait-reachable" => "every wait's threshold is reached by its cell's credits",
-        "stale-credit" => "every wait needs a credit of its own round (GE waits on counters)",
+        "stale-credit" => "every wait needs a credit of its own round (GE waits on counters); many-writer counters are reset after a wait for all their credits",
         "garbage-credit" => "every credited cell is read by some wait",
+        "value-signal" => "every value cell is Set once per call and read only after that Set, before the next call's",
         _ => "early returns depend only on rank-uniform values",
     };
     match st {
@@ -562,7 +569,7 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
         .map(|(c, _, n)| (c, n))
         .collect();
     let cells = reps;
-    let [cb, ox, wr, st, gc, gs] = accs else {
+    let [cb, ox, wr, st, gc, gs, vs] = accs else {
         return;
     };
     if !cb.done() && !cb.timed_out() {
@@ -577,11 +584,23 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
     if !st.done() && !st.timed_out() {
         stale_credit(ctx, run, &cells, st);
     }
+    if !st.done() && !st.timed_out() {
+        crate::multi::reset_rule(ctx, run, &cells, st);
+    }
     if !gc.timed_out() {
         garbage_credit(ctx, run, &cells, &weight, gc, garbage);
     }
     if !gs.done() && !gs.timed_out() {
         guard_symmetry(ctx, run, gs);
+    }
+    if !vs.done() && !vs.timed_out() {
+        // Every value cell (orderings depend on the other cells' events, so no classes).
+        let values: BTreeMap<Cell, Vec<usize>> = groups
+            .iter()
+            .filter(|(c, _)| ctx.p.signals[c.signal].kind == SignalKind::Value)
+            .map(|(c, r)| (*c, order[r.clone()].to_vec()))
+            .collect();
+        crate::value_signal::check(ctx, run, &values, vs);
     }
 }
 

@@ -1,8 +1,8 @@
 //! `collc-verifier`: Z3-backed proofs of the obligations of a protocol's signals
-//! (credit balance, op exclusivity, wait reachability, stale credits, garbage
-//! credits, guard symmetry), the simulator's bounded obligations, the reviewer's
-//! credit table (`explain`) and the cost model (`cost`). The method and what
-//! "proved" means are in `verifier/README.md`.
+//! (credit balance, op exclusivity, wait reachability, stale credits with the many-writer
+//! reset rule, garbage credits, guard symmetry, value signals), the simulator's bounded
+//! obligations, the reviewer's credit table (`explain`) and the cost model (`cost`). The
+//! method and what "proved" means are in `verifier/README.md`.
 //!
 //! One entry point, [`verify`] (protocol + [`Options`] → complete [`Report`]), and one
 //! gate policy, [`gate()`] (report + `--allow-unverified` → may a kernel be produced, and
@@ -15,6 +15,8 @@ pub mod entry;
 pub mod exec;
 pub mod fence;
 pub mod gate;
+mod multi;
+mod order;
 pub mod param;
 pub mod poly;
 pub mod range;
@@ -24,6 +26,7 @@ pub mod smt;
 pub mod sym;
 pub mod table;
 pub mod validate;
+pub mod value_signal;
 
 pub use entry::{verify, Options};
 pub use exec::ENUM_WORLD_MAX;

@@ -1,0 +1,336 @@
+//! The many-writer reset rule, part of the `stale-credit` obligation (README, "The reuse
+//! theorem"): on a credit cell that two or more actors other than its owner credit, the
+//! owner's reset must come, in its program order, after a wait whose threshold is at least
+//! the call's total credits to the cell, so the owner has observed every credit of the call
+//! before it takes them back. Otherwise a writer's late credit of call k survives the reset
+//! and a wait of call k+1 passes on it. Cells with one writer (besides the owner) keep the
+//! single-writer rules of `check.rs`.
+
+use crate::check::{cell_name, chain, contrib, is_add, is_wait, value_of, Acc, Ctx};
+use crate::exec::{Cell, EvKind, Run, Section};
+use crate::order::{Actor, Hb};
+use crate::report::Finding;
+use crate::smt::{Answer, Prop};
+use crate::sym::{subset, Lin};
+use collc_spec::ir::CmpOp;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// True when `v` is a take-back: literally non-positive and not zero.
+pub(crate) fn is_reset(syms: &mut crate::sym::Syms, v: &Lin) -> bool {
+    match Lin::k(0).sub(v) {
+        Some(neg) => !v.is_zero() && syms.nonneg(&neg),
+        None => false,
+    }
+}
+
+/// A wait's effective threshold (`> t` needs `t + 1`), at the last iteration of its
+/// summarised loops (the largest threshold of a growing round structure). `None` for
+/// non-monotone comparisons (flagged by `stale-credit` itself) or a threshold that is
+/// not affine in its loop variables.
+fn last_need(run: &Run, ev: usize) -> Option<Lin> {
+    let EvKind::Wait { cmp, thr } = &run.events[ev].kind else {
+        return None;
+    };
+    let mut need = match cmp {
+        CmpOp::Ge => thr.clone(),
+        CmpOp::Gt => thr.add(&Lin::k(1))?,
+        _ => return None,
+    };
+    for f in chain(run, &run.events[ev]) {
+        let fr = &run.frames[f as usize];
+        if run.syms.nested(&need, fr.iter) {
+            return None;
+        }
+        let last = fr.trip.add(&Lin::k(-1))?;
+        need = run.syms.subst(&need, fr.iter, &last)?;
+    }
+    Some(need)
+}
+
+/// The rule on every credit cell of one configuration.
+pub(crate) fn reset_rule(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cells: &BTreeMap<Cell, Vec<usize>>,
+    acc: &mut Acc,
+) {
+    for (cell, evs) in cells {
+        if ctx.p.signals[cell.signal].kind == collc_spec::ir::SignalKind::Value {
+            continue;
+        }
+        let mut credits: Vec<usize> = Vec::new();
+        let mut resets: Vec<usize> = Vec::new();
+        let mut waits: Vec<usize> = Vec::new();
+        for &e in evs {
+            let ev = &run.events[e];
+            if is_wait(ev) {
+                waits.push(e);
+            } else if is_add(ev) {
+                let v = value_of(ev);
+                if is_reset(&mut run.syms, &v) {
+                    resets.push(e);
+                } else if run.events[e].section == Section::Body {
+                    credits.push(e);
+                }
+            } else if !matches!(ev.kind, EvKind::Fence) {
+                // A Set on the cell: op-exclusivity / credit-balance report it.
+                credits.clear();
+                break;
+            }
+        }
+        if credits.is_empty() || waits.is_empty() || resets.is_empty() {
+            continue;
+        }
+        // The first reset of each resetting actor (later ones come after it).
+        let mut first: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+        for &r in &resets {
+            let a = run.events[r].actor;
+            let e = first.entry(a).or_insert(r);
+            if run.events[r].seq < run.events[*e].seq {
+                *e = r;
+            }
+        }
+        for (owner, r) in first {
+            let writers: BTreeSet<(u32, u32)> = credits
+                .iter()
+                .map(|e| run.events[*e].actor)
+                .filter(|a| *a != owner)
+                .collect();
+            if writers.len() < 2 {
+                continue;
+            }
+            acc.items += 1;
+            if let Some(f) = check_reset(ctx, run, cell, owner, r, &credits, &waits, &writers, acc)
+            {
+                if in_sequence(ctx, run, acc, &credits, &writers) {
+                    continue;
+                }
+                acc.violation = Some(f);
+                return;
+            }
+        }
+    }
+}
+
+/// The credits a wait of `owner` at program position `seq` can have observed in the call:
+/// every other actor's, and the owner's own that precede it.
+fn total_before(
+    run: &mut Run,
+    credits: &[usize],
+    owner: (u32, u32),
+    seq: u32,
+) -> Result<Lin, String> {
+    let mut total = Lin::k(0);
+    for &e in credits {
+        let ev = &run.events[e];
+        if ev.actor == owner && ev.seq >= seq {
+            continue;
+        }
+        let v = value_of(ev);
+        let c = contrib(run, e, &v)?;
+        total = total.add(&c).ok_or("overflow")?;
+    }
+    Ok(total)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_reset(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    owner: (u32, u32),
+    r: usize,
+    credits: &[usize],
+    waits: &[usize],
+    writers: &BTreeSet<(u32, u32)>,
+    acc: &mut Acc,
+) -> Option<Finding> {
+    let reset = run.events[r].clone();
+    if reset.frame.is_some() {
+        acc.unknown(
+            format!(
+                "{}: several writers credit it and its reset sits in a loop kept symbolic; the many-writer reset rule needs the reset outside such loops",
+                cell_name(ctx.p, cell)
+            ),
+            Some(reset.span),
+        );
+        return None;
+    }
+    // The owner's waits before the reset, latest first (the likeliest to see everything).
+    let mut before: Vec<usize> = waits
+        .iter()
+        .copied()
+        .filter(|w| {
+            let ev = &run.events[*w];
+            ev.actor == owner && ev.seq < reset.seq && subset(&ev.guard, &reset.guard)
+        })
+        .collect();
+    before.sort_by_key(|w| std::cmp::Reverse(run.events[*w].seq));
+    let whole = match total_before(run, credits, owner, reset.seq) {
+        Ok(t) => t,
+        Err(why) => {
+            acc.unknown(
+                format!(
+                    "{}: the per-cell sum cannot be closed: {why}",
+                    cell_name(ctx.p, cell)
+                ),
+                Some(reset.span),
+            );
+            return None;
+        }
+    };
+    // The latest wait's refutation is the counterexample when none observes everything.
+    let mut refuted: Option<(usize, Lin, Lin, crate::sym::Assign)> = None;
+    for &w in &before {
+        let Some(need) = last_need(run, w) else {
+            continue;
+        };
+        let total = match total_before(run, credits, owner, run.events[w].seq) {
+            Ok(t) => t,
+            Err(_) => continue,
+        };
+        let Some(d) = need.sub(&total) else { continue };
+        let frames = chain(run, &run.events[w]);
+        match ctx.prove(run, acc, &reset.guard, &frames, Prop::Ge0(d)) {
+            Answer::Valid => return None,
+            Answer::Unknown(why) => {
+                acc.unknown(
+                    format!("{}: {why}", cell_name(ctx.p, cell)),
+                    Some(run.events[w].span),
+                );
+                return None;
+            }
+            Answer::Refuted(a) => {
+                if refuted.is_none() {
+                    refuted = Some((w, need, total, a));
+                }
+            }
+        }
+    }
+    let a = match &refuted {
+        Some((_, _, _, a)) => a.clone(),
+        None => match ctx.prove(
+            run,
+            acc,
+            &reset.guard,
+            &[],
+            Prop::Never(reset.guard.clone()),
+        ) {
+            Answer::Refuted(a) => a,
+            _ => return None, // the reset never runs
+        },
+    };
+    let t = run.syms.eval(&whole, &a).unwrap_or(0);
+    let name = cell_name(ctx.p, cell);
+    let who: Vec<String> = writers
+        .iter()
+        .map(|(r, b)| {
+            if run.blocks > 1 {
+                format!("rank {r} block {b}")
+            } else {
+                format!("rank {r}")
+            }
+        })
+        .collect();
+    let mut f = match &refuted {
+        Some((w, need, _, _)) => {
+            let k = run.syms.eval(need, &a).unwrap_or(0);
+            let mut f = Finding::new(format!(
+                "{name} is credited by {} writers, but its reset follows a wait that observes only {k} of the call's {t} credits: a late credit of this call survives the reset and a wait of the next call passes on it",
+                writers.len()
+            ));
+            f.value = Some(k);
+            f.labels.push((
+                run.events[*w].span,
+                format!("waits for {k} of {t}: the other credits may still be in flight"),
+            ));
+            f
+        }
+        None => {
+            let mut f = Finding::new(format!(
+                "{name} is credited by {} writers, but its reset follows no wait on it: a late credit of this call survives the reset and a wait of the next call passes on it",
+                writers.len()
+            ));
+            f.value = Some(0);
+            f
+        }
+    };
+    f.params = ctx.params(run, &a);
+    f.cell = Some(name.clone());
+    f.primary = Some(reset.span);
+    f.primary_label = format!("takes back all {t} credits before the owner has observed them");
+    let mut shown: Vec<collc_grammar::Span> = Vec::new();
+    for &e in credits {
+        let s = run.events[e].span;
+        if run.events[e].actor != owner && !shown.contains(&s) {
+            shown.push(s);
+            f.labels
+                .push((s, "one of several unordered writers".into()));
+        }
+    }
+    let mut all: Vec<usize> = credits.to_vec();
+    all.push(r);
+    if let Some((w, ..)) = &refuted {
+        all.push(*w);
+    }
+    f.contributions = ctx.contributions(run, &all, &a);
+    f.notes
+        .push(format!("writers of {name}: {}", who.join(", ")));
+    f.notes.push("with several unordered writers the credits that have arrived are not a prefix of one writer's sequence, so the single-writer argument of the reuse theorem does not apply: the reset must follow a wait for the whole call's credits".into());
+    f.help = Some(format!(
+        "wait for every credit of the call before the reset (`>= {t}` here, as a formula: the cell's credits per call), or give each writer its own cell"
+    ));
+    Some(f)
+}
+
+/// The writers' credits form one sequence across calls: a notify/wait chain orders each
+/// writer's last credit of the call before the next writer's first, and the last writer's
+/// last credit before the first writer's first credit of the next call. Then the arrived
+/// credits are a prefix of that one sequence and the single-writer argument applies.
+fn in_sequence(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    acc: &mut Acc,
+    credits: &[usize],
+    writers: &BTreeSet<Actor>,
+) -> bool {
+    let mut ends: BTreeMap<Actor, (u32, u32)> = BTreeMap::new();
+    for &e in credits {
+        let ev = &run.events[e];
+        if !writers.contains(&ev.actor) {
+            continue;
+        }
+        let x = ends.entry(ev.actor).or_insert((ev.seq, ev.seq));
+        x.0 = x.0.min(ev.seq);
+        x.1 = x.1.max(ev.seq);
+    }
+    let hb = Hb::new(ctx, run, acc);
+    let after: BTreeMap<Actor, std::collections::HashMap<Actor, u32>> = ends
+        .iter()
+        .map(|(a, (_, last))| (*a, hb.reach(&[(*a, last + 1)])))
+        .collect();
+    let precedes = |a: &Actor, b: &Actor| after[a].get(b).is_some_and(|t| *t <= ends[b].0);
+    // The order: by how many other writers each one precedes, most first.
+    let mut order: Vec<Actor> = ends.keys().copied().collect();
+    order.sort_by_key(|a| std::cmp::Reverse(order_count(&ends, a, &precedes)));
+    if !order.windows(2).all(|w| precedes(&w[0], &w[1])) {
+        return false;
+    }
+    let (Some(first), Some(last)) = (order.first(), order.last()) else {
+        return false;
+    };
+    // Next call: everything ordered after the last credit runs its next call afterwards.
+    let mut next: Vec<(Actor, u32)> = after[last].keys().map(|a| (*a, 0)).collect();
+    next.push((*last, 0));
+    hb.reach(&next)
+        .get(first)
+        .is_some_and(|t| *t <= ends[first].0)
+}
+
+fn order_count(
+    ends: &BTreeMap<Actor, (u32, u32)>,
+    a: &Actor,
+    precedes: &dyn Fn(&Actor, &Actor) -> bool,
+) -> usize {
+    ends.keys().filter(|b| *b != a && precedes(a, b)).count()
+}
