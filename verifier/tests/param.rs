@@ -37,7 +37,7 @@ fn every_example_is_proved_with_p_symbolic() {
 }
 
 const RING: &str = "collective ring: barrier() {
-    ranks P in 2..=16;
+    ranks P in 2..=65536;
     signal sig[1];
     body {
         notify sig[0] @ rank((me + 1) % P) += 1;
@@ -53,7 +53,7 @@ const RING: &str = "collective ring: barrier() {
 fn a_modular_ring_is_proved_for_every_world_size() {
     let o = outcome(RING);
     assert!(open_ids(&o).is_empty(), "{:?}", o.results);
-    assert_eq!(o.domain(), "all P in 2..=16");
+    assert_eq!(o.domain(), "all P in 2..=65536");
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn a_ring_waiting_for_a_credit_nobody_sends_first_is_not_proved_live() {
 
 /// Every rank but 0 adds one to a counter on rank 0 (many writers, counted: P - 1).
 const GATHER: &str = "collective gather: barrier() {
-    ranks P in 2..=16;
+    ranks P >= 2;
     signal arrive[1];
     body {
         if me != rank(0) {

@@ -1,21 +1,25 @@
 //! World-size domains beyond the enumeration cap: `ranks P in 1..=65536` and the
 //! unbounded `ranks P >= 1` versions of the barrier and broadcast examples verify
-//! promptly, every obligation decided by enumerating P stops at `ENUM_WORLD_MAX` and says
-//! so (`checked`, never `proved`), and the report's world limit is the cap.
+//! promptly; the six symbolic obligations are proved for the whole domain by the
+//! parametric route (P symbolic) and cross-checked by enumeration up to `ENUM_WORLD_MAX`;
+//! `fence`, decided by enumerating P only, stops at the cap and says so (`checked`, never
+//! `proved`), so the report's world limit is the cap.
 
 use collc_verifier::{Options, Report, Status, ENUM_WORLD_MAX};
 use std::time::{Duration, Instant};
 
-/// Obligations the enumerated engine and the fence analysis decide by enumerating P.
-const ENUMERATED: [&str; 7] = [
+/// The symbolic obligations: the parametric route proves them for every world size.
+const SYMBOLIC: [&str; 6] = [
     "credit-balance",
     "op-exclusivity",
     "wait-reachable",
     "stale-credit",
     "garbage-credit",
     "guard-symmetry",
-    "fence",
 ];
+
+/// Obligations decided by enumerating P only.
+const ENUMERATED: [&str; 1] = ["fence"];
 
 fn example(name: &str, domain: &str) -> collc_spec::ir::Protocol {
     let path = format!("{}/../examples/{name}.coll", env!("CARGO_MANIFEST_DIR"));
@@ -51,6 +55,20 @@ fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated()
                 "{name} `{domain}`: {took:?}"
             );
             assert_eq!((r.world.lo, r.world.hi), (1, hi));
+            for id in SYMBOLIC {
+                let o = r.get(id).expect(id);
+                assert_eq!(o.status, Status::Proved, "{name} `{domain}` {id}: {o:?}");
+                let scope = o.scope.as_deref().unwrap_or_default();
+                assert!(
+                    scope.contains("P symbolic")
+                        && scope.contains(&format!(
+                            "cross-checked by enumeration (checked for P in 1..={ENUM_WORLD_MAX} by enumeration; {reach}"
+                        )),
+                    "{name} `{domain}` {id}: {scope}"
+                );
+                let w = o.world.expect("a proof states its P range");
+                assert_eq!((w.lo, w.hi), (1, hi), "{id}");
+            }
             for id in ENUMERATED {
                 let o = r.get(id).expect(id);
                 let want = if id == "garbage-credit" && o.status == Status::Warning {
@@ -92,7 +110,7 @@ fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated()
 fn the_declared_sixteen_is_proved_and_is_the_limit() {
     let p = example("barrier", "in 1..=16");
     let r = collc_verifier::verify(&p, &Options::symbolic_only());
-    for id in ENUMERATED {
+    for id in SYMBOLIC.iter().chain(ENUMERATED.iter()) {
         assert_eq!(r.get(id).expect(id).status, Status::Proved, "{id}");
     }
     assert_eq!(r.world_limit(), Some(16));
@@ -116,10 +134,17 @@ fn a_sixty_four_rank_domain_gets_the_enumeration_cap_as_its_limit() {
 }
 
 #[test]
-fn a_domain_starting_above_the_cap_is_undecided_not_proved() {
+fn a_domain_starting_above_the_cap_is_proved_symbolically_and_undecided_by_enumeration() {
     let p = example("barrier", "in 32..=64");
     let (r, took) = timed(&p, &Options::symbolic_only());
     assert!(took < Duration::from_secs(30), "{took:?}");
+    // The parametric route needs no enumeration: proved for 32..=64.
+    for id in SYMBOLIC {
+        let o = r.get(id).expect(id);
+        assert_eq!(o.status, Status::Proved, "{id}: {o:?}");
+        let w = o.world.expect("a proof states its P range");
+        assert_eq!((w.lo, w.hi), (32, 64), "{id}");
+    }
     for id in ENUMERATED {
         let o = r.get(id).expect(id);
         assert_eq!(o.status, Status::Unknown, "{id}: {o:?}");
@@ -162,6 +187,13 @@ fn the_bounded_half_returns_promptly_on_an_unbounded_domain() {
     );
     for id in collc_verifier::bounded::OBLIGATIONS {
         let o = r.get(id).expect(id);
+        if id == "deadlock" {
+            // Proved for every world size by the ranking of waits.
+            assert_eq!(o.status, Status::Proved, "{o:?}");
+            let w = o.world.expect("a proof states its P range");
+            assert_eq!((w.lo, w.hi), (1, collc_spec::ir::MAX_WORLD));
+            continue;
+        }
         assert!(
             o.world.is_none(),
             "{id}: a bounded search samples, it covers no range"
