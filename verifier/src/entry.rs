@@ -72,6 +72,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let param = crate::param::prove(p, Duration::from_millis(opts.symbolic.timeout_ms));
     let mut report = check::verify(p, &opts.symbolic);
     crate::param::report::apply_symbolic(&param, &mut report);
+    crate::param::report::apply_vacuous_value_signal(p, &mut report);
     report.stats.param_millis = param.millis;
     report
         .obligations

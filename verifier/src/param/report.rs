@@ -95,6 +95,34 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
     );
 }
 
+/// `value-signal` on a protocol without `as value` signals holds vacuously for every
+/// world size: proved for the declared domain, not only up to the enumeration cap.
+pub fn apply_vacuous_value_signal(p: &collc_spec::ir::Protocol, report: &mut Report) {
+    let none = p
+        .signals
+        .iter()
+        .all(|s| s.kind != collc_spec::ir::SignalKind::Value);
+    if !none {
+        return;
+    }
+    let (lo, hi) = crate::exec::declared_world(p);
+    for ob in report.obligations.iter_mut() {
+        if ob.id == crate::value_signal::ID && matches!(ob.status, Status::Proved | Status::Checked)
+        {
+            ob.status = Status::Proved;
+            ob.world = Some(WorldRange { lo, hi });
+            ob.summary = format!(
+                "no value signals (`as value`): nothing to order; {}",
+                super::world_phrase(lo, hi)
+            );
+            ob.scope = Some(format!(
+                "{}: the protocol declares no `as value` signal",
+                super::world_phrase(lo, hi)
+            ));
+        }
+    }
+}
+
 /// `deadlock`: proved for the whole domain when the ranking argument closes and no
 /// bounded run found a violation.
 pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
