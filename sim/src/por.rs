@@ -96,6 +96,11 @@ pub struct Reduction {
     ends: Vec<Vec<u32>>,
     /// Positions of transitions that are a `>=` or `>` wait, per process.
     waits: Vec<Vec<u32>>,
+    /// Per cell: the processes whose footprints touch it (ascending); a process not
+    /// listed is never dependent with, nor enables, an operation on the cell.
+    cell_procs: IndexMap<Vec<usize>>,
+    /// Per window instance: the processes whose footprints (or host steps) access it.
+    mem_procs: IndexMap<Vec<usize>>,
     blocks: usize,
 }
 
@@ -157,6 +162,21 @@ impl Reduction {
             host.push(hx);
             ends.push(call_ends);
         }
+        let mut cell_procs: IndexMap<Vec<usize>> = IndexMap::default();
+        for (r, idx) in cells.iter().enumerate() {
+            for cell in idx.keys() {
+                cell_procs.entry(*cell).or_default().push(r);
+            }
+        }
+        let mut mem_procs: IndexMap<Vec<usize>> = IndexMap::default();
+        for (r, (dx, hx)) in data.iter().zip(&host).enumerate() {
+            for mem in dx.keys().chain(hx.keys()) {
+                let v = mem_procs.entry(*mem).or_default();
+                if v.last() != Some(&r) {
+                    v.push(r);
+                }
+            }
+        }
         Some(Reduction {
             trans,
             cells,
@@ -164,6 +184,8 @@ impl Reduction {
             host,
             ends,
             waits,
+            cell_procs,
+            mem_procs,
             blocks: m.blocks(),
         })
     }
@@ -208,6 +230,16 @@ impl Reduction {
                     .get(call as usize)
                     .is_none_or(|e| *e < h[b].max(pos[b]))
             })
+    }
+
+    /// The processes whose footprints touch `cell`.
+    fn procs_on_cell(&self, cell: u32) -> &[usize] {
+        self.cell_procs.get(&cell).map_or(&[], Vec::as_slice)
+    }
+
+    /// The processes whose footprints or host steps access window instance `mem`.
+    fn procs_on_mem(&self, mem: u32) -> &[usize] {
+        self.mem_procs.get(&mem).map_or(&[], Vec::as_slice)
     }
 
     /// Does process `r` touch `cell`, in positions `lo..hi`, in a way dependent with `kind`?
@@ -291,19 +323,19 @@ impl Reduction {
 
     /// Horizons of the processes outside `t` (see the module docs): the
     /// exclusive bound of the positions each can reach before `t` moves.
-    fn horizons(&self, s: &State, m: &Machine, in_t: &[bool], pos: &[u32]) -> Vec<u32> {
+    /// `first[r]` is the start: process `r`'s first failing wait from its position
+    /// (its position when it has finished), the same for every `t` of a state.
+    fn horizons(
+        &self,
+        s: &State,
+        m: &Machine,
+        in_t: &[bool],
+        pos: &[u32],
+        first: &[u32],
+    ) -> Vec<u32> {
         let np = pos.len();
         let mut h: Vec<u32> = (0..np)
-            .map(|r| {
-                if in_t[r] {
-                    pos[r]
-                } else {
-                    match m.proc_status(s, r) {
-                        Status::Finished | Status::Fault => pos[r],
-                        _ => self.next_failing_wait(s, m, r, pos[r]),
-                    }
-                }
-            })
+            .map(|r| if in_t[r] { pos[r] } else { first[r] })
             .collect();
         loop {
             let mut changed = false;
@@ -322,9 +354,11 @@ impl Reduction {
                 else {
                     continue;
                 };
-                let justified = (0..np)
-                    .filter(|q| !in_t[*q])
-                    .all(|q| !self.enables_in(q, cell, cmp, pos[q], h[q].max(pos[q])));
+                let justified = self
+                    .procs_on_cell(cell)
+                    .iter()
+                    .filter(|q| !in_t[**q])
+                    .all(|&q| !self.enables_in(q, cell, cmp, pos[q], h[q].max(pos[q])));
                 if !justified {
                     h[r] = self.next_failing_wait(s, m, r, h[r] + 1);
                     changed = true;
@@ -343,13 +377,14 @@ impl Reduction {
         m: &Machine,
         seed: usize,
         pos: &[u32],
+        first: &[u32],
         enabled: &[bool],
     ) -> Vec<bool> {
         let np = pos.len();
         let mut in_t = vec![false; np];
         in_t[seed] = true;
         loop {
-            let h = self.horizons(s, m, &in_t, pos);
+            let h = self.horizons(s, m, &in_t, pos, first);
             let mut add = vec![false; np];
             for q in (0..np).filter(|q| in_t[*q]) {
                 match m.proc_status(s, q) {
@@ -370,7 +405,7 @@ impl Reduction {
                         };
                         if enabled[q] {
                             for a in fp.data.iter().chain(host_data) {
-                                for r in 0..np {
+                                for &r in self.procs_on_mem(a.mem) {
                                     if !in_t[r]
                                         && !add[r]
                                         && r != q
@@ -384,7 +419,18 @@ impl Reduction {
                         // A blocked process is held by its first operation (its wait).
                         let held = if enabled[q] { usize::MAX } else { 1 };
                         for op in fp.op.iter().chain(host_ops).take(held) {
-                            for r in 0..np {
+                            // A process that never touches the cell is neither dependent
+                            // with the operation nor enables it, except that a blocked
+                            // process whose next step is not a wait holds every process.
+                            let every = !enabled[q] && !matches!(op.kind, OpKind::Wait(..));
+                            let all: Vec<usize>;
+                            let rs: &[usize] = if every {
+                                all = (0..np).collect();
+                                &all
+                            } else {
+                                self.procs_on_cell(op.cell)
+                            };
+                            for &r in rs {
                                 if in_t[r] || add[r] {
                                     continue;
                                 }
@@ -439,9 +485,15 @@ impl Reduction {
         if !covered {
             return None;
         }
+        let first: Vec<u32> = (0..np)
+            .map(|r| match m.proc_status(s, r) {
+                Status::Finished | Status::Fault => pos[r],
+                _ => self.next_failing_wait(s, m, r, pos[r]),
+            })
+            .collect();
         let mut best: Option<(usize, Vec<bool>)> = None;
         for seed in (0..np).filter(|p| enabled[*p]) {
-            let t = self.closure(s, m, seed, &pos, enabled);
+            let t = self.closure(s, m, seed, &pos, &first, enabled);
             let n = (0..np).filter(|p| t[*p] && enabled[*p]).count();
             if best.as_ref().is_none_or(|(b, _)| n < *b) {
                 let done = n == 1;
