@@ -4,7 +4,7 @@
 
 use crate::code::Code;
 pub use crate::fingerprint::fingerprint;
-use crate::fingerprint::mix;
+use crate::fingerprint::{mix, Seen};
 use crate::machine::{Action, Limits, Machine, Memory, Outcome, State};
 use crate::por::Reduction;
 use crate::report::{Finding, SimReport, Stats, Verdict};
@@ -338,7 +338,7 @@ impl Explorer<'_, '_> {
         }
         // nodes[i] = (parent, action, depth)
         let mut nodes: Vec<(u32, Action, u32)> = vec![(u32::MAX, Action::Run(0), 0)];
-        let mut seen: HashMap<u128, u32> = HashMap::new();
+        let mut seen: HashMap<u128, u32, Seen> = HashMap::default();
         seen.insert(fingerprint(&s0), 0);
         let mut queue: VecDeque<(u32, State)> = VecDeque::new();
         queue.push_back((0, s0));

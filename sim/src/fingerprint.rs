@@ -108,3 +108,25 @@ impl PartialEq for FpCache {
 }
 
 impl Eq for FpCache {}
+
+/// The hasher of the explorer's table of seen fingerprints: a fingerprint is already
+/// a good hash, so its low 64 bits are the table's hash (no second hashing).
+#[derive(Default)]
+pub struct SeenHasher(u64);
+
+impl Hasher for SeenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ *b as u64;
+        }
+    }
+    fn write_u128(&mut self, x: u128) {
+        self.0 = x as u64;
+    }
+}
+
+/// [`SeenHasher`] for a `HashMap`.
+pub type Seen = std::hash::BuildHasherDefault<SeenHasher>;

@@ -82,11 +82,18 @@ impl Machine<'_> {
             }
         }
         for m in &s.mem {
-            for (_, rec) in &m.acc.segs {
-                for a in rec.write.iter().chain(rec.reads.iter()) {
-                    keys.push(key(a.proc as usize, a.epoch));
-                }
-            }
+            keys.extend_from_slice(m.epochs.get(|| {
+                let mut v: Vec<u64> = m
+                    .acc
+                    .segs
+                    .iter()
+                    .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
+                    .map(|a| key(a.proc as usize, a.epoch))
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }));
         }
         keys.sort_unstable();
         keys.dedup();
@@ -102,10 +109,13 @@ impl Machine<'_> {
             })
             .collect();
         let r = Renumber { keys, start, moved };
-        if !r.moved.is_empty() {
-            for pr in s.procs.iter_mut() {
-                r.fix(&mut pr.clock);
-            }
+        if r.moved.is_empty() {
+            // The identity: nothing to renumber (and every window's access records are
+            // already merged, as every write to them leaves them).
+            return;
+        }
+        for pr in s.procs.iter_mut() {
+            r.fix(&mut pr.clock);
         }
         for (q, pr) in s.procs.iter_mut().enumerate() {
             for e in pr.entries.iter_mut().filter(|e| **e != 0) {

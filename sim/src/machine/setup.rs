@@ -136,6 +136,7 @@ impl<'a> Machine<'a> {
                     ),
                     acc: Segs::filled(len, AccRec::default()),
                     fp: FpCache::default(),
+                    epochs: Default::default(),
                 }));
             }
         }

@@ -7,6 +7,7 @@ use super::footprint::DataAcc;
 use crate::fingerprint::FpCache;
 use crate::report::{Event, Finding};
 use crate::value::{Piece, Segs, Val};
+use std::cell::OnceCell;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
@@ -134,6 +135,7 @@ pub(super) fn cell_mut(cells: &mut [Rc<Cell>], i: usize) -> &mut Cell {
 pub(super) fn mem_mut(mem: &mut [Rc<WinMem>], m: usize) -> &mut WinMem {
     let w = Rc::make_mut(&mut mem[m]);
     w.fp.clear();
+    w.epochs.clear();
     w
 }
 
@@ -176,11 +178,43 @@ pub struct WinMem {
     pub(super) acc: Segs<AccRec>,
     /// Fingerprint of the fields above (cleared by [`mem_mut`]).
     pub(super) fp: FpCache,
+    /// The epochs recorded in `acc`, as `(process << 32) | epoch`, sorted and
+    /// deduplicated, for canonicalisation (cleared by [`mem_mut`]).
+    pub(super) epochs: Memo<Vec<u64>>,
 }
+
+/// Data derived from a part of the state, computed once and dropped when the part is
+/// written; it takes no part in equality.
+#[derive(Debug, Clone, Default)]
+pub struct Memo<T>(OnceCell<T>);
+
+impl<T> Memo<T> {
+    /// The value, computed by `f` if absent.
+    pub(super) fn get(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+    /// Forgets the value (the part is about to change).
+    pub(super) fn clear(&mut self) {
+        self.0.take();
+    }
+}
+
+impl<T> PartialEq for Memo<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Memo<T> {}
 
 impl Hash for WinMem {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        let WinMem { vals, acc, fp } = self;
+        let WinMem {
+            vals,
+            acc,
+            fp,
+            epochs: _,
+        } = self;
         h.write_u128(fp.get(|f| {
             vals.hash(f);
             acc.hash(f);
