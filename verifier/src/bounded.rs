@@ -360,15 +360,15 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
             break;
         }
     }
-    let domain = match p.vars[p.world].kind {
-        VarKind::World { lo, hi } => lo..=hi,
-        _ => 1..=0,
+    let in_domain = |t: &i64| match p.vars[p.world].kind {
+        VarKind::World { lo, hi } => (lo..=hi).contains(t),
+        _ => false,
     };
     let mut targets: Vec<i64> = opts
         .target_worlds
         .iter()
         .copied()
-        .filter(|t| domain.contains(t) && !ps.contains(t))
+        .filter(|t| in_domain(t) && !ps.contains(t))
         .collect();
     targets.sort_unstable();
     targets.dedup();

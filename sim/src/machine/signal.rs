@@ -3,7 +3,8 @@
 //! and the barrier checks a passing wait makes.
 
 use super::state::{
-    cell_mut, insert_unit, join, Cell, Clock, Memory, OldCell, Origin, Outcome, State, Status, Unit,
+    cell_mut, insert_unit, join, Cell, Clock, Memory, OldCell, Origin, Outcome, State, Status,
+    Unit, UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -355,7 +356,7 @@ impl Machine<'_> {
         // counts (the notifies it synchronises with); otherwise the cell's release clock.
         let mut acquired: Option<Clock> = None;
         // The keys of the units the wait counts, marked once `src` is dropped.
-        let mut mark: Option<(u128, Vec<(u16, u16, u32)>)> = None;
+        let mut mark: Option<(u128, Vec<UnitKey>)> = None;
         if let (true, Some(need)) = (self.is_credit(cell), need) {
             let mut acq = vec![0; s.procs.len()];
             if need > 0 {

@@ -52,8 +52,11 @@ pub struct Unit {
     pub clock: Clock,
 }
 
+/// A credit unit's identity and order in its cell: (call, writer, sequence).
+pub(super) type UnitKey = (u16, u16, u32);
+
 impl Unit {
-    pub(super) fn key(&self) -> (u16, u16, u32) {
+    pub(super) fn key(&self) -> UnitKey {
         (self.call, self.writer, self.seq)
     }
 }
