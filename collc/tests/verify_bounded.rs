@@ -99,7 +99,13 @@ fn merged_kernels_bounded_obligations() {
     // bounds (P=2..8) in a few seconds per file at most (release; allreduce_mesh's P=8 is
     // the largest, 4 assignments of up to 32,052 states), so wall-clock load and the test
     // profile cannot shrink them. The budget is only a ceiling: it costs nothing unused.
-    let mut args = vec!["verify", "--format", "json", "--bounded-budget-ms", "120000"];
+    let mut args = vec![
+        "verify",
+        "--format",
+        "json",
+        "--bounded-budget-ms",
+        "120000",
+    ];
     args.extend(files.iter().map(String::as_str));
     let (code, out, err) = collc(&args);
     assert_eq!(code, 0, "{out}{err}");

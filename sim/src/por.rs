@@ -83,6 +83,25 @@ fn any_in(v: &[u32], lo: u32, hi: u32) -> bool {
     i < v.len() && v[i] < hi
 }
 
+/// Per state: every process's `>=`/`>` waits from its position on that fail on the
+/// current cell values, flattened (process `r`'s are `at[start[r]..start[r + 1]]`).
+struct Failing {
+    at: Vec<u32>,
+    start: Vec<usize>,
+    /// Each process's footprint length (what [`Failing::next`] returns past its last).
+    end: Vec<u32>,
+}
+
+impl Failing {
+    /// The first failing wait of process `r` at or after `from` (at or after its
+    /// position), or the footprint's length if none.
+    fn next(&self, r: usize, from: u32) -> u32 {
+        let w = &self.at[self.start[r]..self.start[r + 1]];
+        let i = w.partition_point(|x| *x < from);
+        w.get(i).copied().unwrap_or(self.end[r])
+    }
+}
+
 /// The footprints of every process and the indexes the stubborn-set computation needs.
 pub struct Reduction {
     trans: Vec<Vec<Footprint>>,
@@ -301,41 +320,61 @@ impl Reduction {
         }
     }
 
-    /// The first `>=`/`>` wait of process `r` at or after `from` that fails on the
-    /// current value of its cell (the footprint's length if none).
-    fn next_failing_wait(&self, s: &State, m: &Machine, r: usize, from: u32) -> u32 {
-        let w = &self.waits[r];
-        let start = w.partition_point(|x| *x < from);
-        for &pos in &w[start..] {
-            if let Some(DryOp {
-                cell,
-                kind: OpKind::Wait(cmp, k),
-                ..
-            }) = &self.trans[r][pos as usize].op
-            {
-                if !cmp.holds(m.cell_value(s, *cell as usize), *k) {
-                    return pos;
-                }
+    /// The `>=`/`>` waits of every process from its position `pos[r]` on that fail on
+    /// the current values of their cells (none for a process that has finished).
+    fn failing_waits(&self, s: &State, m: &Machine, pos: &[u32]) -> Failing {
+        let np = pos.len();
+        let mut f = Failing {
+            at: Vec::new(),
+            start: Vec::with_capacity(np + 1),
+            end: self.trans.iter().map(|t| t.len() as u32).collect(),
+        };
+        for (r, &from) in pos.iter().enumerate() {
+            f.start.push(f.at.len());
+            if matches!(m.proc_status(s, r), Status::Finished | Status::Fault) {
+                continue;
             }
+            let w = &self.waits[r];
+            let first = w.partition_point(|x| *x < from);
+            f.at.extend(w[first..].iter().copied().filter(|&p| {
+                matches!(
+                    &self.trans[r][p as usize].op,
+                    Some(DryOp {
+                        cell,
+                        kind: OpKind::Wait(cmp, k),
+                        ..
+                    }) if !cmp.holds(m.cell_value(s, *cell as usize), *k)
+                )
+            }));
         }
-        self.trans[r].len() as u32
+        f.start.push(f.at.len());
+        f
     }
 
     /// Horizons of the processes outside `t` (see the module docs): the
     /// exclusive bound of the positions each can reach before `t` moves.
-    /// `first[r]` is the start: process `r`'s first failing wait from its position
-    /// (its position when it has finished), the same for every `t` of a state.
+    /// The start is each process's first failing wait from its position (its position
+    /// when it has finished).
     fn horizons(
         &self,
         s: &State,
         m: &Machine,
         in_t: &[bool],
         pos: &[u32],
-        first: &[u32],
+        failing: &Failing,
     ) -> Vec<u32> {
         let np = pos.len();
         let mut h: Vec<u32> = (0..np)
-            .map(|r| if in_t[r] { pos[r] } else { first[r] })
+            .map(|r| {
+                if in_t[r] {
+                    pos[r]
+                } else {
+                    match m.proc_status(s, r) {
+                        Status::Finished | Status::Fault => pos[r],
+                        _ => failing.next(r, pos[r]),
+                    }
+                }
+            })
             .collect();
         loop {
             let mut changed = false;
@@ -360,7 +399,7 @@ impl Reduction {
                     .filter(|q| !in_t[**q])
                     .all(|&q| !self.enables_in(q, cell, cmp, pos[q], h[q].max(pos[q])));
                 if !justified {
-                    h[r] = self.next_failing_wait(s, m, r, h[r] + 1);
+                    h[r] = failing.next(r, h[r] + 1);
                     changed = true;
                 }
             }
@@ -377,14 +416,14 @@ impl Reduction {
         m: &Machine,
         seed: usize,
         pos: &[u32],
-        first: &[u32],
+        failing: &Failing,
         enabled: &[bool],
     ) -> Vec<bool> {
         let np = pos.len();
         let mut in_t = vec![false; np];
         in_t[seed] = true;
         loop {
-            let h = self.horizons(s, m, &in_t, pos, first);
+            let h = self.horizons(s, m, &in_t, pos, failing);
             let mut add = vec![false; np];
             for q in (0..np).filter(|q| in_t[*q]) {
                 match m.proc_status(s, q) {
@@ -485,15 +524,10 @@ impl Reduction {
         if !covered {
             return None;
         }
-        let first: Vec<u32> = (0..np)
-            .map(|r| match m.proc_status(s, r) {
-                Status::Finished | Status::Fault => pos[r],
-                _ => self.next_failing_wait(s, m, r, pos[r]),
-            })
-            .collect();
+        let failing = self.failing_waits(s, m, &pos);
         let mut best: Option<(usize, Vec<bool>)> = None;
         for seed in (0..np).filter(|p| enabled[*p]) {
-            let t = self.closure(s, m, seed, &pos, &first, enabled);
+            let t = self.closure(s, m, seed, &pos, &failing, enabled);
             let n = (0..np).filter(|p| t[*p] && enabled[*p]).count();
             if best.as_ref().is_none_or(|(b, _)| n < *b) {
                 let done = n == 1;
