@@ -53,15 +53,32 @@ fn sim(c: &mut Criterion) {
     g.finish();
 
     // Exhaustive exploration: states per second and total time.
-    let mut g = c.benchmark_group("sim_exhaustive");
-    g.sample_size(10);
     // `_full`: the same search without the partial-order reduction (every interleaving).
-    for (name, p, kv, reduce) in [
-        ("broadcast_P3_2tiles_2calls", &broadcast, &bp, true),
-        ("barrier_P3_2calls", &barrier, &ap, true),
-        ("broadcast_P3_2tiles_2calls_full", &broadcast, &bp, false),
-        ("barrier_P3_2calls_full", &barrier, &ap, false),
-    ] {
+    exhaustive(
+        c,
+        "sim_exhaustive",
+        &[
+            ("broadcast_P3_2tiles_2calls", &broadcast, &bp, true),
+            ("barrier_P3_2calls", &barrier, &ap, true),
+            ("broadcast_P3_2tiles_2calls_full", &broadcast, &bp, false),
+            ("barrier_P3_2calls_full", &barrier, &ap, false),
+        ],
+    );
+}
+
+/// A bench case: name, protocol, parameters, partial-order reduction on.
+type Case<'a> = (
+    &'a str,
+    &'a collc_spec::ir::Protocol,
+    &'a BTreeMap<String, i64>,
+    bool,
+);
+
+/// One exhaustive search of 2 calls per case: states per second and total time.
+fn exhaustive(c: &mut Criterion, group: &str, cases: &[Case]) {
+    let mut g = c.benchmark_group(group);
+    g.sample_size(10);
+    for &(name, p, kv, reduce) in cases {
         let ex = cfg(Schedule::Exhaustive, 2, reduce);
         let r = simulate(p, kv, &ex).expect("runs");
         assert!(r.stats.complete, "{name}: exploration must complete");
@@ -77,5 +94,30 @@ fn sim(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, sim);
+/// The explorer's raw speed on the instance issue 11 compares with SPIN
+/// (`broadcast_read_complete`, P=4, 2 tiles, 2 calls), with and without the
+/// partial-order reduction, and a reduced search at P=8 (`allreduce_mesh`, 1 tile,
+/// C=2, stride=2, 2 calls) where the stubborn-set computation dominates.
+fn explorer(c: &mut Criterion) {
+    let brc = load("broadcast_read_complete");
+    let mesh = load("allreduce_mesh");
+    let bp = params(&[("P", 4), ("n", 512), ("root", 0)]);
+    let mp = params(&[("P", 8), ("n", 256), ("C", 2), ("stride", 2)]);
+    exhaustive(
+        c,
+        "sim_explorer",
+        &[
+            (
+                "broadcast_read_complete_P4_2tiles_2calls_full",
+                &brc,
+                &bp,
+                false,
+            ),
+            ("broadcast_read_complete_P4_2tiles_2calls", &brc, &bp, true),
+            ("allreduce_mesh_P8_1tile_2calls", &mesh, &mp, true),
+        ],
+    );
+}
+
+criterion_group!(benches, sim, explorer);
 criterion_main!(benches);

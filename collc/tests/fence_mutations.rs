@@ -125,6 +125,7 @@ fn verify(name: &str, text: &str, p: &Protocol, bounded: bool) -> Verdict {
             bounds: bounds(),
             relaxed_bounds: bounds(),
             relaxed_max_states: 4_000,
+            ..BoundedOptions::default()
         };
         report
             .obligations

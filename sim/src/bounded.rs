@@ -320,7 +320,16 @@ pub fn param_grid(
         }
         grid = next;
     }
-    grid.retain(|g| collc_spec::eval::bind(p, g).is_ok());
+    let sizing_names: Vec<String> = sizing
+        .iter()
+        .filter(|v| matches!(p.vars[**v].kind, VarKind::Param { domain: Some(_) }))
+        .map(|v| p.vars[*v].name.clone())
+        .filter(|n| !fixed.contains_key(n))
+        .collect();
+    let mut grid: Vec<BTreeMap<String, i64>> = grid
+        .into_iter()
+        .filter_map(|g| fit_tiles(p, g, &sizing_names, tile))
+        .collect();
     let world = p.vars[p.world].name.clone();
     grid.sort_by_key(|g| {
         (
@@ -328,7 +337,39 @@ pub fn param_grid(
             g.values().copied().collect::<Vec<_>>(),
         )
     });
+    grid.dedup();
     grid
+}
+
+/// An assignment that satisfies every domain and `require`, or `None`. When `g` does
+/// not, and a parameter that sizes a window holds `t * tile` (t tiles), the largest value
+/// that still gives t tiles (`(t - 1) * tile + 1 ..= t * tile`) and satisfies them is
+/// taken instead: `n % P == 0` at P=3 runs with n=255 (1 tile), 510 and 768, not only 768.
+fn fit_tiles(
+    p: &Protocol,
+    mut g: BTreeMap<String, i64>,
+    sizing: &[String],
+    tile: i64,
+) -> Option<BTreeMap<String, i64>> {
+    if collc_spec::eval::bind(p, &g).is_ok() {
+        return Some(g);
+    }
+    for name in sizing {
+        let Some(x) = g.get(name).copied() else {
+            continue;
+        };
+        if x <= 0 || x % tile != 0 {
+            continue;
+        }
+        for y in (x - tile + 1..x).rev() {
+            g.insert(name.clone(), y);
+            if collc_spec::eval::bind(p, &g).is_ok() {
+                return Some(g);
+            }
+        }
+        g.insert(name.clone(), x);
+    }
+    None
 }
 
 /// Runs the bounded obligations: every assignment of [`param_grid`], each

@@ -3,13 +3,14 @@
 //! violation is a shortest one), all under a budget.
 
 use crate::code::Code;
+pub use crate::fingerprint::fingerprint;
+use crate::fingerprint::{mix, Seen};
 use crate::machine::{Action, Limits, Machine, Memory, Outcome, State};
 use crate::por::Reduction;
 use crate::report::{Finding, SimReport, Stats, Verdict};
 use collc_spec::ir::Protocol;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
 /// How schedules are chosen.
@@ -218,65 +219,6 @@ struct Explorer<'m, 'a> {
     terminals: Option<BTreeSet<u128>>,
 }
 
-/// A 128-bit fingerprint of a state (two independent 64-bit hashes).
-pub fn fingerprint(s: &State) -> u128 {
-    let mut h = Fp::default();
-    s.hash(&mut h);
-    h.finish128()
-}
-
-#[derive(Default)]
-struct Fp {
-    a: u64,
-    b: u64,
-}
-
-impl Fp {
-    fn finish128(&self) -> u128 {
-        ((mix(self.a) as u128) << 64) | mix(self.b ^ 0x5555_5555_5555_5555) as u128
-    }
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-impl Hasher for Fp {
-    fn finish(&self) -> u64 {
-        mix(self.a)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(buf) ^ ((chunk.len() as u64) << 59));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.a = (self.a ^ x)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(29);
-        self.b = (self.b.wrapping_add(x)).wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ (self.b >> 31);
-    }
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(x as u64 | 0x100);
-    }
-    fn write_u16(&mut self, x: u16) {
-        self.write_u64(x as u64 | 0x1_0000);
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64 | 0x1_0000_0000);
-    }
-    fn write_i64(&mut self, x: i64) {
-        self.write_u64(x as u64);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-}
-
 /// A tiny deterministic PRNG (splitmix64).
 struct Rng(u64);
 
@@ -396,7 +338,7 @@ impl Explorer<'_, '_> {
         }
         // nodes[i] = (parent, action, depth)
         let mut nodes: Vec<(u32, Action, u32)> = vec![(u32::MAX, Action::Run(0), 0)];
-        let mut seen: HashMap<u128, u32> = HashMap::new();
+        let mut seen: HashMap<u128, u32, Seen> = HashMap::default();
         seen.insert(fingerprint(&s0), 0);
         let mut queue: VecDeque<(u32, State)> = VecDeque::new();
         queue.push_back((0, s0));
@@ -438,8 +380,20 @@ impl Explorer<'_, '_> {
             }
             let en = self.reduce(&s, en);
             let depth = nodes[node as usize].2;
-            for a in en {
-                let mut t = s.clone();
+            // The last successor takes the state itself; the others copy it (sharing
+            // its cells and windows until a step writes one).
+            let mut s = Some(s);
+            let last = en.len().saturating_sub(1);
+            for (i, a) in en.into_iter().enumerate() {
+                let mut t = match s.take() {
+                    Some(x) if i == last => x,
+                    Some(x) => {
+                        let t = x.clone();
+                        s = Some(x);
+                        t
+                    }
+                    None => break,
+                };
                 let mut o = Outcome::default();
                 self.m.step(&mut t, a, &mut o);
                 self.stats.transitions += 1;

@@ -4,6 +4,7 @@
 pub mod bounded;
 pub mod code;
 pub mod explore;
+pub mod fingerprint;
 pub mod machine;
 pub mod por;
 pub mod report;

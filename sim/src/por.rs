@@ -83,6 +83,25 @@ fn any_in(v: &[u32], lo: u32, hi: u32) -> bool {
     i < v.len() && v[i] < hi
 }
 
+/// Per state: every process's `>=`/`>` waits from its position on that fail on the
+/// current cell values, flattened (process `r`'s are `at[start[r]..start[r + 1]]`).
+struct Failing {
+    at: Vec<u32>,
+    start: Vec<usize>,
+    /// Each process's footprint length (what [`Failing::next`] returns past its last).
+    end: Vec<u32>,
+}
+
+impl Failing {
+    /// The first failing wait of process `r` at or after `from` (at or after its
+    /// position), or the footprint's length if none.
+    fn next(&self, r: usize, from: u32) -> u32 {
+        let w = &self.at[self.start[r]..self.start[r + 1]];
+        let i = w.partition_point(|x| *x < from);
+        w.get(i).copied().unwrap_or(self.end[r])
+    }
+}
+
 /// The footprints of every process and the indexes the stubborn-set computation needs.
 pub struct Reduction {
     trans: Vec<Vec<Footprint>>,
@@ -96,6 +115,11 @@ pub struct Reduction {
     ends: Vec<Vec<u32>>,
     /// Positions of transitions that are a `>=` or `>` wait, per process.
     waits: Vec<Vec<u32>>,
+    /// Per cell: the processes whose footprints touch it (ascending); a process not
+    /// listed is never dependent with, nor enables, an operation on the cell.
+    cell_procs: IndexMap<Vec<usize>>,
+    /// Per window instance: the processes whose footprints (or host steps) access it.
+    mem_procs: IndexMap<Vec<usize>>,
     blocks: usize,
 }
 
@@ -157,6 +181,21 @@ impl Reduction {
             host.push(hx);
             ends.push(call_ends);
         }
+        let mut cell_procs: IndexMap<Vec<usize>> = IndexMap::default();
+        for (r, idx) in cells.iter().enumerate() {
+            for cell in idx.keys() {
+                cell_procs.entry(*cell).or_default().push(r);
+            }
+        }
+        let mut mem_procs: IndexMap<Vec<usize>> = IndexMap::default();
+        for (r, (dx, hx)) in data.iter().zip(&host).enumerate() {
+            for mem in dx.keys().chain(hx.keys()) {
+                let v = mem_procs.entry(*mem).or_default();
+                if v.last() != Some(&r) {
+                    v.push(r);
+                }
+            }
+        }
         Some(Reduction {
             trans,
             cells,
@@ -164,6 +203,8 @@ impl Reduction {
             host,
             ends,
             waits,
+            cell_procs,
+            mem_procs,
             blocks: m.blocks(),
         })
     }
@@ -208,6 +249,16 @@ impl Reduction {
                     .get(call as usize)
                     .is_none_or(|e| *e < h[b].max(pos[b]))
             })
+    }
+
+    /// The processes whose footprints touch `cell`.
+    fn procs_on_cell(&self, cell: u32) -> &[usize] {
+        self.cell_procs.get(&cell).map_or(&[], Vec::as_slice)
+    }
+
+    /// The processes whose footprints or host steps access window instance `mem`.
+    fn procs_on_mem(&self, mem: u32) -> &[usize] {
+        self.mem_procs.get(&mem).map_or(&[], Vec::as_slice)
     }
 
     /// Does process `r` touch `cell`, in positions `lo..hi`, in a way dependent with `kind`?
@@ -269,29 +320,49 @@ impl Reduction {
         }
     }
 
-    /// The first `>=`/`>` wait of process `r` at or after `from` that fails on the
-    /// current value of its cell (the footprint's length if none).
-    fn next_failing_wait(&self, s: &State, m: &Machine, r: usize, from: u32) -> u32 {
-        let w = &self.waits[r];
-        let start = w.partition_point(|x| *x < from);
-        for &pos in &w[start..] {
-            if let Some(DryOp {
-                cell,
-                kind: OpKind::Wait(cmp, k),
-                ..
-            }) = &self.trans[r][pos as usize].op
-            {
-                if !cmp.holds(m.cell_value(s, *cell as usize), *k) {
-                    return pos;
-                }
+    /// The `>=`/`>` waits of every process from its position `pos[r]` on that fail on
+    /// the current values of their cells (none for a process that has finished).
+    fn failing_waits(&self, s: &State, m: &Machine, pos: &[u32]) -> Failing {
+        let np = pos.len();
+        let mut f = Failing {
+            at: Vec::new(),
+            start: Vec::with_capacity(np + 1),
+            end: self.trans.iter().map(|t| t.len() as u32).collect(),
+        };
+        for (r, &from) in pos.iter().enumerate() {
+            f.start.push(f.at.len());
+            if matches!(m.proc_status(s, r), Status::Finished | Status::Fault) {
+                continue;
             }
+            let w = &self.waits[r];
+            let first = w.partition_point(|x| *x < from);
+            f.at.extend(w[first..].iter().copied().filter(|&p| {
+                matches!(
+                    &self.trans[r][p as usize].op,
+                    Some(DryOp {
+                        cell,
+                        kind: OpKind::Wait(cmp, k),
+                        ..
+                    }) if !cmp.holds(m.cell_value(s, *cell as usize), *k)
+                )
+            }));
         }
-        self.trans[r].len() as u32
+        f.start.push(f.at.len());
+        f
     }
 
     /// Horizons of the processes outside `t` (see the module docs): the
     /// exclusive bound of the positions each can reach before `t` moves.
-    fn horizons(&self, s: &State, m: &Machine, in_t: &[bool], pos: &[u32]) -> Vec<u32> {
+    /// The start is each process's first failing wait from its position (its position
+    /// when it has finished).
+    fn horizons(
+        &self,
+        s: &State,
+        m: &Machine,
+        in_t: &[bool],
+        pos: &[u32],
+        failing: &Failing,
+    ) -> Vec<u32> {
         let np = pos.len();
         let mut h: Vec<u32> = (0..np)
             .map(|r| {
@@ -300,7 +371,7 @@ impl Reduction {
                 } else {
                     match m.proc_status(s, r) {
                         Status::Finished | Status::Fault => pos[r],
-                        _ => self.next_failing_wait(s, m, r, pos[r]),
+                        _ => failing.next(r, pos[r]),
                     }
                 }
             })
@@ -322,11 +393,13 @@ impl Reduction {
                 else {
                     continue;
                 };
-                let justified = (0..np)
-                    .filter(|q| !in_t[*q])
-                    .all(|q| !self.enables_in(q, cell, cmp, pos[q], h[q].max(pos[q])));
+                let justified = self
+                    .procs_on_cell(cell)
+                    .iter()
+                    .filter(|q| !in_t[**q])
+                    .all(|&q| !self.enables_in(q, cell, cmp, pos[q], h[q].max(pos[q])));
                 if !justified {
-                    h[r] = self.next_failing_wait(s, m, r, h[r] + 1);
+                    h[r] = failing.next(r, h[r] + 1);
                     changed = true;
                 }
             }
@@ -343,13 +416,14 @@ impl Reduction {
         m: &Machine,
         seed: usize,
         pos: &[u32],
+        failing: &Failing,
         enabled: &[bool],
     ) -> Vec<bool> {
         let np = pos.len();
         let mut in_t = vec![false; np];
         in_t[seed] = true;
         loop {
-            let h = self.horizons(s, m, &in_t, pos);
+            let h = self.horizons(s, m, &in_t, pos, failing);
             let mut add = vec![false; np];
             for q in (0..np).filter(|q| in_t[*q]) {
                 match m.proc_status(s, q) {
@@ -370,7 +444,7 @@ impl Reduction {
                         };
                         if enabled[q] {
                             for a in fp.data.iter().chain(host_data) {
-                                for r in 0..np {
+                                for &r in self.procs_on_mem(a.mem) {
                                     if !in_t[r]
                                         && !add[r]
                                         && r != q
@@ -384,7 +458,18 @@ impl Reduction {
                         // A blocked process is held by its first operation (its wait).
                         let held = if enabled[q] { usize::MAX } else { 1 };
                         for op in fp.op.iter().chain(host_ops).take(held) {
-                            for r in 0..np {
+                            // A process that never touches the cell is neither dependent
+                            // with the operation nor enables it, except that a blocked
+                            // process whose next step is not a wait holds every process.
+                            let every = !enabled[q] && !matches!(op.kind, OpKind::Wait(..));
+                            let all: Vec<usize>;
+                            let rs: &[usize] = if every {
+                                all = (0..np).collect();
+                                &all
+                            } else {
+                                self.procs_on_cell(op.cell)
+                            };
+                            for &r in rs {
                                 if in_t[r] || add[r] {
                                     continue;
                                 }
@@ -439,9 +524,10 @@ impl Reduction {
         if !covered {
             return None;
         }
+        let failing = self.failing_waits(s, m, &pos);
         let mut best: Option<(usize, Vec<bool>)> = None;
         for seed in (0..np).filter(|p| enabled[*p]) {
-            let t = self.closure(s, m, seed, &pos, enabled);
+            let t = self.closure(s, m, seed, &pos, &failing, enabled);
             let n = (0..np).filter(|p| t[*p] && enabled[*p]).count();
             if best.as_ref().is_none_or(|(b, _)| n < *b) {
                 let done = n == 1;

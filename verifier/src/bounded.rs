@@ -11,7 +11,7 @@ use crate::report::{Finding, ObligationResult, ParamValue, Status, Trace};
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample, GridShape};
 use collc_sim::report::{EvKind, Event};
 use collc_sim::{Budget, Memory};
-use collc_spec::ir::Protocol;
+use collc_spec::ir::{Protocol, VarKind};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,15 @@ pub struct BoundedOptions {
     pub relaxed_bounds: Bounds,
     /// Distinct states per parameter assignment of a relaxed run.
     pub relaxed_max_states: u64,
+    /// World sizes up to which the ladder starts at the full tiles and calls of `bounds`;
+    /// larger world sizes of `bounds.ranks` start at its smallest rung (1 tile, 2 calls).
+    pub full_ranks: i64,
+    /// World sizes explored in addition to `bounds.ranks` (a P the symbolic analysis
+    /// names), each at the smallest bounds (1 tile, 2 calls, every root), after the
+    /// ladder, stated in the scope as `targeted P=...`. Values outside the protocol's
+    /// world domain or already in `bounds.ranks` are ignored; one that is not explored
+    /// completely leaves the obligation `unknown`. The relaxed runs do not take them.
+    pub target_worlds: Vec<i64>,
 }
 
 impl Default for BoundedOptions {
@@ -52,7 +61,10 @@ impl Default for BoundedOptions {
             budget: Duration::from_millis(2_500),
             max_states: 200_000,
             file: "FILE".into(),
-            bounds: Bounds::default(),
+            bounds: Bounds {
+                ranks: (2, 8),
+                ..Bounds::default()
+            },
             relaxed_bounds: Bounds {
                 ranks: (2, 3),
                 tiles: (1, 2),
@@ -60,6 +72,8 @@ impl Default for BoundedOptions {
                 small_ints: 1,
             },
             relaxed_max_states: 10_000,
+            full_ranks: 4,
+            target_worlds: Vec::new(),
         }
     }
 }
@@ -112,6 +126,10 @@ struct Explored {
     cex: BTreeMap<String, Counterexample>,
     /// Assignments that could not be run.
     errors: Vec<String>,
+    /// Targeted world sizes explored completely: P -> (tiles, calls, states).
+    targeted: BTreeMap<i64, (i64, usize, u64)>,
+    /// Targeted world sizes not explored completely (budget).
+    targets_missed: Vec<i64>,
 }
 
 /// The tile bound in words, when the protocol has a parameter that sizes a window.
@@ -200,6 +218,19 @@ impl Explored {
         if !missing.is_empty() {
             parts.push(format!("{} not explored (budget)", group_text(&missing)));
         }
+        for (p, (t, c, s)) in &self.targeted {
+            parts.push(format!(
+                "targeted {}: {} states, complete",
+                bounds_text(&format!("P={p}"), self.shape, *t, *c),
+                thousands(*s)
+            ));
+        }
+        if !self.targets_missed.is_empty() {
+            parts.push(format!(
+                "targeted {} not explored (budget)",
+                group_text(&self.targets_missed)
+            ));
+        }
         parts.join("; ")
     }
 
@@ -212,10 +243,16 @@ impl Explored {
             .filter(|p| !self.done.contains_key(p))
             .chain(self.untried.iter().copied())
             .collect();
-        if missing.is_empty() && self.errors.is_empty() {
+        if missing.is_empty() && self.errors.is_empty() && self.targets_missed.is_empty() {
             return None;
         }
         let mut why = Vec::new();
+        if !self.targets_missed.is_empty() {
+            why.push(format!(
+                "targeted {} not explored completely",
+                group_text(&self.targets_missed)
+            ));
+        }
         if let Some((p, t, c, s, w)) = self
             .failed
             .iter()
@@ -248,6 +285,9 @@ impl Explored {
 
     /// Checked: something explored completely and the missing P values are only larger ones.
     fn checked(&self) -> bool {
+        if !self.targets_missed.is_empty() {
+            return false;
+        }
         let Some(first_missing) = self
             .failed
             .iter()
@@ -265,8 +305,9 @@ impl Explored {
 }
 
 /// Explores `p` at the bounds of `opts` (P ascending, falling back to smaller
-/// bounds when an attempt does not complete) in memory model `memory`, until
-/// `deadline`.
+/// bounds when an attempt does not complete; world sizes above `opts.full_ranks`
+/// start at the smallest bounds), then each of `opts.target_worlds` at the smallest
+/// bounds, in memory model `memory`, until `deadline`.
 fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instant) -> Explored {
     let world = p.vars[p.world].name.clone();
     let mut ps: Vec<i64> = sb::param_grid(p, &opts.bounds, &BTreeMap::new())
@@ -287,69 +328,123 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
         return ex;
     }
     let lv = levels(&opts.bounds, shape);
+    let smallest = lv.len() - 1;
     let mut start_level = 0;
     for (i, &pv) in ps.iter().enumerate() {
-        let mut li = start_level;
+        let mut li = if pv > opts.full_ranks {
+            smallest
+        } else {
+            start_level
+        };
         while li < lv.len() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if deadline <= Instant::now() {
                 ex.untried
                     .extend(ps[i..].iter().filter(|x| !ex.done.contains_key(x)));
                 return ex;
             }
-            let (tiles, calls) = lv[li];
-            let cfg = BoundedConfig {
-                bounds: Bounds {
-                    ranks: (pv, pv),
-                    tiles: (opts.bounds.tiles.0, tiles),
-                    calls,
-                    small_ints: opts.bounds.small_ints,
-                },
-                memory,
-                per_config: Budget {
-                    max_states: opts.max_states,
-                    max_time: left.min(opts.budget / 3),
-                    ..Budget::default()
-                },
-                total_time: left.min(opts.budget / 3),
-                fixed: BTreeMap::from([(world.clone(), pv)]),
-                sticky_poll: false,
-            };
-            let r = sb::check(p, &cfg);
-            for o in r.obligations {
-                if let Some(c) = o.counterexample {
-                    ex.cex.entry(o.name).or_insert(c);
+            match attempt(p, opts, memory, pv, lv[li], deadline, &mut ex) {
+                Ok(states) => {
+                    ex.done.insert(pv, (lv[li].0, lv[li].1, states));
+                    break;
+                }
+                Err(None) => break,
+                Err(Some((states, why))) => {
+                    ex.failed.push((pv, lv[li].0, lv[li].1, states, why));
+                    li += 1;
                 }
             }
-            let states: u64 = r.configs.iter().map(|c| c.states).sum();
-            let complete = r.errors.is_empty()
-                && !r.configs.is_empty()
-                && r.configs.iter().all(|c| c.complete)
-                && r.configs.len() == sb::param_grid(p, &cfg.bounds, &cfg.fixed).len();
-            if complete {
-                ex.done.insert(pv, (tiles, calls, states));
-                break;
-            }
-            if !r.errors.is_empty() && r.configs.is_empty() {
-                ex.errors.extend(r.errors);
-                break;
-            }
-            let why = r
-                .configs
-                .iter()
-                .find_map(|c| c.stopped.clone())
-                .unwrap_or_else(|| "time budget".into());
-            ex.failed.push((pv, tiles, calls, states, why));
-            li += 1;
         }
-        start_level = li.min(lv.len().saturating_sub(1));
+        start_level = li.min(smallest);
         if li >= lv.len() {
             // Even the smallest bounds do not complete at this P: larger P will not either.
             ex.untried.extend(ps[i + 1..].iter().copied());
             break;
         }
     }
+    let in_domain = |t: &i64| match p.vars[p.world].kind {
+        VarKind::World { lo, hi } => (lo..=hi).contains(t),
+        _ => false,
+    };
+    let mut targets: Vec<i64> = opts
+        .target_worlds
+        .iter()
+        .copied()
+        .filter(|t| in_domain(t) && !ps.contains(t))
+        .collect();
+    targets.sort_unstable();
+    targets.dedup();
+    for pv in targets {
+        if deadline <= Instant::now() {
+            ex.targets_missed.push(pv);
+            continue;
+        }
+        match attempt(p, opts, memory, pv, lv[smallest], deadline, &mut ex) {
+            Ok(states) => {
+                ex.targeted
+                    .insert(pv, (lv[smallest].0, lv[smallest].1, states));
+            }
+            Err(_) => ex.targets_missed.push(pv),
+        }
+    }
     ex
+}
+
+/// One attempt: every assignment at world size `pv` with `(tiles, calls)`, within
+/// a third of the budget (and `deadline`). The states explored when it completed;
+/// else the states and why not, or `None` when nothing could be run (the errors are
+/// in `ex`). Counterexamples go into `ex` (the first per obligation: the smallest P).
+fn attempt(
+    p: &Protocol,
+    opts: &BoundedOptions,
+    memory: Memory,
+    pv: i64,
+    (tiles, calls): (i64, usize),
+    deadline: Instant,
+    ex: &mut Explored,
+) -> Result<u64, Option<(u64, String)>> {
+    let world = p.vars[p.world].name.clone();
+    let left = deadline.saturating_duration_since(Instant::now());
+    let cfg = BoundedConfig {
+        bounds: Bounds {
+            ranks: (pv, pv),
+            tiles: (opts.bounds.tiles.0, tiles),
+            calls,
+            small_ints: opts.bounds.small_ints,
+        },
+        memory,
+        per_config: Budget {
+            max_states: opts.max_states,
+            max_time: left.min(opts.budget / 3),
+            ..Budget::default()
+        },
+        total_time: left.min(opts.budget / 3),
+        fixed: BTreeMap::from([(world, pv)]),
+        sticky_poll: false,
+    };
+    let r = sb::check(p, &cfg);
+    for o in r.obligations {
+        if let Some(c) = o.counterexample {
+            ex.cex.entry(o.name).or_insert(c);
+        }
+    }
+    let states: u64 = r.configs.iter().map(|c| c.states).sum();
+    let complete = r.errors.is_empty()
+        && !r.configs.is_empty()
+        && r.configs.iter().all(|c| c.complete)
+        && r.configs.len() == sb::param_grid(p, &cfg.bounds, &cfg.fixed).len();
+    if complete {
+        return Ok(states);
+    }
+    if !r.errors.is_empty() && r.configs.is_empty() {
+        ex.errors.extend(r.errors);
+        return Err(None);
+    }
+    let why = r
+        .configs
+        .iter()
+        .find_map(|c| c.stopped.clone())
+        .unwrap_or_else(|| "time budget".into());
+    Err(Some((states, why)))
 }
 
 /// A counterexample as a finding: the message with its replay, the label on the
@@ -428,6 +523,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
     // The same obligations in the relaxed memory model, at the relaxed bounds.
     let ropts = BoundedOptions {
         bounds: opts.relaxed_bounds.clone(),
+        target_worlds: Vec::new(),
         max_states: opts.relaxed_max_states,
         budget: opts.budget / 4,
         ..opts.clone()

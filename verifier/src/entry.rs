@@ -85,6 +85,13 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             if let Some(src) = opts.source {
                 b.file = src.name.clone();
             }
+            // Where Z3 refuted a question of the parametric route (a world size it names),
+            // the simulator looks too (the targeted runs ignore sizes already explored).
+            for w in &param.named_worlds {
+                if !b.target_worlds.contains(w) {
+                    b.target_worlds.push(*w);
+                }
+            }
             report.obligations.extend(bounded::check(p, &b));
             report.stats.bounded_millis = t0.elapsed().as_millis() as u64;
         }

@@ -1,8 +1,49 @@
 //! Canonicalisation: renumbering epochs so states that differ only in
 //! absolute epoch values become one state.
 
-use super::state::{Clock, State, Status};
+use super::state::{cell_mut, mem_mut, AccRec, Clock, State, Status, WinMem};
 use super::Machine;
+
+/// The renumbering of every process's epochs: the epochs still recorded, as
+/// `(process << 32) | epoch`, sorted, and where each process's run starts.
+struct Renumber {
+    keys: Vec<u64>,
+    start: Vec<usize>,
+    /// The processes whose epochs the renumbering changes (for the others it is the
+    /// identity: their recorded epochs are exactly `1..=k` and none is larger than `k`).
+    moved: Vec<usize>,
+}
+
+impl Renumber {
+    /// `v`'s rank among process `q`'s recorded epochs (how many are `<= v`).
+    fn f(&self, q: usize, v: u32) -> u32 {
+        self.keys[self.start[q]..self.start[q + 1]].partition_point(|k| *k as u32 <= v) as u32
+    }
+
+    fn moves(&self, c: &Clock) -> bool {
+        self.moved.iter().any(|&q| self.f(q, c[q]) != c[q])
+    }
+
+    fn fix(&self, c: &mut Clock) {
+        for (q, x) in c.iter_mut().enumerate() {
+            *x = self.f(q, *x);
+        }
+    }
+
+    fn rec_moves(&self, rec: &AccRec) -> bool {
+        !self.moved.is_empty()
+            && rec
+                .write
+                .iter()
+                .chain(rec.reads.iter())
+                .any(|a| self.f(a.proc as usize, a.epoch) != a.epoch)
+    }
+
+    fn mem_moves(&self, m: &WinMem) -> bool {
+        m.acc.segs.iter().any(|(_, rec)| self.rec_moves(rec))
+            || m.acc.segs.windows(2).any(|w| w[0].1 == w[1].1)
+    }
+}
 
 impl Machine<'_> {
     /// Renumbers every epoch of every process to its rank among the epochs of
@@ -11,17 +52,14 @@ impl Machine<'_> {
     /// comparison the race and barrier checks make is between a clock entry
     /// and a recorded epoch, and the renumbering preserves all of those, so
     /// states that differ only in absolute epoch values become one state.
+    /// Cells and windows the renumbering leaves as they are stay shared.
     pub fn canonicalize(&self, s: &mut State) {
         let np = s.procs.len();
+        let key = |q: usize, e: u32| ((q as u64) << 32) | e as u64;
         // A process's current epoch is still to be recorded unless a release ended it.
-        let mut sets: Vec<Vec<u32>> = (0..np)
-            .map(|q| {
-                if s.procs[q].bump {
-                    Vec::new()
-                } else {
-                    vec![s.procs[q].clock[q]]
-                }
-            })
+        let mut keys: Vec<u64> = (0..np)
+            .filter(|q| !s.procs[*q].bump)
+            .map(|q| key(q, s.procs[q].clock[q]))
             .collect();
         // Call-entry epochs are needed while some process may still leave that call.
         let live = s
@@ -39,54 +77,84 @@ impl Machine<'_> {
                 if c < live {
                     *e = 0;
                 } else if *e != 0 {
-                    sets[q].push(*e);
+                    keys.push(key(q, *e));
                 }
             }
         }
         for m in &s.mem {
-            for (_, rec) in &m.acc.segs {
-                for a in rec.write.iter().chain(rec.reads.iter()) {
-                    sets[a.proc as usize].push(a.epoch);
-                }
-            }
+            keys.extend_from_slice(m.epochs.get(|| {
+                let mut v: Vec<u64> = m
+                    .acc
+                    .segs
+                    .iter()
+                    .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
+                    .map(|a| key(a.proc as usize, a.epoch))
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }));
         }
-        for v in sets.iter_mut() {
-            v.sort_unstable();
-            v.dedup();
+        keys.sort_unstable();
+        keys.dedup();
+        let start: Vec<usize> = (0..=np)
+            .map(|q| keys.partition_point(|k| (*k >> 32) < q as u64))
+            .collect();
+        // Every epoch of q anywhere in the state is at most q's own clock entry.
+        let moved = (0..np)
+            .filter(|&q| {
+                let run = &keys[start[q]..start[q + 1]];
+                let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
+                !dense || s.procs[q].clock[q] > run.len() as u32
+            })
+            .collect();
+        let r = Renumber { keys, start, moved };
+        if r.moved.is_empty() {
+            // The identity: nothing to renumber (and every window's access records are
+            // already merged, as every write to them leaves them).
+            return;
         }
-        let f = |q: usize, v: u32| sets[q].partition_point(|e| *e <= v) as u32;
-        let fix = |c: &mut Clock| {
-            for (q, x) in c.iter_mut().enumerate() {
-                *x = f(q, *x);
-            }
-        };
         for pr in s.procs.iter_mut() {
-            fix(&mut pr.clock);
+            r.fix(&mut pr.clock);
         }
         for (q, pr) in s.procs.iter_mut().enumerate() {
             for e in pr.entries.iter_mut().filter(|e| **e != 0) {
-                *e = f(q, *e);
+                *e = r.f(q, *e);
             }
         }
-        for c in s.cells.iter_mut() {
-            fix(&mut c.clock);
+        for i in 0..s.cells.len() {
+            let c = &s.cells[i];
+            let moves = r.moves(&c.clock)
+                || c.units.iter().any(|u| r.moves(&u.clock))
+                || c.history
+                    .iter()
+                    .any(|h| r.moves(&h.clock) || h.units.iter().any(|u| r.moves(&u.clock)));
+            if !moves {
+                continue;
+            }
+            let c = cell_mut(&mut s.cells, i);
+            r.fix(&mut c.clock);
             for u in c.units.iter_mut() {
-                fix(&mut u.clock);
+                r.fix(&mut u.clock);
             }
             for h in c.history.iter_mut() {
-                fix(&mut h.clock);
+                r.fix(&mut h.clock);
                 for u in h.units.iter_mut() {
-                    fix(&mut u.clock);
+                    r.fix(&mut u.clock);
                 }
             }
         }
-        for m in s.mem.iter_mut() {
+        for i in 0..s.mem.len() {
+            if !r.mem_moves(&s.mem[i]) {
+                continue;
+            }
+            let m = mem_mut(&mut s.mem, i);
             for (_, rec) in m.acc.segs.iter_mut() {
                 if let Some(w) = rec.write.as_mut() {
-                    w.epoch = f(w.proc as usize, w.epoch);
+                    w.epoch = r.f(w.proc as usize, w.epoch);
                 }
-                for r in rec.reads.iter_mut() {
-                    r.epoch = f(r.proc as usize, r.epoch);
+                for a in rec.reads.iter_mut() {
+                    a.epoch = r.f(a.proc as usize, a.epoch);
                 }
             }
             m.acc.normalize();

@@ -3,7 +3,7 @@
 //! every access and the buffered writes of relaxed mode and their draining.
 
 use super::footprint::DataAcc;
-use super::state::{Acc, Clock, Memory, Outcome, Pending, State, CONSUME, STAGE};
+use super::state::{mem_mut, Acc, Clock, Memory, Outcome, Pending, State, CONSUME, STAGE};
 use super::{fmt_call, Machine};
 use crate::code::CRegion;
 use crate::report::{EvKind, Finding};
@@ -192,7 +192,7 @@ impl Machine<'_> {
         let clock = s.procs[p].clock.clone();
         let m = self.mi(rank, w, s.procs[p].call);
         self.access(s, m, lo, hi, acc, true, &clock, out);
-        s.mem[m].vals.write(lo, &pieces);
+        mem_mut(&mut s.mem, m).vals.write(lo, &pieces);
     }
 
     pub(super) fn drain_one(&self, s: &mut State, p: usize, out: &mut Outcome) {
@@ -262,7 +262,7 @@ impl Machine<'_> {
             }
             pos += n;
         }
-        s.mem[m].acc.update(lo, hi, |rec| {
+        mem_mut(&mut s.mem, m).acc.update(lo, hi, |rec| {
             if write {
                 rec.write = Some(acc);
                 rec.reads.clear();

@@ -3,7 +3,7 @@
 //! (`collc_spec::meaning`), including the all-to-all-v layout and counts.
 
 use super::data::Loc;
-use super::state::{join, Acc, Clock, Memory, Outcome, State, Status, CONSUME, STAGE};
+use super::state::{join, mem_mut, Acc, Clock, Memory, Outcome, State, Status, CONSUME, STAGE};
 use super::{fmt_call, Machine};
 use crate::report::{EvKind, Finding};
 use crate::value::{Contrib, Segs, Val, INITIAL};
@@ -204,7 +204,7 @@ impl Machine<'_> {
                 )
             });
             self.access(s, m, 0, len, acc, true, clock, out);
-            s.mem[m].vals = Segs::filled(len, v);
+            mem_mut(&mut s.mem, m).vals = Segs::filled(len, v);
         }
     }
 

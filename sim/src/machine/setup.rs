@@ -5,8 +5,10 @@
 use super::state::{AccRec, Cell, Limits, Memory, Outcome, Proc, State, Status, WinMem};
 use super::Machine;
 use crate::code::{CExpr, Code, Ctx};
+use crate::fingerprint::FpCache;
 use crate::value::{Contrib, Segs, Val, INITIAL};
 use collc_spec::ir::*;
+use std::rc::Rc;
 
 impl<'a> Machine<'a> {
     /// Builds a machine.
@@ -106,20 +108,23 @@ impl<'a> Machine<'a> {
             })
             .collect();
         let cells = (0..self.code.world * self.code.cells_per_rank * self.cell_inst)
-            .map(|_| Cell {
-                value: 0,
-                units: Vec::new(),
-                clock: vec![0; np],
-                version: 0,
-                origin: None,
-                history: Vec::new(),
+            .map(|_| {
+                Rc::new(Cell {
+                    value: 0,
+                    units: Vec::new(),
+                    clock: vec![0; np],
+                    version: 0,
+                    origin: None,
+                    history: Vec::new(),
+                    fp: FpCache::default(),
+                })
             })
             .collect();
         let mut mem = Vec::new();
         for r in 0..self.code.world {
             for w in 0..self.nwin * self.win_inst {
                 let len = self.code.window_len(w / self.win_inst);
-                mem.push(WinMem {
+                mem.push(Rc::new(WinMem {
                     vals: Segs::filled(
                         len,
                         Val::one(Contrib {
@@ -130,7 +135,9 @@ impl<'a> Machine<'a> {
                         }),
                     ),
                     acc: Segs::filled(len, AccRec::default()),
-                });
+                    fp: FpCache::default(),
+                    epochs: Default::default(),
+                }));
             }
         }
         let mut s = State { procs, cells, mem };

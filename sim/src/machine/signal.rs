@@ -3,12 +3,14 @@
 //! and the barrier checks a passing wait makes.
 
 use super::state::{
-    insert_unit, join, Clock, Memory, OldCell, Origin, Outcome, State, Status, Unit,
+    cell_mut, insert_unit, join, Cell, Clock, Memory, OldCell, Origin, Outcome, State, Status,
+    Unit, UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
 use crate::report::{EvKind, Finding};
 use collc_spec::ir::*;
+use std::rc::Rc;
 
 impl Machine<'_> {
     /// The wait a running process is blocked at or about to pass: (cell, cmp, threshold).
@@ -169,12 +171,12 @@ impl Machine<'_> {
                 clock: c.clock.clone(),
                 origin: c.origin,
             };
-            s.cells[cell].history.push(old);
+            cell_mut(&mut s.cells, cell).history.push(old);
         }
         let mut lost = Vec::new();
         {
             let pclock = s.procs[p].clock.clone();
-            let c = &mut s.cells[cell];
+            let c = cell_mut(&mut s.cells, cell);
             c.value = after;
             if self.memory == Memory::Relaxed {
                 c.version += 1;
@@ -303,11 +305,11 @@ impl Machine<'_> {
             .filter(|(c, _)| *c as usize == cell)
             .map(|x| x.1)
             .min();
-        let c = &mut s.cells[cell];
-        match min_floor {
-            None => c.history.clear(),
-            Some(f) => c.history.retain(|h| h.version >= f),
+        let keep = |h: &OldCell| min_floor.is_some_and(|f| h.version >= f);
+        if s.cells[cell].history.iter().all(keep) {
+            return;
         }
+        cell_mut(&mut s.cells, cell).history.retain(keep);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -323,36 +325,25 @@ impl Machine<'_> {
         out: &mut Outcome,
     ) {
         let call = s.procs[p].call;
-        let (value, units, clock, version, origin) = if stale {
-            let c = &s.cells[cell];
-            match self.stale_choice(s, p, cell, cmp, k) {
-                Some(i) => {
-                    let h = &c.history[i];
-                    (
-                        h.value,
-                        h.units.clone(),
-                        h.clock.clone(),
-                        h.version,
-                        h.origin,
-                    )
-                }
-                None => (
-                    c.value,
-                    c.units.clone(),
-                    c.clock.clone(),
-                    c.version,
-                    c.origin,
-                ),
-            }
+        // The version read, shared (not copied): dropped before the cell is written.
+        let src: Rc<Cell> = Rc::clone(&s.cells[cell]);
+        let hist = if stale {
+            self.stale_choice(s, p, cell, cmp, k)
         } else {
-            let c = &s.cells[cell];
-            (
-                c.value,
-                c.units.clone(),
-                c.clock.clone(),
-                c.version,
-                c.origin,
-            )
+            None
+        };
+        let (value, units, clock, version, origin) = match hist {
+            Some(i) => {
+                let h = &src.history[i];
+                (h.value, &h.units[..], &h.clock, h.version, h.origin)
+            }
+            None => (
+                src.value,
+                &src.units[..],
+                &src.clock,
+                src.version,
+                src.origin,
+            ),
         };
         // Credit provenance: the shortest prefix (oldest call first) reaching the threshold.
         let need = match cmp {
@@ -364,12 +355,14 @@ impl Machine<'_> {
         // What the wait acquires: on a credit cell, the clocks of the credit units it
         // counts (the notifies it synchronises with); otherwise the cell's release clock.
         let mut acquired: Option<Clock> = None;
+        // The keys of the units the wait counts, marked once `src` is dropped.
+        let mut mark: Option<(u128, Vec<UnitKey>)> = None;
         if let (true, Some(need)) = (self.is_credit(cell), need) {
             let mut acq = vec![0; s.procs.len()];
             if need > 0 {
                 let mut sum = 0i64;
                 let mut prefix = Vec::new();
-                for u in &units {
+                for u in units {
                     sum += u.amount;
                     prefix.push(u);
                     if sum >= need {
@@ -432,25 +425,32 @@ impl Machine<'_> {
                 // Both lists are sorted by key (`insert_unit`), so one merge walk marks the
                 // counted units: linear, not (units × prefix) per wait (cubic in the tiles
                 // of a per-tile barrier).
-                let counted_keys: Vec<_> = prefix.iter().map(|u| u.key()).collect();
-                debug_assert!(counted_keys.is_sorted());
-                let c = &mut s.cells[cell];
-                let mut j = 0;
-                for u in c.units.iter_mut() {
-                    while j < counted_keys.len() && counted_keys[j] < u.key() {
-                        j += 1;
-                    }
-                    if j == counted_keys.len() {
-                        break;
-                    }
-                    if counted_keys[j] == u.key() {
-                        u.counted |= bit;
-                    }
+                if prefix.iter().any(|u| u.counted & bit == 0) {
+                    let counted_keys: Vec<_> = prefix.iter().map(|u| u.key()).collect();
+                    debug_assert!(counted_keys.is_sorted());
+                    mark = Some((bit, counted_keys));
                 }
             }
             acquired = Some(acq);
         }
-        join(&mut s.procs[p].clock, acquired.as_ref().unwrap_or(&clock));
+        let acquired = acquired.unwrap_or_else(|| clock.clone());
+        drop(src);
+        if let Some((bit, counted_keys)) = mark {
+            let c = cell_mut(&mut s.cells, cell);
+            let mut j = 0;
+            for u in c.units.iter_mut() {
+                while j < counted_keys.len() && counted_keys[j] < u.key() {
+                    j += 1;
+                }
+                if j == counted_keys.len() {
+                    break;
+                }
+                if counted_keys[j] == u.key() {
+                    u.counted |= bit;
+                }
+            }
+        }
+        join(&mut s.procs[p].clock, &acquired);
         if self.memory == Memory::Relaxed {
             let pr = &mut s.procs[p];
             match pr.cache.iter_mut().find(|(c, _)| *c as usize == cell) {

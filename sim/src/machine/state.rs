@@ -4,8 +4,12 @@
 //! actions, a step's outcome and the loop limits.
 
 use super::footprint::DataAcc;
+use crate::fingerprint::FpCache;
 use crate::report::{Event, Finding};
 use crate::value::{Piece, Segs, Val};
+use std::cell::OnceCell;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 /// Memory model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Hash)]
@@ -48,8 +52,11 @@ pub struct Unit {
     pub clock: Clock,
 }
 
+/// A credit unit's identity and order in its cell: (call, writer, sequence).
+pub(super) type UnitKey = (u16, u16, u32);
+
 impl Unit {
-    pub(super) fn key(&self) -> (u16, u16, u32) {
+    pub(super) fn key(&self) -> UnitKey {
         (self.call, self.writer, self.seq)
     }
 }
@@ -79,7 +86,7 @@ pub struct OldCell {
 }
 
 /// A signal cell.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cell {
     /// Current value.
     pub value: i64,
@@ -92,6 +99,47 @@ pub struct Cell {
     /// Value signals: the last write (none before the first write to this instance).
     pub origin: Option<Origin>,
     pub(super) history: Vec<OldCell>,
+    /// Fingerprint of the fields above (cleared by [`cell_mut`]).
+    pub(super) fp: FpCache,
+}
+
+impl Hash for Cell {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let Cell {
+            value,
+            units,
+            clock,
+            version,
+            origin,
+            history,
+            fp,
+        } = self;
+        h.write_u128(fp.get(|f| {
+            value.hash(f);
+            units.hash(f);
+            clock.hash(f);
+            version.hash(f);
+            origin.hash(f);
+            history.hash(f);
+        }));
+    }
+}
+
+/// Cell `i` of a state, to write: unshared from other states, its fingerprint cleared.
+/// Every write to a cell goes through here.
+pub(super) fn cell_mut(cells: &mut [Rc<Cell>], i: usize) -> &mut Cell {
+    let c = Rc::make_mut(&mut cells[i]);
+    c.fp.clear();
+    c
+}
+
+/// Window memory `m` of a state, to write: unshared, its fingerprint cleared. Every
+/// write to a window goes through here.
+pub(super) fn mem_mut(mem: &mut [Rc<WinMem>], m: usize) -> &mut WinMem {
+    let w = Rc::make_mut(&mut mem[m]);
+    w.fp.clear();
+    w.epochs.clear();
+    w
 }
 
 /// One recorded window access.
@@ -126,11 +174,55 @@ impl Piece for AccRec {
 }
 
 /// A window on one rank.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WinMem {
     /// Contents.
     pub vals: Segs<Val>,
     pub(super) acc: Segs<AccRec>,
+    /// Fingerprint of the fields above (cleared by [`mem_mut`]).
+    pub(super) fp: FpCache,
+    /// The epochs recorded in `acc`, as `(process << 32) | epoch`, sorted and
+    /// deduplicated, for canonicalisation (cleared by [`mem_mut`]).
+    pub(super) epochs: Memo<Vec<u64>>,
+}
+
+/// Data derived from a part of the state, computed once and dropped when the part is
+/// written; it takes no part in equality.
+#[derive(Debug, Clone, Default)]
+pub struct Memo<T>(OnceCell<T>);
+
+impl<T> Memo<T> {
+    /// The value, computed by `f` if absent.
+    pub(super) fn get(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+    /// Forgets the value (the part is about to change).
+    pub(super) fn clear(&mut self) {
+        self.0.take();
+    }
+}
+
+impl<T> PartialEq for Memo<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Memo<T> {}
+
+impl Hash for WinMem {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let WinMem {
+            vals,
+            acc,
+            fp,
+            epochs: _,
+        } = self;
+        h.write_u128(fp.get(|f| {
+            vals.hash(f);
+            acc.hash(f);
+        }));
+    }
 }
 
 /// A process's lifecycle.
@@ -193,10 +285,11 @@ pub struct Proc {
 pub struct State {
     /// Processes, rank-major (`rank * blocks + block`).
     pub procs: Vec<Proc>,
-    /// Cells, rank-major.
-    pub cells: Vec<Cell>,
-    /// Windows, rank-major (`rank * windows + w`).
-    pub mem: Vec<WinMem>,
+    /// Cells, rank-major. Shared between states until a step writes one
+    /// (`Rc::make_mut`): a successor copies only the cells and windows its step touches.
+    pub cells: Vec<Rc<Cell>>,
+    /// Windows, rank-major (`rank * windows + w`), shared like the cells.
+    pub mem: Vec<Rc<WinMem>>,
 }
 
 /// An action of the scheduler.

@@ -1,0 +1,132 @@
+//! State fingerprints: a 128-bit hash of the whole state (two independent 64-bit
+//! lanes), and a per-part cache so that the cells and windows a successor shares
+//! with its parent (`Rc`) are not hashed again.
+
+use crate::machine::State;
+use std::cell::OnceCell;
+use std::hash::{Hash, Hasher};
+
+/// A 128-bit fingerprint of a state.
+pub fn fingerprint(s: &State) -> u128 {
+    let mut h = Fp::default();
+    s.hash(&mut h);
+    h.finish128()
+}
+
+/// The fingerprint hasher: two lanes, mixed at the end.
+#[derive(Default)]
+pub struct Fp {
+    a: u64,
+    b: u64,
+}
+
+impl Fp {
+    /// The 128-bit result.
+    pub fn finish128(&self) -> u128 {
+        ((mix(self.a) as u128) << 64) | mix(self.b ^ 0x5555_5555_5555_5555) as u128
+    }
+}
+
+/// The splitmix64 finaliser.
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Hasher for Fp {
+    fn finish(&self) -> u64 {
+        mix(self.a)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(buf) ^ (8 << 59));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut buf = [0u8; 8];
+            buf[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(buf) ^ ((rest.len() as u64) << 59));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.a = (self.a ^ x)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+        self.b = (self.b.wrapping_add(x)).wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ (self.b >> 31);
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64 | 0x100);
+    }
+    fn write_u16(&mut self, x: u16) {
+        self.write_u64(x as u64 | 0x1_0000);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64 | 0x1_0000_0000);
+    }
+    fn write_u128(&mut self, x: u128) {
+        self.write_u64(x as u64);
+        self.write_u64((x >> 64) as u64);
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// A part's fingerprint, computed once and kept until the part is written. It takes
+/// no part in equality or hashing itself; whoever writes the part clears it
+/// ([`FpCache::clear`]), which the state's write accessors do.
+#[derive(Debug, Clone, Default)]
+pub struct FpCache(OnceCell<u128>);
+
+impl FpCache {
+    /// The cached fingerprint, computed by `f` (which hashes the part's fields) if absent.
+    pub fn get(&self, f: impl FnOnce(&mut Fp)) -> u128 {
+        *self.0.get_or_init(|| {
+            let mut h = Fp::default();
+            f(&mut h);
+            h.finish128()
+        })
+    }
+
+    /// Forgets the fingerprint (the part is about to change).
+    pub fn clear(&mut self) {
+        self.0.take();
+    }
+}
+
+impl PartialEq for FpCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FpCache {}
+
+/// The hasher of the explorer's table of seen fingerprints: a fingerprint is already
+/// a good hash, so its low 64 bits are the table's hash (no second hashing).
+#[derive(Default)]
+pub struct SeenHasher(u64);
+
+impl Hasher for SeenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ *b as u64;
+        }
+    }
+    fn write_u128(&mut self, x: u128) {
+        self.0 = x as u64;
+    }
+}
+
+/// [`SeenHasher`] for a `HashMap`.
+pub type Seen = std::hash::BuildHasherDefault<SeenHasher>;
