@@ -272,3 +272,29 @@ fn document_symbols_list_every_declaration() {
         }
     }
 }
+
+#[test]
+fn secondary_labels_become_related_information() {
+    let c = Client::initialized();
+    let path = root().join("collc/tests/ui/resolve_duplicate.coll");
+    let text = read(&path);
+    let uri = uri_of(&path);
+    let published = c.open(&uri, &text);
+    let again = position_of(&text, "const n", 0, "const ".len());
+    let first = position_of(&text, "param n", 0, "param ".len());
+    let d = published["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["range"]["start"] == again)
+        .expect("the duplicate's diagnostic")
+        .clone();
+    assert_eq!(d["code"], json!("resolve::duplicate-name"));
+    let related = d["relatedInformation"].as_array().expect("related");
+    assert_eq!(related.len(), 1, "{d}");
+    assert_eq!(related[0]["location"]["uri"], json!(uri));
+    assert_eq!(related[0]["location"]["range"]["start"], first);
+    assert!(related[0]["message"]
+        .as_str()
+        .is_some_and(|m| !m.is_empty()));
+}
