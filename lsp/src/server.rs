@@ -219,11 +219,10 @@ impl Server<'_> {
         if self.phase != Phase::Running {
             return true;
         }
+        // A notification whose parameters do not parse is dropped (it has no reply).
         match n.method.as_str() {
             notification::DidOpenTextDocument::METHOD => {
-                let Ok(p) = n.extract::<lsp_types::DidOpenTextDocumentParams>(
-                    notification::DidOpenTextDocument::METHOD,
-                ) else {
+                let Some(p) = parsed::<lsp_types::DidOpenTextDocumentParams>(n) else {
                     return true;
                 };
                 let uri = p.text_document.uri;
@@ -231,9 +230,7 @@ impl Server<'_> {
                 self.publish(&uri, false)
             }
             notification::DidChangeTextDocument::METHOD => {
-                let Ok(p) = n.extract::<lsp_types::DidChangeTextDocumentParams>(
-                    notification::DidChangeTextDocument::METHOD,
-                ) else {
+                let Some(p) = parsed::<lsp_types::DidChangeTextDocumentParams>(n) else {
                     return true;
                 };
                 // Full sync: the last change holds the whole text.
@@ -245,9 +242,7 @@ impl Server<'_> {
                 self.publish(&uri, false)
             }
             notification::DidSaveTextDocument::METHOD => {
-                let Ok(p) = n.extract::<lsp_types::DidSaveTextDocumentParams>(
-                    notification::DidSaveTextDocument::METHOD,
-                ) else {
+                let Some(p) = parsed::<lsp_types::DidSaveTextDocumentParams>(n) else {
                     return true;
                 };
                 let uri = p.text_document.uri;
@@ -257,9 +252,7 @@ impl Server<'_> {
                 self.publish(&uri, true)
             }
             notification::DidCloseTextDocument::METHOD => {
-                let Ok(p) = n.extract::<lsp_types::DidCloseTextDocumentParams>(
-                    notification::DidCloseTextDocument::METHOD,
-                ) else {
+                let Some(p) = parsed::<lsp_types::DidCloseTextDocumentParams>(n) else {
                     return true;
                 };
                 let uri = p.text_document.uri;
@@ -295,6 +288,10 @@ impl Server<'_> {
 fn params<P: serde::de::DeserializeOwned>(req: &Request) -> Result<P, (ErrorCode, String)> {
     serde_json::from_value(req.params.clone())
         .map_err(|e| (ErrorCode::InvalidParams, format!("`{}`: {e}", req.method)))
+}
+
+fn parsed<P: serde::de::DeserializeOwned>(n: Notification) -> Option<P> {
+    serde_json::from_value(n.params).ok()
 }
 
 fn to_json(v: impl serde::Serialize) -> Answer {

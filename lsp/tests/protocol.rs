@@ -298,3 +298,25 @@ fn secondary_labels_become_related_information() {
         .as_str()
         .is_some_and(|m| !m.is_empty()));
 }
+
+#[test]
+fn close_clears_diagnostics_and_malformed_notifications_are_dropped() {
+    let mut c = Client::initialized();
+    c.notify("textDocument/didOpen", json!({ "textDocument": 7 }));
+    c.notify("textDocument/didChange", json!(null));
+    c.notify("textDocument/didSave", json!([]));
+    c.notify("collc/unknown", json!({}));
+    let uri = "file:///c.coll";
+    assert!(!lines_and_codes(&c.open(uri, "collective")).is_empty());
+    c.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    assert_eq!(c.published()["diagnostics"], json!([]));
+    let syms = c.ok(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    assert_eq!(syms, json!([]), "a closed document has no outline");
+    assert_eq!(c.stop(), collc_lsp::End::Clean);
+}
