@@ -13,7 +13,7 @@ use lsp_types::{
     MarkupKind, OneOf, PublishDiagnosticsParams, SaveOptions, ServerCapabilities,
     TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, TextEdit, Uri,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// What the server can do.
 pub fn capabilities() -> ServerCapabilities {
@@ -58,7 +58,14 @@ pub fn serve(conn: &Connection) -> End {
         phase: Phase::Uninitialized,
         docs: HashMap::new(),
     };
-    while let Ok(msg) = conn.receiver.recv() {
+    // Messages that have already arrived: a change superseded by a later change or
+    // close of the same document among them is applied but not diagnosed.
+    let mut pending: VecDeque<Message> = VecDeque::new();
+    loop {
+        let Some(msg) = pending.pop_front().or_else(|| conn.receiver.recv().ok()) else {
+            break;
+        };
+        pending.extend(conn.receiver.try_iter());
         let ok = match msg {
             Message::Request(req) => server.request(req),
             Message::Notification(n) if n.method == notification::Exit::METHOD => {
@@ -68,7 +75,10 @@ pub fn serve(conn: &Connection) -> End {
                     End::Abrupt
                 };
             }
-            Message::Notification(n) => server.notification(n),
+            Message::Notification(n) => {
+                let diagnose = !superseded(&n, &pending);
+                server.notification(n, diagnose)
+            }
             Message::Response(_) => true,
         };
         if !ok {
@@ -76,6 +86,21 @@ pub fn serve(conn: &Connection) -> End {
         }
     }
     End::Abrupt
+}
+
+/// Whether `n` is a change that a later change or close of its document, already
+/// received, replaces.
+fn superseded(n: &Notification, pending: &VecDeque<Message>) -> bool {
+    let doc = |n: &Notification| n.params["textDocument"]["uri"].clone();
+    let replaces = |m: &Notification| {
+        (m.method == notification::DidChangeTextDocument::METHOD
+            || m.method == notification::DidCloseTextDocument::METHOD)
+            && doc(m) == doc(n)
+    };
+    n.method == notification::DidChangeTextDocument::METHOD
+        && pending
+            .iter()
+            .any(|m| matches!(m, Message::Notification(m) if replaces(m)))
 }
 
 struct Server<'c> {
@@ -215,7 +240,8 @@ impl Server<'_> {
         Some(vec![TextEdit::new(whole, formatted)])
     }
 
-    fn notification(&mut self, n: Notification) -> bool {
+    /// Handles a notification; a changed text is diagnosed only when `diagnose`.
+    fn notification(&mut self, n: Notification, diagnose: bool) -> bool {
         if self.phase != Phase::Running {
             return true;
         }
@@ -239,7 +265,7 @@ impl Server<'_> {
                 };
                 let uri = p.text_document.uri;
                 self.docs.insert(uri.clone(), change.text);
-                self.publish(&uri, false)
+                !diagnose || self.publish(&uri, false)
             }
             notification::DidSaveTextDocument::METHOD => {
                 let Some(p) = parsed::<lsp_types::DidSaveTextDocumentParams>(n) else {

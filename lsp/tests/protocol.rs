@@ -320,3 +320,48 @@ fn close_clears_diagnostics_and_malformed_notifications_are_dropped() {
     assert_eq!(syms, json!([]), "a closed document has no outline");
     assert_eq!(c.stop(), collc_lsp::End::Clean);
 }
+
+#[test]
+fn a_burst_of_changes_ends_with_the_last_texts_diagnostics() {
+    let mut c = Client::initialized();
+    let path = root().join("examples/allreduce_ring.coll");
+    let text = read(&path);
+    let uri = "file:///burst.coll";
+    c.open(uri, &text);
+    // Versions 2..=9 are valid; version 10 has an unknown name on its last body line.
+    let broken = text.replacen("body {", "body {\n        wait nosuch[0] >= 1;", 1);
+    for v in 2..=9 {
+        c.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": v }, "contentChanges": [{ "text": text }] }),
+        );
+    }
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 10 }, "contentChanges": [{ "text": broken }] }),
+    );
+    let doc = json!({ "textDocument": { "uri": uri } });
+    let (published, answer) = c.request_seeing("textDocument/documentSymbol", doc);
+    assert!(answer.is_ok());
+    // Validating this example takes long enough that changes sent back to back are
+    // queued behind the first: all but the last of those are not diagnosed (without
+    // coalescing all 9 would be). The last text is diagnosed, and last.
+    assert!(
+        !published.is_empty() && published.len() < 9,
+        "{}",
+        published.len()
+    );
+    let last = published.last().map(lines_and_codes).unwrap_or_default();
+    let line = broken
+        .lines()
+        .position(|l| l.contains("nosuch"))
+        .unwrap_or(0)
+        + 1;
+    assert!(
+        last.contains(&(line, "resolve::unknown-name".to_string())),
+        "{last:?}"
+    );
+    for earlier in &published[..published.len() - 1] {
+        assert!(lines_and_codes(earlier).is_empty());
+    }
+}

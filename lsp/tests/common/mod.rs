@@ -43,12 +43,25 @@ impl Client {
     }
 
     pub fn request(&mut self, method: &str, params: Value) -> Result<Value, ResponseError> {
+        self.request_seeing(method, params).1
+    }
+
+    /// A request's answer, and the diagnostics published before it.
+    pub fn request_seeing(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> (Vec<Value>, Result<Value, ResponseError>) {
         self.next += 1;
         let id = RequestId::from(self.next);
         self.send(Request::new(id.clone(), method.into(), params));
+        let mut published = Vec::new();
         loop {
             match self.recv() {
-                Message::Response(r) if r.id == id => return r.response_result,
+                Message::Response(r) if r.id == id => return (published, r.response_result),
+                Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => {
+                    published.push(n.params)
+                }
                 _ => continue,
             }
         }
