@@ -57,14 +57,12 @@ pub fn serve(conn: &Connection) -> End {
         conn,
         phase: Phase::Uninitialized,
         docs: HashMap::new(),
+        versions: HashMap::new(),
     };
     // Messages that have already arrived: a change superseded by a later change or
     // close of the same document among them is applied but not diagnosed.
     let mut pending: VecDeque<Message> = VecDeque::new();
-    loop {
-        let Some(msg) = pending.pop_front().or_else(|| conn.receiver.recv().ok()) else {
-            break;
-        };
+    while let Some(msg) = pending.pop_front().or_else(|| conn.receiver.recv().ok()) {
         pending.extend(conn.receiver.try_iter());
         let ok = match msg {
             Message::Request(req) => server.request(req),
@@ -107,6 +105,8 @@ struct Server<'c> {
     conn: &'c Connection,
     phase: Phase,
     docs: HashMap<Uri, String>,
+    /// The version of each open document, as the client numbers them.
+    versions: HashMap<Uri, i32>,
 }
 
 /// A request's answer: a result, or an error code and message.
@@ -253,6 +253,7 @@ impl Server<'_> {
                 };
                 let uri = p.text_document.uri;
                 self.docs.insert(uri.clone(), p.text_document.text);
+                self.versions.insert(uri.clone(), p.text_document.version);
                 self.publish(&uri, false)
             }
             notification::DidChangeTextDocument::METHOD => {
@@ -265,6 +266,7 @@ impl Server<'_> {
                 };
                 let uri = p.text_document.uri;
                 self.docs.insert(uri.clone(), change.text);
+                self.versions.insert(uri.clone(), p.text_document.version);
                 !diagnose || self.publish(&uri, false)
             }
             notification::DidSaveTextDocument::METHOD => {
@@ -283,6 +285,7 @@ impl Server<'_> {
                 };
                 let uri = p.text_document.uri;
                 self.docs.remove(&uri);
+                self.versions.remove(&uri);
                 self.send(Notification::new(
                     notification::PublishDiagnostics::METHOD.to_string(),
                     PublishDiagnosticsParams::new(uri, Vec::new(), None),
@@ -306,7 +309,7 @@ impl Server<'_> {
             .collect();
         self.send(Notification::new(
             notification::PublishDiagnostics::METHOD.to_string(),
-            PublishDiagnosticsParams::new(uri.clone(), diags, None),
+            PublishDiagnosticsParams::new(uri.clone(), diags, self.versions.get(uri).copied()),
         ))
     }
 }

@@ -351,6 +351,10 @@ fn a_burst_of_changes_ends_with_the_last_texts_diagnostics() {
         "{}",
         published.len()
     );
+    assert_eq!(
+        published.last().map(|p| p["version"].clone()),
+        Some(json!(10))
+    );
     let last = published.last().map(lines_and_codes).unwrap_or_default();
     let line = broken
         .lines()
