@@ -70,6 +70,8 @@ enum Command {
     Emit(cmd::emit::EmitArgs),
     /// Compile the host kernel, run P rank threads for K calls, check semantics and signals.
     Run(cmd::run::RunArgs),
+    /// The language server, over stdin/stdout (what an editor starts).
+    Lsp,
 }
 
 fn main() {
@@ -99,6 +101,7 @@ fn main() {
             Command::Cost(args) => cmd::cost::run(&args, style, &mut out),
             Command::Emit(args) => cmd::emit::run(&args, style, &mut out),
             Command::Run(args) => cmd::run::run(&args, style, &mut out),
+            Command::Lsp => cmd::lsp::run(),
         };
         (code, out)
     });

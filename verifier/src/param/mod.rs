@@ -53,8 +53,9 @@ pub struct Outcome {
     pub world: (i64, i64),
     /// Milliseconds spent.
     pub millis: u64,
-    /// World sizes of the counterexamples Z3 gave to refuted queries (ascending): where
-    /// a bounded run should look (`BoundedOptions::target_worlds`).
+    /// World sizes of the counterexamples Z3 gave to refuted progress queries (ascending,
+    /// each the smallest for its query): where a bounded run should look for a deadlock
+    /// (`BoundedOptions::target_worlds`).
     pub named_worlds: Vec<i64>,
 }
 
@@ -112,7 +113,14 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
         Ok(mut cx) => {
             for id in IDS {
                 let mut r = cx.obligation(id);
-                out.named_worlds.append(&mut cx.named);
+                // Only the progress questions name world sizes for the bounded search
+                // (a deadlock the ranking could not exclude); the other obligations are
+                // decided by enumeration where this route does not close them.
+                if matches!(id, "wait-reachable" | "deadlock") {
+                    out.named_worlds.append(&mut cx.named);
+                } else {
+                    cx.named.clear();
+                }
                 if id == "deadlock" && r.is_ok() {
                     // The ranking argument needs the reuse theorem: every call nets 0 on
                     // every cell and no cell mixes Set with AtomicAdd.

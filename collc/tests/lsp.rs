@@ -1,0 +1,80 @@
+//! `collc lsp` as an editor starts it: a child process speaking JSON-RPC over its
+//! stdin and stdout (the protocol itself is tested in `lsp/tests/`).
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+fn frame(msg: &Value) -> Vec<u8> {
+    let body = msg.to_string();
+    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+fn read_frame(r: &mut impl BufRead) -> Value {
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).expect("a header line");
+        let line = line.trim();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length:") {
+            len = n.trim().parse().expect("a length");
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).expect("a body");
+    serde_json::from_slice(&body).expect("JSON")
+}
+
+#[test]
+fn collc_lsp_serves_over_stdio_and_exits_cleanly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("collc lsp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let text = "collective x: barrier() {\n    ranks P in 1..=4;\n    signal s[P];\n    body { wait s[q] >= 1; }\n}\n";
+    let msgs = [
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": {} }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "initialize", "params": { "capabilities": {} } }),
+        json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }),
+        json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": { "textDocument": {
+            "uri": "file:///x.coll", "languageId": "coll", "version": 1, "text": text } } }),
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "shutdown" }),
+        json!({ "jsonrpc": "2.0", "method": "exit" }),
+    ];
+    for m in &msgs {
+        stdin.write_all(&frame(m)).expect("write");
+    }
+    stdin.flush().expect("flush");
+    let refused = read_frame(&mut stdout);
+    assert_eq!(refused["id"], json!(1));
+    assert_eq!(refused["error"]["code"], json!(-32002));
+    let init = read_frame(&mut stdout);
+    assert_eq!(init["id"], json!(2));
+    assert!(init["result"]["capabilities"].is_object());
+    let published = read_frame(&mut stdout);
+    assert_eq!(
+        published["method"],
+        json!("textDocument/publishDiagnostics")
+    );
+    let diags = published["params"]["diagnostics"]
+        .as_array()
+        .expect("array");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["code"] == json!("resolve::unknown-name")
+                && d["range"]["start"]["line"] == json!(3)),
+        "{published}"
+    );
+    let shutdown = read_frame(&mut stdout);
+    assert_eq!(shutdown["id"], json!(3));
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), Some(0));
+}
