@@ -38,8 +38,15 @@ fn verify(c: &mut Criterion) {
         let Some((_, text)) = examples.iter().find(|(n, _)| n == name) else {
             continue;
         };
-        for hi in [2, 4, 8, 16] {
-            let t = text.replace("ranks P in 1..=16;", &format!("ranks P in 1..={hi};"));
+        // Up to the enumeration cap, and past it, where only the parametric route (P
+        // symbolic) proves anything: 65,536 and unbounded (`>= 1`) should cost what 16 does.
+        for hi in [2, 4, 8, 16, 256, 65536, i64::from(i32::MAX)] {
+            let dom = if hi == i64::from(i32::MAX) {
+                "ranks P >= 1;".to_string()
+            } else {
+                format!("ranks P in 1..={hi};")
+            };
+            let t = text.replace("ranks P in 1..=16;", &dom);
             let t = t.replace(
                 "ranks P in 2..=16;",
                 &format!("ranks P in 2..={};", hi.max(2)),
@@ -49,6 +56,22 @@ fn verify(c: &mut Criterion) {
                 b.iter(|| black_box(collc_verifier::verify(black_box(p), &opts).exit_code()))
             });
         }
+    }
+    g.finish();
+
+    // The parametric route alone (`collc_verifier::param::prove`), per kernel.
+    let mut g = c.benchmark_group("param");
+    g.sample_size(10);
+    for (name, text) in &examples {
+        let p = protocol(text);
+        g.bench_with_input(BenchmarkId::new("kernel", name), &p, |b, p| {
+            b.iter(|| {
+                black_box(
+                    collc_verifier::param::prove(black_box(p), std::time::Duration::from_secs(10))
+                        .millis,
+                )
+            })
+        });
     }
     g.finish();
 }
