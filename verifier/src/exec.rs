@@ -1211,9 +1211,7 @@ impl Exec<'_> {
                                 s.span,
                             ));
                         }
-                        let d = hi.sub(&lo).ok_or(overflow(s.span))?;
-                        let q = self.syms.ceil_div(&d, &step).ok_or(overflow(s.span))?;
-                        let trip = self.syms.max(&Lin::k(0), &q).ok_or(overflow(s.span))?;
+                        let trip = self.syms.trip(&lo, &hi, &step).ok_or(overflow(s.span))?;
                         let small = trip.as_const().filter(|n| *n <= UNROLL_SMALL);
                         if let Some(n) = small {
                             return self.unroll(*var, &lo, &step, n, body, s.span);

@@ -477,6 +477,12 @@ impl Syms {
         let (x, y) = if a <= b { (a, b) } else { (b, a) };
         Some(Lin::atom(self.intern(Atom::Max(x.clone(), y.clone()))))
     }
+    /// The trip count of `for x in lo..hi step step`: `max(0, ceil((hi - lo) / step))`.
+    pub fn trip(&mut self, lo: &Lin, hi: &Lin, step: &Lin) -> Option<Lin> {
+        let q = self.ceil_div(&hi.sub(lo)?, step)?;
+        self.max(&Lin::k(0), &q)
+    }
+
     /// `x (x - 1) / 2`.
     pub fn tri(&mut self, x: &Lin) -> Option<Lin> {
         if let Some(v) = x.as_const() {

@@ -438,9 +438,7 @@ impl Walk<'_> {
                                 Some(s.span),
                             ));
                         }
-                        let d = hi.sub(&lo).ok_or_else(ov)?;
-                        let q = self.syms.ceil_div(&d, &step).ok_or_else(ov)?;
-                        let trip = self.syms.max(&Lin::k(0), &q).ok_or_else(ov)?;
+                        let trip = self.syms.trip(&lo, &hi, &step).ok_or_else(ov)?;
                         let a = self.syms.new_iter(trip.clone(), *var);
                         let sv = self.syms.mul(&step, &Lin::atom(a)).ok_or_else(ov)?;
                         let val = lo.add(&sv).ok_or_else(ov)?;

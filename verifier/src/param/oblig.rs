@@ -117,26 +117,18 @@ impl Ctx<'_> {
         let Some(mut g) = solve::guard(s, &ev.guard, &map).ok_or_else(ov)? else {
             return Ok(None);
         };
+        // The pre-mapped variables' ranges join the solution's side conditions.
+        let mut conds = sol.side;
         let all = self.pass(side).vars(ev);
         for (x, v) in pre {
             if !all.contains(x) {
                 continue;
             }
-            let t = solve::lin(&mut self.run.syms, &trips[x], &map).ok_or_else(ov)?;
-            let s = &mut self.run.syms;
-            let lo = s.formula(Formula::Ge0(v.clone()));
-            let hi = s.formula(Formula::Ge0(
-                t.sub(v).and_then(|d| d.add(&Lin::k(-1))).ok_or_else(ov)?,
-            ));
-            for c in [lo, hi] {
-                match c {
-                    CondV::Const(true) => {}
-                    CondV::Const(false) => return Ok(None),
-                    CondV::Sym(id) => g.push(id),
-                }
-            }
+            let t = trips.get(x).ok_or_else(unknown_var)?;
+            let t = solve::lin(&mut self.run.syms, t, &map).ok_or_else(ov)?;
+            conds.extend(solve::within(&mut self.run.syms, v, &t).ok_or_else(ov)?);
         }
-        for c in sol.side {
+        for c in conds {
             match c {
                 CondV::Const(true) => {}
                 CondV::Const(false) => return Ok(None),
@@ -711,10 +703,9 @@ impl Ctx<'_> {
         let total = solve::flat(&mut self.run.syms, &total).ok_or_else(ov)?;
         let mut sees = Vec::new();
         for w in waits {
-            let Some(k) = self.a.events.iter().position(|e| e.span == w.span) else {
+            let Some(wb) = self.twin(w) else {
                 continue;
             };
-            let wb = self.b.events[k].clone();
             let Some((map, g, free)) = self.reach(Side::B, &wb, &o, &idx, &Map::new(), &[])? else {
                 continue;
             };
@@ -766,12 +757,18 @@ impl Ctx<'_> {
             .collect())
     }
 
+    /// The pass-B copy of a statement of pass A (both passes record every statement
+    /// once, in the same order).
+    fn twin(&self, ev: &PEv) -> Option<PEv> {
+        let k = self.a.events.iter().position(|e| e.span == ev.span)?;
+        self.b.events.get(k).cloned()
+    }
+
     /// Whether two wait statements (pass A) may wait on one cell of one rank.
     fn may_share(&mut self, wi: &PEv, wj: &PEv) -> Result<bool, String> {
-        let Some(k) = self.a.events.iter().position(|e| e.span == wj.span) else {
+        let Some(wj_b) = self.twin(wj) else {
             return Err("a wait missing from a pass".into());
         };
-        let wj_b = self.b.events[k].clone();
         let Some((_, g, _)) = self.reach(Side::B, &wj_b, &wi.owner, &wi.index, &Map::new(), &[])?
         else {
             return Ok(false);

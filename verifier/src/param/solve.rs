@@ -124,6 +124,15 @@ pub fn guard(s: &mut Syms, g: &Guard, m: &Map) -> Option<Option<Guard>> {
     Some(Some(out))
 }
 
+/// `0 <= v` and `v < t` (a value inside a variable's range `0..t`).
+pub fn within(s: &mut Syms, v: &Lin, t: &Lin) -> Option<[CondV; 2]> {
+    let hi = t.sub(v)?.add(&Lin::k(-1))?;
+    Some([
+        s.formula(Formula::Ge0(v.clone())),
+        s.formula(Formula::Ge0(hi)),
+    ])
+}
+
 /// The result of solving a statement's cell equations.
 #[derive(Clone, Debug, Default)]
 pub struct Solution {
@@ -189,9 +198,7 @@ pub fn solve(
     for x in vars {
         if let Some(v) = map.get(x) {
             let t = lin(s, trips.get(x)?, &map)?;
-            side.push(s.formula(Formula::Ge0(v.clone())));
-            let hi = t.sub(v)?.add(&Lin::k(-1))?;
-            side.push(s.formula(Formula::Ge0(hi)));
+            side.extend(within(s, v, &t)?);
         }
     }
     let free = vars
@@ -344,13 +351,7 @@ pub fn count(s: &mut Syms, g: &GLin, x: AtomId, trip: &Lin) -> Result<GLin, Stri
         // count = trip - Σ_k [e_k in 0..trip and e_k differs from e_0..e_{k-1}]
         out.push((keep.clone(), crate::check::sum_over(s, l, x, trip)?));
         for (k, e) in excl.iter().enumerate() {
-            let mut cs = Vec::new();
-            cs.push(s.formula(Formula::Ge0(e.clone())));
-            let hi = trip
-                .sub(e)
-                .and_then(|v| v.add(&Lin::k(-1)))
-                .ok_or("overflow")?;
-            cs.push(s.formula(Formula::Ge0(hi)));
+            let mut cs = within(s, e, trip).ok_or("overflow")?.to_vec();
             for prev in &excl[..k] {
                 let d = e.sub(prev).ok_or("overflow")?;
                 let eq = s.formula(Formula::Eq0(d));
