@@ -13,6 +13,17 @@ use collc_spec::ir::*;
 use std::rc::Rc;
 
 impl Machine<'_> {
+    /// One credit unit as findings name it: `rank 1's credit +1 of call 2 (`stmt`)`.
+    fn credit_text(&self, u: &Unit) -> String {
+        format!(
+            "{}'s credit {:+} of call {} (`{}`)",
+            self.proc_name(u.writer as usize),
+            u.amount,
+            fmt_call(u.call),
+            self.code.stmts[u.stmt as usize].text
+        )
+    }
+
     /// The wait a running process is blocked at or about to pass: (cell, cmp, threshold).
     pub(super) fn pending_wait(
         &self,
@@ -268,18 +279,7 @@ impl Machine<'_> {
             )
         });
         if !lost.is_empty() {
-            let what: Vec<String> = lost
-                .iter()
-                .map(|u| {
-                    format!(
-                        "{}'s credit {:+} of call {} (`{}`)",
-                        self.proc_name(u.writer as usize),
-                        u.amount,
-                        fmt_call(u.call),
-                        self.code.stmts[u.stmt as usize].text
-                    )
-                })
-                .collect();
+            let what: Vec<String> = lost.iter().map(|u| self.credit_text(u)).collect();
             let f = Finding::new(
                 "sim::lost-credit",
                 format!(
@@ -391,18 +391,7 @@ impl Machine<'_> {
                     )
                 };
                 if !foreign.is_empty() {
-                    let what: Vec<String> = foreign
-                        .iter()
-                        .map(|u| {
-                            format!(
-                                "{}'s credit {:+} of call {} (`{}`)",
-                                self.proc_name(u.writer as usize),
-                                u.amount,
-                                fmt_call(u.call),
-                                self.code.stmts[u.stmt as usize].text
-                            )
-                        })
-                        .collect();
+                    let what: Vec<String> = foreign.iter().map(|u| self.credit_text(u)).collect();
                     let f = Finding::new(
                         "sim::stale-pass",
                         format!("{} by counting {}", wait_desc(), what.join(" and ")),
