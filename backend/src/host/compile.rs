@@ -27,6 +27,10 @@ pub const RUNTIME_FILES: &[(&str, &str)] = &[
         include_str!("../../runtime/collc/pto_comm_cpu.hpp"),
     ),
     (
+        "collc/chip_tensor.hpp",
+        include_str!("../../runtime/collc/chip_tensor.hpp"),
+    ),
+    (
         "collc/host_launch.hpp",
         include_str!("../../runtime/collc/host_launch.hpp"),
     ),
