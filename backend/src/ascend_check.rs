@@ -10,7 +10,6 @@
 
 use crate::host::compile::{self, CompileError};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// The declaration headers: (relative path, contents).
@@ -96,23 +95,5 @@ pub fn syntax_check(source: &str) -> Result<String, CompileError> {
     args.push(format!("-I{}", decls.display()));
     args.push(format!("-I{}", rt.display()));
     args.push(src.display().to_string());
-    let command = std::iter::once(cxx.path.clone())
-        .chain(args.iter().cloned())
-        .map(|a| compile::shell_quote(&a))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let out = Command::new(&cxx.path)
-        .args(&args)
-        .output()
-        .map_err(|e| CompileError::Failed {
-            command: command.clone(),
-            output: format!("cannot run the compiler: {e}"),
-        })?;
-    if out.status.success() {
-        Ok(command)
-    } else {
-        let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
-        output.push_str(&String::from_utf8_lossy(&out.stderr));
-        Err(CompileError::Failed { command, output })
-    }
+    compile::run_compiler(&cxx, &args)
 }

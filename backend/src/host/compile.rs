@@ -279,7 +279,7 @@ pub(crate) fn shell_quote(s: &str) -> String {
     }
 }
 
-fn run_compiler(cxx: &Compiler, args: &[String]) -> Result<String, CompileError> {
+pub(crate) fn run_compiler(cxx: &Compiler, args: &[String]) -> Result<String, CompileError> {
     let command = std::iter::once(cxx.path.clone())
         .chain(args.iter().cloned())
         .map(|a| shell_quote(&a))
