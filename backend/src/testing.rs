@@ -94,3 +94,31 @@ pub fn expected_codes(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// The `.coll` files of a directory, sorted (e.g. `examples/`).
+pub fn coll_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "coll"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// For test suites that compile C++: points the compile cache at `cache` (once per process)
+/// and returns whether a C++ compiler is available; without one it prints a loud SKIP line
+/// saying what `what` needs.
+pub fn compiler_or_skip(cache: &std::path::Path, what: &str) -> bool {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| crate::host::compile::set_cache_dir(cache));
+    match crate::host::compile::find_compiler() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("\n*** SKIP: {e}\n*** {what} need a C++17 compiler (g++)\n");
+            false
+        }
+    }
+}

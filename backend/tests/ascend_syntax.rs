@@ -10,35 +10,19 @@
 use collc_backend::ascend_check::syntax_check;
 use collc_backend::cpp::{emit, EmitOptions, Target};
 use collc_backend::host::compile::{self, CompileError};
+use collc_backend::testing::{coll_files, compiler_or_skip};
 use collc_grammar::Source;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 
 fn setup() -> bool {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        compile::set_cache_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache"));
-    });
-    match compile::find_compiler() {
-        Ok(_) => true,
-        Err(e) => {
-            eprintln!(
-                "\n*** SKIP: {e}\n*** the Ascend syntax check needs a C++17 compiler (g++)\n"
-            );
-            false
-        }
-    }
+    compiler_or_skip(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache"),
+        "the Ascend syntax-check tests",
+    )
 }
 
 fn examples() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
-        .expect("examples dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    v.sort();
-    v
+    coll_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples"))
 }
 
 fn ascend_source(path: &Path) -> String {
