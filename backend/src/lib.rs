@@ -4,6 +4,7 @@
 //!   `pto::comm` dialect ([`cpp::pto`]) whose one source builds for Ascend and for CPU threads.
 //! * [`mpi`]: the MPI-3 RMA backend — the same walker with the MPI dialect, `mpicxx` builds
 //!   (cached by content hash), `mpirun` runs with a deadline and no orphans.
+//! * [`trace`]: traced runs (`collc run --trace`) and their conformance to the IR.
 //! * [`layout`]: the args-block ABI of generated kernels.
 //! * [`host`]: compile a generated kernel with the system C++ compiler (cached by content
 //!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
@@ -15,3 +16,4 @@ pub mod mpi;
 pub mod oracle;
 pub mod ranks;
 pub mod testing;
+pub mod trace;

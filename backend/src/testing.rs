@@ -94,3 +94,24 @@ pub fn expected_codes(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// The repository root (this crate's parent folder).
+pub fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| std::path::PathBuf::from(".."), |p| p.to_path_buf())
+}
+
+/// Sets up host-backend tests: the compile cache under `cache` (once per process) and a
+/// C++ compiler; without one, prints a loud SKIP line naming `what` and returns false.
+pub fn host_setup(cache: &std::path::Path, what: &str) -> bool {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| crate::host::compile::set_cache_dir(cache.to_path_buf()));
+    match crate::host::compile::find_compiler() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("\n*** SKIP: {e}\n*** {what} need a C++17 compiler (g++)\n");
+            false
+        }
+    }
+}
