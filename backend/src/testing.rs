@@ -115,3 +115,25 @@ pub fn host_setup(cache: &std::path::Path, what: &str) -> bool {
         }
     }
 }
+
+/// Every `examples/*.coll` of the repository, sorted: path, text and checked protocol.
+/// Panics (test support) if an example does not check.
+pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(repo_root().join("examples"))
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "coll"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v.into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let p = collc_spec::check(&text)
+                .protocol
+                .unwrap_or_else(|| panic!("{} does not check", path.display()));
+            (path, text, p)
+        })
+        .collect()
+}

@@ -9,7 +9,7 @@
 
 use collc_backend::cpp::mutate::{self, Mutation};
 use collc_backend::mpi::{self, build, MpiOptions, MpiTraced};
-use collc_backend::testing::{default_params, repo_root};
+use collc_backend::testing::default_params;
 use collc_spec::ir::Protocol;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
@@ -34,20 +34,9 @@ fn mpirun_lock() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn examples() -> Vec<(PathBuf, Protocol)> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(repo_root().join("examples"))
-        .expect("examples dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    v.sort();
-    v.into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).expect("readable");
-            let p = collc_spec::check(&text)
-                .protocol
-                .unwrap_or_else(|| panic!("{} does not check", path.display()));
-            (path, p)
-        })
+    collc_backend::testing::examples()
+        .into_iter()
+        .map(|(path, _, p)| (path, p))
         .collect()
 }
 

@@ -23,20 +23,10 @@ fn setup() -> bool {
 }
 
 fn examples() -> Vec<(PathBuf, Source, Protocol)> {
-    let mut v: Vec<PathBuf> =
-        std::fs::read_dir(collc_backend::testing::repo_root().join("examples"))
-            .expect("examples dir")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-            .collect();
-    v.sort();
-    v.into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).expect("readable");
-            let src = Source::new(path.display().to_string(), text.clone());
-            let p = collc_spec::check(&text)
-                .protocol
-                .unwrap_or_else(|| panic!("{} does not check", path.display()));
+    collc_backend::testing::examples()
+        .into_iter()
+        .map(|(path, text, p)| {
+            let src = Source::new(path.display().to_string(), text);
             (path, src, p)
         })
         .collect()
