@@ -6,6 +6,7 @@
 //!   (cached by content hash), `mpirun` runs with a deadline and no orphans.
 //! * [`ascend_check`]: the Ascend compile check without the CCE toolchain (`g++ -fsyntax-only`
 //!   against declarations of the public pto-isa / simpler API, `backend/runtime/ascend_decls/`).
+//! * [`trace`]: traced runs (`collc run --trace`) and their conformance to the IR.
 //! * [`layout`]: the args-block ABI of generated kernels.
 //! * [`host`]: compile a generated kernel with the system C++ compiler (cached by content
 //!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
@@ -18,3 +19,4 @@ pub mod mpi;
 pub mod oracle;
 pub mod ranks;
 pub mod testing;
+pub mod trace;

@@ -95,6 +95,13 @@ pub fn expected_codes(text: &str) -> Vec<String> {
     out
 }
 
+/// The repository root (this crate's parent folder).
+pub fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| std::path::PathBuf::from(".."), |p| p.to_path_buf())
+}
+
 /// The `.coll` files of a directory, sorted (e.g. `examples/`).
 pub fn coll_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
@@ -121,4 +128,19 @@ pub fn compiler_or_skip(cache: &std::path::Path, what: &str) -> bool {
             false
         }
     }
+}
+
+/// Every `examples/*.coll` of the repository, sorted: path, text and checked protocol.
+/// Panics (test support) if an example does not check.
+pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
+    coll_files(&repo_root().join("examples"))
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let p = collc_spec::check(&text)
+                .protocol
+                .unwrap_or_else(|| panic!("{} does not check", path.display()));
+            (path, text, p)
+        })
+        .collect()
 }

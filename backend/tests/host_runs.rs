@@ -15,28 +15,15 @@ use collc_backend::testing::default_params;
 use collc_grammar::Source;
 use collc_spec::ir::Protocol;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 use std::time::Duration;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .to_path_buf()
+    collc_backend::testing::repo_root()
 }
 
 fn setup() -> bool {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        compile::set_cache_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache"));
-    });
-    match compile::find_compiler() {
-        Ok(_) => true,
-        Err(e) => {
-            eprintln!("\n*** SKIP: {e}\n*** the host-backend tests need a C++17 compiler (g++)\n");
-            false
-        }
-    }
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache");
+    collc_backend::testing::compiler_or_skip(&cache, "the host-backend tests")
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {

@@ -217,4 +217,5 @@ pub fn to_json<'a>(d: &'a Diagnostic, source: &'a Source) -> JsonDiagnostic<'a> 
 pub mod gate;
 pub mod run;
 pub mod sarif;
+pub mod trace;
 pub mod verify;

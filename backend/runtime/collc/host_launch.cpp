@@ -157,7 +157,57 @@ struct Shared {
     std::vector<std::vector<uint8_t*>> buffer_ptrs;          // per (rank, call): r * K + k
     std::vector<CommContext> ctx;                            // per rank
     std::vector<ThreadSlot> slots;                           // per (rank, block)
+    std::vector<collc::rt::TraceBuf> traces;                 // per (rank, block), when traced
 };
+
+// Tracing (`collc run --trace`): on when collc_host_trace() named a file, or else when env
+// COLLC_TRACE_FILE does; COLLC_TRACE_CAPACITY (or the call's argument) bounds the events per
+// thread (default 65536).
+std::mutex g_trace_mu;
+std::string g_trace_path;
+uint64_t g_trace_capacity = 0;
+
+bool trace_config(std::string* path, uint64_t* capacity) {
+    {
+        std::lock_guard<std::mutex> g(g_trace_mu);
+        *path = g_trace_path;
+        *capacity = g_trace_capacity;
+    }
+    if (path->empty()) {
+        const char* e = std::getenv("COLLC_TRACE_FILE");
+        if (e != nullptr) *path = e;
+    }
+    if (*capacity == 0) {
+        const char* c = std::getenv("COLLC_TRACE_CAPACITY");
+        const long long v = c != nullptr ? std::strtoll(c, nullptr, 10) : 0;
+        *capacity = v > 0 ? static_cast<uint64_t>(v) : 65536;
+    }
+    return !path->empty();
+}
+
+// One line per thread, then one line per event (see collc_backend::trace::parse).
+bool write_trace(const std::string& path, const std::vector<collc::rt::TraceBuf>& bufs, int32_t P, int32_t C,
+                 int32_t K) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return false;
+    std::fprintf(f, "collc-trace 1 host P=%d C=%d K=%d\n", P, C, K);
+    for (int32_t r = 0; r < P; ++r) {
+        for (int32_t b = 0; b < C; ++b) {
+            const collc::rt::TraceBuf& tb = bufs[static_cast<size_t>(r * C + b)];
+            std::fprintf(f, "thread %d %d %llu %llu\n", r, b, static_cast<unsigned long long>(tb.n),
+                         static_cast<unsigned long long>(tb.dropped));
+            for (uint64_t i = 0; i < tb.n; ++i) {
+                const collc::rt::TraceEvent& e = tb.ev[i];
+                std::fprintf(f, "%u %d %d %d %lld %lld %lld %u %d %d %llu\n", e.kind, e.call, e.owner, e.buffer,
+                             static_cast<long long>(e.instance), static_cast<long long>(e.index),
+                             static_cast<long long>(e.len), e.op, e.value, e.observed,
+                             static_cast<unsigned long long>(e.seq));
+            }
+        }
+    }
+    const bool ok = std::fflush(f) == 0;
+    return std::fclose(f) == 0 && ok;
+}
 
 // Record an error that is not a TWAIT timeout (an exception escaping a kernel or hook).
 void record_error(Shared* sh, const ThreadState& ts, const std::string& what) {
@@ -184,6 +234,7 @@ void rank_thread(Shared* sh, int32_t rank, int32_t block) {
     ts.block = block;
     ts.nblocks = nblocks;
     ts.call = 0;
+    if (!sh->traces.empty()) ts.trace = &sh->traces[static_cast<size_t>(rank * nblocks + block)];
     if ((cfg->flags & COLLC_RUN_CHAOS) != 0) {
         // Distinct, reproducible, never-zero xorshift state per (rank, block).
         uint64_t x = cfg->chaos_seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank * nblocks + block + 1));
@@ -250,6 +301,12 @@ void reset_report(CollcRunReport* report) {
 }  // namespace
 
 extern "C" uint32_t collc_host_abi_version(void) { return COLLC_ABI_VERSION; }
+
+extern "C" void collc_host_trace(const char* path, uint64_t capacity) {
+    std::lock_guard<std::mutex> g(g_trace_mu);
+    g_trace_path = path != nullptr ? path : "";
+    g_trace_capacity = capacity;
+}
 
 extern "C" int32_t collc_host_window_layout(const CollcRunConfig* cfg, uint64_t* offsets, uint64_t* window_bytes) {
     std::vector<uint64_t> offs;
@@ -360,6 +417,20 @@ extern "C" int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* rep
     sh.all.reset(new SpinBarrier(nthreads));
     for (int32_t r = 0; r < P; ++r) sh.rank_barrier.emplace_back(new SpinBarrier(static_cast<uint32_t>(C)));
     sh.slots.resize(nthreads);
+    std::string trace_path;
+    uint64_t trace_capacity = 0;
+    std::unique_ptr<collc::rt::TraceSync> trace_sync;
+    std::vector<std::unique_ptr<collc::rt::TraceEvent[]>> trace_storage;
+    if (trace_config(&trace_path, &trace_capacity)) {
+        trace_sync.reset(new collc::rt::TraceSync());
+        run.trace_sync = trace_sync.get();
+        sh.traces.resize(nthreads);
+        for (collc::rt::TraceBuf& tb : sh.traces) {
+            trace_storage.emplace_back(new collc::rt::TraceEvent[trace_capacity]);
+            tb.ev = trace_storage.back().get();
+            tb.cap = trace_capacity;
+        }
+    }
 
     std::vector<std::thread> threads;
     threads.reserve(nthreads);
@@ -430,6 +501,11 @@ extern "C" int32_t collc_host_run(const CollcRunConfig* cfg, CollcRunReport* rep
         for (int32_t r = 0; r < P; ++r) {
             cfg->finish(cfg->user, r, run.windows[r], sh.buffer_ptrs[static_cast<size_t>(r) * static_cast<size_t>(K)].data());
         }
+    }
+
+    if (run.trace_sync != nullptr && !write_trace(trace_path, sh.traces, P, C, cfg->ncalls)) {
+        if (report->status == COLLC_OK) report->status = COLLC_ERR_SYSTEM;
+        msg += "collc run FAILED (system): cannot write the trace to " + trace_path + "\n";
     }
 
     // Residue: every signal cell must be back at 0.

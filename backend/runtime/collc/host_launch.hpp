@@ -227,6 +227,13 @@ typedef struct CollcRunReport {
     char message[COLLC_MESSAGE_BYTES];
 } CollcRunReport;
 
+/* Tracing (`collc run --trace`): later runs record every TNOTIFY, passed TWAIT, `.coll`
+ * fence and window access of a data statement per (rank, block) thread, at most `capacity`
+ * events each (0: env COLLC_TRACE_CAPACITY or 65536; past it events are counted as dropped),
+ * and write them to `path` (text; format in collc_backend::trace). NULL or "" turns it off
+ * (then env COLLC_TRACE_FILE, if set, names the file). */
+void collc_host_trace(const char* path, uint64_t capacity);
+
 /* ABI version of this library (COLLC_ABI_VERSION). */
 uint32_t collc_host_abi_version(void);
 

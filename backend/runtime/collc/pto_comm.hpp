@@ -244,6 +244,9 @@ COLLC_ASCEND_BINARY_AT(TMIN_AT, TMIN)
 }  // namespace collc
 
 #define COLLC_CHECK(cond, what) ((void)0)
+#define COLLC_TRACE_FENCE() ((void)0)
+#define COLLC_TRACE_GET(ptr, len) ((void)0)
+#define COLLC_TRACE_PUT(ptr, len) ((void)0)
 
 #else
 // ============================================================================================

@@ -230,6 +230,7 @@ struct CellLocation {
     uint64_t offset = 0;       // byte offset in that window
     int32_t buffer = -1;       // buffer index, -1 if in padding
     int64_t index = -1;        // int32 element index inside the buffer
+    int64_t instance = 0;      // which instance of a per-call buffer (0 for a reused one)
 };
 
 enum class FailKind : int32_t { None = 0, TwaitTimeout = 1, KernelError = 2 };
@@ -246,7 +247,10 @@ struct WaitRecord {
     pto::comm::WaitCmp cmp = pto::comm::WaitCmp::GE;
 };
 
+struct TraceSync;
+
 struct RunState {
+    TraceSync* trace_sync = nullptr;  // non-null while the run is traced (see "Tracing" below)
     int32_t nranks = 0;
     int32_t nblocks = 0;
     uint8_t* windows[kMaxRanks] = {};
@@ -272,6 +276,7 @@ struct ThreadState {
     int32_t call = 0;            // 0-based index of the kernel call in progress
     uint64_t chaos_state = 0;    // xorshift state; 0 = chaos injection off
     uint32_t chaos_max_us = 0;   // longest injected sleep
+    struct TraceBuf* trace = nullptr;  // this thread's trace buffer; null: tracing off
 };
 
 // Set by the launcher on each (rank, block) thread; null outside a launcher run.
@@ -342,6 +347,7 @@ inline bool locate(const RunState* run, const void* p, CellLocation* out) {
             if (inst < bi.instances && rel - inst * bi.stride < bi.bytes) {
                 out->buffer = b;
                 out->index = static_cast<int64_t>((rel - inst * bi.stride) / sizeof(int32_t));
+                out->instance = static_cast<int64_t>(inst);
                 break;
             }
         }
@@ -512,8 +518,148 @@ inline void wait_slow(std::atomic<int32_t>& cell, int32_t expected, pto::comm::W
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Tracing (`collc run --trace`; compiled in always, switched on per run by the launcher).
+// Each (rank, block) thread appends to its own fixed-capacity buffer; an event that does not
+// fit is counted in `dropped` (the trace is then reported as overflowed, never truncated
+// silently). Off, every traced primitive costs one thread-local load and a branch.
+//
+// Order reconstruction: while a run is traced, every TNOTIFY on a cell of rank r's window and
+// the read that lets a TWAIT on such a cell pass happen under rank r's trace lock, which also
+// numbers them: a notify takes the next sequence number of rank r (`seq`, 1, 2, ...), a
+// passing wait records the number of the last notify it saw. So per window owner the notifies
+// form one total order (a refinement of each cell's modification order), and each passed
+// wait is placed exactly between notify `seq` and notify `seq + 1` of that owner: its value
+// is the state after the first `seq` notifies. The checker (collc_backend::trace) rebuilds
+// the schedule from these numbers and each thread's program order.
+// ---------------------------------------------------------------------------------------------
+enum class TraceKind : uint8_t { Notify = 1, Wait = 2, Fence = 3, Get = 4, Put = 5, Blocked = 6 };
+
+struct TraceEvent {
+    uint8_t kind;       // TraceKind
+    uint8_t op;         // notify: 0 AtomicAdd, 1 Set; wait: WaitCmp
+    uint16_t reserved;
+    int32_t call;       // the kernel call in progress
+    int32_t owner;      // whose window holds the cell or data
+    int32_t buffer;     // buffer index (CollcRunConfig::buffers order), -1 if none
+    int64_t instance;   // instance of a per-call buffer
+    int64_t index;      // int32/f32 element index inside the instance
+    int64_t len;        // get/put: elements
+    int32_t value;      // notify: operand; wait: threshold
+    int32_t observed;   // notify: the cell before the atomic; wait: the value that passed
+    uint64_t seq;       // notify: its number; wait: the last notify seen (per owner)
+};
+
+struct TraceBuf {
+    TraceEvent* ev = nullptr;
+    uint64_t cap = 0;
+    uint64_t n = 0;
+    uint64_t dropped = 0;
+};
+
+struct TraceSync {
+    std::mutex mu[kMaxRanks];
+    uint64_t seq[kMaxRanks] = {};
+};
+
+inline void trace_push(ThreadState* t, const TraceEvent& e) {
+    TraceBuf* b = t->trace;
+    if (b->n < b->cap) {
+        b->ev[b->n++] = e;
+    } else {
+        ++b->dropped;
+    }
+}
+
+inline TraceEvent trace_event(const ThreadState* t, TraceKind kind, const CellLocation& loc) {
+    TraceEvent e{};
+    e.kind = static_cast<uint8_t>(kind);
+    e.call = t->call;
+    e.owner = loc.window_rank;
+    e.buffer = loc.buffer;
+    e.instance = loc.instance;
+    e.index = loc.index;
+    return e;
+}
+
+inline CellLocation trace_locate(const ThreadState* t, const void* p, const char* op) {
+    CellLocation loc;
+    if (!locate(t->run, p, &loc) || loc.buffer < 0) {
+        kernel_error("%s: traced address %p is not inside any buffer of the windows", op, p);
+    }
+    return loc;
+}
+
+inline void traced_notify(ThreadState* t, std::atomic<int32_t>& cell, int32_t value, bool set) {
+    const CellLocation loc = trace_locate(t, &cell, "TNOTIFY");
+    TraceSync* s = t->run->trace_sync;
+    TraceEvent e = trace_event(t, TraceKind::Notify, loc);
+    e.op = set ? 1 : 0;
+    e.value = value;
+    {
+        std::lock_guard<std::mutex> g(s->mu[loc.window_rank]);
+        e.observed = set ? cell.exchange(value, std::memory_order_seq_cst)
+                         : cell.fetch_add(value, std::memory_order_seq_cst);
+        e.seq = ++s->seq[loc.window_rank];
+    }
+    trace_push(t, e);
+}
+
+inline void traced_wait(ThreadState* t, std::atomic<int32_t>& cell, int32_t expected, pto::comm::WaitCmp cmp) {
+    const CellLocation loc = trace_locate(t, &cell, "TWAIT");
+    TraceSync* s = t->run->trace_sync;
+    TraceEvent e = trace_event(t, TraceKind::Wait, loc);
+    e.op = static_cast<uint8_t>(cmp);
+    e.value = expected;
+    for (;;) {
+        if (!compare(cell.load(std::memory_order_acquire), expected, cmp)) {
+            try {
+                wait_slow(cell, expected, cmp);
+            } catch (const RunAborted&) {
+                e.kind = static_cast<uint8_t>(TraceKind::Blocked);  // never passed: the run aborted
+                e.observed = cell.load(std::memory_order_seq_cst);
+                trace_push(t, e);
+                throw;
+            }
+        }
+        {
+            std::lock_guard<std::mutex> g(s->mu[loc.window_rank]);
+            e.observed = cell.load(std::memory_order_seq_cst);
+            e.seq = s->seq[loc.window_rank];
+        }
+        if (compare(e.observed, expected, cmp)) break;
+    }
+    trace_push(t, e);
+}
+
+inline void trace_fence() {
+    ThreadState* t = tl_thread;
+    if (t == nullptr || t->trace == nullptr) return;
+    TraceEvent e{};
+    e.kind = static_cast<uint8_t>(TraceKind::Fence);
+    e.call = t->call;
+    e.owner = t->rank;
+    e.buffer = -1;
+    trace_push(t, e);
+}
+
+inline void trace_gm(bool write, const volatile void* p, int64_t len) {
+    ThreadState* t = tl_thread;
+    if (t == nullptr || t->trace == nullptr) return;
+    const CellLocation loc = trace_locate(t, const_cast<const void*>(p), write ? "put" : "get");
+    TraceEvent e = trace_event(t, write ? TraceKind::Put : TraceKind::Get, loc);
+    e.len = len;
+    trace_push(t, e);
+}
+
 }  // namespace rt
 }  // namespace collc
+
+// The emitter's trace points: the `.coll` statement `fence;` and every window access of a
+// data statement (get = read, put = write; the address is the one the statement uses).
+#define COLLC_TRACE_FENCE() ::collc::rt::trace_fence()
+#define COLLC_TRACE_GET(ptr, len) ::collc::rt::trace_gm(false, (ptr), static_cast<int64_t>(len))
+#define COLLC_TRACE_PUT(ptr, len) ::collc::rt::trace_gm(true, (ptr), static_cast<int64_t>(len))
 
 // ---------------------------------------------------------------------------------------------
 // Communication context (the CPU layout; see pto_comm.hpp for the Ascend one).
@@ -626,7 +772,10 @@ template <typename... WaitEvents>
 AICORE inline void TNOTIFY(Signal& dstSignal, int32_t value, NotifyOp op, WaitEvents&... /*events*/) {
     std::atomic<int32_t>& cell = detail::checked_cell(dstSignal, "TNOTIFY", false);
     collc::rt::chaos_point();
-    if (op == NotifyOp::AtomicAdd) {
+    collc::rt::ThreadState* t = collc::rt::tl_thread;
+    if (t != nullptr && t->trace != nullptr) {
+        collc::rt::traced_notify(t, cell, value, op == NotifyOp::Set);
+    } else if (op == NotifyOp::AtomicAdd) {
         cell.fetch_add(value, std::memory_order_seq_cst);
     } else {
         cell.store(value, std::memory_order_seq_cst);
@@ -644,7 +793,10 @@ AICORE inline void TNOTIFY(Signal& dstSignal, int32_t value = 1) {
 template <typename... WaitEvents>
 AICORE inline void TWAIT(Signal& signal, int32_t cmpValue, WaitCmp cmp, WaitEvents&... /*events*/) {
     std::atomic<int32_t>& cell = detail::checked_cell(signal, "TWAIT", true);
-    if (!collc::rt::compare(cell.load(std::memory_order_acquire), cmpValue, cmp)) {
+    collc::rt::ThreadState* t = collc::rt::tl_thread;
+    if (t != nullptr && t->trace != nullptr) {
+        collc::rt::traced_wait(t, cell, cmpValue, cmp);
+    } else if (!collc::rt::compare(cell.load(std::memory_order_acquire), cmpValue, cmp)) {
         collc::rt::wait_slow(cell, cmpValue, cmp);
     }
     collc::rt::chaos_point();

@@ -302,7 +302,19 @@ struct Stats {
 // Process-global runtime state
 // ------------------------------------------------------------------------------------
 
+struct Window;
+
 namespace detail {
+
+// One traced event (see "Tracing" below). `w` is the window (resolved to a name when the
+// trace is written), `disp` the element/cell displacement in it.
+struct TraceRec {
+  int kind = 0, op = 0, call = 0, owner = 0;
+  const Window* w = nullptr;
+  long disp = 0, len = 0;
+  int32_t value = 0, observed = 0;
+  uint64_t seq = 0;
+};
 
 struct State {
   bool inited = false;
@@ -322,6 +334,13 @@ struct State {
   int call = -1;
   std::vector<Window*> live;  // windows inside their lock_all epoch
   Stats stats;
+  // Tracing (collc run --trace): on when trace_start() named a file.
+  std::string trace_file;
+  size_t trace_cap = 0;
+  std::vector<TraceRec> trace;
+  uint64_t trace_dropped = 0;
+  MPI_Win seqwin = MPI_WIN_NULL;  // one int64 per rank: notifies on its signal cells so far
+  void* seqbase = nullptr;
 };
 
 inline State& st() {
@@ -613,6 +632,8 @@ inline bool parse(const std::string& text, Table* out) {
 // Internal checks
 // ------------------------------------------------------------------------------------
 
+inline void trace_write();  // below, "Tracing"
+
 namespace detail {
 
 inline void check_range(const Window& w, int pe, MPI_Aint disp, MPI_Aint count, const char* op) {
@@ -652,6 +673,20 @@ inline void accumulate_cell(const Window& w, int pe, MPI_Aint disp, int32_t valu
                                       int32_t held, const char* what, uint64_t waited_ns,
                                       uint64_t polls) {
   auto& S = st();
+  if (!S.trace_file.empty()) {
+    // The wait never passed: record it as blocked and save the trace before the job aborts.
+    TraceRec r;
+    r.kind = 6;
+    r.op = int(cmp);
+    r.call = S.call;
+    r.owner = S.me;
+    r.w = &w;
+    r.disp = long(disp);
+    r.value = k;
+    r.observed = held;
+    if (S.trace.size() < S.trace_cap) S.trace.push_back(r); else ++S.trace_dropped;
+    ::collc_mpi::trace_write();
+  }
   std::string cell = cell_name(w, disp);
   fprintf(stderr,
           "collc_mpi: WAIT TIMEOUT rank=%d call=%d step=\"%s\" cell=%s (%s disp %ld) "
@@ -678,6 +713,126 @@ inline void accumulate_cell(const Window& w, int pe, MPI_Aint disp, int32_t valu
 }  // namespace detail
 
 // ------------------------------------------------------------------------------------
+// Tracing (`collc run --target mpi --trace`)
+// ------------------------------------------------------------------------------------
+//
+// Each rank records its notifies, passed waits, `.coll` fences and window accesses of data
+// statements (with the call in progress) into a buffer of at most `capacity` events (past
+// it events are counted as dropped and the trace is reported as overflowed) and writes it
+// to FILE.rank<R> after the last call (or when a wait times out, before the job aborts).
+// Order reconstruction as on the host (collc/pto_comm_cpu.hpp "Tracing"): a separate window
+// `seqwin` holds one counter per rank; every traced notify on rank r's cells, and the read
+// that lets a wait on rank r's cell pass, happens inside an MPI_LOCK_EXCLUSIVE epoch on
+// rank r's counter (no untraced access to signal cells happens while tracing), so the
+// notify takes the next number and the wait records the last number it saw. Untraced runs
+// never allocate seqwin and pay one branch per primitive.
+
+namespace detail {
+
+inline bool tracing() { return !st().trace_file.empty(); }
+
+inline void trace_push(const TraceRec& r) {
+  auto& S = st();
+  if (S.trace.size() < S.trace_cap) {
+    S.trace.push_back(r);
+  } else {
+    ++S.trace_dropped;
+  }
+}
+
+/// Inside rank `pe`'s exclusive seqwin epoch: `op` on the cell (MPI_NO_OP: read it) and
+/// the counter (+1 for a write, read for MPI_NO_OP).
+inline void traced_cell(const Window& w, int pe, MPI_Aint disp, int32_t value, MPI_Op op,
+                        int32_t* before, uint64_t* seq) {
+  auto& S = st();
+  if (S.seqwin == MPI_WIN_NULL) die(4, "traced notify/wait before Session::allocate()");
+  COLLC_MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, pe, 0, S.seqwin));
+  COLLC_MPI_CHECK(MPI_Fetch_and_op(&value, before, MPI_INT32_T, pe, disp, op, w.win));
+  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  int64_t one = op == MPI_NO_OP ? 0 : 1, old = 0;
+  COLLC_MPI_CHECK(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, pe, 0, op == MPI_NO_OP ? MPI_NO_OP : MPI_SUM, S.seqwin));
+  COLLC_MPI_CHECK(MPI_Win_unlock(pe, S.seqwin));
+  *seq = uint64_t(old + one);
+}
+
+/// A traced notify (MPI_SUM: AtomicAdd, MPI_REPLACE: Set).
+inline void traced_notify(const Window& w, int pe, MPI_Aint disp, int32_t value, MPI_Op op) {
+  TraceRec r;
+  r.kind = 1;
+  r.op = op == MPI_REPLACE ? 1 : 0;
+  r.call = st().call;
+  r.owner = pe;
+  r.w = &w;
+  r.disp = long(disp);
+  r.value = value;
+  traced_cell(w, pe, disp, value, op, &r.observed, &r.seq);
+  trace_push(r);
+}
+
+/// The buffer token and element index of a recorded window position: a signal array's
+/// name and cell index in it, or a data window's name and element displacement.
+inline std::pair<std::string, long> trace_where(const Window* w, long disp) {
+  if (w == nullptr) return {"-", 0};
+  for (const auto& a : w->arrays)
+    if (disp >= a.base && disp < a.base + a.cells) return {a.name, disp - long(a.base)};
+  return {w->name, disp};
+}
+
+}  // namespace detail
+
+/// Turn tracing on for this process (before Session::allocate()).
+inline void trace_start(const std::string& file, size_t capacity) {
+  auto& S = detail::st();
+  S.trace_file = file;
+  S.trace_cap = capacity > 0 ? capacity : 65536;
+  S.trace.reserve(std::min<size_t>(S.trace_cap, size_t(1) << 20));
+}
+
+inline void trace_fence() {
+  if (!detail::tracing()) return;
+  detail::TraceRec r;
+  r.kind = 3;
+  r.call = detail::st().call;
+  r.owner = detail::st().me;
+  detail::trace_push(r);
+}
+
+inline void trace_gm(bool write, const Window& w, int pe, MPI_Aint disp, MPI_Aint len) {
+  if (!detail::tracing()) return;
+  detail::TraceRec r;
+  r.kind = write ? 5 : 4;
+  r.call = detail::st().call;
+  r.owner = pe;
+  r.w = &w;
+  r.disp = long(disp);
+  r.len = long(len);
+  detail::trace_push(r);
+}
+
+/// Writes this rank's trace to FILE.rank<R> (collc_backend::trace::format; the buffer
+/// field is a name: a signal array or a data window, `NAME@callK` for call K's instance).
+inline void trace_write() {
+  auto& S = detail::st();
+  if (!detail::tracing()) return;
+  const std::string path = S.trace_file + ".rank" + std::to_string(S.me);
+  FILE* f = fopen(path.c_str(), "w");
+  if (f == nullptr) detail::die(4, "cannot write the trace to %s", path.c_str());
+  fprintf(f, "collc-trace 1 mpi rank=%d\nthread %d -1 %zu %llu\n", S.me, S.me, S.trace.size(),
+          (unsigned long long)S.trace_dropped);
+  for (const detail::TraceRec& r : S.trace) {
+    const auto where = detail::trace_where(r.w, r.disp);
+    fprintf(f, "%d %d %d %s 0 %ld %ld %d %d %d %llu\n", r.kind, r.call, r.owner, where.first.c_str(),
+            where.second, r.len, r.op, int(r.value), int(r.observed), (unsigned long long)r.seq);
+  }
+  if (fclose(f) != 0) detail::die(4, "cannot write the trace to %s", path.c_str());
+}
+
+// The emitter's trace points (see collc/pto_comm_cpu.hpp for the host's).
+#define COLLC_TRACE_FENCE() ::collc_mpi::trace_fence()
+#define COLLC_TRACE_GET(win, pe, disp, len) ::collc_mpi::trace_gm(false, (win), int(pe), MPI_Aint(disp), MPI_Aint(len))
+#define COLLC_TRACE_PUT(win, pe, disp, len) ::collc_mpi::trace_gm(true, (win), int(pe), MPI_Aint(disp), MPI_Aint(len))
+
+// ------------------------------------------------------------------------------------
 // Protocol primitives (what generated kernels call)
 // ------------------------------------------------------------------------------------
 
@@ -689,7 +844,11 @@ inline void notify_add(const Window& w, int pe, MPI_Aint disp, int32_t value) {
   detail::check_range(w, pe, disp, 1, "notify_add");
   detail::jitter();
   detail::sync_all();
-  detail::accumulate_cell(w, pe, disp, value, MPI_SUM);
+  if (detail::tracing()) {
+    detail::traced_notify(w, pe, disp, value, MPI_SUM);
+  } else {
+    detail::accumulate_cell(w, pe, disp, value, MPI_SUM);
+  }
   ++detail::st().stats.notifies;
 }
 
@@ -700,7 +859,11 @@ inline void notify_set(const Window& w, int pe, MPI_Aint disp, int32_t value) {
   detail::check_range(w, pe, disp, 1, "notify_set");
   detail::jitter();
   detail::sync_all();
-  detail::accumulate_cell(w, pe, disp, value, MPI_REPLACE);
+  if (detail::tracing()) {
+    detail::traced_notify(w, pe, disp, value, MPI_REPLACE);
+  } else {
+    detail::accumulate_cell(w, pe, disp, value, MPI_REPLACE);
+  }
   ++detail::st().stats.notifies;
 }
 
@@ -742,6 +905,24 @@ inline void wait(const Window& w, MPI_Aint disp, Cmp cmp, int32_t threshold,
       ++polls;
       if (cmp_holds(v, cmp, threshold)) break;
     }
+  }
+  if (detail::tracing()) {
+    // The read that lets the wait pass, numbered (see "Tracing"); a value that no longer
+    // satisfies the wait (another writer's Set) goes back to polling.
+    detail::TraceRec r;
+    r.kind = 2;
+    r.op = int(cmp);
+    r.call = S.call;
+    r.owner = S.me;
+    r.w = &w;
+    r.disp = long(disp);
+    r.value = threshold;
+    detail::traced_cell(w, S.me, disp, 0, MPI_NO_OP, &r.observed, &r.seq);
+    if (!cmp_holds(r.observed, cmp, threshold)) {
+      wait(w, disp, cmp, threshold, what);
+      return;
+    }
+    detail::trace_push(r);
   }
   detail::sync_all();
   S.stats.waits++;
@@ -1052,6 +1233,15 @@ class Session {
       COLLC_MPI_CHECK(MPI_Win_sync(w.win));  // zeros -> public copy (separate model)
       S.live.push_back(&w);
     }
+    if (detail::tracing()) {
+      // The trace's per-rank notify counters (see "Tracing"): no lock_all epoch, only
+      // exclusive locks.
+      COLLC_MPI_CHECK(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, S.comm, &S.seqbase, &S.seqwin));
+      COLLC_MPI_CHECK(MPI_Win_set_errhandler(S.seqwin, MPI_ERRORS_RETURN));
+      COLLC_MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, S.me, 0, S.seqwin));
+      std::memset(S.seqbase, 0, sizeof(int64_t));
+      COLLC_MPI_CHECK(MPI_Win_unlock(S.me, S.seqwin));
+    }
     // Nobody may touch a peer's window before the peer has zeroed it.
     COLLC_MPI_CHECK(MPI_Barrier(S.comm));
     allocated_ = true;
@@ -1068,6 +1258,7 @@ class Session {
       COLLC_MPI_CHECK(MPI_Win_free(&w.win));
       w.base = nullptr;
     }
+    if (S.seqwin != MPI_WIN_NULL) COLLC_MPI_CHECK(MPI_Win_free(&S.seqwin));
     allocated_ = false;
   }
 

@@ -21,6 +21,10 @@
 //     --param n=v    protocol parameter, read by setup() (unknown names are an error)
 //     --skew-us N    before call c, rank r sleeps ((3c + 5r) mod np) * N microseconds so
 //                    that ranks enter calls out of step (default 0: natural skew only)
+//     --trace FILE   record this rank's notify/wait/fence/get/put events, written to
+//                    FILE.rank<R> after the last call (collc run --target mpi --trace;
+//                    also env COLLC_MPI_TRACE_FILE / COLLC_MPI_TRACE_CAPACITY)
+//     --trace-capacity N  events a rank can record (default 65536; past it: dropped, reported)
 //     --oracle FILE  the collective's meaning for this np, params and calls, as a table
 //                    generated from collc_spec::meaning (collc_mpi::oracle, written by
 //                    `collc run --target mpi`); without it a generated program stages no
@@ -48,7 +52,7 @@ namespace launcher {
 
 inline void usage(const char* prog) {
   fprintf(stderr,
-          "usage: %s [--calls K] [--param name=value]... [--skew-us N] [--oracle FILE]\n"
+          "usage: %s [--calls K] [--param name=value]... [--skew-us N] [--oracle FILE] [--trace FILE] [--trace-capacity N]\n"
           "env: COLLC_MPI_WAIT_TIMEOUT_MS (default 20000), COLLC_MPI_WAIT_SPIN,\n"
           "     COLLC_MPI_WAIT_YIELD_US, COLLC_MPI_WAIT_SLEEP_MAX_US, COLLC_MPI_JITTER_US\n",
           prog);
@@ -79,7 +83,11 @@ int main(int argc, char** argv) {
 
   // ---- command line -----------------------------------------------------------------
   long calls = 1, skew_us = 0;
-  std::string oracle_path;
+  std::string oracle_path, trace_file;
+  long trace_capacity = 65536;
+  // Tracing may also come from the environment (mpirun forwards COLLC_MPI_*).
+  if (const char* e = getenv("COLLC_MPI_TRACE_FILE")) trace_file = e;
+  if (const char* e = getenv("COLLC_MPI_TRACE_CAPACITY")) launcher::parse_long(e, 1, &trace_capacity);
   Params params;
   bool bad = false;
   for (int i = 1; i < argc && !bad; ++i) {
@@ -90,6 +98,10 @@ int main(int argc, char** argv) {
       bad = !launcher::parse_long(argv[++i], 0, &skew_us);
     } else if (a == "--oracle" && i + 1 < argc) {
       oracle_path = argv[++i];
+    } else if (a == "--trace" && i + 1 < argc) {
+      trace_file = argv[++i];
+    } else if (a == "--trace-capacity" && i + 1 < argc) {
+      bad = !launcher::parse_long(argv[++i], 1, &trace_capacity);
     } else if (a == "--param" && i + 1 < argc) {
       bad = !params.parse(argv[++i]);
     } else if (a.rfind("--param=", 0) == 0) {
@@ -134,6 +146,7 @@ int main(int argc, char** argv) {
     finalize();
     return 2;
   }
+  if (!trace_file.empty()) trace_start(trace_file, size_t(trace_capacity));
   session.allocate();
 
   // ---- K back-to-back calls, no barrier in between ------------------------------------
@@ -155,6 +168,7 @@ int main(int argc, char** argv) {
     collc_program::check(ctx, args, checker);
   }
   const double t1 = MPI_Wtime();
+  trace_write();
 
   // ---- every cell back at 0 -----------------------------------------------------------
   COLLC_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // all epilogues (flushed) have landed

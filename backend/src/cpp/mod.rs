@@ -14,6 +14,7 @@
 //! rounds towards +infinity (`collc_ceil_div`). Overflow is not checked in C++ (parameter
 //! domains keep every value of the examples far below 2^63).
 
+pub mod mutate;
 pub mod pto;
 pub mod pypto;
 pub mod walk;
@@ -727,7 +728,13 @@ impl Writer {
     }
     /// The last line written, trimmed.
     pub fn last(&self) -> &str {
-        self.lines.last().map_or("", |l| l.trim())
+        // A trace point (`COLLC_TRACE_*`) is no code between two lines: look past it.
+        self.lines
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .find(|l| !l.starts_with("COLLC_TRACE_"))
+            .unwrap_or("")
     }
     /// The text.
     pub fn finish(self) -> String {

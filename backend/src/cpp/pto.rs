@@ -192,6 +192,20 @@ impl Dialect for Pto {
         }
     }
 
+    fn trace_fence(&self, w: &mut Writer) {
+        w.line("COLLC_TRACE_FENCE();");
+    }
+
+    fn trace_data(&self, _k: &Kernel, w: &mut Writer, op: &DataOp) {
+        let l = len32(&op.len);
+        if let Loc::Gm(s) = &op.src {
+            w.line(format!("COLLC_TRACE_GET({}, {l});", gm_ptr(s)));
+        }
+        if let Loc::Gm(d) = &op.dst {
+            w.line(format!("COLLC_TRACE_PUT({}, {l});", gm_ptr(d)));
+        }
+    }
+
     fn notify(
         &self,
         _k: &Kernel,

@@ -109,6 +109,11 @@ pub trait Dialect {
     fn acquire(&self, k: &Kernel, w: &mut Writer);
     /// The `.coll` `fence`.
     fn fence(&self, w: &mut Writer);
+    /// The trace point of a `.coll` `fence` (after [`Dialect::fence`]).
+    fn trace_fence(&self, w: &mut Writer);
+    /// The trace points of a data statement's window accesses (before [`Dialect::data`]):
+    /// a read of the source if it is a window, then a write of the destination if it is one.
+    fn trace_data(&self, k: &Kernel, w: &mut Writer, op: &DataOp);
     /// `cell (@ target) op= value`.
     fn notify(
         &self,
@@ -312,7 +317,8 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     f.line("");
     f.line(format!("// ---- body ({}) ----", k.at(p.body.span)));
     f.open("");
-    st.block(&mut f, &p.body);
+    let mutated = super::mutate::body(p);
+    st.block(&mut f, mutated.as_ref().unwrap_or(&p.body));
     f.close();
     f.line("");
     f.line(format!("// ---- epilogue ({}) ----", k.at(p.epilogue.span)));
@@ -798,10 +804,23 @@ impl State<'_, '_> {
                     self.rank_check(t, &mut checks);
                     k.expr(t)
                 });
+                let t = t.map(|t| {
+                    if super::mutate::is(super::mutate::Mutation::SwapNotifyTarget) {
+                        format!("(({t}) + 1) % {}", k.expr(&Expr::Var(p.world)))
+                    } else {
+                        t
+                    }
+                });
                 self.emit_checks(w, &checks, &text);
                 let v = match value.as_const() {
                     Some(c) if i32::try_from(c).is_ok() => c.to_string(),
                     _ => format!("static_cast<int32_t>({})", k.expr(value)),
+                };
+                let reset = *op == NotifyOp::AtomicAdd && matches!(value, Expr::Neg(_));
+                let v = if reset && super::mutate::is(super::mutate::Mutation::ResetValue) {
+                    format!("static_cast<int32_t>(({v}) - 1)")
+                } else {
+                    v
                 };
                 self.d.notify(k, w, &cell, t.as_deref(), *op, &v);
                 if braces {
@@ -888,7 +907,10 @@ impl State<'_, '_> {
             }
             StmtKind::Fence => {
                 self.comment(w, s, "fence;".into());
-                self.d.fence(w);
+                if !super::mutate::is(super::mutate::Mutation::DropFence) {
+                    self.d.fence(w);
+                    self.d.trace_fence(w);
+                }
             }
             StmtKind::For { var, range, body } => self.for_loop(w, s, *var, range, body),
             StmtKind::If {
@@ -981,18 +1003,16 @@ impl State<'_, '_> {
             checks.push(format!("{len} == {src_len}"));
         }
         self.emit_checks(w, &checks, &text);
-        self.d.data(
-            self.k,
-            w,
-            &DataOp {
-                kind,
-                dst: dst_loc,
-                src: src_loc,
-                len,
-                dst_tile_offset,
-                src_tile_offset,
-            },
-        );
+        let op = DataOp {
+            kind,
+            dst: dst_loc,
+            src: src_loc,
+            len,
+            dst_tile_offset,
+            src_tile_offset,
+        };
+        self.d.trace_data(self.k, w, &op);
+        self.d.data(self.k, w, &op);
         if stores_gm(s) {
             self.dirty = true;
         }

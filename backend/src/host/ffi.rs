@@ -155,6 +155,25 @@ pub fn load(lib: &Path) -> Result<Loaded, ExecError> {
     Ok(Loaded { run })
 }
 
+type TraceFn = unsafe extern "C" fn(*const c_char, u64);
+
+/// Sets (or with `None` clears) the library's trace file (`collc_host_trace`).
+fn set_trace(lib: &Path, path: Option<&CString>, capacity: u64) -> Result<(), ExecError> {
+    let map = libraries().lock().unwrap_or_else(|e| e.into_inner());
+    let handle = map
+        .get(lib)
+        .ok_or_else(|| ExecError::Load(format!("{}: not loaded", lib.display())))?;
+    // SAFETY: `collc_host_trace` has exactly this signature (host_launch.hpp).
+    let f: TraceFn = unsafe {
+        *handle
+            .get::<TraceFn>(b"collc_host_trace\0")
+            .map_err(|e| ExecError::Load(format!("{}: no collc_host_trace: {e}", lib.display())))?
+    };
+    // SAFETY: the path is NUL-terminated and outlives the call (the library copies it).
+    unsafe { f(path.map_or(std::ptr::null(), |p| p.as_ptr()), capacity) };
+    Ok(())
+}
+
 struct HookState<'a> {
     job: &'a Job,
     staged: Vec<usize>,
@@ -308,11 +327,28 @@ pub fn run(lib: &Path, job: &Job) -> Result<Outcome, ExecError> {
         chaos_max_us: job.chaos_max_us,
         reserved: 0,
     };
+    // A traced run names its file through the library's `collc_host_trace` (one traced
+    // in-process run at a time: the setting is the library's).
+    static TRACED: Mutex<()> = Mutex::new(());
+    let _traced = job
+        .trace_file
+        .as_ref()
+        .map(|t| -> Result<_, ExecError> {
+            let guard = TRACED.lock().unwrap_or_else(|e| e.into_inner());
+            let path = CString::new(t.to_string_lossy().into_owned())
+                .map_err(|e| ExecError::Load(format!("trace file name: {e}")))?;
+            set_trace(lib, Some(&path), job.trace_capacity)?;
+            Ok(guard)
+        })
+        .transpose()?;
     // SAFETY: RunReport is plain data; all-zero is a valid value.
     let mut report: Box<RunReport> = unsafe { Box::new(std::mem::zeroed()) };
     // SAFETY: cfg and everything it points to (descs, names, scalars, st) outlive the call;
     // the launcher joins every thread before returning.
     let status = unsafe { (loaded.run)(&cfg, report.as_mut()) };
+    if job.trace_file.is_some() {
+        set_trace(lib, None, 0)?;
+    }
     let msg_bytes: Vec<u8> = report
         .message
         .iter()

@@ -56,6 +56,11 @@ pub struct Job {
     /// may be an input of some ranks only, e.g. a broadcast's root); its image is skipped on
     /// the others. Empty: every rank stages every staged buffer.
     pub stage_ranks: Vec<bool>,
+    /// Record a trace into this file (`collc_host_trace`; the runner gets it as env
+    /// `COLLC_TRACE_FILE`). Not part of the encoded job.
+    pub trace_file: Option<std::path::PathBuf>,
+    /// Events per thread of a traced run (0: the runtime's default).
+    pub trace_capacity: u64,
 }
 
 /// `COLLC_RUN_HOST_BARRIER`.
@@ -283,7 +288,12 @@ pub fn execute_subprocess(
     limit: Duration,
 ) -> Result<Outcome, ExecError> {
     let command = format!("{} {}", runner.display(), lib.display());
-    let mut child = Command::new(runner)
+    let mut cmd = Command::new(runner);
+    if let Some(t) = &job.trace_file {
+        cmd.env("COLLC_TRACE_FILE", t)
+            .env("COLLC_TRACE_CAPACITY", job.trace_capacity.to_string());
+    }
+    let mut child = cmd
         .arg(lib)
         .env("TSAN_OPTIONS", tsan_options())
         .stdin(Stdio::piped())

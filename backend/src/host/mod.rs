@@ -26,9 +26,11 @@ pub mod compile;
 pub mod ffi;
 pub mod job;
 pub mod pypto;
+pub mod traced;
 
 pub use compile::{Build, CompileError};
 pub use job::{ExecError, Job, Outcome};
+pub use traced::{run_traced, TraceFailure, TracedRun};
 
 use crate::cpp::{self, EmitOptions, Target};
 use crate::oracle::{self, Check, Plan};

@@ -220,6 +220,32 @@ impl Dialect for Mpi {
         w.line("// fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))");
     }
 
+    fn trace_fence(&self, w: &mut Writer) {
+        w.line("COLLC_TRACE_FENCE();");
+    }
+
+    fn trace_data(&self, _k: &Kernel, w: &mut Writer, op: &DataOp) {
+        let pe = |g: &GmRef| g.rank.as_deref().map_or("ctx.me".to_string(), rank_int);
+        if let Loc::Gm(s) = &op.src {
+            w.line(format!(
+                "COLLC_TRACE_GET({}, {}, {}, {});",
+                s.name,
+                pe(s),
+                s.offset,
+                op.len
+            ));
+        }
+        if let Loc::Gm(d) = &op.dst {
+            w.line(format!(
+                "COLLC_TRACE_PUT({}, {}, {}, {});",
+                d.name,
+                pe(d),
+                d.offset,
+                op.len
+            ));
+        }
+    }
+
     fn notify(
         &self,
         _k: &Kernel,

@@ -43,9 +43,11 @@ pub mod launch;
 mod program;
 pub mod run;
 pub mod table;
+pub mod traced;
 
 pub use run::{run, MpiOptions, MpiReport, MpiRunError};
 pub use table::table;
+pub use traced::{run_traced, MpiTraced};
 
 use crate::cpp::walk::{self, semantics_text};
 use crate::cpp::{Kernel, Writer};

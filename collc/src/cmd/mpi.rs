@@ -3,7 +3,7 @@
 //!
 //! * `collc emit --target mpi FILE [-o prog.cpp | -o prog]`: the program's source (stdout or a
 //!   `.cpp`/`.cc`/`.cxx` file), or with any other output name the executable, built by `mpicxx`.
-//! * `collc run --target mpi FILE -np N [--param NAME=V]... [--calls K] [--hostfile F]`: build
+//! * `collc run --target mpi FILE -np N [--param NAME=V]... [--calls K] [--hostfile F] [--trace]`: build
 //!   (cached by content hash), launch `mpirun`, read the launcher's verdict (outputs against
 //!   the collective's semantics, every credit cell back at zero), report. The run is killed
 //!   with every rank after `--wall-limit` seconds; each wait aborts the job after
@@ -148,7 +148,13 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
     };
     opts.warning = gate.stamp.clone();
     opts.world_limit = Some(gate.world_limit);
-    let report = match mpi::run(&l.protocol, &opts) {
+    let traced = if args.trace {
+        mpi::run_traced(&l.protocol, &opts, args.trace_capacity.max(1))
+            .map(|t| (t.report, Some(t.trace)))
+    } else {
+        mpi::run(&l.protocol, &opts).map(|r| (r, None))
+    };
+    let (report, trace) = match traced {
         Ok(r) => r,
         Err(MpiRunError::Emit(diags)) => {
             out.diagnostics(&l.source, &diags, style);
@@ -160,7 +166,18 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         }
     };
     render::run::mpi(&args.file, &report, &gate.stamp, args.verbose, out);
-    if report.ok() {
+    let conforms = match &trace {
+        None => true,
+        Some(Ok(c)) => {
+            render::trace::conformance(&args.file, &l.protocol, &l.source, c, style, out);
+            c.conforms()
+        }
+        Some(Err(e)) => {
+            out.err(format!("error: collc run {}: {e}", args.file));
+            false
+        }
+    };
+    if report.ok() && conforms {
         exit::OK
     } else {
         exit::INPUT

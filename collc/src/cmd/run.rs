@@ -1,10 +1,13 @@
-//! `collc run FILE -P N [--param NAME=V]... [--calls K]`: generate the host kernel, compile it
+//! `collc run FILE -P N [--param NAME=V]... [--calls K] [--trace]`: generate the host kernel, compile it
 //! (cached by content hash), run it on P rank threads for K back-to-back calls through one
 //! signal buffer with distinct payloads, and check the outputs against the collective's
 //! semantics and every credit cell back at zero.
 //!
 //! The verifier gate comes first (`cmd::gate`): a protocol the verifier does not show safe
 //! is not run unless `--allow-unverified`, whose stamp is printed with the verdict.
+//!
+//! `--trace` records every thread's events and checks them against the IR
+//! (`collc_backend::trace`; rendered by `render::trace`).
 //!
 //! The run happens in the C++ runner subprocess, killed after `--wall-limit` seconds, so a
 //! hung rank thread can never hang `collc` (nor leave threads behind in it).
@@ -66,6 +69,13 @@ pub struct RunArgs {
     /// --mpirun-arg=osc --mpirun-arg=rdma`.
     #[arg(long = "mpirun-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub mpirun_args: Vec<String>,
+    /// Record every thread's notify / wait / fence / get / put events and check the trace
+    /// against the IR (each thread's event sequence, and a schedule the semantics allows).
+    #[arg(long)]
+    pub trace: bool,
+    /// `--trace`: events each thread can record; a trace that overflows is reported.
+    #[arg(long, value_name = "N", default_value_t = 65536)]
+    pub trace_capacity: u64,
     /// The verifier gate.
     #[command(flatten)]
     pub gate: GateArgs,
@@ -107,10 +117,33 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         wall_limit: Duration::from_secs(args.wall_limit.max(1)),
         world_limit: Some(gate.world_limit),
     };
-    match host::run_with_source(&l.protocol, Some(&l.source), &cfg) {
-        Ok(report) => {
+    let result = if args.trace {
+        host::run_traced(
+            &l.protocol,
+            Some(&l.source),
+            &cfg,
+            args.trace_capacity.max(1),
+        )
+        .map(|t| (t.report, Some(t.trace)))
+    } else {
+        host::run_with_source(&l.protocol, Some(&l.source), &cfg).map(|r| (r, None))
+    };
+    match result {
+        Ok((report, trace)) => {
             render::run::host(&args.file, &report, &gate.stamp, args.verbose, out);
-            if report.ok() {
+            let conforms = match &trace {
+                None => true,
+                Some(Ok(c)) => {
+                    let f = &args.file;
+                    render::trace::conformance(f, &l.protocol, &l.source, c, style, out);
+                    c.conforms()
+                }
+                Some(Err(e)) => {
+                    out.err(format!("error: collc run {}: {e}", args.file));
+                    false
+                }
+            };
+            if report.ok() && conforms {
                 exit::OK
             } else {
                 exit::INPUT
