@@ -398,9 +398,11 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
                     .map(|d| format!("[{}]", expr_to_string(p, d)))
                     .collect();
                 format!(
-                    "host array {}: int64{} (staged by the host)",
+                    "host array {}: int64{} in {}..={} (staged by the host)",
                     arr.name,
-                    dims.join("")
+                    dims.join(""),
+                    arr.domain.0,
+                    arr.domain.1
                 )
             }
         };
