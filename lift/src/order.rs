@@ -3,8 +3,10 @@
 //!
 //! * publish: `pipe_barrier(PIPE_ALL);` and, when global memory may have been written since
 //!   the last notify, `dsb(DSB_DDR);`, right before a notify — or before a loop nest that
-//!   only notifies (then not inside it). A `.coll fence` right before a publish shares its
-//!   `pipe_barrier` (the dialect never prints two in a row).
+//!   only notifies (then not inside it). Its `pipe_barrier` is the instruction a `.coll
+//!   fence` prints as, so it is recovered as a `fence;` in front of the notify (a `.coll
+//!   fence` written there shares it: the dialect never prints two in a row); the `dsb` is
+//!   taken out.
 //! * acquire: `pipe_barrier(PIPE_ALL); dcci(.., ENTIRE_DATA_CACHE);` right after a wait — or
 //!   after a loop nest that only waits.
 //! * every other `pipe_barrier(PIPE_ALL);` is a `.coll fence`.
@@ -85,10 +87,10 @@ fn publish(out: &mut Vec<L>, line: usize, st: &mut St) -> Result<(), Diagnostic>
     if dsb {
         out.pop();
     }
+    // The publish's `pipe_barrier(PIPE_ALL)` is the instruction a `.coll fence` prints as:
+    // it stays, as a fence in front of the notify.
     match out.last() {
-        Some(L { s: S::Barrier, .. }) => {
-            out.pop();
-        }
+        Some(L { s: S::Barrier, .. }) => {}
         _ => {
             return Err(err(
                 line,

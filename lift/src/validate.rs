@@ -5,9 +5,10 @@
 //! checked and lowered by the front end, and compared statement by statement with the IR
 //! (names, cells, targets, ops, values, thresholds, comparisons, regions, loop ranges,
 //! guards, lets, fences), modulo what the backend documents (docs/lift.md, "Orderings"):
-//! a `.coll fence` right before a notify's publish shares its `pipe_barrier`; two fences in
-//! a row print one; `for v in ranks` and `for v in 0..P` print the same loop; on MPI a
-//! fence is program order and prints nothing.
+//! on pto::comm every notify's publish (in front of the notify, or of a loop nest that only
+//! notifies) is a `pipe_barrier`, the instruction of a `fence`, so the IR is compared with
+//! a fence there; two fences in a row print one; `for v in ranks` and `for v in 0..P`
+//! print the same loop; on MPI a fence is program order and prints nothing.
 
 use crate::layout::{norm, BufKind, Dialect};
 use crate::text::{Out, Ranks};
@@ -111,8 +112,15 @@ pub fn compare(
     };
     let mut n = 0;
     let mut errs = Vec::new();
-    cx.block(&p.body, &lifted.body, "body", &mut n, &mut errs);
-    cx.block(&p.epilogue, &lifted.epilogue, "epilogue", &mut n, &mut errs);
+    cx.block(&p.body, &lifted.body, false, "body", &mut n, &mut errs);
+    cx.block(
+        &p.epilogue,
+        &lifted.epilogue,
+        false,
+        "epilogue",
+        &mut n,
+        &mut errs,
+    );
     if errs.is_empty() {
         Ok(Validated { statements: n })
     } else {
@@ -249,25 +257,31 @@ fn only_notifies(b: &Block) -> bool {
 }
 
 impl Cx<'_> {
-    /// The IR's statements as the dialect prints them (see the module comment).
-    fn expected<'b>(&self, b: &'b Block) -> Vec<&'b Stmt> {
-        let mut out: Vec<&Stmt> = Vec::new();
-        for (i, s) in b.stmts.iter().enumerate() {
-            if matches!(s.kind, StmtKind::Fence) {
-                if self.dialect == Dialect::Mpi {
-                    continue;
+    /// The IR's statements as the dialect prints them (see the module comment); `None` is
+    /// the fence of a publish. `hoisted`: inside a loop nest that only notifies.
+    fn expected<'b>(&self, b: &'b Block, hoisted: bool) -> Vec<Option<&'b Stmt>> {
+        let mut out: Vec<Option<&Stmt>> = Vec::new();
+        for s in &b.stmts {
+            let fence_last = matches!(out.last(), Some(None))
+                || matches!(out.last(), Some(Some(x)) if matches!(x.kind, StmtKind::Fence));
+            match &s.kind {
+                StmtKind::Fence if self.dialect == Dialect::Mpi => continue,
+                StmtKind::Fence if fence_last => continue,
+                StmtKind::Notify { .. } if self.dialect == Dialect::Pto && !hoisted => {
+                    if !fence_last {
+                        out.push(None);
+                    }
                 }
-                let next = b.stmts.get(i + 1).map(|n| &n.kind);
-                let merged = match next {
-                    Some(StmtKind::Fence) | Some(StmtKind::Notify { .. }) => true,
-                    Some(StmtKind::For { body, .. }) => only_notifies(body),
-                    _ => false,
-                };
-                if merged {
-                    continue;
+                StmtKind::For { body, .. }
+                    if self.dialect == Dialect::Pto && !hoisted && only_notifies(body) =>
+                {
+                    if !fence_last {
+                        out.push(None);
+                    }
                 }
+                _ => {}
             }
-            out.push(s);
+            out.push(Some(s));
         }
         out
     }
@@ -292,21 +306,43 @@ impl Cx<'_> {
         out.lines.get(line).copied().unwrap_or(0)
     }
 
-    fn block(&self, a: &Block, b: &Block, what: &str, n: &mut usize, errs: &mut Vec<Diagnostic>) {
-        let xs = self.expected(a);
+    fn block(
+        &self,
+        a: &Block,
+        b: &Block,
+        hoisted: bool,
+        what: &str,
+        n: &mut usize,
+        errs: &mut Vec<Diagnostic>,
+    ) {
+        let xs = self.expected(a, hoisted);
         let ys: Vec<&Stmt> = b.stmts.iter().collect();
         for i in 0..xs.len().max(ys.len()) {
             match (xs.get(i), ys.get(i)) {
-                (Some(x), Some(y)) => {
+                (Some(None), Some(y)) => {
+                    *n += 1;
+                    let hy = head(self.l, y);
+                    if hy != "fence;" {
+                        errs.push(self.mismatch(
+                            None,
+                            y,
+                            "fence; (the publish before a notify)",
+                            &hy,
+                        ));
+                        return;
+                    }
+                }
+                (Some(Some(x)), Some(y)) => {
                     *n += 1;
                     let (hx, hy) = (head(self.p, x), head(self.l, y));
                     if hx != hy {
-                        errs.push(self.mismatch(x, y, &hx, &hy));
+                        errs.push(self.mismatch(Some(x), y, &hx, &hy));
                         return;
                     }
                     match (&x.kind, &y.kind) {
                         (StmtKind::For { body: bx, .. }, StmtKind::For { body: by, .. }) => {
-                            self.block(bx, by, what, n, errs)
+                            let h = hoisted || only_notifies(bx);
+                            self.block(bx, by, h, what, n, errs)
                         }
                         (
                             StmtKind::If {
@@ -320,9 +356,9 @@ impl Cx<'_> {
                                 ..
                             },
                         ) => {
-                            self.block(tx, ty, what, n, errs);
+                            self.block(tx, ty, hoisted, what, n, errs);
                             if let (Some(ex), Some(ey)) = (ex, ey) {
-                                self.block(ex, ey, what, n, errs);
+                                self.block(ex, ey, hoisted, what, n, errs);
                             }
                         }
                         _ => {}
@@ -332,12 +368,17 @@ impl Cx<'_> {
                     }
                 }
                 (Some(x), None) => {
+                    let (h, at) = match x {
+                        Some(x) => (head(self.p, x), self.ir_at(x)),
+                        None => (
+                            "fence;".to_string(),
+                            "the publish before a notify".to_string(),
+                        ),
+                    };
                     errs.push(Diagnostic::error(
                         "validate::missing",
                         format!(
-                            "`{}` ({}) is missing from the emitted {what}: nothing in the C++ performs it",
-                            head(self.p, x),
-                            self.ir_at(x)
+                            "`{h}` ({at}) is missing from the emitted {what}: nothing in the C++ performs it"
                         ),
                     ));
                     return;
@@ -358,12 +399,12 @@ impl Cx<'_> {
         }
     }
 
-    fn mismatch(&self, x: &Stmt, y: &Stmt, hx: &str, hy: &str) -> Diagnostic {
+    fn mismatch(&self, x: Option<&Stmt>, y: &Stmt, hx: &str, hy: &str) -> Diagnostic {
+        let at = x.map_or_else(|| "inserted by the backend".to_string(), |x| self.ir_at(x));
         Diagnostic::error(
             "validate::mismatch",
             format!(
-                "`{hx}` ({}) is emitted as `{hy}` (emitted line {})",
-                self.ir_at(x),
+                "`{hx}` ({at}) is emitted as `{hy}` (emitted line {})",
                 self.cpp_line(y)
             ),
         )
