@@ -264,22 +264,17 @@ impl Cx<'_> {
         for s in &b.stmts {
             let fence_last = matches!(out.last(), Some(None))
                 || matches!(out.last(), Some(Some(x)) if matches!(x.kind, StmtKind::Fence));
-            match &s.kind {
-                StmtKind::Fence if self.dialect == Dialect::Mpi => continue,
-                StmtKind::Fence if fence_last => continue,
-                StmtKind::Notify { .. } if self.dialect == Dialect::Pto && !hoisted => {
-                    if !fence_last {
-                        out.push(None);
-                    }
-                }
-                StmtKind::For { body, .. }
-                    if self.dialect == Dialect::Pto && !hoisted && only_notifies(body) =>
-                {
-                    if !fence_last {
-                        out.push(None);
-                    }
-                }
-                _ => {}
+            let publish = match &s.kind {
+                StmtKind::Notify { .. } => true,
+                StmtKind::For { body, .. } => only_notifies(body),
+                _ => false,
+            };
+            let is_fence = matches!(s.kind, StmtKind::Fence);
+            if is_fence && (self.dialect == Dialect::Mpi || fence_last) {
+                continue;
+            }
+            if publish && self.dialect == Dialect::Pto && !hoisted && !fence_last {
+                out.push(None);
             }
             out.push(Some(s));
         }
