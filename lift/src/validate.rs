@@ -80,7 +80,7 @@ pub fn validate(
                 .into_iter()
                 .filter(|d| d.is_error())
                 .map(|d| {
-                    let line = d.primary_span().map(|s| out.text[..s.start.min(out.text.len())].lines().count().max(1)).unwrap_or(0);
+                    let line = d.primary_span().map_or(0, |s| line_at(&out.text, s.start));
                     let cpp_line = out.lines.get(line.saturating_sub(1)).copied().unwrap_or(0);
                     Diagnostic::error(
                         "validate::unreadable",
@@ -126,6 +126,14 @@ pub fn compare(
     } else {
         Err(errs)
     }
+}
+
+/// The 1-based line of byte `pos`.
+fn line_at(text: &str, pos: usize) -> usize {
+    1 + text.as_bytes()[..pos.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
 }
 
 struct Cx<'a> {
@@ -296,8 +304,7 @@ impl Cx<'_> {
 
     fn cpp_line(&self, s: &Stmt) -> usize {
         let Some(out) = self.out else { return 0 };
-        // The number of lines before the statement is its 0-based line (it starts a line).
-        let line = out.text[..s.span.start.min(out.text.len())].lines().count();
+        let line = line_at(&out.text, s.span.start) - 1;
         out.lines.get(line).copied().unwrap_or(0)
     }
 

@@ -2,69 +2,23 @@
 //! and `lift` of the pto::comm source gives back the example's protocol (lift ∘ emit = id
 //! up to formatting: the canonical printer's body and epilogue are equal).
 
-use collc_backend::cpp::{self, EmitOptions, Target};
-use collc_grammar::Source;
+mod common;
 use collc_lift::layout::Dialect;
 use collc_spec::ir::Protocol;
-use std::path::PathBuf;
-
-fn examples() -> Vec<(PathBuf, Source, Protocol)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut out = Vec::new();
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("examples/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    paths.sort();
-    for path in paths {
-        let text = std::fs::read_to_string(&path).expect("read example");
-        let checked = collc_spec::check(&text);
-        let p = checked.protocol.expect("examples check");
-        out.push((
-            path.clone(),
-            Source::new(path.display().to_string(), text),
-            p,
-        ));
-    }
-    assert!(out.len() >= 10, "examples found: {}", out.len());
-    out
-}
-
-pub fn emitted(p: &Protocol, src: &Source, target: &str) -> String {
-    let opts = EmitOptions {
-        source: Some(src),
-        ..EmitOptions::default()
-    };
-    match target {
-        "ascend" => cpp::emit(p, Target::Ascend, &opts).expect("emit ascend"),
-        "host" => cpp::emit(p, Target::Host, &opts).expect("emit host"),
-        _ => {
-            let o = collc_backend::mpi::EmitOptions {
-                source: Some(src),
-                ..collc_backend::mpi::EmitOptions::default()
-            };
-            collc_backend::mpi::emit(p, &o).expect("emit mpi")
-        }
-    }
-}
+use common::{emit, examples, TARGETS};
 
 #[test]
 fn validate_accepts_every_example_on_every_target() {
     let mut failures = Vec::new();
     for (path, src, p) in examples() {
-        for t in ["ascend", "host", "mpi"] {
-            let code = emitted(&p, &src, t);
+        for t in TARGETS {
+            let code = emit(&p, &src, t);
             if let Err(es) = collc_lift::validate(&p, &code, Some(&src)) {
                 let msgs: Vec<String> = es
                     .iter()
                     .map(|e| format!("{} {}", e.code, e.message))
                     .collect();
-                failures.push(format!(
-                    "{} --target {t}: {}",
-                    path.display(),
-                    msgs.join("; ")
-                ));
+                failures.push(format!("{} --target {t}: {}", path, msgs.join("; ")));
             }
         }
     }
@@ -82,7 +36,7 @@ fn body(p: &Protocol) -> String {
 fn lift_of_emit_is_the_identity_on_every_example() {
     let mut failures = Vec::new();
     for (path, src, p) in examples() {
-        let code = emitted(&p, &src, "ascend");
+        let code = emit(&p, &src, "ascend");
         match collc_lift::lift(&code) {
             Ok(l) => {
                 if let Err(es) =
@@ -94,7 +48,7 @@ fn lift_of_emit_is_the_identity_on_every_example() {
                         .collect();
                     failures.push(format!(
                         "{}: {}\n--- lifted\n{}\n--- original\n{}",
-                        path.display(),
+                        path,
                         msgs.join("; "),
                         body(&l.protocol),
                         body(&p)
@@ -106,7 +60,7 @@ fn lift_of_emit_is_the_identity_on_every_example() {
                     .iter()
                     .map(|e| format!("{} {}", e.code, e.message))
                     .collect();
-                failures.push(format!("{}: {}", path.display(), msgs.join("; ")));
+                failures.push(format!("{}: {}", path, msgs.join("; ")));
             }
         }
     }

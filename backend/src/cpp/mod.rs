@@ -12,6 +12,7 @@
 //! rounds towards +infinity (`collc_ceil_div`). Overflow is not checked in C++ (parameter
 //! domains keep every value of the examples far below 2^63).
 
+pub mod mutate;
 pub mod pto;
 pub mod walk;
 

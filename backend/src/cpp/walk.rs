@@ -736,7 +736,11 @@ struct State<'k, 'a> {
 impl State<'_, '_> {
     fn block(&mut self, w: &mut Writer, b: &Block) {
         let sole = b.stmts.len() == 1;
-        for s in &b.stmts {
+        let waits = |s: &Stmt| match &s.kind {
+            StmtKind::For { body, .. } => only(body, &is_wait),
+            k => is_wait(k),
+        };
+        for s in super::mutate::block(&b.stmts, &waits).iter() {
             self.stmt(w, s, sole);
         }
     }
@@ -772,6 +776,8 @@ impl State<'_, '_> {
                 value,
             } => {
                 let text = notify_text(p, *signal, index, target.as_ref(), *op, value);
+                let (index, target, value) =
+                    &super::mutate::notify(index, target.as_ref(), *op, value);
                 if !self.hoisted_notify {
                     self.d.publish(k, w, self.dirty);
                     self.dirty = false;
@@ -877,7 +883,9 @@ impl State<'_, '_> {
             }
             StmtKind::Fence => {
                 self.comment(w, s, "fence;".into());
-                self.d.fence(w);
+                if !super::mutate::active(super::mutate::Mutation::DropFence) {
+                    self.d.fence(w);
+                }
             }
             StmtKind::For { var, range, body } => self.for_loop(w, s, *var, range, body),
             StmtKind::If {
