@@ -268,6 +268,11 @@ pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
             Ok(E::Bin(op, Box::new(a), Box::new(b)))
         }
         "conditional_expression" => min_max(n, src, s),
+        "pointer_expression" => Err(unsupported(
+            n,
+            src,
+            "an address-of or dereference (function pointers and pointer values are not accepted)",
+        )),
         "subscript_expression" => {
             let arr = field(n, "argument").ok_or_else(|| unsupported(n, src, "an array"))?;
             let name = s

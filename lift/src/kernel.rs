@@ -146,6 +146,12 @@ pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
     let mut layout = Layout::default();
     let mut scope = Scope::default();
     scope.names.insert("me".into(), "me".into());
+    for (k, v) in &o.globals {
+        if k != "kMaxSupportedRanks" && k != "kStage" {
+            scope.bind(k);
+            o.tops.push(Top::Const(k.clone(), *v));
+        }
+    }
     let items: Vec<Node> = all_kids(body)
         .into_iter()
         .filter(|k| k.kind() != "comment")
@@ -336,12 +342,6 @@ pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
             break;
         }
         i += 1;
-    }
-    for (k, v) in &o.globals {
-        if k != "kMaxSupportedRanks" && k != "kStage" && !scope.names.contains_key(k) {
-            scope.bind(k);
-            o.tops.insert(0, Top::Const(k.clone(), *v));
-        }
     }
     // ---- the body and the epilogue ----
     let mut rest: Vec<Node> = items[i..].to_vec();
