@@ -165,6 +165,9 @@ impl Dialect for Pto {
     }
 
     fn publish(&self, _k: &Kernel, w: &mut Writer, data_written: bool) {
+        if super::mutate::active(super::mutate::Mutation::DropPublish) {
+            return;
+        }
         if w.last() != "pipe_barrier(PIPE_ALL);" {
             w.line("pipe_barrier(PIPE_ALL);");
         }

@@ -53,6 +53,37 @@ pub struct EmitArgs {
     /// The verifier gate.
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Static translation validation: recover the protocol from the generated C++ and
+    /// check it equals the IR (docs/lift.md); a mismatch is an error and nothing is written.
+    #[arg(long)]
+    pub validate: bool,
+}
+
+/// With `--validate`, checks the generated `text` performs `l`'s protocol
+/// (`collc_lift::validate`); on a mismatch reports it and returns the exit code.
+pub fn validated(
+    args: &EmitArgs,
+    l: &crate::driver::Loaded,
+    text: &str,
+    style: Style,
+    out: &mut Output,
+) -> Result<(), i32> {
+    if !args.validate {
+        return Ok(());
+    }
+    match collc_lift::validate(&l.protocol, text, Some(&l.source)) {
+        Ok(v) => {
+            out.err(format!(
+                "validated: the generated code performs the protocol ({} statements, docs/lift.md)",
+                v.statements
+            ));
+            Ok(())
+        }
+        Err(diags) => {
+            out.diagnostics(&l.source, &diags, style);
+            Err(exit::INPUT)
+        }
+    }
 }
 
 /// The args-block ABI of an emitted kernel.
@@ -104,6 +135,9 @@ pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
             return exit::INPUT;
         }
     };
+    if let Err(code) = validated(args, &l, &text, style, out) {
+        return code;
+    }
     match &args.output {
         None => {
             out.out(text);
