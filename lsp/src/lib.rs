@@ -4,6 +4,8 @@
 //! document outline, go to definition and find references for every declared name,
 //! and a hover on a signal showing its per-cell credit table (`collc verify --explain`).
 
+pub mod actions;
+pub mod check;
 pub mod diagnostics;
 pub mod hover;
 pub mod names;
