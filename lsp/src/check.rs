@@ -1,22 +1,23 @@
 //! Bounded checks on request (`collc/check`, or the command `collc.check`): the
 //! symbolic obligations, then the simulator's bounded obligations one world size at
 //! a time, on a worker thread. Each stage is reported with `$/progress`
-//! (begin/report/end); a cancel flag is read before every stage, and each bounded
-//! stage has its share of the budget, so a `$/cancelRequest` ends the job within one
-//! stage. The diagnostics found are published (unless the document changed
-//! meanwhile) and the request answers with the verdict and every obligation's status.
+//! (begin/report/end). A `$/cancelRequest` is answered at once by the server loop
+//! (`RequestCancelled`); the worker reads the job's state before every stage and
+//! stops there, each bounded stage having its share of the budget. The diagnostics
+//! found are published (unless the document changed meanwhile) and the request
+//! answers with the verdict and every obligation's status.
 
 use crate::diagnostics;
 use collc_verifier::bounded::{self, BoundedOptions};
 use collc_verifier::{ObligationResult, Report, Status};
-use lsp_server::{ErrorCode, Message, Notification, RequestId, Response};
+use lsp_server::{Message, Notification, RequestId, Response};
 use lsp_types::notification::Notification as _;
 use lsp_types::{
     notification, NumberOrString, ProgressParams, ProgressParamsValue, Uri, WorkDoneProgress,
     WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 use serde::Deserialize;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -56,11 +57,30 @@ pub struct Job {
     pub token: Option<NumberOrString>,
     pub budget: Duration,
     pub max_ranks: i64,
-    /// Set by `$/cancelRequest`.
-    pub cancel: Arc<AtomicBool>,
+    /// [`State`]: running, cancelled (the loop answered), or answered by the worker.
+    pub state: Arc<AtomicU8>,
     /// The document's edit counter, and its value when the request came.
     pub edits: Arc<AtomicU64>,
     pub edits_then: u64,
+}
+
+/// A job's state, shared by the server loop and the worker: whoever moves it off
+/// `RUNNING` first answers the request.
+pub struct State;
+
+impl State {
+    /// Still running.
+    pub const RUNNING: u8 = 0;
+    /// Cancelled: the server loop answered `RequestCancelled`.
+    pub const CANCELLED: u8 = 1;
+    /// Finished: the worker answered.
+    pub const DONE: u8 = 2;
+
+    /// Moves `s` from running to `to`; true when this call did.
+    pub fn claim(s: &AtomicU8, to: u8) -> bool {
+        s.compare_exchange(Self::RUNNING, to, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
 }
 
 /// Where a job's messages go.
@@ -90,26 +110,17 @@ impl Job {
     /// Runs the job to its end or its cancellation, sending the progress, the
     /// diagnostics and the answer.
     pub fn run(self, out: &Out) {
-        let answer = self.stages(out);
-        let response = match answer {
-            Some(v) => {
+        match self.stages(out) {
+            Some(v) if State::claim(&self.state, State::DONE) => {
                 self.end(out, "done");
-                Response::new_ok(self.id.clone(), v)
+                let _ = out.send(Response::new_ok(self.id.clone(), v).into());
             }
-            None => {
-                self.end(out, "cancelled");
-                Response::new_err(
-                    self.id.clone(),
-                    ErrorCode::RequestCanceled as i32,
-                    "collc/check cancelled".into(),
-                )
-            }
-        };
-        let _ = out.send(response.into());
+            _ => self.end(out, "cancelled"),
+        }
     }
 
     fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::SeqCst)
+        self.state.load(Ordering::SeqCst) == State::CANCELLED
     }
 
     /// The stages; `None` when cancelled.

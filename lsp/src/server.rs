@@ -16,7 +16,7 @@ use lsp_types::{
     TextDocumentSyncKind, TextDocumentSyncOptions, TextEdit, Uri,
 };
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// What the server can do.
@@ -123,8 +123,8 @@ struct Server<'c> {
     /// Each document's edit counter: work started on a text publishes only while
     /// it is unchanged.
     edits: HashMap<Uri, Arc<AtomicU64>>,
-    /// The cancel flags of running checks.
-    jobs: HashMap<RequestId, Arc<AtomicBool>>,
+    /// The states of running checks ([`check::State`]).
+    jobs: HashMap<RequestId, Arc<AtomicU8>>,
     /// Whether the client accepts server-created progress tokens.
     progress: bool,
     /// Progress tokens created so far.
@@ -212,9 +212,9 @@ impl Server<'_> {
             ));
         };
         let token = p.work_done_token.or_else(|| self.create_token());
-        let cancel = Arc::new(AtomicBool::new(false));
+        let state = Arc::new(AtomicU8::new(check::State::RUNNING));
         self.jobs.retain(|_, c| Arc::strong_count(c) > 1);
-        self.jobs.insert(req.id.clone(), Arc::clone(&cancel));
+        self.jobs.insert(req.id.clone(), Arc::clone(&state));
         let edits = self.edits_of(&uri);
         let job = check::Job {
             id: req.id.clone(),
@@ -227,7 +227,7 @@ impl Server<'_> {
                     .unwrap_or(collc_verifier::entry::BOUNDED_BUDGET_MS),
             ),
             max_ranks: p.max_ranks.unwrap_or(check::MAX_RANKS),
-            cancel,
+            state,
             edits_then: edits.load(Ordering::SeqCst),
             edits,
         };
@@ -421,10 +421,13 @@ impl Server<'_> {
                     NumberOrString::Number(i) => RequestId::from(i),
                     NumberOrString::String(s) => RequestId::from(s),
                 };
-                if let Some(flag) = self.jobs.remove(&id) {
-                    flag.store(true, Ordering::SeqCst);
+                match self.jobs.remove(&id) {
+                    Some(state) if check::State::claim(&state, check::State::CANCELLED) => {
+                        let cancelled = (ErrorCode::RequestCanceled, "cancelled".to_string());
+                        self.send(reply(id, Err(cancelled)))
+                    }
+                    _ => true,
                 }
-                true
             }
             _ => true,
         }

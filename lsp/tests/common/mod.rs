@@ -67,6 +67,19 @@ impl Client {
         }
     }
 
+    /// Sends a request without waiting for its answer.
+    pub fn send_request(&mut self, method: &str, params: Value) -> RequestId {
+        self.next += 1;
+        let id = RequestId::from(self.next);
+        self.send(Request::new(id.clone(), method.into(), params));
+        id
+    }
+
+    /// The next message, if one comes within `d`.
+    pub fn next_within(&self, d: Duration) -> Option<Message> {
+        self.conn.receiver.recv_timeout(d).ok()
+    }
+
     /// The result of a request that must succeed.
     pub fn ok(&mut self, method: &str, params: Value) -> Value {
         match self.request(method, params) {
