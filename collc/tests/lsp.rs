@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 fn frame(msg: &Value) -> Vec<u8> {
     let body = msg.to_string();
@@ -28,16 +28,22 @@ fn read_frame(r: &mut impl BufRead) -> Value {
     serde_json::from_slice(&body).expect("JSON")
 }
 
-#[test]
-fn collc_lsp_serves_over_stdio_and_exits_cleanly() {
+/// `collc lsp` as a child, its stdin and its stdout.
+fn start() -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
         .arg("lsp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .expect("collc lsp starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdin, stdout)
+}
+
+#[test]
+fn collc_lsp_serves_over_stdio_and_exits_cleanly() {
+    let (mut child, mut stdin, mut stdout) = start();
     let text = "collective x: barrier() {\n    ranks P in 1..=4;\n    signal s[P];\n    body { wait s[q] >= 1; }\n}\n";
     let msgs = [
         json!({ "jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": {} }),
@@ -81,14 +87,7 @@ fn collc_lsp_serves_over_stdio_and_exits_cleanly() {
 
 #[test]
 fn collc_lsp_answers_a_cancel_mid_check_over_stdio() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("collc lsp starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let (mut child, mut stdin, mut stdout) = start();
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/allreduce_mesh.coll"
