@@ -5,7 +5,7 @@
 use crate::ir::*;
 use collc_grammar::ast;
 use collc_grammar::suggest::closest;
-use collc_grammar::{Diagnostic, Span};
+use collc_grammar::{Diagnostic, Fix, Span};
 use std::collections::HashMap;
 
 /// Lowers a parsed file to a validated protocol, or returns every error found.
@@ -867,6 +867,8 @@ impl Lowerer {
         }
         if let Some(best) = closest(&a.name, &known) {
             d = d.with_help(format!("did you mean `{best}`?"));
+            let fix = Fix::replace(format!("replace with `{best}`"), a.span, best);
+            d = d.with_fix(fix);
         } else {
             d = d.with_help("declare it with `param`, `const`, `let`, `signal`, `window`, `tile` or `array` before use");
         }

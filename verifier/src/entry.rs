@@ -99,6 +99,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     crate::param::report::apply_deadlock(&param, &mut report);
     if let Some(src) = opts.source {
         report.locate(src);
+        crate::fix::attach(&mut report, src);
     }
     report
 }

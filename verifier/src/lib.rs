@@ -14,6 +14,7 @@ pub mod cost;
 pub mod entry;
 pub mod exec;
 pub mod fence;
+pub mod fix;
 pub mod gate;
 mod multi;
 mod order;
