@@ -537,6 +537,16 @@ pub fn printed(p: &Protocol, s: &Syms, l: &Lin) -> BTreeMap<String, i64> {
 }
 
 fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garbage) {
+    // Monotonic cells: thresholds `a + b·call` become `a` (the reduction of epoch.rs).
+    let growth = match crate::epoch::reduce(ctx.p, run) {
+        Ok(g) => g,
+        Err((why, span)) => {
+            for a in accs.iter_mut() {
+                a.unknown(format!("unsupported form: {why}"), Some(span));
+            }
+            return;
+        }
+    };
     let (order, groups) = group_cells_flat(run);
     // Cells whose events are identical up to the names of the actors (same kinds,
     // values, guards, loops, sections, relative order, owner/remote roles) get identical
@@ -574,6 +584,9 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
     };
     if !cb.done() && !cb.timed_out() {
         credit_balance(ctx, run, &cells, cb);
+    }
+    if !cb.done() && !cb.timed_out() {
+        crate::epoch::balance(ctx, run, &cells, &growth, cb);
     }
     if !ox.done() && !ox.timed_out() {
         op_exclusivity(ctx, run, &cells, ox);
@@ -764,7 +777,10 @@ fn same_class(run: &Run, a: &Cell, ea: &[usize], b: &Cell, eb: &[usize], s: &mut
 fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
     let mut cache: HashMap<Lin, bool> = HashMap::new();
     for (cell, evs) in cells {
-        if ctx.p.signals[cell.signal].kind == SignalKind::Value {
+        // Value cells are never reset; monotonic ones are checked by `epoch::balance`.
+        if ctx.p.signals[cell.signal].kind == SignalKind::Value
+            || ctx.p.signals[cell.signal].monotonic
+        {
             continue;
         }
         let notifies: Vec<usize> = evs

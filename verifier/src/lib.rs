@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod check;
 pub mod cost;
 pub mod entry;
+pub mod epoch;
 pub mod exec;
 pub mod fence;
 pub mod gate;
