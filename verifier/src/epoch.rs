@@ -15,7 +15,7 @@ use crate::check::{cell_name, contrib, is_wait, value_of, Acc, Ctx};
 use crate::exec::{self, Cell, EvKind, Run};
 use crate::report::{Finding, ObligationResult, Status, WorldRange};
 use crate::smt::{Answer, Prop};
-use crate::sym::{Atom, AtomId, Formula, Lin, Syms};
+use crate::sym::{Atom, AtomId, CondV, Formula, Lin, Syms};
 use collc_grammar::Span;
 use collc_spec::ir::{CmpOp, Protocol};
 use std::collections::BTreeMap;
@@ -363,10 +363,14 @@ pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
         w.cell,
         at.join(" ")
     );
-    let violated = |msg: String, primary: Span, help: String| {
+    let violated = |msg: String, primary: Span, label: String, help: String| {
         let mut f = Finding::new(msg);
         f.primary = Some(primary);
-        f.primary_label = format!("grows by {} per call", w.per_call);
+        f.primary_label = label;
+        if primary != w.span {
+            f.labels
+                .push((w.span, format!("{} grows by {} per call", w.cell, w.per_call)));
+        }
         f.formula = Some(formula.clone());
         f.help = Some(help);
         f.params = w
@@ -395,6 +399,7 @@ pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
                 c.max, w.cell
             ),
             c.span,
+            format!("promises {} calls", c.max),
             format!("declare at most `calls <= {h};`, or make the per-call credit smaller"),
         )),
         Some(c) => Some(ObligationResult {
@@ -417,6 +422,7 @@ pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
                     "no `calls <= N;` declared, yet a `>=` wait reads a monotonic counter that wraps int32 after {h} calls (then the wait blocks for ever or passes early)"
                 ),
                 sp,
+                "compares a wrapping counter with `>=`".to_string(),
                 format!("declare how many calls the protocol makes: `calls <= {h};` (or fewer)"),
             )),
             None => Some(ObligationResult {
@@ -431,4 +437,62 @@ pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
             }),
         },
     }
+}
+
+/// `l` with atom `a` replaced by `by` everywhere, nested atoms included (`None` for a form
+/// this does not rebuild: a guard indicator that mentions `a`).
+fn subst_deep(s: &mut Syms, l: &Lin, a: AtomId, by: &Lin) -> Option<Lin> {
+    let mut out = Lin::k(l.c);
+    for (x, k) in l.t.clone() {
+        let v = subst_atom(s, x, a, by)?;
+        out = out.axpy(k, &v)?;
+    }
+    Some(out)
+}
+
+fn subst_atom(s: &mut Syms, x: AtomId, a: AtomId, by: &Lin) -> Option<Lin> {
+    if x == a {
+        return Some(by.clone());
+    }
+    if !atom_mentions(s, x, a) {
+        return Some(Lin::atom(x));
+    }
+    let two = |s: &mut Syms, l: &Lin, r: &Lin| Some((subst_deep(s, l, a, by)?, subst_deep(s, r, a, by)?));
+    match s.atoms[x as usize].clone() {
+        Atom::CeilDiv(l, r) => two(s, &l, &r).and_then(|(l, r)| s.ceil_div(&l, &r)),
+        Atom::Div(l, r) => two(s, &l, &r).and_then(|(l, r)| s.div(&l, &r)),
+        Atom::Mod(l, r) => two(s, &l, &r).and_then(|(l, r)| s.rem(&l, &r)),
+        Atom::Min(l, r) => two(s, &l, &r).and_then(|(l, r)| s.min(&l, &r)),
+        Atom::Max(l, r) => two(s, &l, &r).and_then(|(l, r)| s.max(&l, &r)),
+        Atom::Mul(l, r) => two(s, &l, &r).and_then(|(l, r)| s.mul(&l, &r)),
+        Atom::Tri(l) => subst_deep(s, &l, a, by).and_then(|l| s.tri(&l)),
+        _ => None,
+    }
+}
+
+/// What a `reused` value cell holds when a call starts, for a protocol that reads the call
+/// index: 0 in call 0 (cells start at 0), and in call `c >= 1` what a Set of call `c - 1`
+/// wrote, `value[call := call - 1]`. Each with the condition on the call it needs (`None`:
+/// none; a condition that cannot hold drops the entry). `None` without a call index.
+pub(crate) fn previous_values(p: &Protocol, s: &mut Syms, sets: &[Lin]) -> Option<Vec<(Lin, bool, Option<crate::sym::CondId>)>> {
+    let call = s.intern(Atom::Param(p.call?));
+    let c = Lin::atom(call);
+    let cond = |s: &mut Syms, op: CmpOp, k: i64| -> Option<Option<Option<crate::sym::CondId>>> {
+        Some(match s.cmp(op, &c, &Lin::k(k))? {
+            CondV::Const(true) => Some(None),
+            CondV::Const(false) => None,
+            CondV::Sym(id) => Some(Some(id)),
+        })
+    };
+    let mut out = Vec::new();
+    if let Some(g) = cond(s, CmpOp::Eq, 0)? {
+        out.push((Lin::k(0), false, g));
+    }
+    if let Some(g) = cond(s, CmpOp::Ge, 1)? {
+        let before = c.add(&Lin::k(-1))?;
+        for v in sets {
+            out.push((subst_deep(s, v, call, &before)?, true, g));
+        }
+    }
+    Some(out)
 }

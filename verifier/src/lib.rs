@@ -27,6 +27,7 @@ pub mod smt;
 pub mod sym;
 pub mod table;
 pub mod validate;
+mod window;
 pub mod value_signal;
 
 pub use entry::{verify, Options};
