@@ -144,3 +144,14 @@ pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
         })
         .collect()
 }
+
+/// Back-to-back calls a test runs `p` for: 3, or 6 when the protocol carries state from call
+/// to call (it reads the call index or has a monotonic signal), so that every parity of a
+/// `call % 2` buffer is reused at least twice.
+pub fn test_calls(p: &Protocol) -> u32 {
+    if p.call.is_some() || p.signals.iter().any(|s| s.monotonic) {
+        6
+    } else {
+        3
+    }
+}

@@ -61,7 +61,7 @@ fn run_examples(build: Build, exec: Exec) -> Vec<String> {
             };
             let cfg = RunConfig {
                 params: params.clone(),
-                calls: 3,
+                calls: collc_backend::testing::test_calls(&p),
                 // No barrier between calls: `per call` windows get one buffer per call.
                 host_barrier: false,
                 twait_timeout_ms: 20_000,

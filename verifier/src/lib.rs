@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod check;
 pub mod cost;
 pub mod entry;
+pub mod epoch;
 pub mod exec;
 pub mod fence;
 pub mod fix;
@@ -27,6 +28,7 @@ pub mod smt;
 pub mod sym;
 pub mod table;
 pub mod validate;
+mod window;
 pub mod value_signal;
 
 pub use entry::{verify, Options};

@@ -130,6 +130,9 @@ pub trait Dialect {
     fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp);
     /// The last statements of the kernel (then the walker closes the entry block).
     fn end_kernel(&self, w: &mut Writer);
+    /// Declares `const int64_t NAME` = the call index (0 in this rank's first call), kept
+    /// by the runtime across calls (only for protocols that read `call`).
+    fn call_index(&self, k: &Kernel, w: &mut Writer, name: &str);
     /// True if [`Dialect::data`] handles tile slices that do not start at element 0 (and
     /// multi-dimensional tiles with a non-zero row); otherwise the walker refuses them with
     /// `backend::unsupported`.
@@ -295,6 +298,9 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
             d.block_idx()
         ));
     }
+    if let Some(c) = p.call {
+        d.call_index(k, &mut f, k.var(c));
+    }
     d.scratch(k, &mut f);
 
     let mut st = State {
@@ -415,6 +421,8 @@ fn collc_args_comment(k: &Kernel, w: &mut Writer) {
                     .collect();
                 let kind = if b.is_credit_signal {
                     "credit signal"
+                } else if sig.monotonic {
+                    "monotonic signal"
                 } else {
                     "value signal"
                 };
