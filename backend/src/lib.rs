@@ -11,6 +11,7 @@
 pub mod cpp;
 pub mod host;
 pub mod layout;
+pub mod library;
 pub mod mpi;
 pub mod oracle;
 pub mod ranks;

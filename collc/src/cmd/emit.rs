@@ -44,10 +44,20 @@ pub struct EmitArgs {
     /// The verifier gate.
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Package the protocol(s) as a library `libNAME.so` + `NAME.h` (+ pkg-config, CMake,
+    /// README) in the folder `-o DIR` (`--target host` or `mpi`). See `cmd::lib`.
+    #[arg(long, value_name = "NAME")]
+    pub lib: Option<String>,
+    /// More protocols for `--lib` (one collective each, one function per kind).
+    #[arg(value_name = "MORE")]
+    pub more: Vec<String>,
 }
 
 /// Runs `collc emit`.
 pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
+    if args.lib.is_some() || !args.more.is_empty() {
+        return super::lib::emit(args, style, out);
+    }
     let l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
         Err(code) => return code,
