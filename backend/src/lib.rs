@@ -15,6 +15,7 @@ pub mod ascend_check;
 pub mod cpp;
 pub mod host;
 pub mod layout;
+pub mod library;
 pub mod mpi;
 pub mod oracle;
 pub mod ranks;

@@ -57,6 +57,13 @@ pub struct EmitArgs {
     /// check it equals the IR (docs/lift.md); a mismatch is an error and nothing is written.
     #[arg(long)]
     pub validate: bool,
+    /// Package the protocol(s) as a library `libNAME.so` + `NAME.h` (+ pkg-config, CMake,
+    /// README) in the folder `-o DIR` (`--target host` or `mpi`). See `cmd::lib`.
+    #[arg(long, value_name = "NAME")]
+    pub lib: Option<String>,
+    /// More protocols for `--lib` (one collective each, one function per kind).
+    #[arg(value_name = "MORE")]
+    pub more: Vec<String>,
 }
 
 /// With `--validate`, checks the generated `text` performs `l`'s protocol
@@ -97,6 +104,9 @@ pub enum AbiArg {
 
 /// Runs `collc emit`.
 pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
+    if args.lib.is_some() || !args.more.is_empty() {
+        return super::lib::emit(args, style, out);
+    }
     if args.abi == AbiArg::Pypto && args.target != TargetArg::Ascend {
         out.err("error: `--abi pypto` is an Ascend kernel ABI: use it with `--target ascend`");
         return exit::USAGE;
