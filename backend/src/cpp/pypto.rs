@@ -172,6 +172,17 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             ),
         ));
     }
+    if let Some(c) = p.call {
+        return Err(refuse(
+            p,
+            p.vars[c].span,
+            "the builtin's args block has no call index",
+            format!(
+                "{builtin} is called with tensors, nranks and the CommContext only: a protocol that reads the call index `{}` needs collc's args block (`--abi collc`)",
+                p.var_name(c)
+            ),
+        ));
+    }
     let mut tensors: Vec<BufferSource> = windows.iter().map(|w| BufferSource::Window(*w)).collect();
     tensors.push(BufferSource::Signal(0));
     let sig_ix = tensors.len() - 1;
@@ -339,6 +350,19 @@ struct Pypto {
 }
 
 impl Dialect for Pypto {
+    fn trace_fence(&self, w: &mut Writer) {
+        self.pto.trace_fence(w);
+    }
+
+    fn trace_data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
+        self.pto.trace_data(k, w, op);
+    }
+
+    fn call_index(&self, _k: &Kernel, w: &mut Writer, name: &str) {
+        // `plan` refuses protocols that read the call index; never reached.
+        w.line(format!("#error \"collc: {name}: pypto's args block has no call index\""));
+    }
+
     fn describe(&self) -> String {
         format!(
             "Ascend pto::comm with the args block of pypto's {} (drop-in for \
