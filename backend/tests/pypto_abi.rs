@@ -233,3 +233,66 @@ fn a_kernel_decoding_the_args_block_wrongly_fails_its_run() {
     let r = host::execute(&p, &prep, &cfg).expect("runs");
     assert!(!r.ok(), "the swapped decoding passed: {}", r.summary());
 }
+
+/// A kernel that ignores `start_offset` (reads `buffer.addr`, the window base, for every
+/// tensor) fails its run: the shim passes the data tensor at a non-zero offset.
+#[test]
+fn a_kernel_ignoring_start_offset_fails_its_run() {
+    if !setup() {
+        return;
+    }
+    let (_, src, p) = mapped()
+        .into_iter()
+        .find(|(n, _, _)| n == "allreduce_ring")
+        .expect("ring");
+    let good = kernel(&src, &p);
+    let bad = good.replace(" + collc_data_tensor->start_offset;", ";");
+    assert_ne!(bad, good, "mutation applied");
+    let mut cfg = run_config(&p, 2);
+    cfg.twait_timeout_ms = 2_000;
+    let prep = host::prepare_with(&p, &cfg, &|_| {
+        pypto::cpu_shim(&p, &bad, None).map_err(host::RunError::Emit)
+    })
+    .expect("builds");
+    let r = host::execute(&p, &prep, &cfg).expect("runs");
+    assert!(!r.ok(), "ignoring start_offset passed: {}", r.summary());
+}
+
+/// A signal tensor too small for the protocol (one row fewer than the `.coll` signal): every
+/// rank returns before its first notify (a rank-uniform guard), so the run neither hangs nor
+/// corrupts memory — the outputs are simply not reduced, which the check reports.
+#[test]
+fn a_too_small_tensor_returns_on_every_rank_without_hanging() {
+    if !setup() {
+        return;
+    }
+    let (_, src, p) = mapped()
+        .into_iter()
+        .find(|(n, _, _)| n == "allreduce_ring")
+        .expect("ring");
+    let k = kernel(&src, &p);
+    let cfg = run_config(&p, 4);
+    let prep = host::prepare_with(&p, &cfg, &|_| {
+        let shim = pypto::cpu_shim(&p, &k, None).map_err(host::RunError::Emit)?;
+        let small = shim.replacen(
+            "collc_t.shapes[0] = static_cast<uint32_t>(2 * (P - 1) + 1);",
+            "collc_t.shapes[0] = static_cast<uint32_t>(2 * (P - 1));",
+            1,
+        );
+        assert_ne!(small, shim, "mutation applied");
+        Ok(small)
+    })
+    .expect("builds");
+    let r = host::execute(&p, &prep, &cfg).expect("runs");
+    assert_eq!(
+        r.status,
+        0,
+        "no timeout, kernel error or residue: {}",
+        r.summary()
+    );
+    assert!(
+        r.check.wrong > 0,
+        "outputs left unreduced are reported: {}",
+        r.summary()
+    );
+}
