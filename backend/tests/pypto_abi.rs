@@ -207,6 +207,39 @@ fn pypto_kernels_run_on_cpu_threads_through_the_shim() {
     assert_eq!(runs, 2 * mapped().len());
 }
 
+/// Runs the ring allreduce's pypto kernel at world size `world` through the shim, after
+/// `kernel` rewrote the kernel text and `shim` the whole shim text (each must change it).
+fn run_mutated(
+    world: i64,
+    kernel_edit: &dyn Fn(&str) -> String,
+    shim_edit: &dyn Fn(&str) -> String,
+) -> host::RunReport {
+    let (_, src, p) = mapped()
+        .into_iter()
+        .find(|(n, _, _)| n == "allreduce_ring")
+        .expect("ring");
+    let good = kernel(&src, &p);
+    let k = kernel_edit(&good);
+    let mut cfg = run_config(&p, world);
+    cfg.twait_timeout_ms = 2_000;
+    let prep = host::prepare_with(&p, &cfg, &|_| {
+        let shim = pypto::cpu_shim(&p, &k, None).map_err(host::RunError::Emit)?;
+        Ok(shim_edit(&shim))
+    })
+    .expect("builds");
+    host::execute(&p, &prep, &cfg).expect("runs")
+}
+
+fn changed(text: &str, from: &str, to: &str) -> String {
+    let out = text.replacen(from, to, 1);
+    assert_ne!(out, text, "mutation `{from}` applied");
+    out
+}
+
+fn same(text: &str) -> String {
+    text.to_string()
+}
+
 /// The run checks are not vacuous: a kernel whose args decoding swaps the data and signal
 /// tensors fails its run.
 #[test]
@@ -214,23 +247,12 @@ fn a_kernel_decoding_the_args_block_wrongly_fails_its_run() {
     if !setup() {
         return;
     }
-    let (_, src, p) = mapped()
-        .into_iter()
-        .find(|(n, _, _)| n == "allreduce_ring")
-        .expect("ring");
-    let good = kernel(&src, &p);
-    let bad = good
-        .replace("ChipTensor*>(args[0])", "ChipTensor*>(args[@])")
-        .replace("ChipTensor*>(args[1])", "ChipTensor*>(args[0])")
-        .replace("ChipTensor*>(args[@])", "ChipTensor*>(args[1])");
-    assert_ne!(bad, good, "mutation applied");
-    let mut cfg = run_config(&p, 2);
-    cfg.twait_timeout_ms = 2_000;
-    let prep = host::prepare_with(&p, &cfg, &|_| {
-        pypto::cpu_shim(&p, &bad, None).map_err(host::RunError::Emit)
-    })
-    .expect("builds");
-    let r = host::execute(&p, &prep, &cfg).expect("runs");
+    let swap = |k: &str| {
+        let k = changed(k, "ChipTensor*>(args[0])", "ChipTensor*>(args[@])");
+        let k = changed(&k, "ChipTensor*>(args[1])", "ChipTensor*>(args[0])");
+        changed(&k, "ChipTensor*>(args[@])", "ChipTensor*>(args[1])")
+    };
+    let r = run_mutated(2, &swap, &same);
     assert!(!r.ok(), "the swapped decoding passed: {}", r.summary());
 }
 
@@ -241,20 +263,11 @@ fn a_kernel_ignoring_start_offset_fails_its_run() {
     if !setup() {
         return;
     }
-    let (_, src, p) = mapped()
-        .into_iter()
-        .find(|(n, _, _)| n == "allreduce_ring")
-        .expect("ring");
-    let good = kernel(&src, &p);
-    let bad = good.replace(" + collc_data_tensor->start_offset;", ";");
-    assert_ne!(bad, good, "mutation applied");
-    let mut cfg = run_config(&p, 2);
-    cfg.twait_timeout_ms = 2_000;
-    let prep = host::prepare_with(&p, &cfg, &|_| {
-        pypto::cpu_shim(&p, &bad, None).map_err(host::RunError::Emit)
-    })
-    .expect("builds");
-    let r = host::execute(&p, &prep, &cfg).expect("runs");
+    let r = run_mutated(
+        2,
+        &|k| changed(k, " + collc_data_tensor->start_offset;", ";"),
+        &same,
+    );
     assert!(!r.ok(), "ignoring start_offset passed: {}", r.summary());
 }
 
@@ -266,24 +279,13 @@ fn a_too_small_tensor_returns_on_every_rank_without_hanging() {
     if !setup() {
         return;
     }
-    let (_, src, p) = mapped()
-        .into_iter()
-        .find(|(n, _, _)| n == "allreduce_ring")
-        .expect("ring");
-    let k = kernel(&src, &p);
-    let cfg = run_config(&p, 4);
-    let prep = host::prepare_with(&p, &cfg, &|_| {
-        let shim = pypto::cpu_shim(&p, &k, None).map_err(host::RunError::Emit)?;
-        let small = shim.replacen(
+    let r = run_mutated(4, &same, &|shim| {
+        changed(
+            shim,
             "collc_t.shapes[0] = static_cast<uint32_t>(2 * (P - 1) + 1);",
             "collc_t.shapes[0] = static_cast<uint32_t>(2 * (P - 1));",
-            1,
-        );
-        assert_ne!(small, shim, "mutation applied");
-        Ok(small)
-    })
-    .expect("builds");
-    let r = host::execute(&p, &prep, &cfg).expect("runs");
+        )
+    });
     assert_eq!(
         r.status,
         0,
