@@ -276,7 +276,30 @@ pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>>
         },
         plan,
     };
-    walk::emit_kernel(&k, &d)
+    let text = walk::emit_kernel(&k, &d)?;
+    let mut listing = Writer::default();
+    d.args_comment(&k, &mut listing);
+    Ok(replace_args_listing(&text, &listing.finish()))
+}
+
+/// Replaces the walker's description of the collc args block in the header comment (from
+/// the line `// Args block (` to the line ending in `CommContext* of this rank`) with
+/// `listing`; without those lines (a walker that words its header differently) the listing
+/// goes in front of the first `#include`, so the pypto layout is always described.
+fn replace_args_listing(text: &str, listing: &str) -> String {
+    let start = text.find("\n// Args block (").map(|i| i + 1);
+    let end = start.and_then(|s| {
+        text[s..]
+            .find("CommContext* of this rank\n")
+            .map(|e| s + e + "CommContext* of this rank\n".len())
+    });
+    match (start, end) {
+        (Some(s), Some(e)) => format!("{}{listing}{}", &text[..s], &text[e..]),
+        _ => match text.find("#include") {
+            Some(i) => format!("{}{listing}\n{}", &text[..i], &text[i..]),
+            None => format!("{listing}{text}"),
+        },
+    }
 }
 
 /// The C++ name of tensor `b`'s `ChipTensor*`.
@@ -338,16 +361,9 @@ struct Pypto {
     plan: Plan,
 }
 
-impl Dialect for Pypto {
-    fn describe(&self) -> String {
-        format!(
-            "Ascend pto::comm with the args block of pypto's {} (drop-in for \
-             python/pypto/runtime/builtins/collectives/{}/templates/kernel.cpp.in; docs/pypto-abi.md)",
-            self.plan.builtin, self.plan.dir
-        )
-    }
-
-    fn args_comment(&self, k: &Kernel, w: &mut Writer) -> bool {
+impl Pypto {
+    /// The header comment's description of pypto's args block.
+    fn args_comment(&self, k: &Kernel, w: &mut Writer) {
         let p = k.p;
         w.line(format!(
             "// Args block (pypto's {}: ChipTensor* per tensor, then nranks, then CommContext*):",
@@ -388,7 +404,16 @@ impl Dialect for Pypto {
             };
             w.line(format!("//   param {} = {from}", p.vars[*v].name));
         }
-        true
+    }
+}
+
+impl Dialect for Pypto {
+    fn describe(&self) -> String {
+        format!(
+            "Ascend pto::comm with the args block of pypto's {} (drop-in for \
+             python/pypto/runtime/builtins/collectives/{}/templates/kernel.cpp.in; docs/pypto-abi.md)",
+            self.plan.builtin, self.plan.dir
+        )
     }
 
     fn includes(&self, k: &Kernel, w: &mut Writer) {
