@@ -701,3 +701,22 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
     text.push_str(&w.finish());
     Ok(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::replace_args_listing;
+
+    #[test]
+    fn the_collc_listing_is_replaced_in_place() {
+        let text = "// head\n// Args block (collc ...):\n//   args[0]  x\n//   args[1]  CommContext* of this rank\n//\n#include \"a\"\n";
+        let out = replace_args_listing(text, "// pypto listing\n");
+        assert_eq!(out, "// head\n// pypto listing\n//\n#include \"a\"\n");
+    }
+
+    #[test]
+    fn without_the_collc_listing_the_pypto_one_goes_before_the_includes() {
+        let text = "// head\n#include \"a\"\n";
+        let out = replace_args_listing(text, "// pypto listing\n");
+        assert_eq!(out, "// head\n// pypto listing\n\n#include \"a\"\n");
+    }
+}
