@@ -8,14 +8,14 @@
 //!   (ChipTensors with `buffer.addr` = the window base and `start_offset` = the buffer's
 //!   element offset, nranks, CommContext*) at P=2 and P=4 for 3 back-to-back calls, checked
 //!   against the collective's semantics with every credit cell back at zero — the checks
-//!   the collc-ABI host runs use;
+//!   the collc-ABI host runs use; three of them also race-free under ThreadSanitizer;
 //! * a kernel that decodes the args block wrongly fails that run.
 //!
 //! Without a C++ compiler the compile and run tests print a loud SKIP line and pass.
 
 use collc_backend::ascend_check::syntax_check;
 use collc_backend::cpp::{pypto, EmitOptions};
-use collc_backend::host::compile::CompileError;
+use collc_backend::host::compile::{self, CompileError};
 use collc_backend::host::{self, RunConfig};
 use collc_backend::testing::{coll_files, compiler_or_skip, default_params};
 use collc_grammar::Source;
@@ -205,6 +205,34 @@ fn pypto_kernels_run_on_cpu_threads_through_the_shim() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert_eq!(runs, 2 * mapped().len());
+}
+
+/// The shim under ThreadSanitizer (runner subprocess): the pypto-ABI kernels of a barrier,
+/// the multicore mesh allreduce and a broadcast run race-free at P=2 and P=4.
+#[test]
+fn pypto_kernels_are_race_free_under_thread_sanitizer() {
+    if !setup() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for (name, src, p) in mapped()
+        .into_iter()
+        .filter(|(n, _, _)| ["barrier", "allreduce_mesh", "broadcast"].contains(&n.as_str()))
+    {
+        for world in [2, 4] {
+            let cfg = RunConfig {
+                build: compile::Build::Tsan,
+                exec: host::Exec::Subprocess,
+                ..run_config(&p, world)
+            };
+            match host::pypto::run(&p, Some(&src), &cfg) {
+                Ok(r) if r.ok() => {}
+                Ok(r) => failures.push(format!("{name} P={world}: {}", r.summary())),
+                Err(e) => failures.push(format!("{name} P={world}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// Runs the ring allreduce's pypto kernel at world size `world` through the shim, after
