@@ -8,14 +8,14 @@
 //!   (ChipTensors with `buffer.addr` = the window base and `start_offset` = the buffer's
 //!   element offset, nranks, CommContext*) at P=2 and P=4 for 3 back-to-back calls, checked
 //!   against the collective's semantics with every credit cell back at zero — the checks
-//!   the collc-ABI host runs use;
+//!   the collc-ABI host runs use; three of them also race-free under ThreadSanitizer;
 //! * a kernel that decodes the args block wrongly fails that run.
 //!
 //! Without a C++ compiler the compile and run tests print a loud SKIP line and pass.
 
 use collc_backend::ascend_check::syntax_check;
 use collc_backend::cpp::{pypto, EmitOptions};
-use collc_backend::host::compile::CompileError;
+use collc_backend::host::compile::{self, CompileError};
 use collc_backend::host::{self, RunConfig};
 use collc_backend::testing::{coll_files, compiler_or_skip, default_params};
 use collc_grammar::Source;
@@ -207,6 +207,67 @@ fn pypto_kernels_run_on_cpu_threads_through_the_shim() {
     assert_eq!(runs, 2 * mapped().len());
 }
 
+/// The shim under ThreadSanitizer (runner subprocess): the pypto-ABI kernels of a barrier,
+/// the multicore mesh allreduce and a broadcast run race-free at P=2 and P=4.
+#[test]
+fn pypto_kernels_are_race_free_under_thread_sanitizer() {
+    if !setup() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for (name, src, p) in mapped()
+        .into_iter()
+        .filter(|(n, _, _)| ["barrier", "allreduce_mesh", "broadcast"].contains(&n.as_str()))
+    {
+        for world in [2, 4] {
+            let cfg = RunConfig {
+                build: compile::Build::Tsan,
+                exec: host::Exec::Subprocess,
+                ..run_config(&p, world)
+            };
+            match host::pypto::run(&p, Some(&src), &cfg) {
+                Ok(r) if r.ok() => {}
+                Ok(r) => failures.push(format!("{name} P={world}: {}", r.summary())),
+                Err(e) => failures.push(format!("{name} P={world}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Runs the ring allreduce's pypto kernel at world size `world` through the shim, after
+/// `kernel` rewrote the kernel text and `shim` the whole shim text (each must change it).
+fn run_mutated(
+    world: i64,
+    kernel_edit: &dyn Fn(&str) -> String,
+    shim_edit: &dyn Fn(&str) -> String,
+) -> host::RunReport {
+    let (_, src, p) = mapped()
+        .into_iter()
+        .find(|(n, _, _)| n == "allreduce_ring")
+        .expect("ring");
+    let good = kernel(&src, &p);
+    let k = kernel_edit(&good);
+    let mut cfg = run_config(&p, world);
+    cfg.twait_timeout_ms = 2_000;
+    let prep = host::prepare_with(&p, &cfg, &|_| {
+        let shim = pypto::cpu_shim(&p, &k, None).map_err(host::RunError::Emit)?;
+        Ok(shim_edit(&shim))
+    })
+    .expect("builds");
+    host::execute(&p, &prep, &cfg).expect("runs")
+}
+
+fn changed(text: &str, from: &str, to: &str) -> String {
+    let out = text.replacen(from, to, 1);
+    assert_ne!(out, text, "mutation `{from}` applied");
+    out
+}
+
+fn same(text: &str) -> String {
+    text.to_string()
+}
+
 /// The run checks are not vacuous: a kernel whose args decoding swaps the data and signal
 /// tensors fails its run.
 #[test]
@@ -214,22 +275,54 @@ fn a_kernel_decoding_the_args_block_wrongly_fails_its_run() {
     if !setup() {
         return;
     }
-    let (_, src, p) = mapped()
-        .into_iter()
-        .find(|(n, _, _)| n == "allreduce_ring")
-        .expect("ring");
-    let good = kernel(&src, &p);
-    let bad = good
-        .replace("ChipTensor*>(args[0])", "ChipTensor*>(args[@])")
-        .replace("ChipTensor*>(args[1])", "ChipTensor*>(args[0])")
-        .replace("ChipTensor*>(args[@])", "ChipTensor*>(args[1])");
-    assert_ne!(bad, good, "mutation applied");
-    let mut cfg = run_config(&p, 2);
-    cfg.twait_timeout_ms = 2_000;
-    let prep = host::prepare_with(&p, &cfg, &|_| {
-        pypto::cpu_shim(&p, &bad, None).map_err(host::RunError::Emit)
-    })
-    .expect("builds");
-    let r = host::execute(&p, &prep, &cfg).expect("runs");
+    let swap = |k: &str| {
+        let k = changed(k, "ChipTensor*>(args[0])", "ChipTensor*>(args[@])");
+        let k = changed(&k, "ChipTensor*>(args[1])", "ChipTensor*>(args[0])");
+        changed(&k, "ChipTensor*>(args[@])", "ChipTensor*>(args[1])")
+    };
+    let r = run_mutated(2, &swap, &same);
     assert!(!r.ok(), "the swapped decoding passed: {}", r.summary());
+}
+
+/// A kernel that ignores `start_offset` (reads `buffer.addr`, the window base, for every
+/// tensor) fails its run: the shim passes the data tensor at a non-zero offset.
+#[test]
+fn a_kernel_ignoring_start_offset_fails_its_run() {
+    if !setup() {
+        return;
+    }
+    let r = run_mutated(
+        2,
+        &|k| changed(k, " + collc_data_tensor->start_offset;", ";"),
+        &same,
+    );
+    assert!(!r.ok(), "ignoring start_offset passed: {}", r.summary());
+}
+
+/// A signal tensor too small for the protocol (one row fewer than the `.coll` signal): every
+/// rank returns before its first notify (a rank-uniform guard), so the run neither hangs nor
+/// corrupts memory — the outputs are simply not reduced, which the check reports.
+#[test]
+fn a_too_small_tensor_returns_on_every_rank_without_hanging() {
+    if !setup() {
+        return;
+    }
+    let r = run_mutated(4, &same, &|shim| {
+        changed(
+            shim,
+            "collc_t.shapes[0] = static_cast<uint32_t>(2 * (P - 1) + 1);",
+            "collc_t.shapes[0] = static_cast<uint32_t>(2 * (P - 1));",
+        )
+    });
+    assert_eq!(
+        r.status,
+        0,
+        "no timeout, kernel error or residue: {}",
+        r.summary()
+    );
+    assert!(
+        r.check.wrong > 0,
+        "outputs left unreduced are reported: {}",
+        r.summary()
+    );
 }

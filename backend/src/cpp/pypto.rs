@@ -287,7 +287,30 @@ pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>>
         },
         plan,
     };
-    walk::emit_kernel(&k, &d)
+    let text = walk::emit_kernel(&k, &d)?;
+    let mut listing = Writer::default();
+    d.args_comment(&k, &mut listing);
+    Ok(replace_args_listing(&text, &listing.finish()))
+}
+
+/// Replaces the walker's description of the collc args block in the header comment (from
+/// the line `// Args block (` to the line ending in `CommContext* of this rank`) with
+/// `listing`; without those lines (a walker that words its header differently) the listing
+/// goes in front of the first `#include`, so the pypto layout is always described.
+fn replace_args_listing(text: &str, listing: &str) -> String {
+    let start = text.find("\n// Args block (").map(|i| i + 1);
+    let end = start.and_then(|s| {
+        text[s..]
+            .find("CommContext* of this rank\n")
+            .map(|e| s + e + "CommContext* of this rank\n".len())
+    });
+    match (start, end) {
+        (Some(s), Some(e)) => format!("{}{listing}{}", &text[..s], &text[e..]),
+        _ => match text.find("#include") {
+            Some(i) => format!("{}{listing}\n{}", &text[..i], &text[i..]),
+            None => format!("{listing}{text}"),
+        },
+    }
 }
 
 /// The C++ name of tensor `b`'s `ChipTensor*`.
@@ -349,29 +372,9 @@ struct Pypto {
     plan: Plan,
 }
 
-impl Dialect for Pypto {
-    fn trace_fence(&self, w: &mut Writer) {
-        self.pto.trace_fence(w);
-    }
-
-    fn trace_data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
-        self.pto.trace_data(k, w, op);
-    }
-
-    fn call_index(&self, _k: &Kernel, w: &mut Writer, name: &str) {
-        // `plan` refuses protocols that read the call index; never reached.
-        w.line(format!("#error \"collc: {name}: pypto's args block has no call index\""));
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "Ascend pto::comm with the args block of pypto's {} (drop-in for \
-             python/pypto/runtime/builtins/collectives/{}/templates/kernel.cpp.in; docs/pypto-abi.md)",
-            self.plan.builtin, self.plan.dir
-        )
-    }
-
-    fn args_comment(&self, k: &Kernel, w: &mut Writer) -> bool {
+impl Pypto {
+    /// The header comment's description of pypto's args block.
+    fn args_comment(&self, k: &Kernel, w: &mut Writer) {
         let p = k.p;
         w.line(format!(
             "// Args block (pypto's {}: ChipTensor* per tensor, then nranks, then CommContext*):",
@@ -412,7 +415,29 @@ impl Dialect for Pypto {
             };
             w.line(format!("//   param {} = {from}", p.vars[*v].name));
         }
-        true
+    }
+}
+
+impl Dialect for Pypto {
+    fn trace_fence(&self, w: &mut Writer) {
+        self.pto.trace_fence(w);
+    }
+
+    fn trace_data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
+        self.pto.trace_data(k, w, op);
+    }
+
+    fn call_index(&self, _k: &Kernel, w: &mut Writer, name: &str) {
+        // `plan` refuses protocols that read the call index; never reached.
+        w.line(format!("#error \"collc: {name}: pypto's args block has no call index\""));
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "Ascend pto::comm with the args block of pypto's {} (drop-in for \
+             python/pypto/runtime/builtins/collectives/{}/templates/kernel.cpp.in; docs/pypto-abi.md)",
+            self.plan.builtin, self.plan.dir
+        )
     }
 
     fn includes(&self, k: &Kernel, w: &mut Writer) {
@@ -699,4 +724,23 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
     w.close();
     text.push_str(&w.finish());
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_args_listing;
+
+    #[test]
+    fn the_collc_listing_is_replaced_in_place() {
+        let text = "// head\n// Args block (collc ...):\n//   args[0]  x\n//   args[1]  CommContext* of this rank\n//\n#include \"a\"\n";
+        let out = replace_args_listing(text, "// pypto listing\n");
+        assert_eq!(out, "// head\n// pypto listing\n//\n#include \"a\"\n");
+    }
+
+    #[test]
+    fn without_the_collc_listing_the_pypto_one_goes_before_the_includes() {
+        let text = "// head\n#include \"a\"\n";
+        let out = replace_args_listing(text, "// pypto listing\n");
+        assert_eq!(out, "// head\n// pypto listing\n\n#include \"a\"\n");
+    }
 }

@@ -139,11 +139,6 @@ pub trait Dialect {
     fn supports_tile_offsets(&self) -> bool {
         false
     }
-    /// Writes the header comment's description of the args block and returns true; false
-    /// (the default): the walker describes the collc host ABI (`crate::layout::Abi`).
-    fn args_comment(&self, _k: &Kernel, _w: &mut Writer) -> bool {
-        false
-    }
     /// The check statement for a runtime condition (`what` is the `.coll` text).
     fn check(&self, w: &mut Writer, cond: &str, what: &str) {
         w.line(format!("COLLC_CHECK({cond}, {});", c_string(what)));
@@ -377,37 +372,6 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
         }
     }
     w.line("//");
-    if !d.args_comment(k, w) {
-        collc_args_comment(k, w);
-    }
-    w.line("//");
-    w.line("// Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):");
-    w.line(
-        "//   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been",
-    );
-    w.line("//     stored since the last notify (the notify publishes it);");
-    w.line("//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the");
-    w.line("//     wait released do not hit stale cache lines.");
-    if k.ub_bytes() > super::UB_BYTES {
-        w.line(format!(
-            "// NOTE: the tiles need {} bytes of Unified Buffer at the parameter domains' maximum; an",
-            k.ub_bytes()
-        ));
-        w.line(format!(
-            "// Ascend AIV core has {} bytes: the Ascend build needs smaller tiles or domains.",
-            super::UB_BYTES
-        ));
-    }
-    w.line(
-        "// Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make",
-    );
-    w.line("// trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.");
-    w.line("");
-}
-
-/// The header comment's args listing for the collc host ABI.
-fn collc_args_comment(k: &Kernel, w: &mut Writer) {
-    let p = k.p;
     w.line("// Args block (collc host ABI v2, collc/host_launch.hpp; a `per call` buffer is the call's own):");
     let mut slot = 0;
     for b in &k.abi.buffers {
@@ -468,6 +432,29 @@ fn collc_args_comment(k: &Kernel, w: &mut Writer) {
         slot += 1;
     }
     w.line(format!("//   args[{slot}]  CommContext* of this rank"));
+    w.line("//");
+    w.line("// Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):");
+    w.line(
+        "//   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been",
+    );
+    w.line("//     stored since the last notify (the notify publishes it);");
+    w.line("//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the");
+    w.line("//     wait released do not hit stale cache lines.");
+    if k.ub_bytes() > super::UB_BYTES {
+        w.line(format!(
+            "// NOTE: the tiles need {} bytes of Unified Buffer at the parameter domains' maximum; an",
+            k.ub_bytes()
+        ));
+        w.line(format!(
+            "// Ascend AIV core has {} bytes: the Ascend build needs smaller tiles or domains.",
+            super::UB_BYTES
+        ));
+    }
+    w.line(
+        "// Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make",
+    );
+    w.line("// trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.");
+    w.line("");
 }
 
 /// `allreduce(sum, data)` etc.

@@ -54,10 +54,12 @@ struct GlobalTensor {
     AICORE DType* data();
 };
 
-enum class TileType { Vec, Mat, Left, Right, Acc, Bias, Scaling };
+// Enumerators: the ones pto_tile.hpp and the ISA pages use (TileType::Vec/Mat/Left/Right/Acc,
+// BLayout and SLayout RowMajor/ColMajor, SLayout::NoneBox, PadValue::Null); others are omitted.
+enum class TileType { Vec, Mat, Left, Right, Acc };
 enum class BLayout { RowMajor, ColMajor };
 enum class SLayout { NoneBox, RowMajor, ColMajor };
-enum class PadValue { Null, Zero, Max, Min };
+enum class PadValue { Null };
 
 template <TileType Loc_, typename Element_, int Rows_, int Cols_, BLayout BFractal_ = BLayout::RowMajor,
           int RowValid_ = Rows_, int ColValid_ = Cols_, SLayout SFractal_ = SLayout::NoneBox, int SFractalSize_ = 512,
