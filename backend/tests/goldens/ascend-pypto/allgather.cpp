@@ -90,8 +90,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 const int64_t len = collc_min(tc, m - off);  // allgather.coll:24  let len = min(tc, m - off);
                 // allgather.coll:25  fence;
                 pipe_barrier(PIPE_ALL);
+                COLLC_TRACE_FENCE();
                 // allgather.coll:26  put target[me][off .. off + len] @ d <- input[off .. off + len];
                 COLLC_CHECK(collc_slice(off, off + len, m), "put target[me][off .. off + len] @ d <- input[off .. off + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(input + off, static_cast<int32_t>(len));
+                COLLC_TRACE_PUT(CommRemotePtr(ctx, target + (me * m + off), d), static_cast<int32_t>(len));
                 {
                     __gm__ float* dst_gm = CommRemotePtr(ctx, target + (me * m + off), d);
                     __gm__ float* src_gm = input + off;
@@ -103,10 +106,12 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 }
                 // allgather.coll:27  fence;
                 pipe_barrier(PIPE_ALL);
+                COLLC_TRACE_FENCE();
             }
         }
         // allgather.coll:30  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
         // allgather.coll:31  for p in peers
         for (int64_t p = 0; p < P; ++p) {
@@ -138,6 +143,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // allgather.coll:43  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

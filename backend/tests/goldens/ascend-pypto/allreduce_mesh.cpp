@@ -131,6 +131,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // allreduce_mesh.coll:35  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
         const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:36  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
         // allreduce_mesh.coll:37  for k in 0..nb
         for (int64_t k = 0; k < nb; ++k) {
@@ -138,12 +139,14 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             const int64_t len = collc_min(TILE, n - base);  // allreduce_mesh.coll:39  let len = min(TILE, n - base);
             // allreduce_mesh.coll:40  copy acc[0 .. len] <- data[base .. base + len];
             COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "copy acc[0 .. len] <- data[base .. base + len]; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(data + base, static_cast<int32_t>(len));
             collc::TLOAD(acc, data + base, static_cast<int32_t>(len));
             // allreduce_mesh.coll:41  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
                 // allreduce_mesh.coll:42  get recv[0 .. len] <- data[base .. base + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "get recv[0 .. len] <- data[base .. base + len] @ p; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, p), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + base, p), static_cast<int32_t>(len));
                 // allreduce_mesh.coll:43  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -151,6 +154,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             }
             // allreduce_mesh.coll:48  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // allreduce_mesh.coll:49  for p in peers
             for (int64_t p = 0; p < P; ++p) {
@@ -172,8 +176,10 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // allreduce_mesh.coll:55  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             // allreduce_mesh.coll:56  copy data[base .. base + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+            COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
             collc::TSTORE_N(data + base, acc, static_cast<int32_t>(len));
         }
     }
@@ -193,6 +199,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // allreduce_mesh.coll:65  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

@@ -102,6 +102,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (me == root) {
                 // broadcast_read_complete.coll:29  copy data[base .. base + len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(base, base + len, n), "copy data[base .. base + len] <- data[base .. base + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data + base, static_cast<int32_t>(len));
+                COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 {
                     __gm__ float* dst_gm = data + base;
                     __gm__ float* src_gm = data + base;
@@ -114,6 +116,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             }
             // broadcast_read_complete.coll:31  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // broadcast_read_complete.coll:32  for p in peers
             for (int64_t p = 0; p < P; ++p) {
@@ -133,10 +136,13 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // broadcast_read_complete.coll:38  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             // broadcast_read_complete.coll:39  if me != root
             if (me != root) {
                 // broadcast_read_complete.coll:40  get data[base .. base + len] <- data[base .. base + len] @ root;
                 COLLC_CHECK(collc_slice(base, base + len, n), "get data[base .. base + len] <- data[base .. base + len] @ root; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, root), static_cast<int32_t>(len));
+                COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 {
                     __gm__ float* dst_gm = data + base;
                     __gm__ float* src_gm = CommRemotePtr(ctx, data + base, root);
@@ -150,6 +156,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // broadcast_read_complete.coll:46  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
         // broadcast_read_complete.coll:47  for p in peers
         for (int64_t p = 0; p < P; ++p) {
@@ -181,6 +188,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // broadcast_read_complete.coll:59  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

@@ -93,6 +93,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_allreduce_mesh.coll:27  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_allreduce_mesh.coll:28  notify sig[me][0] @ p += 1;
             {
@@ -115,12 +116,14 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             const int64_t len = collc_min(cc, n - col);  // incore_allreduce_mesh.coll:35  let len = min(cc, n - col);
             // incore_allreduce_mesh.coll:36  copy acc[0 .. len] <- data[col .. col + len];
             COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(col, col + len, n), "copy acc[0 .. len] <- data[col .. col + len]; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(data + col, static_cast<int32_t>(len));
             collc::TLOAD(acc, data + col, static_cast<int32_t>(len));
             // incore_allreduce_mesh.coll:37  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
                 // incore_allreduce_mesh.coll:38  get recv[0 .. len] <- data[col .. col + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(col, col + len, n), "get recv[0 .. len] <- data[col .. col + len] @ p; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(CommRemotePtr(ctx, data + col, p), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + col, p), static_cast<int32_t>(len));
                 // incore_allreduce_mesh.coll:39  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, CHUNK), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -131,6 +134,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 if (p == me) continue;
                 // incore_allreduce_mesh.coll:42  fence;
                 pipe_barrier(PIPE_ALL);
+                COLLC_TRACE_FENCE();
                 dsb(DSB_DDR);  // the notify below publishes this rank's data writes
                 // incore_allreduce_mesh.coll:43  notify sig[me][0] @ p += 1;
                 {
@@ -149,6 +153,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // incore_allreduce_mesh.coll:48  copy data[col .. col + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(col, col + len, n) && collc_slice(0, len, CHUNK), "copy data[col .. col + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+            COLLC_TRACE_PUT(data + col, static_cast<int32_t>(len));
             collc::TSTORE_N(data + col, acc, static_cast<int32_t>(len));
         }
     }
@@ -160,6 +165,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_allreduce_mesh.coll:55  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_allreduce_mesh.coll:56  notify sig[p][0] -= 1 + K;
             {

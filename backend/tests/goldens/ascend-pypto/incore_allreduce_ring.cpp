@@ -111,6 +111,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:39  fence;
                     pipe_barrier(PIPE_ALL);
+                    COLLC_TRACE_FENCE();
                     dsb(DSB_DDR);  // the notify below publishes this rank's data writes
                     // incore_allreduce_ring.coll:40  notify sig[s - 1][me] @ p += 1;
                     {
@@ -133,9 +134,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 if (len > 0) {
                     // incore_allreduce_ring.coll:46  get recv[0 .. len] <- data[off .. off + len] @ left;
                     COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(off, off + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[off .. off + len] @ left; (index, rank or slice out of range)");
+                    COLLC_TRACE_GET(CommRemotePtr(ctx, data + off, left), static_cast<int32_t>(len));
                     collc::TLOAD(recv, CommRemotePtr(ctx, data + off, left), static_cast<int32_t>(len));
                     // incore_allreduce_ring.coll:47  copy acc[0 .. len] <- data[off .. off + len];
                     COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(off, off + len, n), "copy acc[0 .. len] <- data[off .. off + len]; (index, rank or slice out of range)");
+                    COLLC_TRACE_GET(data + off, static_cast<int32_t>(len));
                     collc::TLOAD(acc, data + off, static_cast<int32_t>(len));
                     // incore_allreduce_ring.coll:48  reduce sum acc[0 .. len] <- recv[0 .. len];
                     COLLC_CHECK(collc_slice(0, len, CHUNK), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -146,6 +149,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:51  fence;
                     pipe_barrier(PIPE_ALL);
+                    COLLC_TRACE_FENCE();
                     dsb(DSB_DDR);  // the notify below publishes this rank's data writes
                     // incore_allreduce_ring.coll:52  notify sig[s - 1][me] @ p += 1;
                     {
@@ -168,6 +172,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 if (len > 0) {
                     // incore_allreduce_ring.coll:58  copy data[off .. off + len] <- acc[0 .. len];
                     COLLC_CHECK(collc_slice(off, off + len, n) && collc_slice(0, len, CHUNK), "copy data[off .. off + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+                    COLLC_TRACE_PUT(data + off, static_cast<int32_t>(len));
                     collc::TSTORE_N(data + off, acc, static_cast<int32_t>(len));
                 }
             }
@@ -185,6 +190,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:70  fence;
                     pipe_barrier(PIPE_ALL);
+                    COLLC_TRACE_FENCE();
                     dsb(DSB_DDR);  // the notify below publishes this rank's data writes
                     // incore_allreduce_ring.coll:71  notify sig[P + s - 2][me] @ p += 1;
                     {
@@ -207,6 +213,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 if (len > 0) {
                     // incore_allreduce_ring.coll:77  get recv[0 .. len] <- data[off .. off + len] @ left;
                     COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(off, off + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[off .. off + len] @ left; (index, rank or slice out of range)");
+                    COLLC_TRACE_GET(CommRemotePtr(ctx, data + off, left), static_cast<int32_t>(len));
                     collc::TLOAD(recv, CommRemotePtr(ctx, data + off, left), static_cast<int32_t>(len));
                 }
                 // incore_allreduce_ring.coll:79  for p in peers
@@ -214,6 +221,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:80  fence;
                     pipe_barrier(PIPE_ALL);
+                    COLLC_TRACE_FENCE();
                     dsb(DSB_DDR);  // the notify below publishes this rank's data writes
                     // incore_allreduce_ring.coll:81  notify sig[P + s - 2][me] @ p += 1;
                     {
@@ -236,6 +244,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 if (len > 0) {
                     // incore_allreduce_ring.coll:87  copy data[off .. off + len] <- recv[0 .. len];
                     COLLC_CHECK(collc_slice(off, off + len, n) && collc_slice(0, len, CHUNK), "copy data[off .. off + len] <- recv[0 .. len]; (index, rank or slice out of range)");
+                    COLLC_TRACE_PUT(data + off, static_cast<int32_t>(len));
                     collc::TSTORE_N(data + off, recv, static_cast<int32_t>(len));
                 }
             }
@@ -253,6 +262,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:97  fence;
                     pipe_barrier(PIPE_ALL);
+                    COLLC_TRACE_FENCE();
                     dsb(DSB_DDR);  // the notify below publishes this rank's data writes
                     // incore_allreduce_ring.coll:98  notify sig[r][p] -= 2 * K;
                     {

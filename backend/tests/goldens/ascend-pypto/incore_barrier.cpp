@@ -66,6 +66,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_barrier.coll:13  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_barrier.coll:14  notify sig[me][0] @ p += 1;
             {
@@ -91,6 +92,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_barrier.coll:23  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_barrier.coll:24  notify sig[p][0] -= 1;
             {

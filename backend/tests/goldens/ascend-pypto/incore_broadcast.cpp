@@ -86,6 +86,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_broadcast.coll:22  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_broadcast.coll:23  notify sig[me][0] @ p += 1;
             {
@@ -105,6 +106,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         // incore_broadcast.coll:28  if me != root
         if (me != root) {
             // incore_broadcast.coll:29  get data[0 .. n] <- data[0 .. n] @ root;
+            COLLC_TRACE_GET(CommRemotePtr(ctx, data, root), static_cast<int32_t>(n));
+            COLLC_TRACE_PUT(data, static_cast<int32_t>(n));
             {
                 __gm__ float* dst_gm = data;
                 __gm__ float* src_gm = CommRemotePtr(ctx, data, root);
@@ -124,6 +127,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_broadcast.coll:35  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_broadcast.coll:36  notify sig[p][0] -= 1;
             {

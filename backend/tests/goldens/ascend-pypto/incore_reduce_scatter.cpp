@@ -87,6 +87,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_reduce_scatter.coll:18  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_reduce_scatter.coll:19  notify sig[me][0] @ p += 1;
             {
@@ -105,12 +106,14 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // incore_reduce_scatter.coll:24  copy acc[0 .. m] <- data[me][0 .. m];
         COLLC_CHECK(collc_slice(0, m, m), "copy acc[0 .. m] <- data[me][0 .. m]; (index, rank or slice out of range)");
+        COLLC_TRACE_GET(data + (me * m), static_cast<int32_t>(m));
         collc::TLOAD(acc, data + (me * m), static_cast<int32_t>(m));
         // incore_reduce_scatter.coll:25  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
             // incore_reduce_scatter.coll:26  get recv[0 .. m] <- data[me][0 .. m] @ p;
             COLLC_CHECK(collc_slice(0, m, m), "get recv[0 .. m] <- data[me][0 .. m] @ p; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(CommRemotePtr(ctx, data + (me * m), p), static_cast<int32_t>(m));
             collc::TLOAD(recv, CommRemotePtr(ctx, data + (me * m), p), static_cast<int32_t>(m));
             // incore_reduce_scatter.coll:27  reduce sum acc[0 .. m] <- recv[0 .. m];
             COLLC_CHECK(collc_slice(0, m, m), "reduce sum acc[0 .. m] <- recv[0 .. m]; (index, rank or slice out of range)");
@@ -121,6 +124,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_reduce_scatter.coll:30  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_reduce_scatter.coll:31  notify sig[me][0] @ p += 1;
             {
@@ -139,6 +143,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // incore_reduce_scatter.coll:36  copy data[me][0 .. m] <- acc[0 .. m];
         COLLC_CHECK(collc_slice(0, m, m), "copy data[me][0 .. m] <- acc[0 .. m]; (index, rank or slice out of range)");
+        COLLC_TRACE_PUT(data + (me * m), static_cast<int32_t>(m));
         collc::TSTORE_N(data + (me * m), acc, static_cast<int32_t>(m));
     }
 
@@ -149,6 +154,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_reduce_scatter.coll:41  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_reduce_scatter.coll:42  notify sig[p][0] -= 2;
             {

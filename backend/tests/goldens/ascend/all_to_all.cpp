@@ -65,8 +65,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 const int64_t len = collc_min(tc, m - off);  // all_to_all.coll:22  let len = min(tc, m - off);
                 // all_to_all.coll:23  fence;
                 pipe_barrier(PIPE_ALL);
+                COLLC_TRACE_FENCE();
                 // all_to_all.coll:24  put target[me][off .. off + len] @ d <- input[d][off .. off + len];
                 COLLC_CHECK(collc_slice(off, off + len, m), "put target[me][off .. off + len] @ d <- input[d][off .. off + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(input + (d * m + off), static_cast<int32_t>(len));
+                COLLC_TRACE_PUT(CommRemotePtr(ctx, target + (me * m + off), d), static_cast<int32_t>(len));
                 {
                     __gm__ float* dst_gm = CommRemotePtr(ctx, target + (me * m + off), d);
                     __gm__ float* src_gm = input + (d * m + off);
@@ -78,10 +81,12 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 }
                 // all_to_all.coll:25  fence;
                 pipe_barrier(PIPE_ALL);
+                COLLC_TRACE_FENCE();
             }
         }
         // all_to_all.coll:28  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
         // all_to_all.coll:29  for p in peers
         for (int64_t p = 0; p < P; ++p) {
@@ -113,6 +118,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // all_to_all.coll:41  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

@@ -101,6 +101,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // allreduce_ring.coll:35  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             const int64_t idx = collc_mod(me - s - 1, P);  // allreduce_ring.coll:36  let idx = (me - s - 1) % P;
             // allreduce_ring.coll:37  for off in 0..chunk step tc
             for (int64_t off = 0; off < chunk; off += tc) {
@@ -108,19 +109,23 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:39  let len = min(tc, chunk - off);
                 // allreduce_ring.coll:40  get recv[0 .. len] <- data[base .. base + len] @ left;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[base .. base + len] @ left; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
                 // allreduce_ring.coll:41  copy acc[0 .. len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "copy acc[0 .. len] <- data[base .. base + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data + base, static_cast<int32_t>(len));
                 collc::TLOAD(acc, data + base, static_cast<int32_t>(len));
                 // allreduce_ring.coll:42  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
                 collc::TADD(acc, acc, recv, static_cast<int32_t>(len));
                 // allreduce_ring.coll:43  copy data[base .. base + len] <- acc[0 .. len];
                 COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+                COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 collc::TSTORE_N(data + base, acc, static_cast<int32_t>(len));
             }
             // allreduce_ring.coll:45  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
         }
         // allreduce_ring.coll:48  for s in 1..P
         for (int64_t s = 1; s < P; ++s) {
@@ -146,6 +151,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // allreduce_ring.coll:55  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             const int64_t idx = collc_mod(me - s, P);  // allreduce_ring.coll:56  let idx = (me - s) % P;
             // allreduce_ring.coll:57  for off in 0..chunk step tc
             for (int64_t off = 0; off < chunk; off += tc) {
@@ -153,13 +159,16 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:59  let len = min(tc, chunk - off);
                 // allreduce_ring.coll:60  get recv[0 .. len] <- data[base .. base + len] @ left;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[base .. base + len] @ left; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
                 // allreduce_ring.coll:61  copy data[base .. base + len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- recv[0 .. len]; (index, rank or slice out of range)");
+                COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 collc::TSTORE_N(data + base, recv, static_cast<int32_t>(len));
             }
             // allreduce_ring.coll:63  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
         }
         pipe_barrier(PIPE_ALL);
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
@@ -183,6 +192,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // allreduce_ring.coll:72  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
 
     // ---- epilogue (allreduce_ring.coll:75) ----
@@ -204,6 +214,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // allreduce_ring.coll:81  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

@@ -70,6 +70,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // barrier.coll:25  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

@@ -8,7 +8,7 @@
 //   args[1]  value signal recv_counts[P] (int32 cells, per call)
 //   args[2]  window input: f32[P][R][m] per call
 //   args[3]  window target: f32[P][R][m] per call
-//   args[4]  host array send_counts: int64[P] (staged by the host)
+//   args[4]  host array send_counts: int64[P] in 0..=16 (staged by the host)
 //   args[5]  P (rank count, nranks)
 //   args[6]  param m
 //   args[7]  param R
@@ -69,6 +69,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             const int64_t rows = collc_min(send_counts[d], R);  // incore_all_to_all_v.coll:28  let rows = min(send_counts[d], R);
             // incore_all_to_all_v.coll:29  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_all_to_all_v.coll:30  notify recv_counts[me] @ d = rows;
             {
@@ -79,6 +80,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             for (int64_t r = 0; r < R; ++r) {
                 // incore_all_to_all_v.coll:32  put target[me][r][0 .. m] @ d <- input[d][r][0 .. m];
                 COLLC_CHECK(collc_in(r, R), "put target[me][r][0 .. m] @ d <- input[d][r][0 .. m]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(input + ((d * R + r) * m), static_cast<int32_t>(m));
+                COLLC_TRACE_PUT(CommRemotePtr(ctx, target + ((me * R + r) * m), d), static_cast<int32_t>(m));
                 {
                     __gm__ float* dst_gm = CommRemotePtr(ctx, target + ((me * R + r) * m), d);
                     __gm__ float* src_gm = input + ((d * R + r) * m);
@@ -95,6 +98,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_all_to_all_v.coll:36  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_all_to_all_v.coll:37  notify sig[me][0] @ p += 1;
             {
@@ -120,6 +124,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_all_to_all_v.coll:46  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_all_to_all_v.coll:47  notify sig[p][0] -= 1;
             {

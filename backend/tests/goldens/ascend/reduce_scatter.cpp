@@ -60,6 +60,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // reduce_scatter.coll:24  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // reduce_scatter.coll:25  notify sig[me] @ p += 1;
             {
@@ -78,17 +79,20 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // reduce_scatter.coll:30  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
         // reduce_scatter.coll:31  for off in 0..m step TILE
         for (int64_t off = 0; off < m; off += TILE) {
             const int64_t len = collc_min(TILE, m - off);  // reduce_scatter.coll:32  let len = min(TILE, m - off);
             // reduce_scatter.coll:33  copy acc[0 .. len] <- data[me][off .. off + len];
             COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(off, off + len, m), "copy acc[0 .. len] <- data[me][off .. off + len]; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(data + (me * m + off), static_cast<int32_t>(len));
             collc::TLOAD(acc, data + (me * m + off), static_cast<int32_t>(len));
             // reduce_scatter.coll:34  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
                 // reduce_scatter.coll:35  get recv[0 .. len] <- data[me][off .. off + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(off, off + len, m), "get recv[0 .. len] <- data[me][off .. off + len] @ p; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(CommRemotePtr(ctx, data + (me * m + off), p), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + (me * m + off), p), static_cast<int32_t>(len));
                 // reduce_scatter.coll:36  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -96,15 +100,18 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             }
             // reduce_scatter.coll:38  copy data[me][off .. off + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(off, off + len, m) && collc_slice(0, len, TILE), "copy data[me][off .. off + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+            COLLC_TRACE_PUT(data + (me * m + off), static_cast<int32_t>(len));
             collc::TSTORE_N(data + (me * m + off), acc, static_cast<int32_t>(len));
             // reduce_scatter.coll:39  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
         }
         // reduce_scatter.coll:42  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
             // reduce_scatter.coll:43  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // reduce_scatter.coll:44  notify sig[me] @ p += 1;
             {
@@ -123,6 +130,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // reduce_scatter.coll:49  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
 
     // ---- epilogue (reduce_scatter.coll:52) ----
@@ -132,6 +140,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // reduce_scatter.coll:54  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // reduce_scatter.coll:55  notify sig[p] -= 2;
             {

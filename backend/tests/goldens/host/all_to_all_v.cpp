@@ -8,7 +8,7 @@
 //   args[1]  value signal recv_counts[P] (int32 cells, per call)
 //   args[2]  window input: f32[P][R][m] per call
 //   args[3]  window target: f32[P][R][m] per call
-//   args[4]  host array send_counts: int64[P] (staged by the host)
+//   args[4]  host array send_counts: int64[P] in 0..=16 (staged by the host)
 //   args[5]  P (rank count, nranks)
 //   args[6]  param m
 //   args[7]  param R
@@ -78,6 +78,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             for (int64_t r = 0; r < R; ++r) {
                 // all_to_all_v.coll:33  put target[me][r][0 .. m] @ d <- input[d][r][0 .. m];
                 COLLC_CHECK(collc_in(r, R), "put target[me][r][0 .. m] @ d <- input[d][r][0 .. m]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(input + ((d * R + r) * m), static_cast<int32_t>(m));
+                COLLC_TRACE_PUT(CommRemotePtr(ctx, target + ((me * R + r) * m), d), static_cast<int32_t>(m));
                 {
                     __gm__ float* dst_gm = CommRemotePtr(ctx, target + ((me * R + r) * m), d);
                     __gm__ float* src_gm = input + ((d * R + r) * m);
@@ -91,6 +93,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // all_to_all_v.coll:36  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
         // all_to_all_v.coll:37  for p in peers
         for (int64_t p = 0; p < P; ++p) {
@@ -122,6 +125,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // all_to_all_v.coll:49  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

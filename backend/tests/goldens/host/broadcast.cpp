@@ -74,6 +74,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (me == root) {
                 // broadcast.coll:29  copy data[base .. base + len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(base, base + len, n), "copy data[base .. base + len] <- data[base .. base + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data + base, static_cast<int32_t>(len));
+                COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 {
                     __gm__ float* dst_gm = data + base;
                     __gm__ float* src_gm = data + base;
@@ -86,6 +88,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             }
             // broadcast.coll:31  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // broadcast.coll:32  for p in peers
             for (int64_t p = 0; p < P; ++p) {
@@ -105,10 +108,13 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // broadcast.coll:38  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             // broadcast.coll:39  if me != root
             if (me != root) {
                 // broadcast.coll:40  get data[base .. base + len] <- data[base .. base + len] @ root;
                 COLLC_CHECK(collc_slice(base, base + len, n), "get data[base .. base + len] <- data[base .. base + len] @ root; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, root), static_cast<int32_t>(len));
+                COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 {
                     __gm__ float* dst_gm = data + base;
                     __gm__ float* src_gm = CommRemotePtr(ctx, data + base, root);
@@ -135,6 +141,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         }
         // broadcast.coll:49  fence;
         pipe_barrier(PIPE_ALL);
+        COLLC_TRACE_FENCE();
     }
     pipe_barrier(PIPE_ALL);
 }

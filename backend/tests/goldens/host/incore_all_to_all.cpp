@@ -55,6 +55,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         // incore_all_to_all.coll:18  for d in ranks
         for (int64_t d = 0; d < P; ++d) {
             // incore_all_to_all.coll:19  put target[me][0 .. m] @ d <- input[d][0 .. m];
+            COLLC_TRACE_GET(input + (d * m), static_cast<int32_t>(m));
+            COLLC_TRACE_PUT(CommRemotePtr(ctx, target + (me * m), d), static_cast<int32_t>(m));
             {
                 __gm__ float* dst_gm = CommRemotePtr(ctx, target + (me * m), d);
                 __gm__ float* src_gm = input + (d * m);
@@ -70,6 +72,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_all_to_all.coll:22  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_all_to_all.coll:23  notify sig[me][0] @ p += 1;
             {
@@ -95,6 +98,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (p == me) continue;
             // incore_all_to_all.coll:32  fence;
             pipe_barrier(PIPE_ALL);
+            COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // incore_all_to_all.coll:33  notify sig[p][0] -= 1;
             {

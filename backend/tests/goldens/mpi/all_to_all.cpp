@@ -109,15 +109,20 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 const int64_t len = collc_min(tc, m - off);  // all_to_all.coll:22  let len = min(tc, m - off);
                 // all_to_all.coll:23  fence;
                 // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                COLLC_TRACE_FENCE();
                 // all_to_all.coll:24  put target[me][off .. off + len] @ d <- input[d][off .. off + len];
                 COLLC_CHECK(collc_slice(off, off + len, m), "put target[me][off .. off + len] @ d <- input[d][off .. off + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(input, ctx.me, d * m + off, len);
+                COLLC_TRACE_PUT(target, static_cast<int>(d), me * m + off, len);
                 collc_mpi::put(input.local<float>() + (d * m + off), static_cast<int>(d), target, me * m + off, len);
                 // all_to_all.coll:25  fence;
                 // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                COLLC_TRACE_FENCE();
             }
         }
         // all_to_all.coll:28  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
         // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
         // all_to_all.coll:29  for p in peers
         for (int64_t p = 0; p < P; ++p) {
@@ -144,6 +149,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // all_to_all.coll:41  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

@@ -126,11 +126,14 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             for (int64_t r = 0; r < R; ++r) {
                 // all_to_all_v.coll:33  put target[me][r][0 .. m] @ d <- input[d][r][0 .. m];
                 COLLC_CHECK(collc_in(r, R), "put target[me][r][0 .. m] @ d <- input[d][r][0 .. m]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(input, ctx.me, (d * R + r) * m, m);
+                COLLC_TRACE_PUT(target, static_cast<int>(d), (me * R + r) * m, m);
                 collc_mpi::put(input.local<float>() + ((d * R + r) * m), static_cast<int>(d), target, (me * R + r) * m, m);
             }
         }
         // all_to_all_v.coll:36  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
         // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
         // all_to_all_v.coll:37  for p in peers
         for (int64_t p = 0; p < P; ++p) {
@@ -157,6 +160,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // all_to_all_v.coll:49  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

@@ -142,6 +142,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
         // allreduce_mesh.coll:35  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
         const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:36  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
         // allreduce_mesh.coll:37  for k in 0..nb
         for (int64_t k = 0; k < nb; ++k) {
@@ -149,12 +150,14 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             const int64_t len = collc_min(TILE, n - base);  // allreduce_mesh.coll:39  let len = min(TILE, n - base);
             // allreduce_mesh.coll:40  copy acc[0 .. len] <- data[base .. base + len];
             COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "copy acc[0 .. len] <- data[base .. base + len]; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(data, ctx.me, base, len);
             collc_mpi::copy_local(acc, data.local<float>() + base, len);
             // allreduce_mesh.coll:41  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
                 // allreduce_mesh.coll:42  get recv[0 .. len] <- data[base .. base + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "get recv[0 .. len] <- data[base .. base + len] @ p; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, static_cast<int>(p), base, len);
                 collc_mpi::get(recv, static_cast<int>(p), data, base, len);
                 // allreduce_mesh.coll:43  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -162,6 +165,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             }
             // allreduce_mesh.coll:48  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // allreduce_mesh.coll:49  for p in peers
             for (int64_t p = 0; p < P; ++p) {
@@ -180,8 +184,10 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
             // allreduce_mesh.coll:55  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // allreduce_mesh.coll:56  copy data[base .. base + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+            COLLC_TRACE_PUT(data, ctx.me, base, len);
             collc_mpi::copy_local(data.local<float>() + base, acc, len);
         }
     }
@@ -199,6 +205,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // allreduce_mesh.coll:65  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

@@ -139,6 +139,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
             // allreduce_ring.coll:35  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             const int64_t idx = collc_mod(me - s - 1, P);  // allreduce_ring.coll:36  let idx = (me - s - 1) % P;
             // allreduce_ring.coll:37  for off in 0..chunk step tc
             for (int64_t off = 0; off < chunk; off += tc) {
@@ -146,19 +147,23 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:39  let len = min(tc, chunk - off);
                 // allreduce_ring.coll:40  get recv[0 .. len] <- data[base .. base + len] @ left;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[base .. base + len] @ left; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, static_cast<int>(left), base, len);
                 collc_mpi::get(recv, static_cast<int>(left), data, base, len);
                 // allreduce_ring.coll:41  copy acc[0 .. len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "copy acc[0 .. len] <- data[base .. base + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, ctx.me, base, len);
                 collc_mpi::copy_local(acc, data.local<float>() + base, len);
                 // allreduce_ring.coll:42  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
                 collc_mpi::reduce(collc_mpi::ReduceOp::Sum, acc, recv, len);
                 // allreduce_ring.coll:43  copy data[base .. base + len] <- acc[0 .. len];
                 COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+                COLLC_TRACE_PUT(data, ctx.me, base, len);
                 collc_mpi::copy_local(data.local<float>() + base, acc, len);
             }
             // allreduce_ring.coll:45  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
         }
         // allreduce_ring.coll:48  for s in 1..P
         for (int64_t s = 1; s < P; ++s) {
@@ -180,6 +185,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
             // allreduce_ring.coll:55  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             const int64_t idx = collc_mod(me - s, P);  // allreduce_ring.coll:56  let idx = (me - s) % P;
             // allreduce_ring.coll:57  for off in 0..chunk step tc
             for (int64_t off = 0; off < chunk; off += tc) {
@@ -187,13 +193,16 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:59  let len = min(tc, chunk - off);
                 // allreduce_ring.coll:60  get recv[0 .. len] <- data[base .. base + len] @ left;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[base .. base + len] @ left; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, static_cast<int>(left), base, len);
                 collc_mpi::get(recv, static_cast<int>(left), data, base, len);
                 // allreduce_ring.coll:61  copy data[base .. base + len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- recv[0 .. len]; (index, rank or slice out of range)");
+                COLLC_TRACE_PUT(data, ctx.me, base, len);
                 collc_mpi::copy_local(data.local<float>() + base, recv, len);
             }
             // allreduce_ring.coll:63  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
         }
         // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
         // allreduce_ring.coll:66  for p in peers
@@ -213,6 +222,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
         // allreduce_ring.coll:72  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 
     // ---- epilogue (allreduce_ring.coll:75) ----
@@ -232,6 +242,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // allreduce_ring.coll:81  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

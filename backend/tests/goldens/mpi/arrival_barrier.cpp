@@ -124,6 +124,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // arrival_barrier.coll:35  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

@@ -101,6 +101,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // barrier.coll:25  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

@@ -117,10 +117,13 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (me == root) {
                 // broadcast.coll:29  copy data[base .. base + len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(base, base + len, n), "copy data[base .. base + len] <- data[base .. base + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, ctx.me, base, len);
+                COLLC_TRACE_PUT(data, ctx.me, base, len);
                 collc_mpi::copy_local(data.local<float>() + base, data.local<float>() + base, len);
             }
             // broadcast.coll:31  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // broadcast.coll:32  for p in peers
             for (int64_t p = 0; p < P; ++p) {
@@ -137,10 +140,13 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
             // broadcast.coll:38  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // broadcast.coll:39  if me != root
             if (me != root) {
                 // broadcast.coll:40  get data[base .. base + len] <- data[base .. base + len] @ root;
                 COLLC_CHECK(collc_slice(base, base + len, n), "get data[base .. base + len] <- data[base .. base + len] @ root; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, static_cast<int>(root), base, len);
+                COLLC_TRACE_PUT(data, ctx.me, base, len);
                 if (static_cast<int>(root) == ctx.me) {
                     collc_mpi::copy_local(data.local<float>() + base, data.local<float>() + base, len);
                 } else {
@@ -161,6 +167,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // broadcast.coll:49  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

@@ -116,10 +116,13 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (me == root) {
                 // broadcast_read_complete.coll:29  copy data[base .. base + len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(base, base + len, n), "copy data[base .. base + len] <- data[base .. base + len]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, ctx.me, base, len);
+                COLLC_TRACE_PUT(data, ctx.me, base, len);
                 collc_mpi::copy_local(data.local<float>() + base, data.local<float>() + base, len);
             }
             // broadcast_read_complete.coll:31  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // broadcast_read_complete.coll:32  for p in peers
             for (int64_t p = 0; p < P; ++p) {
@@ -136,10 +139,13 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
             // broadcast_read_complete.coll:38  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // broadcast_read_complete.coll:39  if me != root
             if (me != root) {
                 // broadcast_read_complete.coll:40  get data[base .. base + len] <- data[base .. base + len] @ root;
                 COLLC_CHECK(collc_slice(base, base + len, n), "get data[base .. base + len] <- data[base .. base + len] @ root; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, static_cast<int>(root), base, len);
+                COLLC_TRACE_PUT(data, ctx.me, base, len);
                 if (static_cast<int>(root) == ctx.me) {
                     collc_mpi::copy_local(data.local<float>() + base, data.local<float>() + base, len);
                 } else {
@@ -149,6 +155,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // broadcast_read_complete.coll:46  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
         // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
         // broadcast_read_complete.coll:47  for p in peers
         for (int64_t p = 0; p < P; ++p) {
@@ -175,6 +182,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         }
         // broadcast_read_complete.coll:59  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 }
 

@@ -96,6 +96,8 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // incore_all_to_all.coll:18  for d in ranks
         for (int64_t d = 0; d < P; ++d) {
             // incore_all_to_all.coll:19  put target[me][0 .. m] @ d <- input[d][0 .. m];
+            COLLC_TRACE_GET(input, ctx.me, d * m, m);
+            COLLC_TRACE_PUT(target, static_cast<int>(d), me * m, m);
             collc_mpi::put(input.local<float>() + (d * m), static_cast<int>(d), target, me * m, m);
         }
         // incore_all_to_all.coll:21  for p in peers
@@ -103,6 +105,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_all_to_all.coll:22  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_all_to_all.coll:23  notify sig[me][0] @ p += 1;
             {
@@ -125,6 +128,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_all_to_all.coll:32  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_all_to_all.coll:33  notify sig[p][0] -= 1;
             {

@@ -119,6 +119,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             const int64_t rows = collc_min(send_counts[d], R);  // incore_all_to_all_v.coll:28  let rows = min(send_counts[d], R);
             // incore_all_to_all_v.coll:29  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_all_to_all_v.coll:30  notify recv_counts[me] @ d = rows;
             {
@@ -128,6 +129,8 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             for (int64_t r = 0; r < R; ++r) {
                 // incore_all_to_all_v.coll:32  put target[me][r][0 .. m] @ d <- input[d][r][0 .. m];
                 COLLC_CHECK(collc_in(r, R), "put target[me][r][0 .. m] @ d <- input[d][r][0 .. m]; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(input, ctx.me, (d * R + r) * m, m);
+                COLLC_TRACE_PUT(target, static_cast<int>(d), (me * R + r) * m, m);
                 collc_mpi::put(input.local<float>() + ((d * R + r) * m), static_cast<int>(d), target, (me * R + r) * m, m);
             }
         }
@@ -136,6 +139,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_all_to_all_v.coll:36  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_all_to_all_v.coll:37  notify sig[me][0] @ p += 1;
             {
@@ -158,6 +162,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_all_to_all_v.coll:46  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_all_to_all_v.coll:47  notify sig[p][0] -= 1;
             {

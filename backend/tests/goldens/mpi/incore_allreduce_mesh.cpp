@@ -112,6 +112,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_allreduce_mesh.coll:27  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_allreduce_mesh.coll:28  notify sig[me][0] @ p += 1;
             {
@@ -131,12 +132,14 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             const int64_t len = collc_min(cc, n - col);  // incore_allreduce_mesh.coll:35  let len = min(cc, n - col);
             // incore_allreduce_mesh.coll:36  copy acc[0 .. len] <- data[col .. col + len];
             COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(col, col + len, n), "copy acc[0 .. len] <- data[col .. col + len]; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(data, ctx.me, col, len);
             collc_mpi::copy_local(acc, data.local<float>() + col, len);
             // incore_allreduce_mesh.coll:37  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
                 // incore_allreduce_mesh.coll:38  get recv[0 .. len] <- data[col .. col + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(col, col + len, n), "get recv[0 .. len] <- data[col .. col + len] @ p; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, static_cast<int>(p), col, len);
                 collc_mpi::get(recv, static_cast<int>(p), data, col, len);
                 // incore_allreduce_mesh.coll:39  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, CHUNK), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -147,6 +150,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 if (p == me) continue;
                 // incore_allreduce_mesh.coll:42  fence;
                 // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                COLLC_TRACE_FENCE();
                 // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
                 // incore_allreduce_mesh.coll:43  notify sig[me][0] @ p += 1;
                 {
@@ -162,6 +166,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
             // incore_allreduce_mesh.coll:48  copy data[col .. col + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(col, col + len, n) && collc_slice(0, len, CHUNK), "copy data[col .. col + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+            COLLC_TRACE_PUT(data, ctx.me, col, len);
             collc_mpi::copy_local(data.local<float>() + col, acc, len);
         }
     }
@@ -173,6 +178,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_allreduce_mesh.coll:55  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_allreduce_mesh.coll:56  notify sig[p][0] -= 1 + K;
             {

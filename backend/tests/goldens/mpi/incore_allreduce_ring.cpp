@@ -130,6 +130,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:39  fence;
                     // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                    COLLC_TRACE_FENCE();
                     // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
                     // incore_allreduce_ring.coll:40  notify sig[s - 1][me] @ p += 1;
                     {
@@ -149,9 +150,11 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 if (len > 0) {
                     // incore_allreduce_ring.coll:46  get recv[0 .. len] <- data[off .. off + len] @ left;
                     COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(off, off + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[off .. off + len] @ left; (index, rank or slice out of range)");
+                    COLLC_TRACE_GET(data, static_cast<int>(left), off, len);
                     collc_mpi::get(recv, static_cast<int>(left), data, off, len);
                     // incore_allreduce_ring.coll:47  copy acc[0 .. len] <- data[off .. off + len];
                     COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(off, off + len, n), "copy acc[0 .. len] <- data[off .. off + len]; (index, rank or slice out of range)");
+                    COLLC_TRACE_GET(data, ctx.me, off, len);
                     collc_mpi::copy_local(acc, data.local<float>() + off, len);
                     // incore_allreduce_ring.coll:48  reduce sum acc[0 .. len] <- recv[0 .. len];
                     COLLC_CHECK(collc_slice(0, len, CHUNK), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -162,6 +165,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:51  fence;
                     // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                    COLLC_TRACE_FENCE();
                     // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
                     // incore_allreduce_ring.coll:52  notify sig[s - 1][me] @ p += 1;
                     {
@@ -181,6 +185,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 if (len > 0) {
                     // incore_allreduce_ring.coll:58  copy data[off .. off + len] <- acc[0 .. len];
                     COLLC_CHECK(collc_slice(off, off + len, n) && collc_slice(0, len, CHUNK), "copy data[off .. off + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+                    COLLC_TRACE_PUT(data, ctx.me, off, len);
                     collc_mpi::copy_local(data.local<float>() + off, acc, len);
                 }
             }
@@ -198,6 +203,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:70  fence;
                     // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                    COLLC_TRACE_FENCE();
                     // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
                     // incore_allreduce_ring.coll:71  notify sig[P + s - 2][me] @ p += 1;
                     {
@@ -217,6 +223,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 if (len > 0) {
                     // incore_allreduce_ring.coll:77  get recv[0 .. len] <- data[off .. off + len] @ left;
                     COLLC_CHECK(collc_slice(0, len, CHUNK) && collc_slice(off, off + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[off .. off + len] @ left; (index, rank or slice out of range)");
+                    COLLC_TRACE_GET(data, static_cast<int>(left), off, len);
                     collc_mpi::get(recv, static_cast<int>(left), data, off, len);
                 }
                 // incore_allreduce_ring.coll:79  for p in peers
@@ -224,6 +231,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:80  fence;
                     // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                    COLLC_TRACE_FENCE();
                     // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
                     // incore_allreduce_ring.coll:81  notify sig[P + s - 2][me] @ p += 1;
                     {
@@ -243,6 +251,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 if (len > 0) {
                     // incore_allreduce_ring.coll:87  copy data[off .. off + len] <- recv[0 .. len];
                     COLLC_CHECK(collc_slice(off, off + len, n) && collc_slice(0, len, CHUNK), "copy data[off .. off + len] <- recv[0 .. len]; (index, rank or slice out of range)");
+                    COLLC_TRACE_PUT(data, ctx.me, off, len);
                     collc_mpi::copy_local(data.local<float>() + off, recv, len);
                 }
             }
@@ -260,6 +269,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                     if (p == me) continue;
                     // incore_allreduce_ring.coll:97  fence;
                     // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+                    COLLC_TRACE_FENCE();
                     // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
                     // incore_allreduce_ring.coll:98  notify sig[r][p] -= 2 * K;
                     {

@@ -80,6 +80,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_barrier.coll:13  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_barrier.coll:14  notify sig[me][0] @ p += 1;
             {
@@ -102,6 +103,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_barrier.coll:23  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_barrier.coll:24  notify sig[p][0] -= 1;
             {

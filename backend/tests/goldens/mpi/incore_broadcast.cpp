@@ -98,6 +98,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_broadcast.coll:22  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_broadcast.coll:23  notify sig[me][0] @ p += 1;
             {
@@ -114,6 +115,8 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // incore_broadcast.coll:28  if me != root
         if (me != root) {
             // incore_broadcast.coll:29  get data[0 .. n] <- data[0 .. n] @ root;
+            COLLC_TRACE_GET(data, static_cast<int>(root), 0, n);
+            COLLC_TRACE_PUT(data, ctx.me, 0, n);
             if (static_cast<int>(root) == ctx.me) {
                 collc_mpi::copy_local(data.local<float>(), data.local<float>(), n);
             } else {
@@ -129,6 +132,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_broadcast.coll:35  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_broadcast.coll:36  notify sig[p][0] -= 1;
             {

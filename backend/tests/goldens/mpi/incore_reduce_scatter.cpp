@@ -99,6 +99,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_reduce_scatter.coll:18  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_reduce_scatter.coll:19  notify sig[me][0] @ p += 1;
             {
@@ -114,12 +115,14 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
         // incore_reduce_scatter.coll:24  copy acc[0 .. m] <- data[me][0 .. m];
         COLLC_CHECK(collc_slice(0, m, m), "copy acc[0 .. m] <- data[me][0 .. m]; (index, rank or slice out of range)");
+        COLLC_TRACE_GET(data, ctx.me, me * m, m);
         collc_mpi::copy_local(acc, data.local<float>() + (me * m), m);
         // incore_reduce_scatter.coll:25  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
             // incore_reduce_scatter.coll:26  get recv[0 .. m] <- data[me][0 .. m] @ p;
             COLLC_CHECK(collc_slice(0, m, m), "get recv[0 .. m] <- data[me][0 .. m] @ p; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(data, static_cast<int>(p), me * m, m);
             collc_mpi::get(recv, static_cast<int>(p), data, me * m, m);
             // incore_reduce_scatter.coll:27  reduce sum acc[0 .. m] <- recv[0 .. m];
             COLLC_CHECK(collc_slice(0, m, m), "reduce sum acc[0 .. m] <- recv[0 .. m]; (index, rank or slice out of range)");
@@ -130,6 +133,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_reduce_scatter.coll:30  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_reduce_scatter.coll:31  notify sig[me][0] @ p += 1;
             {
@@ -145,6 +149,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
         // incore_reduce_scatter.coll:36  copy data[me][0 .. m] <- acc[0 .. m];
         COLLC_CHECK(collc_slice(0, m, m), "copy data[me][0 .. m] <- acc[0 .. m]; (index, rank or slice out of range)");
+        COLLC_TRACE_PUT(data, ctx.me, me * m, m);
         collc_mpi::copy_local(data.local<float>() + (me * m), acc, m);
     }
 
@@ -155,6 +160,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // incore_reduce_scatter.coll:41  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // incore_reduce_scatter.coll:42  notify sig[p][0] -= 2;
             {

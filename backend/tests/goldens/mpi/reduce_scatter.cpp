@@ -103,6 +103,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // reduce_scatter.coll:24  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // reduce_scatter.coll:25  notify sig[me] @ p += 1;
             {
@@ -118,17 +119,20 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
         // reduce_scatter.coll:30  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
         // reduce_scatter.coll:31  for off in 0..m step TILE
         for (int64_t off = 0; off < m; off += TILE) {
             const int64_t len = collc_min(TILE, m - off);  // reduce_scatter.coll:32  let len = min(TILE, m - off);
             // reduce_scatter.coll:33  copy acc[0 .. len] <- data[me][off .. off + len];
             COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(off, off + len, m), "copy acc[0 .. len] <- data[me][off .. off + len]; (index, rank or slice out of range)");
+            COLLC_TRACE_GET(data, ctx.me, me * m + off, len);
             collc_mpi::copy_local(acc, data.local<float>() + (me * m + off), len);
             // reduce_scatter.coll:34  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
                 // reduce_scatter.coll:35  get recv[0 .. len] <- data[me][off .. off + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(off, off + len, m), "get recv[0 .. len] <- data[me][off .. off + len] @ p; (index, rank or slice out of range)");
+                COLLC_TRACE_GET(data, static_cast<int>(p), me * m + off, len);
                 collc_mpi::get(recv, static_cast<int>(p), data, me * m + off, len);
                 // reduce_scatter.coll:36  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
@@ -136,15 +140,18 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             }
             // reduce_scatter.coll:38  copy data[me][off .. off + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(off, off + len, m) && collc_slice(0, len, TILE), "copy data[me][off .. off + len] <- acc[0 .. len]; (index, rank or slice out of range)");
+            COLLC_TRACE_PUT(data, ctx.me, me * m + off, len);
             collc_mpi::copy_local(data.local<float>() + (me * m + off), acc, len);
             // reduce_scatter.coll:39  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
         }
         // reduce_scatter.coll:42  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
             // reduce_scatter.coll:43  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // reduce_scatter.coll:44  notify sig[me] @ p += 1;
             {
@@ -160,6 +167,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
         // reduce_scatter.coll:49  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+        COLLC_TRACE_FENCE();
     }
 
     // ---- epilogue (reduce_scatter.coll:52) ----
@@ -169,6 +177,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
             if (p == me) continue;
             // reduce_scatter.coll:54  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
+            COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
             // reduce_scatter.coll:55  notify sig[p] -= 2;
             {
