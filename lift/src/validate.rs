@@ -76,20 +76,11 @@ pub fn validate(
     let lifted = match checked.protocol {
         Some(l) if !checked.diagnostics.iter().any(|d| d.is_error()) => l,
         _ => {
-            return Err(checked
-                .diagnostics
-                .into_iter()
-                .filter(|d| d.is_error())
-                .map(|d| {
-                    let line = d.primary_span().map_or(0, |s| line_at(&out.text, s.start));
-                    let cpp_line = out.lines.get(line.saturating_sub(1)).copied().unwrap_or(0);
-                    Diagnostic::error(
-                        "validate::unreadable",
-                        format!("the protocol recovered from the emitted code does not check (emitted line {cpp_line}): {}", d.message),
-                    )
-                    .with_note(format!("recovered:\n{}", out.text))
-                })
-                .collect())
+            return Err(crate::recovered_errors(
+                checked.diagnostics,
+                &out,
+                "validate::unreadable",
+            ))
         }
     };
     compare(p, &lifted, dialect, Some(&out), source)
