@@ -123,7 +123,8 @@ fn recovered_errors(diags: Vec<Diagnostic>, out: &Out, code: &str) -> Vec<Diagno
     diags
         .into_iter()
         .filter(|d| d.is_error())
-        .map(|d| {
+        .enumerate()
+        .map(|(i, d)| {
             let at = d.primary_span().map_or(0, |s| {
                 out.text.as_bytes()[..s.start.min(out.text.len())]
                     .iter()
@@ -131,14 +132,21 @@ fn recovered_errors(diags: Vec<Diagnostic>, out: &Out, code: &str) -> Vec<Diagno
                     .count()
             });
             let cpp = out.lines.get(at).copied().unwrap_or(0);
+            let at = if cpp == 0 {
+                "the declarations (args comment, guards)".to_string()
+            } else {
+                format!("line {cpp}")
+            };
             let mut e = Diagnostic::error(
                 code,
                 format!(
-                    "line {cpp}: the protocol recovered from the C++ is not valid .coll ({}: {})",
+                    "{at}: the protocol recovered from the C++ is not valid .coll ({}: {})",
                     d.code, d.message
                 ),
-            )
-            .with_note(format!("recovered:\n{}", out.text));
+            );
+            if i == 0 {
+                e = e.with_note(format!("recovered:\n{}", out.text));
+            }
             if let Some(h) = d.help {
                 e = e.with_help(h);
             }
