@@ -30,6 +30,16 @@ pub fn parse(text: &str) -> Result<Cpp, Diagnostic> {
     let tree = parser
         .parse(&blanked, None)
         .ok_or_else(|| Diagnostic::error("lift::parser", "tree-sitter returned no tree"))?;
+    if let Some(deep) = too_deep(tree.root_node()) {
+        return Err(Diagnostic::error(
+            "input::too-deep",
+            format!(
+                "line {}: the C++ nests deeper than {MAX_DEPTH} syntax levels",
+                line(deep)
+            ),
+        )
+        .with_primary(span(deep), "nesting the lifter does not follow"));
+    }
     if let Some(bad) = first_error(tree.root_node()) {
         let what = if bad.is_missing() {
             format!("missing `{}`", bad.kind())
@@ -46,6 +56,33 @@ pub fn parse(text: &str) -> Result<Cpp, Diagnostic> {
         text: blanked,
         tree,
     })
+}
+
+/// The deepest syntax nesting the lifter follows (its readers recurse on the tree).
+pub const MAX_DEPTH: usize = 256;
+
+/// The first node deeper than [`MAX_DEPTH`], found without recursion.
+fn too_deep(root: Node) -> Option<Node> {
+    let mut c = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if depth > MAX_DEPTH {
+            return Some(c.node());
+        }
+        if c.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() {
+                return None;
+            }
+            depth -= 1;
+        }
+    }
 }
 
 fn first_error(n: Node) -> Option<Node> {

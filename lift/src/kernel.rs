@@ -480,7 +480,7 @@ pub fn comment_decls(text_: &str) -> BTreeMap<String, String> {
             }
             "window" => {
                 let b = norm(strip_paren(body));
-                if b.ends_with("per call") {
+                if b.ends_with("per call") || b.ends_with("reused") {
                     format!("window {b};")
                 } else {
                     format!("window {b} reused;")

@@ -53,22 +53,31 @@ pub fn norm(t: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The terms of a chain of `+`.
-fn terms(e: &E, out: &mut Vec<E>) {
+/// The signed terms of a left-associative chain of `+` and `-` (the right operands are
+/// kept whole: `a - (b + c)` has the terms `a`, `-(b + c)`).
+fn terms(e: &E, out: &mut Vec<(&'static str, E)>) {
     match e {
-        E::Bin("+", a, b) => {
+        E::Bin(op @ ("+" | "-"), a, b) => {
             terms(a, out);
-            terms(b, out);
+            out.push((op, (**b).clone()));
         }
-        e => out.push(e.clone()),
+        e => out.push(("+", e.clone())),
     }
 }
 
-fn sum(ts: Vec<E>) -> E {
+/// The chain back from its terms, in order.
+fn sum(ts: Vec<(&'static str, E)>) -> E {
     let mut it = ts.into_iter();
     match it.next() {
         None => E::Int(0),
-        Some(first) => it.fold(first, |a, b| E::Bin("+", Box::new(a), Box::new(b))),
+        Some((sign, first)) => {
+            let first = if sign == "-" {
+                E::Neg(Box::new(first))
+            } else {
+                first
+            };
+            it.fold(first, |a, (op, b)| E::Bin(op, Box::new(a), Box::new(b)))
+        }
     }
 }
 
@@ -83,15 +92,23 @@ pub fn unflatten(flat: &E, dims: &[String]) -> Option<Vec<E>> {
     terms(flat, &mut ts);
     let mut prefix = None;
     let mut others = Vec::new();
-    for t in ts {
+    for (sign, t) in ts {
         let hit = match &t {
-            E::Bin("*", a, b) if prefix.is_none() && norm(&b.coll()) == *last_dim => Some(a),
-            E::Bin("*", a, b) if prefix.is_none() && norm(&a.coll()) == *last_dim => Some(b),
+            E::Bin("*", a, b)
+                if sign == "+" && prefix.is_none() && norm(&b.coll()) == *last_dim =>
+            {
+                Some(a)
+            }
+            E::Bin("*", a, b)
+                if sign == "+" && prefix.is_none() && norm(&a.coll()) == *last_dim =>
+            {
+                Some(b)
+            }
             _ => None,
         };
         match hit {
             Some(x) => prefix = Some((**x).clone()),
-            None => others.push(t),
+            None => others.push((sign, t)),
         }
     }
     let mut idx = unflatten(&prefix?, rest)?;

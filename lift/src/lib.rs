@@ -112,13 +112,47 @@ pub fn lift(source: &str) -> Result<Lifted, Vec<Diagnostic>> {
             coll: collc_spec::print::print(&p),
             protocol: p,
         }),
-        _ => Err(checked
-            .diagnostics
-            .into_iter()
-            .filter(|d| d.is_error())
-            .map(|d| d.with_note(format!("in the lifted protocol:\n{}", out.text)))
-            .collect()),
+        _ => Err(recovered_errors(checked.diagnostics, &out, "lift::invalid")),
     }
+}
+
+/// The front end's errors on a recovered protocol, re-pointed at the C++: the message names
+/// the C++ line the offending `.coll` line came from (the spans were into the recovered
+/// text, so they are dropped), and a note shows the recovered text.
+fn recovered_errors(diags: Vec<Diagnostic>, out: &Out, code: &str) -> Vec<Diagnostic> {
+    diags
+        .into_iter()
+        .filter(|d| d.is_error())
+        .enumerate()
+        .map(|(i, d)| {
+            let at = d.primary_span().map_or(0, |s| {
+                out.text.as_bytes()[..s.start.min(out.text.len())]
+                    .iter()
+                    .filter(|b| **b == b'\n')
+                    .count()
+            });
+            let cpp = out.lines.get(at).copied().unwrap_or(0);
+            let at = if cpp == 0 {
+                "the declarations (args comment, guards)".to_string()
+            } else {
+                format!("line {cpp}")
+            };
+            let mut e = Diagnostic::error(
+                code,
+                format!(
+                    "{at}: the protocol recovered from the C++ is not valid .coll ({}: {})",
+                    d.code, d.message
+                ),
+            );
+            if i == 0 {
+                e = e.with_note(format!("recovered:\n{}", out.text));
+            }
+            if let Some(h) = d.help {
+                e = e.with_help(h);
+            }
+            e
+        })
+        .collect()
 }
 
 /// The declarations of a lifted file: world, params (domains from the guards), constants and

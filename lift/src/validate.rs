@@ -8,12 +8,13 @@
 //! on pto::comm every notify's publish (in front of the notify, or of a loop nest that only
 //! notifies) is a `pipe_barrier`, the instruction of a `fence`, so the IR is compared with
 //! a fence there; two fences in a row print one; `for v in ranks` and `for v in 0..P`
-//! print the same loop; on MPI a fence is program order and prints nothing.
+//! print the same loop; on MPI a fence is program order and prints nothing; a data move's
+//! source slice is compared by its start (the code moves the destination's length).
 
 use crate::layout::{norm, BufKind, Dialect};
 use crate::text::{Out, Ranks};
 use collc_grammar::{Diagnostic, Source};
-use collc_spec::ir::{Block, Protocol, Range, Stmt, StmtKind, Ty};
+use collc_spec::ir::{Block, Protocol, Range, Region, Stmt, StmtKind, Ty};
 use collc_spec::print::{cell_to_string, cond_to_string, expr_to_string, region_to_string};
 
 /// What a validation compared.
@@ -75,20 +76,11 @@ pub fn validate(
     let lifted = match checked.protocol {
         Some(l) if !checked.diagnostics.iter().any(|d| d.is_error()) => l,
         _ => {
-            return Err(checked
-                .diagnostics
-                .into_iter()
-                .filter(|d| d.is_error())
-                .map(|d| {
-                    let line = d.primary_span().map_or(0, |s| line_at(&out.text, s.start));
-                    let cpp_line = out.lines.get(line.saturating_sub(1)).copied().unwrap_or(0);
-                    Diagnostic::error(
-                        "validate::unreadable",
-                        format!("the protocol recovered from the emitted code does not check (emitted line {cpp_line}): {}", d.message),
-                    )
-                    .with_note(format!("recovered:\n{}", out.text))
-                })
-                .collect())
+            return Err(crate::recovered_errors(
+                checked.diagnostics,
+                &out,
+                "validate::unreadable",
+            ))
         }
     };
     compare(p, &lifted, dialect, Some(&out), source)
@@ -144,6 +136,16 @@ struct Cx<'a> {
     source: Option<&'a Source>,
 }
 
+/// A data move's source region without its end: the code moves the destination's length
+/// from the source's start (equal lengths are a runtime check, `COLLC_CHECK`).
+fn source(p: &Protocol, r: &Region) -> String {
+    let full = region_to_string(p, r);
+    match full.rfind(" .. ") {
+        Some(i) => format!("{} ..]", &full[..i]),
+        None => full,
+    }
+}
+
 /// A statement's own text (a loop's or an if's head only).
 fn head(p: &Protocol, s: &Stmt) -> String {
     match &s.kind {
@@ -182,28 +184,26 @@ fn head(p: &Protocol, s: &Stmt) -> String {
             cmp.as_str(),
             expr_to_string(p, threshold)
         ),
-        StmtKind::Copy { dst, src } => format!(
-            "copy {} <- {};",
-            region_to_string(p, dst),
-            region_to_string(p, src)
-        ),
+        StmtKind::Copy { dst, src } => {
+            format!("copy {} <- {};", region_to_string(p, dst), source(p, src))
+        }
         StmtKind::Get { dst, src, from } => format!(
             "get {} <- {} @ {};",
             region_to_string(p, dst),
-            region_to_string(p, src),
+            source(p, src),
             expr_to_string(p, from)
         ),
         StmtKind::Put { dst, to, src } => format!(
             "put {} @ {} <- {};",
             region_to_string(p, dst),
             expr_to_string(p, to),
-            region_to_string(p, src)
+            source(p, src)
         ),
         StmtKind::Reduce { op, dst, src, from } => format!(
             "reduce {} {} <- {}{};",
             op.as_str(),
             region_to_string(p, dst),
-            region_to_string(p, src),
+            source(p, src),
             from.as_ref()
                 .map(|f| format!(" @ {}", expr_to_string(p, f)))
                 .unwrap_or_default()

@@ -1,16 +1,19 @@
-//! Every shipped example, on every target: `validate` accepts what `collc emit` produced,
+//! Every shipped example (and every historic bug variant in examples/bugs/), on every
+//! target: `validate` accepts what `collc emit` produced,
 //! and `lift` of the pto::comm source gives back the example's protocol (lift ∘ emit = id
 //! up to formatting: the canonical printer's body and epilogue are equal).
 
 mod common;
 use collc_lift::layout::Dialect;
 use collc_spec::ir::Protocol;
-use common::{emit, examples, TARGETS};
+use common::{corpus, emit, examples, TARGETS};
 
 #[test]
 fn validate_accepts_every_example_on_every_target() {
     let mut failures = Vec::new();
-    for (path, src, p) in examples() {
+    let bugs = corpus("../examples/bugs");
+    assert!(bugs.len() >= 30, "bug variants found: {}", bugs.len());
+    for (path, src, p) in examples().into_iter().chain(bugs) {
         for t in TARGETS {
             let code = emit(&p, &src, t);
             if let Err(es) = collc_lift::validate(&p, &code, Some(&src)) {

@@ -107,3 +107,16 @@ fn hand_written_kernels_lift_and_verify_as_annotated() {
         "safe / buggy / refused fixtures: {kinds:?}"
     );
 }
+
+#[test]
+fn deeply_nested_cpp_is_refused_not_overflowed() {
+    let deep = format!(
+        "// collective barrier: barrier()\nextern \"C\" void kernel_entry(int64_t* args) {{ const int64_t x = {}1{}; }}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let errs = collc_lift::lift(&deep).expect_err("refused");
+    assert_eq!(errs[0].code, "input::too-deep", "{}", errs[0].message);
+    let errs = collc_lift::lift("int main( {").expect_err("refused");
+    assert_eq!(errs[0].code, "lift::syntax", "{}", errs[0].message);
+}

@@ -7,7 +7,13 @@ use std::path::PathBuf;
 
 /// Every `examples/*.coll`: (name, source, protocol).
 pub fn examples() -> Vec<(String, Source, Protocol)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    corpus("../examples")
+}
+
+/// Every `.coll` file directly in `dir` (relative to `lift/`) that checks: (name, source,
+/// protocol).
+pub fn corpus(dir: &str) -> Vec<(String, Source, Protocol)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("examples/")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -16,11 +22,11 @@ pub fn examples() -> Vec<(String, Source, Protocol)> {
     paths.sort();
     let out: Vec<(String, Source, Protocol)> = paths
         .into_iter()
-        .map(|path| {
+        .filter_map(|path| {
             let text = std::fs::read_to_string(&path).expect("read example");
-            let p = collc_spec::check(&text).protocol.expect("examples check");
+            let p = collc_spec::check(&text).protocol?;
             let name = path.display().to_string();
-            (name.clone(), Source::new(name, text), p)
+            Some((name.clone(), Source::new(name, text), p))
         })
         .collect();
     assert!(out.len() >= 10, "examples found: {}", out.len());
