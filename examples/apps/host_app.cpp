@@ -4,10 +4,8 @@
 // (broadcast).
 //
 // The library is the two verified examples packaged together:
-//   collc emit --target host --lib coll examples/allreduce_mesh.coll \
-//       examples/broadcast_read_complete.coll -o DIR
-//   g++ -std=c++17 -O2 examples/apps/host_app.cpp \
-//       $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs coll) -o host_app
+//   collc emit --target host --lib coll examples/allreduce_mesh.coll examples/broadcast_read_complete.coll -o DIR
+//   g++ -std=c++17 -O2 examples/apps/host_app.cpp $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs coll) -o host_app
 //   ./host_app [P] [N] [ITERS] [ROOT]     (default 4 1000 1000 1)
 // Prints "ok: ..." with the per-call latency and exits 0, or names the first wrong element.
 #include "coll.h"

@@ -273,3 +273,20 @@ pub fn count_window(c: &Coll, suffix: &str) -> Option<collc_spec::ir::WindowId> 
         _ => None,
     }
 }
+
+/// `NAME_strerror`, from [`STATUS`].
+pub fn strerror(name: &str, w: &mut Writer) {
+    w.open(format!(
+        "extern \"C\" const char* {name}_strerror(int status)"
+    ));
+    w.line("switch (status) {");
+    for (s, v, what) in STATUS {
+        w.line(format!(
+            "    case {v}: return {};",
+            crate::cpp::c_string(&format!("{s}: {what}"))
+        ));
+    }
+    w.line("    default: return \"unknown status\";");
+    w.line("}");
+    w.close();
+}

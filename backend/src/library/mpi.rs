@@ -241,9 +241,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         }
         w.line("");
     }
-    w.line(format!(
-        "extern \"C\" const char* {name}_strerror(int status) {{ return status_name(status); }}"
-    ));
+    super::header::strerror(name, &mut w);
     w.line(format!(
         "extern \"C\" const char* {name}_last_error(void) {{ return last_error().c_str(); }}"
     ));
