@@ -274,8 +274,8 @@ pub fn count_window(c: &Coll, suffix: &str) -> Option<collc_spec::ir::WindowId> 
     }
 }
 
-/// `NAME_strerror`, from [`STATUS`].
-pub fn strerror(name: &str, w: &mut Writer) {
+/// `NAME_strerror` (from [`STATUS`]) and `NAME_last_error`.
+pub fn errors(name: &str, w: &mut Writer) {
     w.open(format!(
         "extern \"C\" const char* {name}_strerror(int status)"
     ));
@@ -289,4 +289,7 @@ pub fn strerror(name: &str, w: &mut Writer) {
     w.line("    default: return \"unknown status\";");
     w.line("}");
     w.close();
+    w.line(format!(
+        "extern \"C\" const char* {name}_last_error(void) {{ return last_error().c_str(); }}"
+    ));
 }

@@ -15,6 +15,7 @@
 //! other generator.
 
 pub mod api;
+pub mod checks;
 pub mod config;
 pub mod header;
 pub mod host;
