@@ -5,6 +5,7 @@
 //! * [`mpi`]: the MPI-3 RMA backend — the same walker with the MPI dialect, `mpicxx` builds
 //!   (cached by content hash), `mpirun` runs with a deadline and no orphans.
 //! * [`layout`]: the args-block ABI of generated kernels.
+//! * [`library`]: verified protocols packaged as libraries host programs call (`--lib`).
 //! * [`host`]: compile a generated kernel with the system C++ compiler (cached by content
 //!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
 
