@@ -190,9 +190,10 @@ fn host_app_threads_call_allreduce_and_broadcast_1000_times() {
         "coll",
         &exe,
     );
-    for (p, root) in [("2", "0"), ("4", "3")] {
+    // P = 4 with one block; P = 2 with allreduce_mesh's C = 2 blocks (a thread per extra block).
+    for (p, root, blocks) in [("4", "3", "1"), ("2", "0", "2")] {
         let mut c = Command::new(&exe);
-        c.args([p, "1000", "1000", root]);
+        c.args([p, "1000", "1000", root, blocks]);
         let o = run(c, Duration::from_secs(120));
         let t = text(&o);
         assert!(o.status.success() && t.starts_with("ok: "), "P={p}: {t}");
