@@ -69,7 +69,9 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         }
         LibTarget::Mpi => {
             w.line(" * Ranks are the processes of an MPI communicator. Create one collc communicator on it");
-            w.line(" * (collective: every process calls {name}_comm_create with the same configuration);");
+            w.line(format!(
+                " * (collective: every process calls {name}_comm_create with the same configuration);"
+            ));
             w.line(
                 " * then every process calls the collectives back to back in the same order. The",
             );
@@ -80,7 +82,9 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         }
     }
     w.line(" *");
-    w.line(" * Errors: every function returns a status; NAME_last_error() describes the last failure of");
+    w.line(format!(
+        " * Errors: every function returns a status; {name}_last_error() describes the last failure of"
+    ));
     w.line(" * the calling thread. A call never hangs: a bad argument on a valid rank poisons the");
     w.line(
         " * communicator (host: peers blocked in the same call return at once with EBROKEN), and a",

@@ -103,11 +103,11 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("");
     w.line("using collc_lib_window_fn = float* (*)(const void*, int, int64_t*);");
     w.line("// Element count of window `w` of a collective's Args.");
-    w.line("static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
+    w.line("[[maybe_unused]] static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
     w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it).");
-    w.line("static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const float* src) { int64_t n = 0; float* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const float* src) { int64_t n = 0; float* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
     w.line("// This rank's window copy -> caller's buffer (after the kernel).");
-    w.line("static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, float* dst) { int64_t n = 0; const float* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, float* dst) { int64_t n = 0; const float* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
     w.line("");
     let n = colls.len();
     w.line(format!("struct {name}_comm {{"));
