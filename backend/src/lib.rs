@@ -8,6 +8,7 @@
 //!   against declarations of the public pto-isa / simpler API, `backend/runtime/ascend_decls/`).
 //! * [`trace`]: traced runs (`collc run --trace`) and their conformance to the IR.
 //! * [`layout`]: the args-block ABI of generated kernels.
+//! * [`library`]: verified protocols packaged as libraries host programs call (`--lib`).
 //! * [`host`]: compile a generated kernel with the system C++ compiler (cached by content
 //!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
 

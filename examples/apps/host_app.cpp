@@ -4,11 +4,9 @@
 // (broadcast).
 //
 // The library is the two verified examples packaged together:
-//   collc emit --target host --lib coll examples/allreduce_mesh.coll \
-//       examples/broadcast_read_complete.coll -o DIR
-//   g++ -std=c++17 -O2 examples/apps/host_app.cpp \
-//       $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs coll) -o host_app
-//   ./host_app [P] [N] [ITERS] [ROOT]     (default 4 1000 1000 1)
+//   collc emit --target host --lib coll examples/allreduce_mesh.coll examples/broadcast_read_complete.coll -o DIR
+//   g++ -std=c++17 -O2 examples/apps/host_app.cpp $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs coll) -o host_app
+//   ./host_app [P] [N] [ITERS] [ROOT] [C]     (default 4 1000 1000 1 1; C: allreduce blocks)
 // Prints "ok: ..." with the per-call latency and exits 0, or names the first wrong element.
 #include "coll.h"
 
@@ -30,11 +28,12 @@ int main(int argc, char** argv) {
     const int64_t N = argc > 2 ? std::atoll(argv[2]) : 1000;
     const int iters = argc > 3 ? std::atoi(argv[3]) : 1000;
     const int root = argc > 4 ? std::atoi(argv[4]) : 1;
+    const int blocks = argc > 5 ? std::atoi(argv[5]) : 1;  // allreduce_mesh's C (= stride)
 
     coll_config cfg = {};
     cfg.allreduce.n = N;
-    cfg.allreduce.C = 1;
-    cfg.allreduce.stride = 1;
+    cfg.allreduce.C = blocks;
+    cfg.allreduce.stride = blocks;
     cfg.broadcast.root = root;
     cfg.broadcast.n = N;
     coll_comm* comm = nullptr;

@@ -3,10 +3,8 @@
 // MPI_Allreduce of the same values (bitwise: the values are small integers, exact in f32 under
 // any summation order); one broadcast per iteration is checked against the root's input.
 //
-//   collc emit --target mpi --lib collmpi examples/allreduce_mesh.coll \
-//       examples/broadcast_read_complete.coll -o DIR
-//   mpicxx -std=c++17 -O2 examples/apps/mpi_app.cpp \
-//       $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs collmpi) -o mpi_app
+//   collc emit --target mpi --lib collmpi examples/allreduce_mesh.coll examples/broadcast_read_complete.coll -o DIR
+//   mpicxx -std=c++17 -O2 examples/apps/mpi_app.cpp $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs collmpi) -o mpi_app
 //   mpirun -np 4 ./mpi_app [N] [ITERS] [ROOT]     (default 1000 200 1)
 // Rank 0 prints "ok: ..." and every rank exits 0, or the first wrong element is named.
 #include <mpi.h>

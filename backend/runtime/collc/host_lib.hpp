@@ -64,23 +64,6 @@ enum Status : int {
     kEResidue = 10,  // comm_free found credit cells not back at 0
 };
 
-inline const char* status_name(int s) {
-    switch (s) {
-        case kOk: return "ok";
-        case kEInval: return "invalid argument";
-        case kEDomain: return "outside the verified domain";
-        case kESize: return "buffer too small";
-        case kEMismatch: return "ranks called different collectives";
-        case kETimeout: return "wait timeout";
-        case kEKernel: return "kernel runtime check failed";
-        case kEBroken: return "communicator failed earlier";
-        case kEBusy: return "rank already in a call";
-        case kESystem: return "system error";
-        case kEResidue: return "signal residue";
-    }
-    return "unknown status";
-}
-
 // The calling thread's last error message (what NAME_last_error returns).
 inline std::string& last_error() {
     thread_local std::string s;
@@ -285,7 +268,7 @@ public:
         block(0);
         for (std::thread& t : extra) t.join();
         for (int s : st) {
-            if (s != kOk) return failed_call();
+            if (s != kOk) return failed_call(rank, k);
         }
         collect(bufs.data());
         return kOk;
@@ -313,20 +296,21 @@ public:
     bool is_broken() const { return run_.aborted.load(std::memory_order_acquire) != 0; }
 
 private:
-    // The kernel unwound: a timeout, a runtime check, or another rank's failure.
-    int failed_call() {
+    // The kernel of `rank`'s call `k` unwound: its own wait timed out (ETIMEOUT), its own
+    // runtime check failed (EKERNEL), or another rank's failure freed it (EBROKEN).
+    int failed_call(int32_t rank, int64_t k) {
         std::lock_guard<std::mutex> lock(run_.mu);
+        const rt::WaitRecord& w = run_.fail_wait;
+        const std::string mine = "rank " + std::to_string(rank) + " (block ";
         int code = kEBroken;
         if (fail_code_ != 0) {
-            code = fail_code_;
-        } else if (run_.fail_kind == rt::FailKind::TwaitTimeout) {
+            code = kEBroken;  // poisoned by another call's bad argument
+        } else if (run_.fail_kind == rt::FailKind::TwaitTimeout && w.rank == rank && w.call == k) {
             code = kETimeout;
-            fail_code_ = code;
-        } else if (run_.fail_kind == rt::FailKind::KernelError) {
+        } else if (run_.fail_kind == rt::FailKind::KernelError && run_.fail_text.compare(0, mine.size(), mine) == 0) {
             code = kEKernel;
-            fail_code_ = code;
         }
-        last_error() = run_.fail_text;
+        last_error() = code == kEBroken ? "the communicator failed: " + run_.fail_text : run_.fail_text;
         if (!run_.notes.empty()) last_error() += "\n" + run_.notes;
         return code;
     }

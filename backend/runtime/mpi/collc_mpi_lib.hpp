@@ -44,23 +44,6 @@ enum Status : int {
   kEResidue = 10,
 };
 
-inline const char* status_name(int s) {
-  switch (s) {
-    case kOk: return "ok";
-    case kEInval: return "invalid argument";
-    case kEDomain: return "outside the verified domain";
-    case kESize: return "buffer too small";
-    case kEMismatch: return "ranks called different collectives";
-    case kETimeout: return "wait timeout";
-    case kEKernel: return "kernel runtime check failed";
-    case kEBroken: return "communicator failed earlier";
-    case kEBusy: return "a collc communicator already exists in this process";
-    case kESystem: return "system or MPI error";
-    case kEResidue: return "signal residue";
-  }
-  return "unknown status";
-}
-
 inline std::string& last_error() {
   thread_local std::string s;
   return s;
@@ -177,9 +160,12 @@ class Comm {
       std::string msg = f.what;
       if (f.code == 3) {
         std::string peers;
-        const int other = mismatch(k, c, &peers);
-        if (other >= 0) code = kEMismatch;
-        msg += "; " + peers;
+        if (mismatch(k, c, &peers) >= 0) {
+          code = kEMismatch;
+          msg = peers + "(" + msg + ")";
+        } else {
+          msg += "; " + peers;
+        }
       }
       mark(msg);
       last_error() = msg;

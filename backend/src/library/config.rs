@@ -127,6 +127,7 @@ pub fn configure(c: &Coll, w: &mut Writer) {
     for (i, v) in k.abi.scalars.iter().enumerate() {
         w.line(format!("collc_scalars[{i}] = {};", k.var(*v)));
     }
+    w.line("(void)collc_params;");
     w.line("(void)collc_err;");
     w.line("(void)collc_errlen;");
     w.line("return 1;");

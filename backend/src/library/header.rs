@@ -69,7 +69,9 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         }
         LibTarget::Mpi => {
             w.line(" * Ranks are the processes of an MPI communicator. Create one collc communicator on it");
-            w.line(" * (collective: every process calls {name}_comm_create with the same configuration);");
+            w.line(format!(
+                " * (collective: every process calls {name}_comm_create with the same configuration);"
+            ));
             w.line(
                 " * then every process calls the collectives back to back in the same order. The",
             );
@@ -80,7 +82,9 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         }
     }
     w.line(" *");
-    w.line(" * Errors: every function returns a status; NAME_last_error() describes the last failure of");
+    w.line(format!(
+        " * Errors: every function returns a status; {name}_last_error() describes the last failure of"
+    ));
     w.line(" * the calling thread. A call never hangs: a bad argument on a valid rank poisons the");
     w.line(
         " * communicator (host: peers blocked in the same call return at once with EBROKEN), and a",
@@ -272,4 +276,24 @@ pub fn count_window(c: &Coll, suffix: &str) -> Option<collc_spec::ir::WindowId> 
         (Kind::Exchange { target, .. }, "output_count") => Some(target),
         _ => None,
     }
+}
+
+/// `NAME_strerror` (from [`STATUS`]) and `NAME_last_error`.
+pub fn errors(name: &str, w: &mut Writer) {
+    w.open(format!(
+        "extern \"C\" const char* {name}_strerror(int status)"
+    ));
+    w.line("switch (status) {");
+    for (s, v, what) in STATUS {
+        w.line(format!(
+            "    case {v}: return {};",
+            crate::cpp::c_string(&format!("{s}: {what}"))
+        ));
+    }
+    w.line("    default: return \"unknown status\";");
+    w.line("}");
+    w.close();
+    w.line(format!(
+        "extern \"C\" const char* {name}_last_error(void) {{ return last_error().c_str(); }}"
+    ));
 }

@@ -97,7 +97,8 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
             "if (!collc_lib_configure_{}(nranks, prm, scalars, elems, &blocks, err, sizeof err)) return fail(kEDomain, \"{name}_comm_create: {}: %s\", err);",
             c.index, c.func
         ));
-        shape_checks(name, c, &mut w);
+        let slot = |x| format!("elems[{}]", c.slot(x));
+        super::checks::shape(name, c, &mut w, &slot, "nranks");
         w.line("CollSpec cs;");
         w.line(format!("cs.name = {};", c_string(&c.func)));
         w.line(format!("cs.kernel = collc_lib_kernel_{};", c.index));
@@ -146,40 +147,8 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         }
         w.line("");
     }
-    w.line(format!(
-        "extern \"C\" const char* {name}_strerror(int status) {{ return status_name(status); }}"
-    ));
-    w.line(format!(
-        "extern \"C\" const char* {name}_last_error(void) {{ return last_error().c_str(); }}"
-    ));
+    super::header::errors(name, &mut w);
     w.finish()
-}
-
-/// Shape checks the meaning needs beyond the domains (allgather: output = P input rows).
-fn shape_checks(name: &str, c: &Coll, w: &mut Writer) {
-    if let Kind::Exchange {
-        input,
-        target,
-        all_to_all,
-    } = c.kind
-    {
-        let (i, t) = (c.slot(input), c.slot(target));
-        let (cond, what) = if all_to_all {
-            (
-                format!("elems[{i}] != elems[{t}]"),
-                "input and output windows differ in size",
-            )
-        } else {
-            (
-                format!("elems[{t}] != elems[{i}] * static_cast<uint64_t>(nranks)"),
-                "the output window is not P input rows",
-            )
-        };
-        w.line(format!(
-            "if ({cond}) return fail(kEDomain, \"{name}_comm_create: {}: {what}\");",
-            c.func
-        ));
-    }
 }
 
 fn call(name: &str, c: &Coll, w: &mut Writer) {
@@ -195,42 +164,36 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     w.line("if (s != kOk) return s;");
     w.line("struct Leave { Comm& c; int r; ~Leave() { c.leave(r); } } leave{comm->comm, rank};");
     w.line(format!(
-        "const std::vector<uint64_t>& e = comm->elems[{}];",
+        "[[maybe_unused]] const std::vector<uint64_t>& e = comm->elems[{}];",
         c.index
     ));
-    w.line("(void)e;");
     let ci = c.index;
-    match c.kind {
-        Kind::Barrier => {
-            w.line(format!(
-                "return comm->comm.call({ci}, rank, [](uint8_t* const*) {{}}, [](uint8_t* const*) {{}});"
-            ));
-        }
+    let slot = |x| format!("e[{}]", c.slot(x));
+    super::checks::arguments(name, c, w, "rank", &slot);
+    let (stage, collect) = match c.kind {
+        Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
             let d = c.slot(data);
-            w.line(format!("if (data == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: data is NULL\", rank);"));
-            w.line(format!("if (count < e[{d}]) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: data holds %zu elements, the collective needs %llu\", rank, count, static_cast<unsigned long long>(e[{d}]));"));
-            let stage_if = if let Kind::Broadcast { root, .. } = c.kind {
-                let field = c.k.var(root);
-                w.line(format!("if (root != comm->config.{f}.{field}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: root %d, but the communicator was configured for root %lld (back-to-back calls are verified for one parameter assignment)\", rank, root, static_cast<long long>(comm->config.{f}.{field}));"));
+            let only_root = if matches!(c.kind, Kind::Broadcast { .. }) {
                 "if (rank == root) "
             } else {
                 ""
             };
-            w.line(format!("const size_t bytes = e[{d}] * sizeof(float);"));
-            w.line(format!(
-                "return comm->comm.call({ci}, rank, [&](uint8_t* const* b) {{ {stage_if}std::memcpy(b[{d}], data, bytes); }}, [&](uint8_t* const* b) {{ std::memcpy(data, b[{d}], bytes); }});"
-            ));
+            (
+                format!("{only_root}std::memcpy(b[{d}], data, e[{d}] * sizeof(float));"),
+                format!("std::memcpy(data, b[{d}], e[{d}] * sizeof(float));"),
+            )
         }
         Kind::Exchange { input, target, .. } => {
             let (i, t) = (c.slot(input), c.slot(target));
-            w.line(format!("if (input == nullptr || output == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: input or output is NULL\", rank);"));
-            w.line(format!("if (input_count < e[{i}]) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: input holds %zu elements, the collective needs %llu\", rank, input_count, static_cast<unsigned long long>(e[{i}]));"));
-            w.line(format!("if (output_count < e[{t}]) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: output holds %zu elements, the collective needs %llu\", rank, output_count, static_cast<unsigned long long>(e[{t}]));"));
-            w.line(format!(
-                "return comm->comm.call({ci}, rank, [&](uint8_t* const* b) {{ std::memcpy(b[{i}], input, e[{i}] * sizeof(float)); }}, [&](uint8_t* const* b) {{ std::memcpy(output, b[{t}], e[{t}] * sizeof(float)); }});"
-            ));
+            (
+                format!("std::memcpy(b[{i}], input, e[{i}] * sizeof(float));"),
+                format!("std::memcpy(output, b[{t}], e[{t}] * sizeof(float));"),
+            )
         }
-    }
+    };
+    w.line(format!(
+        "return comm->comm.call({ci}, rank, [&](uint8_t* const* b) {{ (void)b; {stage} }}, [&](uint8_t* const* b) {{ (void)b; {collect} }});"
+    ));
     w.close();
 }

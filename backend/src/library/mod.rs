@@ -15,6 +15,7 @@
 //! other generator.
 
 pub mod api;
+pub mod checks;
 pub mod config;
 pub mod header;
 pub mod host;
@@ -168,59 +169,48 @@ pub fn generate(members: &[Member], name: &str, target: LibTarget) -> Result<Vec
         path: format!("{name}.h"),
         text: header::header(name, target, &colls),
     }];
-    match target {
-        LibTarget::Host => {
-            for c in &colls {
-                let text = host::unit(c).map_err(|diagnostics| LibError::Refused {
-                    member: c.index,
-                    diagnostics,
-                })?;
-                files.push(File {
-                    path: format!("src/coll_{}.cpp", c.index),
-                    text,
-                });
-            }
-            files.push(File {
-                path: format!("src/{name}.cpp"),
-                text: host::glue(name, &colls),
-            });
-            for (path, text) in crate::host::compile::RUNTIME_FILES
+    type Unit = fn(&Coll) -> Result<String, Vec<Diagnostic>>;
+    let (unit, glue, runtime): (Unit, String, Vec<(&str, &str)>) = match target {
+        LibTarget::Host => (
+            host::unit,
+            host::glue(name, &colls),
+            crate::host::compile::RUNTIME_FILES
                 .iter()
                 .filter(|(p, _)| p.ends_with(".hpp"))
                 .chain(std::iter::once(&HOST_LIB_RUNTIME))
-            {
-                files.push(File {
-                    path: format!("src/{path}"),
-                    text: text.to_string(),
-                });
-            }
-        }
-        LibTarget::Mpi => {
-            for c in &colls {
-                let text = mpi::unit(c).map_err(|diagnostics| LibError::Refused {
-                    member: c.index,
-                    diagnostics,
-                })?;
-                files.push(File {
-                    path: format!("src/coll_{}.cpp", c.index),
-                    text,
-                });
-            }
-            files.push(File {
-                path: format!("src/{name}.cpp"),
-                text: mpi::glue(name, &colls),
-            });
-            for (path, text) in crate::mpi::build::RUNTIME_FILES
+                .copied()
+                .collect(),
+        ),
+        LibTarget::Mpi => (
+            mpi::unit,
+            mpi::glue(name, &colls),
+            crate::mpi::build::RUNTIME_FILES
                 .iter()
                 .filter(|(p, _)| !p.contains("main"))
                 .chain(std::iter::once(&MPI_LIB_RUNTIME))
-            {
-                files.push(File {
-                    path: format!("src/{path}"),
-                    text: text.to_string(),
-                });
-            }
-        }
+                .copied()
+                .collect(),
+        ),
+    };
+    for c in &colls {
+        let text = unit(c).map_err(|diagnostics| LibError::Refused {
+            member: c.index,
+            diagnostics,
+        })?;
+        files.push(File {
+            path: format!("src/coll_{}.cpp", c.index),
+            text,
+        });
+    }
+    files.push(File {
+        path: format!("src/{name}.cpp"),
+        text: glue,
+    });
+    for (path, text) in runtime {
+        files.push(File {
+            path: format!("src/{path}"),
+            text: text.to_string(),
+        });
     }
     files.extend(package::files(name, target, &colls));
     Ok(files)

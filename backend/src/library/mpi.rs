@@ -101,6 +101,14 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("");
     w.line("using namespace collc_mpi::lib;");
     w.line("");
+    w.line("using collc_lib_window_fn = float* (*)(const void*, int, int64_t*);");
+    w.line("// Element count of window `w` of a collective's Args.");
+    w.line("[[maybe_unused]] static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
+    w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it).");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const float* src) { int64_t n = 0; float* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
+    w.line("// This rank's window copy -> caller's buffer (after the kernel).");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, float* dst) { int64_t n = 0; const float* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
+    w.line("");
     let n = colls.len();
     w.line(format!("struct {name}_comm {{"));
     w.line("    Comm comm;");
@@ -162,32 +170,8 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         w.line(format!(
             "c->args[{i}] = collc_lib_mpi_setup_{i}(c->sessions[{i}].get());"
         ));
-        if let Kind::Exchange {
-            input,
-            target,
-            all_to_all,
-        } = c.kind
-        {
-            w.line("int64_t li = 0, lt = 0;");
-            w.line(format!(
-                "collc_lib_mpi_window_{i}(c->args[{i}], {input}, &li);"
-            ));
-            w.line(format!(
-                "collc_lib_mpi_window_{i}(c->args[{i}], {target}, &lt);"
-            ));
-            let (cond, what) = if all_to_all {
-                ("li != lt", "input and output windows differ in size")
-            } else {
-                (
-                    "lt != li * c->comm.np()",
-                    "the output window is not P input rows",
-                )
-            };
-            w.line(format!(
-                "if ({cond}) return fail(kEDomain, \"{name}_comm_create: {}: {what}\");",
-                c.func
-            ));
-        }
+        let len = |x| format!("collc_lib_mpi_len(collc_lib_mpi_window_{i}, c->args[{i}], {x})");
+        super::checks::shape(name, c, &mut w, &len, "c->comm.np()");
     }
     w.line(format!(
         "for (int i = 0; i < {n}; ++i) c->sessions[i]->allocate();"
@@ -241,12 +225,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         }
         w.line("");
     }
-    w.line(format!(
-        "extern \"C\" const char* {name}_strerror(int status) {{ return status_name(status); }}"
-    ));
-    w.line(format!(
-        "extern \"C\" const char* {name}_last_error(void) {{ return last_error().c_str(); }}"
-    ));
+    super::header::errors(name, &mut w);
     w.finish()
 }
 
@@ -265,46 +244,30 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     w.line(format!(
         "auto kernel = [a](const collc_mpi::Ctx& ctx) {{ collc_lib_mpi_kernel_{i}(ctx, a); }};"
     ));
-    match c.kind {
-        Kind::Barrier => {
-            w.line(format!(
-                "return comm->comm.call({i}, [] {{}}, kernel, [] {{}});"
-            ));
-        }
+    let len = |x| format!("collc_lib_mpi_len(collc_lib_mpi_window_{i}, a, {x})");
+    super::checks::arguments(name, c, w, "comm->comm.me()", &len);
+    let (stage, collect) = match c.kind {
+        Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
-            w.line("int64_t len = 0;");
-            w.line(format!(
-                "float* win = collc_lib_mpi_window_{i}(a, {data}, &len);"
-            ));
-            w.line(format!("if (data == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: data is NULL\", comm->comm.me());"));
-            w.line(format!("if (count < static_cast<size_t>(len)) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: data holds %zu elements, the collective needs %lld\", comm->comm.me(), count, static_cast<long long>(len));"));
-            let stage_if = if let Kind::Broadcast { root, .. } = c.kind {
-                let field = c.k.var(root);
-                w.line(format!("if (root != comm->config.{f}.{field}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: root %d, but the communicator was configured for root %lld (back-to-back calls are verified for one parameter assignment)\", comm->comm.me(), root, static_cast<long long>(comm->config.{f}.{field}));"));
+            let only_root = if matches!(c.kind, Kind::Broadcast { .. }) {
                 "if (comm->comm.me() == root) "
             } else {
                 ""
             };
-            w.line("const size_t bytes = static_cast<size_t>(len) * sizeof(float);");
-            w.line(format!(
-                "return comm->comm.call({i}, [&] {{ {stage_if}std::memcpy(win, data, bytes); }}, kernel, [&] {{ std::memcpy(data, win, bytes); }});"
-            ));
+            (
+                format!(
+                    "{only_root}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data);"
+                ),
+                format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {data}, data);"),
+            )
         }
-        Kind::Exchange { input, target, .. } => {
-            w.line("int64_t li = 0, lt = 0;");
-            w.line(format!(
-                "float* wi = collc_lib_mpi_window_{i}(a, {input}, &li);"
-            ));
-            w.line(format!(
-                "float* wt = collc_lib_mpi_window_{i}(a, {target}, &lt);"
-            ));
-            w.line(format!("if (input == nullptr || output == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: input or output is NULL\", comm->comm.me());"));
-            w.line(format!("if (input_count < static_cast<size_t>(li)) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: input holds %zu elements, the collective needs %lld\", comm->comm.me(), input_count, static_cast<long long>(li));"));
-            w.line(format!("if (output_count < static_cast<size_t>(lt)) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: output holds %zu elements, the collective needs %lld\", comm->comm.me(), output_count, static_cast<long long>(lt));"));
-            w.line(format!(
-                "return comm->comm.call({i}, [&] {{ std::memcpy(wi, input, static_cast<size_t>(li) * sizeof(float)); }}, kernel, [&] {{ std::memcpy(output, wt, static_cast<size_t>(lt) * sizeof(float)); }});"
-            ));
-        }
-    }
+        Kind::Exchange { input, target, .. } => (
+            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input);"),
+            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output);"),
+        ),
+    };
+    w.line(format!(
+        "return comm->comm.call({i}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
+    ));
     w.close();
 }

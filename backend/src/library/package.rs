@@ -224,7 +224,7 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
          CMake:\n\n```cmake\nfind_package({name} CONFIG REQUIRED PATHS /path/to/this/folder)\ntarget_link_libraries(app PRIVATE {name}::{name})\n```\n",
         example(name, target, colls)
     ));
-    s.push_str(match target {
+    let contract = match target {
         LibTarget::Host => "\n## Contract\n\n\
             * One communicator for P ranks; rank r's calls come from one thread at a time, every rank\n  calls the same collectives in the same order (checked: `EMISMATCH`).\n\
             * Parameters are fixed at creation: back-to-back calls are verified for one assignment.\n\
@@ -236,6 +236,7 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             * Parameters are fixed at creation: back-to-back calls are verified for one assignment.\n\
             * The communicator owns the RMA windows (MPI_Win_allocate, zeroed once, one lock_all\n  epoch); a call stages the caller's buffer into its window and copies the output back.\n\
             * A wait not satisfied within `wait_timeout_ms` fails the call (`ETIMEOUT`); after any\n  error the communicator returns `EBROKEN`; free it.\n",
-    });
+    };
+    s.push_str(&contract.replace("NAME_", &format!("{name}_")));
     s
 }

@@ -7,7 +7,8 @@
 //! Ascend and host emit the same `pto::comm` C++ source (one source, two builds). With
 //! `--target host` and an output ending in `.so`, the source is also compiled with the system
 //! C++ compiler (`$CXX`, else `g++`) into a shared library with the CPU runtime's launcher.
-//! `--target mpi` is `cmd::mpi::emit`.
+//! `--target mpi` is `cmd::mpi::emit`; `--lib NAME FILE... -o DIR` (host or MPI) is
+//! `cmd::lib::emit`.
 //!
 //! The verifier gate (`cmd::gate`, every target): a protocol the verifier does not show
 //! safe (an obligation violated, unknown or skipped) is refused with the verifier's

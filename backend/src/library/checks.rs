@@ -1,0 +1,68 @@
+//! The argument checks every library call makes before it touches a window, and the shape
+//! check of creation, written once for both targets: the C++ differs only in how a rank and
+//! a window's element count are spelled.
+
+use super::api::{Coll, Kind};
+use crate::cpp::Writer;
+use collc_spec::ir::WindowId;
+
+/// Null buffers (EINVAL), buffers smaller than their window (ESIZE) and a broadcast root
+/// other than the configuration's (EDOMAIN), each poisoning the communicator through
+/// `comm->comm.poison(code, fmt, ...)`. `rank`: the C++ rank; `len(w)`: window `w`'s element
+/// count as a C++ expression.
+pub fn arguments(
+    name: &str,
+    c: &Coll,
+    w: &mut Writer,
+    rank: &str,
+    len: &dyn Fn(WindowId) -> String,
+) {
+    let f = &c.func;
+    let bufs: Vec<(&str, &str, WindowId)> = match c.kind {
+        Kind::Barrier => Vec::new(),
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => vec![("data", "count", data)],
+        Kind::Exchange { input, target, .. } => {
+            vec![
+                ("input", "input_count", input),
+                ("output", "output_count", target),
+            ]
+        }
+    };
+    for (buf, count, win) in &bufs {
+        w.line(format!("if ({buf} == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: {buf} is NULL\", {rank});"));
+        let n = len(*win);
+        w.line(format!("if ({count} < static_cast<size_t>({n})) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: {buf} holds %zu elements, the collective needs %llu\", {rank}, {count}, static_cast<unsigned long long>({n}));"));
+    }
+    if let Kind::Broadcast { root, .. } = c.kind {
+        let field = c.k.var(root);
+        w.line(format!("if (root != comm->config.{f}.{field}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: root %d, but the communicator was configured for root %lld (back-to-back calls are verified for one parameter assignment)\", {rank}, root, static_cast<long long>(comm->config.{f}.{field}));"));
+    }
+}
+
+/// At creation: allgather's output must be P input rows, all_to_all's input and output the
+/// same size (what the collective's meaning needs beyond the domains).
+pub fn shape(name: &str, c: &Coll, w: &mut Writer, len: &dyn Fn(WindowId) -> String, nranks: &str) {
+    if let Kind::Exchange {
+        input,
+        target,
+        all_to_all,
+    } = c.kind
+    {
+        let (i, t) = (len(input), len(target));
+        let (cond, what) = if all_to_all {
+            (
+                format!("{i} != {t}"),
+                "input and output windows differ in size",
+            )
+        } else {
+            (
+                format!("static_cast<int64_t>({t}) != static_cast<int64_t>({i}) * static_cast<int64_t>({nranks})"),
+                "the output window is not P input rows",
+            )
+        };
+        w.line(format!(
+            "if ({cond}) return fail(kEDomain, \"{name}_comm_create: {}: {what}\");",
+            c.func
+        ));
+    }
+}

@@ -1,0 +1,137 @@
+//! `collc_backend::library` below the CLI: what every shipped example packages into (or why
+//! it is refused), and that the generated C++ of every kind the libraries support builds
+//! with `-Wall -Wextra -Werror` for host threads and MPI (barrier, allgather and all_to_all are
+//! not exercised by the applications of `collc/tests/lib.rs`; their windows are `per call`
+//! in the examples, so they are packaged here with every window `reused` — a build check of
+//! the generator, not a verified library: the gate is the CLI's).
+
+use collc_backend::library::{self, LibError, LibTarget, Member};
+use collc_spec::ir::{Lifetime, Protocol};
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn load(name: &str) -> Protocol {
+    let text = std::fs::read_to_string(repo().join("examples").join(name)).expect("read");
+    collc_spec::check(&text).protocol.expect("validates")
+}
+
+fn member(p: &Protocol) -> Member<'_> {
+    Member {
+        protocol: p,
+        source: None,
+        warning: Vec::new(),
+        world_limit: None,
+    }
+}
+
+fn refused_code(files: &[&str]) -> Option<String> {
+    let ps: Vec<Protocol> = files.iter().map(|f| load(f)).collect();
+    let ms: Vec<Member> = ps.iter().map(member).collect();
+    match library::generate(&ms, "x", LibTarget::Host) {
+        Err(LibError::Refused { diagnostics, .. }) => Some(diagnostics[0].code.clone()),
+        Err(e) => Some(format!("other: {e}")),
+        Ok(_) => None,
+    }
+}
+
+#[test]
+fn what_each_example_packages_into() {
+    // Reused windows: packaged.
+    for f in [
+        "allreduce_mesh.coll",
+        "allreduce_ring.coll",
+        "broadcast_read_complete.coll",
+        "barrier.coll",
+        "arrival_barrier.coll",
+    ] {
+        assert_eq!(refused_code(&[f]), None, "{f}");
+    }
+    // `per call` windows: a library has no bound on its calls.
+    for f in ["broadcast.coll", "allgather.coll", "all_to_all.coll"] {
+        assert_eq!(
+            refused_code(&[f]).as_deref(),
+            Some("lib::per-call-buffer"),
+            "{f}"
+        );
+    }
+    for f in ["reduce_scatter.coll", "all_to_all_v.coll"] {
+        assert_eq!(
+            refused_code(&[f]).as_deref(),
+            Some("lib::unsupported-kind"),
+            "{f}"
+        );
+    }
+    // One function per kind.
+    let a = load("allreduce_mesh.coll");
+    let b = load("allreduce_ring.coll");
+    assert!(matches!(
+        library::generate(&[member(&a), member(&b)], "x", LibTarget::Host),
+        Err(LibError::Usage(_))
+    ));
+    assert!(matches!(
+        library::generate(&[member(&a)], "bad-name", LibTarget::Host),
+        Err(LibError::Usage(_))
+    ));
+}
+
+#[test]
+fn every_supported_kind_builds_for_host_threads_and_mpi() {
+    if std::process::Command::new("g++")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: no g++");
+        return;
+    }
+    let ps: Vec<Protocol> = [
+        "barrier.coll",
+        "allgather.coll",
+        "all_to_all.coll",
+        "allreduce_ring.coll",
+    ]
+    .iter()
+    .map(|f| load(f).with_every_lifetime(Lifetime::Reused))
+    .collect();
+    let ms: Vec<Member> = ps.iter().map(member).collect();
+    let dir = repo()
+        .join("target")
+        .join(format!("collc-library-build-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let inst =
+        library::install(&ms, "kinds", LibTarget::Host, &dir).unwrap_or_else(|e| panic!("{e}"));
+    assert!(inst.library.is_file());
+    // The MPI glue of the same kinds (when Open MPI is installed).
+    if collc_backend::mpi::build::find_toolchain().is_ok() {
+        let m = library::install(&ms, "kindsm", LibTarget::Mpi, &dir.join("mpi"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(m.library.is_file());
+    } else {
+        eprintln!("SKIP: the MPI half needs Open MPI");
+    }
+    // A library with no buffer at all (a barrier alone) builds too: nothing unused is left.
+    let solo = [member(&ps[0])];
+    library::install(&solo, "solo", LibTarget::Host, &dir.join("solo"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    if collc_backend::mpi::build::find_toolchain().is_ok() {
+        library::install(&solo, "solom", LibTarget::Mpi, &dir.join("solom"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let h = std::fs::read_to_string(dir.join("kinds.h")).expect("header");
+    for f in [
+        "int kinds_barrier(kinds_comm* comm, int rank)",
+        "int kinds_allgather(kinds_comm* comm, int rank, const float* input, size_t input_count, float* output, size_t output_count)",
+        "int kinds_all_to_all(kinds_comm* comm, int rank, const float* input",
+        "int kinds_allreduce(kinds_comm* comm, int rank, float* data, size_t count)",
+        "size_t kinds_allgather_output_count(const kinds_comm* comm)",
+    ] {
+        assert!(h.contains(f), "{f} missing in kinds.h");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

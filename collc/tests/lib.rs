@@ -1,0 +1,365 @@
+//! `collc emit --target host|mpi --lib NAME FILE... -o DIR` end to end: the two verified
+//! examples (allreduce_mesh, broadcast_read_complete) packaged as one library per target,
+//! then built against through pkg-config (g++ / mpicxx) as an application would:
+//!
+//! * `examples/apps/host_app.cpp`: P = 2 and 4 threads, 1000 allreduce + 1000 broadcast calls
+//!   each, back to back, every element compared with `std::reduce` / the root's input;
+//! * `examples/apps/mpi_app.cpp`: np 2 and 4, the library's allreduce inside a compute loop,
+//!   compared bitwise with `MPI_Allreduce`, and a broadcast per iteration;
+//! * `collc/tests/lib/{host,mpi}_bad_input.cpp`: every documented error code for P or n
+//!   outside the verified domain, a failing `require`, a buffer too small, ranks calling
+//!   different collectives, a wrong root, a peer that never calls, two threads as one rank,
+//!   a second MPI communicator — each returned quickly (no hang, no abort);
+//! * the README's example program and (when `cmake` is installed) `find_package`;
+//! * refusals: a `per call` window, a kind not packaged, an unverified protocol, a bad name.
+//!
+//! Needs g++ and pkg-config (and Open MPI for the MPI half); without them the test prints a
+//! loud SKIP line and returns.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = repo()
+        .join("target")
+        .join("collc-lib-tests")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn skip(test: &str, why: &str) {
+    eprintln!("\n==================== SKIP {test} ====================");
+    eprintln!("SKIP: {why}");
+    eprintln!("=====================================================\n");
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn collc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run collc")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const FILES: [&str; 2] = [
+    "examples/allreduce_mesh.coll",
+    "examples/broadcast_read_complete.coll",
+];
+
+/// Emits the library once per test process; `None` after a SKIP line.
+fn library(target: &str, name: &'static str) -> PathBuf {
+    let dir = scratch(&format!("lib-{target}"));
+    let d = dir.to_string_lossy().into_owned();
+    let mut args = vec!["emit", "--target", target, "--lib", name];
+    args.extend(FILES);
+    args.extend(["-o", &d]);
+    let o = collc(&args);
+    assert!(o.status.success(), "collc emit --lib failed:\n{}", text(&o));
+    for f in [
+        format!("lib{name}.so"),
+        format!("{name}.h"),
+        format!("{name}.pc"),
+        format!("{name}Config.cmake"),
+        "README.md".to_string(),
+        format!("example_{name}.cpp"),
+    ] {
+        assert!(dir.join(&f).is_file(), "{f} missing in {}", dir.display());
+    }
+    dir
+}
+
+fn host_lib() -> Option<&'static PathBuf> {
+    static L: OnceLock<PathBuf> = OnceLock::new();
+    if !have("g++") || !have("pkg-config") {
+        skip("host library", "needs g++ and pkg-config");
+        return None;
+    }
+    Some(L.get_or_init(|| library("host", "coll")))
+}
+
+fn mpi_lib() -> Option<&'static PathBuf> {
+    static L: OnceLock<PathBuf> = OnceLock::new();
+    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
+        skip(
+            "MPI library",
+            "needs Open MPI (mpicxx, mpirun) and pkg-config",
+        );
+        return None;
+    }
+    Some(L.get_or_init(|| library("mpi", "collmpi")))
+}
+
+/// Builds `src` against the library `name` in `dir` through pkg-config.
+fn build(cxx: &str, src: &Path, dir: &Path, name: &str, out: &Path) {
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs", name])
+        .env("PKG_CONFIG_PATH", dir)
+        .output()
+        .expect("pkg-config");
+    assert!(flags.status.success(), "pkg-config: {}", text(&flags));
+    let flags = String::from_utf8_lossy(&flags.stdout).into_owned();
+    assert!(
+        flags.contains(&format!("-l{name}")) && flags.contains(&dir.to_string_lossy().into_owned()),
+        "pkg-config flags: {flags}"
+    );
+    // Open MPI's deprecated C++ bindings do not build with -Wextra -Werror: leave them out.
+    let o = Command::new(cxx)
+        .args([
+            "-std=c++17",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-DOMPI_SKIP_MPICXX=1",
+        ])
+        .arg(src)
+        .args(flags.split_whitespace())
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("compiler");
+    assert!(o.status.success(), "{cxx} {}: {}", src.display(), text(&o));
+}
+
+/// Runs a command with a deadline (killed past it).
+fn run(mut cmd: Command, deadline: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let t0 = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if t0.elapsed() > deadline {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!("hung past {deadline:?}: {}", text(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn mpirun(np: u32, prog: &Path, args: &[&str]) -> Output {
+    let mut c = Command::new("mpirun");
+    c.args(["--oversubscribe", "-np", &np.to_string()])
+        .arg(prog)
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    run(c, Duration::from_secs(120))
+}
+
+#[test]
+fn host_app_threads_call_allreduce_and_broadcast_1000_times() {
+    let Some(lib) = host_lib() else { return };
+    let dir = scratch("host-app");
+    let exe = dir.join("host_app");
+    build(
+        "g++",
+        &repo().join("examples/apps/host_app.cpp"),
+        lib,
+        "coll",
+        &exe,
+    );
+    // P = 4 with one block; P = 2 with allreduce_mesh's C = 2 blocks (a thread per extra block).
+    for (p, root, blocks) in [("4", "3", "1"), ("2", "0", "2")] {
+        let mut c = Command::new(&exe);
+        c.args([p, "1000", "1000", root, blocks]);
+        let o = run(c, Duration::from_secs(120));
+        let t = text(&o);
+        assert!(o.status.success() && t.starts_with("ok: "), "P={p}: {t}");
+        assert!(t.contains("1000 allreduce + 1000 broadcast"), "{t}");
+    }
+}
+
+#[test]
+fn host_bad_input_returns_documented_codes() {
+    let Some(lib) = host_lib() else { return };
+    let dir = scratch("host-bad");
+    let exe = dir.join("host_bad_input");
+    build(
+        "g++",
+        &repo().join("collc/tests/lib/host_bad_input.cpp"),
+        lib,
+        "coll",
+        &exe,
+    );
+    let o = run(Command::new(&exe), Duration::from_secs(60));
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(!t.contains("FAIL"), "{t}");
+    assert_eq!(t.matches("PASS").count(), 17, "every case ran: {t}");
+}
+
+#[test]
+fn host_readme_example_builds_and_runs() {
+    let Some(lib) = host_lib() else { return };
+    let readme = std::fs::read_to_string(lib.join("README.md")).expect("README");
+    let example = std::fs::read_to_string(lib.join("example_coll.cpp")).expect("example");
+    assert!(
+        readme.contains(&example),
+        "the README shows the example program"
+    );
+    assert!(example.lines().count() <= 25, "a ~20-line example");
+    let dir = scratch("host-readme");
+    let exe = dir.join("example");
+    build("g++", &lib.join("example_coll.cpp"), lib, "coll", &exe);
+    let o = run(Command::new(&exe), Duration::from_secs(60));
+    assert!(o.status.success(), "{}", text(&o));
+    if !have("cmake") {
+        skip("find_package", "cmake is not installed");
+        return;
+    }
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.16)\nproject(app CXX)\nset(CMAKE_CXX_STANDARD 17)\nfind_package(coll CONFIG REQUIRED PATHS {})\nadd_executable(app {})\ntarget_link_libraries(app PRIVATE coll::coll)\n",
+            lib.display(),
+            lib.join("example_coll.cpp").display()
+        ),
+    )
+    .expect("CMakeLists");
+    let b = dir.join("build");
+    let o = Command::new("cmake")
+        .arg("-S")
+        .arg(&dir)
+        .arg("-B")
+        .arg(&b)
+        .output()
+        .expect("cmake");
+    assert!(o.status.success(), "{}", text(&o));
+    let o = Command::new("cmake")
+        .arg("--build")
+        .arg(&b)
+        .output()
+        .expect("cmake --build");
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(Command::new(b.join("app")), Duration::from_secs(60));
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn mpi_app_allreduce_matches_mpi_allreduce_in_a_compute_loop() {
+    let Some(lib) = mpi_lib() else { return };
+    let dir = scratch("mpi-app");
+    let exe = dir.join("mpi_app");
+    build(
+        "mpicxx",
+        &repo().join("examples/apps/mpi_app.cpp"),
+        lib,
+        "collmpi",
+        &exe,
+    );
+    for (np, iters) in [(2, "200"), (4, "50")] {
+        let o = mpirun(np, &exe, &["1000", iters, "1"]);
+        let t = text(&o);
+        assert!(o.status.success() && t.contains("ok: np="), "np {np}: {t}");
+    }
+}
+
+#[test]
+fn mpi_bad_input_returns_documented_codes() {
+    let Some(lib) = mpi_lib() else { return };
+    let dir = scratch("mpi-bad");
+    let exe = dir.join("mpi_bad_input");
+    build(
+        "mpicxx",
+        &repo().join("collc/tests/lib/mpi_bad_input.cpp"),
+        lib,
+        "collmpi",
+        &exe,
+    );
+    let o = mpirun(2, &exe, &[]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(!t.contains("FAIL"), "{t}");
+    assert_eq!(t.matches("PASS").count(), 10, "every case ran: {t}");
+}
+
+#[test]
+fn refusals() {
+    let dir = scratch("refusals");
+    let d = dir.to_string_lossy().into_owned();
+    // A `per call` window: a library has no bound on the number of calls.
+    let o = collc(&[
+        "emit",
+        "--target",
+        "host",
+        "--lib",
+        "bc",
+        "examples/broadcast.coll",
+        "-o",
+        &d,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("lib::per-call-buffer"), "{}", text(&o));
+    // A kind not packaged.
+    let o = collc(&[
+        "emit",
+        "--target",
+        "mpi",
+        "--lib",
+        "rs",
+        "examples/reduce_scatter.coll",
+        "-o",
+        &d,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("lib::unsupported-kind"), "{}", text(&o));
+    // The verifier gate: a protocol the verifier rejects is not packaged.
+    let o = collc(&[
+        "emit",
+        "--target",
+        "host",
+        "--lib",
+        "bad",
+        "examples/bugs/broadcast_reused_window.coll",
+        "-o",
+        &d,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(!dir.join("libbad.so").exists());
+    // Usage: a name that is not a C identifier, a library for Ascend, no output folder.
+    for args in [
+        vec![
+            "emit", "--target", "host", "--lib", "1x", FILES[0], "-o", &d,
+        ],
+        vec![
+            "emit", "--target", "ascend", "--lib", "x", FILES[0], "-o", &d,
+        ],
+        vec!["emit", "--target", "host", "--lib", "x", FILES[0]],
+        vec!["emit", "--target", "host", FILES[0], FILES[1]],
+    ] {
+        let o = collc(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    }
+}

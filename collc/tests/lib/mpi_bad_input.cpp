@@ -1,0 +1,92 @@
+// Bad input to a collc MPI library (libcollmpi: allreduce_mesh + broadcast_read_complete),
+// run with mpirun -np 2: every case must return its documented status within the wait
+// timeout (never hang, never a silent wrong result, never MPI_Abort). Rank 0 prints one line
+// per case; every rank exits 0 iff every case behaved as documented on every rank.
+#include <mpi.h>
+
+#include "collmpi.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+static int me = 0;
+static int failures = 0;
+
+static void expect(const char* name, bool ok, const std::string& detail) {
+    int mine = ok ? 0 : 1, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (!ok) std::fprintf(stderr, "rank %d FAIL %s: %s\n", me, name, detail.c_str());
+    if (me == 0) std::printf("%s %s: %s\n", all == 0 ? "PASS" : "FAIL", name, detail.c_str());
+    failures += all;
+}
+
+static collmpi_config good() {
+    collmpi_config c = {};
+    c.allreduce.n = 600;
+    c.allreduce.C = 1;
+    c.allreduce.stride = 1;
+    c.broadcast.root = 1;
+    c.broadcast.n = 600;
+    c.wait_timeout_ms = 1000;
+    return c;
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    std::vector<float> d(600, 1.0f);
+    collmpi_comm* comm = nullptr;
+
+    // ---- outside the verified domain: refused at creation (every rank) ------------------
+    collmpi_config c = good();
+    c.allreduce.n = 0;
+    int s = collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    expect("n = 0", s == COLLMPI_EDOMAIN && comm == nullptr, collmpi_last_error());
+    c = good();
+    c.allreduce.C = 2;
+    s = collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    expect("require stride >= C fails", s == COLLMPI_EDOMAIN, collmpi_last_error());
+
+    // ---- a correct call, then a second communicator in the same process -----------------
+    c = good();
+    s = collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    expect("create", s == COLLMPI_OK, collmpi_last_error());
+    s = collmpi_allreduce(comm, d.data(), d.size());
+    expect("a correct call", s == COLLMPI_OK && d[0] == 2.0f, collmpi_last_error());
+    collmpi_comm* second = nullptr;
+    s = collmpi_comm_create(MPI_COMM_WORLD, &c, &second);
+    expect("a second communicator", s == COLLMPI_EBUSY && second == nullptr, collmpi_last_error());
+    s = collmpi_comm_free(comm);
+    expect("free: credit cells back at 0", s == COLLMPI_OK, collmpi_last_error());
+
+    // ---- buffer too small on rank 0: ESIZE there, ETIMEOUT on the waiting peer ------------
+    collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    double t0 = MPI_Wtime();
+    s = collmpi_allreduce(comm, d.data(), me == 0 ? 599 : d.size());
+    double ms = (MPI_Wtime() - t0) * 1e3;
+    expect("buffer too small", me == 0 ? s == COLLMPI_ESIZE : (s == COLLMPI_ETIMEOUT && ms < 5000),
+           std::string(collmpi_strerror(s)) + ": " + collmpi_last_error());
+    s = collmpi_allreduce(comm, d.data(), d.size());
+    expect("later calls refused", s == COLLMPI_EBROKEN, collmpi_last_error());
+    collmpi_comm_free(comm);
+
+    // ---- different collectives at the same call index: EMISMATCH on both -----------------
+    collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    t0 = MPI_Wtime();
+    s = me == 0 ? collmpi_allreduce(comm, d.data(), d.size()) : collmpi_broadcast(comm, d.data(), d.size(), 1);
+    ms = (MPI_Wtime() - t0) * 1e3;
+    expect("different collectives at the same call", s == COLLMPI_EMISMATCH && ms < 5000,
+           std::string(collmpi_strerror(s)) + ": " + collmpi_last_error());
+    collmpi_comm_free(comm);
+
+    // ---- a root other than the configuration's ---------------------------------------------
+    collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    s = collmpi_broadcast(comm, d.data(), d.size(), 0);
+    expect("root differs from the configuration", s == COLLMPI_EDOMAIN, collmpi_last_error());
+    collmpi_comm_free(comm);
+
+    if (me == 0) std::printf("%s: %d failure(s)\n", failures == 0 ? "ok" : "FAILED", failures);
+    MPI_Finalize();
+    return failures == 0 ? 0 : 1;
+}
