@@ -657,9 +657,19 @@ inline void trace_gm(bool write, const volatile void* p, int64_t len) {
 
 // The emitter's trace points: the `.coll` statement `fence;` and every window access of a
 // data statement (get = read, put = write; the address is the one the statement uses).
+// Defining COLLC_NO_TRACE before the include compiles tracing out (the kernel then never
+// records, even in a traced run; benches/README.md compares the three costs).
+#if defined(COLLC_NO_TRACE)
+#define COLLC_TRACE_FENCE() ((void)0)
+#define COLLC_TRACE_GET(ptr, len) ((void)0)
+#define COLLC_TRACE_PUT(ptr, len) ((void)0)
+#define COLLC_TRACE_ON(t) ((void)(t), false)
+#else
 #define COLLC_TRACE_FENCE() ::collc::rt::trace_fence()
 #define COLLC_TRACE_GET(ptr, len) ::collc::rt::trace_gm(false, (ptr), static_cast<int64_t>(len))
 #define COLLC_TRACE_PUT(ptr, len) ::collc::rt::trace_gm(true, (ptr), static_cast<int64_t>(len))
+#define COLLC_TRACE_ON(t) ((t) != nullptr && (t)->trace != nullptr)
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Communication context (the CPU layout; see pto_comm.hpp for the Ascend one).
@@ -773,7 +783,7 @@ AICORE inline void TNOTIFY(Signal& dstSignal, int32_t value, NotifyOp op, WaitEv
     std::atomic<int32_t>& cell = detail::checked_cell(dstSignal, "TNOTIFY", false);
     collc::rt::chaos_point();
     collc::rt::ThreadState* t = collc::rt::tl_thread;
-    if (t != nullptr && t->trace != nullptr) {
+    if (COLLC_TRACE_ON(t)) {
         collc::rt::traced_notify(t, cell, value, op == NotifyOp::Set);
     } else if (op == NotifyOp::AtomicAdd) {
         cell.fetch_add(value, std::memory_order_seq_cst);
@@ -794,7 +804,7 @@ template <typename... WaitEvents>
 AICORE inline void TWAIT(Signal& signal, int32_t cmpValue, WaitCmp cmp, WaitEvents&... /*events*/) {
     std::atomic<int32_t>& cell = detail::checked_cell(signal, "TWAIT", true);
     collc::rt::ThreadState* t = collc::rt::tl_thread;
-    if (t != nullptr && t->trace != nullptr) {
+    if (COLLC_TRACE_ON(t)) {
         collc::rt::traced_wait(t, cell, cmpValue, cmp);
     } else if (!collc::rt::compare(cell.load(std::memory_order_acquire), cmpValue, cmp)) {
         collc::rt::wait_slow(cell, cmpValue, cmp);
