@@ -10,7 +10,7 @@
 use collc_backend::cpp::{emit, EmitOptions, Target};
 use collc_backend::host::compile::{self, Build};
 use collc_backend::host::{self, Job, RunConfig};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn job_for(p: &collc_spec::ir::Protocol, params: &[(&str, i64)]) -> (PathBuf, PathBuf, Job) {
     let mut cfg = RunConfig {
@@ -44,7 +44,7 @@ fn job_for(p: &collc_spec::ir::Protocol, params: &[(&str, i64)]) -> (PathBuf, Pa
 }
 
 /// ns per call of one launcher run of `calls` calls.
-fn per_call(lib: &PathBuf, template: &Job, calls: i32, trace: Option<&PathBuf>) -> f64 {
+fn per_call(lib: &Path, template: &Job, calls: i32, trace: Option<&PathBuf>) -> f64 {
     let mut job = template.clone();
     job.ncalls = calls;
     job.inputs = vec![Vec::new(); calls as usize * job.nranks as usize];
