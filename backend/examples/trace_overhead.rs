@@ -49,7 +49,7 @@ fn per_call(lib: &Path, template: &Job, calls: i32, trace: Option<&PathBuf>) -> 
     job.ncalls = calls;
     job.inputs = vec![Vec::new(); calls as usize * job.nranks as usize];
     job.trace_file = trace.cloned();
-    job.trace_capacity = 1 << 20;
+    job.trace_capacity = 1 << 17; // fits the allreduce run (about 72k events per thread)
     let out = host::job::execute_in_process(lib, &job).expect("runs");
     assert_eq!(out.status, 0, "{}", out.message);
     out.elapsed_ns / f64::from(calls)

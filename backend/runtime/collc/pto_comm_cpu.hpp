@@ -525,7 +525,7 @@ inline void wait_slow(std::atomic<int32_t>& cell, int32_t expected, pto::comm::W
 // silently). Off, every traced primitive costs one thread-local load and a branch.
 //
 // Order reconstruction: while a run is traced, every TNOTIFY on a cell of rank r's window and
-// the read that lets a TWAIT on such a cell pass happen under rank r's trace lock, which also
+// the read that lets a TWAIT on such a cell pass happen under rank r's trace lock (a spin lock), which also
 // numbers them: a notify takes the next sequence number of rank r (`seq`, 1, 2, ...), a
 // passing wait records the number of the last notify it saw. So per window owner the notifies
 // form one total order (a refinement of each cell's modification order), and each passed
@@ -557,8 +557,31 @@ struct TraceBuf {
     uint64_t dropped = 0;
 };
 
+// A short spin lock (test-and-test-and-set, yielding after a few spins): the critical
+// sections are one atomic and one counter increment, and a sleeping mutex would add a
+// futex round trip to every contended notify.
+class TraceLock {
+public:
+    void lock() {
+        unsigned spins = 0;
+        while (held_.exchange(true, std::memory_order_acquire)) {
+            while (held_.load(std::memory_order_relaxed)) {
+                if (++spins < 64) {
+                    cpu_relax();
+                } else {
+                    std::this_thread::yield();
+                }
+            }
+        }
+    }
+    void unlock() { held_.store(false, std::memory_order_release); }
+
+private:
+    std::atomic<bool> held_{false};
+};
+
 struct TraceSync {
-    std::mutex mu[kMaxRanks];
+    TraceLock mu[kMaxRanks];
     uint64_t seq[kMaxRanks] = {};
 };
 
@@ -597,7 +620,7 @@ inline void traced_notify(ThreadState* t, std::atomic<int32_t>& cell, int32_t va
     e.op = set ? 1 : 0;
     e.value = value;
     {
-        std::lock_guard<std::mutex> g(s->mu[loc.window_rank]);
+        std::lock_guard<TraceLock> g(s->mu[loc.window_rank]);
         e.observed = set ? cell.exchange(value, std::memory_order_seq_cst)
                          : cell.fetch_add(value, std::memory_order_seq_cst);
         e.seq = ++s->seq[loc.window_rank];
@@ -623,7 +646,7 @@ inline void traced_wait(ThreadState* t, std::atomic<int32_t>& cell, int32_t expe
             }
         }
         {
-            std::lock_guard<std::mutex> g(s->mu[loc.window_rank]);
+            std::lock_guard<TraceLock> g(s->mu[loc.window_rank]);
             e.observed = cell.load(std::memory_order_seq_cst);
             e.seq = s->seq[loc.window_rank];
         }
