@@ -103,7 +103,8 @@ impl Abi {
                         name: sig.name.clone(),
                         source: BufferSource::Signal(s),
                         elem: Elem::I32,
-                        is_credit_signal: sig.kind == SignalKind::Credit,
+                        // A monotonic signal keeps its count across calls: not checked for zero.
+                        is_credit_signal: sig.kind == SignalKind::Credit && !sig.monotonic,
                         per_call: p.signal_per_call(s),
                     });
                 }

@@ -4,14 +4,18 @@
 //!   `pto::comm` dialect ([`cpp::pto`]) whose one source builds for Ascend and for CPU threads.
 //! * [`mpi`]: the MPI-3 RMA backend — the same walker with the MPI dialect, `mpicxx` builds
 //!   (cached by content hash), `mpirun` runs with a deadline and no orphans.
+//! * [`ascend_check`]: the Ascend compile check without the CCE toolchain (`g++ -fsyntax-only`
+//!   against declarations of the public pto-isa / simpler API, `backend/runtime/ascend_decls/`).
 //! * [`trace`]: traced runs (`collc run --trace`) and their conformance to the IR.
 //! * [`layout`]: the args-block ABI of generated kernels.
 //! * [`host`]: compile a generated kernel with the system C++ compiler (cached by content
 //!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
 
+pub mod ascend_check;
 pub mod cpp;
 pub mod host;
 pub mod layout;
+pub mod library;
 pub mod mpi;
 pub mod oracle;
 pub mod ranks;

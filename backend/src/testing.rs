@@ -102,11 +102,25 @@ pub fn repo_root() -> std::path::PathBuf {
         .map_or_else(|| std::path::PathBuf::from(".."), |p| p.to_path_buf())
 }
 
-/// Sets up host-backend tests: the compile cache under `cache` (once per process) and a
-/// C++ compiler; without one, prints a loud SKIP line naming `what` and returns false.
-pub fn host_setup(cache: &std::path::Path, what: &str) -> bool {
+/// The `.coll` files of a directory, sorted (e.g. `examples/`).
+pub fn coll_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "coll"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// For test suites that compile C++: points the compile cache at `cache` (once per process)
+/// and returns whether a C++ compiler is available; without one it prints a loud SKIP line
+/// saying what `what` needs.
+pub fn compiler_or_skip(cache: &std::path::Path, what: &str) -> bool {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| crate::host::compile::set_cache_dir(cache.to_path_buf()));
+    ONCE.call_once(|| crate::host::compile::set_cache_dir(cache));
     match crate::host::compile::find_compiler() {
         Ok(_) => true,
         Err(e) => {
@@ -119,15 +133,8 @@ pub fn host_setup(cache: &std::path::Path, what: &str) -> bool {
 /// Every `examples/*.coll` of the repository, sorted: path, text and checked protocol.
 /// Panics (test support) if an example does not check.
 pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
-    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(repo_root().join("examples"))
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v.into_iter()
+    coll_files(&repo_root().join("examples"))
+        .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             let p = collc_spec::check(&text)
@@ -136,4 +143,15 @@ pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
             (path, text, p)
         })
         .collect()
+}
+
+/// Back-to-back calls a test runs `p` for: 3, or 6 when the protocol carries state from call
+/// to call (it reads the call index or has a monotonic signal), so that every parity of a
+/// `call % 2` buffer is reused at least twice.
+pub fn test_calls(p: &Protocol) -> u32 {
+    if p.call.is_some() || p.signals.iter().any(|s| s.monotonic) {
+        6
+    } else {
+        3
+    }
 }

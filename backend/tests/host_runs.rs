@@ -23,7 +23,7 @@ fn root() -> PathBuf {
 
 fn setup() -> bool {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache");
-    collc_backend::testing::host_setup(&cache, "the host-backend tests")
+    collc_backend::testing::compiler_or_skip(&cache, "the host-backend tests")
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {
@@ -61,7 +61,7 @@ fn run_examples(build: Build, exec: Exec) -> Vec<String> {
             };
             let cfg = RunConfig {
                 params: params.clone(),
-                calls: 3,
+                calls: collc_backend::testing::test_calls(&p),
                 // No barrier between calls: `per call` windows get one buffer per call.
                 host_barrier: false,
                 twait_timeout_ms: 20_000,

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 fn setup() -> bool {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache");
-    collc_backend::testing::host_setup(&cache, "the traced-run tests")
+    collc_backend::testing::compiler_or_skip(&cache, "the traced-run tests")
 }
 
 fn examples() -> Vec<(PathBuf, Source, Protocol)> {

@@ -15,13 +15,19 @@ pub enum LoadError {
 /// Reads a file as UTF-8 source text. Reads at most one byte more than
 /// [`collc_grammar::parse::MAX_SOURCE_BYTES`], so an endless or huge input
 /// (`/dev/zero`, a log) is refused without being loaded.
+/// The path `-` is standard input (named `<stdin>`).
 pub fn read_source(path: &str) -> Result<Source, LoadError> {
     use std::io::Read as _;
     let limit = collc_grammar::parse::MAX_SOURCE_BYTES;
     let io = |e: std::io::Error| LoadError::Io(format!("cannot read `{path}`: {e}"));
-    let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
-    file.take(limit as u64 + 1)
+    let (reader, path): (Box<dyn std::io::Read>, &str) = if path == "-" {
+        (Box::new(std::io::stdin()), "<stdin>")
+    } else {
+        (Box::new(std::fs::File::open(path).map_err(io)?), path)
+    };
+    reader
+        .take(limit as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
     if bytes.len() > limit {

@@ -68,6 +68,8 @@ enum Command {
     Cost(cmd::cost::CostArgs),
     /// Generate the kernel C++ (`--target ascend|host`; host with `-o x.so` also compiles it).
     Emit(cmd::emit::EmitArgs),
+    /// Recover the `.coll` protocol of a hand-written pto::comm kernel (`-`: stdin).
+    Lift(cmd::lift::LiftArgs),
     /// Compile the host kernel, run P rank threads for K calls, check semantics and signals.
     Run(cmd::run::RunArgs),
     /// The language server, over stdin/stdout (what an editor starts).
@@ -101,6 +103,7 @@ fn main() {
             Command::Cost(args) => cmd::cost::run(&args, style, &mut out),
             Command::Emit(args) => cmd::emit::run(&args, style, &mut out),
             Command::Run(args) => cmd::run::run(&args, style, &mut out),
+            Command::Lift(args) => cmd::lift::run(&args, style, &mut out),
             Command::Lsp => cmd::lsp::run(),
         };
         (code, out)

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 fn frame(msg: &Value) -> Vec<u8> {
     let body = msg.to_string();
@@ -28,16 +28,22 @@ fn read_frame(r: &mut impl BufRead) -> Value {
     serde_json::from_slice(&body).expect("JSON")
 }
 
-#[test]
-fn collc_lsp_serves_over_stdio_and_exits_cleanly() {
+/// `collc lsp` as a child, its stdin and its stdout.
+fn start() -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
         .arg("lsp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .expect("collc lsp starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdin, stdout)
+}
+
+#[test]
+fn collc_lsp_serves_over_stdio_and_exits_cleanly() {
+    let (mut child, mut stdin, mut stdout) = start();
     let text = "collective x: barrier() {\n    ranks P in 1..=4;\n    signal s[P];\n    body { wait s[q] >= 1; }\n}\n";
     let msgs = [
         json!({ "jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": {} }),
@@ -77,4 +83,57 @@ fn collc_lsp_serves_over_stdio_and_exits_cleanly() {
     assert_eq!(shutdown["id"], json!(3));
     let status = child.wait().expect("exits");
     assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn collc_lsp_answers_a_cancel_mid_check_over_stdio() {
+    let (mut child, mut stdin, mut stdout) = start();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/allreduce_mesh.coll"
+    );
+    let text = std::fs::read_to_string(path).expect("example");
+    let mut send = |m: Value| {
+        stdin.write_all(&frame(&m)).expect("write");
+        stdin.flush().expect("flush");
+    };
+    send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "capabilities": {} } }),
+    );
+    send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    send(
+        json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": { "textDocument": {
+        "uri": "file:///m.coll", "languageId": "coll", "version": 1, "text": text } } }),
+    );
+    send(
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "collc/check", "params": {
+        "textDocument": { "uri": "file:///m.coll" }, "budgetMs": 60000, "workDoneToken": "w" } }),
+    );
+    // Wait for the first bounded stage, then cancel.
+    loop {
+        let m = read_frame(&mut stdout);
+        assert_ne!(m["id"], json!(2), "answered before its bounded stages: {m}");
+        let msg = m["params"]["value"]["message"].as_str().unwrap_or("");
+        if m["method"] == json!("$/progress") && msg.starts_with("bounded") {
+            break;
+        }
+    }
+    let t0 = std::time::Instant::now();
+    send(json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": 2 } }));
+    let answer = loop {
+        let m = read_frame(&mut stdout);
+        if m["id"] == json!(2) {
+            break m;
+        }
+    };
+    assert_eq!(answer["error"]["code"], json!(-32800), "{answer}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    send(json!({ "jsonrpc": "2.0", "id": 3, "method": "shutdown" }));
+    send(json!({ "jsonrpc": "2.0", "method": "exit" }));
+    loop {
+        if read_frame(&mut stdout)["id"] == json!(3) {
+            break;
+        }
+    }
+    assert_eq!(child.wait().expect("exits").code(), Some(0));
 }

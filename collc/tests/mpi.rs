@@ -110,10 +110,11 @@ fn run(
     env: Vec<(String, String)>,
     wait_ms: u64,
 ) -> launch::Outcome {
+    let calls = collc_backend::testing::test_calls(p);
     let cfg = launch::LaunchConfig {
         np,
-        calls: 3,
-        oracle: Some(mpi::table(p, &params, np, 3).expect("the oracle table")),
+        calls,
+        oracle: Some(mpi::table(p, &params, np, calls).expect("the oracle table")),
         params,
         wait_timeout_ms: wait_ms,
         deadline: Duration::from_secs(90),

@@ -36,7 +36,7 @@ fn collc(args: &[&str]) -> (Option<i32>, String, String) {
 }
 
 fn have_cxx() -> bool {
-    collc_backend::testing::host_setup(&cache(), "`collc run --trace` tests")
+    collc_backend::testing::compiler_or_skip(&cache(), "`collc run --trace` tests")
 }
 
 #[test]

@@ -72,6 +72,8 @@ pub enum ItemKind {
         name: Ident,
         dims: Vec<Expr>,
         value: bool,
+        /// `monotonic` (an epoch counter, never reset), where written.
+        monotonic: Option<Span>,
         /// Every lifetime written (the front end accepts at most one).
         lifetimes: Vec<(Lifetime, Span)>,
     },
@@ -92,6 +94,8 @@ pub enum ItemKind {
     },
     /// `require n % P == 0;` — a constraint on the parameters.
     Require(Cond),
+    /// `calls <= 1000000;` — the most back-to-back calls per rank the protocol promises.
+    Calls(Expr),
     /// `body { ... }`
     Body(Block),
     /// `epilogue { ... }`

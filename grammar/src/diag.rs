@@ -69,6 +69,60 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Extra lines of explanation.
     pub notes: Vec<String>,
+    /// Edits that fix the problem (the machine-applicable form of `help`); editors
+    /// offer each as a code action.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<Fix>,
+}
+
+/// One way to fix a diagnostic: a title and the text edits that make it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    /// What the fix does, e.g. "replace with `sig`".
+    pub title: String,
+    /// Non-overlapping edits of the source text.
+    pub edits: Vec<Edit>,
+}
+
+/// Replaces the text of `span` with `text` (an insertion when `span` is empty).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    /// The bytes replaced.
+    pub span: Span,
+    /// The new text.
+    pub text: String,
+}
+
+impl Fix {
+    /// A fix of one edit.
+    pub fn replace(title: impl Into<String>, span: Span, text: impl Into<String>) -> Self {
+        Fix {
+            title: title.into(),
+            edits: vec![Edit {
+                span,
+                text: text.into(),
+            }],
+        }
+    }
+    /// `text` with the edits applied; `None` when an edit is out of range, splits a
+    /// character, or overlaps another.
+    pub fn apply(&self, text: &str) -> Option<String> {
+        let mut edits: Vec<&Edit> = self.edits.iter().collect();
+        edits.sort_by_key(|e| (e.span.start, e.span.end));
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for e in edits {
+            if e.span.start < at || e.span.end < e.span.start {
+                return None;
+            }
+            out.push_str(text.get(at..e.span.start)?);
+            text.get(e.span.start..e.span.end)?;
+            out.push_str(&e.text);
+            at = e.span.end;
+        }
+        out.push_str(text.get(at..)?);
+        Some(out)
+    }
 }
 
 impl Diagnostic {
@@ -81,6 +135,7 @@ impl Diagnostic {
             labels: Vec::new(),
             help: None,
             notes: Vec::new(),
+            fixes: Vec::new(),
         }
     }
     /// A warning with a code and message.
@@ -111,6 +166,11 @@ impl Diagnostic {
     /// Sets the help line.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+    /// Adds a fix.
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fixes.push(fix);
         self
     }
     /// Adds a note line.

@@ -7,6 +7,6 @@ pub mod parse;
 pub mod suggest;
 mod syntax;
 
-pub use diag::{Diagnostic, Label, Severity, Source, Span};
+pub use diag::{Diagnostic, Edit, Fix, Label, Severity, Source, Span};
 pub use parse::{comments, decode, parse};
 pub use syntax::MAX_SYNTAX_ERRORS;

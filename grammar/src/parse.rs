@@ -172,6 +172,8 @@ pub(crate) fn keyword_text(r: Rule) -> Option<&'static str> {
         Rule::K_PER => "per",
         Rule::K_CALL => "call",
         Rule::K_REUSED => "reused",
+        Rule::K_MONOTONIC => "monotonic",
+        Rule::K_CALLS => "calls",
         Rule::K_TRUE => "true",
         Rule::K_FALSE => "false",
         Rule::K_RANK => "rank",
@@ -310,10 +312,12 @@ impl Builder {
                 let name = self.ident(it.next().expect("name"));
                 let dims = self.dims(it.next().expect("dims"));
                 let mut value = false;
+                let mut monotonic = None;
                 let mut lifetimes = Vec::new();
                 for q in it {
                     match q.as_rule() {
                         Rule::value_marker => value = true,
+                        Rule::monotonic => monotonic = Some(span(&q)),
                         _ => lifetimes.push(lifetime(&q)),
                     }
                 }
@@ -321,6 +325,7 @@ impl Builder {
                     name,
                     dims,
                     value,
+                    monotonic,
                     lifetimes,
                 }
             }
@@ -346,6 +351,7 @@ impl Builder {
                 ItemKind::Array { name, dims, domain }
             }
             Rule::require_decl => ItemKind::Require(self.cond(it.next().expect("cond"))),
+            Rule::calls_decl => ItemKind::Calls(self.expr(it.next().expect("bound"))),
             Rule::body_decl => ItemKind::Body(self.block(it.next().expect("block"), 0)),
             Rule::epilogue_decl => ItemKind::Epilogue(self.block(it.next().expect("block"), 0)),
             r => unreachable!("grammar: unexpected item {r:?}"),

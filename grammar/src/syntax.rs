@@ -3,7 +3,7 @@
 //! in words, and a label where they would look — and recovers at statement
 //! boundaries so that one run reports several independent syntax errors.
 
-use crate::diag::{floor_char_boundary, Diagnostic, Span};
+use crate::diag::{floor_char_boundary, Diagnostic, Fix, Span};
 use crate::parse::{keyword_text, CollParser, Rule};
 use pest::iterators::Pairs;
 use pest::Parser as _;
@@ -209,12 +209,20 @@ fn describe(text: &str, code: &[bool], wanted: &Expected, pos: usize) -> Diagnos
     if word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         if let Some(k) = crate::suggest::closest(&word, &wanted.keywords) {
             d = d.with_help(format!("did you mean `{k}`?"));
+            // `letx` is `let x` run together; `notfy` is `notify` misspelt.
+            let fixed = match word.strip_prefix(k.as_str()) {
+                Some(rest) if !rest.is_empty() => format!("{k} {rest}"),
+                _ => k,
+            };
+            let title = format!("replace with `{fixed}`");
+            d = d.with_fix(Fix::replace(title, token_span(text, pos), fixed));
         }
     }
     match prev {
         // The error is the first token of its line and a terminator was expected:
         // the problem is at the end of the previous line, where the `;` is missing.
         Some(end) if expected.contains("`;`") && text[end..pos].contains('\n') => d
+            .with_fix(Fix::replace("insert `;`", Span::new(end, end), ";"))
             .with_primary(
                 last_char(text, end),
                 format!("expected {expected} after this"),

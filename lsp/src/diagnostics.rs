@@ -1,6 +1,7 @@
 //! collc's [`collc_grammar::Diagnostic`] as an LSP diagnostic: the primary label's
 //! range, the code, the other labels as related information, help and notes
-//! appended to the message.
+//! appended to the message, the fixes as the diagnostic's data (what code actions
+//! are made of).
 
 use crate::position::LineIndex;
 use collc_grammar::{Diagnostic, Severity};
@@ -53,6 +54,7 @@ pub fn to_lsp(d: &Diagnostic, idx: &LineIndex, uri: &Uri) -> lsp_types::Diagnost
         source: Some("collc".into()),
         message,
         related_information: (!related.is_empty()).then_some(related),
+        data: crate::actions::data(d, idx),
         ..lsp_types::Diagnostic::default()
     }
 }
@@ -72,4 +74,20 @@ pub fn of_text(text: &str, verify: bool, name: &str) -> Vec<Diagnostic> {
         out.extend(collc_verifier::verify(p, &opts).diagnostics());
     }
     out
+}
+
+/// The `textDocument/publishDiagnostics` notification of `found` in `text`.
+pub fn publication(
+    uri: &Uri,
+    text: &str,
+    found: &[Diagnostic],
+    version: Option<i32>,
+) -> lsp_server::Notification {
+    use lsp_types::notification::Notification as _;
+    let idx = LineIndex::new(text);
+    let diags = found.iter().map(|d| to_lsp(d, &idx, uri)).collect();
+    lsp_server::Notification::new(
+        lsp_types::notification::PublishDiagnostics::METHOD.to_string(),
+        lsp_types::PublishDiagnosticsParams::new(uri.clone(), diags, version),
+    )
 }

@@ -1,9 +1,14 @@
 //! `collc-lsp`: the language server of `.coll` files (`collc lsp`). Over stdio or
 //! any [`lsp_server::Connection`]: the front end's diagnostics on every change, the
-//! symbolic verifier's on save, formatting (`collc fmt`'s canonical text), the
-//! document outline, go to definition and find references for every declared name,
-//! and a hover on a signal showing its per-cell credit table (`collc verify --explain`).
+//! symbolic verifier's on save (on a worker thread), bounded checks on request with
+//! progress and cancellation ([`check`]), quick fixes from the fixes diagnostics
+//! carry ([`actions`]), formatting (`collc fmt`'s canonical text), the document
+//! outline, go to definition and find references for every declared name, and
+//! hovers: a signal's per-cell credit table (`collc verify --explain`), a notify's
+//! cell and the cost formulas (`collc cost`).
 
+pub mod actions;
+pub mod check;
 pub mod diagnostics;
 pub mod hover;
 pub mod names;

@@ -2,6 +2,7 @@
 //! documents, and one handler per request or notification. Every handler works on
 //! the document's current text; nothing a client sends can make it panic.
 
+use crate::check;
 use crate::diagnostics;
 use crate::names;
 use crate::position::LineIndex;
@@ -9,11 +10,14 @@ use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestI
 use lsp_types::notification::Notification as _;
 use lsp_types::request::Request as _;
 use lsp_types::{
-    notification, request, GotoDefinitionResponse, Hover, HoverContents, Location, MarkupContent,
-    MarkupKind, OneOf, PublishDiagnosticsParams, SaveOptions, ServerCapabilities,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, TextEdit, Uri,
+    notification, request, CodeActionProviderCapability, ExecuteCommandOptions,
+    GotoDefinitionResponse, Hover, HoverContents, Location, MarkupContent, MarkupKind,
+    NumberOrString, OneOf, SaveOptions, ServerCapabilities, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextDocumentSyncOptions, TextEdit, Uri,
 };
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 
 /// What the server can do.
 pub fn capabilities() -> ServerCapabilities {
@@ -31,6 +35,11 @@ pub fn capabilities() -> ServerCapabilities {
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
         hover_provider: Some(true.into()),
+        code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: vec![check::COMMAND.to_string()],
+            ..ExecuteCommandOptions::default()
+        }),
         ..ServerCapabilities::default()
     }
 }
@@ -58,6 +67,10 @@ pub fn serve(conn: &Connection) -> End {
         phase: Phase::Uninitialized,
         docs: HashMap::new(),
         versions: HashMap::new(),
+        edits: HashMap::new(),
+        jobs: HashMap::new(),
+        progress: false,
+        tokens: 0,
     };
     // Messages that have already arrived: a change superseded by a later change or
     // close of the same document among them is applied but not diagnosed.
@@ -107,6 +120,21 @@ struct Server<'c> {
     docs: HashMap<Uri, String>,
     /// The version of each open document, as the client numbers them.
     versions: HashMap<Uri, i32>,
+    /// Each document's edit counter: work started on a text publishes only while
+    /// it is unchanged.
+    edits: HashMap<Uri, Arc<AtomicU64>>,
+    /// The states of running checks ([`check::State`]).
+    jobs: HashMap<RequestId, Arc<AtomicU8>>,
+    /// Whether the client accepts server-created progress tokens.
+    progress: bool,
+    /// Progress tokens created so far.
+    tokens: u64,
+}
+
+/// Runs `f` on a worker thread with the stack the verifier's recursion needs.
+fn spawn(f: impl FnOnce() + Send + 'static) {
+    // A failed spawn loses the work, not the server.
+    let _ = std::thread::Builder::new().stack_size(256 << 20).spawn(f);
 }
 
 /// A request's answer: a result, or an error code and message.
@@ -122,6 +150,8 @@ impl Server<'_> {
         let answer = match (self.phase, req.method.as_str()) {
             (Phase::Uninitialized, request::Initialize::METHOD) => {
                 self.phase = Phase::Running;
+                self.progress = req.params["capabilities"]["window"]["workDoneProgress"]
+                    == serde_json::Value::Bool(true);
                 Ok(serde_json::json!({
                     "capabilities": capabilities(),
                     "serverInfo": { "name": "collc", "version": env!("CARGO_PKG_VERSION") },
@@ -143,9 +173,95 @@ impl Server<'_> {
                 self.phase = Phase::ShutDown;
                 Ok(serde_json::Value::Null)
             }
+            (Phase::Running, check::METHOD | request::ExecuteCommand::METHOD) => {
+                match self.start_check(&req) {
+                    Ok(()) => return true, // the worker answers
+                    Err(e) => Err(e),
+                }
+            }
             (Phase::Running, _) => self.dispatch(&req),
         };
         self.send(reply(req.id, answer))
+    }
+
+    /// Starts a bounded check on a worker thread (`collc/check`, or the command
+    /// `collc.check` with the document's URI as its argument).
+    fn start_check(&mut self, req: &Request) -> Result<(), (ErrorCode, String)> {
+        let p: check::Params = if req.method == check::METHOD {
+            params(req)?
+        } else {
+            let c: lsp_types::ExecuteCommandParams = params(req)?;
+            let uri = c.arguments.first().cloned().unwrap_or_default();
+            if c.command != check::COMMAND {
+                return Err((
+                    ErrorCode::InvalidParams,
+                    format!("unknown command `{}`", c.command),
+                ));
+            }
+            let token = c.work_done_progress_params.work_done_token;
+            serde_json::from_value(serde_json::json!({
+                "textDocument": { "uri": uri }, "workDoneToken": token,
+            }))
+            .map_err(|e| (ErrorCode::InvalidParams, format!("`{}`: {e}", req.method)))?
+        };
+        let uri = p.text_document.uri;
+        let Some(text) = self.docs.get(&uri).cloned() else {
+            return Err((
+                ErrorCode::InvalidParams,
+                format!("`{}` is not open", uri.as_str()),
+            ));
+        };
+        let token = p.work_done_token.or_else(|| self.create_token());
+        let state = Arc::new(AtomicU8::new(check::State::RUNNING));
+        self.jobs.retain(|_, c| Arc::strong_count(c) > 1);
+        self.jobs.insert(req.id.clone(), Arc::clone(&state));
+        let edits = self.edits_of(&uri);
+        let job = check::Job {
+            id: req.id.clone(),
+            text,
+            version: self.versions.get(&uri).copied(),
+            uri,
+            token,
+            budget: std::time::Duration::from_millis(
+                p.budget_ms
+                    .unwrap_or(collc_verifier::entry::BOUNDED_BUDGET_MS),
+            ),
+            max_ranks: p.max_ranks.unwrap_or(check::MAX_RANKS),
+            state,
+            edits_then: edits.load(Ordering::SeqCst),
+            edits,
+        };
+        let out = self.conn.sender.clone();
+        spawn(move || job.run(&out));
+        Ok(())
+    }
+
+    /// A new progress token, announced with `window/workDoneProgress/create`, when
+    /// the client accepts them.
+    fn create_token(&mut self) -> Option<NumberOrString> {
+        if !self.progress {
+            return None;
+        }
+        self.tokens += 1;
+        let token = NumberOrString::String(format!("collc-check-{}", self.tokens));
+        let create = Request::new(
+            RequestId::from(format!("collc-progress-{}", self.tokens)),
+            request::WorkDoneProgressCreate::METHOD.to_string(),
+            lsp_types::WorkDoneProgressCreateParams {
+                token: token.clone(),
+            },
+        );
+        self.send(create).then_some(token)
+    }
+
+    /// The edit counter of a document.
+    fn edits_of(&mut self, uri: &Uri) -> Arc<AtomicU64> {
+        Arc::clone(self.edits.entry(uri.clone()).or_default())
+    }
+
+    /// Counts an edit (open, change, save with text, close) of a document.
+    fn edited(&mut self, uri: &Uri) {
+        self.edits_of(uri).fetch_add(1, Ordering::SeqCst);
     }
 
     fn dispatch(&self, req: &Request) -> Answer {
@@ -195,13 +311,17 @@ impl Server<'_> {
                 });
                 to_json(found.flatten())
             }
+            request::CodeActionRequest::METHOD => {
+                let p: lsp_types::CodeActionParams = params(req)?;
+                to_json(crate::actions::quick_fixes(&p))
+            }
             request::HoverRequest::METHOD => {
                 let p: lsp_types::HoverParams = params(req)?;
                 let at = p.text_document_position_params;
                 let hover = self.docs.get(&at.text_document.uri).and_then(|text| {
                     let idx = LineIndex::new(text);
                     let token = names::ident_at(text, idx.offset(at.position))?;
-                    let value = crate::hover::signal_credits(text, token)?;
+                    let value = crate::hover::at(text, token)?;
                     Some(Hover {
                         contents: HoverContents::Markup(MarkupContent {
                             kind: MarkupKind::Markdown,
@@ -252,9 +372,10 @@ impl Server<'_> {
                     return true;
                 };
                 let uri = p.text_document.uri;
+                self.edited(&uri);
                 self.docs.insert(uri.clone(), p.text_document.text);
                 self.versions.insert(uri.clone(), p.text_document.version);
-                self.publish(&uri, false)
+                self.publish(&uri)
             }
             notification::DidChangeTextDocument::METHOD => {
                 let Some(p) = parsed::<lsp_types::DidChangeTextDocumentParams>(n) else {
@@ -265,52 +386,81 @@ impl Server<'_> {
                     return true;
                 };
                 let uri = p.text_document.uri;
+                self.edited(&uri);
                 self.docs.insert(uri.clone(), change.text);
                 self.versions.insert(uri.clone(), p.text_document.version);
-                !diagnose || self.publish(&uri, false)
+                !diagnose || self.publish(&uri)
             }
             notification::DidSaveTextDocument::METHOD => {
                 let Some(p) = parsed::<lsp_types::DidSaveTextDocumentParams>(n) else {
                     return true;
                 };
                 let uri = p.text_document.uri;
+                self.edited(&uri);
                 if let Some(text) = p.text {
                     self.docs.insert(uri.clone(), text);
                 }
-                self.publish(&uri, true)
+                self.verify_on_save(&uri);
+                true
             }
             notification::DidCloseTextDocument::METHOD => {
                 let Some(p) = parsed::<lsp_types::DidCloseTextDocumentParams>(n) else {
                     return true;
                 };
                 let uri = p.text_document.uri;
+                self.edited(&uri);
                 self.docs.remove(&uri);
                 self.versions.remove(&uri);
-                self.send(Notification::new(
-                    notification::PublishDiagnostics::METHOD.to_string(),
-                    PublishDiagnosticsParams::new(uri, Vec::new(), None),
-                ))
+                self.send(diagnostics::publication(&uri, "", &[], None))
+            }
+            notification::Cancel::METHOD => {
+                let Some(p) = parsed::<lsp_types::CancelParams>(n) else {
+                    return true;
+                };
+                let id = match p.id {
+                    NumberOrString::Number(i) => RequestId::from(i),
+                    NumberOrString::String(s) => RequestId::from(s),
+                };
+                match self.jobs.remove(&id) {
+                    Some(state) if check::State::claim(&state, check::State::CANCELLED) => {
+                        let cancelled = (ErrorCode::RequestCanceled, "cancelled".to_string());
+                        self.send(reply(id, Err(cancelled)))
+                    }
+                    _ => true,
+                }
             }
             _ => true,
         }
     }
 
-    /// Publishes the diagnostics of an open document: the front end's, and the
-    /// symbolic verifier's too when `verify`.
-    fn publish(&self, uri: &Uri, verify: bool) -> bool {
+    /// Publishes the front end's diagnostics of an open document.
+    fn publish(&self, uri: &Uri) -> bool {
         let Some(text) = self.docs.get(uri) else {
             return true;
         };
-        let idx = LineIndex::new(text);
-        let found = diagnostics::of_text(text, verify, uri.as_str());
-        let diags = found
-            .iter()
-            .map(|d| diagnostics::to_lsp(d, &idx, uri))
-            .collect();
-        self.send(Notification::new(
-            notification::PublishDiagnostics::METHOD.to_string(),
-            PublishDiagnosticsParams::new(uri.clone(), diags, self.versions.get(uri).copied()),
-        ))
+        let found = diagnostics::of_text(text, false, uri.as_str());
+        let version = self.versions.get(uri).copied();
+        self.send(diagnostics::publication(uri, text, &found, version))
+    }
+
+    /// Publishes the front end's and the symbolic verifier's diagnostics of an open
+    /// document, computed on a worker thread; not when the document changed
+    /// meanwhile.
+    fn verify_on_save(&mut self, uri: &Uri) {
+        let Some(text) = self.docs.get(uri).cloned() else {
+            return;
+        };
+        let version = self.versions.get(uri).copied();
+        let edits = self.edits_of(uri);
+        let then = edits.load(Ordering::SeqCst);
+        let out = self.conn.sender.clone();
+        let uri = uri.clone();
+        spawn(move || {
+            let found = diagnostics::of_text(&text, true, uri.as_str());
+            if edits.load(Ordering::SeqCst) == then {
+                let _ = out.send(diagnostics::publication(&uri, &text, &found, version).into());
+            }
+        });
     }
 }
 

@@ -369,3 +369,42 @@ fn a_burst_of_changes_ends_with_the_last_texts_diagnostics() {
         assert!(lines_and_codes(earlier).is_empty());
     }
 }
+
+#[test]
+fn hover_on_a_notify_shows_its_cell_credits_and_the_cost_formulas() {
+    let mut c = Client::initialized();
+    let path = root().join("examples/barrier.coll");
+    let text = read(&path);
+    let uri = uri_of(&path);
+    c.open(&uri, &text);
+    let p = collc_verifier::validate(&text).protocol.expect("valid");
+    let table = collc_verifier::table::explain(&p).expect("a table");
+    let cost = collc_verifier::cost::cost(&p, &Default::default()).expect("cost");
+    // The epilogue's reset.
+    let reset = position_of(&text, "notify sig[p] -= 1", 0, 2);
+    let hover = c.ok("textDocument/hover", at(&uri, reset));
+    let md = hover["contents"]["value"].as_str().expect("markdown");
+    assert!(
+        md.contains("`sig[p] -= 1`: AtomicAdd on this rank's cell (epilogue)"),
+        "{md}"
+    );
+    for r in table.rows.iter().filter(|r| r.signal == "sig") {
+        assert!(md.contains(&format!("`{}`", r.reset)), "{md}");
+        assert!(md.contains(&format!("`{}`", r.credits)), "{md}");
+    }
+    for r in &cost.rows {
+        assert!(
+            md.contains(&format!("| {} | `{}` |", r.what, r.formula)),
+            "{} in {md}",
+            r.formula
+        );
+    }
+    // The body's remote notify.
+    let remote = position_of(&text, "notify sig[me] @ p", 0, 0);
+    let hover = c.ok("textDocument/hover", at(&uri, remote));
+    let md = hover["contents"]["value"].as_str().expect("markdown");
+    assert!(md.contains("AtomicAdd on the peer's cell (body)"), "{md}");
+    // A `wait` keyword has no hover.
+    let wait = position_of(&text, "wait sig", 0, 1);
+    assert_eq!(c.ok("textDocument/hover", at(&uri, wait)), Value::Null);
+}

@@ -188,6 +188,8 @@ pub struct Code {
     pub me_slot: u16,
     /// Slot of the block index (if multicore).
     pub blk_slot: Option<u16>,
+    /// Slot of the call index (if the protocol reads it).
+    pub call_slot: Option<u16>,
     /// World size.
     pub world: usize,
     /// Blocks per rank.
@@ -251,6 +253,7 @@ impl Code {
         };
         let me_slot = c.slot(p.me);
         let blk_slot = p.blocks.as_ref().map(|bl| c.slot(bl.var));
+        let call_slot = p.call.map(|v| c.slot(v));
         let world = b.world;
         if !(1..=MAX_WORLD).contains(&world) {
             return Err(CompileError(format!(
@@ -351,6 +354,7 @@ impl Code {
             nslots: c.nslots as usize,
             me_slot,
             blk_slot,
+            call_slot,
             world: world as usize,
             blocks: b.blocks as usize,
             signal_dims,
@@ -405,7 +409,7 @@ impl Compiler<'_> {
         match e {
             Expr::Int(v) => CExpr::Const(*v),
             Expr::Var(v) => match self.p.vars[*v].kind {
-                VarKind::Me | VarKind::Block | VarKind::Loop | VarKind::Local => {
+                VarKind::Me | VarKind::Block | VarKind::Call | VarKind::Loop | VarKind::Local => {
                     CExpr::Slot(self.slot(*v))
                 }
                 _ => match self.b.env.get(*v) {

@@ -49,6 +49,8 @@ pub struct Machine<'a> {
     /// Sticky polling (relaxed only): a blocked wait's poll may cache the failing value and
     /// keep re-reading it, since the process cannot invalidate the line while blocked.
     pub sticky_poll: bool,
+    /// The call index of the first simulated call (0: the calls start from scratch).
+    pub first_call: i64,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
     arrays: Vec<Vec<Vec<Vec<i64>>>>,
     nwin: usize,

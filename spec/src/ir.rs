@@ -36,6 +36,12 @@ pub struct Protocol {
     pub world: VarId,
     /// The implicit `me` (this rank).
     pub me: VarId,
+    /// The implicit call index `call` (0-based, per rank), if the protocol reads it.
+    #[serde(default)]
+    pub call: Option<VarId>,
+    /// `calls <= N;`: the most back-to-back calls per rank the protocol promises.
+    #[serde(default)]
+    pub calls: Option<CallsBound>,
     /// Blocks (cores) per rank, if the protocol is multicore.
     pub blocks: Option<Blocks>,
     /// Constraints on the parameters.
@@ -67,6 +73,8 @@ pub enum Decl {
     Blocks,
     /// `require`, by index into [`Protocol::requires`].
     Require(usize),
+    /// `calls <= N;`
+    Calls,
     /// `signal`.
     Signal(SignalId),
     /// `window`.
@@ -112,6 +120,8 @@ pub enum VarKind {
     Derived(Expr),
     /// This rank.
     Me,
+    /// The call index: 0 in a rank's first call, then 1, 2, ... (kept by the runtime).
+    Call,
     /// This block's index (multicore).
     Block,
     /// A loop variable.
@@ -127,6 +137,15 @@ pub struct Blocks {
     pub var: VarId,
     /// How many blocks each rank runs.
     pub count: Expr,
+}
+
+/// `calls <= N;`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallsBound {
+    /// N (a constant, at least 1).
+    pub max: i64,
+    /// Where.
+    pub span: Span,
 }
 
 /// `require cond;`
@@ -160,6 +179,10 @@ pub struct Signal {
     /// Credit signals never carry one: they are the one buffer every call reuses.
     #[serde(default)]
     pub lifetime: Option<Lifetime>,
+    /// `monotonic`: a credit signal whose cells only grow (epoch counters): never reset,
+    /// every wait's threshold grows with the call index by the cell's per-call credit.
+    #[serde(default)]
+    pub monotonic: bool,
     /// Declaration.
     pub span: Span,
 }
@@ -466,6 +489,10 @@ impl Protocol {
     /// Whether window `w` is a fresh buffer for each call (`per call`).
     pub fn window_per_call(&self, w: WindowId) -> bool {
         self.windows[w].lifetime == Some(Lifetime::PerCall)
+    }
+    /// Whether signal `s` is a `monotonic` (epoch) counter.
+    pub fn signal_monotonic(&self, s: SignalId) -> bool {
+        self.signals[s].monotonic
     }
     /// Whether signal `s` has a fresh instance for each call (a `per call` value signal).
     pub fn signal_per_call(&self, s: SignalId) -> bool {

@@ -5,14 +5,19 @@
 use crate::ir::*;
 use collc_grammar::ast;
 use collc_grammar::suggest::closest;
-use collc_grammar::{Diagnostic, Span};
+use collc_grammar::{Diagnostic, Fix, Span};
 use std::collections::HashMap;
+
+mod epoch;
 
 /// Lowers a parsed file to a validated protocol, or returns every error found.
 /// Warnings are returned alongside a successful result.
 pub fn lower(file: &ast::File) -> Result<(Protocol, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut l = Lowerer::new();
     let proto = l.file(file);
+    if !l.diags.iter().any(|d| d.is_error()) {
+        l.diags.extend(epoch::check(&proto));
+    }
     if l.diags.iter().any(|d| d.is_error()) {
         Err(l.diags)
     } else {
@@ -80,6 +85,9 @@ struct Lowerer {
     decls: Vec<Decl>,
     world: Option<VarId>,
     me: VarId,
+    /// The call index, created when first read.
+    call: Option<VarId>,
+    calls: Option<CallsBound>,
     blocks: Option<Blocks>,
     region: Section,
     loop_depth: usize,
@@ -132,6 +140,8 @@ impl Lowerer {
             decls: Vec::new(),
             world: None,
             me: 0,
+            call: None,
+            calls: None,
             blocks: None,
             region: Section::TopLevel,
             loop_depth: 0,
@@ -162,6 +172,27 @@ impl Lowerer {
         });
         self.var_deps.push(deps);
         self.vars.len() - 1
+    }
+
+    /// The call index variable (created on first use).
+    fn call_var(&mut self) -> VarId {
+        match self.call {
+            Some(v) => v,
+            None => {
+                let v = self.add_var(
+                    "call",
+                    VarKind::Call,
+                    Ty::Int,
+                    Span::default(),
+                    Deps {
+                        me: true,
+                        ..Deps::default()
+                    },
+                );
+                self.call = Some(v);
+                v
+            }
+        }
     }
 
     /// An expression that stands for a value whose declaration was wrong: it
@@ -320,6 +351,8 @@ impl Lowerer {
             vars: std::mem::take(&mut self.vars),
             world,
             me: self.me,
+            call: self.call,
+            calls: self.calls,
             blocks: self.blocks.take(),
             requires: std::mem::take(&mut self.requires),
             signals: std::mem::take(&mut self.signals),
@@ -381,6 +414,42 @@ impl Lowerer {
         // Clamped, so that later checks still see the bounds (an error was reported).
         let (lo, hi) = (lo.max(1), hi.min(MAX_WORLD));
         (lo <= hi).then_some((lo, hi))
+    }
+
+    /// `calls <= N;`: a constant N >= 1, declared once.
+    fn calls_decl(&mut self, e: &ast::Expr, span: Span) {
+        if let Some(prev) = self.calls {
+            self.diags.push(
+                err(
+                    "structure::duplicate-calls",
+                    "`calls` is declared twice",
+                    span,
+                    "second declaration",
+                )
+                .with_label(prev.span, "first declaration")
+                .with_help("a protocol promises one number of back-to-back calls"),
+            );
+            return;
+        }
+        let Some(max) = self.const_expr(e) else {
+            return;
+        };
+        if max < 1 {
+            self.diags.push(
+                err(
+                    "domain::out-of-range",
+                    format!("`calls <= {max}` promises no call"),
+                    e.span,
+                    "at least 1",
+                )
+                .with_help(
+                    "write `calls <= N;` with N >= 1: the most back-to-back calls one rank makes",
+                ),
+            );
+            return;
+        }
+        self.calls = Some(CallsBound { max, span });
+        self.decls.push(Decl::Calls);
     }
 
     fn const_domain(&mut self, d: &ast::Domain) -> Option<(i64, i64)> {
@@ -674,6 +743,7 @@ impl Lowerer {
                 name,
                 dims,
                 value,
+                monotonic,
                 lifetimes,
             } => {
                 self.require_world(item.span, "signal");
@@ -707,6 +777,7 @@ impl Lowerer {
                     } else {
                         None
                     },
+                    monotonic: monotonic.is_some(),
                     span: item.span,
                 });
                 let id = self.signals.len() - 1;
@@ -776,6 +847,7 @@ impl Lowerer {
                     self.decls.push(Decl::Require(self.requires.len() - 1));
                 }
             }
+            K::Calls(e) => self.calls_decl(e, item.span),
             K::Body(b) | K::Epilogue(b) => {
                 let is_body = matches!(item.kind, K::Body(_));
                 self.require_world(item.span, if is_body { "body" } else { "epilogue" });
@@ -867,6 +939,8 @@ impl Lowerer {
         }
         if let Some(best) = closest(&a.name, &known) {
             d = d.with_help(format!("did you mean `{best}`?"));
+            let fix = Fix::replace(format!("replace with `{best}`"), a.span, best);
+            d = d.with_fix(fix);
         } else {
             d = d.with_help("declare it with `param`, `const`, `let`, `signal`, `window`, `tile` or `array` before use");
         }
@@ -1658,14 +1732,18 @@ impl Lowerer {
             K::Int(v) => (Expr::Int(*v), Ty::Int, Deps::default()),
             K::Paren(a) => self.expr_inner(a)?,
             K::Name(id) => {
-                match self.lookup(&id.name).or(if id.name == "me" {
-                    Some(Name::Var(self.me))
-                } else {
-                    None
-                }) {
+                let builtin = match id.name.as_str() {
+                    "me" => Some(Name::Var(self.me)),
+                    "call" if self.lookup("call").is_none() => Some(Name::Var(self.call_var())),
+                    _ => None,
+                };
+                match self.lookup(&id.name).or(builtin) {
                     Some(Name::Var(v)) => {
                         if self.region == Section::TopLevel
-                            && matches!(self.vars[v].kind, VarKind::Me | VarKind::Block)
+                            && matches!(
+                                self.vars[v].kind,
+                                VarKind::Me | VarKind::Block | VarKind::Call
+                            )
                         {
                             self.diags.push(
                             err("place::not-uniform", format!("`{}` is only known inside the body", id.name), id.span, "used at top level")

@@ -503,10 +503,20 @@ impl<'a> Printer<'a> {
                 let r = &p.requires[i];
                 (r.span, format!("require {};", cond_to_string(p, &r.cond)))
             }
+            Decl::Calls => {
+                let c = p.calls.expect("Decl::Calls implies calls");
+                let bound = match self.items.get(&c.span.start).map(|i| &i.kind) {
+                    Some(ast::ItemKind::Calls(e)) => ast_expr_to_string(e),
+                    _ => c.max.to_string(),
+                };
+                (c.span, format!("calls <= {bound};"))
+            }
             Decl::Signal(s) => {
                 let sg = &p.signals[s];
                 let value = if sg.kind == SignalKind::Value {
                     " as value"
+                } else if sg.monotonic {
+                    " monotonic"
                 } else {
                     ""
                 };

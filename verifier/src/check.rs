@@ -537,6 +537,16 @@ pub fn printed(p: &Protocol, s: &Syms, l: &Lin) -> BTreeMap<String, i64> {
 }
 
 fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garbage) {
+    // Monotonic cells: thresholds `a + b·call` become `a` (the reduction of epoch.rs).
+    let growth = match crate::epoch::reduce(ctx.p, run) {
+        Ok(g) => g,
+        Err((why, span)) => {
+            for a in accs.iter_mut() {
+                a.unknown(format!("unsupported form: {why}"), Some(span));
+            }
+            return;
+        }
+    };
     let (order, groups) = group_cells_flat(run);
     // Cells whose events are identical up to the names of the actors (same kinds,
     // values, guards, loops, sections, relative order, owner/remote roles) get identical
@@ -574,6 +584,9 @@ fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garba
     };
     if !cb.done() && !cb.timed_out() {
         credit_balance(ctx, run, &cells, cb);
+    }
+    if !cb.done() && !cb.timed_out() {
+        crate::epoch::balance(ctx, run, &cells, &growth, cb);
     }
     if !ox.done() && !ox.timed_out() {
         op_exclusivity(ctx, run, &cells, ox);
@@ -764,7 +777,10 @@ fn same_class(run: &Run, a: &Cell, ea: &[usize], b: &Cell, eb: &[usize], s: &mut
 fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
     let mut cache: HashMap<Lin, bool> = HashMap::new();
     for (cell, evs) in cells {
-        if ctx.p.signals[cell.signal].kind == SignalKind::Value {
+        // Value cells are never reset; monotonic ones are checked by `epoch::balance`.
+        if ctx.p.signals[cell.signal].kind == SignalKind::Value
+            || ctx.p.signals[cell.signal].monotonic
+        {
             continue;
         }
         let notifies: Vec<usize> = evs
@@ -1205,7 +1221,10 @@ impl Pairing<'_, '_, '_> {
         Ok(out)
     }
 
-    /// Walks the owner's waits and the writers' notifies in lockstep.
+    /// Walks the owner's waits and the writers' notifies in lockstep. `window`: the
+    /// enclosing summarised loop's per-iteration credit and iteration atom, for waits that
+    /// pair with a writer round K behind (`crate::window`).
+    #[allow(clippy::too_many_arguments)]
     fn align(
         &mut self,
         run: &mut Run,
@@ -1214,9 +1233,14 @@ impl Pairing<'_, '_, '_> {
         mut before: Lin,
         r: &Renames,
         frames: &[u32],
+        window: Option<crate::window::Round>,
     ) -> Result<Option<Finding>, String> {
         for w in ws {
-            if w.len() != o.len() {
+            // Trailing waits with no notify round of their own (a drain after the last
+            // round) pair with the rounds before them.
+            let trailing =
+                o.len() > w.len() && o[w.len()..].iter().all(|n| matches!(n, Node::Leaf(_)));
+            if w.len() != o.len() && !trailing {
                 return Err(format!(
                     "{} notify round(s) against {} wait round(s); give every wait round its notify round in the same loop structure",
                     w.len(),
@@ -1224,16 +1248,18 @@ impl Pairing<'_, '_, '_> {
                 ));
             }
         }
+        let mut last_loop: Option<crate::window::Round> = window.clone();
         for (i, on) in o.iter().enumerate() {
             match on {
                 Node::Leaf(we) => {
                     let mut leaves = Vec::new();
                     for w in ws {
-                        match &w[i] {
-                            Node::Leaf(_) => leaves.push(&w[i]),
-                            Node::Loop(..) => {
+                        match w.get(i) {
+                            Some(Node::Leaf(_)) => leaves.push(&w[i]),
+                            Some(Node::Loop(..)) => {
                                 return Err("a notify loop against a single wait".into())
                             }
+                            None => {}
                         }
                     }
                     let credit = self.total(run, &leaves, r)?;
@@ -1252,8 +1278,34 @@ impl Pairing<'_, '_, '_> {
                         .and_then(|x| x.add(&Lin::k(-1)))
                         .ok_or("overflow")?;
                     self.acc.items += 1;
-                    let g = self.guard.clone();
-                    let ans = self.ctx.prove(run, self.acc, &g, frames, Prop::Ge0(d));
+                    let g = ev.guard.clone();
+                    let mut ans = self.ctx.prove(run, self.acc, &g, frames, Prop::Ge0(d));
+                    if matches!(ans, Answer::Refuted(_)) {
+                        // A credit window: the wait needs the credit of the writer's round
+                        // K behind (a producer K chunks ahead of its consumer).
+                        let lw = if i < ws.iter().map(|w| w.len()).min().unwrap_or(0) {
+                            window.clone()
+                        } else {
+                            last_loop.clone()
+                        };
+                        if std::env::var_os("COLLC_DEBUG_WINDOW").is_some() {
+                            eprintln!("window: lw={lw:?} win={window:?} last={last_loop:?} i={i} need={need:?} before={before:?}");
+                        }
+                        if let Some(q) = lw.and_then(|u| u.lagged(&need, &before)) {
+                            // The round it pairs with exists, or the wait needs nothing yet
+                            // (the window's first K rounds: threshold <= 0).
+                            if let Some((early, idle)) =
+                                crate::window::early(&mut run.syms, &g, &q, &need)
+                            {
+                                if matches!(
+                                    self.ctx.prove(run, self.acc, &early, frames, idle),
+                                    Answer::Valid
+                                ) {
+                                    ans = Answer::Valid;
+                                }
+                            }
+                        }
+                    }
                     match ans {
                         Answer::Valid => {}
                         Answer::Unknown(reason) => self.acc.unknown(
@@ -1279,7 +1331,7 @@ impl Pairing<'_, '_, '_> {
                                     f.labels.push((s, "credits accumulate here".into()));
                                 }
                             }
-                            f.help = Some("notify a constant `+= 1` per round and wait for a threshold that grows by one per round (`>= round + 1`)".into());
+                            f.help = Some("make the threshold grow as fast as the credits: with `+= 1` per round, wait for `>= r + 1` where r is the writer's round this wait pairs with (the same round, or K rounds behind for a producer K chunks ahead, `>= t - K + 1`)".into());
                             f.notes.push("thresholds must grow at least as fast as the credits (pypto#1829: AtomicAdd(epoch) with GE epoch)".into());
                             return Ok(Some(f));
                         }
@@ -1314,11 +1366,13 @@ impl Pairing<'_, '_, '_> {
                     let start = before.add(&upto).ok_or("overflow")?;
                     let mut fr2 = frames.to_vec();
                     fr2.insert(0, *fo);
-                    if let Some(f) = self.align(run, &wk, okids, start, &r2, &fr2)? {
+                    let inner = crate::window::Round::inside(&per_iter, fro.iter);
+                    if let Some(f) = self.align(run, &wk, okids, start, &r2, &fr2, inner)? {
                         return Ok(Some(f));
                     }
                     let whole = sum_over(&mut run.syms, &per_iter, fro.iter, &fro.trip)?;
                     before = before.add(&whole).ok_or("overflow")?;
+                    last_loop = crate::window::Round::after(&per_iter, &fro.trip);
                 }
             }
         }
@@ -1410,11 +1464,16 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                 acc.literal += 1;
                 continue;
             }
-            let g = run.events[ow[0]].guard.clone();
-            let same = ow
-                .iter()
-                .chain(adds.iter())
-                .all(|e| run.events[*e].guard == g);
+            // The writers' notifies share one guard; a wait may run under more conditions
+            // (a window's waits start at round K), proved under its own guard.
+            let g = adds.first().map_or_else(
+                || run.events[ow[0]].guard.clone(),
+                |e| run.events[*e].guard.clone(),
+            );
+            let same = adds.iter().all(|e| run.events[*e].guard == g)
+                && ow
+                    .iter()
+                    .all(|e| crate::sym::subset(&g, &run.events[*e].guard));
             if !same {
                 acc.unknown(
                     format!("{}: its notifies and waits run under different symbolic conditions; rounds cannot be paired", cell_name(ctx.p, cell)),
@@ -1432,7 +1491,7 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                 guard: g,
                 writers: adds.clone(),
             };
-            match pairing.align(run, &wrefs, &otree, Lin::k(0), &Vec::new(), &[]) {
+            match pairing.align(run, &wrefs, &otree, Lin::k(0), &Vec::new(), &[], None) {
                 Ok(None) => {}
                 Ok(Some(f)) => {
                     pairing.acc.violation = Some(f);

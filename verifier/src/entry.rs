@@ -74,6 +74,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     crate::param::report::apply_symbolic(&param, &mut report);
     crate::param::report::apply_vacuous_value_signal(p, &mut report);
     report.stats.param_millis = param.millis;
+    report.obligations.extend(crate::epoch::horizon(p));
     report
         .obligations
         .push(crate::range_obligation::check(p, opts.source));
@@ -99,6 +100,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     crate::param::report::apply_deadlock(&param, &mut report);
     if let Some(src) = opts.source {
         report.locate(src);
+        crate::fix::attach(&mut report, src);
     }
     report
 }

@@ -410,6 +410,9 @@ pub fn run(p: &Protocol, config: &[(VarId, i64)]) -> Result<Option<Run>, Stop> {
             }
         }
     }
+    if let Some(c) = p.call {
+        bounds.insert(c, crate::epoch::call_bounds(p));
+    }
     for _pass in 0..2 {
         let mut syms = Syms::with_bounds(bounds.clone());
         let (env, assumptions) = match setup(p, config, &mut syms)? {
@@ -489,7 +492,7 @@ pub(crate) fn setup(
     }
     for (id, v) in p.vars.iter().enumerate() {
         match &v.kind {
-            VarKind::World { .. } | VarKind::Param { .. } => {
+            VarKind::World { .. } | VarKind::Param { .. } | VarKind::Call => {
                 let val = match config.iter().find(|x| x.0 == id) {
                     Some((_, x)) => Lin::k(*x),
                     None => syms.param(id),

@@ -12,8 +12,10 @@ pub mod bounded;
 pub mod check;
 pub mod cost;
 pub mod entry;
+pub mod epoch;
 pub mod exec;
 pub mod fence;
+pub mod fix;
 pub mod gate;
 mod multi;
 mod order;
@@ -27,6 +29,7 @@ pub mod sym;
 pub mod table;
 pub mod validate;
 pub mod value_signal;
+mod window;
 
 pub use entry::{verify, Options};
 pub use exec::ENUM_WORLD_MAX;

@@ -94,6 +94,10 @@ pub struct Finding {
     /// Where a missing `fence;` goes: before this statement ([`Report::locate`] turns it
     /// into the help "add `fence;` before line N").
     pub fence_before: Option<Span>,
+    /// The edit that fixes it, when one can be derived ([`crate::fix`]; filled by
+    /// [`crate::verify`] when the source is given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<collc_grammar::Fix>,
 }
 
 /// A bounded counterexample's trace: the simulator's events, rendered as
@@ -148,6 +152,7 @@ impl Finding {
             notes: Vec::new(),
             trace: None,
             fence_before: None,
+            fix: None,
         }
     }
 }
@@ -300,6 +305,9 @@ impl Report {
                         }
                         if let Some(h) = &f.help {
                             d = d.with_help(h.clone());
+                        }
+                        if let Some(x) = &f.fix {
+                            d = d.with_fix(x.clone());
                         }
                         if !f.params.is_empty() {
                             let ps: Vec<String> = f

@@ -259,8 +259,12 @@ fn can_pass(
     acc: &mut Acc,
     w: usize,
     x: &Lin,
+    when: Option<crate::sym::CondId>,
 ) -> Result<Option<Assign>, String> {
-    let ev = run.events[w].clone();
+    let mut ev = run.events[w].clone();
+    if let Some(c) = when {
+        ev.guard = union(&ev.guard, &vec![c]);
+    }
     let EvKind::Wait { cmp, thr } = &ev.kind else {
         return Ok(None);
     };
@@ -287,15 +291,25 @@ fn stale_wait(
     reused: bool,
     acc: &mut Acc,
 ) -> Option<Finding> {
-    let mut olds: Vec<(Lin, Option<usize>)> = vec![(Lin::k(0), None)];
+    let mut olds: Vec<(Lin, Option<usize>, Option<crate::sym::CondId>)> =
+        vec![(Lin::k(0), None, None)];
     if reused {
         for &s in sets {
-            olds.push((value_of(&run.events[s]), Some(s)));
+            olds.push((value_of(&run.events[s]), Some(s), None));
+        }
+        // With the call index, what the cell holds when a call starts depends on the call.
+        let values: Vec<Lin> = sets.iter().map(|s| value_of(&run.events[*s])).collect();
+        if let Some(v) = crate::epoch::previous_values(ctx.p, &mut run.syms, &values) {
+            let mut it = sets.iter().cycle();
+            olds = v
+                .into_iter()
+                .map(|(x, prev, g)| (x, if prev { it.next().copied() } else { None }, g))
+                .collect();
         }
     }
     let span = run.events[w].span;
-    for (x, from) in olds {
-        match can_pass(ctx, run, acc, w, &x) {
+    for (x, from, when) in olds {
+        match can_pass(ctx, run, acc, w, &x, when) {
             Ok(None) => {}
             Err(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(span)),
             Ok(Some(a)) => {

@@ -150,6 +150,9 @@
 //    MPI_Abort(MPI_COMM_WORLD, 4).
 //  * Exit codes used by the launcher: 0 ok, 1 wrong result or nonzero cell, 2 usage,
 //    3 wait timeout (MPI_Abort), 4 contract/MPI error (MPI_Abort).
+//  * Library mode (collc_mpi_lib.hpp sets State::throw_on_fail): the same failures throw
+//    collc_mpi::Failure{code, message} instead of printing and aborting the job, so the
+//    library call returns an error code.
 //
 // Backoff inside wait (tunable, all optional):
 //    COLLC_MPI_WAIT_SPIN          polls with only a cpu pause              (default 100,
@@ -291,6 +294,13 @@ struct Ctx {
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
+/// A failure in library mode (State::throw_on_fail): the exit code the program would have
+/// aborted with (2 usage, 3 wait timeout, 4 contract/MPI error) and the message.
+struct Failure {
+  int code = 4;
+  std::string what;
+};
+
 /// Operation counters (per rank), reported by the launcher and the benchmark.
 struct Stats {
   uint64_t notifies = 0, waits = 0, polls = 0, gets = 0, puts = 0;
@@ -332,6 +342,7 @@ struct State {
   int fault_kind = 0;        // 1 kill, 2 hang
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   int call = -1;
+  bool throw_on_fail = false;  // library mode: failures throw Failure instead of MPI_Abort
   std::vector<Window*> live;  // windows inside their lock_all epoch
   Stats stats;
   // Tracing (collc run --trace): on when trace_start() named a file.
@@ -411,6 +422,7 @@ inline void fault_point() {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  if (st().throw_on_fail) throw Failure{code, buf};
   fprintf(stderr, "collc_mpi: rank=%d call=%d: %s\n", st().me, st().call, buf);
   fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, code);
@@ -442,20 +454,29 @@ inline long env_long(const char* name, long dflt, long min_ok) {
 
 #define COLLC_MPI_CHECK(call) ::collc_mpi::detail::check_mpi((call), #call, __FILE__, __LINE__)
 
+inline void attach(MPI_Comm comm);
+
 /// Initialise MPI and the runtime (reads the COLLC_MPI_* environment). Call once.
 inline void init(int* argc, char*** argv) {
-  auto& S = detail::st();
   int flag = 0;
   MPI_Initialized(&flag);
   if (!flag) MPI_Init(argc, argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(MPI_COMM_WORLD, &S.me);
-  MPI_Comm_size(MPI_COMM_WORLD, &S.np);
+  attach(MPI_COMM_WORLD);
+}
+
+/// Points the runtime at `comm` (its rank, size, node) and reads the COLLC_MPI_*
+/// environment; init() attaches MPI_COMM_WORLD, a library its caller's communicator.
+inline void attach(MPI_Comm comm) {
+  auto& S = detail::st();
+  S.comm = comm;
+  MPI_Comm_rank(comm, &S.me);
+  MPI_Comm_size(comm, &S.np);
   // Oversubscription: more ranks on this node than online CPUs. Then a spinning waiter
   // only delays the peer it waits for, so the default spin phase is skipped.
   MPI_Comm node = MPI_COMM_NULL;
   int local_np = 1;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
     MPI_Comm_size(node, &local_np);
     MPI_Comm_free(&node);
   }
@@ -513,6 +534,7 @@ inline int64_t payload(int call, int rank, int64_t index) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  if (detail::st().throw_on_fail) throw Failure{2, buf};
   fprintf(stderr, "collc_mpi: rank=%d: usage: %s\n", detail::st().me, buf);
   fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 2);
@@ -688,6 +710,14 @@ inline void accumulate_cell(const Window& w, int pe, MPI_Aint disp, int32_t valu
     ::collc_mpi::trace_write();
   }
   std::string cell = cell_name(w, disp);
+  if (S.throw_on_fail) {
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "wait timeout: rank %d call %d step \"%s\": expected %s %s %d, the cell holds %d after %.0f ms",
+             S.me, S.call, what ? what : "?", cell.c_str(), cmp_str(cmp), int(k), int(held),
+             double(waited_ns) / 1e6);
+    throw Failure{3, buf};
+  }
   fprintf(stderr,
           "collc_mpi: WAIT TIMEOUT rank=%d call=%d step=\"%s\" cell=%s (%s disp %ld) "
           "expected cell %s %d, holds %d after %.0f ms (%llu polls; "

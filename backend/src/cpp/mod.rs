@@ -6,6 +6,8 @@
 //!   a [`walk::Dialect`] for everything target-specific.
 //! * [`pto`] is the `pto::comm` dialect: one kernel source that builds for Ascend (real pto
 //!   headers) and for CPU threads (collc's runtime in `backend/runtime/collc/`).
+//! * [`pypto`] is the same dialect with the args block of pypto's host collective builtins
+//!   (`--abi pypto`), and the CPU shim that runs it under the collc launcher.
 //!
 //! Expressions print to C++ `int64_t` arithmetic with the semantics of
 //! `collc_spec::eval`: `/` and `%` are Euclidean (`collc_div`, `collc_mod`), `ceil(a / b)`
@@ -14,6 +16,7 @@
 
 pub mod mutate;
 pub mod pto;
+pub mod pypto;
 pub mod walk;
 
 use crate::layout::Abi;

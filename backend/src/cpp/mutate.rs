@@ -1,67 +1,88 @@
-//! Test-only fault injection into the C++ generator (the mutation tests of the validators:
-//! each fault makes the emitted kernel differ from the protocol it was emitted from, and a
-//! validator must notice). Nothing outside tests calls [`with`]; without it the generator is
-//! unaffected. The switch is per thread, so tests running in parallel do not see each
-//! other's faults.
+//! Test-only fault injection into the C++ generator, for the mutation tests of both
+//! validators: the static one (`collc_lift::validate`, `collc emit --validate`) and the
+//! trace conformance check (`collc run --trace`). A test switches a fault on for one
+//! emission ([`with`]); the switch is per thread, so tests running in parallel do not see
+//! each other's faults, and nothing else (no command line) reaches it.
 
-use collc_spec::ir::{Block, Protocol, StmtKind};
-use std::cell::Cell;
+use collc_spec::ir::{BinOp, Expr, NotifyOp, Stmt};
 
-/// One fault of the generator.
+/// A fault in the generated code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mutation {
-    /// Every `.coll` `fence` is emitted as nothing.
+    /// Every `.coll fence` prints nothing.
     DropFence,
-    /// Every remote notify goes to rank `(target + 1) % P` instead of `target`.
+    /// The pto::comm publish before a notify (`pipe_barrier` + `dsb`) prints nothing.
+    DropPublish,
+    /// A remote notify's target and its cell's last index trade places.
     SwapNotifyTarget,
-    /// Every reset (an `AtomicAdd` of a negated value, `-= v`) subtracts one credit more.
+    /// A negative `AtomicAdd` (a reset) subtracts one more.
     ResetValue,
-    /// The first wait (or loop of waits) of the body trades places with the next statement
-    /// that is not a `let` (the previous one if it is the last).
+    /// The first wait (or loop of waits) of a block moves before the statement preceding it.
     ReorderWait,
 }
 
+impl Mutation {
+    /// Every mutation.
+    pub const ALL: [Mutation; 5] = [
+        Mutation::DropFence,
+        Mutation::DropPublish,
+        Mutation::SwapNotifyTarget,
+        Mutation::ResetValue,
+        Mutation::ReorderWait,
+    ];
+}
+
 thread_local! {
-    static CURRENT: Cell<Option<Mutation>> = const { Cell::new(None) };
+    static ACTIVE: std::cell::Cell<Option<Mutation>> = const { std::cell::Cell::new(None) };
 }
 
-/// Runs `f` with the generator faulty in way `m` on this thread.
-pub fn with<R>(m: Mutation, f: impl FnOnce() -> R) -> R {
-    let before = CURRENT.with(|c| c.replace(Some(m)));
-    let r = f();
-    CURRENT.with(|c| c.set(before));
-    r
+/// Runs `f` (an emission, or a build and run) with `m` switched on in this thread.
+pub fn with<T>(m: Mutation, f: impl FnOnce() -> T) -> T {
+    let before = ACTIVE.with(|a| a.replace(Some(m)));
+    let out = f();
+    ACTIVE.with(|a| a.set(before));
+    out
 }
 
-/// The fault in force on this thread, if any.
-pub(crate) fn current() -> Option<Mutation> {
-    CURRENT.with(Cell::get)
+/// Is `m` switched on?
+pub(crate) fn active(m: Mutation) -> bool {
+    ACTIVE.with(|a| a.get()) == Some(m)
 }
 
-pub(crate) fn is(m: Mutation) -> bool {
-    current() == Some(m)
-}
-
-fn is_wait_stmt(k: &StmtKind) -> bool {
-    match k {
-        StmtKind::Wait { .. } => true,
-        StmtKind::For { body, .. } => body.stmts.iter().any(|s| is_wait_stmt(&s.kind)),
-        _ => false,
+/// A notify's cell index, target and value as emitted.
+pub(crate) fn notify(
+    index: &[Expr],
+    target: Option<&Expr>,
+    op: NotifyOp,
+    value: &Expr,
+) -> (Vec<Expr>, Option<Expr>, Expr) {
+    let mut index = index.to_vec();
+    let mut target = target.cloned();
+    let mut value = value.clone();
+    if active(Mutation::SwapNotifyTarget) {
+        if let (Some(t), Some(last)) = (target.as_mut(), index.last_mut()) {
+            std::mem::swap(t, last);
+        }
     }
+    let negative = matches!(value, Expr::Neg(_)) || value.as_const().is_some_and(|c| c < 0);
+    if active(Mutation::ResetValue) && op == NotifyOp::AtomicAdd && negative {
+        value = Expr::Bin(BinOp::Sub, Box::new(value), Box::new(Expr::Int(1)));
+    }
+    (index, target, value)
 }
 
-/// The body the generator walks: `p.body`, or under [`Mutation::ReorderWait`] the body with
-/// its first top-level wait (or wait loop) moved. `None`: nothing to reorder.
-pub(crate) fn body(p: &Protocol) -> Option<Block> {
-    if !is(Mutation::ReorderWait) {
-        return None;
+/// A block's statements as emitted: with [`Mutation::ReorderWait`], the first statement
+/// `is_wait` accepts (past the first) swapped with the one before it.
+pub(crate) fn block<'s>(
+    stmts: &'s [Stmt],
+    is_wait: &dyn Fn(&Stmt) -> bool,
+) -> std::borrow::Cow<'s, [Stmt]> {
+    if !active(Mutation::ReorderWait) {
+        return std::borrow::Cow::Borrowed(stmts);
     }
-    let mut b = p.body.clone();
-    let i = b.stmts.iter().position(|s| is_wait_stmt(&s.kind))?;
-    let not_let = |j: &usize| !matches!(b.stmts[*j].kind, StmtKind::Let { .. });
-    let j = (i + 1..b.stmts.len())
-        .find(not_let)
-        .or_else(|| (0..i).rev().find(not_let))?;
-    b.stmts.swap(i, j);
-    Some(b)
+    let mut v = stmts.to_vec();
+    if let Some(i) = (1..v.len()).find(|&i| is_wait(&v[i])) {
+        v.swap(i - 1, i);
+    }
+    std::borrow::Cow::Owned(v)
 }

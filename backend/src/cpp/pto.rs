@@ -165,6 +165,9 @@ impl Dialect for Pto {
     }
 
     fn publish(&self, _k: &Kernel, w: &mut Writer, data_written: bool) {
+        if super::mutate::active(super::mutate::Mutation::DropPublish) {
+            return;
+        }
         if w.last() != "pipe_barrier(PIPE_ALL);" {
             w.line("pipe_barrier(PIPE_ALL);");
         }
@@ -395,5 +398,21 @@ impl Dialect for Pto {
 
     fn end_kernel(&self, w: &mut Writer) {
         w.line("pipe_barrier(PIPE_ALL);");
+    }
+
+    fn call_index(&self, k: &Kernel, w: &mut Writer, name: &str) {
+        let slot = k.abi.buffers.len() + k.abi.scalars.len() + 1;
+        w.line("#if defined(__CCE_AICORE__)");
+        w.line(format!(
+            "const int64_t {name} = args[{slot}];  // the call index: the host keeps one counter per rank and passes it after the context"
+        ));
+        w.line("#else");
+        w.line("// The call index: one thread runs every call of this (rank, block), so a thread-local");
+        w.line(
+            "// counter is this rank's count of calls so far (a new run starts new threads at 0).",
+        );
+        w.line("static thread_local int64_t collc_calls_made = 0;");
+        w.line(format!("const int64_t {name} = collc_calls_made++;"));
+        w.line("#endif");
     }
 }

@@ -130,6 +130,9 @@ pub trait Dialect {
     fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp);
     /// The last statements of the kernel (then the walker closes the entry block).
     fn end_kernel(&self, w: &mut Writer);
+    /// Declares `const int64_t NAME` = the call index (0 in this rank's first call), kept
+    /// by the runtime across calls (only for protocols that read `call`).
+    fn call_index(&self, k: &Kernel, w: &mut Writer, name: &str);
     /// True if [`Dialect::data`] handles tile slices that do not start at element 0 (and
     /// multi-dimensional tiles with a non-zero row); otherwise the walker refuses them with
     /// `backend::unsupported`.
@@ -290,6 +293,9 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
             d.block_idx()
         ));
     }
+    if let Some(c) = p.call {
+        d.call_index(k, &mut f, k.var(c));
+    }
     d.scratch(k, &mut f);
 
     let mut st = State {
@@ -312,8 +318,7 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     f.line("");
     f.line(format!("// ---- body ({}) ----", k.at(p.body.span)));
     f.open("");
-    let mutated = super::mutate::body(p);
-    st.block(&mut f, mutated.as_ref().unwrap_or(&p.body));
+    st.block(&mut f, &p.body);
     f.close();
     f.line("");
     f.line(format!("// ---- epilogue ({}) ----", k.at(p.epilogue.span)));
@@ -380,6 +385,8 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
                     .collect();
                 let kind = if b.is_credit_signal {
                     "credit signal"
+                } else if sig.monotonic {
+                    "monotonic signal"
                 } else {
                     "value signal"
                 };
@@ -404,9 +411,11 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
                     .map(|d| format!("[{}]", expr_to_string(p, d)))
                     .collect();
                 format!(
-                    "host array {}: int64{} (staged by the host)",
+                    "host array {}: int64{} in {}..={} (staged by the host)",
                     arr.name,
-                    dims.join("")
+                    dims.join(""),
+                    arr.domain.0,
+                    arr.domain.1
                 )
             }
         };
@@ -740,7 +749,11 @@ struct State<'k, 'a> {
 impl State<'_, '_> {
     fn block(&mut self, w: &mut Writer, b: &Block) {
         let sole = b.stmts.len() == 1;
-        for s in &b.stmts {
+        let waits = |s: &Stmt| match &s.kind {
+            StmtKind::For { body, .. } => only(body, &is_wait),
+            k => is_wait(k),
+        };
+        for s in super::mutate::block(&b.stmts, &waits).iter() {
             self.stmt(w, s, sole);
         }
     }
@@ -776,6 +789,8 @@ impl State<'_, '_> {
                 value,
             } => {
                 let text = notify_text(p, *signal, index, target.as_ref(), *op, value);
+                let (index, target, value) =
+                    &super::mutate::notify(index, target.as_ref(), *op, value);
                 if !self.hoisted_notify {
                     self.d.publish(k, w, self.dirty);
                     self.dirty = false;
@@ -791,23 +806,10 @@ impl State<'_, '_> {
                     self.rank_check(t, &mut checks);
                     k.expr(t)
                 });
-                let t = t.map(|t| {
-                    if super::mutate::is(super::mutate::Mutation::SwapNotifyTarget) {
-                        format!("(({t}) + 1) % {}", k.expr(&Expr::Var(p.world)))
-                    } else {
-                        t
-                    }
-                });
                 self.emit_checks(w, &checks, &text);
                 let v = match value.as_const() {
                     Some(c) if i32::try_from(c).is_ok() => c.to_string(),
                     _ => format!("static_cast<int32_t>({})", k.expr(value)),
-                };
-                let reset = *op == NotifyOp::AtomicAdd && matches!(value, Expr::Neg(_));
-                let v = if reset && super::mutate::is(super::mutate::Mutation::ResetValue) {
-                    format!("static_cast<int32_t>(({v}) - 1)")
-                } else {
-                    v
                 };
                 self.d.notify(k, w, &cell, t.as_deref(), *op, &v);
                 if braces {
@@ -894,7 +896,7 @@ impl State<'_, '_> {
             }
             StmtKind::Fence => {
                 self.comment(w, s, "fence;".into());
-                if !super::mutate::is(super::mutate::Mutation::DropFence) {
+                if !super::mutate::active(super::mutate::Mutation::DropFence) {
                     self.d.fence(w);
                     self.d.trace_fence(w);
                 }

@@ -27,6 +27,10 @@ pub const RUNTIME_FILES: &[(&str, &str)] = &[
         include_str!("../../runtime/collc/pto_comm_cpu.hpp"),
     ),
     (
+        "collc/chip_tensor.hpp",
+        include_str!("../../runtime/collc/chip_tensor.hpp"),
+    ),
+    (
         "collc/host_launch.hpp",
         include_str!("../../runtime/collc/host_launch.hpp"),
     ),
@@ -275,7 +279,7 @@ pub(crate) fn shell_quote(s: &str) -> String {
     }
 }
 
-fn run_compiler(cxx: &Compiler, args: &[String]) -> Result<String, CompileError> {
+pub(crate) fn run_compiler(cxx: &Compiler, args: &[String]) -> Result<String, CompileError> {
     let command = std::iter::once(cxx.path.clone())
         .chain(args.iter().cloned())
         .map(|a| shell_quote(&a))

@@ -25,6 +25,7 @@
 pub mod compile;
 pub mod ffi;
 pub mod job;
+pub mod pypto;
 pub mod traced;
 
 pub use compile::{Build, CompileError};
@@ -225,6 +226,28 @@ pub fn prepare(
     source: Option<&Source>,
     cfg: &RunConfig,
 ) -> Result<Prepared, RunError> {
+    prepare_with(p, cfg, &|_| {
+        cpp::emit(
+            p,
+            Target::Host,
+            &EmitOptions {
+                source,
+                warning: Vec::new(),
+                world_limit: cfg.world_limit,
+            },
+        )
+        .map_err(RunError::Emit)
+    })
+}
+
+/// As [`prepare`], with the library's C++ source made by `text` from the bound parameters
+/// (a kernel with the collc host ABI, e.g. [`crate::cpp::pypto::cpu_shim`] around a
+/// pypto-ABI kernel).
+pub fn prepare_with(
+    p: &Protocol,
+    cfg: &RunConfig,
+    text: &dyn Fn(&Bindings) -> Result<String, RunError>,
+) -> Result<Prepared, RunError> {
     if cfg.build == Build::Tsan && cfg.exec == Exec::InProcess {
         return Err(RunError::Config(
             "ThreadSanitizer builds run in the subprocess runner (the sanitizer runtime must be in the executable)".into(),
@@ -245,16 +268,7 @@ pub fn prepare(
             bindings.blocks
         )));
     }
-    let text = cpp::emit(
-        p,
-        Target::Host,
-        &EmitOptions {
-            source,
-            warning: Vec::new(),
-            world_limit: cfg.world_limit,
-        },
-    )
-    .map_err(RunError::Emit)?;
+    let text = text(&bindings)?;
     let built = compile::library(&text, cfg.build).map_err(RunError::Compile)?;
     let (mut job, plan) =
         oracle::build_job(p, &bindings, cfg.calls as usize).map_err(RunError::Params)?;

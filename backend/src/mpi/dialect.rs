@@ -428,6 +428,12 @@ impl Dialect for Mpi {
 
     fn end_kernel(&self, _w: &mut Writer) {}
 
+    fn call_index(&self, _k: &Kernel, w: &mut Writer, name: &str) {
+        w.line(format!(
+            "const int64_t {name} = static_cast<int64_t>(ctx.call);  // the call index: the launcher counts this rank's calls"
+        ));
+    }
+
     fn check(&self, w: &mut Writer, cond: &str, what: &str) {
         w.line(format!(
             "COLLC_CHECK({cond}, {});",

@@ -40,7 +40,7 @@
 pub mod build;
 pub mod dialect;
 pub mod launch;
-mod program;
+pub(crate) mod program;
 pub mod run;
 pub mod table;
 pub mod traced;

@@ -281,6 +281,7 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                     c_string(&format!("{text} does not hold for these parameters"))
                 ));
             }
+            Decl::Calls => {}
             Decl::Blocks => {
                 if let Some(b) = &p.blocks {
                     w.line(format!(
@@ -295,6 +296,8 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
             Decl::Signal(s) => {
                 let sig = &p.signals[s];
                 let f = match sig.kind {
+                    // A monotonic signal keeps its count: exempt from the all-zero check.
+                    SignalKind::Credit if sig.monotonic => "value_signal",
                     SignalKind::Credit => "signal",
                     SignalKind::Value if p.signal_per_call(s) => "value_signal_per_call",
                     SignalKind::Value => "value_signal",

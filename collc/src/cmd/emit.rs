@@ -1,4 +1,8 @@
-//! `collc emit --target ascend|host|mpi FILE [-o OUT] [--allow-unverified]`: generate the kernel.
+//! `collc emit --target ascend|host|mpi FILE [-o OUT] [--abi pypto] [--allow-unverified]`: generate the kernel.
+//!
+//! `--abi pypto` (Ascend only): the kernel takes the args block of pypto's host collective
+//! builtin for the collective (`collc_backend::cpp::pypto`); a protocol without one is
+//! refused with `backend::pypto-abi`.
 //!
 //! Ascend and host emit the same `pto::comm` C++ source (one source, two builds). With
 //! `--target host` and an output ending in `.so`, the source is also compiled with the system
@@ -41,13 +45,72 @@ pub struct EmitArgs {
     /// shared library (kernel + launcher) instead of writing the source.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<String>,
+    /// The kernel's args block: `collc` (default; collc/host_launch.hpp) or `pypto` (the
+    /// entry and args of pypto's host collective builtin, `--target ascend` only;
+    /// docs/pypto-abi.md).
+    #[arg(long, value_enum, default_value_t = AbiArg::Collc)]
+    pub abi: AbiArg,
     /// The verifier gate.
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Static translation validation: recover the protocol from the generated C++ and
+    /// check it equals the IR (docs/lift.md); a mismatch is an error and nothing is written.
+    #[arg(long)]
+    pub validate: bool,
+    /// Package the protocol(s) as a library `libNAME.so` + `NAME.h` (+ pkg-config, CMake,
+    /// README) in the folder `-o DIR` (`--target host` or `mpi`). See `cmd::lib`.
+    #[arg(long, value_name = "NAME")]
+    pub lib: Option<String>,
+    /// More protocols for `--lib` (one collective each, one function per kind).
+    #[arg(value_name = "MORE")]
+    pub more: Vec<String>,
+}
+
+/// With `--validate`, checks the generated `text` performs `l`'s protocol
+/// (`collc_lift::validate`); on a mismatch reports it and returns the exit code.
+pub fn validated(
+    args: &EmitArgs,
+    l: &crate::driver::Loaded,
+    text: &str,
+    style: Style,
+    out: &mut Output,
+) -> Result<(), i32> {
+    if !args.validate {
+        return Ok(());
+    }
+    match collc_lift::validate(&l.protocol, text, Some(&l.source)) {
+        Ok(v) => {
+            out.err(format!(
+                "validated: the generated code performs the protocol ({} statements, docs/lift.md)",
+                v.statements
+            ));
+            Ok(())
+        }
+        Err(diags) => {
+            out.diagnostics(&l.source, &diags, style);
+            Err(exit::INPUT)
+        }
+    }
+}
+
+/// The args-block ABI of an emitted kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AbiArg {
+    /// collc's own (buffers, scalars, CommContext*).
+    Collc,
+    /// pypto's host collective builtins (ChipTensor* per tensor, nranks, CommContext*).
+    Pypto,
 }
 
 /// Runs `collc emit`.
 pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
+    if args.lib.is_some() || !args.more.is_empty() {
+        return super::lib::emit(args, style, out);
+    }
+    if args.abi == AbiArg::Pypto && args.target != TargetArg::Ascend {
+        out.err("error: `--abi pypto` is an Ascend kernel ABI: use it with `--target ascend`");
+        return exit::USAGE;
+    }
     let l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
         Err(code) => return code,
@@ -71,13 +134,20 @@ pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
         warning: gate.stamp,
         world_limit: Some(gate.world_limit),
     };
-    let text = match cpp::emit(&l.protocol, target, &opts) {
+    let emitted = match args.abi {
+        AbiArg::Pypto => cpp::pypto::emit(&l.protocol, &opts),
+        AbiArg::Collc => cpp::emit(&l.protocol, target, &opts),
+    };
+    let text = match emitted {
         Ok(t) => t,
         Err(diags) => {
             out.diagnostics(&l.source, &diags, style);
             return exit::INPUT;
         }
     };
+    if let Err(code) = validated(args, &l, &text, style, out) {
+        return code;
+    }
     match &args.output {
         None => {
             out.out(text);

@@ -7,6 +7,8 @@ pub mod emit;
 pub mod fmt;
 pub mod gate;
 pub mod ir;
+pub mod lib;
+pub mod lift;
 pub mod lsp;
 pub mod mpi;
 pub mod new;

@@ -49,6 +49,9 @@ pub fn emit(
             return exit::INPUT;
         }
     };
+    if let Err(code) = super::emit::validated(args, l, &text, style, out) {
+        return code;
+    }
     match &args.output {
         None => {
             out.out(text);

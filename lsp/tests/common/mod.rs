@@ -67,6 +67,19 @@ impl Client {
         }
     }
 
+    /// Sends a request without waiting for its answer.
+    pub fn send_request(&mut self, method: &str, params: Value) -> RequestId {
+        self.next += 1;
+        let id = RequestId::from(self.next);
+        self.send(Request::new(id.clone(), method.into(), params));
+        id
+    }
+
+    /// The next message, if one comes within `d`.
+    pub fn next_within(&self, d: Duration) -> Option<Message> {
+        self.conn.receiver.recv_timeout(d).ok()
+    }
+
     /// The result of a request that must succeed.
     pub fn ok(&mut self, method: &str, params: Value) -> Value {
         match self.request(method, params) {
@@ -223,4 +236,39 @@ pub fn position_of(text: &str, needle: &str, nth: usize, shift: usize) -> Value 
     let line = text[..at].matches('\n').count();
     let col = at - text[..at].rfind('\n').map_or(0, |i| i + 1);
     json!({ "line": line, "character": col })
+}
+
+/// The byte offset of an LSP position (UTF-16 columns) in `text`.
+pub fn offset_of(text: &str, pos: &Value) -> usize {
+    let line = pos["line"].as_u64().expect("line") as usize;
+    let character = pos["character"].as_u64().expect("character") as usize;
+    let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+    let mut units = 0;
+    for (i, c) in text[start..].char_indices() {
+        if units >= character || c == '\n' {
+            return start + i;
+        }
+        units += c.len_utf16();
+    }
+    text.len()
+}
+
+/// `text` with LSP text edits applied.
+pub fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| {
+            (
+                offset_of(text, &e["range"]["start"]),
+                offset_of(text, &e["range"]["end"]),
+                e["newText"].as_str().expect("newText"),
+            )
+        })
+        .collect();
+    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let mut out = text.to_string();
+    for (a, b, t) in spans {
+        out.replace_range(a..b, t);
+    }
+    out
 }

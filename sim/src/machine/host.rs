@@ -34,6 +34,9 @@ impl Machine<'_> {
         if let Some(bs) = self.code.blk_slot {
             pr.slots[bs as usize] = b as i64;
         }
+        if let Some(cs) = self.code.call_slot {
+            pr.slots[cs as usize] = self.first_call + i64::from(call);
+        }
         pr.clock = clock.clone();
         pr.seq = 0;
         if matches!(self.p.semantics, Semantics::Barrier) && call > 0 {

@@ -166,7 +166,7 @@ impl Machine<'_> {
         let mut bad = Vec::new();
         let mut span = None;
         for (i, c) in s.cells.iter().enumerate() {
-            if c.value != 0 && self.is_credit(i) {
+            if c.value != 0 && self.is_credit(i) && !self.is_monotonic(i) {
                 if let Some(u) = c.units.first() {
                     span = span.or(self.stmt_span(u.stmt));
                 }

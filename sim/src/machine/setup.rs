@@ -42,6 +42,7 @@ impl<'a> Machine<'a> {
             memory,
             limits,
             sticky_poll: false,
+            first_call: 0,
             arrays,
             nwin,
             win_inst: if per_call_win { calls.max(1) } else { 1 },
@@ -77,14 +78,16 @@ impl<'a> Machine<'a> {
     }
 
     pub(super) fn is_credit(&self, cell: usize) -> bool {
-        let local = cell % self.code.cells_per_rank.max(1);
-        let sig = self
-            .code
-            .signal_base
-            .iter()
-            .rposition(|b| *b <= local)
-            .unwrap_or(0);
-        self.p.signals.get(sig).map(|s| s.kind) == Some(SignalKind::Credit)
+        self.p.signals.get(self.signal_of(cell)).map(|s| s.kind) == Some(SignalKind::Credit)
+    }
+
+    /// Whether a cell belongs to a `monotonic` (epoch) signal: never reset, so it is
+    /// not expected to be zero at exit and holds every earlier call's credits.
+    pub(super) fn is_monotonic(&self, cell: usize) -> bool {
+        self.p
+            .signals
+            .get(self.signal_of(cell))
+            .is_some_and(|s| s.monotonic)
     }
 
     /// The initial state (call 1's inputs staged, every process run to its first notify or wait).

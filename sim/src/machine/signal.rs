@@ -370,6 +370,12 @@ impl Machine<'_> {
                     }
                 }
                 let bit = 1u128 << (p % 128);
+                if self.is_monotonic(cell) {
+                    // An epoch counter holds every earlier call's credits: the wait counts
+                    // the units of its own call in the prefix, and it is the unit that
+                    // reaches the threshold which must be of the waiter's call.
+                    monotonic_counted(&mut prefix, call, sum >= need);
+                }
                 let foreign: Vec<&&Unit> = prefix
                     .iter()
                     .filter(|u| u.amount > 0 && u.call != call)
@@ -486,4 +492,15 @@ impl Machine<'_> {
             self.observe_value(cell, value, origin, call, &reader, Some(stmt), out);
         }
     }
+}
+
+/// The units a passing wait on a monotonic cell counts, from the shortest prefix (oldest
+/// first) reaching its threshold: the units of the waiter's call, and the unit that
+/// reaches the threshold whatever its call (so a wait whose threshold is reached by an
+/// earlier call's credits, or only by a later call's, is a stale pass). `reached` is false
+/// when the prefix falls short (a `>` wait passing by the value alone).
+fn monotonic_counted(prefix: &mut Vec<&Unit>, call: u16, reached: bool) {
+    let last = if reached { prefix.pop() } else { None };
+    prefix.retain(|u| u.call == call);
+    prefix.extend(last);
 }

@@ -109,7 +109,11 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
         world: (lo, hi),
         ..Outcome::default()
     };
-    match Ctx::new(p, start + budget) {
+    let cx = match crate::epoch::param_gap(p) {
+        Some(why) => Err(why),
+        None => Ctx::new(p, start + budget),
+    };
+    match cx {
         Ok(mut cx) => {
             for id in IDS {
                 let mut r = cx.obligation(id);

@@ -73,6 +73,11 @@ impl<'a> Enc<'a> {
                 Bool::and(&[x.ge(0), x.lt(&world)])
             }
             VarKind::Const(_) => Bool::from_bool(true),
+            // The call index: 0.. (below `calls <= N` when declared).
+            VarKind::Call => match self.p.calls {
+                Some(c) => Bool::and(&[x.ge(0), x.lt(c.max)]),
+                None => x.ge(0),
+            },
             VarKind::Derived(e) => {
                 let e = self.expr(e);
                 x.eq(&e)

@@ -1,0 +1,350 @@
+// collc host library runtime: the communicator behind `collc emit --target host --lib NAME`.
+//
+// A generated library (libNAME.so) holds one or more verified kernels (one per .coll file)
+// and this communicator. The application creates it once for P ranks and then calls the
+// collectives from its own threads, one thread per rank at a time, back to back:
+//
+//   * Memory. One symmetric window per rank (64-byte aligned, allocated and zeroed ONCE by
+//     the communicator) holds every buffer of every collective: the credit signals (one
+//     instance, reused by every call — the verified back-to-back contract), value signals and
+//     `reused` windows. The communicator owns them. The caller owns its own buffers: a call
+//     stages the caller's input into the window on the calling thread before the kernel and
+//     copies the output back after it — exactly what the verifier's host does between calls
+//     (stage the next payload, check the output, no barrier). `per call` windows are not
+//     packaged (a library has no bound on the number of calls).
+//   * Execution. The kernel runs on the calling thread (block 0); a protocol with blocks
+//     runs blocks 1..C-1 on threads started for the call. Signal atomics and fences are the
+//     CPU runtime's (collc/pto_comm_cpu.hpp).
+//   * Bad input. Every call checks its arguments before touching the window; a bad argument
+//     on a valid (communicator, rank) poisons the communicator: the failure is recorded, peers
+//     blocked in a TWAIT of any call unwind at once and return COLLC_LIB_EBROKEN with the
+//     first failure's text. Nothing hangs: a wait that is never satisfied ends after the
+//     communicator's wait timeout with COLLC_LIB_ETIMEOUT. A poisoned communicator refuses
+//     every later call (its signal cells hold a partial call's credits); free it.
+//   * Same collective on every rank. Each rank counts its calls (all collectives of the
+//     communicator together) and, before its kernel, publishes (call index, collective id)
+//     in its slot of a 64-entry ring and reads its peers' entries for the same index. Two
+//     ranks whose call k differ are detected by at least one of them (both store before
+//     they load, sequentially consistent): COLLC_LIB_EMISMATCH, and the communicator is
+//     poisoned, which frees a peer already waiting inside its kernel.
+
+#ifndef COLLC_HOST_LIB_HPP
+#define COLLC_HOST_LIB_HPP
+
+#include "collc/pto_comm.hpp"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace collc {
+namespace lib {
+
+// Status codes (the generated header repeats them as NAME_OK, NAME_EINVAL, ...).
+enum Status : int {
+    kOk = 0,
+    kEInval = 1,     // null communicator/buffer pointer, rank outside 0..P-1
+    kEDomain = 2,    // P or a parameter outside the verified domain, a `require` fails, a root differs
+    kESize = 3,      // a buffer smaller than the collective needs
+    kEMismatch = 4,  // ranks called different collectives at the same call index
+    kETimeout = 5,   // a wait was not satisfied within the wait timeout
+    kEKernel = 6,    // a runtime check inside the kernel failed
+    kEBroken = 7,    // the communicator failed earlier (another rank's error)
+    kEBusy = 8,      // this rank is already in a call (on another thread)
+    kESystem = 9,    // allocation or thread creation failed
+    kEResidue = 10,  // comm_free found credit cells not back at 0
+};
+
+inline const char* status_name(int s) {
+    switch (s) {
+        case kOk: return "ok";
+        case kEInval: return "invalid argument";
+        case kEDomain: return "outside the verified domain";
+        case kESize: return "buffer too small";
+        case kEMismatch: return "ranks called different collectives";
+        case kETimeout: return "wait timeout";
+        case kEKernel: return "kernel runtime check failed";
+        case kEBroken: return "communicator failed earlier";
+        case kEBusy: return "rank already in a call";
+        case kESystem: return "system error";
+        case kEResidue: return "signal residue";
+    }
+    return "unknown status";
+}
+
+// The calling thread's last error message (what NAME_last_error returns).
+inline std::string& last_error() {
+    thread_local std::string s;
+    return s;
+}
+
+__attribute__((format(printf, 2, 3))) inline int fail(int code, const char* fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    last_error() = buf;
+    return code;
+}
+
+using KernelFn = void (*)(int64_t*);
+
+// One buffer of a collective's args block.
+struct BufferSpec {
+    std::string name;  // "collective.buffer", for diagnostics
+    uint64_t bytes = 0;
+    uint32_t kind = 0;  // 0 data, 1 credit signal
+};
+
+// One collective of the library, configured for the communicator's P and parameters.
+struct CollSpec {
+    std::string name;
+    KernelFn kernel = nullptr;
+    std::vector<BufferSpec> buffers;  // args order
+    std::vector<int64_t> scalars;     // args order (P first)
+    int32_t blocks = 1;
+};
+
+constexpr int kRing = 64;
+
+struct alignas(64) RankSlot {
+    std::atomic<uint64_t> ring[kRing];  // (call index + 1) << 16 | collective id + 1
+    std::atomic<int> busy{0};
+    int64_t calls = 0;  // calls entered (written by the rank's calling thread only)
+    RankSlot() {
+        for (auto& e : ring) e.store(0, std::memory_order_relaxed);
+    }
+};
+
+class Comm {
+public:
+    Comm() = default;
+    Comm(const Comm&) = delete;
+    Comm& operator=(const Comm&) = delete;
+    ~Comm() {
+        for (uint8_t* w : windows_) std::free(w);
+    }
+
+    // Lays out and allocates every rank's window (zeroed once). Returns a status.
+    int init(int32_t nranks, std::vector<CollSpec> colls, int64_t wait_timeout_ms) {
+        if (nranks < 1 || nranks > rt::kMaxRanks)
+            return fail(kEDomain, "nranks %d outside 1..=%d (the CPU runtime's limit)", nranks, rt::kMaxRanks);
+        nranks_ = nranks;
+        colls_ = std::move(colls);
+        uint64_t end = 0;
+        for (const CollSpec& c : colls_) {
+            std::vector<uint64_t> offs;
+            for (const BufferSpec& b : c.buffers) {
+                const uint64_t off = (end + 63) / 64 * 64;
+                offs.push_back(off);
+                end = off + b.bytes;
+                names_.push_back(b.name);
+                infos_.push_back(rt::BufferInfo{nullptr, off, b.bytes, b.kind, (b.bytes + 63) / 64 * 64, 1});
+            }
+            offsets_.push_back(offs);
+        }
+        for (size_t i = 0; i < infos_.size(); ++i) infos_[i].name = names_[i].c_str();
+        window_bytes_ = (end + 63) / 64 * 64 + 64;
+        for (int32_t r = 0; r < nranks; ++r) {
+            uint8_t* w = static_cast<uint8_t*>(std::aligned_alloc(4096, (window_bytes_ + 4095) / 4096 * 4096));
+            if (w == nullptr) return fail(kESystem, "cannot allocate a %llu-byte window", (unsigned long long)window_bytes_);
+            std::memset(w, 0, window_bytes_);
+            windows_.push_back(w);
+            run_.windows[r] = w;
+        }
+        run_.nranks = nranks;
+        run_.nblocks = 1;
+        run_.window_bytes = window_bytes_;
+        run_.buffers = infos_.data();
+        run_.nbuffers = static_cast<int32_t>(infos_.size());
+        run_.twait_timeout_ms = wait_timeout_ms > 0 ? wait_timeout_ms : rt::env_twait_timeout_ms();
+        ctx_.resize(static_cast<size_t>(nranks));
+        for (int32_t r = 0; r < nranks; ++r) {
+            CommContext& c = ctx_[static_cast<size_t>(r)];
+            std::memset(&c, 0, sizeof c);
+            c.rankId = r;
+            c.rankSize = nranks;
+            for (int32_t pe = 0; pe < nranks; ++pe) c.windowsIn[pe] = reinterpret_cast<uint64_t>(windows_[static_cast<size_t>(pe)]);
+        }
+        slots_.reset(new RankSlot[static_cast<size_t>(nranks)]);
+        return kOk;
+    }
+
+    int32_t nranks() const { return nranks_; }
+
+    // Address of buffer `b` of collective `c` in rank `r`'s window.
+    uint8_t* buffer(int c, int b, int32_t r) const {
+        return windows_[static_cast<size_t>(r)] + offsets_[static_cast<size_t>(c)][static_cast<size_t>(b)];
+    }
+
+    // Entry checks every call makes first: a usable communicator and rank.
+    int enter(int32_t rank) {
+        if (rank < 0 || rank >= nranks_) return fail(kEInval, "rank %d outside 0..%d", rank, nranks_ - 1);
+        if (run_.aborted.load(std::memory_order_acquire) != 0) return broken();
+        if (slots_[rank].busy.exchange(1, std::memory_order_acq_rel) != 0) {
+            return poison(kEBusy, "rank %d is already in a call on another thread (one call per rank at a time)", rank);
+        }
+        return kOk;
+    }
+
+    // Releases the rank after enter() (every path that returned kOk from enter()).
+    void leave(int32_t rank) { slots_[rank].busy.store(0, std::memory_order_release); }
+
+    // Records the first failure, frees every waiter, and sets this thread's message.
+    __attribute__((format(printf, 3, 4))) int poison(int code, const char* fmt, ...) {
+        char buf[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        std::vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        {
+            std::lock_guard<std::mutex> lock(run_.mu);
+            if (run_.fail_kind == rt::FailKind::None) {
+                run_.fail_kind = rt::FailKind::KernelError;
+                run_.fail_text = buf;
+                fail_code_ = code;
+            }
+        }
+        run_.aborted.store(1, std::memory_order_release);
+        last_error() = buf;
+        return code;
+    }
+
+    int broken() {
+        std::lock_guard<std::mutex> lock(run_.mu);
+        last_error() = "the communicator failed earlier and cannot be used (free it): " + run_.fail_text;
+        return kEBroken;
+    }
+
+    // One call of collective `c` by `rank` (after enter()). `stage` and `collect` run on the
+    // calling thread before and after the kernel, with this rank's buffer addresses.
+    template <class Stage, class Collect>
+    int call(int c, int32_t rank, Stage stage, Collect collect) {
+        const CollSpec& cs = colls_[static_cast<size_t>(c)];
+        RankSlot& me = slots_[rank];
+        const int64_t k = me.calls++;
+        const uint64_t entry = (static_cast<uint64_t>(k + 1) << 16) | static_cast<uint64_t>(c + 1);
+        me.ring[k % kRing].store(entry, std::memory_order_seq_cst);
+        for (int32_t q = 0; q < nranks_; ++q) {
+            if (q == rank) continue;
+            const uint64_t e = slots_[q].ring[k % kRing].load(std::memory_order_seq_cst);
+            if ((e >> 16) == static_cast<uint64_t>(k + 1) && e != entry) {
+                const int other = static_cast<int>(e & 0xffff) - 1;
+                return poison(kEMismatch, "call %lld: rank %d called %s but rank %d called %s (every rank must call the same collectives in the same order)",
+                              static_cast<long long>(k), rank, cs.name.c_str(), q,
+                              other >= 0 && other < static_cast<int>(colls_.size()) ? colls_[static_cast<size_t>(other)].name.c_str() : "?");
+            }
+        }
+        std::vector<uint8_t*> bufs;
+        std::vector<int64_t> args;
+        for (size_t b = 0; b < cs.buffers.size(); ++b) {
+            bufs.push_back(buffer(c, static_cast<int>(b), rank));
+            args.push_back(reinterpret_cast<int64_t>(bufs.back()));
+        }
+        for (int64_t s : cs.scalars) args.push_back(s);
+        args.push_back(reinterpret_cast<int64_t>(&ctx_[static_cast<size_t>(rank)]));
+        stage(bufs.data());
+        const int32_t C = cs.blocks;
+        std::vector<std::thread> extra;
+        std::vector<int> st(static_cast<size_t>(C), kOk);
+        auto block = [&](int32_t b) {
+            rt::ThreadState ts;
+            ts.run = &run_;
+            ts.rank = rank;
+            ts.block = b;
+            ts.nblocks = C;
+            ts.call = static_cast<int32_t>(k);
+            rt::ThreadState* saved = rt::tl_thread;
+            rt::tl_thread = &ts;
+            std::vector<int64_t> a = args;  // the kernel reads its own copy
+            try {
+                cs.kernel(a.data());
+            } catch (const rt::RunAborted&) {
+                st[static_cast<size_t>(b)] = kEBroken;
+            } catch (...) {
+                st[static_cast<size_t>(b)] = kEKernel;
+            }
+            rt::tl_thread = saved;
+        };
+        try {
+            for (int32_t b = 1; b < C; ++b) extra.emplace_back(block, b);
+        } catch (const std::exception& e) {
+            for (std::thread& t : extra) t.join();
+            return poison(kESystem, "cannot start a block thread: %s", e.what());
+        }
+        block(0);
+        for (std::thread& t : extra) t.join();
+        for (int s : st) {
+            if (s != kOk) return failed_call();
+        }
+        collect(bufs.data());
+        return kOk;
+    }
+
+    // Credit cells of every rank not back at 0 (call when no call is in flight).
+    uint64_t residue(std::string* first) const {
+        uint64_t n = 0;
+        for (int32_t r = 0; r < nranks_; ++r) {
+            for (const rt::BufferInfo& bi : infos_) {
+                if (bi.kind != 1) continue;
+                const int32_t* cells = reinterpret_cast<const int32_t*>(windows_[static_cast<size_t>(r)] + bi.offset);
+                for (uint64_t j = 0; j < bi.bytes / 4; ++j) {
+                    if (cells[j] == 0) continue;
+                    if (n == 0 && first != nullptr) {
+                        *first = std::string(bi.name) + "[" + std::to_string(j) + "]@rank" + std::to_string(r) + "=" + std::to_string(cells[j]);
+                    }
+                    ++n;
+                }
+            }
+        }
+        return n;
+    }
+
+    bool is_broken() const { return run_.aborted.load(std::memory_order_acquire) != 0; }
+
+private:
+    // The kernel unwound: a timeout, a runtime check, or another rank's failure.
+    int failed_call() {
+        std::lock_guard<std::mutex> lock(run_.mu);
+        int code = kEBroken;
+        if (fail_code_ != 0) {
+            code = fail_code_;
+        } else if (run_.fail_kind == rt::FailKind::TwaitTimeout) {
+            code = kETimeout;
+            fail_code_ = code;
+        } else if (run_.fail_kind == rt::FailKind::KernelError) {
+            code = kEKernel;
+            fail_code_ = code;
+        }
+        last_error() = run_.fail_text;
+        if (!run_.notes.empty()) last_error() += "\n" + run_.notes;
+        return code;
+    }
+
+    int32_t nranks_ = 0;
+    std::vector<CollSpec> colls_;
+    std::vector<std::vector<uint64_t>> offsets_;
+    std::vector<std::string> names_;
+    std::vector<rt::BufferInfo> infos_;
+    uint64_t window_bytes_ = 0;
+    std::vector<uint8_t*> windows_;
+    std::vector<CommContext> ctx_;
+    std::unique_ptr<RankSlot[]> slots_;
+    rt::RunState run_;
+    int fail_code_ = 0;  // guarded by run_.mu
+};
+
+}  // namespace lib
+}  // namespace collc
+
+#endif  // COLLC_HOST_LIB_HPP

@@ -1,0 +1,748 @@
+//! The pypto builtin ABI (`collc emit --target ascend --abi pypto`): the kernel takes exactly
+//! the args block pypto's runtime hands its host collective builtins
+//! (`python/pypto/runtime/builtins/collectives/<name>/templates/{entry,kernel}.cpp.in` in
+//! hw-native-sys/pypto), so it can stand in for the hand-written `kernel.cpp` of that builtin:
+//!
+//! ```text
+//! args[0 .. T-1]  __gm__ ChipTensor*   the builtin's tensors: its windows in the order of the
+//!                                      collective's roles (input, target / data), then the signal
+//! args[T]         nranks               the rank count
+//! args[T+1]       __gm__ CommContext*  this rank's context
+//! ```
+//!
+//! A buffer's address is `buffer.addr + start_offset` (elements); the protocol's parameters
+//! are derived the way the builtins derive them ([`Derive`]): from the tensors' shapes, the
+//! launch's block count, and for a broadcast's root pypto's compile-time `kRoot` (the macro
+//! `COLLC_PYPTO_ROOT`). A protocol that does not have a builtin's args (other buffers, host
+//! arrays, value signals, a parameter no builtin arg determines) is refused with
+//! `backend::pypto-abi`, naming what does not fit. `docs/pypto-abi.md` documents the mapping.
+//!
+//! Everything but the entry is the `pto::comm` dialect ([`super::pto::Pto`]); [`cpu_shim`]
+//! wraps the same source for the CPU launcher (tests run it on threads).
+
+use super::pto::Pto;
+use super::walk::{self, CellRef, DataOp, Dialect};
+use super::{EmitOptions, Kernel, Target, Writer};
+use crate::layout::BufferSource;
+use collc_grammar::{Diagnostic, Span};
+use collc_spec::ir::{
+    CmpOp, Expr, NotifyOp, Protocol, Semantics, SignalKind, VarId, VarKind, WindowId,
+};
+
+/// The diagnostic code of a protocol without a pypto builtin counterpart.
+pub const CODE: &str = "backend::pypto-abi";
+
+/// How a scalar of the protocol is obtained from the pypto args block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Derive {
+    /// `nranks` (`args[T]`).
+    Nranks,
+    /// The element count of tensor `i` (product of its shapes): a one-dimensional window's
+    /// length (pypto's `numel`).
+    Numel(usize),
+    /// The last dimension of tensor `i`: a row width (pypto's `row_elems`, `SIZE`).
+    LastDim(usize),
+    /// The columns of the signal tensor `i`: `shapes[ndims-1]` if it has two or more
+    /// dimensions, else 1 (pypto's `signal_stride`).
+    SignalCols(usize),
+    /// The launch's block count, `get_block_num(args)` (pypto's `core_num`).
+    BlockNum,
+    /// The broadcast root: pypto's compile-time `kRoot = {{root_cpp}}`, here the macro
+    /// `COLLC_PYPTO_ROOT`.
+    Root,
+}
+
+/// How a protocol maps onto a pypto builtin's args.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The builtin (`builtin.tensor.<name>`).
+    pub builtin: &'static str,
+    /// Its templates' directory under `python/pypto/runtime/builtins/collectives/`.
+    pub dir: &'static str,
+    /// The tensors, in args order.
+    pub tensors: Vec<BufferSource>,
+    /// Every scalar input of the protocol (world size first) and how it is derived.
+    pub scalars: Vec<(VarId, Derive)>,
+}
+
+fn refuse(p: &Protocol, at: Span, label: &str, what: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(
+        CODE,
+        format!("`{}` has no pypto builtin counterpart: {what}", p.name),
+    )
+    .with_primary(at, label.to_string())
+    .with_help(
+        "`--abi pypto` maps barrier, broadcast, allreduce (mesh, multicore, ring), reduce_scatter, \
+         allgather and all_to_all protocols whose buffers are the builtin's tensors \
+         (docs/pypto-abi.md); emit with the collc ABI (no `--abi`) otherwise",
+    )]
+}
+
+/// The pypto builtin a protocol stands in for, and how its args map.
+pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
+    let (builtin, dir, windows): (&'static str, &'static str, Vec<WindowId>) = match &p.semantics {
+        Semantics::Barrier => ("builtin.tensor.barrier", "barrier", vec![]),
+        Semantics::Broadcast { data, .. } => ("builtin.tensor.broadcast", "broadcast", vec![*data]),
+        Semantics::ReduceScatter { data, .. } => (
+            "builtin.tensor.reduce_scatter",
+            "reduce_scatter",
+            vec![*data],
+        ),
+        Semantics::Allgather { input, target } => (
+            "builtin.tensor.allgather",
+            "allgather",
+            vec![*input, *target],
+        ),
+        Semantics::AllToAll { input, target } => (
+            "builtin.tensor.all_to_all",
+            "all_to_all",
+            vec![*input, *target],
+        ),
+        Semantics::Allreduce { data, .. } => {
+            let ring = p.blocks.is_none()
+                && p.signals.len() == 1
+                && p.signals[0].dims.len() == 2
+                && !matches!(p.signals[0].dims[0], Expr::Var(v) if v == p.world);
+            if ring {
+                (
+                    "builtin.tensor.allreduce_ring",
+                    "allreduce_ring",
+                    vec![*data],
+                )
+            } else {
+                ("builtin.tensor.allreduce", "allreduce", vec![*data])
+            }
+        }
+        Semantics::AllToAllV { send_counts, .. } => return Err(refuse(
+            p,
+            p.arrays[*send_counts].span,
+            "no builtin arg carries this",
+            "pypto's all_to_all_v builtin also takes send_counts and recv_counts tensors, which \
+                 the pypto ABI of collc does not map (host arrays, value signals)"
+                .to_string(),
+        )),
+    };
+    if let Some(a) = p.arrays.first() {
+        return Err(refuse(
+            p,
+            a.span,
+            "no builtin arg carries this",
+            format!(
+                "{} passes no host array, and this protocol declares {}",
+                builtin,
+                p.arrays.len()
+            ),
+        ));
+    }
+    if p.windows.len() != windows.len() {
+        let extra = p
+            .windows
+            .iter()
+            .enumerate()
+            .find(|(i, _)| !windows.contains(i));
+        return Err(refuse(
+            p,
+            extra.map_or(p.span, |(_, w)| w.span),
+            "not a tensor of the builtin",
+            format!(
+                "{builtin} takes {} data tensor(s), and this protocol declares {} window(s)",
+                windows.len(),
+                p.windows.len()
+            ),
+        ));
+    }
+    if p.signals.len() != 1 || p.signals[0].kind != SignalKind::Credit {
+        let extra = p
+            .signals
+            .iter()
+            .find(|s| s.kind != SignalKind::Credit)
+            .or(p.signals.get(1));
+        return Err(refuse(
+            p,
+            extra.map_or(p.span, |s| s.span),
+            "the builtin has no tensor for this signal",
+            format!(
+                "{builtin} takes one credit signal tensor, and this protocol declares {} signal(s){}",
+                p.signals.len(),
+                if p.signals.iter().any(|s| s.kind != SignalKind::Credit) {
+                    " (a value signal among them)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    if let Some(c) = p.call {
+        return Err(refuse(
+            p,
+            p.vars[c].span,
+            "the builtin's args block has no call index",
+            format!(
+                "{builtin} is called with tensors, nranks and the CommContext only: a protocol that reads the call index `{}` needs collc's args block (`--abi collc`)",
+                p.var_name(c)
+            ),
+        ));
+    }
+    let mut tensors: Vec<BufferSource> = windows.iter().map(|w| BufferSource::Window(*w)).collect();
+    tensors.push(BufferSource::Signal(0));
+    let sig_ix = tensors.len() - 1;
+
+    // Dimensions may use the world size and the parameters only (the shim and the size guard
+    // evaluate them before the rank-uniform values exist).
+    let dims_of = |b: BufferSource| match b {
+        BufferSource::Window(w) => &p.windows[w].dims,
+        BufferSource::Signal(s) => &p.signals[s].dims,
+        BufferSource::Array(a) => &p.arrays[a].dims,
+    };
+    for b in &tensors {
+        for d in dims_of(*b) {
+            let mut bad = None;
+            d.for_each_var(&mut |v| {
+                if matches!(p.vars[v].kind, VarKind::Const(_) | VarKind::Derived(_)) {
+                    bad = Some(v);
+                }
+            });
+            if let Some(v) = bad {
+                return Err(refuse(
+                    p,
+                    p.vars[v].span,
+                    "not a world size or parameter",
+                    format!(
+                        "a tensor dimension uses `{}`; the pypto ABI needs dimensions of the world size and parameters only",
+                        p.vars[v].name
+                    ),
+                ));
+            }
+        }
+    }
+
+    let mut scalars = Vec::new();
+    for v in p.inputs() {
+        let var = &p.vars[v];
+        let how = if v == p.world {
+            Some(Derive::Nranks)
+        } else if matches!(var.kind, VarKind::Param { domain: None }) {
+            matches!(p.semantics, Semantics::Broadcast { root, .. } if root == v)
+                .then_some(Derive::Root)
+        } else if matches!(&p.blocks, Some(b) if matches!(b.count, Expr::Var(c) if c == v)) {
+            Some(Derive::BlockNum)
+        } else {
+            let last_is =
+                |b: BufferSource| matches!(dims_of(b).last(), Some(Expr::Var(x)) if *x == v);
+            (0..sig_ix)
+                .find(|&i| last_is(tensors[i]))
+                .map(|i| {
+                    if dims_of(tensors[i]).len() == 1 {
+                        Derive::Numel(i)
+                    } else {
+                        Derive::LastDim(i)
+                    }
+                })
+                .or_else(|| {
+                    (dims_of(tensors[sig_ix]).len() >= 2 && last_is(tensors[sig_ix]))
+                        .then_some(Derive::SignalCols(sig_ix))
+                })
+        };
+        match how {
+            Some(d) => scalars.push((v, d)),
+            None => {
+                return Err(refuse(
+                    p,
+                    var.span,
+                    "no builtin arg determines this",
+                    format!(
+                        "no arg of {builtin} determines param `{}` (the builtin passes its tensors' shapes, nranks, the block count{})",
+                        var.name,
+                        if matches!(p.semantics, Semantics::Broadcast { .. }) {
+                            " and the compile-time root"
+                        } else {
+                            ""
+                        }
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(Plan {
+        builtin,
+        dir,
+        tensors,
+        scalars,
+    })
+}
+
+/// Emits the pypto-ABI kernel of a protocol (the Ascend source; the CPU shim compiles the
+/// same text).
+pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+    let plan = plan(p)?;
+    let pto = crate::ranks::PTO_MAX_RANKS;
+    let opts = EmitOptions {
+        world_limit: Some(opts.world_limit.map_or(pto, |l| l.min(pto))),
+        ..opts.clone()
+    };
+    let k = Kernel::new(p, &opts)?;
+    let d = Pypto {
+        pto: Pto {
+            target: Target::Ascend,
+        },
+        plan,
+    };
+    let text = walk::emit_kernel(&k, &d)?;
+    let mut listing = Writer::default();
+    d.args_comment(&k, &mut listing);
+    Ok(replace_args_listing(&text, &listing.finish()))
+}
+
+/// Replaces the walker's description of the collc args block in the header comment (from
+/// the line `// Args block (` to the line ending in `CommContext* of this rank`) with
+/// `listing`; without those lines (a walker that words its header differently) the listing
+/// goes in front of the first `#include`, so the pypto layout is always described.
+fn replace_args_listing(text: &str, listing: &str) -> String {
+    let start = text.find("\n// Args block (").map(|i| i + 1);
+    let end = start.and_then(|s| {
+        text[s..]
+            .find("CommContext* of this rank\n")
+            .map(|e| s + e + "CommContext* of this rank\n".len())
+    });
+    match (start, end) {
+        (Some(s), Some(e)) => format!("{}{listing}{}", &text[..s], &text[e..]),
+        _ => match text.find("#include") {
+            Some(i) => format!("{}{listing}\n{}", &text[..i], &text[i..]),
+            None => format!("{listing}{text}"),
+        },
+    }
+}
+
+/// The C++ name of tensor `b`'s `ChipTensor*`.
+fn tensor_name(k: &Kernel, b: BufferSource) -> String {
+    let base = match b {
+        BufferSource::Window(w) => &k.window_names[w],
+        BufferSource::Signal(s) => &k.signal_names[s],
+        BufferSource::Array(a) => &k.array_names[a],
+    };
+    format!("collc_{base}_tensor")
+}
+
+fn buffer_name<'k>(k: &'k Kernel, b: BufferSource) -> &'k str {
+    match b {
+        BufferSource::Window(w) => &k.window_names[w],
+        BufferSource::Signal(s) => &k.signal_names[s],
+        BufferSource::Array(a) => &k.array_names[a],
+    }
+}
+
+fn dims(p: &Protocol, b: BufferSource) -> &[Expr] {
+    match b {
+        BufferSource::Window(w) => &p.windows[w].dims,
+        BufferSource::Signal(s) => &p.signals[s].dims,
+        BufferSource::Array(a) => &p.arrays[a].dims,
+    }
+}
+
+fn elem(b: BufferSource) -> &'static str {
+    match b {
+        BufferSource::Signal(_) => "int32_t",
+        BufferSource::Window(_) => "float",
+        BufferSource::Array(_) => "int64_t",
+    }
+}
+
+fn product(k: &Kernel, ds: &[Expr]) -> String {
+    let parts: Vec<String> = ds
+        .iter()
+        .map(|d| {
+            let s = k.expr(d);
+            if s.contains(' ') {
+                format!("({s})")
+            } else {
+                s
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "1".to_string()
+    } else {
+        parts.join(" * ")
+    }
+}
+
+/// The pypto-ABI dialect: the `pto::comm` dialect with pypto's entry.
+struct Pypto {
+    pto: Pto,
+    plan: Plan,
+}
+
+impl Pypto {
+    /// The header comment's description of pypto's args block.
+    fn args_comment(&self, k: &Kernel, w: &mut Writer) {
+        let p = k.p;
+        w.line(format!(
+            "// Args block (pypto's {}: ChipTensor* per tensor, then nranks, then CommContext*):",
+            self.plan.builtin
+        ));
+        for (i, b) in self.plan.tensors.iter().enumerate() {
+            let what = match b {
+                BufferSource::Window(x) => format!("window {} (f32)", p.windows[*x].name),
+                BufferSource::Signal(s) => {
+                    format!("credit signal {} (int32 cells)", p.signals[*s].name)
+                }
+                BufferSource::Array(a) => format!("array {}", p.arrays[*a].name),
+            };
+            w.line(format!(
+                "//   args[{i}]  ChipTensor* of {what}: buffer.addr + start_offset"
+            ));
+        }
+        let t = self.plan.tensors.len();
+        w.line(format!("//   args[{t}]  nranks ({})", p.vars[p.world].name));
+        w.line(format!("//   args[{}]  CommContext* of this rank", t + 1));
+        for (v, how) in &self.plan.scalars {
+            let from = match how {
+                Derive::Nranks => continue,
+                Derive::Numel(i) => format!(
+                    "the element count of {}",
+                    buffer_name(k, self.plan.tensors[*i])
+                ),
+                Derive::LastDim(i) => format!(
+                    "the last dimension of {}",
+                    buffer_name(k, self.plan.tensors[*i])
+                ),
+                Derive::SignalCols(i) => format!(
+                    "the columns of {} (1 if one-dimensional)",
+                    buffer_name(k, self.plan.tensors[*i])
+                ),
+                Derive::BlockNum => "the launch's block count, get_block_num(args)".to_string(),
+                Derive::Root => "COLLC_PYPTO_ROOT (pypto's compile-time kRoot)".to_string(),
+            };
+            w.line(format!("//   param {} = {from}", p.vars[*v].name));
+        }
+    }
+}
+
+impl Dialect for Pypto {
+    fn trace_fence(&self, w: &mut Writer) {
+        self.pto.trace_fence(w);
+    }
+
+    fn trace_data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
+        self.pto.trace_data(k, w, op);
+    }
+
+    fn call_index(&self, _k: &Kernel, w: &mut Writer, name: &str) {
+        // `plan` refuses protocols that read the call index; never reached.
+        w.line(format!(
+            "#error \"collc: {name}: pypto's args block has no call index\""
+        ));
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "Ascend pto::comm with the args block of pypto's {} (drop-in for \
+             python/pypto/runtime/builtins/collectives/{}/templates/kernel.cpp.in; docs/pypto-abi.md)",
+            self.plan.builtin, self.plan.dir
+        )
+    }
+
+    fn includes(&self, k: &Kernel, w: &mut Writer) {
+        self.pto.includes(k, w);
+        w.line("#if defined(__CCE_AICORE__)");
+        w.line(
+            "#include \"tensor.h\"  // simpler's ChipTensor (the tensors of pypto's args block)",
+        );
+        w.line("#else");
+        w.line("#include \"collc/chip_tensor.hpp\"  // the same layout for CPU builds (collc's pypto shim)");
+        w.line("#endif");
+        if self.plan.scalars.iter().any(|(_, d)| *d == Derive::Root) {
+            w.line("");
+            w.line("#ifndef COLLC_PYPTO_ROOT");
+            w.line("#error \"define COLLC_PYPTO_ROOT: the broadcast root (pypto's compile-time kRoot = {{root_cpp}})\"");
+            w.line("#endif");
+        }
+        w.line("");
+        w.line("namespace {");
+        w.line("// Element count of a tensor (product of its shapes; saturates instead of overflowing).");
+        w.open("inline int64_t collc_numel(__gm__ ChipTensor* t)");
+        w.line("int64_t n = 1;");
+        w.open("for (uint32_t d = 0; d < t->ndims && d < MAX_TENSOR_DIMS; ++d)");
+        w.line("const int64_t s = static_cast<int64_t>(t->shapes[d]);");
+        w.line("n = (s != 0 && n > INT64_MAX / s) ? INT64_MAX : n * s;");
+        w.close();
+        w.line("return n;");
+        w.close();
+        let uses = |f: &dyn Fn(&Derive) -> bool| self.plan.scalars.iter().any(|(_, d)| f(d));
+        if uses(&|d| matches!(d, Derive::LastDim(_))) {
+            w.line("// Last dimension of a tensor (0 without dimensions).");
+            w.open("inline int64_t collc_last_dim(__gm__ ChipTensor* t)");
+            w.line("if (t->ndims == 0 || t->ndims > MAX_TENSOR_DIMS) return 0;");
+            w.line("return static_cast<int64_t>(t->shapes[t->ndims - 1]);");
+            w.close();
+        }
+        if uses(&|d| matches!(d, Derive::SignalCols(_))) {
+            w.line("// Columns of a signal tensor: its last dimension, 1 if one-dimensional (pypto's signal_stride).");
+            w.open("inline int64_t collc_signal_cols(__gm__ ChipTensor* t)");
+            w.line("if (t->ndims < 2 || t->ndims > MAX_TENSOR_DIMS) return 1;");
+            w.line("return static_cast<int64_t>(t->shapes[t->ndims - 1]);");
+            w.close();
+        }
+        w.line("}  // namespace");
+    }
+
+    fn open_entry(&self, k: &Kernel, w: &mut Writer, maybe_unused: &dyn Fn(BufferSource) -> bool) {
+        let p = k.p;
+        w.open("extern \"C\" __aicore__ void kernel_entry(__gm__ int64_t* args)");
+        w.line(format!(
+            "// ---- args block (pypto's {}) ----",
+            self.plan.builtin
+        ));
+        for (i, b) in self.plan.tensors.iter().enumerate() {
+            w.line(format!(
+                "__gm__ ChipTensor* {} = reinterpret_cast<__gm__ ChipTensor*>(args[{i}]);",
+                tensor_name(k, *b)
+            ));
+        }
+        let t = self.plan.tensors.len();
+        w.line(format!(
+            "const int64_t {} = static_cast<int64_t>(args[{t}]);  // ranks {} (nranks)",
+            k.var(p.world),
+            p.vars[p.world].name
+        ));
+        w.line(format!(
+            "__gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[{}]);",
+            t + 1
+        ));
+        for b in &self.plan.tensors {
+            let attr = if maybe_unused(*b) {
+                "[[maybe_unused]] "
+            } else {
+                ""
+            };
+            let ty = elem(*b);
+            let tn = tensor_name(k, *b);
+            w.line(format!(
+                "{attr}__gm__ {ty}* {} = reinterpret_cast<__gm__ {ty}*>({tn}->buffer.addr) + {tn}->start_offset;",
+                buffer_name(k, *b)
+            ));
+        }
+        for (v, how) in &self.plan.scalars {
+            let name = k.var(*v);
+            let pname = &p.vars[*v].name;
+            let tn = |i: &usize| tensor_name(k, self.plan.tensors[*i]);
+            let (value, why) = match how {
+                Derive::Nranks => continue,
+                Derive::Numel(i) => (format!("collc_numel({})", tn(i)), "element count"),
+                Derive::LastDim(i) => (format!("collc_last_dim({})", tn(i)), "last dimension"),
+                Derive::SignalCols(i) => {
+                    (format!("collc_signal_cols({})", tn(i)), "signal columns")
+                }
+                Derive::BlockNum => (
+                    "static_cast<int64_t>(get_block_num(args))".to_string(),
+                    "the launch's block count",
+                ),
+                Derive::Root => (
+                    "static_cast<int64_t>(COLLC_PYPTO_ROOT)".to_string(),
+                    "pypto's compile-time kRoot",
+                ),
+            };
+            w.line(format!(
+                "const int64_t {name} = {value};  // param {pname}: {why}"
+            ));
+        }
+        // The tensors must hold the .coll buffers: checked where the domains hold (the
+        // walker's guards refuse the rest), rank-uniform like pypto's shape guards.
+        let mut ok = Vec::new();
+        for (v, _) in &self.plan.scalars {
+            match p.vars[*v].kind {
+                VarKind::World { lo, .. } => ok.push(format!(
+                    "{n} >= {} && {n} <= kMaxSupportedRanks",
+                    lo.max(1),
+                    n = k.var(*v)
+                )),
+                VarKind::Param {
+                    domain: Some((lo, hi)),
+                } => ok.push(format!(
+                    "{n} >= {} && {n} <= {}",
+                    super::int_lit(lo),
+                    super::int_lit(hi),
+                    n = k.var(*v)
+                )),
+                _ => {}
+            }
+        }
+        let small: Vec<String> = self
+            .plan
+            .tensors
+            .iter()
+            .map(|b| {
+                format!(
+                    "collc_numel({}) < {}",
+                    tensor_name(k, *b),
+                    product(k, dims(p, *b))
+                )
+            })
+            .collect();
+        w.line("// The tensors must hold the .coll buffers (shapes are the same on every rank).");
+        w.open(format!(
+            "if (({}) && ({}))",
+            ok.join(" && "),
+            small.join(" || ")
+        ));
+        self.pto.early_return(w);
+        w.close();
+    }
+
+    fn rank_id(&self) -> String {
+        self.pto.rank_id()
+    }
+    fn block_idx(&self) -> String {
+        self.pto.block_idx()
+    }
+    fn block_num(&self) -> String {
+        self.pto.block_num()
+    }
+    fn early_return(&self, w: &mut Writer) {
+        self.pto.early_return(w)
+    }
+    fn scratch(&self, k: &Kernel, w: &mut Writer) {
+        self.pto.scratch(k, w)
+    }
+    fn publish(&self, k: &Kernel, w: &mut Writer, data_written: bool) {
+        self.pto.publish(k, w, data_written)
+    }
+    fn acquire(&self, k: &Kernel, w: &mut Writer) {
+        self.pto.acquire(k, w)
+    }
+    fn fence(&self, w: &mut Writer) {
+        self.pto.fence(w)
+    }
+    fn notify(
+        &self,
+        k: &Kernel,
+        w: &mut Writer,
+        cell: &CellRef,
+        target: Option<&str>,
+        op: NotifyOp,
+        value: &str,
+    ) {
+        self.pto.notify(k, w, cell, target, op, value)
+    }
+    fn wait(&self, k: &Kernel, w: &mut Writer, cell: &CellRef, cmp: CmpOp, threshold: &str) {
+        self.pto.wait(k, w, cell, cmp, threshold)
+    }
+    fn data(&self, k: &Kernel, w: &mut Writer, op: &DataOp) {
+        self.pto.data(k, w, op)
+    }
+    fn end_kernel(&self, w: &mut Writer) {
+        self.pto.end_kernel(w)
+    }
+    fn supports_tile_offsets(&self) -> bool {
+        self.pto.supports_tile_offsets()
+    }
+}
+
+/// The CPU test build of a pypto-ABI kernel: `kernel` (the text [`emit`] produced) renamed
+/// to `collc_pypto_kernel_entry`, and a `kernel_entry` with the collc host ABI
+/// (`collc/host_launch.hpp`) that builds the pypto args block — one `ChipTensor` per tensor
+/// whose `buffer.addr` is the rank's window base and `start_offset` the buffer's element
+/// offset in it (the call's instance of a `per call` buffer), row-major shapes of the
+/// `.coll` dimensions, then nranks and the `CommContext*` — and calls it. `root`: the value
+/// of `COLLC_PYPTO_ROOT` for a broadcast.
+pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String, Vec<Diagnostic>> {
+    let plan = plan(p)?;
+    let k = Kernel::new(p, &EmitOptions::default())?;
+    let mut w = Writer::default();
+    w.line(
+        "// collc pypto shim (CPU builds only): runs a pypto-ABI kernel under the collc launcher.",
+    );
+    if let Some(r) = root {
+        w.line(format!("#define COLLC_PYPTO_ROOT {}", super::int_lit(r)));
+    }
+    w.line("#define kernel_entry collc_pypto_kernel_entry");
+    let mut text = w.finish();
+    text.push_str(kernel);
+    let mut w = Writer::default();
+    w.line("#undef kernel_entry");
+    w.line("");
+    w.open("extern \"C\" void kernel_entry(int64_t* args)");
+    let ctx = k.abi.ctx_slot();
+    w.line(format!(
+        "CommContext* collc_ctx = reinterpret_cast<CommContext*>(args[{ctx}]);"
+    ));
+    w.line("const uint64_t collc_base = collc_ctx->windowsIn[collc_ctx->rankId];");
+    let nb = k.abi.buffers.len();
+    for (i, v) in k.abi.scalars.iter().enumerate() {
+        w.line(format!(
+            "[[maybe_unused]] const int64_t {} = args[{}];",
+            k.var(*v),
+            nb + i
+        ));
+    }
+    let t = plan.tensors.len();
+    w.line(format!("ChipTensor collc_tensors[{t}] = {{}};"));
+    w.line(format!("int64_t collc_args[{}] = {{}};", t + 2));
+    for (i, b) in plan.tensors.iter().enumerate() {
+        let slot = k.abi.buffer_slot(*b).unwrap_or(0);
+        let ds = dims(p, *b);
+        w.open("");
+        w.line(format!("ChipTensor& collc_t = collc_tensors[{i}];"));
+        w.line(format!(
+            "const uint64_t collc_addr = static_cast<uint64_t>(args[{slot}]);  // {}",
+            buffer_name(&k, *b)
+        ));
+        w.line(format!(
+            "const uint64_t collc_bytes = sizeof({}) * static_cast<uint64_t>({});",
+            elem(*b),
+            product(&k, ds)
+        ));
+        w.line("collc_t.buffer.addr = collc_base;");
+        w.line("collc_t.buffer.size = collc_addr - collc_base + collc_bytes;");
+        w.line(format!(
+            "collc_t.start_offset = (collc_addr - collc_base) / sizeof({});",
+            elem(*b)
+        ));
+        w.line(format!("collc_t.ndims = {};", ds.len()));
+        for (j, d) in ds.iter().enumerate() {
+            w.line(format!(
+                "collc_t.shapes[{j}] = static_cast<uint32_t>({});",
+                k.expr(d)
+            ));
+        }
+        w.line("uint32_t collc_stride = 1;");
+        w.open(format!(
+            "for (int collc_d = {} - 1; collc_d >= 0; --collc_d)",
+            ds.len()
+        ));
+        w.line("collc_t.strides[collc_d] = collc_stride;");
+        w.line("collc_stride *= collc_t.shapes[collc_d];");
+        w.close();
+        w.line("collc_t.extent_elem_cache = collc_stride;");
+        w.line("collc_t.is_contiguous = true;");
+        w.line(format!(
+            "collc_args[{i}] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&collc_t));"
+        ));
+        w.close();
+    }
+    w.line(format!("collc_args[{t}] = {};", k.var(p.world)));
+    w.line(format!("collc_args[{}] = args[{ctx}];", t + 1));
+    w.line("collc_pypto_kernel_entry(collc_args);");
+    w.close();
+    text.push_str(&w.finish());
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_args_listing;
+
+    #[test]
+    fn the_collc_listing_is_replaced_in_place() {
+        let text = "// head\n// Args block (collc ...):\n//   args[0]  x\n//   args[1]  CommContext* of this rank\n//\n#include \"a\"\n";
+        let out = replace_args_listing(text, "// pypto listing\n");
+        assert_eq!(out, "// head\n// pypto listing\n//\n#include \"a\"\n");
+    }
+
+    #[test]
+    fn without_the_collc_listing_the_pypto_one_goes_before_the_includes() {
+        let text = "// head\n#include \"a\"\n";
+        let out = replace_args_listing(text, "// pypto listing\n");
+        assert_eq!(out, "// head\n// pypto listing\n\n#include \"a\"\n");
+    }
+}

@@ -1,0 +1,171 @@
+//! What a library call looks like for one collective: its function name, its parameter
+//! struct, its buffer arguments and which windows they are staged into or collected from
+//! (the collective's meaning, `collc_spec::meaning::{inputs, output_windows}`).
+
+use crate::cpp::Kernel;
+use crate::layout::BufferSource;
+use collc_grammar::Diagnostic;
+use collc_spec::ir::{Protocol, Semantics, VarId, VarKind, WindowId};
+
+/// The kinds a library packages and how their buffers are passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `NAME_barrier(comm[, rank])`.
+    Barrier,
+    /// `NAME_allreduce(comm[, rank], data, count)`: `data` in and out.
+    Allreduce {
+        /// The window.
+        data: WindowId,
+    },
+    /// `NAME_broadcast(comm[, rank], data, count, root)`: the root's `data` in, every rank's out.
+    Broadcast {
+        /// The root parameter.
+        root: VarId,
+        /// The window.
+        data: WindowId,
+    },
+    /// `NAME_allgather` / `NAME_all_to_all(comm[, rank], input, input_count, output,
+    /// output_count)`.
+    Exchange {
+        /// Input window.
+        input: WindowId,
+        /// Output window.
+        target: WindowId,
+        /// True for all_to_all (input and output the same size), false for allgather
+        /// (output = P rows of the input).
+        all_to_all: bool,
+    },
+}
+
+/// One collective of a library.
+pub struct Coll<'a> {
+    /// The generator's view of the protocol (C++ names, ABI).
+    pub k: Kernel<'a>,
+    /// The function suffix: the kind's name (`allreduce`, `broadcast`, ...).
+    pub func: String,
+    /// How its buffers are passed.
+    pub kind: Kind,
+    /// Index in the library (its collective id in the call ring).
+    pub index: usize,
+}
+
+impl<'a> Coll<'a> {
+    /// Describes `p` for a library, or says why it cannot be packaged.
+    pub fn new(k: Kernel<'a>, index: usize) -> Result<Coll<'a>, Vec<Diagnostic>> {
+        let p = k.p;
+        let (func, kind) = match &p.semantics {
+            Semantics::Barrier => ("barrier", Kind::Barrier),
+            Semantics::Allreduce { data, .. } => ("allreduce", Kind::Allreduce { data: *data }),
+            Semantics::Broadcast { root, data } => (
+                "broadcast",
+                Kind::Broadcast {
+                    root: *root,
+                    data: *data,
+                },
+            ),
+            Semantics::Allgather { input, target } => (
+                "allgather",
+                Kind::Exchange {
+                    input: *input,
+                    target: *target,
+                    all_to_all: false,
+                },
+            ),
+            Semantics::AllToAll { input, target } => (
+                "all_to_all",
+                Kind::Exchange {
+                    input: *input,
+                    target: *target,
+                    all_to_all: true,
+                },
+            ),
+            Semantics::ReduceScatter { .. } | Semantics::AllToAllV { .. } => {
+                return Err(vec![Diagnostic::error(
+                    "lib::unsupported-kind",
+                    format!(
+                        "collective `{}`: a library packages barrier, allreduce, broadcast, allgather and all_to_all; this kind is not packaged yet",
+                        p.name
+                    ),
+                )
+                .with_primary(p.span, "this collective")
+                .with_help("`collc emit --target host|mpi` without --lib still emits its kernel")])
+            }
+        };
+        if let Some(w) = (0..p.windows.len()).find(|&w| p.window_per_call(w)) {
+            return Err(vec![per_call(p, &p.windows[w].name, p.windows[w].span)]);
+        }
+        if let Some(s) = (0..p.signals.len()).find(|&s| p.signal_per_call(s)) {
+            return Err(vec![per_call(p, &p.signals[s].name, p.signals[s].span)]);
+        }
+        if !p.arrays.is_empty() {
+            return Err(vec![Diagnostic::error(
+                "lib::unsupported-kind",
+                format!(
+                    "collective `{}` reads host arrays; a library does not pass them yet",
+                    p.name
+                ),
+            )
+            .with_primary(p.span, "this collective")]);
+        }
+        Ok(Coll {
+            k,
+            func: func.to_string(),
+            kind,
+            index,
+        })
+    }
+
+    /// The protocol.
+    pub fn p(&self) -> &'a Protocol {
+        self.k.p
+    }
+
+    /// The parameters a caller sets (every `param`, declaration order): (var, C name).
+    pub fn params(&self) -> Vec<(VarId, String)> {
+        self.p()
+            .inputs()
+            .into_iter()
+            .skip(1)
+            .map(|v| (v, self.k.var(v).to_string()))
+            .collect()
+    }
+
+    /// One line describing a parameter's domain.
+    pub fn param_doc(&self, v: VarId) -> String {
+        let var = &self.p().vars[v];
+        match var.kind {
+            VarKind::Param {
+                domain: Some((lo, hi)),
+            } => format!("param {}: int in {lo}..={hi}", var.name),
+            _ => format!("param {}: rank in 0..P", var.name),
+        }
+    }
+
+    /// The args slot of a window.
+    pub fn slot(&self, w: WindowId) -> usize {
+        self.k
+            .abi
+            .buffer_slot(BufferSource::Window(w))
+            .unwrap_or_default()
+    }
+
+    /// The world size's declared domain and the verified limit: (lo, limit).
+    pub fn world(&self) -> (i64, i64) {
+        match self.p().vars[self.p().world].kind {
+            VarKind::World { lo, .. } => (lo.max(1), self.k.world_limit),
+            _ => (1, self.k.world_limit),
+        }
+    }
+}
+
+fn per_call(p: &Protocol, name: &str, span: collc_grammar::Span) -> Diagnostic {
+    Diagnostic::error(
+        "lib::per-call-buffer",
+        format!(
+            "collective `{}`: `{name}` is declared `per call` (a fresh buffer every call); a library reuses its buffers for an unbounded number of calls",
+            p.name
+        ),
+    )
+    .with_primary(span, "declared per call")
+    .with_help("declare it `reused` and verify the protocol under that contract (e.g. examples/broadcast_read_complete.coll is the reused-window broadcast)")
+}

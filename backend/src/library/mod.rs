@@ -1,0 +1,336 @@
+//! Libraries that host programs call: `collc emit --target host|mpi --lib NAME FILE... -o DIR`.
+//!
+//! One library packages one or more verified protocols (one collective each) behind one
+//! communicator:
+//!
+//! * [`LibTarget::Host`]: `libNAME.so` + `NAME.h`; ranks are the caller's threads; the
+//!   communicator is `collc::lib::Comm` (`backend/runtime/collc/host_lib.hpp`).
+//! * [`LibTarget::Mpi`]: the same over MPI-3 RMA; ranks are the processes of the
+//!   `MPI_Comm` given to `NAME_comm_create` (`backend/runtime/mpi/collc_mpi_lib.hpp`).
+//!
+//! [`generate`] is pure (the files as text); [`install`] writes them into the output folder
+//! with the runtime headers, builds the shared library, and adds the packaging: a pkg-config
+//! file, a CMake package config and a README with an example ([`package`]). The verifier
+//! gate is the caller's (the CLI runs it for every file before calling this), as for every
+//! other generator.
+
+pub mod api;
+pub mod config;
+pub mod header;
+pub mod host;
+pub mod mpi;
+pub mod package;
+
+use crate::cpp::{EmitOptions, Kernel};
+use api::Coll;
+use collc_grammar::{Diagnostic, Source};
+use collc_spec::ir::Protocol;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where the library's ranks live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LibTarget {
+    /// Threads of one process (CPU `pto::comm` runtime).
+    Host,
+    /// Processes of an MPI communicator (MPI-3 RMA runtime).
+    Mpi,
+}
+
+impl LibTarget {
+    /// `host` / `mpi`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LibTarget::Host => "host",
+            LibTarget::Mpi => "mpi",
+        }
+    }
+}
+
+/// One verified protocol of the library.
+#[derive(Debug, Clone)]
+pub struct Member<'a> {
+    /// The protocol.
+    pub protocol: &'a Protocol,
+    /// Its source (line comments, file name in the header).
+    pub source: Option<&'a Source>,
+    /// The gate's stamp (why it is packaged unverified), empty when verified.
+    pub warning: Vec<String>,
+    /// The verdict's world limit.
+    pub world_limit: Option<i64>,
+}
+
+/// One generated file: its path relative to the output folder and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    /// Relative path.
+    pub path: String,
+    /// Contents.
+    pub text: String,
+}
+
+/// Why a library could not be produced.
+#[derive(Debug, Clone)]
+pub enum LibError {
+    /// A member cannot be packaged (diagnostics against that member's source).
+    Refused {
+        /// Index of the member.
+        member: usize,
+        /// Why.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The library name is not a C identifier, or two members have the same kind.
+    Usage(String),
+    /// Writing the output folder failed.
+    Io(String),
+    /// The compiler failed or is missing.
+    Build(String),
+}
+
+impl std::fmt::Display for LibError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LibError::Refused {
+                member,
+                diagnostics,
+            } => {
+                let m: Vec<String> = diagnostics
+                    .iter()
+                    .map(|d| format!("{}: {}", d.code, d.message))
+                    .collect();
+                write!(f, "file {}: {}", member + 1, m.join("; "))
+            }
+            LibError::Usage(m) | LibError::Io(m) | LibError::Build(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for LibError {}
+
+/// True for a C identifier that is usable as a library name (`[A-Za-z_][A-Za-z0-9_]*`,
+/// at most 64 characters, not starting with `collc_`).
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 64
+        && !name.starts_with("collc_")
+}
+
+/// The collectives of a library, checked.
+pub fn collectives<'a>(members: &[Member<'a>], name: &str) -> Result<Vec<Coll<'a>>, LibError> {
+    if !valid_name(name) {
+        return Err(LibError::Usage(format!(
+            "library name `{name}` must be a C identifier ([A-Za-z_][A-Za-z0-9_]*, at most 64 characters, not starting with collc_)"
+        )));
+    }
+    if members.is_empty() {
+        return Err(LibError::Usage(
+            "a library needs at least one .coll file".into(),
+        ));
+    }
+    let mut colls: Vec<Coll> = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        let pto = crate::ranks::PTO_MAX_RANKS;
+        let k = Kernel::new(
+            m.protocol,
+            &EmitOptions {
+                source: m.source,
+                warning: m.warning.clone(),
+                world_limit: Some(m.world_limit.map_or(pto, |l| l.min(pto))),
+            },
+        )
+        .map_err(|diagnostics| LibError::Refused {
+            member: i,
+            diagnostics,
+        })?;
+        let c = Coll::new(k, i).map_err(|diagnostics| LibError::Refused {
+            member: i,
+            diagnostics,
+        })?;
+        if let Some(prev) = colls.iter().find(|x| x.func == c.func) {
+            return Err(LibError::Usage(format!(
+                "two collectives of kind {} (`{}` and `{}`): a library has one function per kind",
+                c.func,
+                prev.p().name,
+                c.p().name
+            )));
+        }
+        colls.push(c);
+    }
+    Ok(colls)
+}
+
+/// The library's files (sources, header, packaging), not yet written.
+pub fn generate(members: &[Member], name: &str, target: LibTarget) -> Result<Vec<File>, LibError> {
+    let colls = collectives(members, name)?;
+    let mut files = vec![File {
+        path: format!("{name}.h"),
+        text: header::header(name, target, &colls),
+    }];
+    match target {
+        LibTarget::Host => {
+            for c in &colls {
+                let text = host::unit(c).map_err(|diagnostics| LibError::Refused {
+                    member: c.index,
+                    diagnostics,
+                })?;
+                files.push(File {
+                    path: format!("src/coll_{}.cpp", c.index),
+                    text,
+                });
+            }
+            files.push(File {
+                path: format!("src/{name}.cpp"),
+                text: host::glue(name, &colls),
+            });
+            for (path, text) in crate::host::compile::RUNTIME_FILES
+                .iter()
+                .filter(|(p, _)| p.ends_with(".hpp"))
+                .chain(std::iter::once(&HOST_LIB_RUNTIME))
+            {
+                files.push(File {
+                    path: format!("src/{path}"),
+                    text: text.to_string(),
+                });
+            }
+        }
+        LibTarget::Mpi => {
+            for c in &colls {
+                let text = mpi::unit(c).map_err(|diagnostics| LibError::Refused {
+                    member: c.index,
+                    diagnostics,
+                })?;
+                files.push(File {
+                    path: format!("src/coll_{}.cpp", c.index),
+                    text,
+                });
+            }
+            files.push(File {
+                path: format!("src/{name}.cpp"),
+                text: mpi::glue(name, &colls),
+            });
+            for (path, text) in crate::mpi::build::RUNTIME_FILES
+                .iter()
+                .filter(|(p, _)| !p.contains("main"))
+                .chain(std::iter::once(&MPI_LIB_RUNTIME))
+            {
+                files.push(File {
+                    path: format!("src/{path}"),
+                    text: text.to_string(),
+                });
+            }
+        }
+    }
+    files.extend(package::files(name, target, &colls));
+    Ok(files)
+}
+
+/// The host library runtime, embedded.
+pub const HOST_LIB_RUNTIME: (&str, &str) = (
+    "collc/host_lib.hpp",
+    include_str!("../../runtime/collc/host_lib.hpp"),
+);
+
+/// The MPI library runtime, embedded.
+pub const MPI_LIB_RUNTIME: (&str, &str) = (
+    "collc_mpi_lib.hpp",
+    include_str!("../../runtime/mpi/collc_mpi_lib.hpp"),
+);
+
+/// What [`install`] produced.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    /// The output folder (absolute).
+    pub dir: PathBuf,
+    /// The shared library.
+    pub library: PathBuf,
+    /// The compile command.
+    pub command: String,
+    /// Every file written (relative paths).
+    pub files: Vec<String>,
+}
+
+/// Generates, writes into `dir` (created if missing) and builds `libNAME.so`.
+pub fn install(
+    members: &[Member],
+    name: &str,
+    target: LibTarget,
+    dir: &Path,
+) -> Result<Installed, LibError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| LibError::Io(format!("cannot create `{}`: {e}", dir.display())))?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| LibError::Io(format!("`{}`: {e}", dir.display())))?;
+    // The packaging files name the folder: generate with it known.
+    let files = generate(members, name, target)?;
+    let mut written = Vec::new();
+    for f in &files {
+        let path = dir.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| LibError::Io(format!("cannot create `{}`: {e}", parent.display())))?;
+        }
+        let text = f.text.replace(package::PREFIX_MARK, &dir.to_string_lossy());
+        std::fs::write(&path, text)
+            .map_err(|e| LibError::Io(format!("cannot write `{}`: {e}", path.display())))?;
+        written.push(f.path.clone());
+    }
+    let sources: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| f.path.starts_with("src/") && f.path.ends_with(".cpp"))
+        .map(|f| dir.join(&f.path))
+        .collect();
+    let library = dir.join(format!("lib{name}.so"));
+    let compiler = match target {
+        LibTarget::Host => {
+            crate::host::compile::find_compiler()
+                .map_err(|e| LibError::Build(e.to_string()))?
+                .path
+        }
+        LibTarget::Mpi => crate::mpi::build::find_toolchain()
+            .map_err(|e| LibError::Build(e.to_string()))?
+            .mpicxx
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let mut args: Vec<String> = BUILD_FLAGS.iter().map(|s| s.to_string()).collect();
+    args.push(format!("-I{}", dir.join("src").display()));
+    args.push(format!("-I{}", dir.display()));
+    args.extend(sources.iter().map(|s| s.to_string_lossy().into_owned()));
+    args.push("-o".into());
+    args.push(library.to_string_lossy().into_owned());
+    let command = format!("{compiler} {}", args.join(" "));
+    let out = Command::new(&compiler)
+        .args(&args)
+        .output()
+        .map_err(|e| LibError::Build(format!("cannot run `{compiler}`: {e}")))?;
+    if !out.status.success() {
+        return Err(LibError::Build(format!(
+            "{command}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(Installed {
+        dir,
+        library,
+        command,
+        files: written,
+    })
+}
+
+/// Flags of the library build: optimised, warnings as errors, position independent, only
+/// the API exported.
+pub const BUILD_FLAGS: &[&str] = &[
+    "-std=c++17",
+    "-O2",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-pthread",
+    "-shared",
+    "-fPIC",
+    "-fvisibility=hidden",
+];

@@ -1,0 +1,98 @@
+//! `collc emit --target ascend --abi pypto`: a kernel with the args block of pypto's host
+//! collective builtin; a protocol without a builtin counterpart is a clear error; the ABI is
+//! an Ascend one.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
+}
+
+fn collc(args: &[&str]) -> (Option<i32>, String, String) {
+    let o: Output = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .current_dir(root())
+        .env(
+            "COLLC_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache"),
+        )
+        .args(["--color", "never"])
+        .args(args)
+        .output()
+        .expect("collc runs");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn emit_abi_pypto_prints_the_builtins_entry() {
+    let (code, out, err) = collc(&[
+        "emit",
+        "--target",
+        "ascend",
+        "--abi",
+        "pypto",
+        "examples/reduce_scatter.coll",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("extern \"C\" __aicore__ void kernel_entry(__gm__ int64_t* args)"));
+    assert!(
+        out.contains("pypto's builtin.tensor.reduce_scatter"),
+        "{out}"
+    );
+    assert!(out.contains(
+        "__gm__ float* data = reinterpret_cast<__gm__ float*>(collc_data_tensor->buffer.addr) + collc_data_tensor->start_offset;"
+    ));
+    assert!(
+        out.contains("const int64_t P = static_cast<int64_t>(args[2]);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("reinterpret_cast<__gm__ CommContext*>(args[3])"),
+        "{out}"
+    );
+}
+
+#[test]
+fn emit_abi_pypto_refuses_a_collective_without_a_builtin_counterpart() {
+    let (code, out, err) = collc(&[
+        "emit",
+        "--target",
+        "ascend",
+        "--abi",
+        "pypto",
+        "examples/arrival_barrier.coll",
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("backend::pypto-abi"), "{err}");
+    assert!(
+        err.contains("`arrival_barrier` has no pypto builtin"),
+        "{err}"
+    );
+    assert!(err.contains("declares 2 signal(s)"), "{err}");
+    assert!(
+        err.contains("the builtin has no tensor for this signal"),
+        "{err}"
+    );
+}
+
+#[test]
+fn abi_pypto_is_an_ascend_abi() {
+    let (code, _, err) = collc(&[
+        "emit",
+        "--target",
+        "host",
+        "--abi",
+        "pypto",
+        "examples/barrier.coll",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--target ascend"), "{err}");
+}

@@ -1,0 +1,411 @@
+//! Integer expressions and conditions recovered from C++, printed as `.coll`.
+//!
+//! Accepted: integer literals, names the lifter has bound (parameters, constants, `let`s,
+//! loop variables, `me`, the block index), `+ - * / %`, unary `-`, parentheses, `static_cast`
+//! (dropped: every value is an integer), `collc_div`/`collc_mod`/`collc_ceil_div`/
+//! `collc_min`/`collc_max`, `a < b ? a : b` (min) and `a > b ? a : b` (max),
+//! `ctx->rankId` (`me`), host-array elements `a[i]`. Anything else is an error naming it.
+
+use crate::cpp::{self, call, field, kids, text, unsupported};
+use collc_grammar::Diagnostic;
+use std::collections::BTreeMap;
+use tree_sitter::Node;
+
+/// An integer expression in `.coll` terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum E {
+    /// A literal.
+    Int(i64),
+    /// A name.
+    Name(String),
+    /// `-e`.
+    Neg(Box<E>),
+    /// `a op b` with op one of `+ - * / %`.
+    Bin(&'static str, Box<E>, Box<E>),
+    /// `min`, `max` or `ceil` (of a quotient) with its operands.
+    Fun(&'static str, Box<E>, Box<E>),
+    /// A host-array element.
+    Index(String, Vec<E>),
+    /// `rank(e)`.
+    Rank(Box<E>),
+}
+
+/// A condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum C {
+    /// `a op b`.
+    Cmp(&'static str, E, E),
+    /// `!c`.
+    Not(Box<C>),
+    /// `a && b`.
+    And(Box<C>, Box<C>),
+    /// `a || b`.
+    Or(Box<C>, Box<C>),
+}
+
+impl E {
+    fn prec(&self) -> u8 {
+        match self {
+            E::Bin("+" | "-", ..) => 1,
+            E::Bin(..) => 2,
+            E::Neg(_) => 3,
+            _ => 4,
+        }
+    }
+
+    /// The `.coll` text.
+    pub fn coll(&self) -> String {
+        match self {
+            E::Int(v) if *v < 0 => format!("-{}", v.unsigned_abs()),
+            E::Int(v) => v.to_string(),
+            E::Name(n) => n.clone(),
+            E::Neg(a) => format!("-{}", paren(a, 3)),
+            E::Bin(op, a, b) => {
+                let p = self.prec();
+                // Left-associative: the right operand needs parentheses at equal precedence.
+                format!("{} {op} {}", paren(a, p), paren(b, p + 1))
+            }
+            E::Fun("ceil", a, b) => format!("ceil({} / {})", paren(a, 2), paren(b, 3)),
+            E::Fun(f, a, b) => format!("{f}({}, {})", a.coll(), b.coll()),
+            E::Index(a, xs) => {
+                let idx: Vec<String> = xs.iter().map(|x| format!("[{}]", x.coll())).collect();
+                format!("{a}{}", idx.concat())
+            }
+            E::Rank(a) => format!("rank({})", a.coll()),
+        }
+    }
+
+    /// `a + b` (dropping a literal 0).
+    pub fn plus(a: E, b: E) -> E {
+        match (&a, &b) {
+            (E::Int(0), _) => b,
+            (_, E::Int(0)) => a,
+            _ => E::Bin("+", Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// The names the expression reads.
+    pub fn names(&self, out: &mut Vec<String>) {
+        match self {
+            E::Int(_) => {}
+            E::Name(n) => out.push(n.clone()),
+            E::Neg(a) | E::Rank(a) => a.names(out),
+            E::Bin(_, a, b) | E::Fun(_, a, b) => {
+                a.names(out);
+                b.names(out);
+            }
+            E::Index(a, xs) => {
+                out.push(a.clone());
+                xs.iter().for_each(|x| x.names(out));
+            }
+        }
+    }
+}
+
+fn paren(e: &E, min: u8) -> String {
+    if e.prec() < min {
+        format!("({})", e.coll())
+    } else {
+        e.coll()
+    }
+}
+
+impl C {
+    fn prec(&self) -> u8 {
+        match self {
+            C::Or(..) => 1,
+            C::And(..) => 2,
+            _ => 3,
+        }
+    }
+
+    /// The `.coll` text.
+    pub fn coll(&self) -> String {
+        let p = |c: &C, min: u8| {
+            if c.prec() < min {
+                format!("({})", c.coll())
+            } else {
+                c.coll()
+            }
+        };
+        match self {
+            C::Cmp(op, a, b) => format!("{} {op} {}", a.coll(), b.coll()),
+            C::Not(c) => format!("!({})", c.coll()),
+            C::And(a, b) => format!("{} && {}", p(a, 2), p(b, 3)),
+            C::Or(a, b) => format!("{} || {}", p(a, 1), p(b, 2)),
+        }
+    }
+
+    /// The disjuncts of a chain of `||`.
+    pub fn disjuncts(self) -> Vec<C> {
+        match self {
+            C::Or(a, b) => {
+                let mut v = a.disjuncts();
+                v.extend(b.disjuncts());
+                v
+            }
+            c => vec![c],
+        }
+    }
+}
+
+/// What names mean while reading expressions.
+#[derive(Debug, Default, Clone)]
+pub struct Scope {
+    /// C++ name -> `.coll` name.
+    pub names: BTreeMap<String, String>,
+    /// C++ names that stand for an expression (collc's hoisted loop bounds and the like).
+    pub aliases: BTreeMap<String, E>,
+    /// Host arrays (C++ name -> `.coll` name).
+    pub arrays: BTreeMap<String, String>,
+    /// The block index's `.coll` name, if the kernel has blocks.
+    pub block: Option<String>,
+    /// The world size's `.coll` name.
+    pub world: String,
+}
+
+impl Scope {
+    /// Binds a C++ name to itself.
+    pub fn bind(&mut self, name: &str) {
+        self.names.insert(name.to_string(), name.to_string());
+    }
+}
+
+/// Strips parentheses and casts.
+pub fn strip<'a>(mut n: Node<'a>, src: &str) -> Node<'a> {
+    loop {
+        match n.kind() {
+            "parenthesized_expression" => match kids(n).first() {
+                Some(k) => n = *k,
+                None => return n,
+            },
+            "call_expression" => match cast_arg(n, src) {
+                Some(a) => n = a,
+                None => return n,
+            },
+            "cast_expression" => match field(n, "value") {
+                Some(v) => n = v,
+                None => return n,
+            },
+            _ => return n,
+        }
+    }
+}
+
+fn cast_arg<'a>(n: Node<'a>, src: &str) -> Option<Node<'a>> {
+    let f = field(n, "function")?;
+    if f.kind() != "template_function" {
+        return None;
+    }
+    let name = field(f, "name").map(|x| text(x, src))?;
+    if name != "static_cast" {
+        return None;
+    }
+    let args = field(n, "arguments").map(kids)?;
+    (args.len() == 1).then(|| args[0])
+}
+
+/// Reads an integer expression.
+pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
+    let n = strip(n, src);
+    match n.kind() {
+        "number_literal" => {
+            let t = text(n, src).trim_end_matches(['l', 'L', 'u', 'U']);
+            let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                i64::from_str_radix(h, 16).ok()
+            } else {
+                t.replace('\'', "").parse::<i64>().ok()
+            };
+            v.map(E::Int)
+                .ok_or_else(|| unsupported(n, src, "an integer literal out of range"))
+        }
+        "identifier" => {
+            let t = text(n, src);
+            if let Some(e) = s.aliases.get(t) {
+                return Ok(e.clone());
+            }
+            s.names
+                .get(t)
+                .map(|x| E::Name(x.clone()))
+                .ok_or_else(|| unsupported(n, src, "a name the lifter has not bound"))
+        }
+        "field_expression" if text(n, src).replace(' ', "") == "ctx->rankId" => {
+            Ok(E::Name("me".into()))
+        }
+        "unary_expression" => {
+            let op = field(n, "operator").map(|o| text(o, src)).unwrap_or("");
+            let arg = field(n, "argument").ok_or_else(|| unsupported(n, src, "an operand"))?;
+            match op {
+                "-" => match expr(arg, src, s)? {
+                    E::Int(v) => Ok(E::Int(-v)),
+                    e => Ok(E::Neg(Box::new(e))),
+                },
+                "+" => expr(arg, src, s),
+                _ => Err(unsupported(
+                    n,
+                    src,
+                    "an integer operator collc has no form of",
+                )),
+            }
+        }
+        "binary_expression" => {
+            let op = field(n, "operator").map(|o| text(o, src)).unwrap_or("");
+            let op: &'static str = match op {
+                "+" => "+",
+                "-" => "-",
+                "*" => "*",
+                "/" => "/",
+                "%" => "%",
+                _ => {
+                    return Err(unsupported(
+                        n,
+                        src,
+                        "an integer operator collc has no form of",
+                    ))
+                }
+            };
+            let (a, b) = operands(n, src, s)?;
+            Ok(E::Bin(op, Box::new(a), Box::new(b)))
+        }
+        "conditional_expression" => min_max(n, src, s),
+        "pointer_expression" => Err(unsupported(
+            n,
+            src,
+            "an address-of or dereference (function pointers and pointer values are not accepted)",
+        )),
+        "subscript_expression" => {
+            let arr = field(n, "argument").ok_or_else(|| unsupported(n, src, "an array"))?;
+            let name = s
+                .arrays
+                .get(text(arr, src))
+                .ok_or_else(|| unsupported(n, src, "a subscript of something not a host array"))?;
+            let idx = field(n, "indices")
+                .map(kids)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|i| expr(i, src, s))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(E::Index(name.clone(), idx))
+        }
+        "call_expression" => {
+            let (f, args) = call(n, src).ok_or_else(|| unsupported(n, src, "a call"))?;
+            if f == "get_block_idx" {
+                return s.block.clone().map(E::Name).ok_or_else(|| {
+                    unsupported(n, src, "the block index in a kernel without blocks")
+                });
+            }
+            let fun = match f.as_str() {
+                "collc_div" => None,
+                "collc_mod" => None,
+                "collc_ceil_div" => Some("ceil"),
+                "collc_min" => Some("min"),
+                "collc_max" => Some("max"),
+                _ => return Err(unsupported(n, src, "a call the lifter does not know")),
+            };
+            if args.len() != 2 {
+                return Err(unsupported(
+                    n,
+                    src,
+                    "a helper call with other than 2 arguments",
+                ));
+            }
+            let a = expr(args[0], src, s)?;
+            let b = expr(args[1], src, s)?;
+            Ok(match (f.as_str(), fun) {
+                ("collc_div", _) => E::Bin("/", Box::new(a), Box::new(b)),
+                ("collc_mod", _) => E::Bin("%", Box::new(a), Box::new(b)),
+                (_, Some(g)) => E::Fun(g, Box::new(a), Box::new(b)),
+                _ => return Err(unsupported(n, src, "a call the lifter does not know")),
+            })
+        }
+        _ => Err(unsupported(
+            n,
+            src,
+            "an expression the lifter cannot express in .coll",
+        )),
+    }
+}
+
+fn operands(n: Node, src: &str, s: &Scope) -> Result<(E, E), Diagnostic> {
+    let l = field(n, "left").ok_or_else(|| unsupported(n, src, "an operand"))?;
+    let r = field(n, "right").ok_or_else(|| unsupported(n, src, "an operand"))?;
+    Ok((expr(l, src, s)?, expr(r, src, s)?))
+}
+
+/// `a < b ? a : b` is `min(a, b)`; `a > b ? a : b` is `max(a, b)` (and the mirrored forms).
+fn min_max(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
+    let bad = || unsupported(n, src, "a conditional expression that is not a min or max");
+    let c = field(n, "condition")
+        .map(|c| strip(c, src))
+        .ok_or_else(bad)?;
+    let t = field(n, "consequence").ok_or_else(bad)?;
+    let f = field(n, "alternative").ok_or_else(bad)?;
+    if c.kind() != "binary_expression" {
+        return Err(bad());
+    }
+    let op = field(c, "operator").map(|o| text(o, src)).unwrap_or("");
+    let (a, b) = operands(c, src, s)?;
+    let (t, f) = (expr(t, src, s)?, expr(f, src, s)?);
+    let lt = matches!(op, "<" | "<=");
+    let gt = matches!(op, ">" | ">=");
+    let fun = if (lt && t == a && f == b) || (gt && t == b && f == a) {
+        "min"
+    } else if (gt && t == a && f == b) || (lt && t == b && f == a) {
+        "max"
+    } else {
+        return Err(bad());
+    };
+    Ok(E::Fun(fun, Box::new(a), Box::new(b)))
+}
+
+/// Reads a condition.
+pub fn cond(n: Node, src: &str, s: &Scope) -> Result<C, Diagnostic> {
+    let n = strip(n, src);
+    let n = if n.kind() == "condition_clause" {
+        match field(n, "value") {
+            Some(v) => strip(v, src),
+            None => return Err(unsupported(n, src, "a condition")),
+        }
+    } else {
+        n
+    };
+    match n.kind() {
+        "unary_expression" if field(n, "operator").map(|o| text(o, src)) == Some("!") => {
+            let a = field(n, "argument").ok_or_else(|| unsupported(n, src, "an operand"))?;
+            Ok(C::Not(Box::new(cond(a, src, s)?)))
+        }
+        "binary_expression" => {
+            let op = field(n, "operator").map(|o| text(o, src)).unwrap_or("");
+            let l = field(n, "left").ok_or_else(|| unsupported(n, src, "an operand"))?;
+            let r = field(n, "right").ok_or_else(|| unsupported(n, src, "an operand"))?;
+            match op {
+                "&&" => Ok(C::And(
+                    Box::new(cond(l, src, s)?),
+                    Box::new(cond(r, src, s)?),
+                )),
+                "||" => Ok(C::Or(
+                    Box::new(cond(l, src, s)?),
+                    Box::new(cond(r, src, s)?),
+                )),
+                "==" | "!=" | "<" | "<=" | ">" | ">=" => {
+                    let op: &'static str = match op {
+                        "==" => "==",
+                        "!=" => "!=",
+                        "<" => "<",
+                        "<=" => "<=",
+                        ">" => ">",
+                        _ => ">=",
+                    };
+                    Ok(C::Cmp(op, expr(l, src, s)?, expr(r, src, s)?))
+                }
+                _ => Err(unsupported(n, src, "a condition the lifter cannot express")),
+            }
+        }
+        _ => Err(unsupported(n, src, "a condition the lifter cannot express")),
+    }
+}
+
+/// The line of `n` (re-exported for statement readers).
+pub fn line(n: Node) -> usize {
+    cpp::line(n)
+}

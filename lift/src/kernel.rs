@@ -1,0 +1,545 @@
+//! The kernel's outline: which function, the args block, the rank-uniform values, the guards,
+//! `me` and the block index, the tiles, then the body and the epilogue.
+
+use crate::cpp::{all_kids, call, field, kids, line, text, unsupported, Cpp};
+use crate::expr::{cond, expr, strip, Scope, C, E};
+use crate::layout::{norm, Buf, BufKind, Dialect, DimsOf, Layout};
+use crate::model::L;
+use crate::stmt::Reader;
+use collc_grammar::Diagnostic;
+use std::collections::BTreeMap;
+use tree_sitter::Node;
+
+type R<T> = Result<T, Diagnostic>;
+
+/// A rank-uniform top-level value.
+#[derive(Debug, Clone)]
+pub enum Top {
+    /// `const NAME = v;`
+    Const(String, i64),
+    /// `let NAME = e;`
+    Let(String, E),
+}
+
+/// What the outline reader found.
+#[derive(Debug, Clone, Default)]
+pub struct Outline {
+    /// Buffers by C++ name, in args order (signals, windows, arrays as they appear).
+    pub buffers: Vec<(String, BufKind, &'static str)>,
+    /// The world size's name.
+    pub world: String,
+    /// Scalar parameters in args order.
+    pub params: Vec<String>,
+    /// Host arrays (C++ name).
+    pub arrays: Vec<String>,
+    /// Rank-uniform constants and lets, in order.
+    pub tops: Vec<Top>,
+    /// Constants outside the kernel (namespace scope): name -> value.
+    pub globals: BTreeMap<String, i64>,
+    /// The guard's disjuncts.
+    pub guards: Vec<(C, usize)>,
+    /// The block index name and the blocks-count guard's bound, if any.
+    pub block: Option<String>,
+    /// Tiles: C++ name -> capacity (None for staging tiles).
+    pub tiles: Vec<(String, Option<i64>)>,
+    /// The body and the epilogue.
+    pub body: Vec<L>,
+    /// The epilogue.
+    pub epilogue: Vec<L>,
+    /// The line of the kernel function.
+    pub line: usize,
+}
+
+/// Finds the kernel function: `kernel_entry` (pto::comm) or `kernel_block` (MPI).
+pub fn find_kernel<'t>(cpp: &'t Cpp) -> R<(Node<'t>, Dialect)> {
+    let mut found = None;
+    visit(cpp.tree.root_node(), &mut |n| {
+        if found.is_none() && n.kind() == "function_definition" {
+            let name = field(n, "declarator")
+                .and_then(|d| field(d, "declarator"))
+                .map(|d| text(d, &cpp.text).to_string())
+                .unwrap_or_default();
+            match name.as_str() {
+                "kernel_entry" => found = Some((n, Dialect::Pto)),
+                "kernel_block" => found = Some((n, Dialect::Mpi)),
+                _ => {}
+            }
+        }
+    });
+    found.ok_or_else(|| {
+        Diagnostic::error(
+            "lift::no-kernel",
+            "no `kernel_entry(int64_t* args)` (pto::comm) or `kernel_block` (collc MPI) function in the file",
+        )
+        .with_help("docs/lift.md describes the kernel shape collc lift reads")
+    })
+}
+
+fn visit<'t>(n: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
+    f(n);
+    let mut c = n.walk();
+    let ks: Vec<Node<'t>> = n.named_children(&mut c).collect();
+    for k in ks {
+        visit(k, f);
+    }
+}
+
+/// Namespace-scope `constexpr` integers.
+fn globals(cpp: &Cpp) -> BTreeMap<String, i64> {
+    let mut out = BTreeMap::new();
+    visit(cpp.tree.root_node(), &mut |n| {
+        if n.kind() == "declaration" && text(n, &cpp.text).trim_start().starts_with("constexpr") {
+            let parent_fn = {
+                let mut p = n.parent();
+                let mut inside = false;
+                while let Some(x) = p {
+                    if x.kind() == "function_definition" {
+                        inside = true;
+                    }
+                    p = x.parent();
+                }
+                inside
+            };
+            if parent_fn {
+                return;
+            }
+            if let Some(d) = field(n, "declarator") {
+                let name = field(d, "declarator").map(|x| text(x, &cpp.text).to_string());
+                let v = field(d, "value").and_then(|v| text(v, &cpp.text).parse::<i64>().ok());
+                if let (Some(name), Some(v)) = (name, v) {
+                    out.insert(name, v);
+                }
+            }
+        }
+    });
+    out
+}
+
+fn slot_of(n: Node, src: &str) -> Option<usize> {
+    // args[i], possibly under casts.
+    let n = strip(n, src);
+    if n.kind() == "call_expression" {
+        let a = field(n, "arguments").map(kids)?;
+        return a.first().and_then(|x| slot_of(*x, src));
+    }
+    if n.kind() == "subscript_expression"
+        && field(n, "argument").map(|a| text(a, src)) == Some("args")
+    {
+        return field(n, "indices")
+            .map(kids)
+            .and_then(|k| k.first().map(|x| text(*x, src).to_string()))
+            .and_then(|t| t.parse().ok());
+    }
+    None
+}
+
+/// Reads the kernel. `dims(name, kind)` gives a buffer's dimensions (`.coll` text).
+pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
+    let (f, dialect) = find_kernel(cpp)?;
+    let src = cpp.text.as_str();
+    let body = field(f, "body").ok_or_else(|| unsupported(f, src, "a kernel without a body"))?;
+    let mut o = Outline {
+        globals: globals(cpp),
+        line: line(f),
+        ..Outline::default()
+    };
+    let mut layout = Layout::default();
+    let mut scope = Scope::default();
+    scope.names.insert("me".into(), "me".into());
+    for (k, v) in &o.globals {
+        if k != "kMaxSupportedRanks" && k != "kStage" {
+            scope.bind(k);
+            o.tops.push(Top::Const(k.clone(), *v));
+        }
+    }
+    let items: Vec<Node> = all_kids(body)
+        .into_iter()
+        .filter(|k| k.kind() != "comment")
+        .collect();
+    let mut i = 0;
+    let mut me_seen = false;
+    // ---- before `me`: args, rank-uniform values, guards ----
+    while i < items.len() && !me_seen {
+        let n = items[i];
+        i += 1;
+        match n.kind() {
+            "declaration" => {
+                let t = text(n, src);
+                let d =
+                    field(n, "declarator").ok_or_else(|| unsupported(n, src, "a declaration"))?;
+                let v = field(d, "value")
+                    .ok_or_else(|| unsupported(n, src, "a declaration without a value"))?;
+                let mut nm =
+                    field(d, "declarator").ok_or_else(|| unsupported(n, src, "a declarator"))?;
+                while matches!(nm.kind(), "pointer_declarator" | "reference_declarator") {
+                    match kids(nm).last() {
+                        Some(x) => nm = *x,
+                        None => break,
+                    }
+                }
+                if nm.kind() == "qualified_identifier" || t.contains("CommContext") {
+                    continue; // the CommContext*
+                }
+                let name = text(nm, src).to_string();
+                let vt = text(v, src).replace(' ', "");
+                if vt.contains("ctx->rankId") || vt.contains("ctx.me") {
+                    me_seen = true;
+                    scope.names.insert(name, "me".into());
+                    continue;
+                }
+                if name == "collc_sigwin" {
+                    continue;
+                }
+                let kind = if t.contains("int32_t*") || t.contains("MPI_Aint") {
+                    Some((BufKind::Signal, "signal"))
+                } else if t.contains("float*") || t.contains("collc_mpi::Window&") {
+                    Some((BufKind::Window, "window"))
+                } else if t.contains("int64_t*") {
+                    Some((BufKind::Window, "array"))
+                } else {
+                    None
+                };
+                if let Some((k, what)) = kind {
+                    if what == "array" {
+                        scope.arrays.insert(name.clone(), name.clone());
+                        o.arrays.push(name.clone());
+                    } else {
+                        let (cname, ds) = dims(&name, k)?;
+                        layout.bufs.insert(
+                            name.clone(),
+                            Buf {
+                                name: cname,
+                                dims: ds,
+                                kind: k,
+                            },
+                        );
+                    }
+                    o.buffers.push((name, k, what));
+                    continue;
+                }
+                if vt == "ctx.np" {
+                    o.world = name.clone();
+                    scope.bind(&name);
+                    continue;
+                }
+                if slot_of(v, src).is_some() || vt.starts_with("args.p_") {
+                    o.params.push(name.clone());
+                    scope.bind(&name);
+                    continue;
+                }
+                let e = expr(v, src, &scope)?;
+                scope.bind(&name);
+                if t.trim_start().starts_with("constexpr") || t.contains("] constexpr") {
+                    match e {
+                        E::Int(c) => o.tops.push(Top::Const(name, c)),
+                        _ => return Err(unsupported(n, src, "a constexpr that is not a literal")),
+                    }
+                } else {
+                    o.tops.push(Top::Let(name, e));
+                }
+            }
+            "if_statement" => {
+                let then = field(n, "consequence").ok_or_else(|| unsupported(n, src, "a guard"))?;
+                let body: Vec<String> = if then.kind() == "compound_statement" {
+                    kids(then)
+                        .iter()
+                        .map(|k| text(*k, src).replace(' ', ""))
+                        .collect()
+                } else {
+                    vec![text(then, src).replace(' ', "")]
+                };
+                let ok = body.last().is_some_and(|l| l == "return;")
+                    && body[..body.len() - 1]
+                        .iter()
+                        .all(|l| l == "pipe_barrier(PIPE_ALL);");
+                if !ok || field(n, "alternative").is_some() {
+                    return Err(unsupported(
+                        n,
+                        src,
+                        "a statement before `me` other than args, constants and guards",
+                    ));
+                }
+                let c = field(n, "condition").ok_or_else(|| unsupported(n, src, "a guard"))?;
+                guard(c, src, &mut scope, &mut o)?;
+            }
+            _ => {
+                return Err(unsupported(
+                    n,
+                    src,
+                    "a statement before `me` other than args, constants and guards",
+                ))
+            }
+        }
+    }
+    if !me_seen {
+        return Err(Diagnostic::error(
+            "lift::no-rank",
+            format!(
+                "line {}: the kernel never reads its rank (`ctx->rankId`)",
+                o.line
+            ),
+        ));
+    }
+    if o.world.is_empty() {
+        // pto: the world size is the scalar the guard bounds by kMaxSupportedRanks, else the first.
+        o.world = o.params.first().cloned().unwrap_or_default();
+        if let Some(w) = world_from_guards(&o) {
+            o.world = w;
+        }
+        o.params.retain(|p| *p != o.world);
+    }
+    scope.world = o.world.clone();
+    // ---- after `me`: the block index, tiles ----
+    while i < items.len() {
+        let n = items[i];
+        if n.kind() != "declaration" {
+            break;
+        }
+        let t = text(n, src).to_string();
+        let d = field(n, "declarator").ok_or_else(|| unsupported(n, src, "a declaration"))?;
+        let mut nm = field(d, "declarator").ok_or_else(|| unsupported(n, src, "a declarator"))?;
+        while matches!(nm.kind(), "pointer_declarator" | "reference_declarator") {
+            match kids(nm).last() {
+                Some(x) => nm = *x,
+                None => break,
+            }
+        }
+        let name = text(nm, src).to_string();
+        if t.contains("get_block_idx") || t.contains("collc_block") {
+            o.block = Some(name.clone());
+            scope.bind(&name);
+            scope.block = Some(name);
+        } else if t.contains("Tile<") || t.contains("float* const") {
+            let stage = t.contains("kStage") || name.starts_with("stage_");
+            let kind = if stage { BufKind::Stage } else { BufKind::Tile };
+            let cap = if stage {
+                None
+            } else {
+                tile_cap(&t, &o.globals)
+            };
+            let (cname, ds) = match (stage, cap, dims(&name, kind)) {
+                (true, _, _) => (name.clone(), vec!["kStage".to_string()]),
+                (false, _, Ok(d)) => d,
+                (false, Some(c), Err(_)) => (name.clone(), vec![c.to_string()]),
+                (false, None, Err(_)) => {
+                    return Err(unsupported(
+                        n,
+                        src,
+                        "a tile whose size is not a literal or a known constant",
+                    ))
+                }
+            };
+            layout.bufs.insert(
+                name.clone(),
+                Buf {
+                    name: cname,
+                    dims: ds,
+                    kind,
+                },
+            );
+            o.tiles.push((name, cap));
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    // ---- the body and the epilogue ----
+    let mut rest: Vec<Node> = items[i..].to_vec();
+    if dialect == Dialect::Pto {
+        match rest.last() {
+            Some(l) if text(*l, src).replace(' ', "") == "pipe_barrier(PIPE_ALL);" => {
+                rest.pop();
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    "lift::ordering",
+                    format!(
+                        "line {}: the kernel does not end with `pipe_barrier(PIPE_ALL);`",
+                        o.line
+                    ),
+                ))
+            }
+        }
+    }
+    let mut reader = Reader::new(src, &layout, dialect, scope);
+    let blocks = rest.iter().all(|n| n.kind() == "compound_statement");
+    if blocks && (rest.len() == 1 || rest.len() == 2) {
+        o.body = reader.block(rest[0])?;
+        if let Some(e) = rest.get(1) {
+            o.epilogue = reader.block(*e)?;
+        }
+    } else {
+        let mut out = Vec::new();
+        reader.list(&rest, &mut out)?;
+        o.body = out;
+    }
+    Ok((o, layout, dialect))
+}
+
+fn tile_cap(t: &str, globals: &BTreeMap<String, i64>) -> Option<i64> {
+    let inner = t.split_once('<')?.1.split_once('>')?.0;
+    let n = inner.split(',').nth(1)?.trim();
+    n.parse().ok().or_else(|| globals.get(n).copied())
+}
+
+fn world_from_guards(o: &Outline) -> Option<String> {
+    o.guards.iter().find_map(|(c, _)| match c {
+        C::Cmp(">", E::Name(x), E::Name(k)) if k == "kMaxSupportedRanks" => Some(x.clone()),
+        _ => None,
+    })
+}
+
+fn guard(c: Node, src: &str, scope: &mut Scope, o: &mut Outline) -> R<()> {
+    let mut s = scope.clone();
+    s.bind("kMaxSupportedRanks");
+    s.bind("get_block_num");
+    let c = cpp_guard(c, src, &s)?;
+    for d in c.disjuncts() {
+        o.guards.push((d, 0));
+    }
+    Ok(())
+}
+
+/// A guard condition, with `get_block_num(args)` / `args.collc_blocks` read as the name
+/// `collc_blocks`.
+fn cpp_guard(n: Node, src: &str, s: &Scope) -> R<C> {
+    let n = strip(n, src);
+    let n = if n.kind() == "condition_clause" {
+        field(n, "value").map(|v| strip(v, src)).unwrap_or(n)
+    } else {
+        n
+    };
+    if n.kind() == "binary_expression" && field(n, "operator").map(|o| text(o, src)) == Some("||") {
+        let l = field(n, "left").ok_or_else(|| unsupported(n, src, "a guard"))?;
+        let r = field(n, "right").ok_or_else(|| unsupported(n, src, "a guard"))?;
+        return Ok(C::Or(
+            Box::new(cpp_guard(l, src, s)?),
+            Box::new(cpp_guard(r, src, s)?),
+        ));
+    }
+    let t = text(n, src).replace(' ', "");
+    if t.contains("get_block_num(args)") || t.contains("args.collc_blocks") {
+        if let Some(r) = field(n, "right") {
+            return Ok(C::Cmp(
+                "!=",
+                E::Name("collc_blocks".into()),
+                expr(r, src, s)?,
+            ));
+        }
+    }
+    if let Some((f, _)) = call(n, src) {
+        return Err(unsupported(n, src, &format!("a guard calling `{f}`")));
+    }
+    cond(n, src, s)
+}
+
+/// The `.coll` dimensions of a buffer from the args comment of the file (`args[i]  credit
+/// signal sig[P] (int32 cells)`, `window data: f32[n] per call`, ...): name -> (decl text).
+pub fn comment_decls(text_: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for l in text_.lines() {
+        let l = l.trim_start();
+        let Some(rest) = l.strip_prefix("//") else {
+            continue;
+        };
+        let rest = rest.trim();
+        let Some(after) = rest.strip_prefix("args[") else {
+            continue;
+        };
+        let Some((_, decl)) = after.split_once(']') else {
+            continue;
+        };
+        let decl = decl.trim();
+        let (kw, body) = if let Some(b) = decl.strip_prefix("credit signal ") {
+            ("signal", b)
+        } else if let Some(b) = decl.strip_prefix("value signal ") {
+            ("value", b)
+        } else if let Some(b) = decl.strip_prefix("window ") {
+            ("window", b)
+        } else if let Some(b) = decl.strip_prefix("host array ") {
+            ("array", b)
+        } else {
+            continue;
+        };
+        let name: String = body
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        let text = match kw {
+            "signal" => format!("signal {};", norm(strip_paren(body))),
+            "value" => {
+                let per_call = body.contains("per call");
+                format!(
+                    "signal {} as value{};",
+                    norm(strip_paren(body)),
+                    if per_call { " per call" } else { " reused" }
+                )
+            }
+            "window" => {
+                let b = norm(strip_paren(body));
+                if b.ends_with("per call") {
+                    format!("window {b};")
+                } else {
+                    format!("window {b} reused;")
+                }
+            }
+            _ => {
+                let b = norm(strip_paren(body)).replacen("int64[", "int[", 1);
+                format!("array {b};")
+            }
+        };
+        out.insert(name, text);
+    }
+    out
+}
+
+/// The text before a trailing ` (...)` remark (outside brackets).
+fn strip_paren(s: &str) -> &str {
+    let mut depth = 0i32;
+    let b = s.as_bytes();
+    for i in 0..b.len() {
+        match b[i] {
+            b'[' => depth += 1,
+            b']' => depth -= 1,
+            b' ' if depth == 0 && b.get(i + 1) == Some(&b'(') => return &s[..i],
+            _ => {}
+        }
+    }
+    s
+}
+
+/// The dimension texts inside a declaration's first `[..]...[..]` run.
+pub fn dims_of_decl(decl: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(start) = decl.find('[') else {
+        return out;
+    };
+    let mut depth = 0;
+    let mut cur = String::new();
+    for ch in decl[start..].chars() {
+        match ch {
+            '[' => {
+                if depth > 0 {
+                    cur.push(ch);
+                }
+                depth += 1;
+            }
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    out.push(norm(&cur));
+                    cur.clear();
+                } else {
+                    cur.push(ch);
+                }
+            }
+            ' ' if depth == 0 => {}
+            _ if depth == 0 => break,
+            _ => cur.push(ch),
+        }
+    }
+    out
+}

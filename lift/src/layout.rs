@@ -1,0 +1,100 @@
+//! What the kernel's buffers are: names, dimensions, kinds; and turning a flat C++ pointer
+//! offset back into `.coll` indices.
+
+use crate::expr::E;
+use std::collections::BTreeMap;
+
+/// The C++ dialect being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `pto::comm` (Ascend and CPU threads).
+    Pto,
+    /// collc's MPI-3 RMA program.
+    Mpi,
+}
+
+/// A buffer the kernel addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buf {
+    /// Its `.coll` name.
+    pub name: String,
+    /// Dimension sizes as `.coll` text (whitespace-normalised).
+    pub dims: Vec<String>,
+    /// What it is.
+    pub kind: BufKind,
+}
+
+/// Buffer kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufKind {
+    /// A signal (credit or value cells).
+    Signal,
+    /// A symmetric window.
+    Window,
+    /// A scratch tile.
+    Tile,
+    /// A staging tile collc adds for window-to-window moves.
+    Stage,
+}
+
+/// A buffer's `.coll` name and dimension texts, given its C++ name and kind.
+pub type DimsOf<'a> =
+    dyn Fn(&str, BufKind) -> Result<(String, Vec<String>), collc_grammar::Diagnostic> + 'a;
+
+/// The buffers by C++ name.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    /// C++ name -> buffer.
+    pub bufs: BTreeMap<String, Buf>,
+}
+
+/// Whitespace-normalised text.
+pub fn norm(t: &str) -> String {
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The terms of a chain of `+`.
+fn terms(e: &E, out: &mut Vec<E>) {
+    match e {
+        E::Bin("+", a, b) => {
+            terms(a, out);
+            terms(b, out);
+        }
+        e => out.push(e.clone()),
+    }
+}
+
+fn sum(ts: Vec<E>) -> E {
+    let mut it = ts.into_iter();
+    match it.next() {
+        None => E::Int(0),
+        Some(first) => it.fold(first, |a, b| E::Bin("+", Box::new(a), Box::new(b))),
+    }
+}
+
+/// Splits a flat element offset into one index per dimension (row-major), or `None` if the
+/// offset is not of the shape `((i0 * d1 + i1) * d2 + ...) + last`.
+pub fn unflatten(flat: &E, dims: &[String]) -> Option<Vec<E>> {
+    let (last_dim, rest) = dims.split_last()?;
+    if rest.is_empty() {
+        return Some(vec![flat.clone()]);
+    }
+    let mut ts = Vec::new();
+    terms(flat, &mut ts);
+    let mut prefix = None;
+    let mut others = Vec::new();
+    for t in ts {
+        let hit = match &t {
+            E::Bin("*", a, b) if prefix.is_none() && norm(&b.coll()) == *last_dim => Some(a),
+            E::Bin("*", a, b) if prefix.is_none() && norm(&a.coll()) == *last_dim => Some(b),
+            _ => None,
+        };
+        match hit {
+            Some(x) => prefix = Some((**x).clone()),
+            None => others.push(t),
+        }
+    }
+    let mut idx = unflatten(&prefix?, rest)?;
+    idx.push(sum(others));
+    Some(idx)
+}

@@ -1,0 +1,228 @@
+//! Recovering a credit-barrier protocol from C++ (tree-sitter with its C++ grammar).
+//!
+//! * [`lift`]: a hand-written (or collc-emitted) `pto::comm` host kernel in the style of
+//!   pypto's host collectives → a `.coll` protocol (`collc lift FILE.cpp`).
+//! * [`validate()`]: static translation validation — the protocol recovered from the source
+//!   `collc emit` produced (pto::comm for Ascend and CPU threads, or MPI) must equal the IR
+//!   it was emitted from, modulo the orderings the backend documents inserting
+//!   (`collc emit --validate`).
+//!
+//! The accepted C++ is documented in `docs/lift.md`; anything else is an error naming the
+//! construct and its line, never a guess.
+
+// Every reader stops at the first construct it cannot follow and returns one diagnostic
+// for it: the error is the product, produced once per file.
+#![allow(clippy::result_large_err)]
+
+pub mod cpp;
+pub mod expr;
+mod kernel;
+pub mod layout;
+pub mod model;
+mod order;
+mod stmt;
+pub mod text;
+pub mod validate;
+
+pub use validate::{validate, Validated};
+
+use collc_grammar::Diagnostic;
+use collc_spec::ir::Protocol;
+use expr::{C, E};
+use kernel::{comment_decls, dims_of_decl, Outline, Top};
+use layout::{BufKind, Dialect};
+use text::{Out, Ranks};
+
+/// A lifted protocol.
+#[derive(Debug)]
+pub struct Lifted {
+    /// The canonical `.coll` text (collc's printer).
+    pub coll: String,
+    /// The protocol.
+    pub protocol: Protocol,
+}
+
+/// Reads the kernel's outline and takes the dialect's orderings out of its body and epilogue.
+fn read(cpp: &cpp::Cpp, dims: &layout::DimsOf) -> Result<(Outline, Dialect), Diagnostic> {
+    let (mut o, _layout, dialect) = kernel::outline(cpp, dims)?;
+    if dialect == Dialect::Pto {
+        let (body, dirty) = order::normalize(std::mem::take(&mut o.body), true)?;
+        let (epi, _) = order::normalize(std::mem::take(&mut o.epilogue), dirty)?;
+        o.body = body;
+        o.epilogue = epi;
+    }
+    Ok((o, dialect))
+}
+
+/// The body and epilogue as `.coll`, appended to `out` at depth 1.
+fn print_blocks(out: &mut Out, o: &Outline, mut ranks: Ranks) {
+    ranks.collect(&o.body);
+    ranks.collect(&o.epilogue);
+    out.line(1, "body {", 0);
+    text::block(out, &o.body, 2, &mut ranks);
+    out.line(1, "}", 0);
+    out.line(0, "", 0);
+    out.line(1, "epilogue {", 0);
+    text::block(out, &o.epilogue, 2, &mut ranks);
+    out.line(1, "}", 0);
+    out.line(0, "}", 0);
+}
+
+/// Lifts a `pto::comm` kernel (`kernel_entry(int64_t* args)`) to a `.coll` protocol.
+pub fn lift(source: &str) -> Result<Lifted, Vec<Diagnostic>> {
+    let cpp = cpp::parse(source).map_err(|d| vec![d])?;
+    let decls = comment_decls(source);
+    let header = source
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("// collective ").map(str::trim).map(str::to_string))
+        .ok_or_else(|| {
+            vec![Diagnostic::error(
+                "lift::no-collective",
+                "the file does not say which collective it implements: add a comment line `// collective NAME: KIND(ARGS)` (e.g. `// collective barrier: barrier()`)",
+            )
+            .with_help("docs/lift.md, \"Declarations\"")]
+        })?;
+    let dims = |name: &str, _k: BufKind| -> Result<(String, Vec<String>), Diagnostic> {
+        let d = decls.get(name).ok_or_else(|| {
+            Diagnostic::error(
+                "lift::no-layout",
+                format!("buffer `{name}` has no layout line in the args comment (e.g. `//   args[0]  credit signal {name}[P] (int32 cells)`)"),
+            )
+            .with_help("docs/lift.md, \"Declarations\"")
+        })?;
+        Ok((name.to_string(), dims_of_decl(d)))
+    };
+    let (o, dialect) = read(&cpp, &dims).map_err(|d| vec![d])?;
+    if dialect != Dialect::Pto {
+        return Err(vec![Diagnostic::error(
+            "lift::dialect",
+            "collc lift reads pto::comm kernels (`kernel_entry`); MPI programs are only validated (`collc emit --target mpi --validate`)",
+        )]);
+    }
+    let mut out = Out::default();
+    let mut ranks = Ranks::default();
+    ranks.known.insert("me".into());
+    out.line(0, &format!("collective {header} {{"), 0);
+    declarations(&mut out, &o, &decls, &mut ranks).map_err(|d| vec![d])?;
+    out.line(0, "", 0);
+    print_blocks(&mut out, &o, ranks);
+    let checked = collc_spec::check(&out.text);
+    match checked.protocol {
+        Some(p) if !checked.diagnostics.iter().any(|d| d.is_error()) => Ok(Lifted {
+            coll: collc_spec::print::print(&p),
+            protocol: p,
+        }),
+        _ => Err(checked
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.with_note(format!("in the lifted protocol:\n{}", out.text)))
+            .collect()),
+    }
+}
+
+/// The declarations of a lifted file: world, params (domains from the guards), constants and
+/// lets, requires, blocks, buffers, tiles.
+fn declarations(
+    out: &mut Out,
+    o: &Outline,
+    decls: &std::collections::BTreeMap<String, String>,
+    ranks: &mut Ranks,
+) -> Result<(), Diagnostic> {
+    let lo_hi = |name: &str| -> (Option<i64>, Option<i64>, bool) {
+        let (mut lo, mut hi, mut rank) = (None, None, false);
+        for (g, _) in &o.guards {
+            match g {
+                C::Cmp("<", E::Name(x), E::Int(v)) if x == name => lo = Some(*v),
+                C::Cmp("<=", E::Name(x), E::Int(v)) if x == name => lo = Some(v + 1),
+                C::Cmp(">", E::Name(x), E::Int(v)) if x == name => hi = Some(*v),
+                C::Cmp(">=", E::Name(x), E::Int(v)) if x == name => hi = Some(v - 1),
+                C::Cmp(">", E::Name(x), E::Name(k)) if x == name => hi = o.globals.get(k).copied(),
+                C::Cmp(">=", E::Name(x), E::Name(w)) if x == name && *w == o.world => rank = true,
+                _ => {}
+            }
+        }
+        (lo, hi, rank)
+    };
+    let bounds_guard = |g: &C| -> bool {
+        match g {
+            C::Cmp(op, E::Name(x), rhs) => {
+                (*x == o.world || o.params.contains(x))
+                    && matches!(rhs, E::Int(_))
+                    && matches!(*op, "<" | "<=" | ">" | ">=")
+                    || (*x == o.world && matches!(rhs, E::Name(k) if k == "kMaxSupportedRanks"))
+                    || (o.params.contains(x)
+                        && *op == ">="
+                        && matches!(rhs, E::Name(w) if *w == o.world))
+                    || x == "collc_blocks"
+            }
+            _ => false,
+        }
+    };
+    let need = |what: &str| {
+        Diagnostic::error(
+            "lift::domain",
+            format!("line {}: {what}", o.line),
+        )
+        .with_help("the guard `if (x < lo || x > hi) { pipe_barrier(PIPE_ALL); return; }` gives a value's domain")
+    };
+    let (lo, hi, _) = lo_hi(&o.world);
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        return Err(need(&format!(
+            "the world size `{}` has no guarded domain (`< lo` and `> kMaxSupportedRanks`)",
+            o.world
+        )));
+    };
+    out.line(1, &format!("ranks {} in {lo}..={hi};", o.world), 0);
+    for p in &o.params {
+        match lo_hi(p) {
+            (_, _, true) => {
+                ranks.known.insert(p.clone());
+                out.line(1, &format!("param {p}: rank;"), 0);
+            }
+            (Some(lo), Some(hi), false) => {
+                out.line(1, &format!("param {p}: int in {lo}..={hi};"), 0)
+            }
+            _ => {
+                return Err(need(&format!(
+                    "parameter `{p}` has no guarded domain (both a lower and an upper bound)"
+                )))
+            }
+        }
+    }
+    for t in &o.tops {
+        match t {
+            Top::Const(n, v) => out.line(1, &format!("const {n} = {v};"), 0),
+            Top::Let(n, e) => out.line(1, &format!("let {n} = {};", e.coll()), 0),
+        }
+    }
+    for (g, _) in &o.guards {
+        if bounds_guard(g) {
+            continue;
+        }
+        let r = match g {
+            C::Not(c) => c.coll(),
+            g => C::Not(Box::new(g.clone())).coll(),
+        };
+        out.line(1, &format!("require {r};"), 0);
+    }
+    if let Some(b) = &o.block {
+        let n = o.guards.iter().find_map(|(g, _)| match g {
+            C::Cmp("!=", E::Name(x), e) if x == "collc_blocks" => Some(e.coll()),
+            _ => None,
+        });
+        let n = n.ok_or_else(|| need("the block index is read but no guard `get_block_num(args) != C` fixes the block count"))?;
+        out.line(1, &format!("blocks {b} in 0..{n};"), 0);
+    }
+    for (name, _, _) in &o.buffers {
+        if let Some(d) = decls.get(name) {
+            out.line(1, d, 0);
+        }
+    }
+    for (t, cap) in &o.tiles {
+        if let Some(c) = cap {
+            out.line(1, &format!("tile {t}: f32[{c}];"), 0);
+        }
+    }
+    Ok(())
+}

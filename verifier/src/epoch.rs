@@ -1,0 +1,505 @@
+//! Monotonic (epoch) signals and the call index (README, "Monotonic signals").
+//!
+//! The reduction: a monotonic cell that receives exactly `N` credits per call, read by
+//! waits whose thresholds are `a + N·call`, behaves in every call like a self-clearing
+//! cell read with threshold `a` whose owner takes the `N` credits back at the end of the
+//! call (the cell at the start of call `c` holds `c·N`; both sides of every wait are
+//! shifted by it). So each wait event on a monotonic cell is split into `a + b·call`
+//! ([`reduce`]): `b` must equal the cell's per-call net credit (checked by [`balance`],
+//! part of `credit-balance`), and `a` is what `wait-reachable` and `stale-credit` then
+//! check, unchanged. The overflow horizon ([`horizon`]) follows from the same `N`: the
+//! cell only grows and holds `calls·N` after the last call, so it never wraps while
+//! `calls·N <= 2^31 - 1`.
+
+use crate::check::{cell_name, contrib, is_wait, value_of, Acc, Ctx};
+use crate::exec::{self, Cell, EvKind, Run};
+use crate::report::{Finding, ObligationResult, Status, WorldRange};
+use crate::smt::{Answer, Prop};
+use crate::sym::{Atom, AtomId, CondV, Formula, Lin, Syms};
+use collc_grammar::Span;
+use collc_spec::ir::{CmpOp, Protocol};
+use std::collections::BTreeMap;
+
+/// The obligation's id.
+pub const ID: &str = "overflow-horizon";
+
+/// The largest value of an int32 cell.
+const CELL_MAX: i64 = i32::MAX as i64;
+
+/// The values the call index takes: `0..N` under `calls <= N;`, else every int32.
+pub fn call_bounds(p: &Protocol) -> (i64, i64) {
+    (0, p.calls.map_or(CELL_MAX, |c| c.max - 1))
+}
+
+/// Whether the protocol has a monotonic signal.
+pub fn has_monotonic(p: &Protocol) -> bool {
+    p.signals.iter().any(|s| s.monotonic)
+}
+
+/// Why the parametric route stays out (it does not model the call index).
+pub fn param_gap(p: &Protocol) -> Option<String> {
+    (p.call.is_some() || has_monotonic(p)).then(|| {
+        "the parametric route does not model the call index or monotonic signals; \
+         they are decided by enumeration of P"
+            .to_string()
+    })
+}
+
+/// Each monotonic cell's waits: (event, per-call threshold growth `b`).
+pub(crate) type Growth = BTreeMap<Cell, Vec<(usize, Lin)>>;
+
+/// Whether `l` mentions atom `a`, at the top level or nested.
+fn mentions(s: &Syms, l: &Lin, a: AtomId) -> bool {
+    l.t.iter().any(|(x, _)| atom_mentions(s, *x, a))
+}
+
+fn atom_mentions(s: &Syms, x: AtomId, a: AtomId) -> bool {
+    if x == a {
+        return true;
+    }
+    match &s.atoms[x as usize] {
+        Atom::Param(_) | Atom::Elem(..) | Atom::Iter(_) => false,
+        Atom::CeilDiv(l, r)
+        | Atom::Div(l, r)
+        | Atom::Mod(l, r)
+        | Atom::Min(l, r)
+        | Atom::Max(l, r)
+        | Atom::Mul(l, r) => mentions(s, l, a) || mentions(s, r, a),
+        Atom::Tri(l) => mentions(s, l, a),
+        Atom::Ind(g) => g.iter().any(|c| cond_mentions(s, *c, a)),
+        Atom::Guarded(g, y) => g.iter().any(|c| cond_mentions(s, *c, a)) || atom_mentions(s, *y, a),
+    }
+}
+
+fn cond_mentions(s: &Syms, c: crate::sym::CondId, a: AtomId) -> bool {
+    match &s.conds[c as usize] {
+        Formula::Ge0(l) | Formula::Eq0(l) => mentions(s, l, a),
+        Formula::Not(x) => cond_mentions(s, *x, a),
+        Formula::And(xs) | Formula::Or(xs) => xs.iter().any(|x| cond_mentions(s, *x, a)),
+    }
+}
+
+/// Splits every wait threshold on a monotonic cell into `a + b·call`, leaves `a` in the
+/// event and returns the `b`s. A form outside the reduction (a threshold not affine in
+/// the call index, a credit or a guard that depends on it) is an `Err` with the reason.
+pub(crate) fn reduce(p: &Protocol, run: &mut Run) -> Result<Growth, (String, Span)> {
+    let mut out = Growth::new();
+    if !has_monotonic(p) {
+        return Ok(out);
+    }
+    let call = p.call.map(|v| run.syms.intern(Atom::Param(v)));
+    for i in 0..run.events.len() {
+        let Some(cell) = run.events[i].cell else {
+            continue;
+        };
+        if !p.signals[cell.signal].monotonic {
+            continue;
+        }
+        let span = run.events[i].span;
+        if let Some(a) = call {
+            if run.events[i]
+                .guard
+                .iter()
+                .any(|c| cond_mentions(&run.syms, *c, a))
+            {
+                return Err((
+                    "a notify or wait on a monotonic signal under a condition on `call`: \
+                     its credits per call would differ between calls"
+                        .into(),
+                    span,
+                ));
+            }
+        }
+        match &run.events[i].kind {
+            EvKind::Notify { value, .. } => {
+                if call.is_some_and(|a| mentions(&run.syms, value, a)) {
+                    return Err((
+                        "a credit to a monotonic signal that depends on `call`: the per-call \
+                         credit must be the same in every call"
+                            .into(),
+                        span,
+                    ));
+                }
+            }
+            EvKind::Wait { thr, .. } => {
+                let (b, rest) = match call {
+                    Some(a) => thr.split(a),
+                    None => (0, thr.clone()),
+                };
+                if call.is_some_and(|a| mentions(&run.syms, &rest, a)) {
+                    return Err((
+                        "the threshold of a wait on a monotonic signal must be affine in the \
+                         call index, `a + b * call` with `a` and `b` free of `call`"
+                            .into(),
+                        span,
+                    ));
+                }
+                if let EvKind::Wait { thr, .. } = &mut run.events[i].kind {
+                    *thr = rest;
+                }
+                out.entry(cell).or_default().push((i, Lin::k(b)));
+            }
+            EvKind::Fence => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The per-cell credit over one call of a monotonic cell (body notifies; the front end
+/// refuses epilogue writes).
+fn per_call_credit(run: &mut Run, evs: &[usize]) -> Result<Lin, (String, Span)> {
+    let mut net = Lin::k(0);
+    for &e in evs {
+        if is_wait(&run.events[e]) || matches!(run.events[e].kind, EvKind::Fence) {
+            continue;
+        }
+        let v = value_of(&run.events[e]);
+        let c = contrib(run, e, &v).map_err(|r| (r, run.events[e].span))?;
+        net = net.add(&c).ok_or_else(|| {
+            (
+                "overflow in the per-call credit".to_string(),
+                run.events[e].span,
+            )
+        })?;
+    }
+    Ok(net)
+}
+
+/// `credit-balance` on monotonic cells: every wait's threshold grows per call by exactly
+/// the cell's per-call net credit.
+pub(crate) fn balance(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cells: &BTreeMap<Cell, Vec<usize>>,
+    growth: &Growth,
+    acc: &mut Acc,
+) {
+    for (cell, evs) in cells {
+        let Some(waits) = growth.get(cell) else {
+            continue;
+        };
+        acc.items += 1;
+        let net = match per_call_credit(run, evs) {
+            Ok(n) => n,
+            Err((r, sp)) => {
+                acc.unknown(
+                    format!(
+                        "{}: the per-call credit cannot be closed: {r}",
+                        cell_name(ctx.p, cell)
+                    ),
+                    Some(sp),
+                );
+                continue;
+            }
+        };
+        for (w, b) in waits {
+            let Some(diff) = net.sub(b) else { continue };
+            let ev = run.events[*w].clone();
+            match ctx.prove(run, acc, &Vec::new(), &[], Prop::Eq0(diff)) {
+                Answer::Valid => {}
+                Answer::Unknown(r) => {
+                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
+                }
+                Answer::Refuted(a) => {
+                    let n = run.syms.eval(&net, &a).unwrap_or(0);
+                    let g = run.syms.eval(b, &a).unwrap_or(0);
+                    let notifies: Vec<usize> = evs
+                        .iter()
+                        .copied()
+                        .filter(|e| !is_wait(&run.events[*e]))
+                        .collect();
+                    let mut f = Finding::new(format!(
+                        "{} is monotonic and receives {n} credit(s) per call, but this wait's threshold grows by {g} per call",
+                        cell_name(ctx.p, cell)
+                    ));
+                    f.params = ctx.params(run, &a);
+                    f.cell = Some(cell_name(ctx.p, cell));
+                    f.value = Some(n);
+                    f.formula = Some(format!("per-call credit {n}; threshold growth {g}"));
+                    f.contributions = ctx.contributions(run, &notifies, &a);
+                    f.primary = Some(ev.span);
+                    f.primary_label = format!("threshold grows by {g} per call; the cell by {n}");
+                    for c in &f.contributions.clone() {
+                        f.labels
+                            .push((c.span, format!("adds {} per call ({} ×)", c.total, c.count)));
+                    }
+                    f.help = Some(format!(
+                        "make the threshold grow by exactly the cell's credits per call: `{} * call` plus this call's part",
+                        n
+                    ));
+                    f.notes.push(if g > n {
+                        "the threshold outruns the credits: a later call waits for credits that never come (deadlock)".into()
+                    } else {
+                        "the credits outrun the threshold: a later call's wait passes on an earlier call's credits".into()
+                    });
+                    acc.violation = Some(f);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// One monotonic cell's growth per call at one configuration (for the horizon).
+struct CellGrowth {
+    cell: String,
+    per_call: i64,
+    span: Span,
+    config: Vec<(String, i64)>,
+}
+
+/// The overflow-horizon obligation, when the protocol has monotonic signals: the
+/// number of calls before an int32 cell wraps, `floor((2^31 - 1) / N)` for the largest
+/// per-call credit `N` of any monotonic cell over the enumerated configurations, against
+/// `calls <= M;`. Without a declaration, a `>=`/`>` wait on a wrapping counter is a
+/// violation (it deadlocks or passes early once the cell wraps).
+pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
+    if !has_monotonic(p) {
+        return None;
+    }
+    let code = format!("verify::{ID}");
+    let unknown = |why: String, span: Option<Span>| {
+        let mut f = Finding::new(why.clone());
+        f.primary = span;
+        ObligationResult {
+            id: ID.into(),
+            code: code.clone(),
+            status: Status::Unknown,
+            scope: None,
+            world: None,
+            reason: Some(why),
+            summary: "undecided: the calls before a monotonic cell wraps int32".into(),
+            findings: vec![f],
+        }
+    };
+    let plan = exec::Plan::initial(p);
+    if plan.count(p) > exec::CONFIG_LIMIT {
+        return Some(unknown("too many configurations to enumerate".into(), None));
+    }
+    let mut worst: Option<CellGrowth> = None;
+    let mut ge_wait: Option<Span> = None;
+    let mut failed: Option<(String, Option<Span>)> = None;
+    exec::configs(p, &plan, &mut |cfg| {
+        let mut run = match exec::run(p, cfg) {
+            Ok(Some(r)) => r,
+            Ok(None) => return true,
+            Err(e) => {
+                failed = Some((format!("{e:?}"), None));
+                return false;
+            }
+        };
+        if let Err((r, sp)) = reduce(p, &mut run) {
+            failed = Some((r, Some(sp)));
+            return false;
+        }
+        let mut cells: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
+        for (i, ev) in run.events.iter().enumerate() {
+            if let Some(c) = ev.cell.filter(|c| p.signals[c.signal].monotonic) {
+                cells.entry(c).or_default().push(i);
+                if let EvKind::Wait {
+                    cmp: CmpOp::Ge | CmpOp::Gt,
+                    ..
+                } = ev.kind
+                {
+                    ge_wait.get_or_insert(ev.span);
+                }
+            }
+        }
+        for (cell, evs) in &cells {
+            let span = run.events[evs[0]].span;
+            let n = match per_call_credit(&mut run, evs) {
+                Ok(n) => n,
+                Err((r, sp)) => {
+                    failed = Some((r, Some(sp)));
+                    return false;
+                }
+            };
+            let Some(n) = n.as_const().or_else(|| run.syms.ub(&n)) else {
+                failed = Some((
+                    format!(
+                        "{}: the per-call credit has no upper bound",
+                        cell_name(p, cell)
+                    ),
+                    Some(span),
+                ));
+                return false;
+            };
+            if worst.as_ref().is_none_or(|w| n > w.per_call) {
+                worst = Some(CellGrowth {
+                    cell: cell_name(p, cell),
+                    per_call: n,
+                    span,
+                    config: run
+                        .config
+                        .iter()
+                        .map(|(v, x)| (p.var_name(*v).to_string(), *x))
+                        .collect(),
+                });
+            }
+        }
+        true
+    });
+    if let Some((why, span)) = failed {
+        return Some(unknown(why, span));
+    }
+    let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
+    let Some(w) = worst.filter(|w| w.per_call > 0) else {
+        return Some(ObligationResult {
+            id: ID.into(),
+            code,
+            status: Status::Proved,
+            scope: Some(plan.describe(p)),
+            world: covered,
+            reason: None,
+            summary: "no monotonic cell receives credits: nothing can wrap".into(),
+            findings: Vec::new(),
+        });
+    };
+    let h = CELL_MAX / w.per_call;
+    let at: Vec<String> = w.config.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let formula = format!(
+        "horizon = floor((2^31 - 1) / N) = {h} calls, N = {} credit(s) per call into {} (at {})",
+        w.per_call,
+        w.cell,
+        at.join(" ")
+    );
+    let violated = |msg: String, primary: Span, label: String, help: String| {
+        let mut f = Finding::new(msg);
+        f.primary = Some(primary);
+        f.primary_label = label;
+        if primary != w.span {
+            f.labels.push((
+                w.span,
+                format!("{} grows by {} per call", w.cell, w.per_call),
+            ));
+        }
+        f.formula = Some(formula.clone());
+        f.help = Some(help);
+        f.params = w
+            .config
+            .iter()
+            .map(|(n, v)| crate::report::ParamValue {
+                name: n.clone(),
+                value: *v,
+            })
+            .collect();
+        ObligationResult {
+            id: ID.into(),
+            code: code.clone(),
+            status: Status::Violated,
+            scope: None,
+            world: covered,
+            reason: None,
+            summary: format!("violated: {formula}"),
+            findings: vec![f],
+        }
+    };
+    match p.calls {
+        Some(c) if c.max > h => Some(violated(
+            format!(
+                "`calls <= {}` promises more calls than the overflow horizon: {} wraps int32 after {h} calls",
+                c.max, w.cell
+            ),
+            c.span,
+            format!("promises {} calls", c.max),
+            format!("declare at most `calls <= {h};`, or make the per-call credit smaller"),
+        )),
+        Some(c) => Some(ObligationResult {
+            id: ID.into(),
+            code,
+            status: if covered.is_some_and(|r| r.hi < exec::declared_world(p).1) {
+                Status::Checked
+            } else {
+                Status::Proved
+            },
+            scope: Some(plan.describe(p)),
+            world: covered,
+            reason: None,
+            summary: format!("{formula}; declared calls <= {} fits", c.max),
+            findings: Vec::new(),
+        }),
+        None => match ge_wait {
+            Some(sp) => Some(violated(
+                format!(
+                    "no `calls <= N;` declared, yet a `>=` wait reads a monotonic counter that wraps int32 after {h} calls (then the wait blocks for ever or passes early)"
+                ),
+                sp,
+                "compares a wrapping counter with `>=`".to_string(),
+                format!("declare how many calls the protocol makes: `calls <= {h};` (or fewer)"),
+            )),
+            None => Some(ObligationResult {
+                id: ID.into(),
+                code,
+                status: Status::Proved,
+                scope: Some(plan.describe(p)),
+                world: covered,
+                reason: None,
+                summary: format!("{formula}; no `>=` wait reads a monotonic cell"),
+                findings: Vec::new(),
+            }),
+        },
+    }
+}
+
+/// `l` with atom `a` replaced by `by` everywhere, nested atoms included (`None` for a form
+/// this does not rebuild: a guard indicator that mentions `a`).
+fn subst_deep(s: &mut Syms, l: &Lin, a: AtomId, by: &Lin) -> Option<Lin> {
+    let mut out = Lin::k(l.c);
+    for (x, k) in l.t.clone() {
+        let v = subst_atom(s, x, a, by)?;
+        out = out.axpy(k, &v)?;
+    }
+    Some(out)
+}
+
+fn subst_atom(s: &mut Syms, x: AtomId, a: AtomId, by: &Lin) -> Option<Lin> {
+    if x == a {
+        return Some(by.clone());
+    }
+    if !atom_mentions(s, x, a) {
+        return Some(Lin::atom(x));
+    }
+    let two =
+        |s: &mut Syms, l: &Lin, r: &Lin| Some((subst_deep(s, l, a, by)?, subst_deep(s, r, a, by)?));
+    match s.atoms[x as usize].clone() {
+        Atom::CeilDiv(l, r) => two(s, &l, &r).and_then(|(l, r)| s.ceil_div(&l, &r)),
+        Atom::Div(l, r) => two(s, &l, &r).and_then(|(l, r)| s.div(&l, &r)),
+        Atom::Mod(l, r) => two(s, &l, &r).and_then(|(l, r)| s.rem(&l, &r)),
+        Atom::Min(l, r) => two(s, &l, &r).and_then(|(l, r)| s.min(&l, &r)),
+        Atom::Max(l, r) => two(s, &l, &r).and_then(|(l, r)| s.max(&l, &r)),
+        Atom::Mul(l, r) => two(s, &l, &r).and_then(|(l, r)| s.mul(&l, &r)),
+        Atom::Tri(l) => subst_deep(s, &l, a, by).and_then(|l| s.tri(&l)),
+        _ => None,
+    }
+}
+
+/// What a `reused` value cell holds when a call starts, for a protocol that reads the call
+/// index: 0 in call 0 (cells start at 0), and in call `c >= 1` what a Set of call `c - 1`
+/// wrote, `value[call := call - 1]`. Each with the condition on the call it needs (`None`:
+/// none; a condition that cannot hold drops the entry). `None` without a call index.
+pub(crate) fn previous_values(
+    p: &Protocol,
+    s: &mut Syms,
+    sets: &[Lin],
+) -> Option<Vec<(Lin, bool, Option<crate::sym::CondId>)>> {
+    let call = s.intern(Atom::Param(p.call?));
+    let c = Lin::atom(call);
+    let cond = |s: &mut Syms, op: CmpOp, k: i64| -> Option<Option<Option<crate::sym::CondId>>> {
+        Some(match s.cmp(op, &c, &Lin::k(k))? {
+            CondV::Const(true) => Some(None),
+            CondV::Const(false) => None,
+            CondV::Sym(id) => Some(Some(id)),
+        })
+    };
+    let mut out = Vec::new();
+    if let Some(g) = cond(s, CmpOp::Eq, 0)? {
+        out.push((Lin::k(0), false, g));
+    }
+    if let Some(g) = cond(s, CmpOp::Ge, 1)? {
+        let before = c.add(&Lin::k(-1))?;
+        for v in sets {
+            out.push((subst_deep(s, v, call, &before)?, true, g));
+        }
+    }
+    Some(out)
+}
