@@ -5,6 +5,15 @@
 //! (`collc_backend::cpp::mutate`) must be caught by the trace check on every example where
 //! the fault changes the emitted kernel and a run can see it.
 //!
+//! What a dynamic check cannot see, and these tests therefore do not claim: faults in the
+//! orderings the generator inserts (publish / acquire barriers are not traced, and on CPU
+//! threads they are plain fences whose absence changes no event); a `.coll` fence whose
+//! barrier is dropped while its trace point stays (the trace point is the generator's word
+//! for where the fence is); faults on paths the run's parameters do not take (another root,
+//! another P, a tile tail that does not occur); a reorder that is the identity at the world
+//! size run (two iterations of a peer loop at P=2 has one peer); and data faults inside tiles
+//! (not window accesses: the oracle's output check sees those).
+//!
 //! Without a C++ compiler these tests print a loud SKIP line and pass.
 
 use collc_backend::cpp::mutate::{self, Mutation};

@@ -525,7 +525,7 @@ inline void wait_slow(std::atomic<int32_t>& cell, int32_t expected, pto::comm::W
 // silently). Off, every traced primitive costs one thread-local load and a branch.
 //
 // Order reconstruction: while a run is traced, every TNOTIFY on a cell of rank r's window and
-// the read that lets a TWAIT on such a cell pass happen under rank r's trace lock, which also
+// the read that lets a TWAIT on such a cell pass happen under rank r's trace lock (a spin lock), which also
 // numbers them: a notify takes the next sequence number of rank r (`seq`, 1, 2, ...), a
 // passing wait records the number of the last notify it saw. So per window owner the notifies
 // form one total order (a refinement of each cell's modification order), and each passed
@@ -557,8 +557,31 @@ struct TraceBuf {
     uint64_t dropped = 0;
 };
 
+// A short spin lock (test-and-test-and-set, yielding after a few spins): the critical
+// sections are one atomic and one counter increment, and a sleeping mutex would add a
+// futex round trip to every contended notify.
+class TraceLock {
+public:
+    void lock() {
+        unsigned spins = 0;
+        while (held_.exchange(true, std::memory_order_acquire)) {
+            while (held_.load(std::memory_order_relaxed)) {
+                if (++spins < 64) {
+                    cpu_relax();
+                } else {
+                    std::this_thread::yield();
+                }
+            }
+        }
+    }
+    void unlock() { held_.store(false, std::memory_order_release); }
+
+private:
+    std::atomic<bool> held_{false};
+};
+
 struct TraceSync {
-    std::mutex mu[kMaxRanks];
+    TraceLock mu[kMaxRanks];
     uint64_t seq[kMaxRanks] = {};
 };
 
@@ -597,7 +620,7 @@ inline void traced_notify(ThreadState* t, std::atomic<int32_t>& cell, int32_t va
     e.op = set ? 1 : 0;
     e.value = value;
     {
-        std::lock_guard<std::mutex> g(s->mu[loc.window_rank]);
+        std::lock_guard<TraceLock> g(s->mu[loc.window_rank]);
         e.observed = set ? cell.exchange(value, std::memory_order_seq_cst)
                          : cell.fetch_add(value, std::memory_order_seq_cst);
         e.seq = ++s->seq[loc.window_rank];
@@ -623,7 +646,7 @@ inline void traced_wait(ThreadState* t, std::atomic<int32_t>& cell, int32_t expe
             }
         }
         {
-            std::lock_guard<std::mutex> g(s->mu[loc.window_rank]);
+            std::lock_guard<TraceLock> g(s->mu[loc.window_rank]);
             e.observed = cell.load(std::memory_order_seq_cst);
             e.seq = s->seq[loc.window_rank];
         }
@@ -657,9 +680,19 @@ inline void trace_gm(bool write, const volatile void* p, int64_t len) {
 
 // The emitter's trace points: the `.coll` statement `fence;` and every window access of a
 // data statement (get = read, put = write; the address is the one the statement uses).
+// Defining COLLC_NO_TRACE before the include compiles tracing out (the kernel then never
+// records, even in a traced run; benches/README.md compares the three costs).
+#if defined(COLLC_NO_TRACE)
+#define COLLC_TRACE_FENCE() ((void)0)
+#define COLLC_TRACE_GET(ptr, len) ((void)0)
+#define COLLC_TRACE_PUT(ptr, len) ((void)0)
+#define COLLC_TRACE_ON(t) ((void)(t), false)
+#else
 #define COLLC_TRACE_FENCE() ::collc::rt::trace_fence()
 #define COLLC_TRACE_GET(ptr, len) ::collc::rt::trace_gm(false, (ptr), static_cast<int64_t>(len))
 #define COLLC_TRACE_PUT(ptr, len) ::collc::rt::trace_gm(true, (ptr), static_cast<int64_t>(len))
+#define COLLC_TRACE_ON(t) ((t) != nullptr && (t)->trace != nullptr)
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Communication context (the CPU layout; see pto_comm.hpp for the Ascend one).
@@ -773,7 +806,7 @@ AICORE inline void TNOTIFY(Signal& dstSignal, int32_t value, NotifyOp op, WaitEv
     std::atomic<int32_t>& cell = detail::checked_cell(dstSignal, "TNOTIFY", false);
     collc::rt::chaos_point();
     collc::rt::ThreadState* t = collc::rt::tl_thread;
-    if (t != nullptr && t->trace != nullptr) {
+    if (COLLC_TRACE_ON(t)) {
         collc::rt::traced_notify(t, cell, value, op == NotifyOp::Set);
     } else if (op == NotifyOp::AtomicAdd) {
         cell.fetch_add(value, std::memory_order_seq_cst);
@@ -794,7 +827,7 @@ template <typename... WaitEvents>
 AICORE inline void TWAIT(Signal& signal, int32_t cmpValue, WaitCmp cmp, WaitEvents&... /*events*/) {
     std::atomic<int32_t>& cell = detail::checked_cell(signal, "TWAIT", true);
     collc::rt::ThreadState* t = collc::rt::tl_thread;
-    if (t != nullptr && t->trace != nullptr) {
+    if (COLLC_TRACE_ON(t)) {
         collc::rt::traced_wait(t, cell, cmpValue, cmp);
     } else if (!collc::rt::compare(cell.load(std::memory_order_acquire), cmpValue, cmp)) {
         collc::rt::wait_slow(cell, cmpValue, cmp);

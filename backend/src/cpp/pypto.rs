@@ -429,7 +429,9 @@ impl Dialect for Pypto {
 
     fn call_index(&self, _k: &Kernel, w: &mut Writer, name: &str) {
         // `plan` refuses protocols that read the call index; never reached.
-        w.line(format!("#error \"collc: {name}: pypto's args block has no call index\""));
+        w.line(format!(
+            "#error \"collc: {name}: pypto's args block has no call index\""
+        ));
     }
 
     fn describe(&self) -> String {

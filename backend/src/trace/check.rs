@@ -435,3 +435,178 @@ fn schedule(
     }
     count
 }
+
+#[cfg(test)]
+mod tests {
+    //! The check on hand-made traces of examples/barrier.coll at P=2, one call: rank r adds
+    //! one credit to `sig[r]` on the other rank o, waits for `sig[o] >= 1`, resets it with
+    //! `-= 1`, fences. Each test breaks one property of a conforming trace.
+    use super::*;
+    use crate::trace::format::ThreadTrace;
+    use collc_spec::eval::bind;
+    use collc_spec::ir::CmpOp;
+
+    fn barrier() -> (Protocol, Bindings) {
+        let text = include_str!("../../../examples/barrier.coll");
+        let p = collc_spec::check(text).protocol.expect("barrier checks");
+        let b = bind(&p, &[("P".to_string(), 2)].into_iter().collect()).expect("binds");
+        (p, b)
+    }
+
+    fn at(owner: i64, index: i64) -> Place {
+        Place {
+            owner,
+            buffer: 0,
+            instance: 0,
+            index,
+        }
+    }
+
+    fn ev(kind: EventKind, place: Place) -> Event {
+        Event {
+            call: 0,
+            kind,
+            place,
+        }
+    }
+
+    fn add(value: i64, before: i64, seq: u64) -> EventKind {
+        EventKind::Notify {
+            op: NotifyOp::AtomicAdd,
+            value,
+            before,
+            seq,
+        }
+    }
+
+    fn wait(seen: i64, seq: u64) -> EventKind {
+        EventKind::Wait {
+            cmp: CmpOp::Ge,
+            threshold: 1,
+            seen,
+            seq,
+        }
+    }
+
+    /// Rank r: +1 on the peer (its seq there), wait (seen, seq), reset (before, seq), fence.
+    fn rank(r: i64, plus_seq: u64, w: (i64, u64), reset: (i64, u64)) -> ThreadTrace {
+        let o = 1 - r;
+        let fence = Place {
+            owner: r,
+            buffer: -1,
+            instance: 0,
+            index: 0,
+        };
+        ThreadTrace {
+            rank: r,
+            block: Some(0),
+            events: vec![
+                ev(add(1, 0, plus_seq), at(o, r)),
+                ev(wait(w.0, w.1), at(r, o)),
+                ev(add(-1, reset.0, reset.1), at(r, o)),
+                ev(EventKind::Fence, fence),
+            ],
+            dropped: 0,
+        }
+    }
+
+    fn good() -> Trace {
+        Trace {
+            threads: vec![rank(0, 1, (1, 1), (1, 2)), rank(1, 1, (1, 1), (1, 2))],
+        }
+    }
+
+    fn run(t: &Trace) -> Conformance {
+        let (p, b) = barrier();
+        check(&p, &b, 1, t, true, true).expect("evaluates")
+    }
+
+    #[test]
+    fn a_real_schedule_conforms() {
+        let c = run(&good());
+        assert!(c.conforms(), "{:?}", c.findings);
+        assert_eq!((c.threads, c.events, c.scheduled), (2, 8, 6));
+    }
+
+    #[test]
+    fn a_wait_that_passed_on_credits_not_yet_there_is_refused() {
+        let mut t = good();
+        // Rank 0's wait claims to have seen no notify on its cells, but passed with 1.
+        t.threads[0].events[1] = ev(wait(1, 0), at(0, 1));
+        let c = run(&t);
+        assert!(
+            c.findings.iter().any(|f| matches!(
+                f,
+                Finding::Value {
+                    who: (0, Some(0)),
+                    position: 1,
+                    replayed: 0,
+                    ..
+                }
+            )),
+            "{:?}",
+            c.findings
+        );
+    }
+
+    #[test]
+    fn orders_no_interleaving_has_are_refused() {
+        let mut t = good();
+        // On rank 0's cells: its own reset first (seq 1), then rank 1's credit (seq 2), and
+        // its wait after both: but the wait precedes the reset in program order.
+        t.threads[0].events[1] = ev(wait(1, 2), at(0, 1));
+        t.threads[0].events[2] = ev(add(-1, 0, 1), at(0, 1));
+        t.threads[1].events[0] = ev(add(1, -1, 2), at(0, 1));
+        let c = run(&t);
+        assert!(
+            c.findings
+                .iter()
+                .any(|f| matches!(f, Finding::Cycle { .. })),
+            "{:?}",
+            c.findings
+        );
+    }
+
+    #[test]
+    fn a_write_missing_from_the_trace_is_refused() {
+        let mut t = good();
+        t.threads[1].events[2] = ev(add(-1, 1, 3), at(1, 0));
+        let c = run(&t);
+        assert!(
+            c.findings.contains(&Finding::Sequence { owner: 1, seq: 2 }),
+            "{:?}",
+            c.findings
+        );
+    }
+
+    #[test]
+    fn a_notify_outside_the_ir_is_an_extra_event() {
+        let mut t = good();
+        t.threads[0].events.push(ev(add(1, 0, 3), at(1, 0)));
+        let c = run(&t);
+        assert!(
+            matches!(
+                c.findings.as_slice(),
+                [Finding::Extra {
+                    who: (0, Some(0)),
+                    position: 4,
+                    ..
+                }]
+            ),
+            "{:?}",
+            c.findings
+        );
+    }
+
+    #[test]
+    fn a_missing_event_of_a_completed_run_is_reported() {
+        let mut t = good();
+        t.threads[1].events.pop();
+        let c = run(&t);
+        assert!(
+            matches!(c.findings.as_slice(), [Finding::Missing { who: (1, Some(0)), position: 3, expected }] if expected.want == Want::Fence),
+            "{:?}",
+            c.findings
+        );
+    }
+}

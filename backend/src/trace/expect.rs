@@ -308,6 +308,9 @@ pub fn expected(
     };
     for call in 0..calls {
         w.call = call;
+        if let Some(cv) = p.call {
+            w.env.set(cv, call);
+        }
         w.env.arrays = arrays(p, &w.env, rank, call)?;
         for &blk in &blocks {
             w.block = blk;

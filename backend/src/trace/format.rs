@@ -266,3 +266,43 @@ pub fn parse_with(text: &str, resolve: &dyn Fn(&str) -> Option<i64>) -> Result<T
     }
     Ok(trace)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_mpi_files_read_alike() {
+        let host = "collc-trace 1 host P=2 C=1 K=1\nthread 1 0 2 0\n1 0 0 0 0 1 0 0 1 0 1\n2 0 1 0 0 0 0 3 1 1 1\n";
+        let mpi = "collc-trace 1 mpi rank=1\nthread 1 -1 2 0\n1 0 0 sig 0 1 0 0 1 0 1\n2 0 1 sig 0 0 0 3 1 1 1\n";
+        let h = parse(host).expect("host trace");
+        let m = parse_with(mpi, &|n| (n == "sig").then_some(0)).expect("mpi trace");
+        assert_eq!(h.threads[0].events, m.threads[0].events);
+        assert_eq!((h.threads[0].block, m.threads[0].block), (Some(0), None));
+        assert_eq!(
+            h.threads[0].events[1].kind,
+            EventKind::Wait {
+                cmp: CmpOp::Ge,
+                threshold: 1,
+                seen: 1,
+                seq: 1
+            }
+        );
+    }
+
+    #[test]
+    fn per_call_instances_and_bad_lines() {
+        let t = "collc-trace 1 mpi rank=0\nthread 0 -1 1 0\n5 2 1 data@call2 0 7 16 0 0 0 0\n";
+        let e = parse_with(t, &|n| (n == "data").then_some(3))
+            .expect("trace")
+            .threads[0]
+            .events[0];
+        assert_eq!((e.place.buffer, e.place.instance, e.place.index), (3, 2, 7));
+        assert_eq!(e.kind, EventKind::Put { len: 16 });
+        let bad = "collc-trace 1 host\nthread 0 0 2 0\n1 0 0 0 0 1 0 0 1 0 1\n";
+        assert_eq!(parse(bad).expect_err("short").line, 2);
+        let unknown = "collc-trace 1 mpi\nthread 0 -1 1 0\n1 0 0 nope 0 1 0 0 1 0 1\n";
+        assert_eq!(parse_with(unknown, &|_| None).expect_err("name").line, 3);
+        assert!(parse("not a trace").is_err());
+    }
+}
