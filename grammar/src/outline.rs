@@ -1,7 +1,8 @@
-//! The pest parse tree's declarations and statements as a flat outline: what the
-//! editor grammar (editors/tree-sitter-coll) is checked against. Each node is a
-//! rule whose name ends in `_decl` or `_stmt`, or an `else_if` / `else_block` arm,
-//! with its depth among such nodes and its byte range.
+//! The pest parse tree seen flat, for the editor grammars' cross-checks: the
+//! declarations and statements ([`outline`]: each rule whose name ends in `_decl`
+//! or `_stmt`, or an `else_if` / `else_block` arm, with its depth among such nodes
+//! and its byte range; editors/tree-sitter-coll), and the word tokens ([`words`]:
+//! keywords, identifiers, integers; the TextMate grammar of editors/vscode).
 
 use crate::parse::{CollParser, Rule};
 use crate::Span;
@@ -49,6 +50,47 @@ fn walk(p: Pair<Rule>, depth: usize, out: &mut Vec<Node>) {
     for q in p.into_inner() {
         walk(q, inner_depth, out);
     }
+}
+
+/// What a word token of the parse tree is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Word {
+    /// A keyword or type word (`K_*` rules).
+    Keyword,
+    /// An identifier.
+    Ident,
+    /// An integer literal.
+    Int,
+}
+
+/// The word tokens of `text` (keywords, identifiers, integers) in source order,
+/// `None` when pest rejects it. Operators and punctuation are literals pest does
+/// not keep as pairs.
+pub fn words(text: &str) -> Option<Vec<(Word, Span)>> {
+    let pairs = CollParser::parse(Rule::file, text).ok()?;
+    let mut out = Vec::new();
+    let mut stack: Vec<Pair<Rule>> = pairs.collect();
+    stack.reverse();
+    while let Some(p) = stack.pop() {
+        let kind = format!("{:?}", p.as_rule());
+        let s = p.as_span();
+        let span = Span::new(s.start(), s.end());
+        let word = match kind.as_str() {
+            "ident" => Some(Word::Ident),
+            "int_lit" => Some(Word::Int),
+            k if k.starts_with("K_") => Some(Word::Keyword),
+            _ => None,
+        };
+        match word {
+            Some(w) => out.push((w, span)),
+            None => {
+                let mut inner: Vec<Pair<Rule>> = p.into_inner().collect();
+                inner.reverse();
+                stack.extend(inner);
+            }
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
