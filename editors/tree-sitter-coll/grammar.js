@@ -16,7 +16,6 @@ module.exports = grammar({
 
   word: $ => $.identifier,
 
-  conflicts: $ => [[$._cond_atom, $._operand]],
 
   rules: {
     source_file: $ => $.collective,
