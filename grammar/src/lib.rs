@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod diag;
+pub mod outline;
 pub mod parse;
 pub mod suggest;
 mod syntax;

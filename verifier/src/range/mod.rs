@@ -13,6 +13,7 @@
 //! the bound); anything else is reported as not proved, naming the form.
 
 mod encode;
+mod memo;
 mod obligation;
 mod solve;
 
@@ -45,7 +46,8 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
     let guards = w.block(&p.body, body);
     w.conds.extend(guards);
     w.block(&p.epilogue, epilogue);
-    let mut solver = solve::Solver::new(p, &defs);
+    let context = memo::context(p, &defs);
+    let mut solver = solve::Solver::new(p, &defs).with_verdicts(memo::take(&context));
     let deadline = Instant::now() + BUDGET;
     let mut out = Vec::new();
     let mut skipped = Vec::new();
@@ -61,6 +63,7 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
             out.push(obligation::diagnostic(p, o, &v));
         }
     }
+    memo::keep(context, solver.into_verdicts());
     if let Some(first) = skipped.first() {
         out.push(obligation::not_checked(*first, skipped.len()));
     }

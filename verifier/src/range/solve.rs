@@ -40,6 +40,17 @@ impl<'a> Solver<'a> {
         }
     }
 
+    /// Starts from verdicts decided before in the same context ([`super::memo`]).
+    pub fn with_verdicts(mut self, cache: HashMap<String, Option<Verdict>>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The verdicts decided, by obligation key.
+    pub fn into_verdicts(self) -> HashMap<String, Option<Verdict>> {
+        self.cache
+    }
+
     /// `None` when the obligation holds for every value of the domains.
     pub fn decide(&mut self, o: &Obligation, deadline: Instant) -> Option<Verdict> {
         if self.obvious(&o.goal) {

@@ -1,0 +1,39 @@
+; Highlights of `.coll` files.
+
+[
+  "collective" "ranks" "param" "const" "let" "blocks" "signal" "window" "tile" "array"
+  "require" "body" "epilogue" "in" "as" "value" "per" "call" "reused" "step"
+] @keyword
+
+[ "for" "if" "else" "return" ] @keyword.control
+
+[ "notify" "wait" "copy" "get" "put" "reduce" "fence" ] @function.builtin
+
+(type) @type
+(peers) @variable.builtin
+(all_ranks) @variable.builtin
+(bool) @constant.builtin
+(integer) @number
+(comment) @comment
+
+((identifier) @variable.builtin
+  (#eq? @variable.builtin "me"))
+
+(collective name: (identifier) @module)
+(semantics kind: (identifier) @type)
+(ranks_decl name: (identifier) @constant)
+(param_decl name: (identifier) @variable.parameter)
+(const_decl name: (identifier) @constant)
+(signal_decl name: (identifier) @variable)
+(window_decl name: (identifier) @variable)
+(tile_decl name: (identifier) @variable)
+(array_decl name: (identifier) @variable)
+(cell signal: (identifier) @variable)
+(region buffer: (identifier) @variable)
+(call function: (identifier) @function)
+(reduce_stmt op: (identifier) @operator)
+
+[ "+" "-" "*" "/" "%" "+=" "-=" "=" "<-" "@" ".." "..=" "&&" "||" "!" ] @operator
+(cmp_op) @operator
+[ "(" ")" "[" "]" "{" "}" ] @punctuation.bracket
+[ ";" "," ":" ] @punctuation.delimiter
