@@ -1180,7 +1180,6 @@ struct Pairing<'a, 'b, 'c> {
     ctx: &'a mut Ctx<'b>,
     acc: &'a mut Acc,
     cell: &'c Cell,
-    guard: Guard,
     writers: Vec<usize>,
 }
 
@@ -1238,7 +1237,8 @@ impl Pairing<'_, '_, '_> {
         for w in ws {
             // Trailing waits with no notify round of their own (a drain after the last
             // round) pair with the rounds before them.
-            let trailing = o.len() > w.len() && o[w.len()..].iter().all(|n| matches!(n, Node::Leaf(_)));
+            let trailing =
+                o.len() > w.len() && o[w.len()..].iter().all(|n| matches!(n, Node::Leaf(_)));
             if w.len() != o.len() && !trailing {
                 return Err(format!(
                     "{} notify round(s) against {} wait round(s); give every wait round its notify round in the same loop structure",
@@ -1287,13 +1287,12 @@ impl Pairing<'_, '_, '_> {
                         } else {
                             last_loop.clone()
                         };
-                        if std::env::var_os("COLLC_DEBUG_WINDOW").is_some() {
-                            eprintln!("window: lw={lw:?} win={window:?} last={last_loop:?} i={i} need={need:?} before={before:?}");
-                        }
                         if let Some(q) = lw.and_then(|u| u.lagged(&need, &before)) {
                             // The round it pairs with exists, or the wait needs nothing yet
                             // (the window's first K rounds: threshold <= 0).
-                            if let Some((early, idle)) = crate::window::early(&mut run.syms, &g, &q, &need) {
+                            if let Some((early, idle)) =
+                                crate::window::early(&mut run.syms, &g, &q, &need)
+                            {
                                 if matches!(
                                     self.ctx.prove(run, self.acc, &early, frames, idle),
                                     Answer::Valid
@@ -1463,9 +1462,10 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
             }
             // The writers' notifies share one guard; a wait may run under more conditions
             // (a window's waits start at round K), proved under its own guard.
-            let g = adds
-                .first()
-                .map_or_else(|| run.events[ow[0]].guard.clone(), |e| run.events[*e].guard.clone());
+            let g = adds.first().map_or_else(
+                || run.events[ow[0]].guard.clone(),
+                |e| run.events[*e].guard.clone(),
+            );
             let same = adds.iter().all(|e| run.events[*e].guard == g)
                 && ow
                     .iter()
@@ -1484,7 +1484,6 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                 ctx,
                 acc,
                 cell,
-                guard: g,
                 writers: adds.clone(),
             };
             match pairing.align(run, &wrefs, &otree, Lin::k(0), &Vec::new(), &[], None) {

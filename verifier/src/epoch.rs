@@ -368,8 +368,10 @@ pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
         f.primary = Some(primary);
         f.primary_label = label;
         if primary != w.span {
-            f.labels
-                .push((w.span, format!("{} grows by {} per call", w.cell, w.per_call)));
+            f.labels.push((
+                w.span,
+                format!("{} grows by {} per call", w.cell, w.per_call),
+            ));
         }
         f.formula = Some(formula.clone());
         f.help = Some(help);
@@ -457,7 +459,8 @@ fn subst_atom(s: &mut Syms, x: AtomId, a: AtomId, by: &Lin) -> Option<Lin> {
     if !atom_mentions(s, x, a) {
         return Some(Lin::atom(x));
     }
-    let two = |s: &mut Syms, l: &Lin, r: &Lin| Some((subst_deep(s, l, a, by)?, subst_deep(s, r, a, by)?));
+    let two =
+        |s: &mut Syms, l: &Lin, r: &Lin| Some((subst_deep(s, l, a, by)?, subst_deep(s, r, a, by)?));
     match s.atoms[x as usize].clone() {
         Atom::CeilDiv(l, r) => two(s, &l, &r).and_then(|(l, r)| s.ceil_div(&l, &r)),
         Atom::Div(l, r) => two(s, &l, &r).and_then(|(l, r)| s.div(&l, &r)),
@@ -474,7 +477,11 @@ fn subst_atom(s: &mut Syms, x: AtomId, a: AtomId, by: &Lin) -> Option<Lin> {
 /// index: 0 in call 0 (cells start at 0), and in call `c >= 1` what a Set of call `c - 1`
 /// wrote, `value[call := call - 1]`. Each with the condition on the call it needs (`None`:
 /// none; a condition that cannot hold drops the entry). `None` without a call index.
-pub(crate) fn previous_values(p: &Protocol, s: &mut Syms, sets: &[Lin]) -> Option<Vec<(Lin, bool, Option<crate::sym::CondId>)>> {
+pub(crate) fn previous_values(
+    p: &Protocol,
+    s: &mut Syms,
+    sets: &[Lin],
+) -> Option<Vec<(Lin, bool, Option<crate::sym::CondId>)>> {
     let call = s.intern(Atom::Param(p.call?));
     let c = Lin::atom(call);
     let cond = |s: &mut Syms, op: CmpOp, k: i64| -> Option<Option<Option<crate::sym::CondId>>> {

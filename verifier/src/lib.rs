@@ -27,8 +27,8 @@ pub mod smt;
 pub mod sym;
 pub mod table;
 pub mod validate;
-mod window;
 pub mod value_signal;
+mod window;
 
 pub use entry::{verify, Options};
 pub use exec::ENUM_WORLD_MAX;

@@ -24,7 +24,9 @@ fn counts(path: &str, world: i64) -> [i64; 4] {
     let r = cost(&p, &given).expect("cost");
     let mut out = [0; 4];
     for (i, row) in r.rows.iter().enumerate() {
-        out[i] = row.value.unwrap_or_else(|| panic!("{path}: {} has no value", row.what));
+        out[i] = row
+            .value
+            .unwrap_or_else(|| panic!("{path}: {} has no value", row.what));
     }
     out
 }
@@ -48,7 +50,10 @@ fn epoch_signals_drop_the_resets_and_keep_the_atomics_and_waits() {
             let c = counts(clearing, world);
             let e = counts(epoch, world);
             eprintln!("P={world}: {clearing} {c:?} | {epoch} {e:?}");
-            assert_eq!(c[0], e[0], "remote atomics at P={world}: {clearing} vs {epoch}");
+            assert_eq!(
+                c[0], e[0],
+                "remote atomics at P={world}: {clearing} vs {epoch}"
+            );
             assert_eq!(c[2], e[2], "waits at P={world}: {clearing} vs {epoch}");
             assert!(c[1] > 0, "{clearing} resets its cells locally");
             assert_eq!(e[1], 0, "{epoch} has no local notify (nothing is reset)");

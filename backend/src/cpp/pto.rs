@@ -391,7 +391,9 @@ impl Dialect for Pto {
         ));
         w.line("#else");
         w.line("// The call index: one thread runs every call of this (rank, block), so a thread-local");
-        w.line("// counter is this rank's count of calls so far (a new run starts new threads at 0).");
+        w.line(
+            "// counter is this rank's count of calls so far (a new run starts new threads at 0).",
+        );
         w.line("static thread_local int64_t collc_calls_made = 0;");
         w.line(format!("const int64_t {name} = collc_calls_made++;"));
         w.line("#endif");
