@@ -3,7 +3,7 @@
 //! `// expect: CODE` annotations of a fixture.
 
 use collc_spec::eval::bind;
-use collc_spec::ir::{Protocol, VarKind};
+use collc_spec::ir::{BinOp, Block, BufferRef, Expr, Protocol, Region, StmtKind, VarKind};
 use std::collections::BTreeMap;
 
 /// Preferred values of a parameter with domain `lo..=hi`, most interesting first: sizes that
@@ -146,12 +146,44 @@ pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
 }
 
 /// Back-to-back calls a test runs `p` for: 3, or 6 when the protocol carries state from call
-/// to call (it reads the call index or has a monotonic signal), so that every parity of a
-/// `call % 2` buffer is reused at least twice.
+/// to call or reuses buffer parts in turn (it reads the call index, has a monotonic signal, or
+/// indexes a `reused` window with `% k`: a parity or ring buffer), so that every part is
+/// reused at least twice.
 pub fn test_calls(p: &Protocol) -> u32 {
-    if p.call.is_some() || p.signals.iter().any(|s| s.monotonic) {
+    let ring = |r: &Region| {
+        matches!(r.buffer, BufferRef::Window(w) if !p.window_per_call(w))
+            && r.index.iter().any(has_rem)
+    };
+    if p.call.is_some() || p.signals.iter().any(|s| s.monotonic) || any_region(&p.body, &ring) {
         6
     } else {
         3
     }
+}
+
+fn has_rem(e: &Expr) -> bool {
+    match e {
+        Expr::Bin(BinOp::Mod, _, _) => true,
+        Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
+            has_rem(a) || has_rem(b)
+        }
+        Expr::Neg(a) | Expr::Rank(a) => has_rem(a),
+        Expr::Int(_) | Expr::Var(_) | Expr::Array(..) => false,
+    }
+}
+
+fn any_region(b: &Block, f: &dyn Fn(&Region) -> bool) -> bool {
+    b.stmts.iter().any(|s| match &s.kind {
+        StmtKind::Copy { dst, src }
+        | StmtKind::Get { dst, src, .. }
+        | StmtKind::Put { dst, src, .. }
+        | StmtKind::Reduce { dst, src, .. } => f(dst) || f(src),
+        StmtKind::For { body, .. } => any_region(body, f),
+        StmtKind::If {
+            then_block,
+            else_block,
+            ..
+        } => any_region(then_block, f) || else_block.as_ref().is_some_and(|e| any_region(e, f)),
+        _ => false,
+    })
 }

@@ -51,7 +51,7 @@ const UNTILED: (&str, &str) = ("P=2..4, 3 calls: ", "; P=5..8, 2 calls: ");
 /// worded for what the kernel has (no tiles for a barrier; every root for a broadcast):
 /// P=2..4 at the full bounds, then P=5..8 at one tile and two calls. Every kernel, as
 /// declared (`per call` or `reused` buffers), checks every obligation.
-const EXAMPLES: [(&str, (&str, &str)); 18] = [
+const EXAMPLES: [(&str, (&str, &str)); 21] = [
     ("all_to_all", TILED),
     ("all_to_all_v", TILED),
     ("allgather", TILED),
@@ -61,6 +61,8 @@ const EXAMPLES: [(&str, (&str, &str)); 18] = [
     ("barrier", UNTILED),
     ("broadcast", ROOTED),
     ("broadcast_read_complete", ROOTED),
+    ("credit_window_pipeline", ROOTED),
+    ("epoch_allreduce", TILED),
     ("incore_all_to_all", TILED),
     ("incore_all_to_all_v", TILED),
     ("incore_allgather", TILED),
@@ -70,6 +72,16 @@ const EXAMPLES: [(&str, (&str, &str)); 18] = [
     ("incore_broadcast", ROOTED),
     ("incore_reduce_scatter", TILED),
     ("reduce_scatter", TILED),
+    ("sense_reversing_barrier", UNTILED),
+];
+
+/// The examples outside the parametric route (they read the call index, have monotonic
+/// signals, or pair waits with a round K behind): deadlock freedom is the bounded run's,
+/// `checked`, not proved for every world size.
+const ENUMERATED_ONLY: [&str; 3] = [
+    "credit_window_pipeline",
+    "epoch_allreduce",
+    "sense_reversing_barrier",
 ];
 
 fn obligation<'a>(j: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
@@ -122,7 +134,7 @@ fn merged_kernels_bounded_obligations() {
             let o = obligation(j, id);
             assert_eq!(o["code"], format!("verify::{id}"));
             let mut scope = o["scope"].as_str().unwrap();
-            if id == "deadlock" {
+            if id == "deadlock" && !ENUMERATED_ONLY.contains(&name) {
                 // Proved for every world size by the ranking of waits; the scope then
                 // states the bounded run's result, which must be complete as for the rest.
                 assert_eq!(o["status"], "proved", "{name}: {id}: {o}");

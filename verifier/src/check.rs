@@ -1180,7 +1180,6 @@ struct Pairing<'a, 'b, 'c> {
     ctx: &'a mut Ctx<'b>,
     acc: &'a mut Acc,
     cell: &'c Cell,
-    guard: Guard,
     writers: Vec<usize>,
 }
 
@@ -1288,9 +1287,6 @@ impl Pairing<'_, '_, '_> {
                         } else {
                             last_loop.clone()
                         };
-                        if std::env::var_os("COLLC_DEBUG_WINDOW").is_some() {
-                            eprintln!("window: lw={lw:?} win={window:?} last={last_loop:?} i={i} need={need:?} before={before:?}");
-                        }
                         if let Some(q) = lw.and_then(|u| u.lagged(&need, &before)) {
                             // The round it pairs with exists, or the wait needs nothing yet
                             // (the window's first K rounds: threshold <= 0).
@@ -1488,7 +1484,6 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                 ctx,
                 acc,
                 cell,
-                guard: g,
                 writers: adds.clone(),
             };
             match pairing.align(run, &wrefs, &otree, Lin::k(0), &Vec::new(), &[], None) {

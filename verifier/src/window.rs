@@ -26,7 +26,7 @@ impl Round {
     /// Inside a summarised loop whose iterations each send `per_iter` credits.
     pub(crate) fn inside(per_iter: &Lin, iter: AtomId) -> Option<Round> {
         Some(Round {
-            per_round: per_iter.as_const().filter(|c| *c > 0)?,
+            per_round: literal(per_iter).filter(|c| *c > 0)?,
             index: Lin::atom(iter),
         })
     }
@@ -34,7 +34,7 @@ impl Round {
     /// After such a loop (a drain wait): its round index is the trip count.
     pub(crate) fn after(per_iter: &Lin, trip: &Lin) -> Option<Round> {
         Some(Round {
-            per_round: per_iter.as_const().filter(|c| *c > 0)?,
+            per_round: literal(per_iter).filter(|c| *c > 0)?,
             index: trip.clone(),
         })
     }
@@ -43,13 +43,19 @@ impl Round {
     /// (`>= 0`) that the round it pairs with, `K` rounds behind, exists. `None` when the
     /// credits it leaves out are not a positive literal (no constant window).
     pub(crate) fn lagged(&self, need: &Lin, before: &Lin) -> Option<Lin> {
-        let m = before.sub(need)?.add(&Lin::k(1))?.as_const()?;
+        let m = literal(&before.sub(need)?.add(&Lin::k(1))?)?;
         if m <= 0 {
             return None;
         }
         let k = (m + self.per_round - 1) / self.per_round;
         self.index.add(&Lin::k(-k))
     }
+}
+
+/// The value of `l` if every atom has coefficient 0 (renaming iteration atoms can leave
+/// zero terms behind).
+fn literal(l: &Lin) -> Option<i64> {
+    l.t.iter().all(|(_, k)| *k == 0).then_some(l.c)
 }
 
 /// The query that closes a lagged wait: under `guard` and "round `q` does not exist"
