@@ -305,7 +305,7 @@ fn token_at(text: &str, pos: usize) -> String {
         return word;
     }
     for op in [
-        "..=", "..", "<-", "+=", "-=", ">=", "<=", "==", "!=", "&&", "||", "//",
+        "..=", "..", "<-", "<<", ">>", "+=", "-=", ">=", "<=", "==", "!=", "&&", "||", "//",
     ] {
         if rest.starts_with(op) {
             return op.to_string();
@@ -419,7 +419,7 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
         .iter()
         .all(|t| tokens.contains(*t))
     {
-        for t in ["+", "-", "*", "/", "%"] {
+        for t in ["+", "-", "*", "/", "%", "<<", ">>", "&", "^", "|"] {
             tokens.remove(t);
         }
         words.insert("operator".into());

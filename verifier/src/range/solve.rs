@@ -6,7 +6,7 @@ use super::encode::{Defs, Enc};
 use super::obligation::{Goal, Obligation, Verdict};
 use super::QUERY_TIMEOUT;
 use collc_spec::eval::{eval, Env};
-use collc_spec::ir::{BinOp, Expr, Protocol, Range, VarId, VarKind};
+use collc_spec::ir::{BinOp, Expr, Protocol, Range, Seq, VarId, VarKind};
 use collc_spec::print::expr_to_string;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -77,6 +77,31 @@ impl<'a> Solver<'a> {
         }
     }
 
+    /// A power of two by its form: a constant one, `pow2(..)`, `1 << ..`, or the
+    /// variable of a `step *f` loop whose start and factor are constant powers of two
+    /// (or a `let` of one of these).
+    fn is_pow2(&self, e: &Expr) -> bool {
+        let pow2 = |x: i64| collc_spec::eval::log2(x).is_ok();
+        if let Some(c) = self.fold(e) {
+            return pow2(c);
+        }
+        match e {
+            Expr::Pow2(_) => true,
+            Expr::Bin(BinOp::Shl, a, _) => self.fold(a) == Some(1),
+            Expr::Var(v) => match &self.p.vars[*v].kind {
+                VarKind::Loop => matches!(
+                    self.defs.loops.get(v),
+                    Some(Range::Seq(Seq { lo, step, geometric: true, .. }))
+                        if self.fold(lo).is_some_and(pow2) && self.fold(step).is_some_and(pow2)
+                ),
+                VarKind::Local => self.defs.lets.get(v).is_some_and(|x| self.is_pow2(x)),
+                VarKind::Derived(x) => self.is_pow2(x),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// A size that is never negative: `P`, a parameter with a non-negative
     /// domain, a non-negative constant.
     fn nonneg(&self, e: &Expr) -> bool {
@@ -107,6 +132,14 @@ impl<'a> Solver<'a> {
                     || matches!((l, h, d), (Some(l), Some(h), Some(d)) if 0 <= l && l <= h && h <= d)
             }
             Goal::Target { e } => self.is_rank_var(e),
+            Goal::Log2 { e } => self.is_pow2(e),
+            // `log2(..)` is in 0..=62 by construction.
+            Goal::Shift { e } => {
+                matches!(e, Expr::Log2(_))
+                    || self
+                        .fold(e)
+                        .is_some_and(|x| (0..=collc_spec::eval::MAX_SHIFT).contains(&x))
+            }
         }
     }
 
@@ -131,6 +164,17 @@ impl<'a> Solver<'a> {
             Goal::Target { e } => {
                 let x = enc.expr(e);
                 (Bool::or(&[x.lt(0), x.ge(&world)]), vec![x, world.clone()])
+            }
+            Goal::Log2 { e } => {
+                let x = enc.expr(e);
+                (super::encode::is_pow2(&x).not(), vec![x])
+            }
+            Goal::Shift { e } => {
+                let x = enc.expr(e);
+                (
+                    Bool::or(&[x.lt(0), x.gt(collc_spec::eval::MAX_SHIFT)]),
+                    vec![x],
+                )
             }
         };
         let mut asserts = vec![neg];
@@ -224,7 +268,7 @@ impl<'a> Solver<'a> {
         let mut exprs: Vec<Expr> = match &o.goal {
             Goal::Index { e, dim, .. } => vec![e.clone(), dim.clone()],
             Goal::Slice { lo, hi, dim, .. } => vec![lo.clone(), hi.clone(), dim.clone()],
-            Goal::Target { e } => vec![e.clone()],
+            Goal::Target { e } | Goal::Log2 { e } | Goal::Shift { e } => vec![e.clone()],
         };
         let mut seen: Vec<VarId> = Vec::new();
         while let Some(e) = exprs.pop() {
@@ -240,7 +284,10 @@ impl<'a> Solver<'a> {
                     VarKind::Derived(x) => exprs.push(x.clone()),
                     VarKind::Local => exprs.extend(self.defs.lets.get(&v).cloned()),
                     VarKind::Loop => {
-                        if let Some(Range::Span { lo, hi, step }) = self.defs.loops.get(&v) {
+                        if let Some(
+                            Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }),
+                        ) = self.defs.loops.get(&v)
+                        {
                             exprs.extend([lo.clone(), hi.clone(), step.clone()]);
                         }
                     }
@@ -264,7 +311,15 @@ impl<'a> Solver<'a> {
             }
             Expr::Int(_) | Expr::Var(_) => None,
             Expr::Array(_, xs) => xs.iter().find_map(|x| self.nonlinear(x)),
-            Expr::Neg(a) | Expr::Rank(a) => self.nonlinear(a),
+            Expr::Bin(op, _, _) if op.is_bitwise() => Some(format!(
+                "`{}`, a bit operation (decided on 64-bit vectors)",
+                s(e)
+            ))
+            .filter(|_| self.fold(e).is_none()),
+            Expr::Log2(_) | Expr::Pow2(_) if self.fold(e).is_none() => {
+                Some(format!("`{}` (decided on 64-bit vectors)", s(e)))
+            }
+            Expr::Neg(a) | Expr::Rank(a) | Expr::Log2(a) | Expr::Pow2(a) => self.nonlinear(a),
             Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
                 self.nonlinear(a).or_else(|| self.nonlinear(b))
             }
@@ -272,12 +327,18 @@ impl<'a> Solver<'a> {
     }
 }
 
+const LOG2_KEY: Expr = Expr::Int(-2);
+const SHIFT_KEY: Expr = Expr::Int(-62);
+
 /// The goal without its names (which do not change the question).
 fn key_of(g: &Goal) -> Vec<&Expr> {
     match g {
         Goal::Index { e, dim, .. } => vec![e, dim],
         Goal::Slice { lo, hi, dim, .. } => vec![lo, hi, dim],
         Goal::Target { e } => vec![e],
+        // The same expression asks another question: tell them apart by a marker.
+        Goal::Log2 { e } => vec![e, &LOG2_KEY],
+        Goal::Shift { e } => vec![e, &SHIFT_KEY],
     }
 }
 
