@@ -55,6 +55,21 @@ impl<'a> Solver<'a> {
         } else {
             1
         };
+        // `0 <= log2(x) <= x - 1` for x >= 1 (x's own goal): `x - 1` in range is
+        // enough, and linear where `x` is (a `step *2` loop variable below `P`).
+        if let Goal::Index {
+            e: Expr::Log2(x), ..
+        } = &o.goal
+        {
+            let mut easier = o.clone();
+            if let Goal::Index { e, .. } = &mut easier.goal {
+                *e = Expr::Bin(BinOp::Sub, x.clone(), Box::new(Expr::Int(1)));
+            }
+            if self.decide(&easier, deadline).is_none() {
+                self.cache.insert(key, None);
+                return None;
+            }
+        }
         let v = (0..parts).find_map(|part| self.query(o, part, deadline));
         self.cache.insert(key, v.clone());
         v
@@ -102,6 +117,61 @@ impl<'a> Solver<'a> {
         }
     }
 
+    /// `0 <= e < dim` for a power of two `dim` by the bits: `e` is a rank variable
+    /// (`dim` = P), a loop variable of a range `lo..dim` with `lo >= 0`, or `^`, `|`, `&` of
+    /// such values (no bit at or above log2 dim is set in either operand). `dim` is a
+    /// constant power of two or `P` with `require P & (P - 1) == 0;`.
+    fn below_pow2(&self, e: &Expr, dim: &Expr) -> bool {
+        let world = Expr::Var(self.p.world);
+        let dim_pow2 = match self.fold(dim) {
+            Some(c) => collc_spec::eval::log2(c).is_ok(),
+            None => *dim == world && self.world_pow2(),
+        };
+        dim_pow2 && self.bits_below(e, dim)
+    }
+
+    fn bits_below(&self, e: &Expr, dim: &Expr) -> bool {
+        match e {
+            Expr::Bin(BinOp::Xor | BinOp::Or | BinOp::And, a, b) => {
+                self.bits_below(a, dim) && self.bits_below(b, dim)
+            }
+            Expr::Rank(a) => self.bits_below(a, dim),
+            Expr::Var(v) => {
+                (self.is_rank_var(e) && *dim == Expr::Var(self.p.world))
+                    || match &self.p.vars[*v].kind {
+                        VarKind::Loop => matches!(
+                            self.defs.loops.get(v),
+                            Some(Range::Span { lo, hi, .. } | Range::Seq(Seq { lo, hi, .. }))
+                                if hi == dim && self.fold(lo).is_some_and(|l| l >= 0)
+                        ),
+                        VarKind::Local => self
+                            .defs
+                            .lets
+                            .get(v)
+                            .is_some_and(|x| self.bits_below(x, dim)),
+                        _ => false,
+                    }
+            }
+            _ => {
+                self.fold(e).is_some_and(|c| c >= 0)
+                    && self
+                        .fold(dim)
+                        .is_some_and(|d| self.fold(e).is_some_and(|c| c < d))
+            }
+        }
+    }
+
+    /// Whether a `require` says the world size is a power of two (`P & (P - 1) == 0`).
+    fn world_pow2(&self) -> bool {
+        let w = Expr::Var(self.p.world);
+        let minus1 = Expr::Bin(BinOp::Sub, Box::new(w.clone()), Box::new(Expr::Int(1)));
+        let form = Expr::Bin(BinOp::And, Box::new(w), Box::new(minus1));
+        self.p.requires.iter().any(|r| {
+            matches!(&r.cond, collc_spec::ir::Cond::Cmp(collc_spec::ir::CmpOp::Eq, a, b)
+                if (*a == form && b.as_const() == Some(0)) || (*b == form && a.as_const() == Some(0)))
+        })
+    }
+
     /// A size that is never negative: `P`, a parameter with a non-negative
     /// domain, a non-negative constant.
     fn nonneg(&self, e: &Expr) -> bool {
@@ -124,6 +194,7 @@ impl<'a> Solver<'a> {
         match g {
             Goal::Index { e, dim, .. } => {
                 (self.is_rank_var(e) && *dim == world)
+                    || self.below_pow2(e, dim)
                     || matches!((self.fold(e), self.fold(dim)), (Some(i), Some(d)) if 0 <= i && i < d)
             }
             Goal::Slice { lo, hi, dim, .. } => {
@@ -131,7 +202,7 @@ impl<'a> Solver<'a> {
                 (l == Some(0) && hi == dim && self.nonneg(dim))
                     || matches!((l, h, d), (Some(l), Some(h), Some(d)) if 0 <= l && l <= h && h <= d)
             }
-            Goal::Target { e } => self.is_rank_var(e),
+            Goal::Target { e } => self.is_rank_var(e) || self.below_pow2(e, &world),
             Goal::Log2 { e } => self.is_pow2(e),
             // `log2(..)` is in 0..=62 by construction.
             Goal::Shift { e } => {
