@@ -198,21 +198,21 @@ impl<'a> Enc<'a> {
                     // The shift amount's own goal checks it; here it is assumed in range.
                     BinOp::Shl => {
                         self.side.push(shift_ok(&y));
-                        Int::from_bv(&bv(&x).bvshl(&bv(&y)), true)
+                        Int::from_bv(&bv(&x).bvshl(bv(&y)), true)
                     }
                     BinOp::Shr => {
                         self.side.push(shift_ok(&y));
-                        Int::from_bv(&bv(&x).bvashr(&bv(&y)), true)
+                        Int::from_bv(&bv(&x).bvashr(bv(&y)), true)
                     }
-                    BinOp::And => Int::from_bv(&bv(&x).bvand(&bv(&y)), true),
-                    BinOp::Xor => Int::from_bv(&bv(&x).bvxor(&bv(&y)), true),
-                    BinOp::Or => Int::from_bv(&bv(&x).bvor(&bv(&y)), true),
+                    BinOp::And => Int::from_bv(&bv(&x).bvand(bv(&y)), true),
+                    BinOp::Xor => Int::from_bv(&bv(&x).bvxor(bv(&y)), true),
+                    BinOp::Or => Int::from_bv(&bv(&x).bvor(bv(&y)), true),
                 }
             }
             Expr::Pow2(a) => {
                 let k = self.expr(a);
                 self.side.push(shift_ok(&k));
-                Int::from_bv(&BV::from_u64(1, 64).bvshl(&bv(&k)), true)
+                Int::from_bv(&BV::from_u64(1, 64).bvshl(bv(&k)), true)
             }
             Expr::Log2(a) => {
                 // A fresh k in 0..=62 with x = 2^k (the argument's own goal checks that
@@ -220,7 +220,7 @@ impl<'a> Enc<'a> {
                 let x = self.expr(a);
                 self.fresh += 1;
                 let k = Int::new_const(format!("log2#{}", self.fresh));
-                let two_k = Int::from_bv(&BV::from_u64(1, 64).bvshl(&bv(&k)), true);
+                let two_k = Int::from_bv(&BV::from_u64(1, 64).bvshl(bv(&k)), true);
                 self.side.push(Bool::and(&[shift_ok(&k), x.eq(&two_k)]));
                 k
             }
