@@ -65,6 +65,7 @@ fn param_value(name: &str, np: u32, lag_run: bool) -> i64 {
         // Under lag rank 0 is the fast rank: the broadcast race needs the fast rank as root.
         "root" => i64::from(!lag_run && np > 1),
         "NR" => 4,
+        "B" => 250,
         other => panic!("no test value for parameter `{other}`: add it to param_value()"),
     }
 }
@@ -295,6 +296,10 @@ const BUGS: &[(&str, BugExpect)] = &[
         ),
     ),
     ("reduce_scatter_pre_pr", BugExpect::NonzeroCells),
+    (
+        "allreduce_recursive_doubling_or_partner",
+        BugExpect::WaitTimeout,
+    ),
 ];
 
 /// Every fixture (examples and bugs) generates an MPI program (no toolchain needed).

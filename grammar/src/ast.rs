@@ -305,11 +305,15 @@ pub enum LoopRange {
     Peers(Span),
     /// `ranks`: every rank, `me` included.
     Ranks(Span),
-    /// `lo..hi` or `lo..hi step s`.
+    /// `lo..hi`, `lo..hi step s` or `lo..hi step *f`, possibly `(...).rev()`.
     Span {
         lo: Expr,
         hi: Expr,
         step: Option<Expr>,
+        /// `step *f`: the step multiplies (lo, lo*f, lo*f*f, ... < hi).
+        geometric: bool,
+        /// `(...).rev()`: the same values, last to first.
+        rev: bool,
         span: Span,
     },
 }
@@ -347,6 +351,9 @@ pub struct Expr {
     pub span: Span,
 }
 
+/// The binding strength of a prefix `-` (tighter than every [`BinOp`]).
+pub const NEG_PRECEDENCE: u8 = 7;
+
 /// Binary arithmetic operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BinOp {
@@ -360,6 +367,16 @@ pub enum BinOp {
     Div,
     /// `%` (Euclidean remainder, never negative)
     Mod,
+    /// `<<` (shift left; the shift amount must be in `0..=62`)
+    Shl,
+    /// `>>` (arithmetic shift right, i.e. floor division by a power of two)
+    Shr,
+    /// `&` (bitwise and, two's complement)
+    And,
+    /// `^` (bitwise exclusive or)
+    Xor,
+    /// `|` (bitwise or)
+    Or,
 }
 
 impl BinOp {
@@ -371,14 +388,31 @@ impl BinOp {
             BinOp::Mul => "*",
             BinOp::Div => "/",
             BinOp::Mod => "%",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::And => "&",
+            BinOp::Xor => "^",
+            BinOp::Or => "|",
         }
     }
-    /// Binding strength (higher binds tighter).
+    /// Binding strength (higher binds tighter), as in C and Rust: `|` < `^` < `&` <
+    /// shifts < `+ -` < `* / %`; a prefix `-` binds tighter than all ([`NEG_PRECEDENCE`]).
     pub fn precedence(self) -> u8 {
         match self {
-            BinOp::Add | BinOp::Sub => 1,
-            BinOp::Mul | BinOp::Div | BinOp::Mod => 2,
+            BinOp::Or => 1,
+            BinOp::Xor => 2,
+            BinOp::And => 3,
+            BinOp::Shl | BinOp::Shr => 4,
+            BinOp::Add | BinOp::Sub => 5,
+            BinOp::Mul | BinOp::Div | BinOp::Mod => 6,
         }
+    }
+    /// Whether the operator works on bits (`<< >> & ^ |`).
+    pub fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or
+        )
     }
 }
 

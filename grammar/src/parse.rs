@@ -446,12 +446,10 @@ impl Builder {
             Rule::fence_stmt => StmtKind::Fence,
             Rule::for_stmt => {
                 let var = self.ident(it.next().expect("var"));
-                let range = it
-                    .next()
-                    .expect("range")
-                    .into_inner()
-                    .next()
-                    .expect("range kind");
+                // A `loop_range` holds one kind, then `rev_suffix` for `(...).rev()`.
+                let parts: Vec<Pair<Rule>> = it.next().expect("range").into_inner().collect();
+                let rev = parts.iter().any(|q| q.as_rule() == Rule::rev_suffix);
+                let range = parts.into_iter().next().expect("range kind");
                 let rs = span(&range);
                 let range = match range.as_rule() {
                     Rule::peers_range => LoopRange::Peers(rs),
@@ -460,11 +458,19 @@ impl Builder {
                         let mut r = inner(range);
                         let lo = self.expr(r.next().expect("lo"));
                         let hi = self.expr(r.next().expect("hi"));
-                        let step = r.next().map(|s| self.expr(s));
+                        let (step, geometric) = match r.next() {
+                            Some(s) if s.as_rule() == Rule::geo_step => {
+                                (Some(self.expr(inner(s).next().expect("factor"))), true)
+                            }
+                            Some(s) => (Some(self.expr(s)), false),
+                            None => (None, false),
+                        };
                         LoopRange::Span {
                             lo,
                             hi,
                             step,
+                            geometric,
+                            rev,
                             span: rs,
                         }
                     }
@@ -726,12 +732,26 @@ impl Builder {
         for q in inner(p) {
             match q.as_rule() {
                 Rule::neg => negs.push(span(&q)),
-                Rule::add | Rule::sub | Rule::mul | Rule::div | Rule::rem => {
+                Rule::add
+                | Rule::sub
+                | Rule::mul
+                | Rule::div
+                | Rule::rem
+                | Rule::shl
+                | Rule::shr
+                | Rule::bit_and
+                | Rule::bit_xor
+                | Rule::bit_or => {
                     let op = match q.as_rule() {
                         Rule::add => BinOp::Add,
                         Rule::sub => BinOp::Sub,
                         Rule::mul => BinOp::Mul,
                         Rule::div => BinOp::Div,
+                        Rule::shl => BinOp::Shl,
+                        Rule::shr => BinOp::Shr,
+                        Rule::bit_and => BinOp::And,
+                        Rule::bit_xor => BinOp::Xor,
+                        Rule::bit_or => BinOp::Or,
                         _ => BinOp::Mod,
                     };
                     ops.push((op, span(&q)));

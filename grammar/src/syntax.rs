@@ -313,7 +313,7 @@ fn token_at(text: &str, pos: usize) -> String {
         return word;
     }
     for op in [
-        "..=", "..", "<-", "+=", "-=", ">=", "<=", "==", "!=", "&&", "||", "//",
+        "..=", "..", "<-", "<<", ">>", "+=", "-=", ">=", "<=", "==", "!=", "&&", "||", "//",
     ] {
         if rest.starts_with(op) {
             return op.to_string();
@@ -427,7 +427,7 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
         .iter()
         .all(|t| tokens.contains(*t))
     {
-        for t in ["+", "-", "*", "/", "%"] {
+        for t in ["+", "-", "*", "/", "%", "<<", ">>", "&", "^", "|"] {
             tokens.remove(t);
         }
         words.insert("operator".into());

@@ -29,6 +29,23 @@ pub enum CExpr {
     Min(Box<CExpr>, Box<CExpr>),
     /// `max(a, b)`
     Max(Box<CExpr>, Box<CExpr>),
+    /// `log2(e)`
+    Log2(Box<CExpr>),
+    /// The value a [`Seq`] range visits at the index in the slot.
+    SeqAt {
+        /// The slot holding the iteration index (`0..len`).
+        index: u16,
+        /// Start of the ascending sequence.
+        lo: Box<CExpr>,
+        /// Its exclusive bound.
+        hi: Box<CExpr>,
+        /// Its step or factor.
+        step: Box<CExpr>,
+        /// The step multiplies.
+        geometric: bool,
+        /// Visited last to first.
+        rev: bool,
+    },
 }
 
 /// A compiled condition.
@@ -62,6 +79,20 @@ pub struct CRegion {
 /// How a loop iterates.
 #[derive(Debug, Clone)]
 pub enum LoopKind {
+    /// A [`Seq`] range: a hidden index counts `0..len` (the loop's `var` slot), and
+    /// the body's first instruction sets the named variable from it.
+    Seq {
+        /// Start of the ascending sequence.
+        lo: CExpr,
+        /// Its exclusive bound.
+        hi: CExpr,
+        /// Its step or factor.
+        step: CExpr,
+        /// The step multiplies.
+        geometric: bool,
+        /// Visited last to first.
+        rev: bool,
+    },
     /// Every rank but `me`.
     Peers,
     /// Every rank.
@@ -432,6 +463,12 @@ impl Compiler<'_> {
             Expr::CeilDiv(a, b) => CExpr::CeilDiv(Box::new(self.expr(a)), Box::new(self.expr(b))),
             Expr::Min(a, b) => CExpr::Min(Box::new(self.expr(a)), Box::new(self.expr(b))),
             Expr::Max(a, b) => CExpr::Max(Box::new(self.expr(a)), Box::new(self.expr(b))),
+            Expr::Log2(a) => fold1(
+                self.expr(a),
+                |x| collc_spec::eval::log2(x).ok(),
+                CExpr::Log2,
+            ),
+            Expr::Pow2(a) => self.expr(&Expr::Bin(BinOp::Shl, Box::new(Expr::Int(1)), a.clone())),
         }
     }
 
@@ -630,12 +667,30 @@ impl Compiler<'_> {
                             }
                             t
                         }
+                        Range::Seq(_) => print::range_to_string(p, range),
                     }
                 );
                 let stmt = self.info(s, text);
-                let v = self.slot(*var);
+                let named = self.slot(*var);
                 let hi = self.hidden();
                 let step = self.hidden();
+                // A `Seq` loop counts a hidden index 0..len; the body starts by setting
+                // the named variable to the value visited at that index.
+                let (v, at) = match range {
+                    Range::Seq(q) => {
+                        let index = self.hidden();
+                        let at = CExpr::SeqAt {
+                            index,
+                            lo: Box::new(self.expr(&q.lo)),
+                            hi: Box::new(self.expr(&q.hi)),
+                            step: Box::new(self.expr(&q.step)),
+                            geometric: q.geometric,
+                            rev: q.rev,
+                        };
+                        (index, Some(at))
+                    }
+                    _ => (named, None),
+                };
                 let kind = match range {
                     Range::Peers => LoopKind::Peers,
                     Range::Ranks => LoopKind::Ranks,
@@ -643,6 +698,13 @@ impl Compiler<'_> {
                         lo: self.expr(lo),
                         hi: self.expr(hi),
                         step: self.expr(step),
+                    },
+                    Range::Seq(q) => LoopKind::Seq {
+                        lo: self.expr(&q.lo),
+                        hi: self.expr(&q.hi),
+                        step: self.expr(&q.step),
+                        geometric: q.geometric,
+                        rev: q.rev,
                     },
                 };
                 let peers = matches!(kind, LoopKind::Peers);
@@ -657,6 +719,9 @@ impl Compiler<'_> {
                     outer: self.loops.clone(),
                 });
                 let body_pc = self.here();
+                if let Some(value) = at {
+                    self.instrs.push(Instr::Let { slot: named, value });
+                }
                 self.loops.push((v, hi, step));
                 let r = self.block(body);
                 self.loops.pop();
@@ -668,9 +733,11 @@ impl Compiler<'_> {
                     peers,
                     body: body_pc,
                 });
-                self.instrs.push(Instr::Kill {
-                    slots: vec![v, hi, step],
-                });
+                let mut slots = vec![v, hi, step];
+                if v != named {
+                    slots.push(named);
+                }
+                self.instrs.push(Instr::Kill { slots });
                 let exit = self.here() - 1;
                 if let Instr::LoopInit { exit: e, .. } = &mut self.instrs[init] {
                     *e = exit;
@@ -724,15 +791,10 @@ fn fold1(x: CExpr, f: impl Fn(i64) -> Option<i64>, mk: fn(Box<CExpr>) -> CExpr) 
     mk(Box::new(x))
 }
 
-/// Evaluates a binary operator with checked arithmetic (`None` on overflow or division by zero).
+/// Evaluates a binary operator with checked arithmetic (`None` on overflow, division
+/// by zero or a shift out of range).
 pub fn bin(op: BinOp, a: i64, b: i64) -> Option<i64> {
-    match op {
-        BinOp::Add => a.checked_add(b),
-        BinOp::Sub => a.checked_sub(b),
-        BinOp::Mul => a.checked_mul(b),
-        BinOp::Div => (b != 0).then(|| a.checked_div_euclid(b)).flatten(),
-        BinOp::Mod => (b != 0).then(|| a.checked_rem_euclid(b)).flatten(),
-    }
+    collc_spec::eval::bin(op, a, b).ok()
 }
 
 /// Evaluation context of one process.
@@ -771,14 +833,19 @@ impl Ctx<'_> {
             CExpr::Neg(a) => self.eval(a)?.checked_neg().ok_or("arithmetic overflow")?,
             CExpr::Bin(op, a, b) => {
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
-                bin(*op, x, y).ok_or_else(|| {
-                    if matches!(op, BinOp::Div | BinOp::Mod) && y == 0 {
-                        "division by zero".to_string()
-                    } else {
-                        "arithmetic overflow".to_string()
-                    }
-                })?
+                collc_spec::eval::bin(*op, x, y).map_err(|e| e.to_string())?
             }
+            CExpr::Log2(a) => collc_spec::eval::log2(self.eval(a)?).map_err(|e| e.to_string())?,
+            CExpr::SeqAt {
+                index,
+                lo,
+                hi,
+                step,
+                geometric,
+                rev,
+            } => self
+                .seq(lo, hi, step, *geometric, *rev)?
+                .nth(self.slots[*index as usize]),
             CExpr::CeilDiv(a, b) => {
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
                 if y == 0 {
@@ -789,6 +856,25 @@ impl Ctx<'_> {
             CExpr::Min(a, b) => self.eval(a)?.min(self.eval(b)?),
             CExpr::Max(a, b) => self.eval(a)?.max(self.eval(b)?),
         })
+    }
+
+    /// The values of a `Seq` range.
+    pub fn seq(
+        &self,
+        lo: &CExpr,
+        hi: &CExpr,
+        step: &CExpr,
+        geometric: bool,
+        rev: bool,
+    ) -> Result<collc_spec::eval::SeqValues, String> {
+        collc_spec::eval::SeqValues::new(
+            self.eval(lo)?,
+            self.eval(hi)?,
+            self.eval(step)?,
+            geometric,
+            rev,
+        )
+        .map_err(|e| e.to_string())
     }
 
     /// Evaluates a condition.

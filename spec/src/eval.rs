@@ -19,6 +19,13 @@ pub enum EvalError {
     NoArray(String),
     /// A host array index is out of bounds.
     ArrayIndex(String, i64),
+    /// A shift amount (`<<`, `>>`, `pow2`) outside `0..=62`.
+    Shift(i64),
+    /// `log2` of a value that is not a power of two.
+    Log2(i64),
+    /// A numeric loop whose step is not positive, or a power-of-two loop whose
+    /// factor is below 2 or whose start is below 1: (start, step).
+    Step(i64, i64),
 }
 
 impl fmt::Display for EvalError {
@@ -29,6 +36,9 @@ impl fmt::Display for EvalError {
             EvalError::Overflow => write!(f, "arithmetic overflow"),
             EvalError::NoArray(n) => write!(f, "host array `{n}` is not available here"),
             EvalError::ArrayIndex(n, i) => write!(f, "index {i} out of bounds of host array `{n}`"),
+            EvalError::Shift(k) => write!(f, "shift by {k}, outside 0..={MAX_SHIFT}"),
+            EvalError::Log2(x) => write!(f, "log2 of {x}, which is not a power of two"),
+            EvalError::Step(lo, s) => write!(f, "a loop from {lo} with step {s} never ends"),
         }
     }
 }
@@ -112,27 +122,9 @@ pub fn eval(p: &Protocol, e: &Expr, env: &Env) -> Result<i64, EvalError> {
         }
         Expr::Neg(a) => ck(eval(p, a, env)?.checked_neg())?,
         Expr::Rank(a) => eval(p, a, env)?,
-        Expr::Bin(op, a, b) => {
-            let a = eval(p, a, env)?;
-            let b = eval(p, b, env)?;
-            match op {
-                BinOp::Add => ck(a.checked_add(b))?,
-                BinOp::Sub => ck(a.checked_sub(b))?,
-                BinOp::Mul => ck(a.checked_mul(b))?,
-                BinOp::Div => {
-                    if b == 0 {
-                        return Err(EvalError::DivByZero);
-                    }
-                    ck(a.checked_div_euclid(b))?
-                }
-                BinOp::Mod => {
-                    if b == 0 {
-                        return Err(EvalError::DivByZero);
-                    }
-                    ck(a.checked_rem_euclid(b))?
-                }
-            }
-        }
+        Expr::Bin(op, a, b) => bin(*op, eval(p, a, env)?, eval(p, b, env)?)?,
+        Expr::Log2(a) => log2(eval(p, a, env)?)?,
+        Expr::Pow2(a) => bin(BinOp::Shl, 1, eval(p, a, env)?)?,
         Expr::CeilDiv(a, b) => {
             let a = eval(p, a, env)?;
             let b = eval(p, b, env)?;
@@ -144,6 +136,132 @@ pub fn eval(p: &Protocol, e: &Expr, env: &Env) -> Result<i64, EvalError> {
         Expr::Min(a, b) => eval(p, a, env)?.min(eval(p, b, env)?),
         Expr::Max(a, b) => eval(p, a, env)?.max(eval(p, b, env)?),
     })
+}
+
+/// The values of a [`Seq`] range in an environment.
+pub fn seq_values(p: &Protocol, s: &Seq, env: &Env) -> Result<SeqValues, EvalError> {
+    SeqValues::new(
+        eval(p, &s.lo, env)?,
+        eval(p, &s.hi, env)?,
+        eval(p, &s.step, env)?,
+        s.geometric,
+        s.rev,
+    )
+}
+
+/// The largest shift amount (`<<`, `>>`, `pow2`): results stay in 64 bits.
+pub const MAX_SHIFT: i64 = 62;
+
+/// `a op b` with the language's semantics: floor division, Euclidean remainder,
+/// shifts by `0..=MAX_SHIFT` only (`<<` overflow-checked, `>>` arithmetic, i.e. floor
+/// division by a power of two), bitwise operators on two's complement.
+pub fn bin(op: BinOp, a: i64, b: i64) -> Result<i64, EvalError> {
+    let shift = |b: i64| {
+        if (0..=MAX_SHIFT).contains(&b) {
+            Ok(b as u32)
+        } else {
+            Err(EvalError::Shift(b))
+        }
+    };
+    Ok(match op {
+        BinOp::Add => ck(a.checked_add(b))?,
+        BinOp::Sub => ck(a.checked_sub(b))?,
+        BinOp::Mul => ck(a.checked_mul(b))?,
+        BinOp::Div | BinOp::Mod if b == 0 => return Err(EvalError::DivByZero),
+        BinOp::Div => ck(a.checked_div_euclid(b))?,
+        BinOp::Mod => ck(a.checked_rem_euclid(b))?,
+        BinOp::Shl => {
+            let k = shift(b)?;
+            let r = a << k;
+            if r >> k != a {
+                return Err(EvalError::Overflow);
+            }
+            r
+        }
+        BinOp::Shr => a >> shift(b)?,
+        BinOp::And => a & b,
+        BinOp::Xor => a ^ b,
+        BinOp::Or => a | b,
+    })
+}
+
+/// `log2(x)` for a power of two `x`; anything else is an error.
+pub fn log2(x: i64) -> Result<i64, EvalError> {
+    if x >= 1 && x & (x - 1) == 0 {
+        Ok(i64::from(x.trailing_zeros()))
+    } else {
+        Err(EvalError::Log2(x))
+    }
+}
+
+/// The values of a [`Seq`] range, in visiting order, for concrete bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeqValues {
+    lo: i64,
+    step: i64,
+    geometric: bool,
+    rev: bool,
+    len: i64,
+}
+
+impl SeqValues {
+    /// The values of `lo..hi step s` (or `step *s` when `geometric`), reversed when
+    /// `rev`. A step below 1, or a geometric factor below 2 or start below 1, is an
+    /// error (the loop would not end, or would repeat a value).
+    pub fn new(lo: i64, hi: i64, step: i64, geometric: bool, rev: bool) -> Result<Self, EvalError> {
+        let len = if geometric {
+            if step < 2 || lo < 1 {
+                return Err(EvalError::Step(lo, step));
+            }
+            let (mut n, mut x) = (0i64, lo);
+            while x < hi {
+                n += 1;
+                match x.checked_mul(step) {
+                    Some(y) => x = y,
+                    None => break,
+                }
+            }
+            n
+        } else {
+            if step < 1 {
+                return Err(EvalError::Step(lo, step));
+            }
+            if hi <= lo {
+                0
+            } else {
+                ceil_div(ck(hi.checked_sub(lo))?, step).ok_or(EvalError::Overflow)?
+            }
+        };
+        Ok(SeqValues {
+            lo,
+            step,
+            geometric,
+            rev,
+            len,
+        })
+    }
+    /// How many values.
+    pub fn len(&self) -> i64 {
+        self.len
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The `k`-th value visited (`0 <= k < len`).
+    pub fn nth(&self, k: i64) -> i64 {
+        let j = if self.rev { self.len - 1 - k } else { k };
+        if self.geometric {
+            // In range by construction: lo * step^j < hi for j < len.
+            (0..j).fold(self.lo, |x, _| x.saturating_mul(self.step))
+        } else {
+            self.lo.saturating_add(j.saturating_mul(self.step))
+        }
+    }
+    /// Every value, in visiting order.
+    pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        (0..self.len).map(|k| self.nth(k))
+    }
 }
 
 /// `ceil(a / b)` for integers (b != 0), rounding towards +infinity.

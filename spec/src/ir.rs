@@ -384,6 +384,26 @@ pub enum Range {
     Ranks,
     /// `lo, lo+step, ... < hi`; `step` is positive.
     Span { lo: Expr, hi: Expr, step: Expr },
+    /// A power-of-two or reversed numeric range (`lo..hi step *f`, `(...).rev()`).
+    Seq(Seq),
+}
+
+/// `lo..hi step s` or `lo..hi step *s` (geometric: `lo, lo*s, lo*s*s, ... < hi`, with
+/// `lo >= 1` and `s >= 2`), visited last to first when `rev`. Its values, in order, are
+/// [`crate::eval::SeqValues`]; an ascending additive range without `rev` is a
+/// [`Range::Span`] instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Seq {
+    /// The first value of the ascending sequence.
+    pub lo: Expr,
+    /// The exclusive bound of the ascending sequence.
+    pub hi: Expr,
+    /// The step (added) or factor (multiplied, when `geometric`).
+    pub step: Expr,
+    /// The step multiplies.
+    pub geometric: bool,
+    /// Visited last to first.
+    pub rev: bool,
 }
 
 /// Which buffer a region lives in.
@@ -444,6 +464,10 @@ pub enum Expr {
     Max(Box<Expr>, Box<Expr>),
     /// `rank(e)`: an integer used as a rank (taken mod nothing; must be in `0..P`).
     Rank(Box<Expr>),
+    /// `log2(e)`: the exponent of `e`, which must be a power of two (`1, 2, 4, ...`).
+    Log2(Box<Expr>),
+    /// `pow2(e)`: `1 << e`, `e` in `0..=62`.
+    Pow2(Box<Expr>),
 }
 
 impl Expr {
@@ -453,7 +477,7 @@ impl Expr {
             Expr::Int(_) => {}
             Expr::Var(v) => f(*v),
             Expr::Array(_, xs) => xs.iter().for_each(|x| x.for_each_var(f)),
-            Expr::Neg(a) | Expr::Rank(a) => a.for_each_var(f),
+            Expr::Neg(a) | Expr::Rank(a) | Expr::Log2(a) | Expr::Pow2(a) => a.for_each_var(f),
             Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
                 a.for_each_var(f);
                 b.for_each_var(f);

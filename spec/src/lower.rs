@@ -490,6 +490,8 @@ impl Lowerer {
                 );
                 None
             }
+            // Already reported where the shift or `log2` is (`check_const_bits`).
+            Err(crate::eval::EvalError::Shift(_) | crate::eval::EvalError::Log2(_)) => None,
             Err(crate::eval::EvalError::Overflow) => {
                 self.diags.push(
                     err(
@@ -1255,30 +1257,14 @@ impl Lowerer {
                 let r = match range {
                     ast::LoopRange::Peers(_) => Some(Range::Peers),
                     ast::LoopRange::Ranks(_) => Some(Range::Ranks),
-                    ast::LoopRange::Span { lo, hi, step, .. } => {
-                        let lo2 = self.loop_bound(lo);
-                        let hi2 = self.loop_bound(hi);
-                        let st = match step {
-                            Some(s) => self.loop_bound(s).inspect(|x| {
-                                if let Some(c) = x.as_const().filter(|c| *c <= 0) {
-                                    self.diags.push(
-                                        err(
-                                            "domain::out-of-range",
-                                            "a loop step must be positive",
-                                            s.span,
-                                            format!("this is {c}"),
-                                        )
-                                        .with_help("loops count upwards; use a positive step"),
-                                    );
-                                }
-                            }),
-                            None => Some(Expr::Int(1)),
-                        };
-                        match (lo2, hi2, st) {
-                            (Some(lo), Some(hi), Some(step)) => Some(Range::Span { lo, hi, step }),
-                            _ => None,
-                        }
-                    }
+                    ast::LoopRange::Span {
+                        lo,
+                        hi,
+                        step,
+                        geometric,
+                        rev,
+                        ..
+                    } => self.span_range(lo, hi, step.as_ref(), *geometric, *rev),
                 };
                 let ty = match range {
                     ast::LoopRange::Span { .. } => Ty::Int,
@@ -1351,6 +1337,73 @@ impl Lowerer {
             }
         };
         Some(Stmt { kind, span: s.span })
+    }
+
+    /// Lowers `lo..hi [step s | step *f]`, reversed when `rev`: a [`Range::Span`] when
+    /// ascending and additive, else a [`Range::Seq`]. A constant step below 1, or a
+    /// constant factor below 2 or start below 1 of a power-of-two loop, is an error.
+    fn span_range(
+        &mut self,
+        lo: &ast::Expr,
+        hi: &ast::Expr,
+        step: Option<&ast::Expr>,
+        geometric: bool,
+        rev: bool,
+    ) -> Option<Range> {
+        let lo2 = self.loop_bound(lo);
+        let hi2 = self.loop_bound(hi);
+        let st = match step {
+            Some(s) => self.loop_bound(s).inspect(|x| {
+                let least = if geometric { 2 } else { 1 };
+                if let Some(c) = self.const_value(x).filter(|c| *c < least) {
+                    let (msg, help) = if geometric {
+                        (
+                            "a power-of-two loop's factor must be at least 2",
+                            "`step *f` multiplies: `for d in 1..P step *2` visits 1, 2, 4, ... below P",
+                        )
+                    } else {
+                        (
+                            "a loop step must be positive",
+                            "loops count upwards; for a descending loop write `(lo..hi).rev()`",
+                        )
+                    };
+                    self.diags.push(
+                        err("domain::out-of-range", msg, s.span, format!("this is {c}"))
+                            .with_help(help),
+                    );
+                }
+            }),
+            None => Some(Expr::Int(1)),
+        };
+        if geometric {
+            if let Some(c) = lo2
+                .as_ref()
+                .and_then(|x| self.const_value(x))
+                .filter(|c| *c < 1)
+            {
+                self.diags.push(
+                    err(
+                        "domain::out-of-range",
+                        "a power-of-two loop must start at 1 or more",
+                        lo.span,
+                        format!("this is {c}; multiplying it never reaches the bound"),
+                    )
+                    .with_help("start the loop at 1: `for d in 1..P step *2`"),
+                );
+            }
+        }
+        let (lo, hi, step) = (lo2?, hi2?, st?);
+        Some(if geometric || rev {
+            Range::Seq(Seq {
+                lo,
+                hi,
+                step,
+                geometric,
+                rev,
+            })
+        } else {
+            Range::Span { lo, hi, step }
+        })
     }
 
     fn loop_bound(&mut self, e: &ast::Expr) -> Option<Expr> {
@@ -1524,17 +1577,9 @@ impl Lowerer {
             Expr::Array(a, _) => return Err(E::NoArray(self.arrays[*a].name.clone())),
             Expr::Neg(a) => ck(self.fold(a)?.checked_neg())?,
             Expr::Rank(a) => self.fold(a)?,
-            Expr::Bin(op, a, b) => {
-                let (a, b) = (self.fold(a)?, self.fold(b)?);
-                match op {
-                    BinOp::Add => ck(a.checked_add(b))?,
-                    BinOp::Sub => ck(a.checked_sub(b))?,
-                    BinOp::Mul => ck(a.checked_mul(b))?,
-                    BinOp::Div | BinOp::Mod if b == 0 => return Err(E::DivByZero),
-                    BinOp::Div => ck(a.checked_div_euclid(b))?,
-                    BinOp::Mod => ck(a.checked_rem_euclid(b))?,
-                }
-            }
+            Expr::Bin(op, a, b) => crate::eval::bin(*op, self.fold(a)?, self.fold(b)?)?,
+            Expr::Log2(a) => crate::eval::log2(self.fold(a)?)?,
+            Expr::Pow2(a) => crate::eval::bin(BinOp::Shl, 1, self.fold(a)?)?,
             Expr::CeilDiv(a, b) => {
                 let (a, b) = (self.fold(a)?, self.fold(b)?);
                 if b == 0 {
@@ -1545,6 +1590,51 @@ impl Lowerer {
             Expr::Min(a, b) => self.fold(a)?.min(self.fold(b)?),
             Expr::Max(a, b) => self.fold(a)?.max(self.fold(b)?),
         })
+    }
+
+    /// A shift by a constant outside `0..=62`, or `log2` of a constant that is not a
+    /// power of two: an error at `span` (the symbolic cases are range obligations).
+    fn check_const_bits(&mut self, e: &Expr, span: Span) {
+        use crate::eval::{EvalError as E, MAX_SHIFT};
+        let (arg, is_log) = match e {
+            Expr::Bin(BinOp::Shl | BinOp::Shr, _, k) | Expr::Pow2(k) => (k, false),
+            Expr::Log2(x) => (x, true),
+            _ => return,
+        };
+        let Some(c) = self.const_value(arg) else {
+            return;
+        };
+        let checked = if is_log {
+            crate::eval::log2(c)
+        } else {
+            crate::eval::bin(BinOp::Shl, 1, c)
+        };
+        match checked {
+            Err(E::Shift(k)) if !is_log => self.diags.push(
+                err(
+                    "domain::shift-out-of-range",
+                    format!("shift by {k}"),
+                    span,
+                    format!("the shift amount is {k}, outside 0..={MAX_SHIFT}"),
+                )
+                .with_help(format!(
+                    "shift amounts are 0..={MAX_SHIFT} (results stay in 64 bits)"
+                )),
+            ),
+            Err(E::Log2(x)) => self.diags.push(
+                err(
+                    "domain::log2-not-power-of-two",
+                    format!("`log2({x})`: {x} is not a power of two"),
+                    span,
+                    format!("{x} is not 1, 2, 4, 8, ..."),
+                )
+                .with_help(
+                    "`log2` is exact: its argument must be a power of two (require it, \
+                     e.g. `require P & (P - 1) == 0;`, or loop with `step *2`)",
+                ),
+            ),
+            _ => {}
+        }
     }
 
     /// For a dimension that is exactly the world size or an integer parameter:
@@ -1856,12 +1946,16 @@ impl Lowerer {
             K::Bin(op, a, b) => {
                 let (x, _, da) = self.expr_inner(a)?;
                 let (y, _, db) = self.expr_inner(b)?;
-                (Expr::Bin(*op, Box::new(x), Box::new(y)), Ty::Int, da.or(db))
+                let ex = Expr::Bin(*op, Box::new(x), Box::new(y));
+                if op.is_bitwise() {
+                    self.check_const_bits(&ex, e.span);
+                }
+                (ex, Ty::Int, da.or(db))
             }
             K::Call(f, args) => {
                 let name = f.name.as_str();
                 let arity = match name {
-                    "ceil" | "rank" => 1,
+                    "ceil" | "rank" | "log2" | "pow2" => 1,
                     "min" | "max" => 2,
                     _ => {
                         self.diags.push(
@@ -1871,10 +1965,18 @@ impl Lowerer {
                                 f.span,
                                 "not a function",
                             )
-                            .with_help(match closest(name, &["ceil", "min", "max", "rank"].map(String::from)) {
-                                Some(f) => format!("did you mean `{f}`? functions: ceil(a / b), min(a, b), max(a, b), rank(e)"),
-                                None => "functions: ceil(a / b), min(a, b), max(a, b), rank(e)".to_string(),
-                            }),
+                            .with_help(
+                                match closest(
+                                    name,
+                                    &["ceil", "min", "max", "rank", "log2", "pow2"]
+                                        .map(String::from),
+                                ) {
+                                    Some(f) => {
+                                        format!("did you mean `{f}`? functions: {FUNCTIONS}")
+                                    }
+                                    None => format!("functions: {FUNCTIONS}"),
+                                },
+                            ),
                         );
                         return None;
                     }
@@ -1883,6 +1985,8 @@ impl Lowerer {
                     let form = match name {
                         "ceil" => "ceil(a / b)",
                         "rank" => "rank(e)",
+                        "log2" => "log2(e)",
+                        "pow2" => "pow2(e)",
                         "min" => "min(a, b)",
                         _ => "max(a, b)",
                     };
@@ -1943,6 +2047,16 @@ impl Lowerer {
                         }
                         (Expr::Rank(Box::new(x)), Ty::Rank, d)
                     }
+                    "log2" | "pow2" => {
+                        let (x, _, d) = self.expr_inner(&args[0])?;
+                        let ex = if name == "log2" {
+                            Expr::Log2(Box::new(x))
+                        } else {
+                            Expr::Pow2(Box::new(x))
+                        };
+                        self.check_const_bits(&ex, e.span);
+                        (ex, Ty::Int, d)
+                    }
                     _ => {
                         let (x, _, da) = self.expr_inner(&args[0])?;
                         let (y, _, db) = self.expr_inner(&args[1])?;
@@ -1958,6 +2072,9 @@ impl Lowerer {
         })
     }
 }
+
+/// The built-in functions, as the help of an unknown one lists them.
+const FUNCTIONS: &str = "ceil(a / b), min(a, b), max(a, b), rank(e), log2(e), pow2(e)";
 
 fn strip_parens(e: &ast::Expr) -> &ast::Expr {
     match &e.kind {

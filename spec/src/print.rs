@@ -7,6 +7,7 @@
 
 use crate::ir::*;
 use collc_grammar::ast;
+use collc_grammar::ast::NEG_PRECEDENCE;
 use collc_grammar::Span;
 use std::collections::HashMap;
 
@@ -89,12 +90,12 @@ fn write_expr(p: &Protocol, e: &Expr, min_prec: u8, out: &mut String) {
         }
         Expr::Neg(a) => {
             // Unary minus binds tighter than any binary operator.
-            let wrap = min_prec > 2;
+            let wrap = min_prec >= NEG_PRECEDENCE;
             if wrap {
                 out.push('(');
             }
             out.push('-');
-            write_expr(p, a, 3, out);
+            write_expr(p, a, NEG_PRECEDENCE, out);
             if wrap {
                 out.push(')');
             }
@@ -117,9 +118,10 @@ fn write_expr(p: &Protocol, e: &Expr, min_prec: u8, out: &mut String) {
         }
         Expr::CeilDiv(a, b) => {
             out.push_str("ceil(");
-            write_expr(p, a, 2, out);
+            let div = BinOp::Div.precedence();
+            write_expr(p, a, div, out);
             out.push_str(" / ");
-            write_expr(p, b, 3, out);
+            write_expr(p, b, div + 1, out);
             out.push(')');
         }
         Expr::Min(a, b) | Expr::Max(a, b) => {
@@ -131,6 +133,15 @@ fn write_expr(p: &Protocol, e: &Expr, min_prec: u8, out: &mut String) {
             write_expr(p, a, 0, out);
             out.push_str(", ");
             write_expr(p, b, 0, out);
+            out.push(')');
+        }
+        Expr::Log2(a) | Expr::Pow2(a) => {
+            out.push_str(if matches!(e, Expr::Log2(_)) {
+                "log2("
+            } else {
+                "pow2("
+            });
+            write_expr(p, a, 0, out);
             out.push(')');
         }
         Expr::Rank(a) => {
@@ -187,6 +198,36 @@ fn write_cond(p: &Protocol, c: &Cond, min_prec: u8, out: &mut String) {
     }
 }
 
+/// Prints a loop range: `peers`, `ranks`, `lo..hi`, `lo..hi step s`,
+/// `lo..hi step *s`, or one of the last three as `(...).rev()`.
+pub fn range_to_string(p: &Protocol, range: &Range) -> String {
+    match range {
+        Range::Peers => "peers".to_string(),
+        Range::Ranks => "ranks".to_string(),
+        Range::Span { lo, hi, step } => span_range_text(p, lo, hi, step, false),
+        Range::Seq(q) => {
+            let base = span_range_text(p, &q.lo, &q.hi, &q.step, q.geometric);
+            if q.rev {
+                format!("({base}).rev()")
+            } else {
+                base
+            }
+        }
+    }
+}
+
+/// `lo..hi`, `lo..hi step s` or `lo..hi step *s`.
+fn span_range_text(p: &Protocol, lo: &Expr, hi: &Expr, step: &Expr, geometric: bool) -> String {
+    let base = format!("{}..{}", expr_to_string(p, lo), expr_to_string(p, hi));
+    if geometric {
+        format!("{base} step *{}", expr_to_string(p, step))
+    } else if *step == Expr::Int(1) {
+        base
+    } else {
+        format!("{base} step {}", expr_to_string(p, step))
+    }
+}
+
 /// Prints an AST expression canonically: spacing and parentheses as
 /// [`write_expr`] would print its lowered form, names and literals as written.
 fn write_ast_expr(e: &ast::Expr, min_prec: u8, out: &mut String) {
@@ -204,12 +245,12 @@ fn write_ast_expr(e: &ast::Expr, min_prec: u8, out: &mut String) {
         }
         K::Paren(a) => write_ast_expr(a, min_prec, out),
         K::Neg(a) => {
-            let wrap = min_prec > 2;
+            let wrap = min_prec >= NEG_PRECEDENCE;
             if wrap {
                 out.push('(');
             }
             out.push('-');
-            write_ast_expr(a, 3, out);
+            write_ast_expr(a, NEG_PRECEDENCE, out);
             if wrap {
                 out.push(')');
             }
@@ -727,18 +768,7 @@ impl<'a> Printer<'a> {
         }
         match &s.kind {
             StmtKind::For { var, range, body } => {
-                let r = match range {
-                    Range::Peers => "peers".to_string(),
-                    Range::Ranks => "ranks".to_string(),
-                    Range::Span { lo, hi, step } => {
-                        let base = format!("{}..{}", expr_to_string(p, lo), expr_to_string(p, hi));
-                        if *step == Expr::Int(1) {
-                            base
-                        } else {
-                            format!("{base} step {}", expr_to_string(p, step))
-                        }
-                    }
-                };
+                let r = range_to_string(p, range);
                 self.open(
                     indent,
                     &format!("for {} in {r}", p.vars[*var].name),

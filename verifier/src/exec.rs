@@ -562,6 +562,38 @@ pub fn symbolic_iteration(what: &str) -> String {
     )
 }
 
+/// The value of a bit operation, `log2` or `pow2` on concrete operands; an operand
+/// out of its domain (a shift past 62, `log2` of a non-power of two) stops the
+/// analysis with the value (the `index-range` obligation reports it as a violation).
+fn bits(r: Result<i64, collc_spec::eval::EvalError>, span: Span) -> Result<i64, Stop> {
+    r.map_err(|e| Stop::Unsupported(format!("{e} for some parameter value"), span))
+}
+
+/// A value the analysis needs concretely: its constant, or the loop iteration to
+/// unroll ([`Stop::Iter`]) or the parameters to enumerate ([`Stop::Need`]) first.
+/// Bit operations, `log2`, `pow2`, cell indices and targets take this route: the
+/// symbolic arithmetic has no closed form for them.
+fn concrete_lin(syms: &Syms, l: &Lin, what: &str, span: Span) -> Result<i64, Stop> {
+    if let Some(c) = l.as_const() {
+        return Ok(c);
+    }
+    let its = syms.deps(l);
+    if let Some(j) = its.last() {
+        return Err(Stop::Iter(*j, what.to_string(), span));
+    }
+    let ps = params_of(syms, l);
+    if ps.is_empty() {
+        return Err(Stop::Unsupported(
+            format!(
+                "{what} depends on host-array values; index cells and pick targets by ranks, \
+                 loop variables and parameters, and pass host-array values as notify values"
+            ),
+            span,
+        ));
+    }
+    Err(Stop::Need(ps, what.to_string(), span))
+}
+
 fn overflow(span: Span) -> Stop {
     Stop::Unsupported(
         "arithmetic that overflows 64 bits or divides by zero for some parameter value; \
@@ -631,8 +663,31 @@ impl Evaluator<'_> {
                     BinOp::Mul => self.syms.mul(&a, &b),
                     BinOp::Div => self.syms.div(&a, &b),
                     BinOp::Mod => self.syms.rem(&a, &b),
+                    BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or => {
+                        let what = format!("an operand of `{}`", op.as_str());
+                        let x = concrete_lin(self.syms, &a, &what, span)?;
+                        let y = concrete_lin(self.syms, &b, &what, span)?;
+                        Some(Lin::k(bits(collc_spec::eval::bin(*op, x, y), span)?))
+                    }
                 };
                 r.ok_or(overflow(span))?
+            }
+            Expr::Log2(a) | Expr::Pow2(a) => {
+                let what = if matches!(e, Expr::Log2(_)) {
+                    "the argument of `log2`"
+                } else {
+                    "the argument of `pow2`"
+                };
+                let x = self.expr(a, span)?;
+                let x = concrete_lin(self.syms, &x, what, span)?;
+                Lin::k(bits(
+                    if matches!(e, Expr::Log2(_)) {
+                        collc_spec::eval::log2(x)
+                    } else {
+                        collc_spec::eval::bin(BinOp::Shl, 1, x)
+                    },
+                    span,
+                )?)
             }
             Expr::CeilDiv(a, b) => {
                 let a = self.expr(a, span)?;
@@ -854,10 +909,13 @@ pub(crate) fn relevant(p: &Protocol) -> Vec<bool> {
                 StmtKind::Return { cond: c } => cond(c, r),
                 StmtKind::For { range, body, .. } => {
                     if interesting(body) {
-                        if let Range::Span { lo, hi, step } = range {
-                            expr(lo, r);
-                            expr(hi, r);
-                            expr(step, r);
+                        match range {
+                            Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) => {
+                                expr(lo, r);
+                                expr(hi, r);
+                                expr(step, r);
+                            }
+                            Range::Peers | Range::Ranks => {}
                         }
                     }
                     block(body, r, lets);
@@ -949,24 +1007,7 @@ impl Exec<'_> {
     /// A value that must be concrete (cell index, target rank).
     fn concrete(&mut self, e: &Expr, what: &str, span: Span) -> Result<i64, Stop> {
         let l = self.eval(e, span)?;
-        if let Some(c) = l.as_const() {
-            return Ok(c);
-        }
-        let its = self.syms.deps(&l);
-        if let Some(j) = its.last() {
-            return Err(Stop::Iter(*j, what.to_string(), span));
-        }
-        let ps = params_of(&self.syms, &l);
-        if ps.is_empty() {
-            return Err(Stop::Unsupported(
-                format!(
-                    "{what} depends on host-array values; index cells and pick targets by ranks, \
-                     loop variables and parameters, and pass host-array values as notify values"
-                ),
-                span,
-            ));
-        }
-        Err(Stop::Need(ps, what.to_string(), span))
+        concrete_lin(&self.syms, &l, what, span)
     }
 
     fn cell(
@@ -1201,6 +1242,29 @@ impl Exec<'_> {
                                 continue;
                             }
                             self.env[*var] = Some(Val::V(Lin::k(q)));
+                            self.block(body)?;
+                        }
+                    }
+                    Range::Seq(q) => {
+                        // Unrolled: its values have no affine closed form.
+                        let what = "a bound of a power-of-two or reversed loop";
+                        let lo = self.concrete(&q.lo, what, s.span)?;
+                        let hi = self.concrete(&q.hi, what, s.span)?;
+                        let step = self.concrete(&q.step, what, s.span)?;
+                        let vals =
+                            collc_spec::eval::SeqValues::new(lo, hi, step, q.geometric, q.rev)
+                                .map_err(|e| Stop::Unsupported(e.to_string(), s.span))?;
+                        if vals.len() > UNROLL_MAX {
+                            return Err(Stop::Unsupported(
+                                format!(
+                                    "a reversed loop of {} iterations (at most {UNROLL_MAX} are unrolled)",
+                                    vals.len()
+                                ),
+                                s.span,
+                            ));
+                        }
+                        for v in vals.iter() {
+                            self.env[*var] = Some(Val::V(Lin::k(v)));
                             self.block(body)?;
                         }
                     }

@@ -264,6 +264,15 @@ impl Walker<'_> {
                         Some((0..self.world).filter(|r| *r != self.me as i64).collect())
                     }
                     Range::Ranks => Some((0..self.world).collect()),
+                    Range::Seq(q) => match (self.val(&q.lo), self.val(&q.hi), self.val(&q.step)) {
+                        (Some(lo), Some(hi), Some(step)) => {
+                            collc_spec::eval::SeqValues::new(lo, hi, step, q.geometric, q.rev)
+                                .ok()
+                                .filter(|v| v.len() <= exec::UNROLL_SMALL)
+                                .map(|v| v.iter().collect())
+                        }
+                        _ => None,
+                    },
                     Range::Span { lo, hi, step } => {
                         match (self.val(lo), self.val(hi), self.val(step)) {
                             (Some(lo), Some(hi), Some(step))

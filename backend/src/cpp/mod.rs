@@ -11,7 +11,9 @@
 //!
 //! Expressions print to C++ `int64_t` arithmetic with the semantics of
 //! `collc_spec::eval`: `/` and `%` are Euclidean (`collc_div`, `collc_mod`), `ceil(a / b)`
-//! rounds towards +infinity (`collc_ceil_div`). Overflow is not checked in C++ (parameter
+//! rounds towards +infinity (`collc_ceil_div`), shifts take amounts in `0..=62` and `>>` is
+//! arithmetic (`collc_shl`, `collc_shr`), `log2` is exact (`collc_log2`), and power-of-two
+//! or reversed loops count an index over `collc_seq_len` values (`collc_seq_at`). Overflow is not checked in C++ (parameter
 //! domains keep every value of the examples far below 2^63).
 
 pub mod mutate;
@@ -422,7 +424,27 @@ impl<'a> Kernel<'a> {
                     self.helper("mod");
                     format!("collc_mod({}, {})", self.expr(a), self.expr(b))
                 }
+                BinOp::Shl | BinOp::Shr => {
+                    self.helper("shift");
+                    let f = if *op == BinOp::Shl { "shl" } else { "shr" };
+                    format!("collc_{f}({}, {})", self.expr(a), self.expr(b))
+                }
+                // Always parenthesised: C++ binds `&`, `^`, `|` looser than comparisons.
+                BinOp::And | BinOp::Xor | BinOp::Or => format!(
+                    "({} {} {})",
+                    self.expr_prec(a, 3),
+                    op.as_str(),
+                    self.expr_prec(b, 3)
+                ),
             },
+            Expr::Log2(a) => {
+                self.helper("log2");
+                format!("collc_log2({})", self.expr(a))
+            }
+            Expr::Pow2(a) => {
+                self.helper("shift");
+                format!("collc_shl(1, {})", self.expr(a))
+            }
             Expr::CeilDiv(a, b) => {
                 self.helper("ceil_div");
                 format!("collc_ceil_div({}, {})", self.expr(a), self.expr(b))
@@ -611,7 +633,9 @@ fn collect_used(p: &Protocol, used: &mut HashSet<VarId>) {
                 StmtKind::Fence => {}
                 StmtKind::For { var, range, body } => {
                     f(*var);
-                    if let Range::Span { lo, hi, step } = range {
+                    if let Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) =
+                        range
+                    {
                         lo.for_each_var(f);
                         hi.for_each_var(f);
                         step.for_each_var(f);

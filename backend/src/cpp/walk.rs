@@ -521,6 +521,43 @@ fn helpers(k: &Kernel, w: &mut Writer) {
         w.line("    return (q * b == a || b < 0) ? q : q + 1;");
         w.line("}");
     }
+    if h.contains("shift") {
+        w.line("// Shifts by 0..=62; `>>` is arithmetic (floor division by 2^b).");
+        w.line("inline int64_t collc_shl(int64_t a, int64_t b) {");
+        w.line("    COLLC_CHECK(0 <= b && b <= 62, \"shift amount outside 0..=62\");");
+        w.line("    return (int64_t)((uint64_t)a << b);");
+        w.line("}");
+        w.line("inline int64_t collc_shr(int64_t a, int64_t b) {");
+        w.line("    COLLC_CHECK(0 <= b && b <= 62, \"shift amount outside 0..=62\");");
+        w.line("    return a >= 0 ? a >> b : ~((~a) >> b);");
+        w.line("}");
+    }
+    if h.contains("log2") {
+        w.line("// log2 of a power of two (exact).");
+        w.line("inline int64_t collc_log2(int64_t x) {");
+        w.line("    COLLC_CHECK(x >= 1 && (x & (x - 1)) == 0, \"log2 of a value that is not a power of two\");");
+        w.line("    int64_t k = 0;");
+        w.line("    while (x > 1) { x >>= 1; ++k; }");
+        w.line("    return k;");
+        w.line("}");
+    }
+    if h.contains("seq") {
+        w.line(
+            "// `lo..hi step s` / `step *s` ranges: how many values, and the j-th ascending one.",
+        );
+        w.line("inline int64_t collc_seq_len(int64_t lo, int64_t hi, int64_t s, bool geometric) {");
+        w.line("    COLLC_CHECK(geometric ? (s >= 2 && lo >= 1) : s >= 1, \"a loop step that never ends\");");
+        w.line("    if (!geometric) return hi > lo ? (hi - lo + s - 1) / s : 0;");
+        w.line("    int64_t n = 0;");
+        w.line("    for (int64_t x = lo; x < hi;) { ++n; if (x > INT64_MAX / s) break; x *= s; }");
+        w.line("    return n;");
+        w.line("}");
+        w.line("inline int64_t collc_seq_at(int64_t lo, int64_t s, bool geometric, int64_t j) {");
+        w.line("    if (!geometric) return lo + j * s;");
+        w.line("    while (j-- > 0) lo *= s;");
+        w.line("    return lo;");
+        w.line("}");
+    }
     if h.contains("min") {
         w.line("inline int64_t collc_min(int64_t a, int64_t b) { return a < b ? a : b; }");
     }
@@ -548,7 +585,7 @@ fn used_buffers(p: &Protocol) -> (HashSet<SignalId>, HashSet<WindowId>, HashSet<
                 a.insert(*x);
                 idx.iter().for_each(|i| expr(i, a));
             }
-            Expr::Neg(x) | Expr::Rank(x) => expr(x, a),
+            Expr::Neg(x) | Expr::Rank(x) | Expr::Log2(x) | Expr::Pow2(x) => expr(x, a),
             Expr::Bin(_, x, y) | Expr::CeilDiv(x, y) | Expr::Min(x, y) | Expr::Max(x, y) => {
                 expr(x, a);
                 expr(y, a);
@@ -630,7 +667,9 @@ fn used_buffers(p: &Protocol) -> (HashSet<SignalId>, HashSet<WindowId>, HashSet<
                 }
                 StmtKind::Fence => {}
                 StmtKind::For { range, body, .. } => {
-                    if let Range::Span { lo, hi, step } = range {
+                    if let Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) =
+                        range
+                    {
                         expr(lo, a);
                         expr(hi, a);
                         expr(step, a);
@@ -1172,23 +1211,11 @@ impl State<'_, '_> {
         let p = k.p;
         let v = k.var(var).to_string();
         let world = k.var(p.world).to_string();
-        let head_text = match range {
-            Range::Peers => format!("for {} in peers", p.vars[var].name),
-            Range::Ranks => format!("for {} in ranks", p.vars[var].name),
-            Range::Span { lo, hi, step } => {
-                let st = if step.as_const() == Some(1) {
-                    String::new()
-                } else {
-                    format!(" step {}", expr_to_string(p, step))
-                };
-                format!(
-                    "for {} in {}..{}{st}",
-                    p.vars[var].name,
-                    expr_to_string(p, lo),
-                    expr_to_string(p, hi)
-                )
-            }
-        };
+        let head_text = format!(
+            "for {} in {}",
+            p.vars[var].name,
+            collc_spec::print::range_to_string(p, range)
+        );
         let notify_only = only(body, &is_notify);
         let wait_only = only(body, &is_wait);
         let hoist_publish = notify_only && !self.hoisted_notify;
@@ -1231,6 +1258,34 @@ impl State<'_, '_> {
                 w.open(format!(
                     "for (int64_t {v} = {}; {v} < {hi_s}; {inc})",
                     k.expr(lo)
+                ));
+            }
+            Range::Seq(q) => {
+                // An index over the values; the variable is the j-th (reversed: from the end).
+                k.helper("seq");
+                w.open("");
+                extra_close = true;
+                w.line(format!("const int64_t collc_{v}_lo = {};", k.expr(&q.lo)));
+                w.line(format!(
+                    "const int64_t collc_{v}_step = {};",
+                    k.expr(&q.step)
+                ));
+                w.line(format!(
+                    "const int64_t collc_{v}_n = collc_seq_len(collc_{v}_lo, {}, collc_{v}_step, {});",
+                    k.expr(&q.hi),
+                    q.geometric
+                ));
+                w.open(format!(
+                    "for (int64_t collc_{v}_j = 0; collc_{v}_j < collc_{v}_n; ++collc_{v}_j)"
+                ));
+                let j = if q.rev {
+                    format!("collc_{v}_n - 1 - collc_{v}_j")
+                } else {
+                    format!("collc_{v}_j")
+                };
+                w.line(format!(
+                    "const int64_t {v} = collc_seq_at(collc_{v}_lo, collc_{v}_step, {}, {j});",
+                    q.geometric
                 ));
             }
         }

@@ -340,6 +340,15 @@ impl Machine<'_> {
                             }
                             Ok((ctx.eval(lo)?, ctx.eval(hi)?, st))
                         })(),
+                        LoopKind::Seq {
+                            lo,
+                            hi,
+                            step,
+                            geometric,
+                            rev,
+                        } => ctx
+                            .seq(lo, hi, step, *geometric, *rev)
+                            .map(|q| (0, q.len(), 1)),
                     };
                     let (first, h, st) = match res {
                         Ok(x) => x,

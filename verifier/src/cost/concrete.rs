@@ -70,9 +70,21 @@ impl Run<'_> {
                     self.block(b)?;
                 }
             }
+            StmtKind::For {
+                var,
+                range: Range::Seq(q),
+                body,
+            } => {
+                let vals = collc_spec::eval::seq_values(self.p, q, &self.env)
+                    .map_err(|e| Stop::Fail(e.to_string()))?;
+                for v in vals.iter() {
+                    self.env.set(*var, v);
+                    self.block(body)?;
+                }
+            }
             StmtKind::For { var, range, body } => {
                 let (lo, hi, step) = match range {
-                    Range::Peers | Range::Ranks => (0, self.world, 1),
+                    Range::Seq(_) | Range::Peers | Range::Ranks => (0, self.world, 1),
                     Range::Span { lo, hi, step } => (self.e(lo)?, self.e(hi)?, self.e(step)?),
                 };
                 if step <= 0 {

@@ -82,7 +82,12 @@ impl<'a> Walk<'a> {
                 BinOp::Mul => self.poly(a)?.mul(&self.poly(b)?),
                 BinOp::Div => self.fun(Fun::Div, a, b)?,
                 BinOp::Mod => self.fun(Fun::Mod, a, b)?,
+                BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or => {
+                    return Err(format!("it uses `{}` (no closed form)", op.as_str()))
+                }
             },
+            Expr::Log2(_) => return Err("it uses `log2` (no closed form)".into()),
+            Expr::Pow2(_) => return Err("it uses `pow2` (no closed form)".into()),
             Expr::CeilDiv(a, b) => self.fun(Fun::CeilDiv, a, b)?,
             Expr::Min(a, b) => self.fun(Fun::Min, a, b)?,
             Expr::Max(a, b) => self.fun(Fun::Max, a, b)?,
@@ -247,6 +252,12 @@ impl<'a> Walk<'a> {
                                 out[k] = out[k].sub(&b[k].subst(*var, &me, &|a| self.mk(a)));
                             }
                         }
+                    }
+                    Range::Seq(_) => {
+                        return Err(format!(
+                            "the loop over `{}` is a power-of-two or reversed loop (no closed-form trip count)",
+                            self.p.var_name(*var)
+                        ))
                     }
                     Range::Span { lo, hi, step } => {
                         let (lo, hi, step) = (self.poly(lo)?, self.poly(hi)?, self.poly(step)?);

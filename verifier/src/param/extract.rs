@@ -427,6 +427,14 @@ impl Walk<'_> {
                         };
                         (a, LoopKind::Rank, world, Lin::atom(a), extra)
                     }
+                    Range::Seq(_) => {
+                        return Err((
+                            "a power-of-two or reversed loop (`step *f`, `.rev()`): its \
+                             iterations have no affine closed form"
+                                .into(),
+                            Some(s.span),
+                        ))
+                    }
                     Range::Span { lo, hi, step } => {
                         let ov = || ("arithmetic overflow".to_string(), Some(s.span));
                         let lo = self.eval(lo, s.span)?;

@@ -5,7 +5,7 @@
 
 use collc_spec::ir::{BinOp, CmpOp, Cond, Expr, Protocol, Range, VarId, VarKind};
 use std::collections::HashMap;
-use z3::ast::{Bool, Int};
+use z3::ast::{Bool, Int, BV};
 
 /// What the walker knows about the statement-level names of a protocol.
 #[derive(Default)]
@@ -135,6 +135,34 @@ impl<'a> Enc<'a> {
                 }
                 Bool::and(&parts)
             }
+            // The same values whichever the order.
+            Range::Seq(q) if !q.geometric => self.range(
+                x,
+                &Range::Span {
+                    lo: q.lo.clone(),
+                    hi: q.hi.clone(),
+                    step: q.step.clone(),
+                },
+            ),
+            Range::Seq(q) => {
+                let (l, h) = (self.expr(&q.lo), self.expr(&q.hi));
+                let mut parts = vec![x.ge(&l), x.lt(&h)];
+                // x = lo * f^k for some k: one case per power of a constant factor
+                // (exact); a symbolic factor keeps only the bounds.
+                if let Some(f) = q.step.as_const().filter(|f| *f >= 2) {
+                    let mut cases = Vec::new();
+                    let mut c: i64 = 1;
+                    loop {
+                        cases.push(x.eq(l.clone() * Int::from_i64(c)));
+                        match c.checked_mul(f) {
+                            Some(n) => c = n,
+                            None => break,
+                        }
+                    }
+                    parts.push(Bool::or(&cases));
+                }
+                Bool::and(&parts)
+            }
         }
     }
 
@@ -170,7 +198,36 @@ impl<'a> Enc<'a> {
                     BinOp::Mul => x * y,
                     BinOp::Div => x.div(&y),
                     BinOp::Mod => x.modulo(&y),
+                    // Bit operations on the 64-bit two's complement image (exact for
+                    // the values the language allows).
+                    // The shift amount's own goal checks it; here it is assumed in range.
+                    BinOp::Shl => {
+                        self.side.push(shift_ok(&y));
+                        Int::from_bv(&bv(&x).bvshl(bv(&y)), true)
+                    }
+                    BinOp::Shr => {
+                        self.side.push(shift_ok(&y));
+                        Int::from_bv(&bv(&x).bvashr(bv(&y)), true)
+                    }
+                    BinOp::And => Int::from_bv(&bv(&x).bvand(bv(&y)), true),
+                    BinOp::Xor => Int::from_bv(&bv(&x).bvxor(bv(&y)), true),
+                    BinOp::Or => Int::from_bv(&bv(&x).bvor(bv(&y)), true),
                 }
+            }
+            Expr::Pow2(a) => {
+                let k = self.expr(a);
+                self.side.push(shift_ok(&k));
+                Int::from_bv(&BV::from_u64(1, 64).bvshl(bv(&k)), true)
+            }
+            Expr::Log2(a) => {
+                // A fresh k in 0..=62 with x = 2^k (the argument's own goal checks that
+                // x is a power of two; here it is assumed).
+                let x = self.expr(a);
+                self.fresh += 1;
+                let k = Int::new_const(format!("log2#{}", self.fresh));
+                let two_k = Int::from_bv(&BV::from_u64(1, 64).bvshl(bv(&k)), true);
+                self.side.push(Bool::and(&[shift_ok(&k), x.eq(&two_k)]));
+                k
             }
             Expr::CeilDiv(a, b) => {
                 let (x, y) = (self.expr(a), self.expr(b));
@@ -214,4 +271,21 @@ impl<'a> Enc<'a> {
             }
         }
     }
+}
+
+/// The 64-bit two's complement image of an integer.
+fn bv(x: &Int) -> BV {
+    BV::from_int(x, 64)
+}
+
+/// `0 <= k <= 62`.
+fn shift_ok(k: &Int) -> Bool {
+    Bool::and(&[k.ge(0), k.le(collc_spec::eval::MAX_SHIFT)])
+}
+
+/// `x` is a power of two (1, 2, 4, ...).
+pub fn is_pow2(x: &Int) -> Bool {
+    let b = bv(x);
+    let below = bv(&(x.clone() - Int::from_i64(1)));
+    Bool::and(&[x.ge(1), b.bvand(&below).eq(BV::from_u64(0, 64))])
 }

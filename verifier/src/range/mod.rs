@@ -12,6 +12,7 @@
 //! counterexample (minimised, reported with the parameter values that break
 //! the bound); anything else is reported as not proved, naming the form.
 
+mod bits;
 mod encode;
 mod memo;
 mod obligation;
@@ -42,6 +43,18 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
         conds: Vec::new(),
         out: Vec::new(),
     };
+    // Top-level `let`s and dimensions: shift amounts and `log2` arguments.
+    let mut top = Vec::new();
+    for v in &p.vars {
+        if let collc_spec::ir::VarKind::Derived(e) = &v.kind {
+            let mut gs = Vec::new();
+            bits::of_expr(e, &mut gs);
+            top.extend(gs.into_iter().map(|g| (g, v.span)));
+        }
+    }
+    for (g, span) in top {
+        w.push(g, span);
+    }
     let (body, epilogue) = ast_blocks(file);
     let guards = w.block(&p.body, body);
     w.conds.extend(guards);
@@ -138,6 +151,13 @@ impl Walk<'_> {
     fn stmt(&mut self, s: &collc_spec::ir::Stmt, a: Option<&ast::Stmt>) {
         use ast::StmtKind as A;
         let at = s.span;
+        // Shift amounts and `log2` arguments anywhere in the statement (its own
+        // expressions, not those of nested blocks).
+        let mut bits = Vec::new();
+        bits::of_stmt(s, &mut bits);
+        for g in bits {
+            self.push(g, at);
+        }
         match (&s.kind, a.map(|a| &a.kind)) {
             (
                 StmtKind::Notify {

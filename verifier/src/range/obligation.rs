@@ -25,6 +25,10 @@ pub enum Goal {
     },
     /// `0 <= e < P`: the rank after `@`.
     Target { e: Expr },
+    /// `e` (`log2`'s argument) is a power of two.
+    Log2 { e: Expr },
+    /// `0 <= e <= 62`: a shift amount (`<<`, `>>`, `pow2`).
+    Shift { e: Expr },
 }
 
 /// A goal at a point of the protocol.
@@ -70,6 +74,8 @@ impl Goal {
                 format!("slice `{} .. {}` of {what} `{of}`", s(lo), s(hi))
             }
             Goal::Target { e } => format!("rank `{}`", s(e)),
+            Goal::Log2 { e } => format!("`log2({})`", s(e)),
+            Goal::Shift { e } => format!("shift amount `{}`", s(e)),
         }
     }
     /// The range it must stay in, e.g. `0..P`.
@@ -79,6 +85,8 @@ impl Goal {
                 format!("0..{}", expr_to_string(p, dim))
             }
             Goal::Target { .. } => format!("0..{}", p.var_name(p.world)),
+            Goal::Log2 { .. } => "the powers of two".into(),
+            Goal::Shift { .. } => format!("0..={}", collc_spec::eval::MAX_SHIFT),
         }
     }
 }
@@ -119,7 +127,10 @@ pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
     };
     let at = assignment(values);
     let g = |i: usize| got.get(i).copied().unwrap_or(0);
-    let message = format!("{subject} leaves {bound} for {at}");
+    let message = match &o.goal {
+        Goal::Log2 { .. } => format!("{subject} of a value that is not a power of two, for {at}"),
+        _ => format!("{subject} leaves {bound} for {at}"),
+    };
     match &o.goal {
         Goal::Index { dim, pos, of, .. } => {
             let size = expr_to_string(p, dim);
@@ -165,6 +176,19 @@ pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
                     "`rank(e)` does not wrap: write `rank((...) % {world})`, {NARROW}"
                 ))
         }
+        Goal::Log2 { .. } => Diagnostic::error("domain::log2-not-power-of-two", message)
+            .with_primary(o.span, format!("its argument is {} there", g(0)))
+            .with_help(
+                "`log2` is exact: take it of a power of two only (a `step *2` loop variable, `pow2(k)`), \
+                 guard the statement with `if`, or state the assumption with `require` \
+                 (e.g. `require P & (P - 1) == 0;`)",
+            ),
+        Goal::Shift { .. } => Diagnostic::error("domain::shift-out-of-range", message)
+            .with_primary(o.span, format!("the shift amount is {} there", g(0)))
+            .with_help(format!(
+                "shift amounts are 0..={} (results stay in 64 bits): clamp it with `min(..)`, {NARROW}",
+                collc_spec::eval::MAX_SHIFT
+            )),
     }
 }
 

@@ -6,7 +6,7 @@ use super::encode::{Defs, Enc};
 use super::obligation::{Goal, Obligation, Verdict};
 use super::QUERY_TIMEOUT;
 use collc_spec::eval::{eval, Env};
-use collc_spec::ir::{BinOp, Expr, Protocol, Range, VarId, VarKind};
+use collc_spec::ir::{BinOp, Expr, Protocol, Range, Seq, VarId, VarKind};
 use collc_spec::print::expr_to_string;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -66,6 +66,21 @@ impl<'a> Solver<'a> {
         } else {
             1
         };
+        // `0 <= log2(x) <= x - 1` for x >= 1 (x's own goal): `x - 1` in range is
+        // enough, and linear where `x` is (a `step *2` loop variable below `P`).
+        if let Goal::Index {
+            e: Expr::Log2(x), ..
+        } = &o.goal
+        {
+            let mut easier = o.clone();
+            if let Goal::Index { e, .. } = &mut easier.goal {
+                *e = Expr::Bin(BinOp::Sub, x.clone(), Box::new(Expr::Int(1)));
+            }
+            if self.decide(&easier, deadline).is_none() {
+                self.cache.insert(key, None);
+                return None;
+            }
+        }
         let v = (0..parts).find_map(|part| self.query(o, part, deadline));
         self.cache.insert(key, v.clone());
         v
@@ -86,6 +101,86 @@ impl<'a> Solver<'a> {
             VarKind::Derived(x) => self.is_rank_var(x),
             _ => false,
         }
+    }
+
+    /// A power of two by its form: a constant one, `pow2(..)`, `1 << ..`, or the
+    /// variable of a `step *f` loop whose start and factor are constant powers of two
+    /// (or a `let` of one of these).
+    fn is_pow2(&self, e: &Expr) -> bool {
+        let pow2 = |x: i64| collc_spec::eval::log2(x).is_ok();
+        if let Some(c) = self.fold(e) {
+            return pow2(c);
+        }
+        match e {
+            Expr::Pow2(_) => true,
+            Expr::Bin(BinOp::Shl, a, _) => self.fold(a) == Some(1),
+            Expr::Var(v) => match &self.p.vars[*v].kind {
+                VarKind::Loop => matches!(
+                    self.defs.loops.get(v),
+                    Some(Range::Seq(Seq { lo, step, geometric: true, .. }))
+                        if self.fold(lo).is_some_and(pow2) && self.fold(step).is_some_and(pow2)
+                ),
+                VarKind::Local => self.defs.lets.get(v).is_some_and(|x| self.is_pow2(x)),
+                VarKind::Derived(x) => self.is_pow2(x),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// `0 <= e < dim` for a power of two `dim` by the bits: `e` is a rank variable
+    /// (`dim` = P), a loop variable of a range `lo..dim` with `lo >= 0`, or `^`, `|`, `&` of
+    /// such values (no bit at or above log2 dim is set in either operand). `dim` is a
+    /// constant power of two or `P` with `require P & (P - 1) == 0;`.
+    fn below_pow2(&self, e: &Expr, dim: &Expr) -> bool {
+        let world = Expr::Var(self.p.world);
+        let dim_pow2 = match self.fold(dim) {
+            Some(c) => collc_spec::eval::log2(c).is_ok(),
+            None => *dim == world && self.world_pow2(),
+        };
+        dim_pow2 && self.bits_below(e, dim)
+    }
+
+    fn bits_below(&self, e: &Expr, dim: &Expr) -> bool {
+        match e {
+            Expr::Bin(BinOp::Xor | BinOp::Or | BinOp::And, a, b) => {
+                self.bits_below(a, dim) && self.bits_below(b, dim)
+            }
+            Expr::Rank(a) => self.bits_below(a, dim),
+            Expr::Var(v) => {
+                (self.is_rank_var(e) && *dim == Expr::Var(self.p.world))
+                    || match &self.p.vars[*v].kind {
+                        VarKind::Loop => matches!(
+                            self.defs.loops.get(v),
+                            Some(Range::Span { lo, hi, .. } | Range::Seq(Seq { lo, hi, .. }))
+                                if hi == dim && self.fold(lo).is_some_and(|l| l >= 0)
+                        ),
+                        VarKind::Local => self
+                            .defs
+                            .lets
+                            .get(v)
+                            .is_some_and(|x| self.bits_below(x, dim)),
+                        _ => false,
+                    }
+            }
+            _ => {
+                self.fold(e).is_some_and(|c| c >= 0)
+                    && self
+                        .fold(dim)
+                        .is_some_and(|d| self.fold(e).is_some_and(|c| c < d))
+            }
+        }
+    }
+
+    /// Whether a `require` says the world size is a power of two (`P & (P - 1) == 0`).
+    fn world_pow2(&self) -> bool {
+        let w = Expr::Var(self.p.world);
+        let minus1 = Expr::Bin(BinOp::Sub, Box::new(w.clone()), Box::new(Expr::Int(1)));
+        let form = Expr::Bin(BinOp::And, Box::new(w), Box::new(minus1));
+        self.p.requires.iter().any(|r| {
+            matches!(&r.cond, collc_spec::ir::Cond::Cmp(collc_spec::ir::CmpOp::Eq, a, b)
+                if (*a == form && b.as_const() == Some(0)) || (*b == form && a.as_const() == Some(0)))
+        })
     }
 
     /// A size that is never negative: `P`, a parameter with a non-negative
@@ -110,6 +205,7 @@ impl<'a> Solver<'a> {
         match g {
             Goal::Index { e, dim, .. } => {
                 (self.is_rank_var(e) && *dim == world)
+                    || self.below_pow2(e, dim)
                     || matches!((self.fold(e), self.fold(dim)), (Some(i), Some(d)) if 0 <= i && i < d)
             }
             Goal::Slice { lo, hi, dim, .. } => {
@@ -117,7 +213,15 @@ impl<'a> Solver<'a> {
                 (l == Some(0) && hi == dim && self.nonneg(dim))
                     || matches!((l, h, d), (Some(l), Some(h), Some(d)) if 0 <= l && l <= h && h <= d)
             }
-            Goal::Target { e } => self.is_rank_var(e),
+            Goal::Target { e } => self.is_rank_var(e) || self.below_pow2(e, &world),
+            Goal::Log2 { e } => self.is_pow2(e),
+            // `log2(..)` is in 0..=62 by construction.
+            Goal::Shift { e } => {
+                matches!(e, Expr::Log2(_))
+                    || self
+                        .fold(e)
+                        .is_some_and(|x| (0..=collc_spec::eval::MAX_SHIFT).contains(&x))
+            }
         }
     }
 
@@ -142,6 +246,17 @@ impl<'a> Solver<'a> {
             Goal::Target { e } => {
                 let x = enc.expr(e);
                 (Bool::or(&[x.lt(0), x.ge(&world)]), vec![x, world.clone()])
+            }
+            Goal::Log2 { e } => {
+                let x = enc.expr(e);
+                (super::encode::is_pow2(&x).not(), vec![x])
+            }
+            Goal::Shift { e } => {
+                let x = enc.expr(e);
+                (
+                    Bool::or(&[x.lt(0), x.gt(collc_spec::eval::MAX_SHIFT)]),
+                    vec![x],
+                )
             }
         };
         let mut asserts = vec![neg];
@@ -235,7 +350,7 @@ impl<'a> Solver<'a> {
         let mut exprs: Vec<Expr> = match &o.goal {
             Goal::Index { e, dim, .. } => vec![e.clone(), dim.clone()],
             Goal::Slice { lo, hi, dim, .. } => vec![lo.clone(), hi.clone(), dim.clone()],
-            Goal::Target { e } => vec![e.clone()],
+            Goal::Target { e } | Goal::Log2 { e } | Goal::Shift { e } => vec![e.clone()],
         };
         let mut seen: Vec<VarId> = Vec::new();
         while let Some(e) = exprs.pop() {
@@ -251,7 +366,10 @@ impl<'a> Solver<'a> {
                     VarKind::Derived(x) => exprs.push(x.clone()),
                     VarKind::Local => exprs.extend(self.defs.lets.get(&v).cloned()),
                     VarKind::Loop => {
-                        if let Some(Range::Span { lo, hi, step }) = self.defs.loops.get(&v) {
+                        if let Some(
+                            Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }),
+                        ) = self.defs.loops.get(&v)
+                        {
                             exprs.extend([lo.clone(), hi.clone(), step.clone()]);
                         }
                     }
@@ -275,7 +393,15 @@ impl<'a> Solver<'a> {
             }
             Expr::Int(_) | Expr::Var(_) => None,
             Expr::Array(_, xs) => xs.iter().find_map(|x| self.nonlinear(x)),
-            Expr::Neg(a) | Expr::Rank(a) => self.nonlinear(a),
+            Expr::Bin(op, _, _) if op.is_bitwise() => Some(format!(
+                "`{}`, a bit operation (decided on 64-bit vectors)",
+                s(e)
+            ))
+            .filter(|_| self.fold(e).is_none()),
+            Expr::Log2(_) | Expr::Pow2(_) if self.fold(e).is_none() => {
+                Some(format!("`{}` (decided on 64-bit vectors)", s(e)))
+            }
+            Expr::Neg(a) | Expr::Rank(a) | Expr::Log2(a) | Expr::Pow2(a) => self.nonlinear(a),
             Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
                 self.nonlinear(a).or_else(|| self.nonlinear(b))
             }
@@ -283,12 +409,18 @@ impl<'a> Solver<'a> {
     }
 }
 
+const LOG2_KEY: Expr = Expr::Int(-2);
+const SHIFT_KEY: Expr = Expr::Int(-62);
+
 /// The goal without its names (which do not change the question).
 fn key_of(g: &Goal) -> Vec<&Expr> {
     match g {
         Goal::Index { e, dim, .. } => vec![e, dim],
         Goal::Slice { lo, hi, dim, .. } => vec![lo, hi, dim],
         Goal::Target { e } => vec![e],
+        // The same expression asks another question: tell them apart by a marker.
+        Goal::Log2 { e } => vec![e, &LOG2_KEY],
+        Goal::Shift { e } => vec![e, &SHIFT_KEY],
     }
 }
 
