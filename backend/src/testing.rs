@@ -167,7 +167,7 @@ fn has_rem(e: &Expr) -> bool {
         Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
             has_rem(a) || has_rem(b)
         }
-        Expr::Neg(a) | Expr::Rank(a) => has_rem(a),
+        Expr::Neg(a) | Expr::Rank(a) | Expr::Log2(a) | Expr::Pow2(a) => has_rem(a),
         Expr::Int(_) | Expr::Var(_) | Expr::Array(..) => false,
     }
 }

@@ -253,6 +253,10 @@ impl Walk<'_> {
                         }
                         v
                     }
+                    Range::Seq(q) => {
+                        let values = collc_spec::eval::seq_values(p, q, &self.env)?;
+                        (0..values.len()).map(|k| values.nth(k)).collect()
+                    }
                 };
                 for i in iters {
                     self.env.set(*var, i);
