@@ -27,11 +27,38 @@ fn open_ids(o: &collc_verifier::param::Outcome) -> Vec<&'static str> {
         .collect()
 }
 
+/// The log-round examples use forms the parametric route declines (bit operations,
+/// power-of-two and reversed loops): their obligations are proved by enumeration and the
+/// report names the declined form (collc/tests/verify.rs checks the report's wording).
+const DECLINED: [&str; 4] = [
+    "allreduce_rabenseifner",
+    "allreduce_recursive_doubling",
+    "broadcast_binomial",
+    "dissemination_barrier",
+];
+
+fn declined(f: &std::path::Path) -> bool {
+    f.file_stem()
+        .is_some_and(|s| DECLINED.contains(&s.to_string_lossy().as_ref()))
+}
+
 #[test]
 fn every_example_is_proved_with_p_symbolic() {
     for f in examples() {
         let text = std::fs::read_to_string(&f).expect("read");
         let o = outcome(&text);
+        if declined(&f) {
+            // Declined, not refuted: every obligation open, each naming the form.
+            for id in collc_verifier::param::IDS {
+                let why = o.open(id).unwrap_or_default();
+                assert!(
+                    why.contains("loop") || why.contains("operand of"),
+                    "{}: {id}: {why:?}",
+                    f.display()
+                );
+            }
+            continue;
+        }
         assert!(open_ids(&o).is_empty(), "{}: {:?}", f.display(), o.results);
     }
 }
@@ -207,7 +234,9 @@ fn agrees_with_enumeration() {
                     ob.status
                 ));
             }
-            if is_example && (ob.status != collc_verifier::Status::Proved || !proved) {
+            if is_example
+                && (ob.status != collc_verifier::Status::Proved || (!proved && !declined(&f)))
+            {
                 bad.push(format!(
                     "{}: {}: enumerated {:?}, symbolic {:?}",
                     f.display(),
@@ -217,7 +246,7 @@ fn agrees_with_enumeration() {
                 ));
             }
         }
-        if is_example && o.proof("deadlock").is_none() {
+        if is_example && !declined(&f) && o.proof("deadlock").is_none() {
             bad.push(format!(
                 "{}: deadlock not proved symbolically: {:?}",
                 f.display(),
