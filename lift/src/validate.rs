@@ -225,7 +225,10 @@ fn head(p: &Protocol, s: &Stmt) -> String {
                         expr_to_string(p, hi)
                     )
                 }
-                Range::Seq(_) => format!("for {v} in {}", collc_spec::print::range_to_string(p, range)),
+                Range::Seq(_) => format!(
+                    "for {v} in {}",
+                    collc_spec::print::range_to_string(p, range)
+                ),
             }
         }
         StmtKind::If {
