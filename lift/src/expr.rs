@@ -4,6 +4,8 @@
 //! loop variables, `me`, the block index), `+ - * / %`, unary `-`, parentheses, `static_cast`
 //! (dropped: every value is an integer), `collc_div`/`collc_mod`/`collc_ceil_div`/
 //! `collc_min`/`collc_max`, `a < b ? a : b` (min) and `a > b ? a : b` (max),
+//! `collc_shl`/`collc_shr` (`<<`/`>>`; `collc_shl(1, k)` is `pow2(k)`), `collc_log2`
+//! (`log2`), `& ^ |`,
 //! `ctx->rankId` (`me`), host-array elements `a[i]`. Anything else is an error naming it.
 
 use crate::cpp::{self, call, field, kids, text, unsupported};
@@ -20,8 +22,10 @@ pub enum E {
     Name(String),
     /// `-e`.
     Neg(Box<E>),
-    /// `a op b` with op one of `+ - * / %`.
+    /// `a op b` with op one of `+ - * / % << >> & ^ |`.
     Bin(&'static str, Box<E>, Box<E>),
+    /// `log2(e)` or `pow2(e)`.
+    Fun1(&'static str, Box<E>),
     /// `min`, `max` or `ceil` (of a quotient) with its operands.
     Fun(&'static str, Box<E>, Box<E>),
     /// A host-array element.
@@ -46,10 +50,14 @@ pub enum C {
 impl E {
     fn prec(&self) -> u8 {
         match self {
-            E::Bin("+" | "-", ..) => 1,
-            E::Bin(..) => 2,
-            E::Neg(_) => 3,
-            _ => 4,
+            E::Bin("|", ..) => 1,
+            E::Bin("^", ..) => 2,
+            E::Bin("&", ..) => 3,
+            E::Bin("<<" | ">>", ..) => 4,
+            E::Bin("+" | "-", ..) => 5,
+            E::Bin(..) => 6,
+            E::Neg(_) => 7,
+            _ => 8,
         }
     }
 
@@ -59,13 +67,14 @@ impl E {
             E::Int(v) if *v < 0 => format!("-{}", v.unsigned_abs()),
             E::Int(v) => v.to_string(),
             E::Name(n) => n.clone(),
-            E::Neg(a) => format!("-{}", paren(a, 3)),
+            E::Neg(a) => format!("-{}", paren(a, 7)),
             E::Bin(op, a, b) => {
                 let p = self.prec();
                 // Left-associative: the right operand needs parentheses at equal precedence.
                 format!("{} {op} {}", paren(a, p), paren(b, p + 1))
             }
-            E::Fun("ceil", a, b) => format!("ceil({} / {})", paren(a, 2), paren(b, 3)),
+            E::Fun("ceil", a, b) => format!("ceil({} / {})", paren(a, 6), paren(b, 7)),
+            E::Fun1(f, a) => format!("{f}({})", a.coll()),
             E::Fun(f, a, b) => format!("{f}({}, {})", a.coll(), b.coll()),
             E::Index(a, xs) => {
                 let idx: Vec<String> = xs.iter().map(|x| format!("[{}]", x.coll())).collect();
@@ -89,7 +98,7 @@ impl E {
         match self {
             E::Int(_) => {}
             E::Name(n) => out.push(n.clone()),
-            E::Neg(a) | E::Rank(a) => a.names(out),
+            E::Neg(a) | E::Rank(a) | E::Fun1(_, a) => a.names(out),
             E::Bin(_, a, b) | E::Fun(_, a, b) => {
                 a.names(out);
                 b.names(out);
@@ -256,6 +265,10 @@ pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
                 "*" => "*",
                 "/" => "/",
                 "%" => "%",
+                // `collc emit` parenthesises these (C++ binds them looser than comparisons).
+                "&" => "&",
+                "^" => "^",
+                "|" => "|",
                 _ => {
                     return Err(unsupported(
                         n,
@@ -294,8 +307,19 @@ pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
                     unsupported(n, src, "the block index in a kernel without blocks")
                 });
             }
+            if f == "collc_log2" {
+                return match args.as_slice() {
+                    [a] => Ok(E::Fun1("log2", Box::new(expr(*a, src, s)?))),
+                    _ => Err(unsupported(
+                        n,
+                        src,
+                        "a collc_log2 with other than 1 argument",
+                    )),
+                };
+            }
             let fun = match f.as_str() {
                 "collc_div" => None,
+                "collc_shl" | "collc_shr" => None,
                 "collc_mod" => None,
                 "collc_ceil_div" => Some("ceil"),
                 "collc_min" => Some("min"),
@@ -314,6 +338,11 @@ pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
             Ok(match (f.as_str(), fun) {
                 ("collc_div", _) => E::Bin("/", Box::new(a), Box::new(b)),
                 ("collc_mod", _) => E::Bin("%", Box::new(a), Box::new(b)),
+                // `pow2(k)` is written `collc_shl(1, k)`, as is `1 << k`: read as `pow2(k)`
+                // (validation compares the two as one).
+                ("collc_shl", _) if a == E::Int(1) => E::Fun1("pow2", Box::new(b)),
+                ("collc_shl", _) => E::Bin("<<", Box::new(a), Box::new(b)),
+                ("collc_shr", _) => E::Bin(">>", Box::new(a), Box::new(b)),
                 (_, Some(g)) => E::Fun(g, Box::new(a), Box::new(b)),
                 _ => return Err(unsupported(n, src, "a call the lifter does not know")),
             })

@@ -292,6 +292,11 @@ pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
     // ---- after `me`: the block index, tiles ----
     while i < items.len() {
         let n = items[i];
+        if let Some(name) = call_index(n, src) {
+            scope.names.insert(name, "call".into());
+            i += 1;
+            continue;
+        }
         if n.kind() != "declaration" {
             break;
         }
@@ -376,6 +381,48 @@ pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
     Ok((o, layout, dialect))
 }
 
+/// The call index's C++ name, if `n` declares it: `const int64_t c =
+/// static_cast<int64_t>(ctx.call);` (MPI) or, on pto::comm, the `#if defined(__CCE_AICORE__)`
+/// choice between `args[i]` and the thread's count `collc_calls_made++`.
+fn call_index(n: Node, src: &str) -> Option<String> {
+    let decl = |d: Node| -> Option<(String, String)> {
+        let i = field(d, "declarator").filter(|x| x.kind() == "init_declarator")?;
+        let name = field(i, "declarator").map(|x| text(x, src).to_string())?;
+        let value = field(i, "value").map(|x| text(x, src).replace(' ', ""))?;
+        Some((name, value))
+    };
+    match n.kind() {
+        "declaration" => {
+            let (name, value) = decl(n)?;
+            (value == "static_cast<int64_t>(ctx.call)").then_some(name)
+        }
+        "preproc_if" => {
+            let cond = field(n, "condition").map(|c| text(c, src).replace(' ', ""));
+            if cond.as_deref() != Some("defined(__CCE_AICORE__)") {
+                return None;
+            }
+            let decls = |p: Node| -> Vec<(String, String)> {
+                kids(p)
+                    .into_iter()
+                    .filter(|k| k.kind() == "declaration")
+                    .filter_map(decl)
+                    .collect()
+            };
+            let dev = decls(n);
+            let host = decls(field(n, "alternative")?);
+            let [(name, slot)] = dev.as_slice() else {
+                return None;
+            };
+            let ok = slot.starts_with("args[")
+                && host.len() == 2
+                && host[0] == ("collc_calls_made".to_string(), "0".to_string())
+                && host[1] == (name.clone(), "collc_calls_made++".to_string());
+            ok.then(|| name.clone())
+        }
+        _ => None,
+    }
+}
+
 fn tile_cap(t: &str, globals: &BTreeMap<String, i64>) -> Option<i64> {
     let inner = t.split_once('<')?.1.split_once('>')?.0;
     let n = inner.split(',').nth(1)?.trim();
@@ -452,6 +499,8 @@ pub fn comment_decls(text_: &str) -> BTreeMap<String, String> {
         let decl = decl.trim();
         let (kw, body) = if let Some(b) = decl.strip_prefix("credit signal ") {
             ("signal", b)
+        } else if let Some(b) = decl.strip_prefix("monotonic signal ") {
+            ("monotonic", b)
         } else if let Some(b) = decl.strip_prefix("value signal ") {
             ("value", b)
         } else if let Some(b) = decl.strip_prefix("window ") {
@@ -470,6 +519,7 @@ pub fn comment_decls(text_: &str) -> BTreeMap<String, String> {
         }
         let text = match kw {
             "signal" => format!("signal {};", norm(strip_paren(body))),
+            "monotonic" => format!("signal {} monotonic;", norm(strip_paren(body))),
             "value" => {
                 let per_call = body.contains("per call");
                 format!(

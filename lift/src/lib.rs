@@ -14,6 +14,7 @@
 // for it: the error is the product, produced once per file.
 #![allow(clippy::result_large_err)]
 
+mod canon;
 pub mod cpp;
 pub mod expr;
 mod kernel;

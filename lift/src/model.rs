@@ -37,6 +37,15 @@ pub enum Range {
     Peers,
     /// `lo..hi step s` (printed `ranks` when it is `0..P` step 1 over a rank variable).
     Span(E, E, E),
+    /// `lo..hi step s` or `lo..hi step *s` (`geometric`), reversed when `rev`: collc's
+    /// counted loops over `collc_seq_len` values (`collc_seq_at`).
+    Seq {
+        lo: E,
+        hi: E,
+        step: E,
+        geometric: bool,
+        rev: bool,
+    },
 }
 
 /// A recovered statement.

@@ -9,6 +9,8 @@ use collc_grammar::Diagnostic;
 use std::collections::BTreeMap;
 use tree_sitter::Node;
 
+mod seq;
+
 /// A pointer into a buffer: which, the flat element offset, and the rank if remote.
 #[derive(Debug, Clone)]
 struct Ptr {
@@ -38,6 +40,8 @@ pub struct Reader<'a> {
     cells: BTreeMap<String, (String, Vec<E>, Option<E>)>,
     /// Local pointer variables (`dst_gm`, `src_gm`).
     ptrs: BTreeMap<String, Ptr>,
+    /// collc's `collc_seq_len` counts of power-of-two and reversed loops, by name.
+    seqs: BTreeMap<String, seq::SeqLen>,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -74,6 +78,7 @@ impl<'a> Reader<'a> {
             scope,
             cells: BTreeMap::new(),
             ptrs: BTreeMap::new(),
+            seqs: BTreeMap::new(),
         }
     }
 
@@ -190,6 +195,9 @@ impl<'a> Reader<'a> {
         if is_ptr {
             let p = self.ptr(value)?;
             self.ptrs.insert(name, p);
+            return Ok(());
+        }
+        if name.starts_with("collc_") && self.seq_len(&name, value)? {
             return Ok(());
         }
         let v = self.e(value)?;
@@ -389,6 +397,15 @@ impl<'a> Reader<'a> {
         };
         Ok(Some(match f.as_str() {
             "COLLC_CHECK" => return Ok(None),
+            // Trace points observe a `.coll` fence or a data statement's window access.
+            "COLLC_TRACE_FENCE" => return arity(0).map(|()| None),
+            "COLLC_TRACE_GET" | "COLLC_TRACE_PUT" => {
+                return arity(match self.dialect {
+                    Dialect::Pto => 2,
+                    Dialect::Mpi => 4,
+                })
+                .map(|()| None)
+            }
             "pipe_barrier" if argt(0) == "PIPE_ALL" => S::Barrier,
             "dsb" if argt(0) == "DSB_DDR" => S::Dsb,
             "dcci" if argt(1) == "ENTIRE_DATA_CACHE" => S::Dcci,
@@ -815,6 +832,9 @@ impl<'a> Reader<'a> {
     }
 
     fn for_loop(&mut self, n: Node) -> R<L> {
+        if let Some(l) = self.seq_loop(n)? {
+            return Ok(l);
+        }
         let src = self.src;
         let bad = |what: &str| unsupported(n, src, what);
         let init = field(n, "initializer").ok_or_else(|| bad("a loop without an initialiser"))?;

@@ -177,6 +177,25 @@ fn stmt(out: &mut Out, l: &L, d: usize, rk: &mut Ranks) {
                         st.coll()
                     )
                 }
+                Range::Seq {
+                    lo,
+                    hi,
+                    step,
+                    geometric,
+                    rev,
+                } => {
+                    let st = match (geometric, step) {
+                        (true, s) => format!(" step *{}", s.coll()),
+                        (false, E::Int(1)) => String::new(),
+                        (false, s) => format!(" step {}", s.coll()),
+                    };
+                    let r = format!("{}..{}{st}", lo.coll(), hi.coll());
+                    if *rev {
+                        format!("for {var} in ({r}).rev() {{")
+                    } else {
+                        format!("for {var} in {r} {{")
+                    }
+                }
             };
             out.line(d, &head, at);
             block(out, body, d + 1, rk);

@@ -104,9 +104,14 @@ pub fn compare(
     };
     let mut n = 0;
     let mut errs = Vec::new();
-    cx.block(&p.body, &lifted.body, false, "body", &mut n, &mut errs);
+    // `1 << k` and `pow2(k)` emit the same C++, read back as `pow2(k)`.
+    let (body, epilogue) = (
+        crate::canon::pow2_block(&p.body),
+        crate::canon::pow2_block(&p.epilogue),
+    );
+    cx.block(&body, &lifted.body, false, "body", &mut n, &mut errs);
     cx.block(
-        &p.epilogue,
+        &epilogue,
         &lifted.epilogue,
         false,
         "epilogue",

@@ -17,15 +17,20 @@ fn validate_accepts_every_example_on_every_target() {
         for t in TARGETS {
             let code = emit(&p, &src, t);
             if let Err(es) = collc_lift::validate(&p, &code, Some(&src)) {
-                let msgs: Vec<String> = es
-                    .iter()
-                    .map(|e| format!("{} {}", e.code, e.message))
-                    .collect();
-                failures.push(format!("{} --target {t}: {}", path, msgs.join("; ")));
+                let msgs = messages(&es);
+                failures.push(format!("{} --target {t}: {}", path, msgs));
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Diagnostics as `code message`, joined by `; `.
+fn messages(es: &[collc_grammar::Diagnostic]) -> String {
+    es.iter()
+        .map(|e| format!("{} {}", e.code, e.message))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn body(p: &Protocol) -> String {
@@ -45,27 +50,58 @@ fn lift_of_emit_is_the_identity_on_every_example() {
                 if let Err(es) =
                     collc_lift::validate::compare(&p, &l.protocol, Dialect::Pto, None, Some(&src))
                 {
-                    let msgs: Vec<String> = es
-                        .iter()
-                        .map(|e| format!("{} {}", e.code, e.message))
-                        .collect();
+                    let msgs = messages(&es);
                     failures.push(format!(
                         "{}: {}\n--- lifted\n{}\n--- original\n{}",
                         path,
-                        msgs.join("; "),
+                        msgs,
                         body(&l.protocol),
                         body(&p)
                     ));
                 }
             }
             Err(es) => {
-                let msgs: Vec<String> = es
-                    .iter()
-                    .map(|e| format!("{} {}", e.code, e.message))
-                    .collect();
-                failures.push(format!("{}: {}", path, msgs.join("; ")));
+                let msgs = messages(&es);
+                failures.push(format!("{}: {}", path, msgs));
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The bit operations in every form `collc emit` writes them, on every target: `1 << k`
+/// (emitted as `pow2(k)` is), `pow2`, `>>`, `& ^ |`, `log2` and a reversed loop.
+#[test]
+fn validate_accepts_every_bit_operation_form() {
+    let text = "collective shifts: barrier() {
+    ranks P in 1..=16;
+    require P & (P - 1) == 0;
+    signal flag[P];
+
+    body {
+        for k in (0..log2(P)).rev() {
+            let d = 1 << k;
+            notify flag[k] @ rank(me ^ d) += 1;
+            wait flag[log2(pow2(k))] >= (d >> k) | (d & 1);
+        }
+    }
+
+    epilogue {
+        for d in 1..P step *2 {
+            notify flag[log2(d)] -= 1;
+        }
+        fence;
+    }
+}
+";
+    let checked = collc_spec::check(text);
+    let p = checked.protocol.expect("the test protocol checks");
+    let src = collc_grammar::Source::new("shifts.coll", text.to_string());
+    for t in TARGETS {
+        let code = emit(&p, &src, t);
+        if let Err(es) = collc_lift::validate(&p, &code, Some(&src)) {
+            let msgs = messages(&es);
+            panic!("--target {t}: {}", msgs);
+        }
+    }
 }
