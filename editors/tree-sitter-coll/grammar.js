@@ -5,7 +5,11 @@
  * compares the items and statements (kind, nesting and byte range).
  */
 
-const PREC = { or: 1, and: 2, not: 3, cmp: 4, add: 5, mul: 6, neg: 7 };
+// Tightest last; as in pest: `* / %`, `+ -`, `<< >>`, `&`, `^`, `|`, then comparisons.
+const PREC = {
+  or: 1, and: 2, not: 3, cmp: 4, bit_or: 5, bit_xor: 6, bit_and: 7, shift: 8, add: 9, mul: 10,
+  neg: 11,
+};
 
 const sep1 = (rule, s) => seq(rule, repeat(seq(s, rule)));
 
@@ -30,7 +34,8 @@ module.exports = grammar({
 
     _item: $ => choice(
       $.ranks_decl, $.param_decl, $.const_decl, $.let_decl, $.blocks_decl, $.signal_decl,
-      $.window_decl, $.tile_decl, $.array_decl, $.require_decl, $.body_decl, $.epilogue_decl,
+      $.window_decl, $.tile_decl, $.array_decl, $.require_decl, $.calls_decl, $.body_decl,
+      $.epilogue_decl,
     ),
     ranks_decl: $ => seq(
       'ranks', field('name', $.identifier),
@@ -48,8 +53,10 @@ module.exports = grammar({
     ),
     signal_decl: $ => seq(
       'signal', field('name', $.identifier), $.dims,
-      optional(seq('as', 'value')), repeat($.lifetime), ';',
+      optional(choice(seq('as', 'value'), 'monotonic')), repeat($.lifetime), ';',
     ),
+    // `calls` and `monotonic` are contextual words, as in pest: keywords only here.
+    calls_decl: $ => seq('calls', '<=', $._expr, ';'),
     window_decl: $ => seq(
       'window', field('name', $.identifier), ':', alias('f32', $.type), $.dims,
       repeat($.lifetime), ';',
@@ -89,9 +96,13 @@ module.exports = grammar({
       'for', field('var', $.identifier), 'in', $._loop_range, field('body', $.block),
     ),
     _loop_range: $ => choice(
-      alias('peers', $.peers), alias('ranks', $.all_ranks), $.span_range,
+      alias('peers', $.peers), alias('ranks', $.all_ranks), $.span_range, $.rev_range,
     ),
-    span_range: $ => seq($._expr, '..', $._expr, optional(seq('step', $._expr))),
+    span_range: $ => seq(
+      $._expr, '..', $._expr, optional(seq('step', choice($.geo_step, $._expr))),
+    ),
+    geo_step: $ => seq('*', $._expr),
+    rev_range: $ => seq('(', $.span_range, ')', '.', 'rev', '(', ')'),
     if_stmt: $ => seq(
       'if', $._cond, $.block, repeat($.else_if), optional($.else_block),
     ),
@@ -119,6 +130,10 @@ module.exports = grammar({
     binary: $ => choice(
       prec.left(PREC.add, seq($._expr, choice('+', '-'), $._expr)),
       prec.left(PREC.mul, seq($._expr, choice('*', '/', '%'), $._expr)),
+      prec.left(PREC.shift, seq($._expr, choice('<<', '>>'), $._expr)),
+      prec.left(PREC.bit_and, seq($._expr, '&', $._expr)),
+      prec.left(PREC.bit_xor, seq($._expr, '^', $._expr)),
+      prec.left(PREC.bit_or, seq($._expr, '|', $._expr)),
     ),
     neg: $ => prec(PREC.neg, seq('-', $._expr)),
     _operand: $ => choice(

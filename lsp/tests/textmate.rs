@@ -5,8 +5,8 @@
 //! constant.language), a name (variable.*, entity.name.function) or a number
 //! (constant.numeric); and every TextMate keyword or number token outside comments
 //! is a pest token with its bytes. Identifiers that pest reads as contextual words
-//! (`per`, `call`, `reused`, `value`, `step`, `as` where they are names) would fail
-//! the check. The TextMate grammar is applied by editors/vscode/test/tokenize.js
+//! (`per`, `call`, `reused`, `monotonic`, `calls`, `value`, `step`, `as` where they
+//! are names) would fail the check. The TextMate grammar is applied by editors/vscode/test/tokenize.js
 //! (node), rule by rule as a TextMate engine applies single-line `match` rules.
 //! Operators and punctuation are not compared (pest keeps no pairs for them).
 

@@ -3,6 +3,7 @@
 [
   "collective" "ranks" "param" "const" "let" "blocks" "signal" "window" "tile" "array"
   "require" "body" "epilogue" "in" "as" "value" "per" "call" "reused" "step"
+  "monotonic" "calls"
 ] @keyword
 
 [ "for" "if" "else" "return" ] @keyword.control
@@ -17,7 +18,7 @@
 (comment) @comment
 
 ((identifier) @variable.builtin
-  (#eq? @variable.builtin "me"))
+  (#any-of? @variable.builtin "me" "call"))
 
 (collective name: (identifier) @module)
 (semantics kind: (identifier) @type)
@@ -30,10 +31,14 @@
 (array_decl name: (identifier) @variable)
 (cell signal: (identifier) @variable)
 (region buffer: (identifier) @variable)
+((call function: (identifier) @function.builtin)
+  (#any-of? @function.builtin "log2" "pow2"))
 (call function: (identifier) @function)
 (reduce_stmt op: (identifier) @operator)
+(rev_range "rev" @function.method)
 
-[ "+" "-" "*" "/" "%" "+=" "-=" "=" "<-" "@" ".." "..=" "&&" "||" "!" ] @operator
+[ "+" "-" "*" "/" "%" "+=" "-=" "=" "<-" "@" ".." "..=" "&&" "||" "!"
+  "<<" ">>" "&" "^" "|" "<=" ">=" ] @operator
 (cmp_op) @operator
 [ "(" ")" "[" "]" "{" "}" ] @punctuation.bracket
-[ ";" "," ":" ] @punctuation.delimiter
+[ ";" "," ":" "." ] @punctuation.delimiter
