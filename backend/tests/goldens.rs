@@ -14,16 +14,10 @@
 
 use collc_backend::cpp::{self, EmitOptions, Target};
 use collc_backend::mpi;
+use collc_backend::testing::{coll_files, repo_root};
 use collc_grammar::Source;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .to_path_buf()
-}
 
 fn golden_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -33,10 +27,8 @@ fn golden_dir(target: &str) -> PathBuf {
 
 /// The examples, sorted: (stem, source).
 fn examples() -> Vec<(String, Source)> {
-    let mut v: Vec<(String, Source)> = std::fs::read_dir(root().join("examples"))
-        .expect("examples dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
+    let v: Vec<(String, Source)> = coll_files(&repo_root().join("examples"))
+        .into_iter()
         .map(|p| {
             let stem = p
                 .file_stem()
@@ -50,7 +42,7 @@ fn examples() -> Vec<(String, Source)> {
             )
         })
         .collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(!v.is_empty(), "no examples found");
     v
 }
 

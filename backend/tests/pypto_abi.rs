@@ -17,7 +17,7 @@ use collc_backend::ascend_check::syntax_check;
 use collc_backend::cpp::{pypto, EmitOptions};
 use collc_backend::host::compile::{self, CompileError};
 use collc_backend::host::{self, RunConfig};
-use collc_backend::testing::{coll_files, compiler_or_skip, default_params};
+use collc_backend::testing::{compiler_or_skip, default_params};
 use collc_grammar::Source;
 use collc_spec::ir::{Protocol, Semantics};
 use std::path::Path;
@@ -55,23 +55,16 @@ fn setup() -> bool {
 }
 
 fn examples() -> Vec<(String, Source, Protocol)> {
-    coll_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples"))
+    collc_backend::testing::examples()
         .into_iter()
-        .map(|path| {
+        .map(|(path, text, p)| {
             let stem = path
                 .file_stem()
                 .expect("name")
                 .to_string_lossy()
                 .into_owned();
-            let text = std::fs::read_to_string(&path).expect("readable");
-            let p = collc_spec::check(&text)
-                .protocol
-                .unwrap_or_else(|| panic!("{} does not check", path.display()));
-            (
-                stem.clone(),
-                Source::new(format!("examples/{stem}.coll"), text),
-                p,
-            )
+            let src = Source::new(format!("examples/{stem}.coll"), text);
+            (stem, src, p)
         })
         .collect()
 }

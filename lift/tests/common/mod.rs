@@ -14,13 +14,7 @@ pub fn examples() -> Vec<(String, Source, Protocol)> {
 /// protocol).
 pub fn corpus(dir: &str) -> Vec<(String, Source, Protocol)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("examples/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    paths.sort();
-    let out: Vec<(String, Source, Protocol)> = paths
+    let out: Vec<(String, Source, Protocol)> = collc_backend::testing::coll_files(&dir)
         .into_iter()
         .filter_map(|path| {
             let text = std::fs::read_to_string(&path).expect("read example");
