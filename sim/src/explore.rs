@@ -4,13 +4,14 @@
 
 use crate::code::Code;
 pub use crate::fingerprint::fingerprint;
-use crate::fingerprint::{mix, Seen};
+use crate::fingerprint::mix;
 use crate::machine::{Action, Limits, Machine, Memory, Outcome, State};
 use crate::por::Reduction;
 use crate::report::{Finding, SimReport, Stats, Verdict};
+use crate::visited::Visited;
 use collc_spec::ir::Protocol;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// How schedules are chosen.
@@ -338,8 +339,8 @@ impl Explorer<'_, '_> {
         }
         // nodes[i] = (parent, action, depth)
         let mut nodes: Vec<(u32, Action, u32)> = vec![(u32::MAX, Action::Run(0), 0)];
-        let mut seen: HashMap<u128, u32, Seen> = HashMap::default();
-        seen.insert(fingerprint(&s0), 0);
+        let mut seen = Visited::new(&s0);
+        seen.insert(&mut s0);
         let mut queue: VecDeque<(u32, State)> = VecDeque::new();
         queue.push_back((0, s0));
         let path_to = |nodes: &Vec<(u32, Action, u32)>, mut i: u32| {
@@ -415,10 +416,8 @@ impl Explorer<'_, '_> {
                     );
                 }
                 self.m.canonicalize(&mut t);
-                let fp = fingerprint(&t);
-                if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(fp) {
-                    let idx = nodes.len() as u32;
-                    e.insert(idx);
+                if let Some(idx) = seen.insert(&mut t) {
+                    debug_assert_eq!(idx as usize, nodes.len());
                     nodes.push((node, a, depth + 1));
                     self.stats.max_depth = self.stats.max_depth.max(depth as u64 + 1);
                     queue.push_back((idx, t));

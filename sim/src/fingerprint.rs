@@ -79,25 +79,42 @@ impl Hasher for Fp {
     }
 }
 
-/// A part's fingerprint, computed once and kept until the part is written. It takes
-/// no part in equality or hashing itself; whoever writes the part clears it
-/// ([`FpCache::clear`]), which the state's write accessors do.
+/// A part's fingerprint, computed once and kept until the part is written, and the
+/// part's number in the explorer's table of distinct parts ([`crate::visited`]) once it
+/// has one. Neither takes part in equality or hashing itself; whoever writes the part
+/// clears both ([`FpCache::clear`]), which the state's write accessors do.
 #[derive(Debug, Clone, Default)]
-pub struct FpCache(OnceCell<u128>);
+pub struct FpCache {
+    fp: OnceCell<u128>,
+    /// (table tag, number): the tag names the table that numbered the part (0: none).
+    id: std::cell::Cell<(u32, u32)>,
+}
 
 impl FpCache {
     /// The cached fingerprint, computed by `f` (which hashes the part's fields) if absent.
     pub fn get(&self, f: impl FnOnce(&mut Fp)) -> u128 {
-        *self.0.get_or_init(|| {
+        *self.fp.get_or_init(|| {
             let mut h = Fp::default();
             f(&mut h);
             h.finish128()
         })
     }
 
-    /// Forgets the fingerprint (the part is about to change).
+    /// Forgets the fingerprint and the number (the part is about to change).
     pub fn clear(&mut self) {
-        self.0.take();
+        self.fp.take();
+        self.id.set((0, 0));
+    }
+
+    /// The part's number in the table tagged `tag`, if that table numbered it.
+    pub fn id(&self, tag: u32) -> Option<u32> {
+        let (t, i) = self.id.get();
+        (t == tag && tag != 0).then_some(i)
+    }
+
+    /// Records the part's number in the table tagged `tag`.
+    pub fn set_id(&self, tag: u32, id: u32) {
+        self.id.set((tag, id));
     }
 }
 
@@ -108,25 +125,3 @@ impl PartialEq for FpCache {
 }
 
 impl Eq for FpCache {}
-
-/// The hasher of the explorer's table of seen fingerprints: a fingerprint is already
-/// a good hash, so its low 64 bits are the table's hash (no second hashing).
-#[derive(Default)]
-pub struct SeenHasher(u64);
-
-impl Hasher for SeenHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ *b as u64;
-        }
-    }
-    fn write_u128(&mut self, x: u128) {
-        self.0 = x as u64;
-    }
-}
-
-/// [`SeenHasher`] for a `HashMap`.
-pub type Seen = std::hash::BuildHasherDefault<SeenHasher>;

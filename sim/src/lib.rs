@@ -10,6 +10,7 @@ pub mod por;
 pub mod report;
 pub mod svg;
 pub mod value;
+pub mod visited;
 
 pub use explore::{simulate, Budget, Schedule, SimConfig, SimError};
 pub use machine::Memory;

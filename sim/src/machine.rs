@@ -27,8 +27,8 @@ mod state;
 
 pub use footprint::{DataAcc, DryOp, Footprint, OpKind};
 pub use state::{
-    Acc, AccRec, Action, Cell, Clock, Limits, Memory, OldCell, Origin, Outcome, Pending, Proc,
-    State, Status, Unit, WinMem, CONSUME, STAGE,
+    Acc, AccRec, Action, Cell, Clock, Limits, Memory, OldCell, Origin, Outcome, Part, Pending,
+    Proc, Procs, State, Status, Unit, WinMem, CONSUME, STAGE,
 };
 
 use crate::code::Code;

@@ -72,14 +72,22 @@ impl Machine<'_> {
             })
             .min()
             .unwrap_or(usize::MAX);
-        for (q, pr) in s.procs.iter_mut().enumerate() {
-            for (c, e) in pr.entries.iter_mut().enumerate() {
-                if c < live {
+        for q in 0..np {
+            let entries = &s.procs[q].entries;
+            if entries.iter().take(live).any(|e| *e != 0) {
+                // Written only when something changes: the process stays shared otherwise.
+                for e in s.procs[q].entries.iter_mut().take(live) {
                     *e = 0;
-                } else if *e != 0 {
-                    keys.push(key(q, *e));
                 }
             }
+            let entries = &s.procs[q].entries;
+            keys.extend(
+                entries
+                    .iter()
+                    .skip(live)
+                    .filter(|e| **e != 0)
+                    .map(|e| key(q, *e)),
+            );
         }
         for m in &s.mem {
             keys.extend_from_slice(m.epochs.get(|| {
@@ -114,10 +122,14 @@ impl Machine<'_> {
             // already merged, as every write to them leaves them).
             return;
         }
-        for pr in s.procs.iter_mut() {
+        for q in 0..np {
+            let pr = &s.procs[q];
+            let entries_move = pr.entries.iter().any(|e| *e != 0 && r.f(q, *e) != *e);
+            if !r.moves(&pr.clock) && !entries_move {
+                continue;
+            }
+            let pr = &mut s.procs[q];
             r.fix(&mut pr.clock);
-        }
-        for (q, pr) in s.procs.iter_mut().enumerate() {
             for e in pr.entries.iter_mut().filter(|e| **e != 0) {
                 *e = r.f(q, *e);
             }

@@ -108,6 +108,7 @@ impl<'a> Machine<'a> {
                 steps: 0,
                 entries: Vec::new(),
                 pin: None,
+                fp: FpCache::default(),
             })
             .collect();
         let cells = (0..self.code.world * self.code.cells_per_rank * self.cell_inst)

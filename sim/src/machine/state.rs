@@ -22,6 +22,15 @@ pub enum Memory {
     Relaxed,
 }
 
+/// A part of a state that is shared between states until written (a process, a cell,
+/// a window): its contents' fingerprint and the cache that keeps it.
+pub trait Part: Eq {
+    /// The fingerprint of the contents (cached until the part is written).
+    fn fp(&self) -> u128;
+    /// The cache of the fingerprint and of the part's number in the explorer's table.
+    fn cache(&self) -> &FpCache;
+}
+
 /// A vector clock, one entry per process.
 pub type Clock = Vec<u32>;
 
@@ -105,6 +114,12 @@ pub struct Cell {
 
 impl Hash for Cell {
     fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u128(self.fp());
+    }
+}
+
+impl Part for Cell {
+    fn fp(&self) -> u128 {
         let Cell {
             value,
             units,
@@ -114,14 +129,17 @@ impl Hash for Cell {
             history,
             fp,
         } = self;
-        h.write_u128(fp.get(|f| {
+        fp.get(|f| {
             value.hash(f);
             units.hash(f);
             clock.hash(f);
             version.hash(f);
             origin.hash(f);
             history.hash(f);
-        }));
+        })
+    }
+    fn cache(&self) -> &FpCache {
+        &self.fp
     }
 }
 
@@ -212,16 +230,25 @@ impl<T> Eq for Memo<T> {}
 
 impl Hash for WinMem {
     fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u128(self.fp());
+    }
+}
+
+impl Part for WinMem {
+    fn fp(&self) -> u128 {
         let WinMem {
             vals,
             acc,
             fp,
             epochs: _,
         } = self;
-        h.write_u128(fp.get(|f| {
+        fp.get(|f| {
             vals.hash(f);
             acc.hash(f);
-        }));
+        })
+    }
+    fn cache(&self) -> &FpCache {
+        &self.fp
     }
 }
 
@@ -249,7 +276,7 @@ pub struct Pending {
 }
 
 /// One process: a block of a rank.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proc {
     /// Lifecycle.
     pub status: Status,
@@ -278,13 +305,125 @@ pub struct Proc {
     /// Sticky polling (relaxed + `sticky_poll`): the failing value a poll of the pending
     /// wait cached and keeps re-reading; the wait can then never pass.
     pub(super) pin: Option<i64>,
+    /// Fingerprint of the fields above (cleared by every write through [`Procs`]).
+    pub(super) fp: FpCache,
+}
+
+impl Hash for Proc {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u128(self.fp());
+    }
+}
+
+impl Part for Proc {
+    fn fp(&self) -> u128 {
+        let Proc {
+            status,
+            pc,
+            call,
+            slots,
+            clock,
+            bump,
+            seq,
+            tiles,
+            pending,
+            cache,
+            steps,
+            entries,
+            pin,
+            fp,
+        } = self;
+        fp.get(|f| {
+            status.hash(f);
+            pc.hash(f);
+            call.hash(f);
+            slots.hash(f);
+            clock.hash(f);
+            bump.hash(f);
+            seq.hash(f);
+            tiles.hash(f);
+            pending.hash(f);
+            cache.hash(f);
+            steps.hash(f);
+            entries.hash(f);
+            pin.hash(f);
+        })
+    }
+    fn cache(&self) -> &FpCache {
+        &self.fp
+    }
+}
+
+/// The processes of a state, each shared with other states until a step writes it
+/// (`Rc::make_mut`, as for cells and windows). Indexing to write (`procs[p].pc += 1`,
+/// [`Procs::iter_mut`]) unshares the process and clears its fingerprint, so every write
+/// goes through here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Procs(Vec<Rc<Proc>>);
+
+impl Procs {
+    /// Number of processes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there is no process.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The processes, to read.
+    pub fn iter(&self) -> impl Iterator<Item = &Proc> + '_ {
+        self.0.iter().map(|p| &**p)
+    }
+
+    /// The processes, to write (each unshared).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Proc> + '_ {
+        self.0.iter_mut().map(proc_mut)
+    }
+
+    /// The shared processes themselves (for the explorer's table of distinct parts).
+    pub fn shared(&self) -> &[Rc<Proc>] {
+        &self.0
+    }
+
+    /// Replaces process `p` by an equal one (the explorer's table's copy).
+    pub fn share(&mut self, p: usize, with: Rc<Proc>) {
+        debug_assert!(*self.0[p] == *with);
+        self.0[p] = with;
+    }
+}
+
+fn proc_mut(p: &mut Rc<Proc>) -> &mut Proc {
+    let p = Rc::make_mut(p);
+    p.fp.clear();
+    p
+}
+
+impl std::ops::Index<usize> for Procs {
+    type Output = Proc;
+    fn index(&self, i: usize) -> &Proc {
+        &self.0[i]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Procs {
+    fn index_mut(&mut self, i: usize) -> &mut Proc {
+        proc_mut(&mut self.0[i])
+    }
+}
+
+impl FromIterator<Proc> for Procs {
+    fn from_iter<I: IntoIterator<Item = Proc>>(it: I) -> Self {
+        Procs(it.into_iter().map(Rc::new).collect())
+    }
 }
 
 /// The whole system.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct State {
-    /// Processes, rank-major (`rank * blocks + block`).
-    pub procs: Vec<Proc>,
+    /// Processes, rank-major (`rank * blocks + block`), shared like the cells.
+    pub procs: Procs,
     /// Cells, rank-major. Shared between states until a step writes one
     /// (`Rc::make_mut`): a successor copies only the cells and windows its step touches.
     pub cells: Vec<Rc<Cell>>,
