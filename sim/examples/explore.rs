@@ -50,7 +50,11 @@ fn main() {
             r.verdict,
             r.stats.states,
             r.stats.transitions,
-            if r.stats.complete { "complete" } else { "INCOMPLETE" },
+            if r.stats.complete {
+                "complete"
+            } else {
+                "INCOMPLETE"
+            },
             dt * 1e3
         );
     }

@@ -3,9 +3,12 @@
 
 use super::state::{cell_mut, mem_mut, AccRec, Clock, State, Status, WinMem};
 use super::Machine;
+use std::cell::RefCell;
 
 /// The renumbering of every process's epochs: the epochs still recorded, as
-/// `(process << 32) | epoch`, sorted, and where each process's run starts.
+/// `(process << 32) | epoch`, sorted, and where each process's run starts. One per
+/// thread is kept between calls, so its vectors are allocated once.
+#[derive(Default)]
 struct Renumber {
     keys: Vec<u64>,
     start: Vec<usize>,
@@ -54,13 +57,26 @@ impl Machine<'_> {
     /// states that differ only in absolute epoch values become one state.
     /// Cells and windows the renumbering leaves as they are stay shared.
     pub fn canonicalize(&self, s: &mut State) {
+        thread_local! {
+            static SCRATCH: RefCell<Renumber> = RefCell::new(Renumber::default());
+        }
+        SCRATCH.with(|r| match r.try_borrow_mut() {
+            Ok(mut r) => self.canonicalize_with(s, &mut r),
+            Err(_) => self.canonicalize_with(s, &mut Renumber::default()),
+        })
+    }
+
+    fn canonicalize_with(&self, s: &mut State, r: &mut Renumber) {
         let np = s.procs.len();
         let key = |q: usize, e: u32| ((q as u64) << 32) | e as u64;
         // A process's current epoch is still to be recorded unless a release ended it.
-        let mut keys: Vec<u64> = (0..np)
-            .filter(|q| !s.procs[*q].bump)
-            .map(|q| key(q, s.procs[q].clock[q]))
-            .collect();
+        let keys = &mut r.keys;
+        keys.clear();
+        keys.extend(
+            (0..np)
+                .filter(|q| !s.procs[*q].bump)
+                .map(|q| key(q, s.procs[q].clock[q])),
+        );
         // Call-entry epochs are needed while some process may still leave that call.
         let live = s
             .procs
@@ -105,18 +121,18 @@ impl Machine<'_> {
         }
         keys.sort_unstable();
         keys.dedup();
-        let start: Vec<usize> = (0..=np)
-            .map(|q| keys.partition_point(|k| (*k >> 32) < q as u64))
-            .collect();
+        r.start.clear();
+        r.start
+            .extend((0..=np).map(|q| keys.partition_point(|k| (*k >> 32) < q as u64)));
         // Every epoch of q anywhere in the state is at most q's own clock entry.
-        let moved = (0..np)
-            .filter(|&q| {
-                let run = &keys[start[q]..start[q + 1]];
-                let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
-                !dense || s.procs[q].clock[q] > run.len() as u32
-            })
-            .collect();
-        let r = Renumber { keys, start, moved };
+        let (keys, start) = (&r.keys, &r.start);
+        r.moved.clear();
+        r.moved.extend((0..np).filter(|&q| {
+            let run = &keys[start[q]..start[q + 1]];
+            let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
+            !dense || s.procs[q].clock[q] > run.len() as u32
+        }));
+        let r = &*r;
         if r.moved.is_empty() {
             // The identity: nothing to renumber (and every window's access records are
             // already merged, as every write to them leaves them).

@@ -112,7 +112,7 @@ impl Machine<'_> {
         out: &mut Outcome,
     ) -> Vec<(u64, Val)> {
         match l.buf {
-            BufferRef::Tile(t) => s.procs[p].tiles[t].read(l.lo, l.hi),
+            BufferRef::Tile(t) => s.procs[p].tiles.get(t).read(l.lo, l.hi),
             BufferRef::Window(w) => {
                 if self.memory == Memory::Relaxed {
                     // A process sees its own buffered writes: make those it reads visible first.
@@ -153,7 +153,7 @@ impl Machine<'_> {
         out: &mut Outcome,
     ) {
         match l.buf {
-            BufferRef::Tile(t) => s.procs[p].tiles[t].write(l.lo, &pieces),
+            BufferRef::Tile(t) => s.procs[p].tiles.get_mut(t).write(l.lo, &pieces),
             BufferRef::Window(w) => {
                 if self.memory == Memory::Relaxed {
                     s.procs[p].pending.push(Pending {

@@ -3,7 +3,9 @@
 //! (`collc_spec::meaning`), including the all-to-all-v layout and counts.
 
 use super::data::Loc;
-use super::state::{join, mem_mut, Acc, Clock, Memory, Outcome, State, Status, CONSUME, STAGE};
+use super::state::{
+    join, mem_mut, Acc, Clock, Memory, Outcome, State, Status, Tiles, CONSUME, STAGE,
+};
 use super::{fmt_call, Machine};
 use crate::report::{EvKind, Finding};
 use crate::value::{Contrib, Segs, Val, INITIAL};
@@ -49,9 +51,11 @@ impl Machine<'_> {
             }
             pr.entries[call as usize] = e;
         }
-        pr.tiles = (0..self.p.tiles.len())
-            .map(|t| Segs::filled(self.code.tile_len(t), Val::garbage(r, call as usize)))
-            .collect();
+        pr.tiles = Tiles::new(
+            (0..self.p.tiles.len())
+                .map(|t| Segs::filled(self.code.tile_len(t), Val::garbage(r, call as usize)))
+                .collect(),
+        );
         self.event(out, p, call, None, || {
             (EvKind::CallStart, format!("enters call {}", fmt_call(call)))
         });

@@ -2,7 +2,7 @@
 //! signal cells (one per call for `per call` buffers), the index of a cell or a
 //! window instance in the state, and a process's evaluation context.
 
-use super::state::{AccRec, Cell, Limits, Memory, Outcome, Proc, State, Status, WinMem};
+use super::state::{AccRec, Cell, Limits, Memory, Outcome, Proc, State, Status, Tiles, WinMem};
 use super::Machine;
 use crate::code::{CExpr, Code, Ctx};
 use crate::fingerprint::FpCache;
@@ -102,7 +102,7 @@ impl<'a> Machine<'a> {
                 clock: vec![0; np],
                 bump: false,
                 seq: 0,
-                tiles: Vec::new(),
+                tiles: Tiles::default(),
                 pending: Vec::new(),
                 cache: Vec::new(),
                 steps: 0,

@@ -291,7 +291,7 @@ pub struct Proc {
     pub(super) bump: bool,
     pub(super) seq: u32,
     /// Own epoch at the entry of each call.
-    pub(super) tiles: Vec<Segs<Val>>,
+    pub(super) tiles: Tiles,
     pub(super) pending: Vec<Pending>,
     /// Cached cells (relaxed): (cell index, oldest version a read may return).
     pub(super) cache: Vec<(u32, u32)>,
@@ -416,6 +416,45 @@ impl std::ops::IndexMut<usize> for Procs {
 impl FromIterator<Proc> for Procs {
     fn from_iter<I: IntoIterator<Item = Proc>>(it: I) -> Self {
         Procs(it.into_iter().map(Rc::new).collect())
+    }
+}
+
+/// A process's tiles (its local buffers), shared between copies of the process until
+/// one writes them: most steps leave them as they are, so copying, hashing and
+/// comparing a process touches one pointer and one cached fingerprint for them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Tiles(Rc<TileData>);
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct TileData {
+    bufs: Vec<Segs<Val>>,
+    fp: FpCache,
+}
+
+impl Hash for TileData {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u128(self.fp.get(|f| self.bufs.hash(f)));
+    }
+}
+
+impl Tiles {
+    pub(super) fn new(bufs: Vec<Segs<Val>>) -> Self {
+        Tiles(Rc::new(TileData {
+            bufs,
+            fp: FpCache::default(),
+        }))
+    }
+
+    /// Tile `t`, to read.
+    pub(super) fn get(&self, t: usize) -> &Segs<Val> {
+        &self.0.bufs[t]
+    }
+
+    /// Tile `t`, to write: unshared, the fingerprint cleared.
+    pub(super) fn get_mut(&mut self, t: usize) -> &mut Segs<Val> {
+        let d = Rc::make_mut(&mut self.0);
+        d.fp.clear();
+        &mut d.bufs[t]
     }
 }
 
