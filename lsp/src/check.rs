@@ -2,12 +2,15 @@
 //! symbolic obligations, then the simulator's bounded obligations one world size at
 //! a time, on a worker thread. Each stage is reported with `$/progress`
 //! (begin/report/end). A `$/cancelRequest` is answered at once by the server loop
-//! (`RequestCancelled`); the worker reads the job's state before every stage and
-//! stops there, each bounded stage having its share of the budget. The diagnostics
+//! (`RequestCancelled`) and sets the job's stop flag, which the simulator's explorer
+//! reads every few hundred states: a running bounded search stops at once, and the
+//! worker, which reads the job's state before every stage, stops there (each bounded
+//! stage has its share of the budget). The diagnostics
 //! found are published (unless the document changed meanwhile) and the request
 //! answers with the verdict and every obligation's status.
 
 use crate::diagnostics;
+use collc_sim::StopFlag;
 use collc_verifier::bounded::{self, BoundedOptions};
 use collc_verifier::{ObligationResult, Report, Status};
 use lsp_server::{Message, Notification, RequestId, Response};
@@ -59,9 +62,19 @@ pub struct Job {
     pub max_ranks: i64,
     /// [`State`]: running, cancelled (the loop answered), or answered by the worker.
     pub state: Arc<AtomicU8>,
+    /// Set with the cancellation: stops the bounded search mid-way.
+    pub stop: StopFlag,
     /// The document's edit counter, and its value when the request came.
     pub edits: Arc<AtomicU64>,
     pub edits_then: u64,
+}
+
+/// What the server loop keeps of a running job: its state and its stop flag.
+pub struct Handle {
+    /// [`Job::state`].
+    pub state: Arc<AtomicU8>,
+    /// [`Job::stop`].
+    pub stop: StopFlag,
 }
 
 /// A job's state, shared by the server loop and the worker: whoever moves it off
@@ -171,6 +184,7 @@ impl Job {
                     ranks: (*pv, *pv),
                     ..defaults.relaxed_bounds.clone()
                 },
+                stop: Some(Arc::clone(&self.stop)),
                 ..defaults
             };
             merge(&mut bounded, bounded::check(&p, &b));

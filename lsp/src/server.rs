@@ -124,7 +124,7 @@ struct Server<'c> {
     /// it is unchanged.
     edits: HashMap<Uri, Arc<AtomicU64>>,
     /// The states of running checks ([`check::State`]).
-    jobs: HashMap<RequestId, Arc<AtomicU8>>,
+    jobs: HashMap<RequestId, check::Handle>,
     /// Whether the client accepts server-created progress tokens.
     progress: bool,
     /// Progress tokens created so far.
@@ -213,8 +213,15 @@ impl Server<'_> {
         };
         let token = p.work_done_token.or_else(|| self.create_token());
         let state = Arc::new(AtomicU8::new(check::State::RUNNING));
-        self.jobs.retain(|_, c| Arc::strong_count(c) > 1);
-        self.jobs.insert(req.id.clone(), Arc::clone(&state));
+        let stop = collc_sim::StopFlag::default();
+        self.jobs.retain(|_, c| Arc::strong_count(&c.state) > 1);
+        self.jobs.insert(
+            req.id.clone(),
+            check::Handle {
+                state: Arc::clone(&state),
+                stop: Arc::clone(&stop),
+            },
+        );
         let edits = self.edits_of(&uri);
         let job = check::Job {
             id: req.id.clone(),
@@ -228,6 +235,7 @@ impl Server<'_> {
             ),
             max_ranks: p.max_ranks.unwrap_or(check::MAX_RANKS),
             state,
+            stop,
             edits_then: edits.load(Ordering::SeqCst),
             edits,
         };
@@ -422,7 +430,9 @@ impl Server<'_> {
                     NumberOrString::String(s) => RequestId::from(s),
                 };
                 match self.jobs.remove(&id) {
-                    Some(state) if check::State::claim(&state, check::State::CANCELLED) => {
+                    Some(h) if check::State::claim(&h.state, check::State::CANCELLED) => {
+                        // The worker's explorer stops within a few hundred states.
+                        h.stop.store(true, Ordering::SeqCst);
                         let cancelled = (ErrorCode::RequestCanceled, "cancelled".to_string());
                         self.send(reply(id, Err(cancelled)))
                     }

@@ -1,7 +1,7 @@
 //! Bounded checks on request: `collc/check` (and the command `collc.check`) with
 //! `$/progress` begin/report/end, the verdict, the published findings; a
 //! `$/cancelRequest` answered at once while the server keeps answering other
-//! requests; the work stops at the next stage.
+//! requests; the work stops mid-search (the explorer's stop flag).
 
 mod common;
 
@@ -128,11 +128,13 @@ fn cancel_mid_check_is_answered_at_once_and_the_server_stays_responsive() {
     let text = read(&path);
     let uri = uri_of(&path);
     c.open(&uri, &text);
-    // A long check (a minute of bounded budget over P = 2..=8), progress on a token
-    // the server creates.
+    // A long check (ten minutes of bounded budget over P = 2..=8: 85 s per world
+    // size), progress on a token the server creates. The cancel comes during the
+    // P = 8 stage, whose searches (4 assignments of up to 32 052 states each) take
+    // seconds.
     let id = c.send_request(
         "collc/check",
-        json!({ "textDocument": { "uri": uri }, "budgetMs": 60000 }),
+        json!({ "textDocument": { "uri": uri }, "budgetMs": 600000 }),
     );
     let mut token = None;
     let started = Instant::now();
@@ -145,7 +147,7 @@ fn cancel_mid_check_is_answered_at_once_and_the_server_stays_responsive() {
                 if n.method == "$/progress"
                     && n.params["value"]["message"]
                         .as_str()
-                        .is_some_and(|m| m.starts_with("bounded")) =>
+                        .is_some_and(|m| m == "bounded, P = 8") =>
             {
                 assert_eq!(Some(&n.params["token"]), token.as_ref());
                 break;
@@ -172,8 +174,8 @@ fn cancel_mid_check_is_answered_at_once_and_the_server_stays_responsive() {
     assert_eq!(err.code, lsp_server::ErrorCode::RequestCanceled as i32);
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(progress.iter().all(|p| p["value"]["kind"] != json!("end")));
-    // The worker stops at its next stage: `end` ("cancelled") comes within one
-    // stage's share of the budget (60 s / 7 world sizes), well before the minute.
+    // The explorer stops mid-search (the stop flag, read every few hundred states):
+    // `end` ("cancelled") comes within seconds, not at the end of the stage.
     let end = loop {
         match c.next_within(Duration::from_secs(60)).expect("the end") {
             Message::Notification(n) if n.method == "$/progress" => {
@@ -188,8 +190,10 @@ fn cancel_mid_check_is_answered_at_once_and_the_server_stays_responsive() {
         }
     };
     assert_eq!(end["value"]["message"], json!("cancelled"));
+    let stopped = t1.elapsed();
+    assert!(stopped < Duration::from_secs(5), "{stopped:?}");
     let total = started.elapsed();
-    assert!(total < Duration::from_secs(40), "{total:?}");
+    assert!(total < Duration::from_secs(200), "{total:?}");
     assert_eq!(c.stop(), collc_lsp::End::Clean);
 }
 

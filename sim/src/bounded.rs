@@ -4,7 +4,7 @@
 //! bounds, the states explored, whether exploration was complete, and the
 //! smallest counterexample found.
 
-use crate::explore::{simulate, Budget, Schedule, SimConfig};
+use crate::explore::{simulate, Budget, Schedule, SimConfig, StopFlag};
 use crate::machine::Memory;
 use crate::report::{Event, Verdict};
 use collc_grammar::Span;
@@ -63,6 +63,10 @@ pub struct BoundedConfig {
     /// Sticky polling (relaxed only; see [`SimConfig::sticky_poll`]).
     #[serde(default)]
     pub sticky_poll: bool,
+    /// Stops the check when set: the running search stops within a few hundred
+    /// states and the assignments not started are reported as unexplored.
+    #[serde(skip)]
+    pub stop: Option<StopFlag>,
 }
 
 impl Default for BoundedConfig {
@@ -78,6 +82,7 @@ impl Default for BoundedConfig {
             total_time: Duration::from_secs(120),
             fixed: BTreeMap::new(),
             sticky_poll: false,
+            stop: None,
         }
     }
 }
@@ -389,7 +394,11 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
     }
     for g in &grid {
         let left = cfg.total_time.saturating_sub(start.elapsed());
-        if left.is_zero() {
+        let stopped = cfg
+            .stop
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
+        if left.is_zero() || stopped {
             skipped += 1;
             continue;
         }
@@ -403,6 +412,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
             },
             reduce: true,
             sticky_poll: cfg.sticky_poll,
+            stop: cfg.stop.clone(),
         };
         match simulate(p, g, &sc) {
             Ok(r) => {

@@ -12,7 +12,18 @@ use crate::visited::Visited;
 use collc_spec::ir::Protocol;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// A cooperative stop request, shared with another thread: once it is set, a running
+/// search stops within [`STOP_POLL`] states (exhaustive) or steps (runs) and reports
+/// itself incomplete, as a spent budget does.
+pub type StopFlag = Arc<AtomicBool>;
+
+/// How often (states expanded, or steps of a run) a search looks at its stop flag and
+/// its clock.
+pub const STOP_POLL: u64 = 256;
 
 /// How schedules are chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,7 +79,7 @@ impl Default for Budget {
 }
 
 /// A simulation configuration.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SimConfig {
     /// Back-to-back calls through one signal buffer.
     pub calls: usize,
@@ -84,6 +95,9 @@ pub struct SimConfig {
     /// re-reading it (see the crate README, "Memory modes").
     #[serde(default)]
     pub sticky_poll: bool,
+    /// Stops the search when set (see [`StopFlag`]); none: only the budget stops it.
+    #[serde(skip)]
+    pub stop: Option<StopFlag>,
 }
 
 impl Default for SimConfig {
@@ -95,6 +109,7 @@ impl Default for SimConfig {
             budget: Budget::default(),
             reduce: true,
             sticky_poll: false,
+            stop: None,
         }
     }
 }
@@ -175,6 +190,7 @@ fn simulate_inner(
         budget: cfg.budget,
         por,
         terminals: collect_terminals.then(BTreeSet::new),
+        stop: cfg.stop.clone(),
     };
     match cfg.schedule {
         Schedule::Exhaustive => ex.bfs(),
@@ -218,6 +234,8 @@ struct Explorer<'m, 'a> {
     por: Option<Reduction>,
     /// Fingerprints of the terminal states met (collected only when asked for).
     terminals: Option<BTreeSet<u128>>,
+    /// The cooperative stop request.
+    stop: Option<StopFlag>,
 }
 
 /// A tiny deterministic PRNG (splitmix64).
@@ -236,6 +254,27 @@ impl Rng {
 impl Explorer<'_, '_> {
     fn out_of_time(&self) -> bool {
         self.start.elapsed() > self.budget.max_time
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Why the search must stop now (looked at every [`STOP_POLL`] states or steps).
+    fn interrupted(&self, progress: impl FnOnce() -> String) -> Option<String> {
+        if self.stop_requested() {
+            Some(format!("stopped on request {}", progress()))
+        } else if self.out_of_time() {
+            Some(format!(
+                "time budget of {:.0?} exhausted {}",
+                self.budget.max_time,
+                progress()
+            ))
+        } else {
+            None
+        }
     }
 
     /// Records the findings of a transition reached by `path` (if their code is new,
@@ -355,14 +394,18 @@ impl Explorer<'_, '_> {
         let mut polls = 0u64;
         while let Some((node, s)) = queue.pop_front() {
             polls += 1;
-            if polls.is_multiple_of(256) && self.out_of_time() {
-                self.stats.stopped = Some(format!(
-                    "time budget of {:.0?} exhausted with {} states seen and {} still queued",
-                    self.budget.max_time,
-                    seen.len(),
-                    queue.len() + 1
-                ));
-                break;
+            if polls.is_multiple_of(STOP_POLL) {
+                let why = self.interrupted(|| {
+                    format!(
+                        "with {} states seen and {} still queued",
+                        seen.len(),
+                        queue.len() + 1
+                    )
+                });
+                if why.is_some() {
+                    self.stats.stopped = why;
+                    break;
+                }
             }
             if self.m.faulted(&s) {
                 continue;
@@ -440,11 +483,8 @@ impl Explorer<'_, '_> {
     fn runs(&mut self, seed: Option<u64>, runs: u64) {
         let mut stopped = None;
         for r in 0..runs {
-            if self.out_of_time() {
-                stopped = Some(format!(
-                    "time budget of {:.0?} exhausted after {r} of {runs} runs",
-                    self.budget.max_time
-                ));
+            if let Some(why) = self.interrupted(|| format!("after {r} of {runs} runs")) {
+                stopped = Some(why);
                 break;
             }
             let mut rng = seed.map(|s| Rng(s.wrapping_add(r)));
@@ -478,13 +518,11 @@ impl Explorer<'_, '_> {
                     ));
                     break;
                 }
-                if path.len().is_multiple_of(4096) && self.out_of_time() {
-                    stopped = Some(format!(
-                        "time budget of {:.0?} exhausted in run {}",
-                        self.budget.max_time,
-                        r + 1
-                    ));
-                    break;
+                if path.len().is_multiple_of(STOP_POLL as usize) {
+                    if let Some(why) = self.interrupted(|| format!("in run {}", r + 1)) {
+                        stopped = Some(why);
+                        break;
+                    }
                 }
                 let a = match &mut rng {
                     Some(g) => en[g.below(en.len())],

@@ -12,6 +12,6 @@ pub mod svg;
 pub mod value;
 pub mod visited;
 
-pub use explore::{simulate, Budget, Schedule, SimConfig, SimError};
+pub use explore::{simulate, Budget, Schedule, SimConfig, SimError, StopFlag};
 pub use machine::Memory;
 pub use report::{EvKind, Event, Finding, SimReport, Stats, Verdict};

@@ -10,7 +10,7 @@
 use crate::report::{Finding, ObligationResult, ParamValue, Status, Trace};
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample, GridShape};
 use collc_sim::report::{EvKind, Event};
-use collc_sim::{Budget, Memory};
+use collc_sim::{Budget, Memory, StopFlag};
 use collc_spec::ir::{Protocol, VarKind};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -53,6 +53,18 @@ pub struct BoundedOptions {
     /// world domain or already in `bounds.ranks` are ignored; one that is not explored
     /// completely leaves the obligation `unknown`. The relaxed runs do not take them.
     pub target_worlds: Vec<i64>,
+    /// Stops the check when set (a cancelled editor request): the running search stops
+    /// within a few hundred states, as if the budget were spent.
+    pub stop: Option<StopFlag>,
+}
+
+impl BoundedOptions {
+    /// True once the stop flag is set.
+    fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Default for BoundedOptions {
@@ -74,6 +86,7 @@ impl Default for BoundedOptions {
             relaxed_max_states: 10_000,
             full_ranks: 4,
             target_worlds: Vec::new(),
+            stop: None,
         }
     }
 }
@@ -337,7 +350,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
             start_level
         };
         while li < lv.len() {
-            if deadline <= Instant::now() {
+            if deadline <= Instant::now() || opts.stopped() {
                 ex.untried
                     .extend(ps[i..].iter().filter(|x| !ex.done.contains_key(x)));
                 return ex;
@@ -374,7 +387,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
     targets.sort_unstable();
     targets.dedup();
     for pv in targets {
-        if deadline <= Instant::now() {
+        if deadline <= Instant::now() || opts.stopped() {
             ex.targets_missed.push(pv);
             continue;
         }
@@ -420,6 +433,7 @@ fn attempt(
         total_time: left.min(opts.budget / 3),
         fixed: BTreeMap::from([(world, pv)]),
         sticky_poll: false,
+        stop: opts.stop.clone(),
     };
     let r = sb::check(p, &cfg);
     for o in r.obligations {

@@ -761,6 +761,7 @@ fn relaxed(p: &Protocol, file: &str) -> Relaxed {
                 total_time: left,
                 fixed: BTreeMap::from([(world.clone(), *pv)]),
                 sticky_poll: false,
+                stop: None,
             };
             let rx = sb::check(p, &mk(Memory::Relaxed));
             let sc = sb::check(p, &mk(Memory::Sc));

@@ -136,6 +136,7 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
         },
         reduce: !a.no_reduction,
         sticky_poll: a.sticky_poll,
+        stop: None,
     };
     let mut report = match collc_sim::simulate(&l.protocol, &params, &cfg) {
         Ok(r) => r,
