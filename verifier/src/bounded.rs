@@ -83,7 +83,7 @@ impl Default for BoundedOptions {
                 calls: 2,
                 small_ints: 1,
             },
-            relaxed_max_states: 10_000,
+            relaxed_max_states: 150_000,
             full_ranks: 4,
             target_worlds: Vec::new(),
             stop: None,
@@ -539,7 +539,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
         bounds: opts.relaxed_bounds.clone(),
         target_worlds: Vec::new(),
         max_states: opts.relaxed_max_states,
-        budget: opts.budget / 4,
+        budget: opts.budget / 2,
         ..opts.clone()
     };
     let relaxed = explore(p, &ropts, Memory::Relaxed, Instant::now() + ropts.budget);

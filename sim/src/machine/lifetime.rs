@@ -48,7 +48,7 @@ impl Machine<'_> {
         value: i64,
         origin: Option<Origin>,
         call: u16,
-        reader: &str,
+        reader: &dyn Fn() -> String,
         stmt: Option<u32>,
         out: &mut Outcome,
     ) {
@@ -64,7 +64,8 @@ impl Machine<'_> {
                 let mut f = Finding::new(
                     "sim::stale-value",
                     format!(
-                        "{reader} {} = {value}, written by {} in call {} (`{}`): {when}",
+                        "{} {} = {value}, written by {} in call {} (`{}`): {when}",
+                        reader(),
                         self.cell_name(cell),
                         self.proc_name(o.writer as usize),
                         fmt_call(o.call),
@@ -89,7 +90,8 @@ impl Machine<'_> {
                 let mut f = Finding::new(
                     "sim::uninit-read",
                     format!(
-                        "{reader} {} = {value} before anything of call {} wrote it",
+                        "{} {} = {value} before anything of call {} wrote it",
+                        reader(),
                         self.cell_name(cell),
                         fmt_call(call)
                     ),
@@ -111,7 +113,7 @@ impl Machine<'_> {
             return;
         };
         let n: i64 = self.code.signal_dims[*recv_counts].iter().product();
-        let reader = format!("rank {r}'s host reads call {}'s output", fmt_call(call));
+        let reader = || format!("rank {r}'s host reads call {}'s output", fmt_call(call));
         for j in 0..n.max(0) as usize {
             let c = self.cell_at(r, *recv_counts, j, call);
             if let Some(cell) = s.cells.get(c) {

@@ -483,12 +483,14 @@ impl Machine<'_> {
             out.findings.push(f);
         }
         if !self.is_credit(cell) {
-            let reader = format!(
-                "{} (call {}) passes `{}` on",
-                self.proc_name(p),
-                fmt_call(call),
-                self.code.stmts[stmt as usize].text
-            );
+            let reader = || {
+                format!(
+                    "{} (call {}) passes `{}` on",
+                    self.proc_name(p),
+                    fmt_call(call),
+                    self.code.stmts[stmt as usize].text
+                )
+            };
             self.observe_value(cell, value, origin, call, &reader, Some(stmt), out);
         }
     }
