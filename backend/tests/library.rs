@@ -1,9 +1,9 @@
 //! `collc_backend::library` below the CLI: what every shipped example packages into (or why
 //! it is refused), and that the generated C++ of every kind the libraries support builds
-//! with `-Wall -Wextra -Werror` for host threads and MPI (barrier, allgather and all_to_all are
-//! not exercised by the applications of `collc/tests/lib.rs`; their windows are `per call`
-//! in the examples, so they are packaged here with every window `reused` — a build check of
-//! the generator, not a verified library: the gate is the CLI's).
+//! with `-Wall -Wextra -Werror` for host threads and MPI (barrier and all_to_all are not
+//! exercised by the applications of `collc/tests/lib.rs`; they are packaged here with every
+//! window `reused`, all_to_all_v with its `per call` buffers rotated — a build check of the
+//! generator, not a verified library: the gate is the CLI's).
 
 use collc_backend::library::{self, LibError, LibTarget, Member};
 use collc_spec::ir::{Lifetime, Protocol};
@@ -49,23 +49,27 @@ fn what_each_example_packages_into() {
         "broadcast_read_complete.coll",
         "barrier.coll",
         "arrival_barrier.coll",
+        "reduce_scatter.coll",
     ] {
         assert_eq!(refused_code(&[f]), None, "{f}");
     }
-    // `per call` windows: a library has no bound on its calls.
-    for f in ["broadcast.coll", "allgather.coll", "all_to_all.coll"] {
+    // `per call` windows: a library has no bound on its calls, so it packages them only
+    // rotated over ROTATION instances (verified at that distance by the caller's gate).
+    for f in [
+        "broadcast.coll",
+        "allgather.coll",
+        "all_to_all.coll",
+        "all_to_all_v.coll",
+    ] {
         assert_eq!(
             refused_code(&[f]).as_deref(),
             Some("lib::per-call-buffer"),
             "{f}"
         );
-    }
-    for f in ["reduce_scatter.coll", "all_to_all_v.coll"] {
-        assert_eq!(
-            refused_code(&[f]).as_deref(),
-            Some("lib::unsupported-kind"),
-            "{f}"
-        );
+        let p = load(f).with_per_call_rotation(library::ROTATION);
+        assert!(library::has_per_call_buffers(&p), "{f}");
+        let colls = library::collectives(&[member(&p)], "x").unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert_eq!(colls[0].rotation, library::ROTATION, "{f}");
     }
     // One function per kind.
     let a = load("allreduce_mesh.coll");
@@ -90,7 +94,7 @@ fn every_supported_kind_builds_for_host_threads_and_mpi() {
         eprintln!("SKIP: no g++");
         return;
     }
-    let ps: Vec<Protocol> = [
+    let mut ps: Vec<Protocol> = [
         "barrier.coll",
         "allgather.coll",
         "all_to_all.coll",
@@ -99,6 +103,9 @@ fn every_supported_kind_builds_for_host_threads_and_mpi() {
     .iter()
     .map(|f| load(f).with_every_lifetime(Lifetime::Reused))
     .collect();
+    // reduce_scatter (reused) and all_to_all_v (its `per call` buffers rotated).
+    ps.push(load("reduce_scatter.coll"));
+    ps.push(load("all_to_all_v.coll").with_per_call_rotation(library::ROTATION));
     let ms: Vec<Member> = ps.iter().map(member).collect();
     let dir = repo()
         .join("target")
@@ -130,6 +137,9 @@ fn every_supported_kind_builds_for_host_threads_and_mpi() {
         "int kinds_all_to_all(kinds_comm* comm, int rank, const float* input",
         "int kinds_allreduce(kinds_comm* comm, int rank, float* data, size_t count)",
         "size_t kinds_allgather_output_count(const kinds_comm* comm)",
+        "int kinds_reduce_scatter(kinds_comm* comm, int rank, const float* send, size_t send_count, float* recv, size_t recv_count)",
+        "size_t kinds_reduce_scatter_recv_count(const kinds_comm* comm)",
+        "int kinds_all_to_all_v(kinds_comm* comm, int rank, const float* send, size_t send_count, const int32_t* send_counts, float* recv, size_t recv_count, int32_t* recv_counts)",
     ] {
         assert!(h.contains(f), "{f} missing in kinds.h");
     }

@@ -26,6 +26,7 @@ use std::path::Path;
 /// counterpart: each must map, compile against the declarations and run through the shim.
 const MAPPED: &[&str] = &[
     "all_to_all",
+    "all_to_all_v",
     "allgather",
     "allreduce_mesh",
     "allreduce_ring",
@@ -33,6 +34,7 @@ const MAPPED: &[&str] = &[
     "broadcast",
     "broadcast_read_complete",
     "incore_all_to_all",
+    "incore_all_to_all_v",
     "incore_allgather",
     "incore_allreduce_mesh",
     "incore_allreduce_ring",
@@ -45,7 +47,7 @@ const MAPPED: &[&str] = &[
 /// The examples derived from pypto's kernels whose builtin takes more than collc maps
 /// (or that have no builtin): each must be refused. Every other example may map or be
 /// refused, clearly.
-const NO_BUILTIN: &[&str] = &["all_to_all_v", "arrival_barrier", "incore_all_to_all_v"];
+const NO_BUILTIN: &[&str] = &["arrival_barrier"];
 
 fn setup() -> bool {
     compiler_or_skip(
@@ -102,8 +104,8 @@ fn examples_map_onto_their_builtin_or_are_refused_clearly() {
                 );
                 assert_eq!(
                     plan.tensors.len(),
-                    p.windows.len() + 1,
-                    "{name}: windows + signal"
+                    p.windows.len() + p.signals.len() + p.arrays.len(),
+                    "{name}: windows + signal (+ all_to_all_v's counts)"
                 );
             }
             Err(d) => {
@@ -130,6 +132,47 @@ fn examples_map_onto_their_builtin_or_are_refused_clearly() {
     assert_eq!(by_name("allreduce_ring"), "builtin.tensor.allreduce_ring");
     assert_eq!(by_name("reduce_scatter"), "builtin.tensor.reduce_scatter");
     assert_eq!(by_name("barrier"), "builtin.tensor.barrier");
+    assert_eq!(by_name("all_to_all_v"), "builtin.tensor.all_to_all_v");
+}
+
+/// all_to_all_v takes pypto's args block of `builtin.tensor.all_to_all_v`
+/// (python/pypto/runtime/builtins/collectives/all_to_all_v/templates/entry.cpp.in):
+/// input, target, signal, send_counts (int32), recv_counts (int32), nranks, CommContext*;
+/// `R` is `target.shape[0] / nranks` (pypto's max_recv) and `m` the row width.
+#[test]
+fn all_to_all_v_takes_the_builtins_args_block() {
+    for n in ["all_to_all_v", "incore_all_to_all_v"] {
+        let (_, src, p) = mapped()
+            .into_iter()
+            .find(|(x, _, _)| x == n)
+            .expect("example");
+        let k = kernel(&src, &p);
+        for (slot, what) in [
+            ("ChipTensor*>(args[0])", "collc_input_tensor"),
+            ("ChipTensor*>(args[1])", "collc_target_tensor"),
+            ("ChipTensor*>(args[2])", "collc_sig_tensor"),
+            ("ChipTensor*>(args[3])", "collc_send_counts_tensor"),
+            ("ChipTensor*>(args[4])", "collc_recv_counts_tensor"),
+        ] {
+            assert!(
+                k.lines().any(|l| l.contains(slot) && l.contains(what)),
+                "{n}: {what} at {slot}:\n{k}"
+            );
+        }
+        assert!(
+            k.contains("static_cast<int64_t>(args[5]);  // ranks P (nranks)"),
+            "{n}"
+        );
+        assert!(k.contains("CommContext*>(args[6])"), "{n}");
+        assert!(
+            k.contains("__gm__ int32_t* send_counts = reinterpret_cast<__gm__ int32_t*>("),
+            "{n}: send_counts is an int32 tensor"
+        );
+        assert!(
+            k.contains("collc_rows_per_rank(collc_target_tensor, P)"),
+            "{n}"
+        );
+    }
 }
 
 #[test]
@@ -142,9 +185,6 @@ fn refusals_name_what_does_not_fit() {
                 m.contains("one credit signal tensor") && m.contains("2 signal"),
                 "{m}"
             ),
-            "all_to_all_v" | "incore_all_to_all_v" => {
-                assert!(m.contains("send_counts and recv_counts"), "{m}")
-            }
             _ => assert!(m.contains("has no pypto builtin counterpart"), "{m}"),
         }
     }
@@ -260,10 +300,20 @@ fn run_mutated(
     kernel_edit: &dyn Fn(&str) -> String,
     shim_edit: &dyn Fn(&str) -> String,
 ) -> host::RunReport {
+    run_mutated_example("allreduce_ring", world, kernel_edit, shim_edit)
+}
+
+/// [`run_mutated`] for the pypto kernel of example `name`.
+fn run_mutated_example(
+    name: &str,
+    world: i64,
+    kernel_edit: &dyn Fn(&str) -> String,
+    shim_edit: &dyn Fn(&str) -> String,
+) -> host::RunReport {
     let (_, src, p) = mapped()
         .into_iter()
-        .find(|(n, _, _)| n == "allreduce_ring")
-        .expect("ring");
+        .find(|(n, _, _)| n == name)
+        .expect("example");
     let good = kernel(&src, &p);
     let k = kernel_edit(&good);
     let mut cfg = run_config(&p, world);
@@ -299,6 +349,19 @@ fn a_kernel_decoding_the_args_block_wrongly_fails_its_run() {
         changed(&k, "ChipTensor*>(args[@])", "ChipTensor*>(args[1])")
     };
     let r = run_mutated(2, &swap, &same);
+    assert!(!r.ok(), "the swapped decoding passed: {}", r.summary());
+}
+
+/// The all_to_all_v run checks the counts: a kernel that reads send_counts from the
+/// recv_counts tensor (args[4], a window of int32 cells, so memory-safe) publishes wrong
+/// receive counts and fails its run.
+#[test]
+fn an_all_to_all_v_kernel_reading_the_wrong_count_tensor_fails_its_run() {
+    if !setup() {
+        return;
+    }
+    let wrong = |k: &str| changed(k, "ChipTensor*>(args[3])", "ChipTensor*>(args[4])");
+    let r = run_mutated_example("all_to_all_v", 2, &wrong, &same);
     assert!(!r.ok(), "the swapped decoding passed: {}", r.summary());
 }
 

@@ -8,10 +8,18 @@
 //!   compared bitwise with `MPI_Allreduce`, and a broadcast per iteration;
 //! * `collc/tests/lib/{host,mpi}_bad_input.cpp`: every documented error code for P or n
 //!   outside the verified domain, a failing `require`, a buffer too small, ranks calling
-//!   different collectives, a wrong root, a peer that never calls, two threads as one rank,
-//!   a second MPI communicator — each returned quickly (no hang, no abort);
+//!   different collectives (MPI: found by the call records with a one-hour wait timeout),
+//!   a wrong root, a peer that never calls, two threads as one rank — each returned quickly
+//!   (no hang, no abort);
+//! * `collc/tests/lib/mpi_two_comms.cpp`: two MPI communicators in one process (world and a
+//!   split), called alternately;
 //! * the README's example program and (when `cmake` is installed) `find_package`;
-//! * refusals: a `per call` window, a kind not packaged, an unverified protocol, a bad name.
+//! * `examples/apps/host_kinds_app.cpp` / `mpi_kinds_app.cpp`: reduce_scatter, all_to_all_v
+//!   and a `per call` allgather (rotated over two instances, verified at that distance)
+//!   against references (MPI_Reduce_scatter_block, MPI_Alltoallv), and their bad input
+//!   (`collc/tests/lib/host_kinds_bad_input.cpp`);
+//! * refusals: a `per call` window unsafe at reuse distance 2, an unverified protocol, a
+//!   bad name.
 //!
 //! Needs g++ and pkg-config (and Open MPI for the MPI half); without them the test prints a
 //! loud SKIP line and returns.
@@ -74,12 +82,24 @@ const FILES: [&str; 2] = [
     "examples/broadcast_read_complete.coll",
 ];
 
+/// The new kinds (reduce_scatter, all_to_all_v) and a `per call` allgather.
+const KINDS: [&str; 3] = [
+    "examples/reduce_scatter.coll",
+    "examples/all_to_all_v.coll",
+    "examples/allgather.coll",
+];
+
 /// Emits the library once per test process; `None` after a SKIP line.
 fn library(target: &str, name: &'static str) -> PathBuf {
-    let dir = scratch(&format!("lib-{target}"));
+    library_of(target, name, &FILES)
+}
+
+/// Emits library `name` of `files` into a fresh folder.
+fn library_of(target: &str, name: &'static str, files: &[&str]) -> PathBuf {
+    let dir = scratch(&format!("lib-{target}-{name}"));
     let d = dir.to_string_lossy().into_owned();
     let mut args = vec!["emit", "--target", target, "--lib", name];
-    args.extend(FILES);
+    args.extend(files);
     args.extend(["-o", &d]);
     let o = collc(&args);
     assert!(o.status.success(), "collc emit --lib failed:\n{}", text(&o));
@@ -115,6 +135,27 @@ fn mpi_lib() -> Option<&'static PathBuf> {
         return None;
     }
     Some(L.get_or_init(|| library("mpi", "collmpi")))
+}
+
+fn host_kinds_lib() -> Option<&'static PathBuf> {
+    static L: OnceLock<PathBuf> = OnceLock::new();
+    if !have("g++") || !have("pkg-config") {
+        skip("host library (kinds)", "needs g++ and pkg-config");
+        return None;
+    }
+    Some(L.get_or_init(|| library_of("host", "kinds", &KINDS)))
+}
+
+fn mpi_kinds_lib() -> Option<&'static PathBuf> {
+    static L: OnceLock<PathBuf> = OnceLock::new();
+    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
+        skip(
+            "MPI library (kinds)",
+            "needs Open MPI (mpicxx, mpirun) and pkg-config",
+        );
+        return None;
+    }
+    Some(L.get_or_init(|| library_of("mpi", "kindsmpi", &KINDS[..2])))
 }
 
 /// Builds `src` against the library `name` in `dir` through pkg-config.
@@ -302,39 +343,115 @@ fn mpi_bad_input_returns_documented_codes() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(!t.contains("FAIL"), "{t}");
-    assert_eq!(t.matches("PASS").count(), 10, "every case ran: {t}");
+    assert_eq!(t.matches("PASS").count(), 12, "every case ran: {t}");
+}
+
+/// Two communicators in one process (world and a split of it), each on its own duplicated
+/// MPI_Comm with its own windows, called alternately; every result checked.
+#[test]
+fn mpi_two_communicators_used_alternately() {
+    let Some(lib) = mpi_lib() else { return };
+    let dir = scratch("mpi-two-comms");
+    let exe = dir.join("mpi_two_comms");
+    build(
+        "mpicxx",
+        &repo().join("collc/tests/lib/mpi_two_comms.cpp"),
+        lib,
+        "collmpi",
+        &exe,
+    );
+    for np in [4, 2] {
+        let o = mpirun(np, &exe, &["30"]);
+        let t = text(&o);
+        assert!(o.status.success() && t.contains("ok: np="), "np {np}: {t}");
+    }
+}
+
+/// reduce_scatter, all_to_all_v and a `per call` allgather (its windows rotated over two
+/// instances, verified at that reuse distance) called by P threads back to back, every
+/// result compared with a reference computed from every rank's inputs.
+#[test]
+fn host_kinds_app_checks_reduce_scatter_all_to_all_v_and_allgather() {
+    let Some(lib) = host_kinds_lib() else { return };
+    let header = std::fs::read_to_string(lib.join("kinds.h")).expect("header");
+    assert!(header.contains("int kinds_reduce_scatter(kinds_comm* comm, int rank, const float* send, size_t send_count, float* recv, size_t recv_count)"), "{header}");
+    let dir = scratch("host-kinds-app");
+    let exe = dir.join("host_kinds_app");
+    build(
+        "g++",
+        &repo().join("examples/apps/host_kinds_app.cpp"),
+        lib,
+        "kinds",
+        &exe,
+    );
+    for (p, iters) in [("2", "400"), ("4", "200")] {
+        let mut c = Command::new(&exe);
+        c.args([p, iters, "300", "3"]);
+        let o = run(c, Duration::from_secs(180));
+        let t = text(&o);
+        assert!(o.status.success() && t.starts_with("ok: "), "P={p}: {t}");
+    }
+}
+
+#[test]
+fn host_kinds_bad_input_returns_documented_codes() {
+    let Some(lib) = host_kinds_lib() else { return };
+    let dir = scratch("host-kinds-bad");
+    let exe = dir.join("host_kinds_bad_input");
+    build(
+        "g++",
+        &repo().join("collc/tests/lib/host_kinds_bad_input.cpp"),
+        lib,
+        "kinds",
+        &exe,
+    );
+    let o = run(Command::new(&exe), Duration::from_secs(60));
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(!t.contains("FAIL"), "{t}");
+    assert_eq!(t.matches("PASS").count(), 7, "every case ran: {t}");
+}
+
+/// reduce_scatter and all_to_all_v of the MPI library against MPI_Reduce_scatter_block and
+/// MPI_Alltoallv (bitwise), np 2 and 4.
+#[test]
+fn mpi_kinds_app_matches_the_native_collectives() {
+    let Some(lib) = mpi_kinds_lib() else { return };
+    let dir = scratch("mpi-kinds-app");
+    let exe = dir.join("mpi_kinds_app");
+    build(
+        "mpicxx",
+        &repo().join("examples/apps/mpi_kinds_app.cpp"),
+        lib,
+        "kindsmpi",
+        &exe,
+    );
+    for (np, iters) in [(2, "100"), (4, "40")] {
+        let o = mpirun(np, &exe, &["256", iters, "3"]);
+        let t = text(&o);
+        assert!(o.status.success() && t.contains("ok: np="), "np {np}: {t}");
+    }
 }
 
 #[test]
 fn refusals() {
     let dir = scratch("refusals");
     let d = dir.to_string_lossy().into_owned();
-    // A `per call` window: a library has no bound on the number of calls.
-    let o = collc(&[
-        "emit",
-        "--target",
-        "host",
-        "--lib",
-        "bc",
-        "examples/broadcast.coll",
-        "-o",
-        &d,
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("lib::per-call-buffer"), "{}", text(&o));
-    // A kind not packaged.
-    let o = collc(&[
-        "emit",
-        "--target",
-        "mpi",
-        "--lib",
-        "rs",
-        "examples/reduce_scatter.coll",
-        "-o",
-        &d,
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("lib::unsupported-kind"), "{}", text(&o));
+    // A `per call` window the protocol does not protect at reuse distance 2: the root never
+    // waits, so its call c+2 may overwrite a peer's call-c data. Verified as written (fresh
+    // buffers), refused as a library, naming the window and what to change.
+    let fixture = "collc/tests/lib/push_broadcast.coll";
+    let o = collc(&["verify", fixture]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = collc(&["emit", "--target", "host", "--lib", "pb", fixture, "-o", &d]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("lib::per-call-reuse") && t.contains("`data`"),
+        "{t}"
+    );
+    assert!(t.contains("call c+2 reuses call c's buffer"), "{t}");
+    assert!(!dir.join("libpb.so").exists());
     // The verifier gate: a protocol the verifier rejects is not packaged.
     let o = collc(&[
         "emit",

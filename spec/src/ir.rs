@@ -62,6 +62,13 @@ pub struct Protocol {
     pub epilogue: Block,
     /// The whole collective.
     pub span: Span,
+    /// How the `per call` windows and value signals live: `None` (what a `.coll` says) gives
+    /// every call a fresh instance; `Some(k)` gives them `k` instances used in rotation, call
+    /// `c` using instance `c % k` — a library's model (it cannot allocate a buffer per call
+    /// for ever). Never written in a `.coll`; [`Protocol::with_per_call_rotation`] sets it so
+    /// the verifier checks reuse at distance `k`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_call_rotation: Option<u32>,
 }
 
 /// A top-level declaration, in source order.
@@ -521,6 +528,15 @@ impl Protocol {
     /// Whether signal `s` has a fresh instance for each call (a `per call` value signal).
     pub fn signal_per_call(&self, s: SignalId) -> bool {
         self.signals[s].lifetime == Some(Lifetime::PerCall)
+    }
+    /// This protocol with its `per call` windows and value signals held as `k` instances
+    /// used in rotation (call `c` uses instance `c % k`; `k >= 1`): what a library that
+    /// rotates `k` buffers runs, to be verified before it is packaged.
+    pub fn with_per_call_rotation(&self, k: u32) -> Protocol {
+        Protocol {
+            per_call_rotation: Some(k.max(1)),
+            ..self.clone()
+        }
     }
     /// This protocol with every window and every value signal declared `l`: the same
     /// kernel under the other lifetime contract (tests and benches compare both).

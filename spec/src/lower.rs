@@ -363,6 +363,7 @@ impl Lowerer {
             body,
             epilogue: epilogue.unwrap_or_default(),
             span: f.span,
+            per_call_rotation: None,
         }
     }
 

@@ -10,8 +10,10 @@
 //     `reused` windows. The communicator owns them. The caller owns its own buffers: a call
 //     stages the caller's input into the window on the calling thread before the kernel and
 //     copies the output back after it — exactly what the verifier's host does between calls
-//     (stage the next payload, check the output, no barrier). `per call` windows are not
-//     packaged (a library has no bound on the number of calls).
+//     (stage the next payload, check the output, no barrier). A `per call` window or value
+//     signal is held as k instances used in rotation (a collective's call c on a rank uses
+//     instance c % k), packaged only when the protocol is verified with that reuse distance
+//     (Protocol::with_per_call_rotation).
 //   * Execution. The kernel runs on the calling thread (block 0); a protocol with blocks
 //     runs blocks 1..C-1 on threads started for the call. Signal atomics and fences are the
 //     CPU runtime's (collc/pto_comm_cpu.hpp).
@@ -87,6 +89,7 @@ struct BufferSpec {
     std::string name;  // "collective.buffer", for diagnostics
     uint64_t bytes = 0;
     uint32_t kind = 0;  // 0 data, 1 credit signal
+    uint32_t instances = 1;  // > 1: a `per call` buffer rotated over this many instances
 };
 
 // One collective of the library, configured for the communicator's P and parameters.
@@ -129,10 +132,12 @@ public:
             std::vector<uint64_t> offs;
             for (const BufferSpec& b : c.buffers) {
                 const uint64_t off = (end + 63) / 64 * 64;
+                const uint64_t stride = (b.bytes + 63) / 64 * 64;
+                const uint64_t inst = b.instances < 1 ? 1 : b.instances;
                 offs.push_back(off);
-                end = off + b.bytes;
+                end = off + stride * (inst - 1) + b.bytes;
                 names_.push_back(b.name);
-                infos_.push_back(rt::BufferInfo{nullptr, off, b.bytes, b.kind, (b.bytes + 63) / 64 * 64, 1});
+                infos_.push_back(rt::BufferInfo{nullptr, off, b.bytes, b.kind, stride, inst});
             }
             offsets_.push_back(offs);
         }
@@ -160,14 +165,18 @@ public:
             for (int32_t pe = 0; pe < nranks; ++pe) c.windowsIn[pe] = reinterpret_cast<uint64_t>(windows_[static_cast<size_t>(pe)]);
         }
         slots_.reset(new RankSlot[static_cast<size_t>(nranks)]);
+        coll_calls_.assign(static_cast<size_t>(nranks) * colls_.size(), 0);
         return kOk;
     }
 
     int32_t nranks() const { return nranks_; }
 
-    // Address of buffer `b` of collective `c` in rank `r`'s window.
-    uint8_t* buffer(int c, int b, int32_t r) const {
-        return windows_[static_cast<size_t>(r)] + offsets_[static_cast<size_t>(c)][static_cast<size_t>(b)];
+    // Address of instance `inst` of buffer `b` of collective `c` in rank `r`'s window.
+    uint8_t* buffer(int c, int b, int32_t r, uint64_t inst = 0) const {
+        const BufferSpec& bs = colls_[static_cast<size_t>(c)].buffers[static_cast<size_t>(b)];
+        const uint64_t stride = (bs.bytes + 63) / 64 * 64;
+        const uint64_t n = bs.instances < 1 ? 1 : bs.instances;
+        return windows_[static_cast<size_t>(r)] + offsets_[static_cast<size_t>(c)][static_cast<size_t>(b)] + stride * (inst % n);
     }
 
     // Entry checks every call makes first: a usable communicator and rank.
@@ -228,10 +237,13 @@ public:
                               other >= 0 && other < static_cast<int>(colls_.size()) ? colls_[static_cast<size_t>(other)].name.c_str() : "?");
             }
         }
+        // This collective's own call index on this rank: the protocol's `call`, and the
+        // instance of its rotated `per call` buffers.
+        const int64_t kc = coll_calls_[static_cast<size_t>(rank) * colls_.size() + static_cast<size_t>(c)]++;
         std::vector<uint8_t*> bufs;
         std::vector<int64_t> args;
         for (size_t b = 0; b < cs.buffers.size(); ++b) {
-            bufs.push_back(buffer(c, static_cast<int>(b), rank));
+            bufs.push_back(buffer(c, static_cast<int>(b), rank, static_cast<uint64_t>(kc)));
             args.push_back(reinterpret_cast<int64_t>(bufs.back()));
         }
         for (int64_t s : cs.scalars) args.push_back(s);
@@ -246,7 +258,7 @@ public:
             ts.rank = rank;
             ts.block = b;
             ts.nblocks = C;
-            ts.call = static_cast<int32_t>(k);
+            ts.call = static_cast<int32_t>(kc);
             rt::ThreadState* saved = rt::tl_thread;
             rt::tl_thread = &ts;
             std::vector<int64_t> a = args;  // the kernel reads its own copy
@@ -268,7 +280,7 @@ public:
         block(0);
         for (std::thread& t : extra) t.join();
         for (int s : st) {
-            if (s != kOk) return failed_call(rank, k);
+            if (s != kOk) return failed_call(rank, kc);
         }
         collect(bufs.data());
         return kOk;
@@ -324,6 +336,7 @@ private:
     std::vector<uint8_t*> windows_;
     std::vector<CommContext> ctx_;
     std::unique_ptr<RankSlot[]> slots_;
+    std::vector<int64_t> coll_calls_;  // [rank * ncolls + c]: calls of c by rank (its thread only)
     rt::RunState run_;
     int fail_code_ = 0;  // guarded by run_.mu
 };

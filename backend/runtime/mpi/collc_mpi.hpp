@@ -352,12 +352,21 @@ struct State {
   uint64_t trace_dropped = 0;
   MPI_Win seqwin = MPI_WIN_NULL;  // one int64 per rank: notifies on its signal cells so far
   void* seqbase = nullptr;
+  // Library mode: called by a wait that has not passed, at most once per millisecond once
+  // it stops spinning; may throw Failure (a peer called another collective).
+  void (*poll_hook)(void*) = nullptr;
+  void* poll_ctx = nullptr;
 };
 
-inline State& st() {
+/// The state in use: the process's own, or the one a library communicator made current
+/// (collc_mpi_lib.hpp: each communicator has its own state, swapped in for its calls).
+inline State*& current_state() {
   static State s;
-  return s;
+  static State* cur = &s;
+  return cur;
 }
+
+inline State& st() { return *current_state(); }
 
 inline uint64_t now_ns() {
   timespec ts;
@@ -913,6 +922,7 @@ inline void wait(const Window& w, MPI_Aint disp, Cmp cmp, int32_t threshold,
     const uint64_t deadline = t0 + uint64_t(S.timeout_ms) * 1000000ull;
     const uint64_t yield_until = t0 + uint64_t(S.yield_us) * 1000ull;
     long sleep_ns = 2000;
+    uint64_t next_hook = t0 + 1000000ull;
     for (;;) {
       const bool spinning = long(polls) <= S.spin;
       if (spinning && (polls & 1023) != 0) {
@@ -920,6 +930,10 @@ inline void wait(const Window& w, MPI_Aint disp, Cmp cmp, int32_t threshold,
       } else {
         const uint64_t now = detail::now_ns();
         if (now >= deadline) detail::wait_timeout(w, disp, cmp, threshold, v, what, now - t0, polls);
+        if (S.poll_hook != nullptr && now >= next_hook) {
+          next_hook = now + 1000000ull;
+          S.poll_hook(S.poll_ctx);
+        }
         if (spinning) {
           detail::cpu_relax();
         } else if (now < yield_until) {

@@ -3,20 +3,27 @@
 // A generated MPI library holds one or more verified programs (one per .coll file, each in
 // its own namespace, built without main()) and this communicator:
 //
-//   * attach(): the runtime (collc_mpi.hpp, process-global state) is pointed at a duplicate
+//   * attach(): the communicator's own runtime state (collc_mpi.hpp's State, made current by
+//     Comm::Use for every API function that touches the runtime) is pointed at a duplicate
 //     of the caller's MPI communicator and put in library mode (State::throw_on_fail): a
 //     wait timeout, a contract violation or an MPI error throws collc_mpi::Failure instead of
-//     aborting the job, and the call returns an error code. One collc communicator per
-//     process at a time (the runtime's state is global).
+//     aborting the job, and the call returns an error code. A process may hold several
+//     communicators (e.g. one on MPI_COMM_WORLD and one on a split), each with its own
+//     duplicated MPI_Comm, state and windows, and call them alternately from one thread.
 //   * Windows: each collective's Session (its signal window and data windows, MPI_Win_allocate,
 //     zeroed once, one lock_all epoch) is owned by the communicator and reused by every call,
-//     as verified. A call stages the caller's input into its window copy before the kernel
-//     (the first notify's MPI_Win_sync publishes it) and copies the output back after it.
-//   * Call records: one extra window holds one int64 per process, (call index + 1) << 16 |
-//     collective id + 1, written (MPI_Accumulate REPLACE to self) at every call's entry. When a
-//     wait times out, the failing process reads every peer's record (MPI_Fetch_and_op NO_OP):
-//     a peer that entered the same call index with another collective makes the error
-//     EMISMATCH (with both names), otherwise ETIMEOUT names where each peer is.
+//     as verified; a `per call` window or value signal is k instances used in rotation (the
+//     collective's call c uses instance c % k), packaged only when verified at that distance.
+//     A call stages the caller's input into its window copy before the kernel (the first
+//     notify's MPI_Win_sync publishes it) and copies the output back after it.
+//   * Call records: one extra window holds np int64 per process; slot q holds process q's
+//     latest record, (call index + 1) << 16 | collective id + 1, which q writes into every
+//     process's window (MPI_Accumulate REPLACE, flushed) at each call's entry, before its
+//     protocol. The call then reads its own slots: a peer that entered the same call index
+//     with another collective makes it return EMISMATCH at once; and every wait of the
+//     protocol that has not passed re-reads them once per millisecond (State::poll_hook),
+//     so a mismatch published later is found within about a millisecond, not after the wait
+//     timeout. Both ranks of a mismatch find it (each publishes before it reads).
 //   * After a failure the communicator refuses every call (EBROKEN); free it.
 
 #ifndef COLLC_MPI_LIB_HPP
@@ -59,20 +66,28 @@ __attribute__((format(printf, 2, 3))) inline int fail(int code, const char* fmt,
   return code;
 }
 
-inline bool& attached() {
-  static bool a = false;
-  return a;
-}
-
 class Comm {
  public:
   Comm() = default;
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
 
-  // Attaches the runtime to a duplicate of `comm` (collective over `comm`).
+  // Makes this communicator's runtime state current for a scope (every API function that
+  // touches the runtime opens one; calls of one process come from one thread at a time).
+  class Use {
+   public:
+    explicit Use(Comm& c) : saved_(detail::current_state()) { detail::current_state() = &c.state_; }
+    ~Use() { detail::current_state() = saved_; }
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    detail::State* saved_;
+  };
+
+  // Attaches this communicator's runtime state to a duplicate of `comm` (collective over
+  // `comm`; inside a Use of this communicator).
   int attach(MPI_Comm comm, int64_t wait_timeout_ms, std::vector<std::string> names) {
-    if (attached()) return fail(kEBusy, "a collc communicator already exists in this process (free it first)");
     int flag = 0;
     MPI_Initialized(&flag);
     if (!flag) return fail(kEInval, "MPI is not initialised");
@@ -84,26 +99,26 @@ class Comm {
     S.throw_on_fail = true;
     if (wait_timeout_ms > 0) S.timeout_ms = long(wait_timeout_ms);
     S.inited = true;
-    attached() = true;
     names_ = std::move(names);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_size", "true");
-    if (MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), info, comm_, &record_base_, &records_) != MPI_SUCCESS) {
+    const MPI_Aint bytes = MPI_Aint(sizeof(int64_t)) * np();
+    if (MPI_Win_allocate(bytes, sizeof(int64_t), info, comm_, &record_base_, &records_) != MPI_SUCCESS) {
       MPI_Info_free(&info);
       detach();
       return fail(kESystem, "cannot allocate the call-record window");
     }
     MPI_Info_free(&info);
     MPI_Win_set_errhandler(records_, MPI_ERRORS_RETURN);
-    *static_cast<int64_t*>(record_base_) = 0;
+    for (int q = 0; q < np(); ++q) static_cast<int64_t*>(record_base_)[q] = 0;
     MPI_Win_lock_all(MPI_MODE_NOCHECK, records_);
     MPI_Win_sync(records_);
     MPI_Barrier(comm_);
     return kOk;
   }
 
-  // Releases everything attach() set up (collective).
+  // Releases everything attach() set up (collective; inside a Use of this communicator).
   void detach() {
     if (records_ != MPI_WIN_NULL) {
       MPI_Win_unlock_all(records_);
@@ -113,12 +128,11 @@ class Comm {
     S.throw_on_fail = false;
     S.comm = MPI_COMM_WORLD;
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-    attached() = false;
   }
 
   MPI_Comm comm() const { return comm_; }
-  int me() const { return detail::st().me; }
-  int np() const { return detail::st().np; }
+  int me() const { return state_.me; }
+  int np() const { return state_.np; }
   bool broken() const { return broken_; }
 
   int refuse_broken() {
@@ -137,8 +151,10 @@ class Comm {
     return code;
   }
 
-  // One call of collective `c`: record, stage, kernel, collect.
-  int call(int c, const std::function<void()>& stage, const std::function<void(const Ctx&)>& kernel,
+  // One call of collective `c`, its own call `kc` (the protocol's call index): publish the
+  // call record to every peer, check theirs, stage, kernel (whose waits keep checking the
+  // records), collect. Inside a Use of this communicator.
+  int call(int c, int64_t kc, const std::function<void()>& stage, const std::function<void(const Ctx&)>& kernel,
            const std::function<void()>& collect) {
     if (broken_) return refuse_broken();
     const int64_t k = calls_++;
@@ -146,17 +162,33 @@ class Comm {
     Ctx ctx;
     ctx.me = me();
     ctx.np = np();
-    ctx.call = int(k);
+    ctx.call = int(kc);
     ctx.comm = comm_;
-    set_call(int(k));
+    set_call(int(kc));
+    auto& S = detail::st();
+    cur_k_ = k;
+    cur_c_ = c;
+    struct Unhook {
+      detail::State& s;
+      ~Unhook() {
+        s.poll_hook = nullptr;
+        s.poll_ctx = nullptr;
+      }
+    } unhook{S};
     try {
-      COLLC_MPI_CHECK(MPI_Accumulate(&entry, 1, MPI_INT64_T, ctx.me, 0, 1, MPI_INT64_T, MPI_REPLACE, records_));
-      COLLC_MPI_CHECK(MPI_Win_flush(ctx.me, records_));
+      // The record goes into slot `me` of every process's record window (self included),
+      // flushed before the check and before the protocol's first notify.
+      for (int q = 0; q < np(); ++q)
+        COLLC_MPI_CHECK(MPI_Accumulate(&entry, 1, MPI_INT64_T, q, me(), 1, MPI_INT64_T, MPI_REPLACE, records_));
+      COLLC_MPI_CHECK(MPI_Win_flush_all(records_));
+      check_records();
+      S.poll_hook = &Comm::poll;
+      S.poll_ctx = this;
       stage();
       kernel(ctx);
       collect();
     } catch (const Failure& f) {
-      int code = f.code == 3 ? kETimeout : f.code == 2 ? kEDomain : kEKernel;
+      int code = f.code == 3 ? kETimeout : f.code == 2 ? kEDomain : f.code == kFailMismatch ? kEMismatch : kEKernel;
       std::string msg = f.what;
       if (f.code == 3) {
         std::string peers;
@@ -174,15 +206,15 @@ class Comm {
     return kOk;
   }
 
-  // Reads every peer's call record; returns a peer that entered call k with another
-  // collective (or -1) and describes where every peer is.
+  // Reads the call records peers published into this process's window; returns a peer
+  // that entered call k with another collective (or -1) and describes where every peer is.
   int mismatch(int64_t k, int c, std::string* text) {
     int found = -1;
     for (int q = 0; q < np(); ++q) {
       if (q == me()) continue;
       int64_t dummy = 0, e = 0;
-      if (MPI_Fetch_and_op(&dummy, &e, MPI_INT64_T, q, 0, MPI_NO_OP, records_) != MPI_SUCCESS ||
-          MPI_Win_flush(q, records_) != MPI_SUCCESS) {
+      if (MPI_Fetch_and_op(&dummy, &e, MPI_INT64_T, me(), q, MPI_NO_OP, records_) != MPI_SUCCESS ||
+          MPI_Win_flush(me(), records_) != MPI_SUCCESS) {
         *text += "rank " + std::to_string(q) + ": record unreadable; ";
         continue;
       }
@@ -205,16 +237,30 @@ class Comm {
   }
 
  private:
+  // Failure code of a detected mismatch (the runtime's own codes are 2..4).
+  static constexpr int kFailMismatch = 100;
+
+  // Throws if a peer's record says it entered the current call with another collective.
+  void check_records() {
+    std::string text;
+    if (mismatch(cur_k_, cur_c_, &text) >= 0) throw Failure{kFailMismatch, text};
+  }
+
+  static void poll(void* self) { static_cast<Comm*>(self)->check_records(); }
+
   void mark(const std::string& why) {
     if (!broken_) first_failure_ = why;
     broken_ = true;
   }
 
+  detail::State state_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win records_ = MPI_WIN_NULL;
   void* record_base_ = nullptr;
   std::vector<std::string> names_;
   int64_t calls_ = 0;
+  int64_t cur_k_ = 0;
+  int cur_c_ = 0;
   bool broken_ = false;
   std::string first_failure_;
 };

@@ -45,6 +45,9 @@ pub enum Derive {
     /// The columns of the signal tensor `i`: `shapes[ndims-1]` if it has two or more
     /// dimensions, else 1 (pypto's `signal_stride`).
     SignalCols(usize),
+    /// The rows per rank of tensor `i`, `shapes[0] / nranks` (pypto's all_to_all_v
+    /// `max_recv = target.shape[0] / nranks`).
+    RowsPerRank(usize),
     /// The launch's block count, `get_block_num(args)` (pypto's `core_num`).
     BlockNum,
     /// The broadcast root: pypto's compile-time `kRoot = {{root_cpp}}`, here the macro
@@ -61,6 +64,12 @@ pub struct Plan {
     pub dir: &'static str,
     /// The tensors, in args order.
     pub tensors: Vec<BufferSource>,
+    /// The index in `tensors` of the credit signal.
+    pub signal: usize,
+    /// The shape pypto passes for each tensor (row-major, `tensors` order): the `.coll`
+    /// dimensions, except all_to_all_v's `[P][R][m]` windows, which pypto passes as
+    /// `[P * R, m]` (`[NR * max_recv, SIZE]`).
+    pub shapes: Vec<Vec<Expr>>,
     /// Every scalar input of the protocol (world size first) and how it is derived.
     pub scalars: Vec<(VarId, Derive)>,
 }
@@ -73,30 +82,56 @@ fn refuse(p: &Protocol, at: Span, label: &str, what: String) -> Vec<Diagnostic> 
     .with_primary(at, label.to_string())
     .with_help(
         "`--abi pypto` maps barrier, broadcast, allreduce (mesh, multicore, ring), reduce_scatter, \
-         allgather and all_to_all protocols whose buffers are the builtin's tensors \
+         allgather, all_to_all and all_to_all_v protocols whose buffers are the builtin's tensors \
          (docs/pypto-abi.md); emit with the collc ABI (no `--abi`) otherwise",
     )]
 }
 
 /// The pypto builtin a protocol stands in for, and how its args map.
 pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
-    let (builtin, dir, windows): (&'static str, &'static str, Vec<WindowId>) = match &p.semantics {
-        Semantics::Barrier => ("builtin.tensor.barrier", "barrier", vec![]),
-        Semantics::Broadcast { data, .. } => ("builtin.tensor.broadcast", "broadcast", vec![*data]),
+    // The builtin, its data windows (before the signal) and its tensors after the signal
+    // (all_to_all_v's send_counts and recv_counts).
+    let (builtin, dir, windows, after): (
+        &'static str,
+        &'static str,
+        Vec<WindowId>,
+        Vec<BufferSource>,
+    ) = match &p.semantics {
+        Semantics::Barrier => ("builtin.tensor.barrier", "barrier", vec![], vec![]),
+        Semantics::Broadcast { data, .. } => {
+            ("builtin.tensor.broadcast", "broadcast", vec![*data], vec![])
+        }
         Semantics::ReduceScatter { data, .. } => (
             "builtin.tensor.reduce_scatter",
             "reduce_scatter",
             vec![*data],
+            vec![],
         ),
         Semantics::Allgather { input, target } => (
             "builtin.tensor.allgather",
             "allgather",
             vec![*input, *target],
+            vec![],
         ),
         Semantics::AllToAll { input, target } => (
             "builtin.tensor.all_to_all",
             "all_to_all",
             vec![*input, *target],
+            vec![],
+        ),
+        Semantics::AllToAllV {
+            input,
+            target,
+            send_counts,
+            recv_counts,
+        } => (
+            "builtin.tensor.all_to_all_v",
+            "all_to_all_v",
+            vec![*input, *target],
+            vec![
+                BufferSource::Array(*send_counts),
+                BufferSource::Signal(*recv_counts),
+            ],
         ),
         Semantics::Allreduce { data, .. } => {
             let ring = p.blocks.is_none()
@@ -108,29 +143,28 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
                     "builtin.tensor.allreduce_ring",
                     "allreduce_ring",
                     vec![*data],
+                    vec![],
                 )
             } else {
-                ("builtin.tensor.allreduce", "allreduce", vec![*data])
+                ("builtin.tensor.allreduce", "allreduce", vec![*data], vec![])
             }
         }
-        Semantics::AllToAllV { send_counts, .. } => return Err(refuse(
-            p,
-            p.arrays[*send_counts].span,
-            "no builtin arg carries this",
-            "pypto's all_to_all_v builtin also takes send_counts and recv_counts tensors, which \
-                 the pypto ABI of collc does not map (host arrays, value signals)"
-                .to_string(),
-        )),
     };
-    if let Some(a) = p.arrays.first() {
+    let passed_array = |a: usize| after.contains(&BufferSource::Array(a));
+    if let Some((_, a)) = p.arrays.iter().enumerate().find(|(i, _)| !passed_array(*i)) {
         return Err(refuse(
             p,
             a.span,
             "no builtin arg carries this",
             format!(
-                "{} passes no host array, and this protocol declares {}",
+                "{} passes no host array{}, and this protocol declares {}",
                 builtin,
-                p.arrays.len()
+                if after.is_empty() {
+                    ""
+                } else {
+                    " but send_counts"
+                },
+                a.name
             ),
         ));
     }
@@ -151,20 +185,24 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             ),
         ));
     }
-    if p.signals.len() != 1 || p.signals[0].kind != SignalKind::Credit {
-        let extra = p
-            .signals
+    // The signals other than the ones passed after the credit signal (recv_counts).
+    let own: Vec<usize> = (0..p.signals.len())
+        .filter(|s| !after.contains(&BufferSource::Signal(*s)))
+        .collect();
+    if own.len() != 1 || p.signals[own[0]].kind != SignalKind::Credit {
+        let extra = own
             .iter()
+            .map(|s| &p.signals[*s])
             .find(|s| s.kind != SignalKind::Credit)
-            .or(p.signals.get(1));
+            .or(own.get(1).map(|s| &p.signals[*s]));
         return Err(refuse(
             p,
             extra.map_or(p.span, |s| s.span),
             "the builtin has no tensor for this signal",
             format!(
                 "{builtin} takes one credit signal tensor, and this protocol declares {} signal(s){}",
-                p.signals.len(),
-                if p.signals.iter().any(|s| s.kind != SignalKind::Credit) {
+                own.len(),
+                if own.iter().any(|s| p.signals[*s].kind != SignalKind::Credit) {
                     " (a value signal among them)"
                 } else {
                     ""
@@ -184,18 +222,14 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
         ));
     }
     let mut tensors: Vec<BufferSource> = windows.iter().map(|w| BufferSource::Window(*w)).collect();
-    tensors.push(BufferSource::Signal(0));
+    tensors.push(BufferSource::Signal(own[0]));
     let sig_ix = tensors.len() - 1;
+    tensors.extend(after.iter().copied());
 
     // Dimensions may use the world size and the parameters only (the shim and the size guard
     // evaluate them before the rank-uniform values exist).
-    let dims_of = |b: BufferSource| match b {
-        BufferSource::Window(w) => &p.windows[w].dims,
-        BufferSource::Signal(s) => &p.signals[s].dims,
-        BufferSource::Array(a) => &p.arrays[a].dims,
-    };
     for b in &tensors {
-        for d in dims_of(*b) {
+        for d in dims(p, *b) {
             let mut bad = None;
             d.for_each_var(&mut |v| {
                 if matches!(p.vars[v].kind, VarKind::Const(_) | VarKind::Derived(_)) {
@@ -215,10 +249,36 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             }
         }
     }
+    // all_to_all_v's windows: pypto's [NR * max_recv, SIZE] for the .coll's [P][R][m...].
+    let a2av = !after.is_empty();
+    let blocked = |b: BufferSource| {
+        let ds = dims(p, b);
+        a2av && matches!(b, BufferSource::Window(_))
+            && ds.len() >= 3
+            && matches!(ds[0], Expr::Var(v) if v == p.world)
+    };
+    let shapes: Vec<Vec<Expr>> = tensors
+        .iter()
+        .map(|b| {
+            let ds = dims(p, *b);
+            if blocked(*b) {
+                let mut s = vec![Expr::Bin(
+                    collc_spec::ir::BinOp::Mul,
+                    Box::new(ds[0].clone()),
+                    Box::new(ds[1].clone()),
+                )];
+                s.extend(ds[2..].iter().cloned());
+                s
+            } else {
+                ds.to_vec()
+            }
+        })
+        .collect();
 
     let mut scalars = Vec::new();
     for v in p.inputs() {
         let var = &p.vars[v];
+        let last_is = |i: usize| matches!(shapes[i].last(), Some(Expr::Var(x)) if *x == v);
         let how = if v == p.world {
             Some(Derive::Nranks)
         } else if matches!(var.kind, VarKind::Param { domain: None }) {
@@ -227,19 +287,28 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
         } else if matches!(&p.blocks, Some(b) if matches!(b.count, Expr::Var(c) if c == v)) {
             Some(Derive::BlockNum)
         } else {
-            let last_is =
-                |b: BufferSource| matches!(dims_of(b).last(), Some(Expr::Var(x)) if *x == v);
+            // A window's last dimension, else all_to_all_v's rows per rank (pypto's
+            // `max_recv`, from the target's first dimension), else the signal's columns.
             (0..sig_ix)
-                .find(|&i| last_is(tensors[i]))
+                .find(|&i| last_is(i))
                 .map(|i| {
-                    if dims_of(tensors[i]).len() == 1 {
+                    if shapes[i].len() == 1 {
                         Derive::Numel(i)
                     } else {
                         Derive::LastDim(i)
                     }
                 })
                 .or_else(|| {
-                    (dims_of(tensors[sig_ix]).len() >= 2 && last_is(tensors[sig_ix]))
+                    (0..sig_ix)
+                        .rev()
+                        .find(|&i| {
+                            blocked(tensors[i])
+                                && matches!(dims(p, tensors[i])[1], Expr::Var(x) if x == v)
+                        })
+                        .map(Derive::RowsPerRank)
+                })
+                .or_else(|| {
+                    (shapes[sig_ix].len() >= 2 && last_is(sig_ix))
                         .then_some(Derive::SignalCols(sig_ix))
                 })
         };
@@ -267,6 +336,8 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
         builtin,
         dir,
         tensors,
+        signal: sig_ix,
+        shapes,
         scalars,
     })
 }
@@ -343,7 +414,8 @@ fn elem(b: BufferSource) -> &'static str {
     match b {
         BufferSource::Signal(_) => "int32_t",
         BufferSource::Window(_) => "float",
-        BufferSource::Array(_) => "int64_t",
+        // pypto's all_to_all_v reads send_counts as an int32 tensor.
+        BufferSource::Array(_) => "int32_t",
     }
 }
 
@@ -408,6 +480,10 @@ impl Pypto {
                 ),
                 Derive::SignalCols(i) => format!(
                     "the columns of {} (1 if one-dimensional)",
+                    buffer_name(k, self.plan.tensors[*i])
+                ),
+                Derive::RowsPerRank(i) => format!(
+                    "the first dimension of {} / nranks (pypto's max_recv)",
                     buffer_name(k, self.plan.tensors[*i])
                 ),
                 Derive::BlockNum => "the launch's block count, get_block_num(args)".to_string(),
@@ -476,6 +552,13 @@ impl Dialect for Pypto {
             w.line("return static_cast<int64_t>(t->shapes[t->ndims - 1]);");
             w.close();
         }
+        if uses(&|d| matches!(d, Derive::RowsPerRank(_))) {
+            w.line("// Rows per rank of a [nranks * rows, ...] tensor: shapes[0] / nranks (pypto's max_recv; 0 if none).");
+            w.open("inline int64_t collc_rows_per_rank(__gm__ ChipTensor* t, int64_t nranks)");
+            w.line("if (t->ndims == 0 || t->ndims > MAX_TENSOR_DIMS || nranks <= 0) return 0;");
+            w.line("return static_cast<int64_t>(t->shapes[0]) / nranks;");
+            w.close();
+        }
         if uses(&|d| matches!(d, Derive::SignalCols(_))) {
             w.line("// Columns of a signal tensor: its last dimension, 1 if one-dimensional (pypto's signal_stride).");
             w.open("inline int64_t collc_signal_cols(__gm__ ChipTensor* t)");
@@ -533,6 +616,10 @@ impl Dialect for Pypto {
                 Derive::SignalCols(i) => {
                     (format!("collc_signal_cols({})", tn(i)), "signal columns")
                 }
+                Derive::RowsPerRank(i) => (
+                    format!("collc_rows_per_rank({}, {})", tn(i), k.var(p.world)),
+                    "rows per rank (max_recv)",
+                ),
                 Derive::BlockNum => (
                     "static_cast<int64_t>(get_block_num(args))".to_string(),
                     "the launch's block count",
@@ -655,6 +742,7 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
     if let Some(r) = root {
         w.line(format!("#define COLLC_PYPTO_ROOT {}", super::int_lit(r)));
     }
+    w.line("#include <vector>");
     w.line("#define kernel_entry collc_pypto_kernel_entry");
     let mut text = w.finish();
     text.push_str(kernel);
@@ -680,24 +768,45 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
     w.line(format!("int64_t collc_args[{}] = {{}};", t + 2));
     for (i, b) in plan.tensors.iter().enumerate() {
         let slot = k.abi.buffer_slot(*b).unwrap_or(0);
-        let ds = dims(p, *b);
+        let ds = &plan.shapes[i];
+        let n = product(&k, dims(p, *b));
+        if let BufferSource::Array(_) = b {
+            // A host array (the launcher's int64 copy, outside the window) becomes the
+            // builtin's int32 tensor: a copy that lives until the kernel returns.
+            w.line(format!(
+                "std::vector<int32_t> collc_array_{i}(static_cast<size_t>({n}));"
+            ));
+            w.line(format!(
+                "for (size_t collc_j = 0; collc_j < collc_array_{i}.size(); ++collc_j) collc_array_{i}[collc_j] = static_cast<int32_t>(reinterpret_cast<const int64_t*>(args[{slot}])[collc_j]);"
+            ));
+        }
         w.open("");
         w.line(format!("ChipTensor& collc_t = collc_tensors[{i}];"));
-        w.line(format!(
-            "const uint64_t collc_addr = static_cast<uint64_t>(args[{slot}]);  // {}",
-            buffer_name(&k, *b)
-        ));
-        w.line(format!(
-            "const uint64_t collc_bytes = sizeof({}) * static_cast<uint64_t>({});",
-            elem(*b),
-            product(&k, ds)
-        ));
-        w.line("collc_t.buffer.addr = collc_base;");
-        w.line("collc_t.buffer.size = collc_addr - collc_base + collc_bytes;");
-        w.line(format!(
-            "collc_t.start_offset = (collc_addr - collc_base) / sizeof({});",
-            elem(*b)
-        ));
+        if let BufferSource::Array(_) = b {
+            w.line(format!(
+                "collc_t.buffer.addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(collc_array_{i}.data()));  // {}",
+                buffer_name(&k, *b)
+            ));
+            w.line(format!(
+                "collc_t.buffer.size = collc_array_{i}.size() * sizeof(int32_t);"
+            ));
+            w.line("collc_t.start_offset = 0;");
+        } else {
+            w.line(format!(
+                "const uint64_t collc_addr = static_cast<uint64_t>(args[{slot}]);  // {}",
+                buffer_name(&k, *b)
+            ));
+            w.line(format!(
+                "const uint64_t collc_bytes = sizeof({}) * static_cast<uint64_t>({n});",
+                elem(*b),
+            ));
+            w.line("collc_t.buffer.addr = collc_base;");
+            w.line("collc_t.buffer.size = collc_addr - collc_base + collc_bytes;");
+            w.line(format!(
+                "collc_t.start_offset = (collc_addr - collc_base) / sizeof({});",
+                elem(*b)
+            ));
+        }
         w.line(format!("collc_t.ndims = {};", ds.len()));
         for (j, d) in ds.iter().enumerate() {
             w.line(format!(

@@ -5,7 +5,7 @@
 use crate::cpp::Kernel;
 use crate::layout::BufferSource;
 use collc_grammar::Diagnostic;
-use collc_spec::ir::{Protocol, Semantics, VarId, VarKind, WindowId};
+use collc_spec::ir::{ArrayId, Protocol, Semantics, SignalId, VarId, VarKind, WindowId};
 
 /// The kinds a library packages and how their buffers are passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,24 @@ pub enum Kind {
         /// (output = P rows of the input).
         all_to_all: bool,
     },
+    /// `NAME_reduce_scatter(comm[, rank], send, send_count, recv, recv_count)`: `send` (P
+    /// rows) staged into the window, row `rank` of the reduction collected into `recv`.
+    ReduceScatter {
+        /// The window (`[P][m]`).
+        data: WindowId,
+    },
+    /// `NAME_all_to_all_v(comm[, rank], send, send_count, send_counts, recv, recv_count,
+    /// recv_counts)`: P blocks of rows in and out, P counts in and out.
+    AllToAllV {
+        /// Input window.
+        input: WindowId,
+        /// Output window.
+        target: WindowId,
+        /// The host array of send counts (P entries).
+        send_counts: ArrayId,
+        /// The value signal of receive counts (P cells).
+        recv_counts: SignalId,
+    },
 }
 
 /// One collective of a library.
@@ -47,6 +65,9 @@ pub struct Coll<'a> {
     pub kind: Kind,
     /// Index in the library (its collective id in the call ring).
     pub index: usize,
+    /// Instances of each `per call` buffer, used in rotation (the protocol's
+    /// `per_call_rotation`, verified by the caller); 1 when it has none.
+    pub rotation: u32,
 }
 
 impl<'a> Coll<'a> {
@@ -79,29 +100,39 @@ impl<'a> Coll<'a> {
                     all_to_all: true,
                 },
             ),
-            Semantics::ReduceScatter { .. } | Semantics::AllToAllV { .. } => {
-                return Err(vec![Diagnostic::error(
-                    "lib::unsupported-kind",
-                    format!(
-                        "collective `{}`: a library packages barrier, allreduce, broadcast, allgather and all_to_all; this kind is not packaged yet",
-                        p.name
-                    ),
-                )
-                .with_primary(p.span, "this collective")
-                .with_help("`collc emit --target host|mpi` without --lib still emits its kernel")])
+            Semantics::ReduceScatter { data, .. } => {
+                ("reduce_scatter", Kind::ReduceScatter { data: *data })
             }
+            Semantics::AllToAllV {
+                input,
+                target,
+                send_counts,
+                recv_counts,
+            } => (
+                "all_to_all_v",
+                Kind::AllToAllV {
+                    input: *input,
+                    target: *target,
+                    send_counts: *send_counts,
+                    recv_counts: *recv_counts,
+                },
+            ),
         };
-        if let Some(w) = (0..p.windows.len()).find(|&w| p.window_per_call(w)) {
-            return Err(vec![per_call(p, &p.windows[w].name, p.windows[w].span)]);
+        if p.per_call_rotation.is_none() {
+            if let Some(w) = (0..p.windows.len()).find(|&w| p.window_per_call(w)) {
+                return Err(vec![per_call(p, &p.windows[w].name, p.windows[w].span)]);
+            }
+            if let Some(s) = (0..p.signals.len()).find(|&s| p.signal_per_call(s)) {
+                return Err(vec![per_call(p, &p.signals[s].name, p.signals[s].span)]);
+            }
         }
-        if let Some(s) = (0..p.signals.len()).find(|&s| p.signal_per_call(s)) {
-            return Err(vec![per_call(p, &p.signals[s].name, p.signals[s].span)]);
-        }
-        if !p.arrays.is_empty() {
+        let passed =
+            |a: usize| matches!(kind, Kind::AllToAllV { send_counts, .. } if send_counts == a);
+        if (0..p.arrays.len()).any(|a| !passed(a)) {
             return Err(vec![Diagnostic::error(
                 "lib::unsupported-kind",
                 format!(
-                    "collective `{}` reads host arrays; a library does not pass them yet",
+                    "collective `{}` reads host arrays other than all_to_all_v's send counts; a library does not pass them",
                     p.name
                 ),
             )
@@ -112,6 +143,7 @@ impl<'a> Coll<'a> {
             func: func.to_string(),
             kind,
             index,
+            rotation: p.per_call_rotation.unwrap_or(1).max(1),
         })
     }
 
@@ -162,10 +194,41 @@ fn per_call(p: &Protocol, name: &str, span: collc_grammar::Span) -> Diagnostic {
     Diagnostic::error(
         "lib::per-call-buffer",
         format!(
-            "collective `{}`: `{name}` is declared `per call` (a fresh buffer every call); a library reuses its buffers for an unbounded number of calls",
+            "collective `{}`: `{name}` is declared `per call` (a fresh buffer every call), and no reuse distance was verified for it; a library reuses its buffers for an unbounded number of calls",
             p.name
         ),
     )
     .with_primary(span, "declared per call")
-    .with_help("declare it `reused` and verify the protocol under that contract (e.g. examples/broadcast_read_complete.coll is the reused-window broadcast)")
+    .with_help("package it with `collc emit --lib`, which verifies the protocol with its `per call` buffers rotated over 2 instances (Protocol::with_per_call_rotation); or declare it `reused` and verify the protocol under that contract (e.g. examples/broadcast_read_complete.coll is the reused-window broadcast)")
+}
+
+/// Why a protocol with `per call` buffers is not packaged: it is not verified safe when its
+/// `per call` buffers are [`super::ROTATION`] instances used in rotation (`blockers`: the
+/// gate's reasons, one line each).
+pub fn per_call_reuse_refused(p: &Protocol, k: u32, blockers: &[String]) -> Diagnostic {
+    let (name, span) = (0..p.windows.len())
+        .find(|&w| p.window_per_call(w))
+        .map(|w| (p.windows[w].name.as_str(), p.windows[w].span))
+        .or_else(|| {
+            (0..p.signals.len())
+                .find(|&s| p.signal_per_call(s))
+                .map(|s| (p.signals[s].name.as_str(), p.signals[s].span))
+        })
+        .unwrap_or((p.name.as_str(), p.span));
+    Diagnostic::error(
+        "lib::per-call-reuse",
+        format!(
+            "collective `{}`: a library holds `{name}` (declared `per call`) as {k} instances used in rotation, so call c+{k} reuses call c's buffer, and the protocol is not verified safe at that reuse distance: {}",
+            p.name,
+            if blockers.is_empty() {
+                "no obligation named".to_string()
+            } else {
+                blockers.join("; ")
+            }
+        ),
+    )
+    .with_primary(span, "declared per call")
+    .with_help(format!(
+        "make a rank unable to start call c+{k} before every peer is done with call c's `{name}` (e.g. a read-complete round, as examples/broadcast_read_complete.coll does), or declare it `reused` and verify the protocol under that contract"
+    ))
 }

@@ -6,36 +6,58 @@ use super::api::{Coll, Kind};
 use crate::cpp::Writer;
 use collc_spec::ir::WindowId;
 
-/// Null buffers (EINVAL), buffers smaller than their window (ESIZE) and a broadcast root
-/// other than the configuration's (EDOMAIN), each poisoning the communicator through
-/// `comm->comm.poison(code, fmt, ...)`. `rank`: the C++ rank; `len(w)`: window `w`'s element
-/// count as a C++ expression.
+/// Null buffers (EINVAL), buffers smaller than their window (ESIZE), a broadcast root
+/// other than the configuration's and all_to_all_v send counts outside the verified domain
+/// (EDOMAIN), each poisoning the communicator through `comm->comm.poison(code, fmt, ...)`.
+/// `rank`: the C++ rank; `len(w)`: window `w`'s element count as a C++ expression;
+/// `nranks`: P.
 pub fn arguments(
     name: &str,
     c: &Coll,
     w: &mut Writer,
     rank: &str,
     len: &dyn Fn(WindowId) -> String,
+    nranks: &str,
 ) {
     let f = &c.func;
-    let bufs: Vec<(&str, &str, WindowId)> = match c.kind {
+    let bufs: Vec<(&str, &str, String)> = match c.kind {
         Kind::Barrier => Vec::new(),
-        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => vec![("data", "count", data)],
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
+            vec![("data", "count", len(data))]
+        }
         Kind::Exchange { input, target, .. } => {
             vec![
-                ("input", "input_count", input),
-                ("output", "output_count", target),
+                ("input", "input_count", len(input)),
+                ("output", "output_count", len(target)),
             ]
         }
+        Kind::ReduceScatter { data } => vec![
+            ("send", "send_count", len(data)),
+            ("recv", "recv_count", format!("({}) / {nranks}", len(data))),
+        ],
+        Kind::AllToAllV { input, target, .. } => vec![
+            ("send", "send_count", len(input)),
+            ("recv", "recv_count", len(target)),
+        ],
     };
-    for (buf, count, win) in &bufs {
+    for (buf, count, n) in &bufs {
         w.line(format!("if ({buf} == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: {buf} is NULL\", {rank});"));
-        let n = len(*win);
         w.line(format!("if ({count} < static_cast<size_t>({n})) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: {buf} holds %zu elements, the collective needs %llu\", {rank}, {count}, static_cast<unsigned long long>({n}));"));
     }
     if let Kind::Broadcast { root, .. } = c.kind {
         let field = c.k.var(root);
         w.line(format!("if (root != comm->config.{f}.{field}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: root %d, but the communicator was configured for root %lld (back-to-back calls are verified for one parameter assignment)\", {rank}, root, static_cast<long long>(comm->config.{f}.{field}));"));
+    }
+    if let Kind::AllToAllV { send_counts, .. } = c.kind {
+        let (lo, hi) = c.p().arrays[send_counts].domain;
+        for buf in ["send_counts", "recv_counts"] {
+            w.line(format!("if ({buf} == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: {buf} is NULL\", {rank});"));
+        }
+        w.open(format!(
+            "for (int collc_j = 0; collc_j < {nranks}; ++collc_j)"
+        ));
+        w.line(format!("if (send_counts[collc_j] < {lo} || send_counts[collc_j] > {hi}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: send_counts[%d] = %d is outside the verified domain {lo}..={hi}\", {rank}, collc_j, static_cast<int>(send_counts[collc_j]));"));
+        w.close();
     }
 }
 

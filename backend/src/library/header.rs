@@ -17,7 +17,7 @@ pub const STATUS: &[(&str, i32, &str)] = &[
     ("ETIMEOUT", 5, "a wait was not satisfied within wait_timeout_ms (a peer never called, or died)"),
     ("EKERNEL", 6, "a runtime check inside the kernel failed"),
     ("EBROKEN", 7, "the communicator failed earlier (this or another rank); free it"),
-    ("EBUSY", 8, "this rank is already in a call (host: on another thread; MPI: a second communicator in this process)"),
+    ("EBUSY", 8, "host: this rank is already in a call on another thread"),
     ("ESYSTEM", 9, "allocation, thread or MPI failure"),
     ("ERESIDUE", 10, "comm_free found credit cells not back at 0"),
 ];
@@ -36,6 +36,10 @@ pub fn prototype(name: &str, target: LibTarget, c: &Coll) -> String {
             ", const float* input, size_t input_count, float* output, size_t output_count"
                 .to_string()
         }
+        Kind::ReduceScatter { .. } => {
+            ", const float* send, size_t send_count, float* recv, size_t recv_count".to_string()
+        }
+        Kind::AllToAllV { .. } => ", const float* send, size_t send_count, const int32_t* send_counts, float* recv, size_t recv_count, int32_t* recv_counts".to_string(),
     };
     format!("int {name}_{}({name}_comm* comm{rank}{bufs})", c.func)
 }
@@ -78,7 +82,9 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             w.line(" * communicator owns the RMA windows (MPI_Win_allocate, zeroed once, one lock_all epoch,");
             w.line(" * reused by every call as verified); a call copies the caller's input into its window");
             w.line(" * before the kernel and the output back after it (staging: user buffers are never");
-            w.line(" * registered as windows). One collc communicator per process at a time.");
+            w.line(" * registered as windows). A process may hold several collc communicators (each on its");
+            w.line(" * own duplicate of the MPI communicator given, with its own windows) and call them");
+            w.line(" * alternately, from one thread at a time.");
         }
     }
     w.line(" *");
@@ -165,9 +171,7 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         ));
     }
     w.line(" * Errors: EINVAL (null pointer), EDOMAIN (P or a parameter outside the verified domain, a");
-    w.line(
-        " * `require` that fails), EBUSY (MPI: a communicator exists in this process), ESYSTEM. */",
-    );
+    w.line(" * `require` that fails), ESYSTEM. */");
     w.line(format!("{up}_API {create};"));
     w.line("");
     w.line("/* Frees the communicator (MPI: collective). Call when no call is in flight. Returns ERESIDUE");
@@ -177,13 +181,14 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     for c in colls {
         doc(name, target, c, &mut w);
         w.line(format!("{up}_API {};", prototype(name, target, c)));
-        for (suffix, what) in counts(c) {
+        for n in counts(c) {
             w.line(format!(
-                "/* Elements {what} needs for the communicator's parameters (0 for a NULL comm). */"
+                "/* Elements {} needs for the communicator's parameters (0 for a NULL comm). */",
+                n.what
             ));
             w.line(format!(
-                "{up}_API size_t {name}_{}_{suffix}(const {name}_comm* comm);",
-                c.func
+                "{up}_API size_t {name}_{}_{}(const {name}_comm* comm);",
+                c.func, n.suffix
             ));
         }
         w.line("");
@@ -254,27 +259,96 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
             ));
             w.line(" * (ESIZE if a count is smaller).");
         }
+        Kind::ReduceScatter { data } => {
+            let op = match p.semantics {
+                collc_spec::ir::Semantics::ReduceScatter { op, .. } => {
+                    format!("{op:?}").to_lowercase()
+                }
+                _ => String::new(),
+            };
+            w.line(format!(
+                "/* {name}_{}: send holds P rows of M elements (window `{}`, P * M = send_count needed); recv[0..M)",
+                c.func, p.windows[data].name
+            ));
+            w.line(format!(
+                " * becomes the element-wise {op} over every rank's send row `rank` (ESIZE if send_count < P * M"
+            ));
+            w.line(" * or recv_count < M).");
+        }
+        Kind::AllToAllV {
+            input,
+            target: out,
+            send_counts,
+            recv_counts,
+        } => {
+            let (lo, hi) = p.arrays[send_counts].domain;
+            w.line(format!(
+                "/* {name}_{}: send holds P blocks of R rows (window `{}`); block j goes to rank j, whose",
+                c.func, p.windows[input].name
+            ));
+            w.line(format!(
+                " * recv block `rank` (window `{}`) receives it; send_counts[j] (P entries, each in {lo}..={hi}, the",
+                p.windows[out].name
+            ));
+            w.line(format!(
+                " * verified domain of `{}`, else EDOMAIN) is how many rows of block j are valid; recv_counts[j]",
+                p.arrays[send_counts].name
+            ));
+            w.line(format!(
+                " * (P entries, value signal `{}`) becomes min(rank j's send_counts[rank], R): only those rows of",
+                p.signals[recv_counts].name
+            ));
+            w.line(" * recv block j are defined. ESIZE if send_count or recv_count is smaller than the window;");
+            w.line(" * EINVAL for a NULL counts array.");
+        }
     }
-    w.line(" * Errors: EINVAL, EDOMAIN, ESIZE, EMISMATCH, ETIMEOUT, EKERNEL, EBROKEN, EBUSY. */");
+    let busy = match target {
+        LibTarget::Host => ", EBUSY",
+        LibTarget::Mpi => "",
+    };
+    w.line(format!(
+        " * Errors: EINVAL, EDOMAIN, ESIZE, EMISMATCH, ETIMEOUT, EKERNEL, EBROKEN{busy}. */"
+    ));
 }
 
-/// The element-count query functions of a collective: (suffix, buffer), with the window
-/// behind each.
-pub fn counts(c: &Coll) -> Vec<(&'static str, &'static str)> {
+/// One element-count query function of a collective (`NAME_<func>_<suffix>(comm)`).
+#[derive(Debug, Clone, Copy)]
+pub struct Count {
+    /// The function's suffix (`count`, `input_count`, ...).
+    pub suffix: &'static str,
+    /// The buffer it sizes.
+    pub what: &'static str,
+    /// The window behind it.
+    pub window: collc_spec::ir::WindowId,
+    /// True when the buffer is one rank's row of the window (its elements / P).
+    pub per_rank: bool,
+}
+
+/// The element-count query functions of a collective.
+pub fn counts(c: &Coll) -> Vec<Count> {
+    let n = |suffix, what, window, per_rank| Count {
+        suffix,
+        what,
+        window,
+        per_rank,
+    };
     match c.kind {
         Kind::Barrier => Vec::new(),
-        Kind::Allreduce { .. } | Kind::Broadcast { .. } => vec![("count", "data")],
-        Kind::Exchange { .. } => vec![("input_count", "input"), ("output_count", "output")],
-    }
-}
-
-/// The window behind a count suffix.
-pub fn count_window(c: &Coll, suffix: &str) -> Option<collc_spec::ir::WindowId> {
-    match (c.kind, suffix) {
-        (Kind::Allreduce { data } | Kind::Broadcast { data, .. }, "count") => Some(data),
-        (Kind::Exchange { input, .. }, "input_count") => Some(input),
-        (Kind::Exchange { target, .. }, "output_count") => Some(target),
-        _ => None,
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
+            vec![n("count", "data", data, false)]
+        }
+        Kind::Exchange { input, target, .. } => vec![
+            n("input_count", "input", input, false),
+            n("output_count", "output", target, false),
+        ],
+        Kind::ReduceScatter { data } => vec![
+            n("send_count", "send", data, false),
+            n("recv_count", "recv", data, true),
+        ],
+        Kind::AllToAllV { input, target, .. } => vec![
+            n("send_count", "send", input, false),
+            n("recv_count", "recv", target, false),
+        ],
     }
 }
 

@@ -105,10 +105,11 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         w.line("cs.blocks = static_cast<int32_t>(blocks);");
         for (i, b) in c.k.abi.buffers.iter().enumerate() {
             w.line(format!(
-                "cs.buffers.push_back(BufferSpec{{{}, elems[{i}] * {}, {}}});",
+                "cs.buffers.push_back(BufferSpec{{{}, elems[{i}] * {}, {}, {}}});",
                 c_string(&format!("{}.{}", c.func, b.name)),
                 b.elem.size(),
-                u32::from(b.is_credit_signal)
+                u32::from(b.is_credit_signal),
+                if b.per_call { c.rotation } else { 1 }
             ));
         }
         w.line(format!("cs.scalars.assign(scalars, scalars + {ns});"));
@@ -135,15 +136,19 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("");
     for c in colls {
         call(name, c, &mut w);
-        for (suffix, _) in super::header::counts(c) {
-            if let Some(win) = super::header::count_window(c, suffix) {
-                w.line(format!(
-                    "extern \"C\" size_t {name}_{}_{suffix}(const {name}_comm* comm) {{ return comm == nullptr ? 0 : static_cast<size_t>(comm->elems[{}][{}]); }}",
-                    c.func,
-                    c.index,
-                    c.slot(win)
-                ));
-            }
+        for n in super::header::counts(c) {
+            let per = if n.per_rank {
+                " / static_cast<uint64_t>(comm->comm.nranks())"
+            } else {
+                ""
+            };
+            w.line(format!(
+                "extern \"C\" size_t {name}_{}_{}(const {name}_comm* comm) {{ return comm == nullptr ? 0 : static_cast<size_t>(comm->elems[{}][{}]{per}); }}",
+                c.func,
+                n.suffix,
+                c.index,
+                c.slot(n.window)
+            ));
         }
         w.line("");
     }
@@ -169,7 +174,7 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     ));
     let ci = c.index;
     let slot = |x| format!("e[{}]", c.slot(x));
-    super::checks::arguments(name, c, w, "rank", &slot);
+    super::checks::arguments(name, c, w, "rank", &slot, "comm->comm.nranks()");
     let (stage, collect) = match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
@@ -189,6 +194,33 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             (
                 format!("std::memcpy(b[{i}], input, e[{i}] * sizeof(float));"),
                 format!("std::memcpy(output, b[{t}], e[{t}] * sizeof(float));"),
+            )
+        }
+        Kind::ReduceScatter { data } => {
+            let d = c.slot(data);
+            (
+                format!("std::memcpy(b[{d}], send, e[{d}] * sizeof(float));"),
+                format!("const uint64_t row = e[{d}] / static_cast<uint64_t>(comm->comm.nranks()); std::memcpy(recv, reinterpret_cast<const float*>(b[{d}]) + row * static_cast<uint64_t>(rank), row * sizeof(float));"),
+            )
+        }
+        Kind::AllToAllV {
+            input,
+            target,
+            send_counts,
+            recv_counts,
+        } => {
+            let (i, t) = (c.slot(input), c.slot(target));
+            let a =
+                c.k.abi
+                    .buffer_slot(crate::layout::BufferSource::Array(send_counts))
+                    .unwrap_or_default();
+            let r =
+                c.k.abi
+                    .buffer_slot(crate::layout::BufferSource::Signal(recv_counts))
+                    .unwrap_or_default();
+            (
+                format!("std::memcpy(b[{i}], send, e[{i}] * sizeof(float)); for (uint64_t j = 0; j < e[{a}]; ++j) reinterpret_cast<int64_t*>(b[{a}])[j] = send_counts[j];"),
+                format!("std::memcpy(recv, b[{t}], e[{t}] * sizeof(float)); for (uint64_t j = 0; j < e[{r}]; ++j) recv_counts[j] = __atomic_load_n(reinterpret_cast<const int32_t*>(b[{r}]) + j, __ATOMIC_ACQUIRE);"),
             )
         }
     };

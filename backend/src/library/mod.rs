@@ -216,6 +216,18 @@ pub fn generate(members: &[Member], name: &str, target: LibTarget) -> Result<Vec
     Ok(files)
 }
 
+/// Instances of each `per call` window and value signal a library holds, used in rotation
+/// (a collective's call `c` on a rank uses instance `c % ROTATION`). A protocol with `per
+/// call` buffers is packaged only if it verifies as
+/// `protocol.with_per_call_rotation(ROTATION)` (the caller's gate, like the plain one).
+pub const ROTATION: u32 = 2;
+
+/// Whether a protocol has `per call` buffers (so a library must rotate them).
+pub fn has_per_call_buffers(p: &Protocol) -> bool {
+    (0..p.windows.len()).any(|w| p.window_per_call(w))
+        || (0..p.signals.len()).any(|s| p.signal_per_call(s))
+}
+
 /// The host library runtime, embedded.
 pub const HOST_LIB_RUNTIME: (&str, &str) = (
     "collc/host_lib.hpp",

@@ -4,7 +4,7 @@
 //! `collc_mpi_lib.hpp`).
 
 use super::api::{Coll, Kind};
-use super::header::{count_window, counts, prototype};
+use super::header::{counts, prototype};
 use super::LibTarget;
 use crate::cpp::{c_string, Writer};
 use crate::mpi::program::Names;
@@ -41,7 +41,16 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     w.line(format!(
         "std::unique_ptr<{ns}::Args> a(new {ns}::Args{{}});"
     ));
+    if c.rotation > 1 {
+        w.line(format!(
+            "s->set_calls({});  // `per call` buffers: {} instances in rotation (verified at that reuse distance)",
+            c.rotation, c.rotation
+        ));
+    }
     w.line(format!("{ns}::setup(*s, *a);"));
+    w.line(format!(
+        "{ns}::begin_call(*a, 0);  // every window field points at an instance from the start"
+    ));
     w.line("return a.release();");
     w.close();
     w.line(format!(
@@ -49,6 +58,11 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     ));
     w.line(format!(
         "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_free_{i}(void* a) {{ delete static_cast<{ns}::Args*>(a); }}"
+    ));
+    w.line("// Selects the instances of the `per call` buffers for this collective's call `kc`.");
+    w.line(format!(
+        "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_begin_call_{i}(void* a, int64_t kc) {{ {ns}::begin_call(*static_cast<{ns}::Args*>(a), static_cast<int>(kc % {})); }}",
+        c.rotation
     ));
     w.line("// This rank's copy of window `w` (WindowId) and its element count.");
     w.open(format!(
@@ -70,6 +84,47 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     w.line("*len = 0;");
     w.line("return nullptr;");
     w.close();
+    if matches!(c.kind, Kind::AllToAllV { .. }) {
+        w.line(
+            "// The caller's counts -> this rank's host array `arr` (ArrayId; int64, rank-local).",
+        );
+        w.open(format!(
+            "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_counts_in_{i}(const void* a, int arr, const int32_t* src)"
+        ));
+        w.line(format!(
+            "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
+        ));
+        w.line("switch (arr) {");
+        for arr in 0..c.p().arrays.len() {
+            w.line(format!(
+                "    case {arr}: for (int64_t j = 0; j < x->{}; ++j) x->{}[j] = src[j]; break;",
+                names.array_len(arr),
+                names.array_field(arr)
+            ));
+        }
+        w.line("    default: break;");
+        w.line("}");
+        w.close();
+        w.line("// This rank's cells of value signal `sig` (SignalId; this call's instance) -> the caller's counts.");
+        w.open(format!(
+            "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_counts_out_{i}(const void* a, int sig, int32_t* dst)"
+        ));
+        w.line(format!(
+            "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
+        ));
+        w.line("const int me = collc_mpi::detail::st().me;");
+        w.line("switch (sig) {");
+        for sig in 0..c.p().signals.len() {
+            w.line(format!(
+                "    case {sig}: for (int64_t j = 0; j < x->{}; ++j) dst[j] = collc_mpi::read_cell(*x->sigwin, me, x->{} + MPI_Aint(j)); break;",
+                names.signal_cells(sig),
+                names.signal_field(sig)
+            ));
+        }
+        w.line("    default: break;");
+        w.line("}");
+        w.close();
+    }
     s.push_str(&w.finish());
     Ok(s)
 }
@@ -95,8 +150,19 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         ));
         w.line(format!("void collc_lib_mpi_free_{i}(void* a);"));
         w.line(format!(
+            "void collc_lib_mpi_begin_call_{i}(void* a, int64_t kc);"
+        ));
+        w.line(format!(
             "float* collc_lib_mpi_window_{i}(const void* a, int w, int64_t* len);"
         ));
+        if matches!(c.kind, Kind::AllToAllV { .. }) {
+            w.line(format!(
+                "void collc_lib_mpi_counts_in_{i}(const void* a, int arr, const int32_t* src);"
+            ));
+            w.line(format!(
+                "void collc_lib_mpi_counts_out_{i}(const void* a, int sig, int32_t* dst);"
+            ));
+        }
     }
     w.line("");
     w.line("using namespace collc_mpi::lib;");
@@ -106,6 +172,8 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("[[maybe_unused]] static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
     w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it).");
     w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const float* src) { int64_t n = 0; float* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
+    w.line("// Row `row` of `rows` equal rows of this rank's window copy -> caller's buffer (after the kernel).");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_row_out(collc_lib_window_fn f, const void* a, int w, int row, int rows, float* dst) { int64_t n = 0; const float* src = f(a, w, &n); const int64_t len = n / rows; std::memcpy(dst, src + len * row, static_cast<size_t>(len) * sizeof(float)); }");
     w.line("// This rank's window copy -> caller's buffer (after the kernel).");
     w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, float* dst) { int64_t n = 0; const float* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
     w.line("");
@@ -118,11 +186,15 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         "    std::unique_ptr<collc_mpi::Session> sessions[{n}];"
     ));
     w.line(format!("    void* args[{n}] = {{}};"));
+    w.line(format!(
+        "    int64_t calls[{n}] = {{}};  // calls of each collective by this process"
+    ));
     w.line("    bool attached = false;");
     w.line(format!("    ~{name}_comm();"));
     w.line("};");
     w.line("");
     w.open(format!("{name}_comm::~{name}_comm()"));
+    w.line("Comm::Use use(comm);");
     for c in colls {
         let i = c.index;
         w.line(format!(
@@ -147,6 +219,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         "std::unique_ptr<{name}_comm> c(new (std::nothrow) {name}_comm);"
     ));
     w.line("if (!c) return fail(kESystem, \"out of memory\");");
+    w.line("Comm::Use use(c->comm);  // this communicator's runtime state");
     let names: Vec<String> = colls.iter().map(|c| c_string(&c.func)).collect();
     w.line(format!(
         "const int s = c->comm.attach(mpi_comm, config->wait_timeout_ms, {{{}}});",
@@ -191,6 +264,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("if (c == nullptr) return kOk;");
     w.line("long nonzero = 0;");
     w.line("std::vector<std::string> cells;");
+    w.line("Comm::Use use(c->comm);");
     w.open("try");
     w.line("if (!c->comm.broken()) {");
     w.line("    MPI_Barrier(c->comm.comm());  // every epilogue (flushed) has landed");
@@ -207,21 +281,22 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("");
     for c in colls {
         call(name, c, &mut w);
-        for (suffix, _) in counts(c) {
-            if let Some(win) = count_window(c, suffix) {
-                w.open(format!(
-                    "extern \"C\" size_t {name}_{}_{suffix}(const {name}_comm* comm)",
-                    c.func
-                ));
-                w.line("if (comm == nullptr) return 0;");
-                w.line("int64_t len = 0;");
-                w.line(format!(
-                    "collc_lib_mpi_window_{}(comm->args[{}], {win}, &len);",
-                    c.index, c.index
-                ));
-                w.line("return static_cast<size_t>(len);");
-                w.close();
+        for n in counts(c) {
+            w.open(format!(
+                "extern \"C\" size_t {name}_{}_{}(const {name}_comm* comm)",
+                c.func, n.suffix
+            ));
+            w.line("if (comm == nullptr) return 0;");
+            w.line("int64_t len = 0;");
+            w.line(format!(
+                "collc_lib_mpi_window_{}(comm->args[{}], {}, &len);",
+                c.index, c.index, n.window
+            ));
+            if n.per_rank {
+                w.line("len /= comm->comm.np();");
             }
+            w.line("return static_cast<size_t>(len);");
+            w.close();
         }
         w.line("");
     }
@@ -240,12 +315,13 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
         "if (comm == nullptr) return fail(kEInval, \"{name}_{f}: null communicator\");"
     ));
     w.line("if (comm->comm.broken()) return comm->comm.refuse_broken();");
+    w.line("Comm::Use use(comm->comm);");
     w.line(format!("const void* a = comm->args[{i}];"));
     w.line(format!(
         "auto kernel = [a](const collc_mpi::Ctx& ctx) {{ collc_lib_mpi_kernel_{i}(ctx, a); }};"
     ));
     let len = |x| format!("collc_lib_mpi_len(collc_lib_mpi_window_{i}, a, {x})");
-    super::checks::arguments(name, c, w, "comm->comm.me()", &len);
+    super::checks::arguments(name, c, w, "comm->comm.me()", &len, "comm->comm.np()");
     let (stage, collect) = match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
@@ -265,9 +341,26 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input);"),
             format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output);"),
         ),
+        Kind::ReduceScatter { data } => (
+            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, send);"),
+            format!("collc_lib_mpi_copy_row_out(collc_lib_mpi_window_{i}, a, {data}, comm->comm.me(), comm->comm.np(), recv);"),
+        ),
+        Kind::AllToAllV {
+            input,
+            target,
+            send_counts,
+            recv_counts,
+        } => (
+            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
+            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
+        ),
     };
+    w.line(format!("const int64_t kc = comm->calls[{i}]++;"));
     w.line(format!(
-        "return comm->comm.call({i}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
+        "collc_lib_mpi_begin_call_{i}(comm->args[{i}], kc);"
+    ));
+    w.line(format!(
+        "return comm->comm.call({i}, kc, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
     ));
     w.close();
 }

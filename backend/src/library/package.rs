@@ -128,6 +128,14 @@ pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             format!("std::vector<float> in({name}_{f}_input_count(comm), 1.0f), out({name}_{f}_output_count(comm));"),
             ", in.data(), in.size(), out.data(), out.size()".to_string(),
         ),
+        Kind::ReduceScatter { .. } => (
+            format!("std::vector<float> send({name}_{f}_send_count(comm), 1.0f), recv({name}_{f}_recv_count(comm));"),
+            ", send.data(), send.size(), recv.data(), recv.size()".to_string(),
+        ),
+        Kind::AllToAllV { .. } => (
+            format!("std::vector<float> send({name}_{f}_send_count(comm), 1.0f), recv({name}_{f}_recv_count(comm)); std::vector<int32_t> sc(64, 1), rc(64);"),
+            ", send.data(), send.size(), sc.data(), recv.data(), recv.size(), rc.data()".to_string(),
+        ),
     };
     let mut w = Writer::default();
     w.line(format!("#include \"{name}.h\""));
@@ -231,8 +239,8 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             * The communicator owns the windows (signals allocated and zeroed once, reused by every\n  call as verified); a call copies the caller's buffer in before the kernel and out after it.\n\
             * Any error poisons the communicator: every rank's later call returns `EBROKEN` (peers\n  blocked in the failing call return at once); free it and create a new one.\n",
         LibTarget::Mpi => "\n## Contract\n\n\
-            * `NAME_comm_create` and `NAME_comm_free` are collective over the MPI communicator; one\n  collc communicator per process at a time (`EBUSY`).\n\
-            * Every process calls the same collectives in the same order; a mismatch is reported\n  (`EMISMATCH`) when a wait times out and the peers' call records differ.\n\
+            * `NAME_comm_create` and `NAME_comm_free` are collective over the MPI communicator; a\n  process may hold several collc communicators (each on its own duplicate of the MPI\n  communicator, with its own windows) and call them alternately from one thread at a time.\n\
+            * Every process calls the same collectives in the same order: each call publishes its\n  (call index, collective) record to every peer before its protocol; a peer that entered the\n  same call with another collective is found at once or by the next check of a pending wait\n  (about every millisecond), not after the wait timeout (`EMISMATCH`).\n\
             * Parameters are fixed at creation: back-to-back calls are verified for one assignment.\n\
             * The communicator owns the RMA windows (MPI_Win_allocate, zeroed once, one lock_all\n  epoch); a call stages the caller's buffer into its window and copies the output back.\n\
             * A wait not satisfied within `wait_timeout_ms` fails the call (`ETIMEOUT`); after any\n  error the communicator returns `EBROKEN`; free it.\n",

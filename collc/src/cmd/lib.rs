@@ -49,14 +49,18 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
             Ok(g) => g,
             Err(code) => return code,
         };
+        let gate = match rotation_gate(&l, &args.gate, gate, style, out) {
+            Ok(g) => g,
+            Err(code) => return code,
+        };
         gates.push(gate);
         loaded.push(l);
     }
     let members: Vec<Member> = loaded
         .iter()
         .zip(&gates)
-        .map(|(l, g)| Member {
-            protocol: &l.protocol,
+        .map(|(l, (g, rotated))| Member {
+            protocol: rotated.as_ref().unwrap_or(&l.protocol),
             source: Some(&l.source),
             warning: g.stamp.clone(),
             world_limit: Some(g.world_limit),
@@ -89,4 +93,54 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
             exit::USAGE
         }
     }
+}
+
+/// A protocol with `per call` buffers is packaged with them rotated over
+/// `library::ROTATION` instances: it passes the gate a second time as
+/// `with_per_call_rotation(ROTATION)` (the verifier checks reuse at that distance), else it
+/// is refused with `lib::per-call-reuse` naming what to change. Returns the gate (stamps and
+/// world limit of both) and the rotated protocol to package, if any.
+fn rotation_gate(
+    l: &Loaded,
+    args: &super::args::GateArgs,
+    gate: collc_verifier::Gate,
+    style: Style,
+    out: &mut Output,
+) -> Result<(collc_verifier::Gate, Option<collc_spec::ir::Protocol>), i32> {
+    if !library::has_per_call_buffers(&l.protocol) {
+        return Ok((gate, None));
+    }
+    let k = library::ROTATION;
+    let rotated = l.protocol.with_per_call_rotation(k);
+    let report = collc_verifier::verify(&rotated, &args.verify.options(&l.source));
+    let g = collc_verifier::gate(&report, args.allow_unverified);
+    if g.verdict != collc_verifier::Verdict::Safe {
+        // The findings' replay commands simulate fresh `per call` buffers (what the file
+        // says), which do not reproduce a reuse: left out.
+        let blockers: Vec<String> = g
+            .blockers
+            .iter()
+            .map(|b| {
+                let t = b.text();
+                match t.find(" (replay: ") {
+                    Some(i) => t[..i].to_string(),
+                    None => t,
+                }
+            })
+            .collect();
+        let d = library::api::per_call_reuse_refused(&l.protocol, k, &blockers);
+        if !g.allowed() {
+            out.diagnostics(&l.source, &[d], style);
+            return Err(exit::INPUT);
+        }
+        let w = collc_grammar::Diagnostic {
+            severity: collc_grammar::Severity::Warning,
+            ..d
+        };
+        out.diagnostics(&l.source, &[w], style);
+    }
+    let mut merged = gate;
+    merged.world_limit = merged.world_limit.min(g.world_limit);
+    merged.stamp.extend(g.stamp);
+    Ok((merged, Some(rotated)))
 }

@@ -45,16 +45,17 @@ impl<'a> Machine<'a> {
             first_call: 0,
             arrays,
             nwin,
-            win_inst: if per_call_win { calls.max(1) } else { 1 },
-            cell_inst: if per_call_sig { calls.max(1) } else { 1 },
+            win_inst: if per_call_win { instances(p, calls) } else { 1 },
+            cell_inst: if per_call_sig { instances(p, calls) } else { 1 },
         }
     }
 
     /// Index into `State::mem` of rank `rank`'s window `w` as used in `call`: a `per
-    /// call` window has an instance per call, a `reused` one is one buffer for every call.
+    /// call` window has an instance per call (`call % k` when the protocol rotates `k`
+    /// instances), a `reused` one is one buffer for every call.
     pub(super) fn mi(&self, rank: usize, w: usize, call: u16) -> usize {
         let inst = if self.p.window_per_call(w) {
-            call as usize
+            call as usize % self.win_inst.max(1)
         } else {
             0
         };
@@ -188,7 +189,7 @@ impl<'a> Machine<'a> {
 
     pub(super) fn cell_at(&self, rank: usize, signal: SignalId, flat: usize, call: u16) -> usize {
         let inst = if self.p.signal_per_call(signal) {
-            call as usize
+            call as usize % self.cell_inst.max(1)
         } else {
             0
         };
@@ -207,4 +208,12 @@ impl<'a> Machine<'a> {
             array_dims: &self.code.array_dims,
         }
     }
+}
+
+/// Instances of each `per call` buffer in a run of `calls` calls: one per call, or the
+/// protocol's rotation `k` (call `c` uses instance `c % k`, so call `c + k` reuses call `c`'s).
+fn instances(p: &Protocol, calls: usize) -> usize {
+    let per_call = calls.max(1);
+    p.per_call_rotation
+        .map_or(per_call, |k| per_call.min(k.max(1) as usize))
 }
