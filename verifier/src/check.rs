@@ -510,30 +510,35 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
     }
 }
 
-/// Wasted remote atomics per configuration (for the formula in P).
+/// Wasted remote atomics per configuration (listed when the derivation finds no
+/// closed form).
 #[derive(Default)]
 pub struct Garbage {
-    points: Vec<crate::poly::Point>,
+    points: Vec<(Vec<(VarId, i64)>, String)>,
 }
 
 impl Garbage {
+    /// The waste per call: derived symbolically with the cost walk
+    /// (`crate::cost::cells::waste`), or why not and the enumerated values.
     fn formula(&self, p: &Protocol) -> String {
-        crate::poly::formula_over_world(p, &self.points)
+        match crate::cost::cells::waste(p) {
+            Ok(x) => crate::cost::show::Names { p }.formula(&x),
+            Err(why) => {
+                let vals: Vec<String> = self
+                    .points
+                    .iter()
+                    .map(|(cfg, w)| {
+                        let at: Vec<String> = cfg
+                            .iter()
+                            .map(|(v, x)| format!("{}={x}", p.var_name(*v)))
+                            .collect();
+                        format!("{}: {w}", at.join(","))
+                    })
+                    .collect();
+                format!("no closed form ({why}); enumerated: {}", vals.join("; "))
+            }
+        }
     }
-}
-
-/// Converts a Lin to printed-atom form (stable across configurations).
-pub fn printed(p: &Protocol, s: &Syms, l: &Lin) -> BTreeMap<String, i64> {
-    let pr = Printer { syms: s, p };
-    let mut m = BTreeMap::new();
-    if l.c != 0 {
-        m.insert(String::new(), l.c);
-    }
-    for (a, k) in &l.t {
-        *m.entry(pr.atom(*a)).or_insert(0) += k;
-    }
-    m.retain(|_, v| *v != 0);
-    m
 }
 
 fn check_run(ctx: &mut Ctx, run: &mut Run, accs: &mut [Acc], garbage: &mut Garbage) {
@@ -1546,9 +1551,12 @@ fn garbage_credit(
             first = Some((*cell, credits));
         }
     }
-    garbage
-        .points
-        .push((run.config.clone(), printed(ctx.p, &run.syms, &wasted)));
+    let shown = Printer {
+        syms: &run.syms,
+        p: ctx.p,
+    }
+    .lin(&wasted);
+    garbage.points.push((run.config.clone(), shown));
     if acc.violation.is_some() {
         return;
     }

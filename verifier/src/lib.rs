@@ -20,7 +20,6 @@ pub mod gate;
 mod multi;
 mod order;
 pub mod param;
-pub mod poly;
 pub mod range;
 pub mod range_obligation;
 pub mod report;

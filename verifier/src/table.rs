@@ -1,16 +1,21 @@
-//! `collc verify --explain`: the reviewer's per-cell credit table, computed from the
-//! same abstract execution as the proofs; the cell counts are formulas in P
-//! interpolated through, and checked at, every enumerated configuration (the cost
-//! model, `collc cost`, derives its formulas symbolically instead: `crate::cost`).
+//! `collc verify --explain`: the reviewer's per-cell credit table. The rows (the
+//! shapes of the cells: credits, waits, reset) come from the same abstract execution
+//! as the proofs, at every enumerated configuration; the number of cells of each row
+//! is derived symbolically with the cost walk (`crate::cost::cells`: the cells touched
+//! by exactly the statements that touch the row's cells, for every P) and checked
+//! against the enumerated counts. A row whose count has no closed form says why and
+//! lists its enumerated values.
 
 use crate::check::{chain, contrib};
+use crate::cost::cells::{at, At, Touches};
 use crate::exec::{self, EvKind, Plan, Run, Section, Stop};
 use crate::sym::{Atom, Lin, Printer};
 use collc_spec::ir::*;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-type Points = Vec<crate::poly::Point>;
+/// Per configuration, how many cells a row has.
+type Points = Vec<(Vec<(VarId, i64)>, i64)>;
 
 /// Runs every configuration of the (possibly promoted) plan.
 fn each_run(p: &Protocol, f: &mut dyn FnMut(&mut Run)) -> Result<Plan, String> {
@@ -78,6 +83,12 @@ pub struct CreditRow {
     pub reset: String,
     /// credits + reset.
     pub net: String,
+    /// The cells count as derived (none when it has no closed form).
+    #[serde(skip)]
+    pub cells_count: Option<crate::cost::alg::Poly>,
+    /// The sets of statements (by span) whose cells make up the row.
+    #[serde(skip)]
+    pub touched_by: Vec<BTreeSet<At>>,
 }
 
 /// The credit table of a protocol.
@@ -122,10 +133,15 @@ fn waits_of(p: &Protocol, run: &Run, evs: &[usize]) -> String {
     }
 }
 
+/// The statements (by span) whose events touch a cell: which cells a row's count
+/// derivation sums.
+type Touched = (SignalId, BTreeSet<At>);
+
 /// The per-cell credit table: cells grouped by (credits, waits, reset).
 pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
     type Key = (String, String, String, String, String);
     let mut counts: BTreeMap<Key, Points> = BTreeMap::new();
+    let mut shapes: BTreeMap<Touched, BTreeSet<Key>> = BTreeMap::new();
     let mut configs: Vec<Vec<(VarId, i64)>> = Vec::new();
     let plan = each_run(p, &mut |run| {
         configs.push(run.config.clone());
@@ -169,37 +185,121 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
                 pr.lin(&reset),
                 net,
             );
+            let touched = evs.iter().map(|e| at(run.events[*e].span)).collect();
+            shapes
+                .entry((cell.signal, touched))
+                .or_default()
+                .insert(key.clone());
             *here.entry(key).or_insert(0) += 1;
         }
         for (k, n) in here {
-            let mut m = BTreeMap::new();
-            m.insert(String::new(), n);
-            counts.entry(k).or_default().push((run.config.clone(), m));
+            counts.entry(k).or_default().push((run.config.clone(), n));
         }
     })?;
+    let mut touches: BTreeMap<SignalId, Touches> = BTreeMap::new();
     let mut rows = Vec::new();
-    for ((signal, credits, waits, reset, net), mut pts) in counts {
+    let mut derived = true;
+    for (key, mut pts) in counts {
         // Configurations where the row has no cells count 0.
         for c in &configs {
             if !pts.iter().any(|x| &x.0 == c) {
-                pts.push((c.clone(), BTreeMap::new()));
+                pts.push((c.clone(), 0));
             }
         }
-        pts.sort_by(|a, b| a.0.cmp(&b.0));
+        pts.sort();
+        let (cells, cells_count) = match row_cells(p, &key, &shapes, &mut touches, &pts) {
+            Ok(f) => (crate::cost::show::Names { p }.formula(&f), Some(f)),
+            Err(why) => {
+                derived = false;
+                (format!("no closed form ({why}): {}", values(p, &pts)), None)
+            }
+        };
+        let touched_by = shapes
+            .iter()
+            .filter(|(_, keys)| keys.contains(&key))
+            .map(|((_, spans), _)| spans.clone())
+            .collect();
+        let (signal, credits, waits, reset, net) = key;
         rows.push(CreditRow {
             signal,
-            cells: crate::poly::formula_over_world(p, &pts),
+            cells,
             credits,
             waits,
             reset,
             net,
+            cells_count,
+            touched_by,
         });
+    }
+    let mut method = plan.describe(p);
+    if derived {
+        method.push_str("; cells per call derived for every P");
     }
     Ok(CreditTable {
         protocol: p.name.clone(),
-        method: plan.describe(p),
+        method,
         rows,
     })
+}
+
+/// A row's cells per call: the sum, over the sets of statements that touch its
+/// cells, of the cells touched by exactly that set, checked at every enumerated
+/// configuration where the formula's variables have values.
+fn row_cells<'a, K: Ord>(
+    p: &'a Protocol,
+    key: &K,
+    shapes: &BTreeMap<Touched, BTreeSet<K>>,
+    touches: &mut BTreeMap<SignalId, Touches<'a>>,
+    pts: &Points,
+) -> Result<crate::cost::alg::Poly, String> {
+    let mut total = crate::cost::alg::Poly::default();
+    for ((sig, spans), keys) in shapes {
+        if !keys.contains(key) {
+            continue;
+        }
+        if keys.len() > 1 {
+            return Err("the cells one set of statements touches differ in shape".into());
+        }
+        let t = touches.entry(*sig).or_insert_with(|| Touches::new(p, *sig));
+        let set = spans
+            .iter()
+            .map(|s| t.stmts.iter().position(|x| at(*x) == *s))
+            .collect::<Option<BTreeSet<usize>>>()
+            .ok_or("an event without its statement")?;
+        total = total.add(&t.cells(&set)?);
+    }
+    let names = crate::cost::show::Names { p };
+    let shown = names.formula(&total);
+    for (cfg, n) in pts {
+        if let Some(v) = crate::cost::value_at(p, &total, cfg) {
+            if v != *n {
+                let at: Vec<String> = cfg
+                    .iter()
+                    .map(|(v, x)| format!("{} = {x}", p.var_name(*v)))
+                    .collect();
+                return Err(format!(
+                    "the derived `{shown}` gives {v}, the enumeration {n} at {}",
+                    at.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// Enumerated values, `P=1: 0; P=2: 2; ...` (the other enumerated parameters named
+/// when they vary).
+fn values(p: &Protocol, pts: &Points) -> String {
+    pts.iter()
+        .map(|(cfg, n)| {
+            let at: Vec<String> = cfg
+                .iter()
+                .map(|(v, x)| format!("{}={x}", p.var_name(*v)))
+                .collect();
+            format!("{}: {n}", at.join(","))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl CreditTable {

@@ -46,7 +46,11 @@ const PAIRS: [(&str, &str); 2] = [
 #[test]
 fn epoch_signals_drop_the_resets_and_keep_the_atomics_and_waits() {
     for (clearing, epoch) in PAIRS {
-        for world in [2, 4, 8, 16] {
+        let (fc, fe) = (formulas(clearing), formulas(epoch));
+        assert_eq!(fc[0], fe[0], "remote atomics: {clearing} vs {epoch}");
+        assert_eq!(fc[2], fe[2], "waits: {clearing} vs {epoch}");
+        assert_eq!(fe[1], "0", "{epoch} has no local notify");
+        for world in [2, 3, 4, 5, 8, 12, 16] {
             let c = counts(clearing, world);
             let e = counts(epoch, world);
             eprintln!("P={world}: {clearing} {c:?} | {epoch} {e:?}");
@@ -60,4 +64,32 @@ fn epoch_signals_drop_the_resets_and_keep_the_atomics_and_waits() {
             assert!(e[3] < c[3], "{epoch} drops the epilogue's fence");
         }
     }
+}
+
+/// The derived formulas (remote atomics, local notifies, waits, fences).
+fn formulas(path: &str) -> Vec<String> {
+    let p = protocol(path);
+    let r = cost(&p, &BTreeMap::new()).expect("cost");
+    r.rows.into_iter().map(|r| r.formula).collect()
+}
+
+#[test]
+fn the_doc_table_is_the_derived_formulas() {
+    let doc = format!("{}/../docs/disciplines.md", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(doc).expect("read docs/disciplines.md");
+    let mut rows = 0;
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with('|') && l.contains(".coll`"))
+    {
+        let cells: Vec<&str> = line
+            .split('|')
+            .map(|c| c.trim().trim_matches('`'))
+            .filter(|c| !c.is_empty())
+            .collect();
+        let (file, shown) = (cells[2], &cells[3..7]);
+        assert_eq!(formulas(file), shown, "{file}");
+        rows += 1;
+    }
+    assert_eq!(rows, 2 * PAIRS.len());
 }

@@ -1,6 +1,7 @@
 //! The algebra of cost formulas: polynomials with rational coefficients over atoms
-//! (protocol variables, `ceil`/`min`/`max`/`/`/`%` of polynomials, and 0/1
-//! indicators of comparisons), with substitution and concrete evaluation.
+//! (protocol variables, `ceil`/`min`/`max`/`/`/`%`, powers, `log2`, `ceil(log_b)`
+//! and bit operations of polynomials, and 0/1 indicators of comparisons), with
+//! substitution and concrete evaluation.
 
 use collc_spec::ir::VarId;
 use std::cmp::Ordering;
@@ -70,6 +71,18 @@ pub enum Fun {
     Min,
     /// `max(a, b)`
     Max,
+    /// `a^b` (`b >= 0`; `pow2(b)` for `a = 2`)
+    Pow,
+    /// `log2(a)` of a power of two `a` (the language's exact `log2`)
+    Log2,
+    /// `ceil(log_b(a))`: the least `L >= 0` with `b^L >= a` (0 for `a <= 1`), `b >= 2`
+    CeilLog,
+    /// `a ^ b` (bitwise exclusive or)
+    Xor,
+    /// `a & b`
+    And,
+    /// `a | b`
+    Or,
 }
 
 /// A 0/1 indicator's test.
@@ -273,10 +286,23 @@ impl Atom {
         let int = |p: &Poly| -> Option<i64> { i64::try_from(p.eval(val)?.as_int()?).ok() };
         match self {
             Atom::Var(v) => val(*v),
+            Atom::Fun(Fun::Log2, args) => collc_spec::eval::log2(int(args.first()?)?).ok(),
             Atom::Fun(f, args) => {
                 let a = int(args.first()?)?;
                 let b = int(args.get(1)?)?;
                 match f {
+                    Fun::Pow => a.checked_pow(u32::try_from(b).ok()?),
+                    Fun::CeilLog if b >= 2 => {
+                        let (mut l, mut x) = (0i64, 1i64);
+                        while x < a {
+                            l += 1;
+                            x = x.checked_mul(b)?;
+                        }
+                        Some(l)
+                    }
+                    Fun::Xor => Some(a ^ b),
+                    Fun::And => Some(a & b),
+                    Fun::Or => Some(a | b),
                     Fun::CeilDiv if b != 0 => collc_spec::eval::ceil_div(a, b),
                     Fun::Div if b != 0 => a.checked_div_euclid(b),
                     Fun::Mod if b != 0 => a.checked_rem_euclid(b),

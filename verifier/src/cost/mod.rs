@@ -6,6 +6,7 @@
 //! the IR's control flow at the given parameters.
 
 pub mod alg;
+pub mod cells;
 pub mod concrete;
 pub mod show;
 pub mod simplify;
@@ -41,7 +42,7 @@ pub struct CostReport {
 /// The derived counts (index by [`walk::KINDS`]): a polynomial, or why there is
 /// no closed form.
 pub fn derive(p: &Protocol) -> Vec<Result<alg::Poly, String>> {
-    walk::Walk::new(p).protocol()
+    walk::Walk::new(p, walk::KINDS.len()).protocol(&walk::cost_leaf)
 }
 
 /// Evaluates a derived count at bound parameters.
@@ -89,4 +90,25 @@ pub fn cost(p: &Protocol, given: &BTreeMap<String, i64>) -> Result<CostReport, S
         params: given.clone(),
         rows,
     })
+}
+
+/// Evaluates a derived count where `cfg` gives the values of some variables (the
+/// top-level `let`s are computed from them); `None` when one is missing.
+pub fn value_at(p: &Protocol, x: &alg::Poly, cfg: &[(VarId, i64)]) -> Option<i64> {
+    let w = walk::Walk::new(p, 0);
+    i64::try_from(x.eval(&|v| var_value(p, &w, cfg, v))?.as_int()?).ok()
+}
+
+fn var_value(p: &Protocol, w: &walk::Walk, cfg: &[(VarId, i64)], v: VarId) -> Option<i64> {
+    if let Some((_, x)) = cfg.iter().find(|c| c.0 == v) {
+        return Some(*x);
+    }
+    match &p.vars.get(v)?.kind {
+        VarKind::Const(c) => Some(*c),
+        VarKind::Derived(e) => {
+            let x = w.poly(e).ok()?;
+            i64::try_from(x.eval(&|u| var_value(p, w, cfg, u))?.as_int()?).ok()
+        }
+        _ => None,
+    }
 }

@@ -53,6 +53,15 @@ impl Names<'_> {
                 let x = args.first().map(|x| self.sum(x)).unwrap_or_default();
                 let y = args.get(1).map(|x| self.sum(x)).unwrap_or_default();
                 match f {
+                    Fun::Pow if y == "1" => x,
+                    Fun::Pow if x == "2" => format!("pow2({y})"),
+                    Fun::Pow => format!("{}^{}", wrap_product(x), wrap_product(y)),
+                    Fun::Log2 => format!("log2({x})"),
+                    Fun::CeilLog if y == "2" => format!("ceil(log2({x}))"),
+                    Fun::CeilLog => format!("ceil(log{y}({x}))"),
+                    Fun::Xor => format!("{} ^ {}", wrap(x), wrap(y)),
+                    Fun::And => format!("{} & {}", wrap(x), wrap(y)),
+                    Fun::Or => format!("{} | {}", wrap(x), wrap(y)),
                     Fun::CeilDiv => format!("ceil({} / {})", wrap(x), wrap_product(y)),
                     Fun::Div => format!("{} / {}", wrap(x), wrap_product(y)),
                     Fun::Mod => format!("{} % {}", wrap(x), wrap_product(y)),
@@ -261,6 +270,15 @@ impl Names<'_> {
         }
         if rest != Poly::k(1) || parts.is_empty() {
             parts.push(wrap(self.sum(&rest)));
+        }
+        if let [one] = parts.as_slice() {
+            // a lone factor needs no parentheses: `P - 1`
+            if c.1 == 1 && !minus && one.starts_with('(') && one.ends_with(')') {
+                let inner = &one[1..one.len() - 1];
+                if !inner.contains('(') {
+                    return inner.to_string();
+                }
+            }
         }
         let mut s = parts.join(" * ");
         if minus {

@@ -75,12 +75,36 @@ impl Walk<'_> {
         match a {
             Atom::Var(v) => self.var_range(*v),
             Atom::Ind(..) => (0.0, 1.0),
+            Atom::Fun(Fun::Log2, args) => {
+                let r = args.first().map_or((0.0, f64::INFINITY), |x| self.range(x));
+                (r.0.max(1.0).log2().floor(), r.1.max(1.0).log2().floor())
+            }
             Atom::Fun(f, args) => {
                 let (Some(x), Some(y)) = (args.first(), args.get(1)) else {
                     return (f64::NEG_INFINITY, f64::INFINITY);
                 };
                 let (ra, rb) = (self.range(x), self.range(y));
                 match f {
+                    Fun::Pow if ra.0 >= 1.0 && ra.0 == ra.1 && rb.0 >= 0.0 => {
+                        (ra.0.powf(rb.0), ra.0.powf(rb.1))
+                    }
+                    Fun::CeilLog if rb.0 >= 2.0 && rb.0 == rb.1 => {
+                        let l = |v: f64| (v.max(1.0).ln() / rb.0.ln() - 1e-9).ceil().max(0.0);
+                        (l(ra.0), l(ra.1))
+                    }
+                    Fun::Xor | Fun::Or if ra.0 >= 0.0 && rb.0 >= 0.0 => {
+                        (0.0, (ra.1.max(rb.1) + 1.0).log2().ceil().exp2() - 1.0)
+                    }
+                    Fun::And if ra.0 >= 0.0 || rb.0 >= 0.0 => {
+                        let hi = if ra.0 >= 0.0 && rb.0 >= 0.0 {
+                            ra.1.min(rb.1)
+                        } else if ra.0 >= 0.0 {
+                            ra.1
+                        } else {
+                            rb.1
+                        };
+                        (0.0, hi)
+                    }
                     Fun::Min => (ra.0.min(rb.0), ra.1.min(rb.1)),
                     Fun::Max => (ra.0.max(rb.0), ra.1.max(rb.1)),
                     Fun::Mod if rb.0 > 0.0 => (0.0, rb.1 - 1.0),
@@ -103,6 +127,9 @@ impl Walk<'_> {
     pub fn mk(&self, a: Atom) -> Poly {
         match a {
             Atom::Var(_) => Poly::atom(a),
+            Atom::Fun(f @ (Fun::Log2 | Fun::Pow | Fun::CeilLog | Fun::Xor), args) => {
+                self.mk_log(f, args)
+            }
             Atom::Fun(f, args) => {
                 let (Some(x), Some(y)) = (args.first(), args.get(1)) else {
                     return Poly::atom(Atom::Fun(f, args));
@@ -114,8 +141,13 @@ impl Walk<'_> {
                     }
                 }
                 let (ra, rb) = (self.range(x), self.range(y));
+                let gap = self.range(&x.sub(y)); // x - y
                 match f {
                     Fun::CeilDiv | Fun::Div if y.as_const() == Some(Rat::int(1)) => x.clone(),
+                    Fun::Min if gap.1 <= 0.0 => x.clone(),
+                    Fun::Min if gap.0 >= 0.0 => y.clone(),
+                    Fun::Max if gap.0 >= 0.0 => x.clone(),
+                    Fun::Max if gap.1 <= 0.0 => y.clone(),
                     Fun::Min if x == y || ra.1 <= rb.0 || self.below(x, y) => x.clone(),
                     Fun::Min if rb.1 <= ra.0 || self.below(y, x) => y.clone(),
                     Fun::Max if x == y || ra.0 >= rb.1 => x.clone(),
@@ -134,12 +166,22 @@ impl Walk<'_> {
                 match t {
                     Test::Eq0 => {
                         if let Some(c) = self.rotation(&d) {
-                            // (x + c) % P == x  iff  P divides c
-                            let m = self.mk(Atom::Fun(
-                                Fun::Mod,
-                                vec![Poly::k(c), Poly::var(self.p.world)],
-                            ));
-                            return self.mk(Atom::Ind(Test::Eq0, m));
+                            if self.in_world(&c) || self.in_world(&c.scale(Rat::int(-1))) {
+                                // (x + c) % P == x never holds for 1 <= c < P
+                                return Poly::k(0);
+                            }
+                            if let Some(c) = c.as_const().filter(|c| c.1 == 1) {
+                                // (x + c) % P == x  iff  P divides c
+                                let m = self.mk(Atom::Fun(
+                                    Fun::Mod,
+                                    vec![Poly::k(c.0), Poly::var(self.p.world)],
+                                ));
+                                return self.mk(Atom::Ind(Test::Eq0, m));
+                            }
+                        }
+                        if let Some(y) = self.xor_with(&d) {
+                            // x ^ y == x  iff  y == 0
+                            return self.mk(Atom::Ind(Test::Eq0, y));
                         }
                         if let Some(Atom::Fun(Fun::Mod, args)) = single(&d) {
                             // c % P == 0 for c = ±1 iff P == 1
@@ -162,7 +204,12 @@ impl Walk<'_> {
                         ))
                     }
                     Test::Lt0 => {
-                        if r.1 < 0.0 {
+                        // d = v - u + c with v < u (a loop bound or a cell's dimension), c <= 0
+                        let bounded = self.upper.iter().any(|(v, u)| {
+                            let c = d.sub(&Poly::var(*v)).add(u).as_const();
+                            c.is_some_and(|c| c.0 <= 0)
+                        });
+                        if r.1 < 0.0 || bounded {
                             Poly::k(1)
                         } else if r.0 >= 0.0 {
                             Poly::k(0)
@@ -181,7 +228,20 @@ impl Walk<'_> {
 
     /// `x` is a rank variable and `y` the world size, or `x` is `min(y, _)` (so `x <= y`).
     pub(super) fn below(&self, x: &Poly, y: &Poly) -> bool {
-        *y == Poly::var(self.p.world) && self.rank_var(x).is_some() || self.min_of(x, y)
+        let log_of = match single(x) {
+            // ceil(log_b(y)) <= y and log2(y) <= y for y >= 1
+            Some(Atom::Fun(Fun::CeilLog | Fun::Log2, a)) => a.first() == Some(y),
+            _ => false,
+        };
+        let bounded = match single(x) {
+            // a loop variable below its loop's bound
+            Some(Atom::Var(v)) => self.upper.get(v) == Some(y),
+            _ => false,
+        };
+        *y == Poly::var(self.p.world) && self.rank_var(x).is_some()
+            || bounded
+            || self.min_of(x, y)
+            || log_of && self.range(y).0 >= 1.0
     }
 
     /// The variable, when `x` is one rank-typed variable (`me`, a rank parameter, a
@@ -189,7 +249,9 @@ impl Walk<'_> {
     pub(super) fn rank_var(&self, x: &Poly) -> Option<VarId> {
         match single(x)? {
             Atom::Var(v)
-                if *v == self.p.me || self.p.vars.get(*v).is_some_and(|x| x.ty == Ty::Rank) =>
+                if *v == self.p.me
+                    || self.ranks.contains(v)
+                    || self.p.vars.get(*v).is_some_and(|x| x.ty == Ty::Rank) =>
             {
                 Some(*v)
             }
@@ -197,8 +259,9 @@ impl Walk<'_> {
         }
     }
 
-    /// `d` is `(x + c) % P - x` (either sign) for a rank variable `x`: `Some(c)`.
-    pub(super) fn rotation(&self, d: &Poly) -> Option<i128> {
+    /// `d` is `(x + c) % P - x` (either sign) for a rank variable `x` and `c` free
+    /// of `x`: `Some(c)`.
+    pub(super) fn rotation(&self, d: &Poly) -> Option<Poly> {
         for d in [d.clone(), d.scale(Rat::int(-1))] {
             let m =
                 d.0.iter()
@@ -214,12 +277,117 @@ impl Walk<'_> {
             t.insert(mono.clone(), *one);
             let x = Poly(t).sub(&d); // x = mod - d
             let Some(v) = self.rank_var(&x) else { continue };
-            let c = args[0].sub(&Poly::var(v)).as_const()?;
-            if c.1 == 1 {
-                return Some(c.0);
+            let c = args[0].sub(&Poly::var(v));
+            if !c.mentions(v) {
+                return Some(c);
             }
         }
         None
+    }
+
+    /// `c` lies in `1..P` for every value: at least 1 by its range, and a loop
+    /// variable bounded by the world size (`for d in 1..P step *2`).
+    pub(super) fn in_world(&self, c: &Poly) -> bool {
+        let below_world = match single(c) {
+            Some(Atom::Var(v)) => self.upper.get(v) == Some(&Poly::var(self.p.world)),
+            _ => false,
+        };
+        below_world && self.range(c).0 >= 1.0
+    }
+
+    /// `d` is `(x ^ y) - x` (either sign, either operand order): `Some(y)`.
+    pub(super) fn xor_with(&self, d: &Poly) -> Option<Poly> {
+        for d in [d.clone(), d.scale(Rat::int(-1))] {
+            let Some((mono, one)) =
+                d.0.iter()
+                    .find(|(m, _)| matches!(m.as_slice(), [Atom::Fun(Fun::Xor, _)]))
+            else {
+                continue;
+            };
+            let [Atom::Fun(Fun::Xor, args)] = mono.as_slice() else {
+                continue;
+            };
+            if *one != Rat::int(1) || args.len() != 2 {
+                continue;
+            }
+            let mut t = BTreeMap::new();
+            t.insert(mono.clone(), *one);
+            let x = Poly(t).sub(&d); // x = xor - d
+            if args[0] == x {
+                return Some(args[1].clone());
+            }
+            if args[1] == x {
+                return Some(args[0].clone());
+            }
+        }
+        None
+    }
+
+    /// Powers, logarithms and `^`, simplified: `log2(pow2(e)) = e`,
+    /// `pow2(log2(x)) = x`, `b^(e + c) = b^c * b^e`, `ceil(log_b(b^e)) = e`,
+    /// `ceil(log2(P)) = log2(P)` when a `require` makes P a power of two,
+    /// `x ^ 0 = x`, `x ^ x = 0`.
+    fn mk_log(&self, f: Fun, args: Vec<Poly>) -> Poly {
+        let whole = Atom::Fun(f, args.clone());
+        if args.iter().all(|a| a.as_const().is_some()) {
+            if let Some(v) = whole.eval(&|_| None) {
+                return Poly::k(v as i128);
+            }
+        }
+        let x = args.first().cloned().unwrap_or_default();
+        let y = args.get(1).cloned().unwrap_or_default();
+        let two = Poly::k(2);
+        match f {
+            Fun::Log2 => match single(&x) {
+                Some(Atom::Fun(Fun::Pow, a)) if a.first() == Some(&two) => a[1].clone(),
+                _ => Poly::atom(whole),
+            },
+            Fun::Pow => {
+                if y.is_zero() {
+                    return Poly::k(1);
+                }
+                if let (Some(Atom::Fun(Fun::Log2, a)), true) = (single(&y), x == two) {
+                    return a[0].clone();
+                }
+                let c = y.0.get(&Vec::new()).copied().unwrap_or(Rat::int(0));
+                match (x.as_const(), c.as_int()) {
+                    (Some(b), Some(k)) if k > 0 && y.0.len() > 1 && b.1 == 1 => {
+                        match u32::try_from(k).ok().and_then(|k| b.0.checked_pow(k)) {
+                            Some(scale) => {
+                                let rest = y.sub(&Poly::k(k));
+                                self.mk(Atom::Fun(Fun::Pow, vec![x, rest]))
+                                    .scale(Rat::int(scale))
+                            }
+                            None => Poly::atom(whole),
+                        }
+                    }
+                    _ => Poly::atom(whole),
+                }
+            }
+            Fun::CeilLog => {
+                if self.range(&x).1 <= 1.0 {
+                    return Poly::k(0);
+                }
+                if y == two && x == Poly::var(self.p.world) && self.pow2_world {
+                    return self.mk(Atom::Fun(Fun::Log2, vec![x]));
+                }
+                match single(&x) {
+                    Some(Atom::Fun(Fun::Pow, a)) if a.first() == Some(&y) => a[1].clone(),
+                    _ => Poly::atom(whole),
+                }
+            }
+            _ => {
+                if x.is_zero() {
+                    y
+                } else if y.is_zero() {
+                    x
+                } else if x == y {
+                    Poly::k(0)
+                } else {
+                    Poly::atom(whole)
+                }
+            }
+        }
     }
 
     /// `x` is a top-level `let` defined as `min(y, _)` or `min(_, y)` (so `x <= y`).
@@ -236,7 +404,17 @@ impl Walk<'_> {
         let VarKind::Derived(Expr::Min(a, b)) = &self.p.vars[*v].kind else {
             return false;
         };
-        [a, b].iter().any(|e| self.poly(e).is_ok_and(|e| e == *y))
+        let (Ok(a), Ok(b)) = (self.poly(a), self.poly(b)) else {
+            return false;
+        };
+        // x = min(a, b) is below a, b and min(b, a)
+        let same_min = match single(y) {
+            Some(Atom::Fun(Fun::Min, args)) => {
+                (args[0] == a && args[1] == b) || (args[0] == b && args[1] == a)
+            }
+            _ => false,
+        };
+        a == *y || b == *y || same_min
     }
 
     /// `d` is `p - me` or `me - p` for a peer `p`.

@@ -1,6 +1,8 @@
 //! Sums in closed form for the cost derivation: `Σ_{v in 0..n} f` for bodies
-//! polynomial in `v` (Faulhaber), indicators of `v == e`, `v < e`, `v > e` and
-//! `v % G == c`, and the round-robin tiling identity.
+//! polynomial in `v` (Faulhaber) or in `b^v` (geometric series), indicators of
+//! `v == e` (in or out of `0..n`), `v < e`, `v > e`, `v % G == c` and
+//! `(v + c) % P == x` (one `v` of `0..P` for each `x`), and the round-robin tiling
+//! identity.
 
 use super::alg::{Atom, Fun, Poly, Rat, Test};
 use super::simplify::single;
@@ -45,9 +47,7 @@ impl Walk<'_> {
         let names = self.names();
         let mut out = Poly::default();
         for (m, c) in &f.0 {
-            let pos = m
-                .iter()
-                .position(|a| matches!(a, Atom::Ind(..)) && a.mentions(v));
+            let pos = self.pick(m, v);
             let Some(i) = pos else {
                 let mut t = std::collections::BTreeMap::new();
                 t.insert(m.clone(), *c);
@@ -55,6 +55,13 @@ impl Walk<'_> {
                 let Some(cs) = term.coefficients_in(v) else {
                     let dep: Vec<&Atom> = m.iter().filter(|a| a.mentions(v)).collect();
                     if let [a] = dep.as_slice() {
+                        if let Some(g) = self.geometric(a, v, n) {
+                            let rest: Vec<Atom> = m.iter().filter(|b| b != a).cloned().collect();
+                            let mut t = std::collections::BTreeMap::new();
+                            t.insert(rest, *c);
+                            out = out.add(&Poly(t).mul(&g));
+                            continue;
+                        }
                         if let Some(h) = self.hermite(a, v, n) {
                             let rest: Vec<Atom> = m.iter().filter(|b| b != a).cloned().collect();
                             let mut t = std::collections::BTreeMap::new();
@@ -95,6 +102,12 @@ impl Walk<'_> {
                     continue;
                 }
             }
+            if *test == Test::Eq0 {
+                if let Some(at) = self.rotated(d, v, n) {
+                    out = out.add(&rest.subst(v, &at, &|a| self.mk(a)));
+                    continue;
+                }
+            }
             let cs = d.coefficients_in(v).ok_or_else(cant)?;
             if cs.len() != 2 {
                 return Err(cant());
@@ -108,10 +121,15 @@ impl Walk<'_> {
             match test {
                 Test::Eq0 => {
                     let e = c0.scale(Rat::int(-unit.0));
-                    if !self.inside(&e, n) {
-                        return Err(cant());
+                    let at = rest.subst(v, &e, &|a| self.mk(a));
+                    if self.inside(&e, n) {
+                        out = out.add(&at);
+                    } else {
+                        // the term counts once when 0 <= e < n
+                        let ge0 = self.mk(Atom::Ind(Test::Lt0, e.clone())).not();
+                        let ltn = self.mk(Atom::Ind(Test::Lt0, e.sub(n)));
+                        out = out.add(&at.mul(&ge0).mul(&ltn));
                     }
-                    out = out.add(&rest.subst(v, &e, &|a| self.mk(a)));
                 }
                 Test::Lt0 if unit.0 == 1 => {
                     // v < -c0
@@ -126,6 +144,78 @@ impl Walk<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Which indicator of monomial `m` to sum `v` out of first: one `v == e` with
+    /// a unit coefficient (it fixes `v`), then a rotation `(v + c) % P == x`, then
+    /// any.
+    fn pick(&self, m: &[Atom], v: VarId) -> Option<usize> {
+        let solvable = |a: &Atom| match a {
+            Atom::Ind(Test::Eq0, d) => d.coefficients_in(v).is_some_and(|cs| {
+                cs.len() == 2 && cs[1].as_const().is_some_and(|u| u.0.abs() == 1 && u.1 == 1)
+            }),
+            _ => false,
+        };
+        let rotation = |a: &Atom| match a {
+            Atom::Ind(Test::Eq0, d) => self.rotation_in(d, v).is_some(),
+            _ => false,
+        };
+        let any = |a: &Atom| matches!(a, Atom::Ind(..)) && a.mentions(v);
+        m.iter()
+            .position(|a| any(a) && solvable(a))
+            .or_else(|| m.iter().position(|a| any(a) && rotation(a)))
+            .or_else(|| m.iter().position(any))
+    }
+
+    /// `d` is `(v + c) % P - x` (either sign) with `c`, `x` free of `v`: `(c, x)`.
+    fn rotation_in(&self, d: &Poly, v: VarId) -> Option<(Poly, Poly)> {
+        let world = Poly::var(self.p.world);
+        for d in [d.clone(), d.scale(Rat::int(-1))] {
+            let Some((mono, one)) = d.0.iter().find(|(m, _)| {
+                matches!(m.as_slice(), [Atom::Fun(Fun::Mod, a)] if a.get(1) == Some(&world))
+            }) else {
+                continue;
+            };
+            let [Atom::Fun(Fun::Mod, args)] = mono.as_slice() else {
+                continue;
+            };
+            let c = args[0].sub(&Poly::var(v));
+            if *one != Rat::int(1) || c.mentions(v) || args[0].coefficients_in(v)?.len() != 2 {
+                continue;
+            }
+            let mut t = BTreeMap::new();
+            t.insert(mono.clone(), *one);
+            let x = Poly(t).sub(&d); // x = mod - d
+            if !x.mentions(v) {
+                return Some((c, x));
+            }
+        }
+        None
+    }
+
+    /// `Σ_{v in 0..P} [(v + c) % P == x] f(v)` is `f((x - c) % P)` for `x` in
+    /// `0..P` (the rotation is a bijection of the ranks): the value `v` takes.
+    fn rotated(&self, d: &Poly, v: VarId, n: &Poly) -> Option<Poly> {
+        let world = Poly::var(self.p.world);
+        let (c, x) = self.rotation_in(d, v)?;
+        if *n != world || !self.inside(&x, n) {
+            return None;
+        }
+        Some(self.mk(Atom::Fun(Fun::Mod, vec![x.sub(&c), world])))
+    }
+
+    /// `Σ_{v in 0..n} b^v = (b^n - 1) / (b - 1)` for a constant `b >= 2` (`a` is
+    /// the term's one factor that mentions `v`).
+    fn geometric(&self, a: &Atom, v: VarId, n: &Poly) -> Option<Poly> {
+        let Atom::Fun(Fun::Pow, args) = a else {
+            return None;
+        };
+        let b = args.first()?.as_const()?;
+        if b.1 != 1 || b.0 < 2 || *args.get(1)? != Poly::var(v) {
+            return None;
+        }
+        let all = self.mk(Atom::Fun(Fun::Pow, vec![Poly::k(b.0), n.clone()]));
+        Some(all.sub(&Poly::k(1)).scale(Rat::new(1, b.0 - 1)))
     }
 
     /// `|{v in 0..n : v % G == c}|` = `max(0, ceil((n - c) / G))` when `d` is
@@ -163,22 +253,19 @@ impl Walk<'_> {
 
     /// Whether `e` lies in `0..n` for every value (rank-typed values in `0..P`).
     pub(super) fn inside(&self, e: &Poly, n: &Poly) -> bool {
+        if let Some(Atom::Var(v)) = single(e) {
+            if self.upper.get(v) == Some(n) && self.var_range(*v).0 >= 0.0 {
+                return true;
+            }
+        }
         if *n == Poly::var(self.p.world) {
             if let Some(Atom::Fun(Fun::Mod, args)) = single(e) {
                 if args.get(1) == Some(n) {
                     return true;
                 }
             }
-            if let Some((m, c)) = e.0.iter().next() {
-                if e.0.len() == 1 && *c == Rat::int(1) && m.len() == 1 {
-                    if let Atom::Var(x) = &m[0] {
-                        let ranky = *x == self.p.me
-                            || self.p.vars.get(*x).is_some_and(|v| v.ty == Ty::Rank);
-                        if ranky {
-                            return true;
-                        }
-                    }
-                }
+            if self.rank_var(e).is_some() {
+                return true;
             }
         }
         let (re, rn) = (self.range(e), self.range(n));

@@ -1,10 +1,14 @@
-//! Walks the protocol IR once with the world size symbolic and derives, per call
-//! and summed over every rank and block, closed forms of the counted operations:
-//! `for p in peers` is a sum over all ranks minus the term at `me`, numeric loops
-//! sum over `max(0, ceil((hi - lo) / step))` iterations (Faulhaber's sums for
-//! polynomial bodies), guards become 0/1 indicators that summation resolves
-//! (`me == root` holds for one rank, `blk < A` for `min(C, A)` blocks). A form it
-//! cannot sum in closed form is an error naming the form.
+//! Walks the protocol IR once with the world size symbolic and derives, summed
+//! over every rank and block, closed forms of what a leaf function counts at each
+//! statement (the cost rows: notifies, waits, fences; the credit table: how often
+//! a statement touches a given cell): `for p in peers` is a sum over all ranks
+//! minus the term at `me`, numeric loops sum over `max(0, ceil((hi - lo) / step))`
+//! iterations (Faulhaber's sums for polynomial bodies), loops over powers
+//! (`lo..hi step *f`) over `ceil(log_f(ceil(hi / lo)))` iterations (geometric
+//! series for bodies in `f^j`), reversed loops like their ascending form, guards
+//! become 0/1 indicators that summation resolves (`me == root` holds for one rank,
+//! `blk < A` for `min(C, A)` blocks). A form it cannot sum in closed form is an
+//! error naming the form.
 
 use super::alg::{Atom, Fun, Poly, Rat, Test};
 use super::show::Names;
@@ -15,7 +19,10 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const KINDS: [&str; 4] = ["remote atomics", "local notifies", "waits", "fences"];
 
 /// One count per kind.
-pub type Counts = [Poly; 4];
+pub type Counts = Vec<Poly>;
+
+/// What a walk counts at one (non-structural) statement: one polynomial per kind.
+pub type Leaf<'l> = dyn Fn(&Walk, &Stmt) -> Result<Counts, String> + 'l;
 
 pub(super) type Iv = (f64, f64);
 
@@ -29,23 +36,76 @@ pub struct Walk<'a> {
     pub(super) bounds: BTreeMap<VarId, Iv>,
     /// Loop variables of `for p in peers` in scope (never `me`).
     pub(super) peers: BTreeSet<VarId>,
-    /// Summation indices made so far (ids from `p.vars.len()`).
+    /// Summation indices and cell coordinates made so far (ids from `p.vars.len()`).
     pub(super) fresh: usize,
+    /// Exclusive upper bounds of the loop variables in scope (`d < P`).
+    pub(super) upper: BTreeMap<VarId, Poly>,
+    /// Fresh variables that hold ranks (cell owners): values in `0..P`.
+    pub(super) ranks: BTreeSet<VarId>,
+    /// A `require P & (P - 1) == 0` makes the world size a power of two.
+    pub(super) pow2_world: bool,
+    /// How many kinds the leaf counts.
+    kinds: usize,
     /// Why a count has no closed form, by kind.
-    pub(super) failed: [Option<String>; 4],
+    pub(super) failed: Vec<Option<String>>,
+}
+
+/// Whether a `require` says the world size is a power of two (`P & (P - 1) == 0`).
+fn pow2_required(p: &Protocol) -> bool {
+    let w = || Expr::Var(p.world);
+    let form = Expr::Bin(
+        BinOp::And,
+        Box::new(w()),
+        Box::new(Expr::Bin(BinOp::Sub, Box::new(w()), Box::new(Expr::Int(1)))),
+    );
+    p.requires.iter().any(|r| match &r.cond {
+        Cond::Cmp(CmpOp::Eq, a, b) => {
+            (*a == form && *b == Expr::Int(0)) || (*b == form && *a == Expr::Int(0))
+        }
+        _ => false,
+    })
+}
+
+/// The cost rows' leaf: a notify is a remote atomic unless it targets `me`, then
+/// a local notify; a wait; a fence.
+pub fn cost_leaf(w: &Walk, s: &Stmt) -> Result<Counts, String> {
+    let mut out: Counts = vec![Poly::default(); KINDS.len()];
+    match &s.kind {
+        StmtKind::Notify { target, .. } => match target {
+            None => out[1] = Poly::k(1),
+            Some(t) => {
+                let d = w.poly(t)?.sub(&Poly::var(w.p.me));
+                let local = w.mk(Atom::Ind(Test::Eq0, d));
+                out[0] = local.not();
+                out[1] = local;
+            }
+        },
+        StmtKind::Wait { .. } => out[2] = Poly::k(1),
+        StmtKind::Fence => out[3] = Poly::k(1),
+        _ => {}
+    }
+    Ok(out)
 }
 
 impl<'a> Walk<'a> {
-    /// A walk over `p`.
-    pub fn new(p: &'a Protocol) -> Self {
+    /// A walk over `p` counting `kinds` things per statement.
+    pub fn new(p: &'a Protocol, kinds: usize) -> Self {
         Walk {
             p,
             locals: BTreeMap::new(),
             bounds: BTreeMap::new(),
             peers: BTreeSet::new(),
             fresh: 0,
-            failed: Default::default(),
+            upper: BTreeMap::new(),
+            ranks: BTreeSet::new(),
+            pow2_world: pow2_required(p),
+            kinds,
+            failed: vec![None; kinds],
         }
+    }
+
+    fn zero(&self) -> Counts {
+        vec![Poly::default(); self.kinds]
     }
 
     /// Names for printing (summation indices included).
@@ -82,16 +142,27 @@ impl<'a> Walk<'a> {
                 BinOp::Mul => self.poly(a)?.mul(&self.poly(b)?),
                 BinOp::Div => self.fun(Fun::Div, a, b)?,
                 BinOp::Mod => self.fun(Fun::Mod, a, b)?,
-                BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or => {
-                    return Err(format!("it uses `{}` (no closed form)", op.as_str()))
-                }
+                BinOp::Shl => self.poly(a)?.mul(&self.pow2(b)?),
+                BinOp::Shr => self.mk(Atom::Fun(Fun::Div, vec![self.poly(a)?, self.pow2(b)?])),
+                BinOp::And => self.fun(Fun::And, a, b)?,
+                BinOp::Xor => self.fun(Fun::Xor, a, b)?,
+                BinOp::Or => self.fun(Fun::Or, a, b)?,
             },
-            Expr::Log2(_) => return Err("it uses `log2` (no closed form)".into()),
-            Expr::Pow2(_) => return Err("it uses `pow2` (no closed form)".into()),
+            Expr::Log2(a) => self.mk(Atom::Fun(Fun::Log2, vec![self.poly(a)?])),
+            Expr::Pow2(a) => self.pow2(a)?,
             Expr::CeilDiv(a, b) => self.fun(Fun::CeilDiv, a, b)?,
             Expr::Min(a, b) => self.fun(Fun::Min, a, b)?,
             Expr::Max(a, b) => self.fun(Fun::Max, a, b)?,
         })
+    }
+
+    fn pow2(&self, e: &Expr) -> Result<Poly, String> {
+        Ok(self.mk(Atom::Fun(Fun::Pow, vec![Poly::k(2), self.poly(e)?])))
+    }
+
+    /// A fresh variable with values in `r` (a summation index or a cell coordinate).
+    pub(super) fn fresh_var(&mut self, r: Iv) -> VarId {
+        self.fresh_index(r)
     }
 
     /// A condition as a 0/1 polynomial.
@@ -143,7 +214,7 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn sum_or_fail(&mut self, k: usize, f: &Poly, v: VarId, n: &Poly) -> Option<Poly> {
+    pub(super) fn sum_or_fail(&mut self, k: usize, f: &Poly, v: VarId, n: &Poly) -> Option<Poly> {
         match self.sum(f, v, n) {
             Ok(x) => Some(x),
             Err(why) => {
@@ -155,11 +226,11 @@ impl<'a> Walk<'a> {
 
     /// Counts of one block's statements per execution, and the indicator that the
     /// block ran to its end (a top-level `return if c` ends it when `c` holds).
-    pub fn block(&mut self, b: &Block, top: bool) -> Result<(Counts, Poly), String> {
-        let mut out: Counts = Default::default();
+    pub fn block(&mut self, b: &Block, top: bool, leaf: &Leaf) -> Result<(Counts, Poly), String> {
+        let mut out: Counts = self.zero();
         let mut go = Poly::k(1);
         for s in &b.stmts {
-            let c = self.stmt(s, top, &mut go)?;
+            let c = self.stmt(s, top, &mut go, leaf)?;
             for (k, x) in c.iter().enumerate() {
                 out[k] = out[k].add(&go.mul(x));
             }
@@ -167,29 +238,14 @@ impl<'a> Walk<'a> {
         Ok((out, go))
     }
 
-    fn stmt(&mut self, s: &Stmt, top: bool, go: &mut Poly) -> Result<Counts, String> {
-        let mut out: Counts = Default::default();
+    fn stmt(&mut self, s: &Stmt, top: bool, go: &mut Poly, leaf: &Leaf) -> Result<Counts, String> {
+        let mut out: Counts = self.zero();
         match &s.kind {
             StmtKind::Let { var, value } => {
                 // A `let` nothing counted depends on may have no polynomial form.
                 let x = self.poly(value);
                 self.locals.insert(*var, x);
             }
-            StmtKind::Notify { target, .. } => match target {
-                None => out[1] = Poly::k(1),
-                Some(t) => {
-                    let d = self.poly(t)?.sub(&Poly::var(self.p.me));
-                    let local = self.mk(Atom::Ind(Test::Eq0, d));
-                    out[0] = local.not();
-                    out[1] = local;
-                }
-            },
-            StmtKind::Wait { .. } => out[2] = Poly::k(1),
-            StmtKind::Fence => out[3] = Poly::k(1),
-            StmtKind::Copy { .. }
-            | StmtKind::Get { .. }
-            | StmtKind::Put { .. }
-            | StmtKind::Reduce { .. } => {}
             StmtKind::Return { cond } => {
                 if !top {
                     return Err("a `return` inside a loop or branch".into());
@@ -201,19 +257,19 @@ impl<'a> Walk<'a> {
                 then_block,
                 else_block,
             } => {
-                let (t, _) = self.block(then_block, false)?;
+                let (t, _) = self.block(then_block, false, leaf)?;
                 let e = match else_block {
-                    Some(b) => self.block(b, false)?.0,
-                    None => Default::default(),
+                    Some(b) => self.block(b, false, leaf)?.0,
+                    None => self.zero(),
                 };
                 match self.ind(cond) {
                     Ok(c) => {
-                        for k in 0..4 {
+                        for k in 0..self.kinds {
                             out[k] = c.mul(&t[k]).add(&c.not().mul(&e[k]));
                         }
                     }
                     Err(why) => {
-                        for k in 0..4 {
+                        for k in 0..self.kinds {
                             if !(t[k].is_zero() && e[k].is_zero()) {
                                 self.fail(
                                     k,
@@ -228,69 +284,101 @@ impl<'a> Walk<'a> {
                 }
             }
             StmtKind::For { var, range, body } => {
-                let world = Poly::var(self.p.world);
-                let wr = self.world_range();
-                match range {
-                    Range::Peers | Range::Ranks => {
-                        self.bounds.insert(*var, (0.0, wr.1 - 1.0));
-                        let peers = matches!(range, Range::Peers);
-                        if peers {
-                            self.peers.insert(*var);
-                        }
-                        let (b, _) = self.block(body, false)?;
-                        self.peers.remove(var);
-                        for k in 0..4 {
-                            if b[k].is_zero() {
-                                continue;
-                            }
-                            let Some(all) = self.sum_or_fail(k, &b[k], *var, &world) else {
-                                continue;
-                            };
-                            out[k] = all;
-                            if peers {
-                                let me = Poly::var(self.p.me);
-                                out[k] = out[k].sub(&b[k].subst(*var, &me, &|a| self.mk(a)));
-                            }
-                        }
+                out = self.for_loop(*var, range, body, leaf)?;
+            }
+            _ => out = leaf(self, s)?,
+        }
+        Ok(out)
+    }
+
+    fn for_loop(
+        &mut self,
+        var: VarId,
+        range: &Range,
+        body: &Block,
+        leaf: &Leaf,
+    ) -> Result<Counts, String> {
+        let mut out = self.zero();
+        let world = Poly::var(self.p.world);
+        let wr = self.world_range();
+        let (lo, hi, step, geometric) = match range {
+            Range::Peers | Range::Ranks => {
+                self.bounds.insert(var, (0.0, wr.1 - 1.0));
+                let peers = matches!(range, Range::Peers);
+                if peers {
+                    self.peers.insert(var);
+                }
+                let (b, _) = self.block(body, false, leaf)?;
+                self.peers.remove(&var);
+                for k in 0..self.kinds {
+                    if b[k].is_zero() {
+                        continue;
                     }
-                    Range::Seq(_) => {
-                        return Err(format!(
-                            "the loop over `{}` is a power-of-two or reversed loop (no closed-form trip count)",
-                            self.p.var_name(*var)
-                        ))
-                    }
-                    Range::Span { lo, hi, step } => {
-                        let (lo, hi, step) = (self.poly(lo)?, self.poly(hi)?, self.poly(step)?);
-                        let span =
-                            self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.sub(&lo), step.clone()]));
-                        let trips = self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), span]));
-                        let (rl, rh) = (self.range(&lo), self.range(&hi));
-                        self.bounds.insert(*var, (rl.0, rh.1 - 1.0));
-                        let (b, _) = self.block(body, false)?;
-                        // Sum over the iteration number j (`var = lo + step*j`); over
-                        // `var` itself when lo is 0 and step 1.
-                        let plain = lo.is_zero() && step == Poly::k(1);
-                        let j = if plain {
-                            *var
-                        } else {
-                            self.fresh_index((0.0, self.range(&trips).1 - 1.0))
-                        };
-                        let at = lo.add(&step.mul(&Poly::var(j)));
-                        for k in 0..4 {
-                            if b[k].is_zero() {
-                                continue;
-                            }
-                            let f = if plain {
-                                b[k].clone()
-                            } else {
-                                b[k].subst(*var, &at, &|a| self.mk(a))
-                            };
-                            if let Some(x) = self.sum_or_fail(k, &f, j, &trips) {
-                                out[k] = x;
-                            }
-                        }
+                    let Some(all) = self.sum_or_fail(k, &b[k], var, &world) else {
+                        continue;
+                    };
+                    out[k] = all;
+                    if peers {
+                        let me = Poly::var(self.p.me);
+                        out[k] = out[k].sub(&b[k].subst(var, &me, &|a| self.mk(a)));
                     }
                 }
+                return Ok(out);
+            }
+            Range::Span { lo, hi, step } => (lo, hi, step, false),
+            // A reversed loop visits the same values: the counts are its ascending form's.
+            Range::Seq(q) => (&q.lo, &q.hi, &q.step, q.geometric),
+        };
+        let (lo, hi, step) = (self.poly(lo)?, self.poly(hi)?, self.poly(step)?);
+        let trips = if geometric {
+            // lo * f^j < hi  iff  f^j < ceil(hi / lo): ceil(log_f(ceil(hi / lo))) values
+            let f = step
+                .as_const()
+                .filter(|f| f.1 == 1 && f.0 >= 2)
+                .ok_or_else(|| {
+                    format!(
+                        "the loop over `{}` multiplies by `{}`, not a constant of at least 2",
+                        self.p.var_name(var),
+                        self.names().sum(&step)
+                    )
+                })?;
+            let m = self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.clone(), lo.clone()]));
+            let m = self.mk(Atom::Fun(Fun::Max, vec![Poly::k(1), m]));
+            self.mk(Atom::Fun(Fun::CeilLog, vec![m, Poly::k(f.0)]))
+        } else {
+            let span = self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.sub(&lo), step.clone()]));
+            self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), span]))
+        };
+        let (rl, rh) = (self.range(&lo), self.range(&hi));
+        self.bounds.insert(var, (rl.0, rh.1 - 1.0));
+        self.upper.insert(var, hi.clone());
+        let walked = self.block(body, false, leaf);
+        self.upper.remove(&var);
+        let (b, _) = walked?;
+        // Sum over the iteration number j (`var = lo + step*j` or `lo * f^j`); over
+        // `var` itself when lo is 0 and step 1.
+        let plain = !geometric && lo.is_zero() && step == Poly::k(1);
+        let j = if plain {
+            var
+        } else {
+            self.fresh_index((0.0, self.range(&trips).1 - 1.0))
+        };
+        let at = if geometric {
+            lo.mul(&self.mk(Atom::Fun(Fun::Pow, vec![step.clone(), Poly::var(j)])))
+        } else {
+            lo.add(&step.mul(&Poly::var(j)))
+        };
+        for k in 0..self.kinds {
+            if b[k].is_zero() {
+                continue;
+            }
+            let f = if plain {
+                b[k].clone()
+            } else {
+                b[k].subst(var, &at, &|a| self.mk(a))
+            };
+            if let Some(x) = self.sum_or_fail(k, &f, j, &trips) {
+                out[k] = x;
             }
         }
         Ok(out)
@@ -298,7 +386,7 @@ impl<'a> Walk<'a> {
 
     /// Per call, all ranks and blocks together: body, then the epilogue unless a
     /// top-level `return` left, summed over `me` and the block index.
-    pub fn protocol(&mut self) -> Vec<Result<Poly, String>> {
+    pub fn protocol(&mut self, leaf: &Leaf) -> Vec<Result<Poly, String>> {
         let p = self.p;
         let wr = self.world_range();
         self.bounds.insert(p.me, (0.0, wr.1 - 1.0));
@@ -309,18 +397,18 @@ impl<'a> Walk<'a> {
                     self.bounds.insert(b.var, (0.0, r.1 - 1.0));
                     Some((b.var, c))
                 }
-                Err(e) => return vec![Err(e); 4],
+                Err(e) => return vec![Err(e); self.kinds],
             },
             None => None,
         };
-        let body = self.block(&p.body, true);
-        let epi = self.block(&p.epilogue, true);
+        let body = self.block(&p.body, true, leaf);
+        let epi = self.block(&p.epilogue, true, leaf);
         let (body, go, epi) = match (body, epi) {
             (Ok((b, go)), Ok((e, _))) => (b, go, e),
-            (Err(e), _) | (_, Err(e)) => return vec![Err(e); 4],
+            (Err(e), _) | (_, Err(e)) => return vec![Err(e); self.kinds],
         };
         let world = Poly::var(p.world);
-        (0..4)
+        (0..self.kinds)
             .map(|k| {
                 if let Some(why) = &self.failed[k] {
                     return Err(why.clone());
@@ -337,7 +425,7 @@ impl<'a> Walk<'a> {
 
     /// Terms under `[X == k]` (one variable) get `X := k` in their cofactor; a
     /// cofactor that vanishes there drops (e.g. `[P == 1] * (P - 1)`).
-    fn tidy(&self, x: &Poly) -> Poly {
+    pub(super) fn tidy(&self, x: &Poly) -> Poly {
         let mut groups: BTreeMap<Vec<Atom>, Poly> = BTreeMap::new();
         for (m, c) in &x.0 {
             let (inds, rest): (Vec<Atom>, Vec<Atom>) = m
