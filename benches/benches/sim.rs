@@ -28,6 +28,7 @@ fn cfg(schedule: Schedule, calls: usize, reduce: bool) -> SimConfig {
         budget: Budget::default(),
         reduce,
         sticky_poll: false,
+        wrap: false,
     }
 }
 

@@ -403,6 +403,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
             },
             reduce: true,
             sticky_poll: cfg.sticky_poll,
+            wrap: false,
         };
         match simulate(p, g, &sc) {
             Ok(r) => {
