@@ -2,6 +2,8 @@
 //! verifier's from `collc_verifier::fix`), on every bug fixture and every ui fixture, is
 //! applied and the edited protocol replayed in the bounded simulator: it must not deadlock
 //! or fail in a way the original did not (every schedule at P = 2..3, 1..2 tiles, 3 calls;
+//! for a text that did not validate, no deadlock, lost credit, leftover credit or stale
+//! pass;
 //! a protocol with a monotonic signal also in the wrap-around mode, its last calls before a
 //! cell leaves int32), and a verifier fix must remove what it fixes: the obligation is no
 //! longer violated, or (a fence, placed one at a time) has fewer findings.
@@ -16,6 +18,15 @@ use collc_verifier::{Options, Report, Status};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
+
+/// The simulator's findings of a signal protocol that hangs or synchronises on the wrong
+/// credits.
+const HANGS: &[&str] = &[
+    "sim::deadlock",
+    "sim::lost-credit",
+    "sim::nonzero-exit",
+    "sim::stale-pass",
+];
 
 /// One offered fix: the diagnostic's code, the fix.
 type Offer = (String, Fix);
@@ -132,9 +143,15 @@ fn every_offered_fix_replays_without_a_new_failure() {
                 continue;
             };
             let (after, complete) = sim_codes(&p);
+            // Against the original's run; a front-end fix of a text that did not validate
+            // (a ui fixture: a minimal text, not a working collective) must not make a
+            // protocol that hangs or passes a wait on the wrong credits.
             let new: Vec<&String> = match &before {
                 Some((b, _)) => after.difference(b).collect(),
-                None => after.iter().collect(),
+                None => after
+                    .iter()
+                    .filter(|c| HANGS.iter().any(|h| c.ends_with(h)))
+                    .collect(),
             };
             if !new.is_empty() {
                 bad.push(format!("{what}: the edited protocol fails with {new:?}"));
@@ -156,9 +173,10 @@ fn every_offered_fix_replays_without_a_new_failure() {
         }
     }
     assert!(bad.is_empty(), "{bad:#?}\nreplayed: {replayed:#?}");
-    // The fixes the front end and the verifier derive, each replayed at least once.
+    // The fixes the front end and the verifier derive, each replayed at least once (the
+    // name suggestions of `resolve_unknown.coll` leave a text with other errors: they
+    // are checked to remove their diagnostic by lsp/tests/actions.rs).
     for code in [
-        "resolve::unknown-name",
         "parse::syntax",
         "verify::credit-balance",
         "verify::op-exclusivity",

@@ -155,6 +155,8 @@ struct BodyFacts {
     inner_lets: BTreeSet<String>,
     /// Signals AtomicAdd-ed in the body.
     credited: BTreeSet<String>,
+    /// Signals Set in the body.
+    set: BTreeSet<String>,
 }
 
 fn words(s: &str) -> String {
@@ -216,6 +218,9 @@ impl BodyFacts {
                 }
                 StmtKind::Notify { cell, op, .. } if *op != NotifyOpAst::Set => {
                     self.credited.insert(cell.name.name.clone());
+                }
+                StmtKind::Notify { cell, .. } => {
+                    self.set.insert(cell.name.name.clone());
                 }
                 StmtKind::Wait {
                     cell,
@@ -332,6 +337,14 @@ fn missing_resets(file: &File, text: &str) -> Option<Fix> {
     let mut reset_there = BTreeSet::new();
     if let Some(e) = epilogue {
         notified(e, &mut reset_there);
+    }
+    // A reset taking back the waits' thresholds assumes AtomicAdd-only cells: on a cell the
+    // body also Sets, a fast peer's next-call Set lands between the owner's waits and its
+    // reset, which then drives the cell below zero and the next call's wait hangs
+    // (examples/bugs/incore_reduce_scatter_set1_mixed.coll). The op-exclusivity finding
+    // on that cell comes first; no reset is offered.
+    if facts.credited.iter().any(|s| facts.set.contains(s)) {
+        return None;
     }
     let mut resets = Vec::new();
     for s in facts.credited.iter().filter(|s| !reset_there.contains(*s)) {
