@@ -29,6 +29,7 @@ fn cfg(schedule: Schedule, calls: usize, reduce: bool) -> SimConfig {
         reduce,
         sticky_poll: false,
         stop: None,
+        wrap: false,
     }
 }
 

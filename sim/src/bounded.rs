@@ -413,6 +413,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
             reduce: true,
             sticky_poll: cfg.sticky_poll,
             stop: cfg.stop.clone(),
+            wrap: false,
         };
         match simulate(p, g, &sc) {
             Ok(r) => {

@@ -5,7 +5,7 @@
 use crate::code::Code;
 pub use crate::fingerprint::fingerprint;
 use crate::fingerprint::mix;
-use crate::machine::{Action, Limits, Machine, Memory, Outcome, State};
+use crate::machine::{Action, Limits, Machine, Memory, Outcome, State, WrapStart};
 use crate::por::Reduction;
 use crate::report::{Finding, SimReport, Stats, Verdict};
 use crate::visited::Visited;
@@ -98,6 +98,11 @@ pub struct SimConfig {
     /// Stops the search when set (see [`StopFlag`]); none: only the budget stops it.
     #[serde(skip)]
     pub stop: Option<StopFlag>,
+    /// Wrap-around mode: the calls are the last the protocol may run before a monotonic
+    /// cell leaves int32 (or the ones around the call that carries it past `INT32_MAX`),
+    /// with every cell at its value then and int32 arithmetic (`sim/README.md`).
+    #[serde(default)]
+    pub wrap: bool,
 }
 
 impl Default for SimConfig {
@@ -110,6 +115,7 @@ impl Default for SimConfig {
             reduce: true,
             sticky_poll: false,
             stop: None,
+            wrap: false,
         }
     }
 }
@@ -131,8 +137,13 @@ impl std::fmt::Display for SimError {
     }
 }
 
-/// The machine for a compiled protocol under a configuration.
-fn machine<'a>(p: &'a Protocol, code: Code, cfg: &SimConfig) -> Machine<'a> {
+/// The machine for a compiled protocol under a configuration, and where the wrap-around
+/// mode placed its calls.
+fn machine<'a>(
+    p: &'a Protocol,
+    code: Code,
+    cfg: &SimConfig,
+) -> Result<(Machine<'a>, Option<WrapStart>), SimError> {
     let mut m = Machine::new(
         p,
         code,
@@ -144,7 +155,12 @@ fn machine<'a>(p: &'a Protocol, code: Code, cfg: &SimConfig) -> Machine<'a> {
         },
     );
     m.sticky_poll = cfg.sticky_poll;
-    m
+    let wrap = if cfg.wrap {
+        Some(m.start_wrapped().map_err(SimError::Instantiate)?)
+    } else {
+        None
+    };
+    Ok((m, wrap))
 }
 
 /// Simulates a protocol for one parameter assignment.
@@ -170,7 +186,7 @@ fn simulate_inner(
         )));
     }
     let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
-    let m = machine(p, code, cfg);
+    let (m, wrap) = machine(p, code, cfg)?;
     let mut full = BTreeMap::new();
     for v in p.inputs() {
         if let Some(x) = b.env.get(v) {
@@ -215,6 +231,7 @@ fn simulate_inner(
             schedule: cfg.schedule.name().to_string(),
             memory: cfg.memory,
             sticky_poll: m.sticky(),
+            wrap,
             verdict,
             findings,
             stats: ex.stats,
@@ -572,7 +589,7 @@ pub fn sample_trace(
 ) -> Result<Vec<crate::report::Event>, SimError> {
     let b = collc_spec::eval::bind(p, params).map_err(|e| SimError::Params(e.to_string()))?;
     let code = Code::compile(p, &b).map_err(|e| SimError::Instantiate(e.0))?;
-    let m = machine(p, code, cfg);
+    let (m, _) = machine(p, code, cfg)?;
     let mut out = Outcome {
         events: Some(Vec::new()),
         ..Outcome::default()

@@ -24,12 +24,14 @@ mod schedule;
 mod setup;
 mod signal;
 mod state;
+mod wrap;
 
 pub use footprint::{DataAcc, DryOp, Footprint, OpKind};
 pub use state::{
     Acc, AccRec, Action, Cell, Clock, Limits, Memory, OldCell, Origin, Outcome, Part, Pending,
     Proc, Procs, State, Status, Unit, WinMem, CONSUME, STAGE,
 };
+pub use wrap::WrapStart;
 
 use crate::code::Code;
 use collc_spec::ir::Protocol;
@@ -51,6 +53,10 @@ pub struct Machine<'a> {
     pub sticky_poll: bool,
     /// The call index of the first simulated call (0: the calls start from scratch).
     pub first_call: i64,
+    /// The wrap-around mode's start (see `wrap`): each monotonic cell's value before the
+    /// first simulated call, and the reused value cells' contents then. `None`: calls
+    /// start from scratch (every cell 0).
+    wrap: Option<wrap::Wrap>,
     /// Host arrays: `arrays[call][rank][array]`, flattened.
     arrays: Vec<Vec<Vec<Vec<i64>>>>,
     nwin: usize,

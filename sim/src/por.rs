@@ -343,7 +343,7 @@ impl Reduction {
                         cell,
                         kind: OpKind::Wait(cmp, k),
                         ..
-                    }) if !cmp.holds(m.cell_value(s, *cell as usize), *k)
+                    }) if !m.wait_holds(*cell as usize, *cmp, m.cell_value(s, *cell as usize), *k)
                 )
             }));
         }

@@ -203,6 +203,9 @@ pub struct SimReport {
     /// Sticky polling was on (relaxed only).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sticky_poll: bool,
+    /// The wrap-around mode's start, if it was on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrap: Option<crate::machine::WrapStart>,
     /// Verdict.
     pub verdict: Verdict,
     /// One finding per code, each with the shortest trace found.
@@ -271,6 +274,9 @@ impl SimReport {
     pub fn to_text(&self, line: &dyn Fn(Span) -> Option<u32>) -> String {
         let mut s = self.verdict_line();
         s.push('\n');
+        if let Some(w) = &self.wrap {
+            s.push_str(&format!("  {}\n", w.describe()));
+        }
         if let (Some(why), Verdict::Violated) = (&self.stats.stopped, self.verdict) {
             s.push_str(&format!("  (exploration stopped early: {why})\n"));
         }

@@ -252,7 +252,8 @@ struct CellGrowth {
 /// number of calls before an int32 cell wraps, `floor((2^31 - 1) / N)` for the largest
 /// per-call credit `N` of any monotonic cell over the enumerated configurations, against
 /// `calls <= M;`. Without a declaration, a `>=`/`>` wait on a wrapping counter is a
-/// violation (it deadlocks or passes early once the cell wraps).
+/// violation (it deadlocks or passes early once the cell wraps). A violation's value is
+/// the horizon (the fix declares `calls <=` it, `crate::fix`).
 pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
     if !has_monotonic(p) {
         return None;
@@ -374,6 +375,7 @@ pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
             ));
         }
         f.formula = Some(formula.clone());
+        f.value = Some(h);
         f.help = Some(help);
         f.params = w
             .config

@@ -1,6 +1,7 @@
 //! Machine-applicable fixes of findings, as source edits ([`collc_grammar::Fix`]):
 //! `fence;` where the fence obligation says it goes, the epilogue reset a credit
-//! signal lacks, and `-= N` for a `= 0` reset of a credit cell. Each reset is
+//! signal lacks, `-= N` for a `= 0` reset of a credit cell, and `calls <= H;` at the
+//! overflow horizon `H` of a monotonic signal. Each reset is
 //! derived from the body's waits: the last wait the owner makes on a cell reads
 //! the call's credits, so the epilogue takes back that threshold, in the loops that
 //! select the cell. When that derivation does not apply (a wait under a branch, a
@@ -20,6 +21,7 @@ pub fn of_finding(id: &str, f: &Finding, file: &File, text: &str) -> Option<Fix>
     }
     match id {
         "op-exclusivity" => set_to_sub(file, text, f.primary?),
+        "overflow-horizon" => declare_calls(file, text, f.value?),
         "credit-balance" if f.contributions.iter().all(|c| c.section != "epilogue") => {
             missing_resets(file, text)
         }
@@ -50,6 +52,29 @@ fn holds_after(id: &str, fix: &Fix, text: &str) -> bool {
     report
         .get(id)
         .is_some_and(|o| o.status != crate::Status::Violated)
+}
+
+/// `calls <= h;` for the overflow horizon `h` (the finding's value): the declared bound
+/// lowered to it, or a declaration added after the `ranks` line when there is none.
+fn declare_calls(file: &File, text: &str, h: i64) -> Option<Fix> {
+    let title = format!("declare `calls <= {h};` (the overflow horizon)");
+    if let Some(bound) = file.items.iter().find_map(|it| match &it.kind {
+        ItemKind::Calls(e) => Some(e.span),
+        _ => None,
+    }) {
+        return Some(Fix::replace(title, bound, h.to_string()));
+    }
+    let ranks = file
+        .items
+        .iter()
+        .find(|it| matches!(it.kind, ItemKind::Ranks { .. }))?;
+    let line_end = text.get(ranks.span.end..)?.find('\n')? + ranks.span.end + 1;
+    let indent = indent_of(text, ranks.span.start);
+    Some(Fix::replace(
+        title,
+        Span::new(line_end, line_end),
+        format!("{indent}calls <= {h};\n"),
+    ))
 }
 
 /// Inserts `fence;` on its own line before the statement at `before`.
@@ -130,6 +155,8 @@ struct BodyFacts {
     inner_lets: BTreeSet<String>,
     /// Signals AtomicAdd-ed in the body.
     credited: BTreeSet<String>,
+    /// Signals Set in the body.
+    set: BTreeSet<String>,
 }
 
 fn words(s: &str) -> String {
@@ -191,6 +218,9 @@ impl BodyFacts {
                 }
                 StmtKind::Notify { cell, op, .. } if *op != NotifyOpAst::Set => {
                     self.credited.insert(cell.name.name.clone());
+                }
+                StmtKind::Notify { cell, .. } => {
+                    self.set.insert(cell.name.name.clone());
                 }
                 StmtKind::Wait {
                     cell,
@@ -307,6 +337,14 @@ fn missing_resets(file: &File, text: &str) -> Option<Fix> {
     let mut reset_there = BTreeSet::new();
     if let Some(e) = epilogue {
         notified(e, &mut reset_there);
+    }
+    // A reset taking back the waits' thresholds assumes AtomicAdd-only cells: on a cell the
+    // body also Sets, a fast peer's next-call Set lands between the owner's waits and its
+    // reset, which then drives the cell below zero and the next call's wait hangs
+    // (examples/bugs/incore_reduce_scatter_set1_mixed.coll). The op-exclusivity finding
+    // on that cell comes first; no reset is offered.
+    if facts.credited.iter().any(|s| facts.set.contains(s)) {
+        return None;
     }
     let mut resets = Vec::new();
     for s in facts.credited.iter().filter(|s| !reset_there.contains(*s)) {

@@ -78,6 +78,12 @@ pub struct SimArgs {
     /// failing value and keep re-reading it, so the wait hangs on a stale value.
     #[arg(long)]
     pub sticky_poll: bool,
+    /// Wrap-around mode: run the last `--calls` calls the protocol may make before a
+    /// monotonic (epoch) cell passes INT32_MAX (the last declared by `calls <= N`, or the
+    /// ones around the call that wraps a cell when the protocol may run it), every cell
+    /// at its value then, int32 arithmetic as on the hardware; use `--calls 4` or more.
+    #[arg(long)]
+    pub wrap: bool,
     /// Turn the partial-order reduction off (to cross-check it; explores more states).
     #[arg(long)]
     pub no_reduction: bool,
@@ -137,6 +143,7 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
         reduce: !a.no_reduction,
         sticky_poll: a.sticky_poll,
         stop: None,
+        wrap: a.wrap,
     };
     let mut report = match collc_sim::simulate(&l.protocol, &params, &cfg) {
         Ok(r) => r,

@@ -207,6 +207,10 @@ impl Machine<'_> {
     /// `r` can still add (units are consumed oldest first, and `r`'s future units
     /// carry its current call and notify counter or later ones).
     pub fn lower_precedes(&self, s: &State, cell: usize, amount: i64, r: usize) -> bool {
+        if self.wraps(cell) {
+            // A positive add may carry the int32 value past INT32_MAX and fail the wait.
+            return false;
+        }
         let pr = &s.procs[r];
         let bound = (pr.call, r as u16, pr.seq);
         let mut need = amount;

@@ -24,7 +24,7 @@ impl Machine<'_> {
                         // The poll re-reads its cached failing value: nothing can move it.
                         continue;
                     }
-                    if cmp.holds(s.cells[cell].value, k) {
+                    if self.wait_holds(cell, cmp, s.cells[cell].value, k) {
                         v.push(Action::Run(p as u16));
                     } else if self.sticky() {
                         v.push(Action::Pin(p as u16));
@@ -90,6 +90,8 @@ impl Machine<'_> {
                 match self.pending_wait(s, p) {
                     Some(Ok((cell, cmp, k))) => {
                         let c = &s.cells[cell];
+                        let held_now = self.held(cell, c.value);
+                        let k = self.compared(k);
                         let stmt = self.instr_stmt(pr.pc);
                         span = span.or(stmt.and_then(|x| self.stmt_span(x)));
                         let held = match pr.pin {
@@ -97,10 +99,10 @@ impl Machine<'_> {
                                 pinned_any = true;
                                 format!(
                                     "; it is blocked on a stale cached value {v} (sticky polling: the poll keeps re-reading its cached line), the cell itself holds {}",
-                                    c.value
+                                    held_now
                                 )
                             }
-                            None => format!("; the cell holds {}", c.value),
+                            None => format!("; the cell holds {}", held_now),
                         };
                         lines.push(format!(
                             "{} (call {}) waits at {} for {} {} {k}{held}{}",
@@ -116,20 +118,20 @@ impl Machine<'_> {
                                 EvKind::WaitBlocked {
                                     cell: self.cell_name(cell),
                                     threshold: k,
-                                    value: c.value,
+                                    value: held_now,
                                 },
                                 match pr.pin {
                                     Some(v) => format!(
                                         "blocked forever: {} {} {k}, re-reads a stale cached {v} (the cell holds {})",
                                         self.cell_name(cell),
                                         cmp.as_str(),
-                                        c.value
+                                        held_now
                                     ),
                                     None => format!(
                                         "blocked forever: {} {} {k}, holds {}",
                                         self.cell_name(cell),
                                         cmp.as_str(),
-                                        c.value
+                                        held_now
                                     ),
                                 },
                             )

@@ -43,6 +43,7 @@ impl<'a> Machine<'a> {
             limits,
             sticky_poll: false,
             first_call: 0,
+            wrap: None,
             arrays,
             nwin,
             win_inst: if per_call_win { instances(p, calls) } else { 1 },
@@ -146,6 +147,7 @@ impl<'a> Machine<'a> {
             }
         }
         let mut s = State { procs, cells, mem };
+        self.seed_cells(&mut s);
         for r in 0..self.code.world {
             let clock = vec![0; np];
             self.stage(&mut s, r, 0, out);

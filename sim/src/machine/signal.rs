@@ -73,9 +73,9 @@ impl Machine<'_> {
     ) -> Option<usize> {
         let floor = self.cached_floor(s, p, cell)?;
         let c = &s.cells[cell];
-        c.history
-            .iter()
-            .position(|h| h.version >= floor && cmp.holds(h.value, k) && h.value != c.value)
+        c.history.iter().position(|h| {
+            h.version >= floor && self.wait_holds(cell, cmp, h.value, k) && h.value != c.value
+        })
     }
 
     /// Sticky polling: the blocked wait of `p` caches the cell's current (failing) value
@@ -84,7 +84,7 @@ impl Machine<'_> {
         let Some(Ok((cell, cmp, k))) = self.pending_wait(s, p) else {
             return;
         };
-        let value = s.cells[cell].value;
+        let value = self.held(cell, s.cells[cell].value);
         let pr = &mut s.procs[p];
         pr.pin = Some(value);
         let call = pr.call;
@@ -163,7 +163,10 @@ impl Machine<'_> {
             NotifyOp::AtomicAdd => before.checked_add(v),
             NotifyOp::Set => Some(v),
         };
-        let Some(after) = after.filter(|a| *a >= i32::MIN as i64 && *a <= i32::MAX as i64) else {
+        // In the wrap-around mode a monotonic cell's int32 value wraps as the hardware's
+        // does (its state keeps the credits' sum, see `wrap`).
+        let fits = |a: &i64| self.wraps(cell) || (*a >= i32::MIN as i64 && *a <= i32::MAX as i64);
+        let Some(after) = after.filter(fits) else {
             self.fault(
                 s,
                 p,
@@ -267,6 +270,7 @@ impl Machine<'_> {
             NotifyOp::AtomicAdd if v < 0 => format!("-= {}", -v),
             NotifyOp::AtomicAdd => format!("+= {v}"),
         };
+        let (before, after) = (self.held(cell, before), self.held(cell, after));
         self.event(out, p, call, Some(stmt), || {
             (
                 EvKind::Notify {
@@ -345,19 +349,25 @@ impl Machine<'_> {
                 src.origin,
             ),
         };
+        // In the wrap-around mode the state keeps the credits of the simulated calls: the
+        // wait needs its threshold less the cell's start value, and a pass the int32 wrap
+        // alone allows is a finding of its own.
+        let wrapped = self.wrapped_pass(p, call, cell, cmp, k, value, stmt);
+        let value = self.held(cell, value);
+        let base = self.base(cell);
         // Credit provenance: the shortest prefix (oldest call first) reaching the threshold.
         let need = match cmp {
-            CmpOp::Ge | CmpOp::Eq => Some(k),
-            CmpOp::Gt => Some(k + 1),
+            CmpOp::Ge | CmpOp::Eq => Some(k - base),
+            CmpOp::Gt => Some(k + 1 - base),
             _ => None,
         };
-        let mut stale_findings = Vec::new();
+        let mut stale_findings: Vec<Finding> = wrapped.into_iter().collect();
         // What the wait acquires: on a credit cell, the clocks of the credit units it
         // counts (the notifies it synchronises with); otherwise the cell's release clock.
         let mut acquired: Option<Clock> = None;
         // The keys of the units the wait counts, marked once `src` is dropped.
         let mut mark: Option<(u128, Vec<UnitKey>)> = None;
-        if let (true, Some(need)) = (self.is_credit(cell), need) {
+        if let (true, Some(need)) = (self.is_credit(cell) && stale_findings.is_empty(), need) {
             let mut acq = vec![0; s.procs.len()];
             if need > 0 {
                 let mut sum = 0i64;
@@ -383,12 +393,13 @@ impl Machine<'_> {
                 let fresh = prefix.iter().any(|u| u.amount > 0 && u.counted & bit == 0);
                 let wait_desc = || {
                     format!(
-                        "{} (call {}) passed `{}` ({} {} {k}, value {value}{})",
+                        "{} (call {}) passed `{}` ({} {} {}, value {value}{})",
                         self.proc_name(p),
                         fmt_call(call),
                         self.code.stmts[stmt as usize].text,
                         self.cell_name(cell),
                         cmp.as_str(),
+                        self.compared(k),
                         if stale {
                             ", read from a stale cached line"
                         } else {
@@ -457,7 +468,8 @@ impl Machine<'_> {
             }
             self.prune_history(s, cell);
         }
-        let cur = s.cells[cell].value;
+        let cur = self.held(cell, s.cells[cell].value);
+        let k = self.compared(k);
         self.event(out, p, call, Some(stmt), || {
             (
                 EvKind::WaitPass {
