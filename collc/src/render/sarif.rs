@@ -19,6 +19,8 @@ const HELP_URI: &str = "verifier/README.md#obligations";
 pub struct SarifLog {
     rules: Vec<String>,
     artifacts: Vec<String>,
+    /// Per artifact: what its report shows and for which world sizes.
+    artifact_props: std::collections::BTreeMap<usize, Value>,
     results: Vec<Value>,
     notifications: Vec<String>,
 }
@@ -141,6 +143,20 @@ impl SarifLog {
     /// Adds one verified file: its report's diagnostics.
     pub fn add_report(&mut self, report: &Report, src: &Source) {
         self.add_diagnostics(src, &report.diagnostics());
+        // Every obligation's status with its scope (proved with P symbolic, by
+        // enumeration over a stated range, vacuous; checked bounds), as on the terminal.
+        let index = self.artifact(&src.name);
+        let obligations: Vec<Value> = report
+            .obligations
+            .iter()
+            .map(
+                |o| json!({"id": o.id, "status": o.status, "world": o.world, "summary": o.summary}),
+            )
+            .collect();
+        self.artifact_props.insert(
+            index,
+            json!({"method": report.method, "obligations": obligations}),
+        );
     }
 
     /// A file that could not be read.
@@ -166,7 +182,14 @@ impl SarifLog {
         let artifacts: Vec<Value> = self
             .artifacts
             .iter()
-            .map(|a| json!({"location": {"uri": a}}))
+            .enumerate()
+            .map(|(i, a)| {
+                let mut v = json!({"location": {"uri": a}});
+                if let Some(p) = self.artifact_props.get(&i) {
+                    v["properties"] = p.clone();
+                }
+                v
+            })
             .collect();
         let notifications: Vec<Value> = self
             .notifications

@@ -71,7 +71,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 ob.world = Some(declared);
             }
             (Status::Proved, None) => {
-                ob.summary = format!("{}; by enumeration", ob.summary);
+                // `scope::finish` adds the enumerated range to the summary.
                 let enumerated = ob.scope.take().unwrap_or_default();
                 let why = out.open(&ob.id).unwrap_or("not attempted");
                 ob.scope = Some(format!(
@@ -86,13 +86,6 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
             _ => {}
         }
     }
-    let closed = super::IDS.iter().filter(|i| out.proof(i).is_some()).count();
-    report.method = format!(
-        "{}; P symbolic: {closed} of {} obligations proved for {}",
-        report.method,
-        super::IDS.len(),
-        out.domain()
-    );
 }
 
 /// `value-signal` on a protocol without `as value` signals holds vacuously for every
@@ -112,7 +105,7 @@ pub fn apply_vacuous_value_signal(p: &collc_spec::ir::Protocol, report: &mut Rep
             ob.status = Status::Proved;
             ob.world = Some(WorldRange { lo, hi });
             ob.summary = format!(
-                "no value signals (`as value`): nothing to order; {}",
+                "vacuous: no value signals (`as value`), nothing to order; {}",
                 super::world_phrase(lo, hi)
             );
             ob.scope = Some(format!(
