@@ -143,15 +143,16 @@ impl SarifLog {
     /// Adds one verified file: its report's diagnostics.
     pub fn add_report(&mut self, report: &Report, src: &Source) {
         self.add_diagnostics(src, &report.diagnostics());
-        // Every obligation's status with its scope (proved with P symbolic, by
-        // enumeration over a stated range, vacuous; checked bounds), as on the terminal.
+        // Every obligation's status, the world sizes it was decided for, and for a proof
+        // how it was shown (P symbolic, by enumeration, vacuous), as on the terminal.
         let index = self.artifact(&src.name);
         let obligations: Vec<Value> = report
             .obligations
             .iter()
-            .map(
-                |o| json!({"id": o.id, "status": o.status, "world": o.world, "summary": o.summary}),
-            )
+            .map(|o| {
+                json!({"id": o.id, "status": o.status, "world": o.world,
+                       "proved": collc_verifier::param::scope::how(o)})
+            })
             .collect();
         self.artifact_props.insert(
             index,

@@ -42,13 +42,19 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
             (Status::Proved | Status::Checked, Some(s)) => {
                 // Checked: enumeration stopped at its cap; the symbolic proof covers the
                 // whole domain, cross-checked by enumeration up to the cap.
-                let base = ob
-                    .summary
-                    .split("; checked for")
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                ob.summary = format!("{base}; {}, P symbolic", out.domain());
+                // The enumeration's counts of checks give way to this route's.
+                let base = ob.summary.split("; checked for").next().unwrap_or_default();
+                let base = super::scope::strip_counts(base);
+                let pr = out
+                    .proof(&ob.id)
+                    .map_or((0, 0, 0), |p| (p.items, p.literal, p.z3));
+                ob.summary = format!(
+                    "{base} ({} checks: {} by literal arithmetic, {} by Z3); {}, P symbolic",
+                    pr.0,
+                    pr.1,
+                    pr.2,
+                    out.domain()
+                );
                 let enumerated = ob.scope.take().unwrap_or_default();
                 ob.scope = Some(format!("{s}; cross-checked by enumeration ({enumerated})"));
                 ob.status = Status::Proved;

@@ -20,6 +20,28 @@ fn has_phrase(s: &str) -> bool {
     PHRASES.iter().any(|x| s.contains(x))
 }
 
+/// How a `proved` obligation was shown: `P symbolic`, `by enumeration` or `vacuous`
+/// (`None` for other statuses).
+pub fn how(o: &crate::report::ObligationResult) -> Option<&'static str> {
+    if o.status != Status::Proved {
+        return None;
+    }
+    PHRASES.into_iter().find(|x| o.summary.contains(x))
+}
+
+/// A summary without its trailing count of checks (` (N checks: ...)`).
+pub fn strip_counts(s: &str) -> &str {
+    match s.rfind(" (") {
+        Some(i)
+            if s[i + 2..].starts_with(|c: char| c.is_ascii_digit())
+                && s[i..].contains(" checks: ") =>
+        {
+            &s[..i]
+        }
+        _ => s,
+    }
+}
+
 /// `P in lo..=hi`.
 fn range(w: &WorldRange) -> String {
     if w.lo == w.hi {
@@ -57,7 +79,7 @@ pub fn apply_value(r: &Result<Proof, String>, report: &mut Report) {
                     .next()
                     .unwrap_or_default()
                     .replacen("undecided: ", "", 1);
-                let base = base.split(" (").next().unwrap_or_default();
+                let base = strip_counts(&base);
                 ob.status = Status::Proved;
                 ob.findings.clear();
                 ob.world = Some(declared);

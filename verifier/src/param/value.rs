@@ -250,13 +250,14 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// The positive credit statements (pass B) of credit signal `c`.
+    /// The statements (pass B) that may raise a cell of signal `c`: AtomicAdds and Sets
+    /// of a value not known to be `<= 0`.
     pub(super) fn credits_of(&mut self, c: SignalId) -> Vec<PEv> {
         let evs: Vec<PEv> = self
             .b
             .events
             .iter()
-            .filter(|e| e.signal == c && e.is_add())
+            .filter(|e| e.signal == c && matches!(e.kind, PKind::Notify { .. }))
             .cloned()
             .collect();
         evs.into_iter()

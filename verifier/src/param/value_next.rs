@@ -65,6 +65,26 @@ pub(super) fn next_call(
             .filter(|e| e.signal == s && e.is_set())
             .cloned()
             .collect();
+    // The read is in call k, the Set in call k+1: what either reads of the call index
+    // would differ between them.
+    if let Some(c) =
+        cx.p.call
+            .map(|c| cx.run.syms.intern(crate::sym::Atom::Param(c)))
+    {
+        let s = &cx.run.syms;
+        let reads = |e: &PEv| {
+            e.guard
+                .iter()
+                .any(|g| crate::epoch::cond_mentions(s, *g, c))
+                || e.index
+                    .iter()
+                    .chain([&e.owner])
+                    .any(|l| crate::epoch::mentions(s, l, c))
+        };
+        if sets.iter().chain(waits).any(reads) {
+            return Err("a Set or a read whose cell or condition reads the call index".into());
+        }
+    }
     let me_a = Lin::atom(cx.a.me);
     let me_b = Lin::atom(cx.b.me);
     for x in &sets {
