@@ -211,7 +211,8 @@ fn value_signal_agrees_with_enumeration() {
         let Some(o) = r.obligations.iter().find(|o| o.id == "value-signal") else {
             continue;
         };
-        if proved && o.status != Status::Proved {
+        // `checked`: the declared domain goes past the enumeration cap, nothing found.
+        if proved && !matches!(o.status, Status::Proved | Status::Checked) {
             bad.push(format!(
                 "{}: proved with P symbolic, enumerated {:?}",
                 f.display(),
