@@ -183,7 +183,7 @@ void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
 void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
     [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=64
-    if (P < 1 || P > 16) collc_mpi::usage_error("ranks P = %lld is outside 1..=16 (mpirun -np)", static_cast<long long>(P));
+    if (P < 1 || P > 64) collc_mpi::usage_error("ranks P = %lld is outside 1..=64 (mpirun -np)", static_cast<long long>(P));
     if (!s.has_param("m")) collc_mpi::usage_error("missing --param m=VALUE (param m: int in 1..=4096)");
     [[maybe_unused]] const int64_t m = s.param_i64("m", 0);
     if (m < 1 || m > 4096) collc_mpi::usage_error("--param m=%lld is outside 1..=4096", static_cast<long long>(m));
