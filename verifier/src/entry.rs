@@ -73,6 +73,9 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let mut report = check::verify(p, &opts.symbolic);
     crate::param::report::apply_symbolic(&param, &mut report);
     crate::param::report::apply_vacuous_value_signal(p, &mut report);
+    let value =
+        crate::param::value::prove(p, &param, Duration::from_millis(opts.symbolic.timeout_ms));
+    crate::param::scope::apply_value(&value, &mut report);
     report.stats.param_millis = param.millis;
     report.obligations.extend(crate::epoch::horizon(p));
     report
@@ -98,6 +101,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
         }
     }
     crate::param::report::apply_deadlock(&param, &mut report);
+    crate::param::scope::finish(&mut report);
     if let Some(src) = opts.source {
         report.locate(src);
         crate::fix::attach(&mut report, src);

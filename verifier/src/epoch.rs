@@ -49,7 +49,7 @@ pub fn param_gap(p: &Protocol) -> Option<String> {
 pub(crate) type Growth = BTreeMap<Cell, Vec<(usize, Lin)>>;
 
 /// Whether `l` mentions atom `a`, at the top level or nested.
-fn mentions(s: &Syms, l: &Lin, a: AtomId) -> bool {
+pub(crate) fn mentions(s: &Syms, l: &Lin, a: AtomId) -> bool {
     l.t.iter().any(|(x, _)| atom_mentions(s, *x, a))
 }
 
@@ -71,7 +71,7 @@ fn atom_mentions(s: &Syms, x: AtomId, a: AtomId) -> bool {
     }
 }
 
-fn cond_mentions(s: &Syms, c: crate::sym::CondId, a: AtomId) -> bool {
+pub(crate) fn cond_mentions(s: &Syms, c: crate::sym::CondId, a: AtomId) -> bool {
     match &s.conds[c as usize] {
         Formula::Ge0(l) | Formula::Eq0(l) => mentions(s, l, a),
         Formula::Not(x) => cond_mentions(s, *x, a),

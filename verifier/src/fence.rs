@@ -342,12 +342,25 @@ impl Walker<'_> {
     }
 }
 
-/// True when no execution — any world size, rank, block and parameter values — reaches a
-/// notify that can release a wait while a window write or a remote read is pending: one
-/// walk with P, the rank and the parameters unknown (conditions take both branches, loops
-/// iterate to a fixpoint, returns never fire), which over-approximates every execution's
-/// pending accesses. Then there is no pair to classify, for every P.
-fn structural(p: &Protocol) -> bool {
+/// What the walk with every value unknown shows, for every world size at once.
+enum Structural {
+    /// No notify that can release a wait is reached with an access pending.
+    NoPair,
+    /// Every notify reached with an access pending is of a signal no statement waits
+    /// on: it releases no process, so every pair is private. The pairs (access, notify)
+    /// and the signals' names.
+    Unwaited(usize, Vec<String>),
+    /// Some pending access reaches a notify of a waited signal: per configuration.
+    Open,
+}
+
+/// One walk with P, the rank and the parameters unknown (conditions take both branches,
+/// loops iterate to a fixpoint, returns never fire), which over-approximates every
+/// execution's pending accesses and every wait of every process (all run the same body).
+/// When no notify that can release a wait is reached with a window write or a remote read
+/// pending, or every such notify is of a signal no process waits on (nothing is released
+/// by it, so its pairs are private), there is no suspect pair for any P.
+fn structural(p: &Protocol) -> Structural {
     let mut env = Env::new(p);
     env.set_top_level(p);
     let mut w = Walker {
@@ -361,7 +374,25 @@ fn structural(p: &Protocol) -> bool {
     };
     let pend = w.block(&p.body, Pending::new());
     w.block(&p.epilogue, pend);
-    w.facts.publishes.is_empty()
+    let f = &w.facts;
+    if f.publishes.is_empty() {
+        return Structural::NoPair;
+    }
+    let waited = |s: SignalId| f.waits.iter().any(|(w, _)| *w == s);
+    if f.publishes.keys().any(|(_, (s, _, _))| waited(*s)) {
+        return Structural::Open;
+    }
+    let pairs: BTreeSet<PairKey> = f
+        .publishes
+        .iter()
+        .flat_map(|((n, _), pend)| pend.iter().map(|x| pair_key(x, *n)))
+        .collect();
+    let names: BTreeSet<String> = f
+        .publishes
+        .keys()
+        .map(|(_, (s, _, _))| format!("`{}`", p.signals[*s].name))
+        .collect();
+    Structural::Unwaited(pairs.len(), names.into_iter().collect())
 }
 
 /// The environment of one configuration, or `None` when a `require` rules it out.
@@ -926,20 +957,32 @@ fn write_findings(
 /// The `fence` obligation.
 pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> ObligationResult {
     let code = format!("verify::{ID}");
-    if structural(p) {
+    let (scope, why) = match structural(p) {
+        Structural::NoPair => (
+            "no window write or remote read is pending at any notify that can release a wait, on any path of any rank and block (conditions both ways, loops to a fixpoint)".to_string(),
+            "no unfenced pair on any path".to_string(),
+        ),
+        Structural::Unwaited(n, names) => (
+            format!(
+                "every window write or remote read pending at a notify that can release a wait, on any path of any rank and block (conditions both ways, loops to a fixpoint), is pending only at notifies of {} that no statement waits on, so they release no process: {n} unfenced access/notify pair(s), all private",
+                names.join(", ")
+            ),
+            format!("{n} unfenced pair(s), all private: their notifies release no process"),
+        ),
+        Structural::Open => (String::new(), String::new()),
+    };
+    if !scope.is_empty() {
         let (lo, hi) = exec::declared_world(p);
         let domain = crate::param::world_phrase(lo, hi);
         return ObligationResult {
             id: ID.to_string(),
             code,
             status: Status::Proved,
-            scope: Some(format!(
-                "{domain}, P symbolic: no window write or remote read is pending at any notify that can release a wait, on any path of any rank and block (conditions both ways, loops to a fixpoint)"
-            )),
+            scope: Some(format!("{domain}, P symbolic: {scope}")),
             world: Some(WorldRange { lo, hi }),
             reason: None,
             summary: format!(
-                "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them (no unfenced pair on any path); {domain}, P symbolic"
+                "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({why}); {domain}, P symbolic"
             ),
             findings: Vec::new(),
         };

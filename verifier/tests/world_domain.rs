@@ -2,9 +2,9 @@
 //! unbounded `ranks P >= 1` versions of the barrier and broadcast examples verify
 //! promptly; the six symbolic obligations are proved for the whole domain by the
 //! parametric route (P symbolic) and cross-checked by enumeration up to `ENUM_WORLD_MAX`,
-//! `fence` by its structural walk (no unfenced pair on any path), so the world limit is the
-//! declared one. A protocol whose fence pairs need enumeration (all_to_all_v) stops at the
-//! cap and says so (`checked`, never `proved`), and its world limit is the cap.
+//! `fence` by its structural walk (no unfenced pair on any path, or only at notifies nobody
+//! waits on), so the world limit is the declared one; all_to_all_v's `value-signal` and
+//! `fence` are proved with P symbolic too.
 
 use collc_verifier::{Options, Report, Status, ENUM_WORLD_MAX};
 use std::time::{Duration, Instant};
@@ -25,8 +25,11 @@ const STRUCTURAL: [&str; 1] = ["fence"];
 fn example(name: &str, domain: &str) -> collc_spec::ir::Protocol {
     let path = format!("{}/../examples/{name}.coll", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("example");
-    assert!(text.contains("ranks P in 1..=16;"), "{path}");
-    let text = text.replace("ranks P in 1..=16;", &format!("ranks P {domain};"));
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("ranks P in 1..="))
+        .unwrap_or_else(|| panic!("{path}: no `ranks P in 1..=N;`"));
+    let text = text.replace(line, &format!("    ranks P {domain};"));
     let c = collc_verifier::validate(&text);
     c.protocol
         .unwrap_or_else(|| panic!("{name} with `{domain}`: {:?}", c.diagnostics))
@@ -87,25 +90,21 @@ fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated()
             assert_eq!(r.world_limit(), Some(hi), "{name} `{domain}`");
         }
     }
-    // all_to_all_v: fence pairs classified per enumerated P, so checked to the cap.
+    // all_to_all_v: its unfenced pairs meet only notifies nobody waits on (the Sets of
+    // `recv_counts`), so fence is proved for every P too, and so is value-signal.
     let p = example("all_to_all_v", "in 1..=65536");
     let r = collc_verifier::verify(&p, &Options::symbolic_only());
-    let o = r.get("fence").expect("fence");
-    assert_eq!(o.status, Status::Checked, "{o:?}");
-    let scope = o.scope.as_deref().unwrap_or_default();
-    assert!(
-        scope.starts_with(&format!(
-            "checked for P in 1..={ENUM_WORLD_MAX} by enumeration; the declared domain goes to 65536"
-        )),
-        "{scope}"
-    );
-    let w = o
-        .world
-        .expect("an enumerated obligation states its P range");
-    assert_eq!((w.lo, w.hi), (1, ENUM_WORLD_MAX));
-    assert_eq!(r.world_limit(), Some(ENUM_WORLD_MAX));
-    let g = collc_verifier::gate(&r, true);
-    assert_eq!(g.world_limit, ENUM_WORLD_MAX);
+    for id in ["fence", "value-signal"] {
+        let o = r.get(id).expect(id);
+        assert_eq!(o.status, Status::Proved, "{o:?}");
+        assert_eq!(o.world.map(|w| (w.lo, w.hi)), Some((1, 65536)), "{id}");
+        assert!(o
+            .scope
+            .as_deref()
+            .unwrap_or_default()
+            .contains("P symbolic"));
+    }
+    assert_eq!(r.world_limit(), Some(65536));
 }
 
 #[test]
@@ -127,9 +126,10 @@ fn a_sixty_four_rank_domain_is_the_limit_when_proved_symbolically() {
     let p = example("barrier", "in 1..=64");
     let r = collc_verifier::verify(&p, &Options::symbolic_only());
     assert_eq!(r.world_limit(), Some(64));
+    // all_to_all_v too: every obligation deciding world sizes is proved with P symbolic.
     let p = example("all_to_all_v", "in 1..=64");
     let r = collc_verifier::verify(&p, &Options::symbolic_only());
-    assert_eq!(r.world_limit(), Some(ENUM_WORLD_MAX));
+    assert_eq!(r.world_limit(), Some(64));
     assert!(
         r.method
             .contains("P over 1..=16 (enumeration stops at 16; declared: P in 1..=64)"),
@@ -154,23 +154,14 @@ fn a_domain_starting_above_the_cap_is_proved_symbolically_and_undecided_by_enume
         let o = r.get(id).expect(id);
         assert_eq!(o.status, Status::Proved, "{id}: {o:?}");
     }
-    // all_to_all_v's fence pairs need enumeration: nothing to enumerate, undecided.
+    // all_to_all_v's fence and value-signal need no enumeration either: proved for 32..=64.
     let q = example("all_to_all_v", "in 32..=64");
     let (r, took) = timed(&q, &Options::symbolic_only());
     assert!(took < Duration::from_secs(30), "{took:?}");
-    {
-        let id = "fence";
+    for id in ["fence", "value-signal"] {
         let o = r.get(id).expect(id);
-        assert_eq!(o.status, Status::Unknown, "{id}: {o:?}");
-        assert!(
-            o.reason
-                .as_deref()
-                .unwrap_or_default()
-                .contains("above the enumeration cap 16"),
-            "{id}: {:?}",
-            o.reason
-        );
-        assert!(o.world.is_none());
+        assert_eq!(o.status, Status::Proved, "{id}: {o:?}");
+        assert_eq!(o.world.map(|w| (w.lo, w.hi)), Some((32, 64)), "{id}");
     }
     // The credit table enumerates P too: it says why it has nothing instead of an empty table.
     let e = collc_verifier::table::explain(&p).expect_err("nothing to enumerate");

@@ -19,6 +19,8 @@ const HELP_URI: &str = "verifier/README.md#obligations";
 pub struct SarifLog {
     rules: Vec<String>,
     artifacts: Vec<String>,
+    /// Per artifact: what its report shows and for which world sizes.
+    artifact_props: std::collections::BTreeMap<usize, Value>,
     results: Vec<Value>,
     notifications: Vec<String>,
 }
@@ -141,6 +143,21 @@ impl SarifLog {
     /// Adds one verified file: its report's diagnostics.
     pub fn add_report(&mut self, report: &Report, src: &Source) {
         self.add_diagnostics(src, &report.diagnostics());
+        // Every obligation's status, the world sizes it was decided for, and for a proof
+        // how it was shown (P symbolic, by enumeration, vacuous), as on the terminal.
+        let index = self.artifact(&src.name);
+        let obligations: Vec<Value> = report
+            .obligations
+            .iter()
+            .map(|o| {
+                json!({"id": o.id, "status": o.status, "world": o.world,
+                       "proved": collc_verifier::param::scope::how(o)})
+            })
+            .collect();
+        self.artifact_props.insert(
+            index,
+            json!({"method": report.method, "obligations": obligations}),
+        );
     }
 
     /// A file that could not be read.
@@ -166,7 +183,14 @@ impl SarifLog {
         let artifacts: Vec<Value> = self
             .artifacts
             .iter()
-            .map(|a| json!({"location": {"uri": a}}))
+            .enumerate()
+            .map(|(i, a)| {
+                let mut v = json!({"location": {"uri": a}});
+                if let Some(p) = self.artifact_props.get(&i) {
+                    v["properties"] = p.clone();
+                }
+                v
+            })
             .collect();
         let notifications: Vec<Value> = self
             .notifications

@@ -24,7 +24,10 @@
 pub mod extract;
 mod oblig;
 pub mod report;
+pub mod scope;
 pub mod solve;
+pub mod value;
+mod value_next;
 
 use crate::exec::{self, Run};
 use crate::smt::{Answer, Prop, Smt};

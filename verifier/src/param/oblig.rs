@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 /// Which pass an event belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
+pub(super) enum Side {
     A,
     B,
 }
@@ -40,7 +40,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn trips(&self, s: Side) -> HashMap<AtomId, Lin> {
+    pub(super) fn trips(&self, s: Side) -> HashMap<AtomId, Lin> {
         let pass = self.pass(s);
         let mut m = HashMap::new();
         m.insert(pass.me, self.world.clone());
@@ -58,7 +58,7 @@ impl Ctx<'_> {
     }
 
     /// Fresh atoms for a generic cell of `s`: its owner and index.
-    fn generic_cell(&mut self, s: SignalId) -> Result<(Lin, Vec<Lin>), String> {
+    pub(super) fn generic_cell(&mut self, s: SignalId) -> Result<(Lin, Vec<Lin>), String> {
         let o = self.run.syms.new_iter(self.world.clone(), self.p.world);
         let mut idx = Vec::new();
         for d in self.p.signals[s].dims.clone() {
@@ -191,7 +191,7 @@ impl Ctx<'_> {
     }
 
     /// Every execution of `ev` (pass B) that reaches the cell, summed.
-    fn total(
+    pub(super) fn total(
         &mut self,
         ev: &PEv,
         owner: &Lin,

@@ -42,13 +42,19 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
             (Status::Proved | Status::Checked, Some(s)) => {
                 // Checked: enumeration stopped at its cap; the symbolic proof covers the
                 // whole domain, cross-checked by enumeration up to the cap.
-                let base = ob
-                    .summary
-                    .split("; checked for")
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                ob.summary = format!("{base}; {}, P symbolic", out.domain());
+                // The enumeration's counts of checks give way to this route's.
+                let base = ob.summary.split("; checked for").next().unwrap_or_default();
+                let base = super::scope::strip_counts(base);
+                let pr = out
+                    .proof(&ob.id)
+                    .map_or((0, 0, 0), |p| (p.items, p.literal, p.z3));
+                ob.summary = format!(
+                    "{base} ({} checks: {} by literal arithmetic, {} by Z3); {}, P symbolic",
+                    pr.0,
+                    pr.1,
+                    pr.2,
+                    out.domain()
+                );
                 let enumerated = ob.scope.take().unwrap_or_default();
                 ob.scope = Some(format!("{s}; cross-checked by enumeration ({enumerated})"));
                 ob.status = Status::Proved;
@@ -71,7 +77,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 ob.world = Some(declared);
             }
             (Status::Proved, None) => {
-                ob.summary = format!("{}; by enumeration", ob.summary);
+                // `scope::finish` adds the enumerated range to the summary.
                 let enumerated = ob.scope.take().unwrap_or_default();
                 let why = out.open(&ob.id).unwrap_or("not attempted");
                 ob.scope = Some(format!(
@@ -86,13 +92,6 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
             _ => {}
         }
     }
-    let closed = super::IDS.iter().filter(|i| out.proof(i).is_some()).count();
-    report.method = format!(
-        "{}; P symbolic: {closed} of {} obligations proved for {}",
-        report.method,
-        super::IDS.len(),
-        out.domain()
-    );
 }
 
 /// `value-signal` on a protocol without `as value` signals holds vacuously for every
@@ -112,7 +111,7 @@ pub fn apply_vacuous_value_signal(p: &collc_spec::ir::Protocol, report: &mut Rep
             ob.status = Status::Proved;
             ob.world = Some(WorldRange { lo, hi });
             ob.summary = format!(
-                "no value signals (`as value`): nothing to order; {}",
+                "vacuous: no value signals (`as value`), nothing to order; {}",
                 super::world_phrase(lo, hi)
             );
             ob.scope = Some(format!(
