@@ -15,7 +15,8 @@ const MAX_SHIFT: i64 = 62;
 /// The value of `f` on concrete operands (`None` outside its domain).
 pub fn eval(f: BitFn, x: i64, y: i64) -> Option<i64> {
     match f {
-        BitFn::Pow2 => (0..=MAX_SHIFT).contains(&x).then(|| 1i64 << x),
+        BitFn::Pow2 if (0..=MAX_SHIFT).contains(&x) => Some(1i64 << x),
+        BitFn::Pow2 => None,
         BitFn::Lg => Some(lg(x)),
         BitFn::Xor => Some(x ^ y),
         BitFn::And => Some(x & y),
