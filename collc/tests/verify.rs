@@ -183,7 +183,8 @@ fn log_rounds_are_enumerated_and_say_why(name: &str, r: &collc_verifier::report:
                 let enumerated = scope.contains("by enumeration")
                     && scope.contains("not proved with P symbolic")
                     && FORMS.iter().any(|f| scope.contains(f));
-                let symbolic = !scope.contains("by enumeration") && scope.contains("P symbolic");
+                let symbolic =
+                    scope.contains("P symbolic (") && !scope.contains("not proved with P symbolic");
                 assert!(
                     enumerated || (symbolic && o.id != "credit-balance"),
                     "{name}: {}: {scope}",
