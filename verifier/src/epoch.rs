@@ -64,7 +64,8 @@ fn atom_mentions(s: &Syms, x: AtomId, a: AtomId) -> bool {
         | Atom::Mod(l, r)
         | Atom::Min(l, r)
         | Atom::Max(l, r)
-        | Atom::Mul(l, r) => mentions(s, l, a) || mentions(s, r, a),
+        | Atom::Mul(l, r)
+        | Atom::Bit(_, l, r) => mentions(s, l, a) || mentions(s, r, a),
         Atom::Tri(l) => mentions(s, l, a),
         Atom::Ind(g) => g.iter().any(|c| cond_mentions(s, *c, a)),
         Atom::Guarded(g, y) => g.iter().any(|c| cond_mentions(s, *c, a)) || atom_mentions(s, *y, a),

@@ -663,6 +663,11 @@ impl Evaluator<'_> {
                     BinOp::Mul => self.syms.mul(&a, &b),
                     BinOp::Div => self.syms.div(&a, &b),
                     BinOp::Mod => self.syms.rem(&a, &b),
+                    BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or
+                        if self.syms.bits && (a.as_const().is_none() || b.as_const().is_none()) =>
+                    {
+                        crate::param::bits::binop(self.syms, *op, &a, &b)
+                    }
                     BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or => {
                         let what = format!("an operand of `{}`", op.as_str());
                         let x = concrete_lin(self.syms, &a, &what, span)?;
@@ -679,6 +684,15 @@ impl Evaluator<'_> {
                     "the argument of `pow2`"
                 };
                 let x = self.expr(a, span)?;
+                if self.syms.bits && x.as_const().is_none() {
+                    return crate::param::bits::log_pow(self.syms, matches!(e, Expr::Log2(_)), &x)
+                        .ok_or_else(|| {
+                            Stop::Unsupported(
+                                format!("{what} is not a power of two of a loop or parameter"),
+                                span,
+                            )
+                        });
+                }
                 let x = concrete_lin(self.syms, &x, what, span)?;
                 Lin::k(bits(
                     if matches!(e, Expr::Log2(_)) {
@@ -749,6 +763,10 @@ pub fn params_of(s: &Syms, l: &Lin) -> Vec<VarId> {
                 lin(s, y, out);
             }
             Atom::Tri(x) => lin(s, x, out),
+            Atom::Bit(_, x, y) => {
+                lin(s, x, out);
+                lin(s, y, out);
+            }
             Atom::Ind(g) => g.iter().for_each(|c| cond(s, *c, out)),
             Atom::Guarded(g, x) => {
                 g.iter().for_each(|c| cond(s, *c, out));

@@ -349,6 +349,10 @@ impl<'a> Tr<'a> {
                 let x = self.atom(x);
                 b.ite(&x, &Int::from_i64(0))
             }
+            Atom::Bit(f, x, y) => {
+                let (x, y) = (self.lin(&x), self.lin(&y));
+                crate::param::bits::z3(f, &x, &y, &mut self.side)
+            }
         };
         self.atoms.insert(a, x.clone());
         x

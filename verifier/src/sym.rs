@@ -145,6 +145,29 @@ pub enum Atom {
     Ind(Guard),
     /// `atom` when the guard holds, else 0.
     Guarded(Guard, AtomId),
+    /// A power of two, a base-2 logarithm or a bit operation (the parametric route
+    /// only, `param::bits`); unary functions leave the second operand 0.
+    Bit(BitFn, Lin, Lin),
+}
+
+/// The functions of [`Atom::Bit`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BitFn {
+    /// `2^a` (`a` in `0..=62`).
+    Pow2,
+    /// The smallest `k >= 0` with `2^k >= a` (0 for `a <= 1`): the number of powers
+    /// of two below `a`.
+    Lg,
+    /// `a ^ b` (two's complement).
+    Xor,
+    /// `a & b`.
+    And,
+    /// `a | b`.
+    Or,
+    /// `a << b`.
+    Shl,
+    /// `a >> b` (arithmetic).
+    Shr,
 }
 
 /// A normalised condition.
@@ -206,6 +229,9 @@ pub struct Syms {
     pub param_bounds: HashMap<VarId, (i64, i64)>,
     /// Domains of host arrays.
     pub array_bounds: HashMap<ArrayId, (i64, i64)>,
+    /// Bit operations, `log2` and `pow2` of symbolic operands become [`Atom::Bit`]s
+    /// (the parametric route) instead of asking for concrete operands.
+    pub bits: bool,
 }
 
 fn merge(a: &[AtomId], b: &[AtomId]) -> Vec<AtomId> {
@@ -369,6 +395,15 @@ impl Syms {
                 }
                 let (l, u) = self.bounds[*x as usize];
                 ((l.map(|v| v.min(0)), u.map(|v| v.max(0))), it)
+            }
+            Atom::Bit(f, x, y) => {
+                let it = merge(&self.lin_iters(x), &self.lin_iters(y));
+                let b = crate::param::bits::bounds(
+                    *f,
+                    (self.lb(x), self.ub(x)),
+                    (self.lb(y), self.ub(y)),
+                );
+                (b, it)
             }
         }
     }
@@ -757,6 +792,7 @@ impl Syms {
                     0
                 }
             }
+            Atom::Bit(f, x, y) => crate::param::bits::eval(*f, self.eval(x, a)?, self.eval(y, a)?)?,
         })
     }
     /// Evaluates a guard.
@@ -880,6 +916,7 @@ impl Printer<'_> {
             }
             Atom::Ind(g) => format!("[{}]", self.guard(g)),
             Atom::Guarded(g, x) => format!("[{}]*{}", self.guard(g), self.wrap(*x, &self.atom(*x))),
+            Atom::Bit(f, x, y) => crate::param::bits::show(*f, &self.paren(x), &self.paren(y)),
         }
     }
     /// A guard as `c1 && c2`.

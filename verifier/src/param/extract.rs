@@ -427,13 +427,17 @@ impl Walk<'_> {
                         };
                         (a, LoopKind::Rank, world, Lin::atom(a), extra)
                     }
-                    Range::Seq(_) => {
-                        return Err((
-                            "a power-of-two or reversed loop (`step *f`, `.rev()`): its \
-                             iterations have no affine closed form"
-                                .into(),
-                            Some(s.span),
-                        ))
+                    Range::Seq(q) => {
+                        let ov = || ("arithmetic overflow".to_string(), Some(s.span));
+                        let lo = self.eval(&q.lo, s.span)?;
+                        let hi = self.eval(&q.hi, s.span)?;
+                        let step = self.eval(&q.step, s.span)?;
+                        let (trip, shape) =
+                            super::bits::seq(self.syms, &lo, &hi, &step, q.geometric, q.rev)
+                                .map_err(|m| (m, Some(s.span)))?;
+                        let a = self.syms.new_iter(trip.clone(), *var);
+                        let val = super::bits::value(self.syms, &shape, a, &trip).ok_or_else(ov)?;
+                        (a, LoopKind::Num, trip, val, None)
                     }
                     Range::Span { lo, hi, step } => {
                         let ov = || ("arithmetic overflow".to_string(), Some(s.span));

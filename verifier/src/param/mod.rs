@@ -21,6 +21,8 @@
 //! (every other rank is at a later point or done, and the reuse theorem removes
 //! earlier calls' credits), so it can move: no deadlock (`README.md`, "Progress").
 
+pub mod bits;
+mod bvq;
 pub mod extract;
 mod oblig;
 pub mod report;
@@ -188,6 +190,7 @@ impl<'a> Ctx<'a> {
         }
         // Tighten single-parameter bounds from the `require`s (as the enumerated route does).
         let mut syms = Syms::with_bounds(bounds.clone());
+        syms.bits = true;
         let mut setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
         for _ in 0..2 {
             let Some((_, assumptions)) = &setup else {
@@ -209,6 +212,7 @@ impl<'a> Ctx<'a> {
                 break;
             }
             syms = Syms::with_bounds(bounds.clone());
+            syms.bits = true;
             setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
         }
         let Some((env, assumptions)) = setup else {
@@ -307,10 +311,39 @@ impl<'a> Ctx<'a> {
         self.stats.z3 += 1;
         let g = guard.clone();
         let extra = move |tr: &mut crate::smt::Tr| vec![tr.guard(&g)];
-        let q = self
-            .deadline
-            .min(Instant::now() + Duration::from_millis(QUERY_MS));
-        match self.smt.check(self.p, &self.run, &[], &extra, &prop, q) {
+        // Bit operations (or a `require` on bits): the bit-vector encoding first when the
+        // query reads `^ & | << >>`, the integer one first otherwise; the other on unknown.
+        let s = &self.run.syms;
+        let none = Prop::Never(Vec::new());
+        let has = |bitwise| {
+            bvq::has_bits(s, &prop, guard, bitwise)
+                || bvq::has_bits(s, &none, &self.run.assumptions, bitwise)
+        };
+        let order = match (has(true), has(false)) {
+            (true, _) => [true, false],
+            (false, true) => [false, true],
+            _ => [false, false],
+        };
+        let mut answer = Answer::Unknown("not attempted".into());
+        for (k, bv) in order.into_iter().enumerate() {
+            if k == 1 && (order[0] == order[1] || !matches!(answer, Answer::Unknown(_))) {
+                break;
+            }
+            let q = self
+                .deadline
+                .min(Instant::now() + Duration::from_millis(QUERY_MS));
+            let a = if bv {
+                let s = &self.run.syms;
+                bvq::check(self.p, s, &self.run.assumptions, guard, &prop, q)
+            } else {
+                None
+            };
+            answer = match a {
+                Some(a) => a,
+                None => self.smt.check(self.p, &self.run, &[], &extra, &prop, q),
+            };
+        }
+        match answer {
             Answer::Valid => Ok(()),
             Answer::Refuted(a) => {
                 let w = a.params.get(&self.p.world).copied();

@@ -65,6 +65,10 @@ fn atom(s: &mut Syms, a: AtomId, m: &Map) -> Option<Lin> {
             let x = lin(s, &x, m)?;
             s.tri(&x)?
         }
+        Atom::Bit(f, x, y) => {
+            let (x, y) = (lin(s, &x, m)?, lin(s, &y, m)?);
+            super::bits::bit(s, f, &x, &y)?
+        }
         Atom::Ind(g) => match guard(s, &g, m)? {
             None => Lin::k(0),
             Some(g) => s.guarded(&g, &Lin::k(1)),
@@ -231,6 +235,9 @@ fn solve_one(
             let v = rest.scale(-k)?;
             return Some((*x, (v, Vec::new())));
         }
+    }
+    if let Some((x, v)) = super::bits::solve_xor(s, vars, &|x| map.contains_key(&x), d) {
+        return Some((x, (v, Vec::new())));
     }
     // (x + c) % m == e
     for (a, k) in &d.t {

@@ -22,7 +22,7 @@
 #include "collc/pto_comm.hpp"
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
 // ceil(a / b), rounding towards +infinity.
@@ -73,7 +73,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t T = collc_ceil_div(n, TILE);  // allreduce_recursive_doubling.coll:16  let T = ceil(n / TILE);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
         !((P & (P - 1)) == 0)) {  // require P & P - 1 == 0;
         pipe_barrier(PIPE_ALL);

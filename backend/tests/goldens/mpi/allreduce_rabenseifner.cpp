@@ -5,7 +5,7 @@
 //         `mpirun -np P ./prog --calls K --param NAME=V ...` (or `collc run --target mpi`).
 //
 // Symmetric objects (declared by setup() in this order on every rank):
-//   ranks P in 1..=16: mpirun -np
+//   ranks P in 1..=65536: mpirun -np
 //   param B: int in 1..=65536: --param B=V (required)
 //   signal rs_ready[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
 //   signal ag_ready[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
@@ -68,7 +68,7 @@ struct Args {
 };
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 65536;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -114,7 +114,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     const int64_t B = args.p_B;  // param B
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         B < 1 || B > 65536 ||  // param B: int in 1..=65536
         !((P & (P - 1)) == 0)) {  // require P & P - 1 == 0;
         return;
@@ -279,8 +279,8 @@ void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
 // and declares the symmetric objects, in the same order and sizes on every rank.
 void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
-    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=16
-    if (P < 1 || P > 16) collc_mpi::usage_error("ranks P = %lld is outside 1..=16 (mpirun -np)", static_cast<long long>(P));
+    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
+    if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
     if (!((P & (P - 1)) == 0)) collc_mpi::usage_error("%s", "require P & P - 1 == 0; does not hold for these parameters");
     if (!s.has_param("B")) collc_mpi::usage_error("missing --param B=VALUE (param B: int in 1..=65536)");
     [[maybe_unused]] const int64_t B = s.param_i64("B", 0);
