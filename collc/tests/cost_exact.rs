@@ -316,10 +316,8 @@ fn credit_spans(b: &collc_spec::ir::Block, out: &mut BTreeSet<Span>) {
                 op: NotifyOp::AtomicAdd,
                 value,
                 ..
-            } => {
-                if !matches!(value, Expr::Int(v) if *v <= 0) && !matches!(value, Expr::Neg(_)) {
-                    out.insert(at(s.span));
-                }
+            } if !matches!(value, Expr::Int(v) if *v <= 0) && !matches!(value, Expr::Neg(_)) => {
+                out.insert(at(s.span));
             }
             StmtKind::If {
                 then_block,
