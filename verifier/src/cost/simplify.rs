@@ -140,6 +140,24 @@ impl Walk<'_> {
                         return Poly::k(v as i128);
                     }
                 }
+                if f == Fun::Mod {
+                    // ((a % y) + c) % y = (a + c) % y; a rank modulo P is itself
+                    let inner = x.0.iter().find_map(|(m, c)| match m.as_slice() {
+                        [Atom::Fun(Fun::Mod, a)] if *c == Rat::int(1) && a.get(1) == Some(y) => {
+                            Some((m.clone(), a[0].clone()))
+                        }
+                        _ => None,
+                    });
+                    if let Some((m, a)) = inner {
+                        let mut t = BTreeMap::new();
+                        t.insert(m, Rat::int(1));
+                        let flat = x.sub(&Poly(t)).add(&a);
+                        return self.mk(Atom::Fun(Fun::Mod, vec![flat, y.clone()]));
+                    }
+                    if *y == Poly::var(self.p.world) && self.rank_var(x).is_some() {
+                        return x.clone();
+                    }
+                }
                 let (ra, rb) = (self.range(x), self.range(y));
                 let gap = self.range(&x.sub(y)); // x - y
                 match f {
