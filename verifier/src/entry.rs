@@ -74,7 +74,9 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     crate::param::report::apply_symbolic(&param, &mut report);
     crate::param::report::apply_vacuous_value_signal(p, &mut report);
     report.stats.param_millis = param.millis;
-    report.obligations.extend(crate::epoch::horizon(p));
+    report
+        .obligations
+        .extend(crate::epoch::horizon(p, param.horizon.as_ref()));
     report
         .obligations
         .push(crate::range_obligation::check(p, opts.source));

@@ -21,8 +21,11 @@
 //! (every other rank is at a later point or done, and the reuse theorem removes
 //! earlier calls' credits), so it can move: no deadlock (`README.md`, "Progress").
 
+mod epoch;
 pub mod extract;
+pub mod horizon;
 mod oblig;
+mod window;
 pub mod report;
 pub mod solve;
 
@@ -57,6 +60,9 @@ pub struct Outcome {
     /// each the smallest for its query): where a bounded run should look for a deadlock
     /// (`BoundedOptions::target_worlds`).
     pub named_worlds: Vec<i64>,
+    /// The overflow horizon of the monotonic cells, derived with `P` symbolic (`None`:
+    /// no monotonic cell, or `credit-balance` not proved symbolically).
+    pub horizon: Option<horizon::Horizon>,
 }
 
 impl Outcome {
@@ -109,11 +115,7 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
         world: (lo, hi),
         ..Outcome::default()
     };
-    let cx = match crate::epoch::param_gap(p) {
-        Some(why) => Err(why),
-        None => Ctx::new(p, start + budget),
-    };
-    match cx {
+    match Ctx::new(p, start + budget) {
         Ok(mut cx) => {
             for id in IDS {
                 let mut r = cx.obligation(id);
@@ -135,6 +137,9 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
                     }
                 }
                 out.results.insert(id, r);
+            }
+            if out.proof("credit-balance").is_some() && !cx.horizon.is_empty() {
+                out.horizon = cx.symbolic_horizon().ok().flatten();
             }
         }
         Err(reason) => {
@@ -165,6 +170,10 @@ pub(crate) struct Ctx<'a> {
     named: Vec<i64>,
     /// Level raises of straight-line waits (by statement start) for the progress ranking.
     pub(crate) delta: HashMap<usize, i64>,
+    /// Threshold growth per call of each wait on a monotonic cell ([`epoch::reduce`]).
+    pub(crate) growth: epoch::Growth,
+    /// Per-call credit of each monotonic signal's generic cell (`credit-balance`).
+    pub(crate) horizon: Vec<(SignalId, Lin)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -182,6 +191,9 @@ impl<'a> Ctx<'a> {
                 }
                 _ => {}
             }
+        }
+        if let Some(c) = p.call {
+            bounds.insert(c, crate::epoch::call_bounds(p));
         }
         // Tighten single-parameter bounds from the `require`s (as the enumerated route does).
         let mut syms = Syms::with_bounds(bounds.clone());
@@ -208,10 +220,22 @@ impl<'a> Ctx<'a> {
             syms = Syms::with_bounds(bounds.clone());
             setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
         }
-        let Some((env, assumptions)) = setup else {
+        let Some((env, mut assumptions)) = setup else {
             return Err("the `require`s exclude every parameter value".into());
         };
         let world = syms.param(p.world);
+        // A rank parameter (`param root: rank`) is a rank of the world: `0 <= root < P`.
+        for (id, v) in p.vars.iter().enumerate() {
+            if matches!(v.kind, VarKind::Param { domain: None }) {
+                let r = syms.param(id);
+                let top = world.sub(&r).and_then(|x| x.add(&Lin::k(-1)));
+                for l in [Some(r), top].into_iter().flatten() {
+                    if let crate::sym::CondV::Sym(c) = syms.formula(crate::sym::Formula::Ge0(l)) {
+                        assumptions.push(c);
+                    }
+                }
+            }
+        }
         let blocks = match &p.blocks {
             Some(b) => {
                 let mut ev = exec::Evaluator {
@@ -224,8 +248,10 @@ impl<'a> Ctx<'a> {
             }
             None => Lin::k(1),
         };
-        let a = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
-        let b = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let mut a = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let mut b = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let growth = epoch::reduce(p, &mut syms, &mut a)?;
+        epoch::reduce(p, &mut syms, &mut b)?;
         Ok(Ctx {
             p,
             run: Run {
@@ -253,6 +279,8 @@ impl<'a> Ctx<'a> {
             progress: None,
             named: Vec::new(),
             delta: HashMap::new(),
+            growth,
+            horizon: Vec::new(),
         })
     }
 
