@@ -75,6 +75,12 @@ impl Ctx<'_> {
         if c <= 0 || m <= 0 {
             return Err(no_window());
         }
+        // Every round of every execution of the wait sends the cell exactly `c` credits
+        // (a wait whose cell nobody credits has no window, whatever one model says).
+        let d = per.sub(&Lin::k(c)).ok_or_else(ov)?;
+        self.holds(&w.guard, Prop::Eq0(d)).map_err(|e| {
+            format!("{}: the credits per round are not shown constant ({e})", no_window())
+        })?;
         let k = (m + c - 1) / c;
         let s = &mut self.run.syms;
         let back = shift(s, -k)?;
