@@ -36,7 +36,6 @@ pub fn has_monotonic(p: &Protocol) -> bool {
     p.signals.iter().any(|s| s.monotonic)
 }
 
-
 /// Each monotonic cell's waits: (event, per-call threshold growth `b`).
 pub(crate) type Growth = BTreeMap<Cell, Vec<(usize, Lin)>>;
 
@@ -278,7 +277,13 @@ pub fn horizon(
                 "{domain}, P symbolic: N maximised over every cell, P and parameter by Z3 ({} queries)",
                 h.z3
             );
-            (Some(w), h.ge_wait, Some(WorldRange { lo, hi }), scope, Some(formula))
+            (
+                Some(w),
+                h.ge_wait,
+                Some(WorldRange { lo, hi }),
+                scope,
+                Some(formula),
+            )
         }
         None => match enumerated_growth(p) {
             Ok((w, ge, plan)) => (

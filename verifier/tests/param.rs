@@ -69,10 +69,16 @@ fn every_example_is_proved_with_p_symbolic() {
         if let Some(forms) = declined(&f) {
             if f.ends_with("sense_reversing_barrier.coll") {
                 for id in SENSE_PROVED {
-                    assert!(o.proof(id).is_some(), "{}: {id}: {:?}", f.display(), o.open(id));
+                    assert!(
+                        o.proof(id).is_some(),
+                        "{}: {id}: {:?}",
+                        f.display(),
+                        o.open(id)
+                    );
                 }
                 assert!(
-                    o.open("deadlock").is_some_and(|w| w.contains("value signal")),
+                    o.open("deadlock")
+                        .is_some_and(|w| w.contains("value signal")),
                     "{:?}",
                     o.open("deadlock")
                 );
@@ -270,8 +276,7 @@ fn agrees_with_enumeration() {
                 ob.status,
                 collc_verifier::Status::Proved | collc_verifier::Status::Checked
             );
-            if is_example && (!clean || (!proved && declined(&f).is_none()))
-            {
+            if is_example && (!clean || (!proved && declined(&f).is_none())) {
                 bad.push(format!(
                     "{}: {}: enumerated {:?}, symbolic {:?}",
                     f.display(),

@@ -83,7 +83,11 @@ pub(crate) fn reduce(p: &Protocol, s: &mut Syms, pass: &mut Pass) -> Result<Grow
                     "a notify or wait on the monotonic signal `{name}` under a condition on `call`"
                 ));
             }
-            if ev.loops.iter().any(|l| mentions(s, &pass.loops[*l].trip, c)) {
+            if ev
+                .loops
+                .iter()
+                .any(|l| mentions(s, &pass.loops[*l].trip, c))
+            {
                 return Err(format!(
                     "a notify or wait on the monotonic signal `{name}` in a loop whose trip count depends on `call`"
                 ));

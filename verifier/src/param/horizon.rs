@@ -137,7 +137,12 @@ impl Ctx<'_> {
 
     /// `N(P)`: `net` at the maximising cell, its coordinates as constants or `P - k`,
     /// when Z3 proves it bounds every cell for every `P`; else the constant maximum.
-    fn bound_formula(&mut self, net: &Lin, max: i64, a: &crate::sym::Assign) -> Result<String, String> {
+    fn bound_formula(
+        &mut self,
+        net: &Lin,
+        max: i64,
+        a: &crate::sym::Assign,
+    ) -> Result<String, String> {
         let world = self.world.clone();
         let pw = a.params.get(&self.p.world).copied();
         let mut map = super::solve::Map::new();
@@ -146,17 +151,18 @@ impl Ctx<'_> {
                 continue;
             };
             let by = match pw {
-                Some(pw) if v == pw - 1 && v > 0 => world.add(&Lin::k(-1)).ok_or("arithmetic overflow")?,
+                Some(pw) if v == pw - 1 && v > 0 => {
+                    world.add(&Lin::k(-1)).ok_or("arithmetic overflow")?
+                }
                 _ => Lin::k(v),
             };
             map.insert(x, by);
         }
         let c = super::solve::lin(&mut self.run.syms, net, &map).ok_or("arithmetic overflow")?;
         let bound = c.sub(net).ok_or("arithmetic overflow")?;
-        let only_indicators = c
-            .t
-            .iter()
-            .all(|(x, _)| matches!(self.run.syms.atoms[*x as usize], crate::sym::Atom::Ind(_)));
+        let only_indicators =
+            c.t.iter()
+                .all(|(x, _)| matches!(self.run.syms.atoms[*x as usize], crate::sym::Atom::Ind(_)));
         let general = !only_indicators
             && !map.is_empty()
             && matches!(self.ask(Prop::Ge0(bound)), Answer::Valid);

@@ -25,9 +25,9 @@ mod epoch;
 pub mod extract;
 pub mod horizon;
 mod oblig;
-mod window;
 pub mod report;
 pub mod solve;
+mod window;
 
 use crate::exec::{self, Run};
 use crate::smt::{Answer, Prop, Smt};

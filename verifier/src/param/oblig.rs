@@ -462,9 +462,11 @@ impl Ctx<'_> {
     /// level keeps levels non-decreasing along every execution, loop back edges included.
     fn alone_in_loops(&self, w: &PEv) -> bool {
         w.loops.is_empty()
-            || self.a.events.iter().all(|e| {
-                e.span == w.span || !e.loops.iter().any(|l| w.loops.contains(l))
-            })
+            || self
+                .a
+                .events
+                .iter()
+                .all(|e| e.span == w.span || !e.loops.iter().any(|l| w.loops.contains(l)))
     }
 
     /// The wait's threshold is reached by the credits sent at lower ranks.
@@ -662,6 +664,16 @@ impl Ctx<'_> {
                         if let Some(&i) = before.last() {
                             let pre = self.last_iteration(rounds[i])?;
                             self.stale_pair(&w, &need, &waits[i], pre, None)?;
+                        } else if self.p.signals[s].monotonic {
+                            // The first wait of a call on a monotonic cell: the cell holds
+                            // every earlier call's credits, so it must need one of its own.
+                            let d = need.add(&Lin::k(-1)).ok_or_else(ov)?;
+                            self.holds(&w.guard, Prop::Ge0(d)).map_err(|e| {
+                                format!(
+                                    "a wait on the monotonic `{}` is not shown to need a credit of its own call ({e})",
+                                    self.p.signals[s].name
+                                )
+                            })?;
                         } else {
                             self.stats.items += 1;
                             self.stats.literal += 1;

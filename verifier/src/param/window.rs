@@ -24,7 +24,11 @@ fn ov() -> String {
 impl Ctx<'_> {
     /// `guard` with trivially true conditions that mention `ls` (so a model of it assigns
     /// every atom they read).
-    fn probe(&mut self, guard: &crate::sym::Guard, ls: &[&Lin]) -> Result<crate::sym::Guard, String> {
+    fn probe(
+        &mut self,
+        guard: &crate::sym::Guard,
+        ls: &[&Lin],
+    ) -> Result<crate::sym::Guard, String> {
         let mut g = guard.clone();
         for l in ls {
             let f = crate::sym::Formula::Ge0(l.add(&Lin::k(1 << 40)).ok_or_else(ov)?);
@@ -69,8 +73,17 @@ impl Ctx<'_> {
             },
         };
         if std::env::var("COLLC_DEBUG_WINDOW").is_ok() {
-            let pr = crate::sym::Printer { syms: &self.run.syms, p: self.p };
-            eprintln!("window: B = {} ; need = {} ; per = {} ; left = {} ; c = {c} m = {m}", pr.lin(&b), pr.lin(need), pr.lin(&per), pr.lin(&left));
+            let pr = crate::sym::Printer {
+                syms: &self.run.syms,
+                p: self.p,
+            };
+            eprintln!(
+                "window: B = {} ; need = {} ; per = {} ; left = {} ; c = {c} m = {m}",
+                pr.lin(&b),
+                pr.lin(need),
+                pr.lin(&per),
+                pr.lin(&left)
+            );
         }
         if c <= 0 || m <= 0 {
             return Err(no_window());
@@ -79,7 +92,10 @@ impl Ctx<'_> {
         // (a wait whose cell nobody credits has no window, whatever one model says).
         let d = per.sub(&Lin::k(c)).ok_or_else(ov)?;
         self.holds(&w.guard, Prop::Eq0(d)).map_err(|e| {
-            format!("{}: the credits per round are not shown constant ({e})", no_window())
+            format!(
+                "{}: the credits per round are not shown constant ({e})",
+                no_window()
+            )
         })?;
         let k = (m + c - 1) / c;
         let s = &mut self.run.syms;
@@ -89,7 +105,14 @@ impl Ctx<'_> {
         let absent = s.not(exists);
         let name = self.p.signals[w.signal].name.clone();
         for (cond, prop) in [
-            (exists, Prop::Ge0(need.sub(&back).and_then(|x| x.add(&Lin::k(-1))).ok_or_else(ov)?)),
+            (
+                exists,
+                Prop::Ge0(
+                    need.sub(&back)
+                        .and_then(|x| x.add(&Lin::k(-1)))
+                        .ok_or_else(ov)?,
+                ),
+            ),
             (absent, Prop::Ge0(Lin::k(0).sub(need).ok_or_else(ov)?)),
         ] {
             let g = match cond {
