@@ -72,19 +72,6 @@ impl Ctx<'_> {
                 other => return Err(format!("{} (probe: {other:?})", no_window())),
             },
         };
-        if std::env::var("COLLC_DEBUG_WINDOW").is_ok() {
-            let pr = crate::sym::Printer {
-                syms: &self.run.syms,
-                p: self.p,
-            };
-            eprintln!(
-                "window: B = {} ; need = {} ; per = {} ; left = {} ; c = {c} m = {m}",
-                pr.lin(&b),
-                pr.lin(need),
-                pr.lin(&per),
-                pr.lin(&left)
-            );
-        }
         if c <= 0 || m <= 0 {
             return Err(no_window());
         }
