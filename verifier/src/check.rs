@@ -1298,11 +1298,11 @@ impl Pairing<'_, '_, '_> {
                             if let Some((early, idle)) =
                                 crate::window::early(&mut run.syms, &g, &q, &need)
                             {
-                                if matches!(
-                                    self.ctx.prove(run, self.acc, &early, frames, idle),
-                                    Answer::Valid
-                                ) {
-                                    ans = Answer::Valid;
+                                // Undecided (a timeout) stays undecided: never a
+                                // violation the window proof could not refute.
+                                match self.ctx.prove(run, self.acc, &early, frames, idle) {
+                                    Answer::Refuted(_) => {}
+                                    other => ans = other,
                                 }
                             }
                         }

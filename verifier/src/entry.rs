@@ -77,7 +77,9 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
         crate::param::value::prove(p, &param, Duration::from_millis(opts.symbolic.timeout_ms));
     crate::param::scope::apply_value(&value, &mut report);
     report.stats.param_millis = param.millis;
-    report.obligations.extend(crate::epoch::horizon(p));
+    report
+        .obligations
+        .extend(crate::epoch::horizon(p, param.horizon.as_ref()));
     report
         .obligations
         .push(crate::range_obligation::check(p, opts.source));

@@ -36,15 +36,6 @@ pub fn has_monotonic(p: &Protocol) -> bool {
     p.signals.iter().any(|s| s.monotonic)
 }
 
-/// Why the parametric route stays out (it does not model the call index).
-pub fn param_gap(p: &Protocol) -> Option<String> {
-    (p.call.is_some() || has_monotonic(p)).then(|| {
-        "the parametric route does not model the call index or monotonic signals; \
-         they are decided by enumeration of P"
-            .to_string()
-    })
-}
-
 /// Each monotonic cell's waits: (event, per-call threshold growth `b`).
 pub(crate) type Growth = BTreeMap<Cell, Vec<(usize, Lin)>>;
 
@@ -53,7 +44,7 @@ pub(crate) fn mentions(s: &Syms, l: &Lin, a: AtomId) -> bool {
     l.t.iter().any(|(x, _)| atom_mentions(s, *x, a))
 }
 
-fn atom_mentions(s: &Syms, x: AtomId, a: AtomId) -> bool {
+pub(crate) fn atom_mentions(s: &Syms, x: AtomId, a: AtomId) -> bool {
     if x == a {
         return true;
     }
@@ -251,32 +242,185 @@ struct CellGrowth {
 
 /// The overflow-horizon obligation, when the protocol has monotonic signals: the
 /// number of calls before an int32 cell wraps, `floor((2^31 - 1) / N)` for the largest
-/// per-call credit `N` of any monotonic cell over the enumerated configurations, against
-/// `calls <= M;`. Without a declaration, a `>=`/`>` wait on a wrapping counter is a
+/// per-call credit `N` of any monotonic cell, against `calls <= M;`. With `sym` (the
+/// parametric route closed `credit-balance`), `N` is maximised over the whole declared
+/// domain with `P` symbolic and stated as a formula `N(P)`; otherwise over the enumerated
+/// configurations. Without a declaration, a `>=`/`>` wait on a wrapping counter is a
 /// violation (it deadlocks or passes early once the cell wraps). A violation's value is
 /// the horizon (the fix declares `calls <=` it, `crate::fix`).
-pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
+pub fn horizon(
+    p: &Protocol,
+    sym: Option<&crate::param::horizon::Horizon>,
+) -> Option<ObligationResult> {
     if !has_monotonic(p) {
         return None;
     }
     let code = format!("verify::{ID}");
-    let unknown = |why: String, span: Option<Span>| {
-        let mut f = Finding::new(why.clone());
-        f.primary = span;
+    let (worst, ge_wait, covered, scope, formula) = match sym {
+        Some(h) => {
+            let (lo, hi) = exec::declared_world(p);
+            let domain = crate::param::world_phrase(lo, hi);
+            let at: Vec<String> = h.at.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            let w = CellGrowth {
+                cell: format!("a cell of `{}`", h.signal),
+                per_call: h.max,
+                span: h.span,
+                config: h.at.clone(),
+            };
+            let formula = format!(
+                "horizon(P) = floor((2^31 - 1) / N(P)), N(P) <= {} credit(s) per call into a cell of `{}`; over {domain}: max N = {} (at {}), horizon = {} calls",
+                h.per_call,
+                h.signal,
+                h.max,
+                at.join(" "),
+                CELL_MAX / h.max.max(1)
+            );
+            let scope = format!(
+                "{domain}, P symbolic: N maximised over every cell, P and parameter by Z3 ({} queries)",
+                h.z3
+            );
+            (
+                Some(w),
+                h.ge_wait,
+                Some(WorldRange { lo, hi }),
+                scope,
+                Some(formula),
+            )
+        }
+        None => match enumerated_growth(p) {
+            Ok((w, ge, plan)) => (
+                w,
+                ge,
+                exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi }),
+                plan,
+                None,
+            ),
+            Err((why, span)) => {
+                let mut f = Finding::new(why.clone());
+                f.primary = span;
+                return Some(ObligationResult {
+                    id: ID.into(),
+                    code,
+                    status: Status::Unknown,
+                    scope: None,
+                    world: None,
+                    reason: Some(why),
+                    summary: "undecided: the calls before a monotonic cell wraps int32".into(),
+                    findings: vec![f],
+                });
+            }
+        },
+    };
+    let Some(w) = worst.filter(|w| w.per_call > 0) else {
+        return Some(ObligationResult {
+            id: ID.into(),
+            code,
+            status: Status::Proved,
+            scope: Some(scope),
+            world: covered,
+            reason: None,
+            summary: "no monotonic cell receives credits: nothing can wrap".into(),
+            findings: Vec::new(),
+        });
+    };
+    let h = CELL_MAX / w.per_call;
+    let at: Vec<String> = w.config.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let formula = formula.unwrap_or_else(|| {
+        format!(
+            "horizon = floor((2^31 - 1) / N) = {h} calls, N = {} credit(s) per call into {} (at {})",
+            w.per_call,
+            w.cell,
+            at.join(" ")
+        )
+    });
+    let violated = |msg: String, primary: Span, label: String, help: String| {
+        let mut f = Finding::new(msg);
+        f.primary = Some(primary);
+        f.primary_label = label;
+        if primary != w.span {
+            f.labels.push((
+                w.span,
+                format!("{} grows by {} per call", w.cell, w.per_call),
+            ));
+        }
+        f.formula = Some(formula.clone());
+        f.value = Some(h);
+        f.help = Some(help);
+        f.params = w
+            .config
+            .iter()
+            .map(|(n, v)| crate::report::ParamValue {
+                name: n.clone(),
+                value: *v,
+            })
+            .collect();
         ObligationResult {
             id: ID.into(),
             code: code.clone(),
-            status: Status::Unknown,
+            status: Status::Violated,
             scope: None,
-            world: None,
-            reason: Some(why),
-            summary: "undecided: the calls before a monotonic cell wraps int32".into(),
+            world: covered,
+            reason: None,
+            summary: format!("violated: {formula}"),
             findings: vec![f],
         }
     };
+    match p.calls {
+        Some(c) if c.max > h => Some(violated(
+            format!(
+                "`calls <= {}` promises more calls than the overflow horizon: {} wraps int32 after {h} calls",
+                c.max, w.cell
+            ),
+            c.span,
+            format!("promises {} calls", c.max),
+            format!("declare at most `calls <= {h};`, or make the per-call credit smaller"),
+        )),
+        Some(c) => Some(ObligationResult {
+            id: ID.into(),
+            code,
+            status: if covered.is_some_and(|r| r.hi < exec::declared_world(p).1) {
+                Status::Checked
+            } else {
+                Status::Proved
+            },
+            scope: Some(scope),
+            world: covered,
+            reason: None,
+            summary: format!("{formula}; declared calls <= {} fits", c.max),
+            findings: Vec::new(),
+        }),
+        None => match ge_wait {
+            Some(sp) => Some(violated(
+                format!(
+                    "no `calls <= N;` declared, yet a `>=` wait reads a monotonic counter that wraps int32 after {h} calls (then the wait blocks for ever or passes early)"
+                ),
+                sp,
+                "compares a wrapping counter with `>=`".to_string(),
+                format!("declare how many calls the protocol makes: `calls <= {h};` (or fewer)"),
+            )),
+            None => Some(ObligationResult {
+                id: ID.into(),
+                code,
+                status: Status::Proved,
+                scope: Some(scope),
+                world: covered,
+                reason: None,
+                summary: format!("{formula}; no `>=` wait reads a monotonic cell"),
+                findings: Vec::new(),
+            }),
+        },
+    }
+}
+
+/// The worst per-call credit over the enumerated configurations, the first `>=` wait on a
+/// monotonic cell, and the plan's description.
+#[allow(clippy::type_complexity)]
+fn enumerated_growth(
+    p: &Protocol,
+) -> Result<(Option<CellGrowth>, Option<Span>, String), (String, Option<Span>)> {
     let plan = exec::Plan::initial(p);
     if plan.count(p) > exec::CONFIG_LIMIT {
-        return Some(unknown("too many configurations to enumerate".into(), None));
+        return Err(("too many configurations to enumerate".into(), None));
     }
     let mut worst: Option<CellGrowth> = None;
     let mut ge_wait: Option<Span> = None;
@@ -341,107 +485,10 @@ pub fn horizon(p: &Protocol) -> Option<ObligationResult> {
         }
         true
     });
-    if let Some((why, span)) = failed {
-        return Some(unknown(why, span));
+    if let Some(f) = failed {
+        return Err(f);
     }
-    let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
-    let Some(w) = worst.filter(|w| w.per_call > 0) else {
-        return Some(ObligationResult {
-            id: ID.into(),
-            code,
-            status: Status::Proved,
-            scope: Some(plan.describe(p)),
-            world: covered,
-            reason: None,
-            summary: "no monotonic cell receives credits: nothing can wrap".into(),
-            findings: Vec::new(),
-        });
-    };
-    let h = CELL_MAX / w.per_call;
-    let at: Vec<String> = w.config.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    let formula = format!(
-        "horizon = floor((2^31 - 1) / N) = {h} calls, N = {} credit(s) per call into {} (at {})",
-        w.per_call,
-        w.cell,
-        at.join(" ")
-    );
-    let violated = |msg: String, primary: Span, label: String, help: String| {
-        let mut f = Finding::new(msg);
-        f.primary = Some(primary);
-        f.primary_label = label;
-        if primary != w.span {
-            f.labels.push((
-                w.span,
-                format!("{} grows by {} per call", w.cell, w.per_call),
-            ));
-        }
-        f.formula = Some(formula.clone());
-        f.value = Some(h);
-        f.help = Some(help);
-        f.params = w
-            .config
-            .iter()
-            .map(|(n, v)| crate::report::ParamValue {
-                name: n.clone(),
-                value: *v,
-            })
-            .collect();
-        ObligationResult {
-            id: ID.into(),
-            code: code.clone(),
-            status: Status::Violated,
-            scope: None,
-            world: covered,
-            reason: None,
-            summary: format!("violated: {formula}"),
-            findings: vec![f],
-        }
-    };
-    match p.calls {
-        Some(c) if c.max > h => Some(violated(
-            format!(
-                "`calls <= {}` promises more calls than the overflow horizon: {} wraps int32 after {h} calls",
-                c.max, w.cell
-            ),
-            c.span,
-            format!("promises {} calls", c.max),
-            format!("declare at most `calls <= {h};`, or make the per-call credit smaller"),
-        )),
-        Some(c) => Some(ObligationResult {
-            id: ID.into(),
-            code,
-            status: if covered.is_some_and(|r| r.hi < exec::declared_world(p).1) {
-                Status::Checked
-            } else {
-                Status::Proved
-            },
-            scope: Some(plan.describe(p)),
-            world: covered,
-            reason: None,
-            summary: format!("{formula}; declared calls <= {} fits", c.max),
-            findings: Vec::new(),
-        }),
-        None => match ge_wait {
-            Some(sp) => Some(violated(
-                format!(
-                    "no `calls <= N;` declared, yet a `>=` wait reads a monotonic counter that wraps int32 after {h} calls (then the wait blocks for ever or passes early)"
-                ),
-                sp,
-                "compares a wrapping counter with `>=`".to_string(),
-                format!("declare how many calls the protocol makes: `calls <= {h};` (or fewer)"),
-            )),
-            None => Some(ObligationResult {
-                id: ID.into(),
-                code,
-                status: Status::Proved,
-                scope: Some(plan.describe(p)),
-                world: covered,
-                reason: None,
-                summary: format!("{formula}; no `>=` wait reads a monotonic cell"),
-                findings: Vec::new(),
-            }),
-        },
-    }
+    Ok((worst, ge_wait, plan.describe(p)))
 }
 
 /// `l` with atom `a` replaced by `by` everywhere, nested atoms included (`None` for a form

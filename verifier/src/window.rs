@@ -54,7 +54,7 @@ impl Round {
 
 /// The value of `l` if every atom has coefficient 0 (renaming iteration atoms can leave
 /// zero terms behind).
-fn literal(l: &Lin) -> Option<i64> {
+pub(crate) fn literal(l: &Lin) -> Option<i64> {
     l.t.iter().all(|(_, k)| *k == 0).then_some(l.c)
 }
 

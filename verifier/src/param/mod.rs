@@ -23,13 +23,16 @@
 
 pub mod bits;
 mod bvq;
+mod epoch;
 pub mod extract;
+pub mod horizon;
 mod oblig;
 pub mod report;
 pub mod scope;
 pub mod solve;
 pub mod value;
 mod value_next;
+mod window;
 
 use crate::exec::{self, Run};
 use crate::smt::{Answer, Prop, Smt};
@@ -62,6 +65,9 @@ pub struct Outcome {
     /// each the smallest for its query): where a bounded run should look for a deadlock
     /// (`BoundedOptions::target_worlds`).
     pub named_worlds: Vec<i64>,
+    /// The overflow horizon of the monotonic cells, derived with `P` symbolic (`None`:
+    /// no monotonic cell, or `credit-balance` not proved symbolically).
+    pub horizon: Option<horizon::Horizon>,
 }
 
 impl Outcome {
@@ -114,11 +120,7 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
         world: (lo, hi),
         ..Outcome::default()
     };
-    let cx = match crate::epoch::param_gap(p) {
-        Some(why) => Err(why),
-        None => Ctx::new(p, start + budget),
-    };
-    match cx {
+    match Ctx::new(p, start + budget) {
         Ok(mut cx) => {
             for id in IDS {
                 let mut r = cx.obligation(id);
@@ -140,6 +142,9 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
                     }
                 }
                 out.results.insert(id, r);
+            }
+            if out.proof("credit-balance").is_some() && !cx.horizon.is_empty() {
+                out.horizon = cx.symbolic_horizon().ok().flatten();
             }
         }
         Err(reason) => {
@@ -170,6 +175,10 @@ pub(crate) struct Ctx<'a> {
     named: Vec<i64>,
     /// Level raises of straight-line waits (by statement start) for the progress ranking.
     pub(crate) delta: HashMap<usize, i64>,
+    /// Threshold growth per call of each wait on a monotonic cell ([`epoch::reduce`]).
+    pub(crate) growth: epoch::Growth,
+    /// Per-call credit of each monotonic signal's generic cell (`credit-balance`).
+    pub(crate) horizon: Vec<(SignalId, Lin)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -187,6 +196,9 @@ impl<'a> Ctx<'a> {
                 }
                 _ => {}
             }
+        }
+        if let Some(c) = p.call {
+            bounds.insert(c, crate::epoch::call_bounds(p));
         }
         // Tighten single-parameter bounds from the `require`s (as the enumerated route does).
         let mut syms = Syms::with_bounds(bounds.clone());
@@ -215,10 +227,22 @@ impl<'a> Ctx<'a> {
             syms.bits = true;
             setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
         }
-        let Some((env, assumptions)) = setup else {
+        let Some((env, mut assumptions)) = setup else {
             return Err("the `require`s exclude every parameter value".into());
         };
         let world = syms.param(p.world);
+        // A rank parameter (`param root: rank`) is a rank of the world: `0 <= root < P`.
+        for (id, v) in p.vars.iter().enumerate() {
+            if matches!(v.kind, VarKind::Param { domain: None }) {
+                let r = syms.param(id);
+                let top = world.sub(&r).and_then(|x| x.add(&Lin::k(-1)));
+                for l in [Some(r), top].into_iter().flatten() {
+                    if let crate::sym::CondV::Sym(c) = syms.formula(crate::sym::Formula::Ge0(l)) {
+                        assumptions.push(c);
+                    }
+                }
+            }
+        }
         let blocks = match &p.blocks {
             Some(b) => {
                 let mut ev = exec::Evaluator {
@@ -231,8 +255,10 @@ impl<'a> Ctx<'a> {
             }
             None => Lin::k(1),
         };
-        let a = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
-        let b = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let mut a = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let mut b = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let growth = epoch::reduce(p, &mut syms, &mut a)?;
+        epoch::reduce(p, &mut syms, &mut b)?;
         Ok(Ctx {
             p,
             run: Run {
@@ -260,6 +286,8 @@ impl<'a> Ctx<'a> {
             progress: None,
             named: Vec::new(),
             delta: HashMap::new(),
+            growth,
+            horizon: Vec::new(),
         })
     }
 

@@ -17,7 +17,7 @@ pub(super) enum Side {
 
 /// A program point: the enclosing loops (statement, iteration value) and the position.
 #[derive(Clone, Debug)]
-struct Point {
+pub(super) struct Point {
     loops: Vec<(usize, Lin)>,
     pos: (bool, usize),
     /// The rank's level at this point (progress only; `None`: program order alone).
@@ -78,7 +78,7 @@ impl Ctx<'_> {
 
     /// Solves event `ev` of pass `side` for the cell `(owner, idx)`: the substitution,
     /// the guard under it (`None`: never reaches the cell) and the free variables.
-    fn reach(
+    pub(super) fn reach(
         &mut self,
         side: Side,
         ev: &PEv,
@@ -239,6 +239,10 @@ impl Ctx<'_> {
                 net.extend(self.total(ev, &o, &idx, None)?);
             }
             let net = solve::flat(&mut self.run.syms, &net).ok_or_else(ov)?;
+            if self.p.signals[s].monotonic {
+                self.monotonic_balance(s, &o, &idx, &net)?;
+                continue;
+            }
             self.holds(&Vec::new(), Prop::Eq0(net)).map_err(|r| {
                 format!(
                     "`{}`: the net credit per call is not shown 0 ({r})",
@@ -285,7 +289,7 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn point(&self, ev: &PEv, side: Side) -> Point {
+    pub(super) fn point(&self, ev: &PEv, side: Side) -> Point {
         let pass = self.pass(side);
         Point {
             loops: ev
@@ -419,7 +423,7 @@ impl Ctx<'_> {
         // Rank waits by (level, program point); a straight-line wait that is not shown
         // reached is raised above every notify on its signal, and everything is checked
         // again (at most one round per straight-line wait, plus one).
-        let rounds = waits.iter().filter(|w| w.loops.is_empty()).count() + 1;
+        let rounds = waits.iter().filter(|w| self.alone_in_loops(w)).count() + 1;
         let mut last = Ok(());
         for _ in 0..rounds {
             last = Ok(());
@@ -429,7 +433,7 @@ impl Ctx<'_> {
                     if last.is_ok() {
                         last = Err(e);
                     }
-                    if w.loops.is_empty() {
+                    if self.alone_in_loops(w) {
                         let top = self
                             .b
                             .events
@@ -451,6 +455,18 @@ impl Ctx<'_> {
             }
         }
         last
+    }
+
+    /// True when no other notify or wait shares a loop with `w` (a straight-line wait,
+    /// or a loop of waits only, e.g. `for p in peers { wait c[p] >= 1; }`): raising its
+    /// level keeps levels non-decreasing along every execution, loop back edges included.
+    fn alone_in_loops(&self, w: &PEv) -> bool {
+        w.loops.is_empty()
+            || self
+                .a
+                .events
+                .iter()
+                .all(|e| e.span == w.span || !e.loops.iter().any(|l| w.loops.contains(l)))
     }
 
     /// The wait's threshold is reached by the credits sent at lower ranks.
@@ -490,7 +506,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn credit_before(
+    pub(super) fn credit_before(
         &mut self,
         w: &PEv,
         owner: &Lin,
@@ -621,7 +637,18 @@ impl Ctx<'_> {
                         let later = self.run.syms.formula(Formula::Ge0(r1.clone()));
                         let last = mates[mates.len() - 1];
                         let pre: Map = [(r, r1)].into_iter().collect();
-                        self.stale_pair(&w, &need, &waits[last], pre, Some(later))?;
+                        if let Err(same) =
+                            self.stale_pair(&w, &need, &waits[last], pre, Some(later))
+                        {
+                            // A producer running K rounds ahead: the wait pairs with the
+                            // writers' round K behind (a credit window).
+                            if mates.len() > 1 {
+                                return Err(same);
+                            }
+                            if let Err(e) = self.window_pair(&w, &need, r) {
+                                return Err(format!("{same}; as a credit window: {e}"));
+                            }
+                        }
                         let outside: Vec<usize> = before
                             .iter()
                             .copied()
@@ -637,6 +664,16 @@ impl Ctx<'_> {
                         if let Some(&i) = before.last() {
                             let pre = self.last_iteration(rounds[i])?;
                             self.stale_pair(&w, &need, &waits[i], pre, None)?;
+                        } else if self.p.signals[s].monotonic {
+                            // The first wait of a call on a monotonic cell: the cell holds
+                            // every earlier call's credits, so it must need one of its own.
+                            let d = need.add(&Lin::k(-1)).ok_or_else(ov)?;
+                            self.holds(&w.guard, Prop::Ge0(d)).map_err(|e| {
+                                format!(
+                                    "a wait on the monotonic `{}` is not shown to need a credit of its own call ({e})",
+                                    self.p.signals[s].name
+                                )
+                            })?;
                         } else {
                             self.stats.items += 1;
                             self.stats.literal += 1;

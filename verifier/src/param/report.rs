@@ -106,8 +106,15 @@ pub fn apply_vacuous_value_signal(p: &collc_spec::ir::Protocol, report: &mut Rep
     }
     let (lo, hi) = crate::exec::declared_world(p);
     for ob in report.obligations.iter_mut() {
-        if ob.id == crate::value_signal::ID && matches!(ob.status, Status::Proved | Status::Checked)
+        // Vacuous: true whatever the enumeration reached (even if its budget ran out).
+        if ob.id == crate::value_signal::ID
+            && matches!(
+                ob.status,
+                Status::Proved | Status::Checked | Status::Unknown
+            )
         {
+            ob.reason = None;
+            ob.findings.clear();
             ob.status = Status::Proved;
             ob.world = Some(WorldRange { lo, hi });
             ob.summary = format!(
