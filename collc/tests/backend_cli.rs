@@ -311,9 +311,14 @@ fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
         out.contains("constexpr int64_t kMaxSupportedRanks = 64;"),
         "{out}"
     );
-    // all_to_all_v on `1..=64`: its fence pairs and value signal are decided by
-    // enumerating P up to 16 only, so the kernels accept 16 ranks.
-    let wide = example_with("all_to_all_v", "ranks P in 1..=64;", "all_to_all_v_64.coll");
+    // The binomial broadcast on `1..=64`: its credit obligations are decided by
+    // enumerating P up to 16 only (the parametric route declines its round guards), so the
+    // kernels accept 16 ranks.
+    let wide = example_with(
+        "broadcast_binomial",
+        "ranks P in 1..=64;",
+        "broadcast_binomial_64.coll",
+    );
     let wide = wide.to_str().expect("utf-8 path");
     for target in ["host", "mpi"] {
         let o = collc(&["emit", "--target", target, wide]);
@@ -348,7 +353,7 @@ fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
     );
     // A host run above the limit is refused before anything is built (no compiler needed).
     let o = collc(&[
-        "run", "--target", "host", wide, "--param", "P=20", "--param", "m=4", "--param", "R=2",
+        "run", "--target", "host", wide, "--param", "P=20", "--param", "n=4", "--param", "root=0",
     ]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");

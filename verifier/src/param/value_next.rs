@@ -263,6 +263,18 @@ fn hop(
         None => (thr, 0),
     };
     let monotonic = cx.p.signals[n.signal].monotonic;
+    // The route's monotonic reduction (`epoch::reduce`) has already taken the growth out of
+    // the threshold and recorded it per wait: read it back from there.
+    let b = match (monotonic, cx.growth.get(&w.span.start).cloned()) {
+        (true, Some(g)) if b == 0 => {
+            let g = solve::lin(&mut cx.run.syms, &g, mx).ok_or_else(ov)?;
+            let g = solve::lin(&mut cx.run.syms, &g, &mw).ok_or_else(ov)?;
+            g.as_const().ok_or_else(|| {
+                "a monotonic wait whose threshold growth is not a constant".to_string()
+            })?
+        }
+        _ => b,
+    };
     if monotonic {
         let Some(vk) = v.as_const() else {
             return Err("a credit to a monotonic cell whose value is not a constant".into());

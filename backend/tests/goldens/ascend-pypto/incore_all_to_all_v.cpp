@@ -52,7 +52,7 @@ inline int64_t collc_rows_per_rank(__gm__ ChipTensor* t, int64_t nranks) {
 }  // namespace
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -87,7 +87,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     [[maybe_unused]] constexpr int64_t MAXC = 16;  // incore_all_to_all_v.coll:19  const MAXC = 16;
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64
         m < 1 || m > 4096 ||  // param m: int in 1..=4096
         R < 1 || R > 8) {  // param R: int in 1..=8
         pipe_barrier(PIPE_ALL);
