@@ -87,11 +87,6 @@ const EXAMPLES: [(&str, (&str, &str)); 26] = [
     ("sense_reversing_barrier", UNTILED),
 ];
 
-/// The examples whose deadlock freedom the parametric route's ranking does not prove (the
-/// sense-reversing barrier's release is a wait on a value signal): deadlock freedom is the
-/// bounded run's, `checked`, not proved for every world size.
-const ENUMERATED_ONLY: [&str; 1] = ["sense_reversing_barrier"];
-
 fn obligation<'a>(j: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     j["report"]["obligations"]
         .as_array()
@@ -142,7 +137,7 @@ fn merged_kernels_bounded_obligations() {
             let o = obligation(j, id);
             assert_eq!(o["code"], format!("verify::{id}"));
             let mut scope = o["scope"].as_str().unwrap();
-            if id == "deadlock" && !ENUMERATED_ONLY.contains(&name) && !LOG_ROUNDS.contains(&name) {
+            if id == "deadlock" && !LOG_ROUNDS.contains(&name) {
                 // Proved for every world size by the ranking of waits; the scope then
                 // states the bounded run's result, which must be complete as for the rest.
                 assert_eq!(o["status"], "proved", "{name}: {id}: {o}");

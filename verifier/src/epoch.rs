@@ -256,6 +256,12 @@ pub fn horizon(
         return None;
     }
     let code = format!("verify::{ID}");
+    // A proved line says how it was shown (`scope::finish`): the maximisation with P
+    // symbolic covers the declared domain, the enumerated one its configurations.
+    let how = sym.map_or(String::new(), |_| {
+        let (lo, hi) = exec::declared_world(p);
+        format!("; {}, P symbolic", crate::param::world_phrase(lo, hi))
+    });
     let (worst, ge_wait, covered, scope, formula) = match sym {
         Some(h) => {
             let (lo, hi) = exec::declared_world(p);
@@ -319,7 +325,7 @@ pub fn horizon(
             scope: Some(scope),
             world: covered,
             reason: None,
-            summary: "no monotonic cell receives credits: nothing can wrap".into(),
+            summary: format!("no monotonic cell receives credits: nothing can wrap{how}"),
             findings: Vec::new(),
         });
     };
@@ -386,7 +392,7 @@ pub fn horizon(
             scope: Some(scope),
             world: covered,
             reason: None,
-            summary: format!("{formula}; declared calls <= {} fits", c.max),
+            summary: format!("{formula}; declared calls <= {} fits{how}", c.max),
             findings: Vec::new(),
         }),
         None => match ge_wait {
@@ -405,7 +411,7 @@ pub fn horizon(
                 scope: Some(scope),
                 world: covered,
                 reason: None,
-                summary: format!("{formula}; no `>=` wait reads a monotonic cell"),
+                summary: format!("{formula}; no `>=` wait reads a monotonic cell{how}"),
                 findings: Vec::new(),
             }),
         },

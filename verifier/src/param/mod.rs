@@ -32,6 +32,7 @@ pub mod scope;
 pub mod solve;
 pub mod value;
 mod value_next;
+mod value_rank;
 mod window;
 
 use crate::exec::{self, Run};
@@ -140,6 +141,7 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
                             r = Err(format!("{dep} is not proved symbolically ({why})"));
                         }
                     }
+                    r = value_rank::with_value_signal(&cx, &out, r);
                 }
                 out.results.insert(id, r);
             }

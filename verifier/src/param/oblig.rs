@@ -18,10 +18,10 @@ pub(super) enum Side {
 /// A program point: the enclosing loops (statement, iteration value) and the position.
 #[derive(Clone, Debug)]
 pub(super) struct Point {
-    loops: Vec<(usize, Lin)>,
-    pos: (bool, usize),
+    pub(super) loops: Vec<(usize, Lin)>,
+    pub(super) pos: (bool, usize),
     /// The rank's level at this point (progress only; `None`: program order alone).
-    level: Option<i64>,
+    pub(super) level: Option<i64>,
 }
 
 fn ov() -> String {
@@ -326,7 +326,13 @@ impl Ctx<'_> {
     }
 
     /// Credits that `ev` (pass B) sends to the cell at program points before `at`.
-    fn before(&mut self, ev: &PEv, owner: &Lin, idx: &[Lin], at: &Point) -> Result<GLin, String> {
+    pub(super) fn before(
+        &mut self,
+        ev: &PEv,
+        owner: &Lin,
+        idx: &[Lin],
+        at: &Point,
+    ) -> Result<GLin, String> {
         if let Some(lw) = at.level {
             let ln = self.level_before(ev);
 
@@ -438,7 +444,10 @@ impl Ctx<'_> {
                             .b
                             .events
                             .iter()
-                            .filter(|n| n.signal == w.signal && n.is_add())
+                            .filter(|n| {
+                                n.signal == w.signal
+                                    && (n.is_add() || self.is_value(w.signal) && n.is_set())
+                            })
                             .map(|n| self.level_before(n))
                             .max()
                             .unwrap_or(0);
@@ -469,11 +478,15 @@ impl Ctx<'_> {
                 .all(|e| e.span == w.span || !e.loops.iter().any(|l| w.loops.contains(l)))
     }
 
-    /// The wait's threshold is reached by the credits sent at lower ranks.
+    /// The wait's threshold is reached by the credits sent at lower ranks (a wait on a
+    /// value signal: by a Set of the awaited value, `value_rank.rs`).
     fn reached(&mut self, w: &PEv) -> Result<(), String> {
-        let need = self.need(w)?;
         let mut at = self.point(w, Side::A);
         at.level = Some(self.level_of_wait(w));
+        if self.is_value(w.signal) {
+            return self.value_reached(w, &at);
+        }
+        let need = self.need(w)?;
         let credit = self.credit_before(w, &w.owner.clone(), &w.index.clone(), &at)?;
         let d = credit.sub(&need).ok_or_else(ov)?;
         self.holds(&w.guard, Prop::Ge0(d)).map_err(|r| {

@@ -155,11 +155,11 @@ pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
             hi: out.world.1,
         });
         ob.summary = format!(
-            "no reachable state where no process can move: every wait is reached by credits sent at earlier program points; {}, P symbolic",
+            "no reachable state where no process can move: every wait is reached by credits (on a value signal: the Set of the awaited value) sent at earlier program points; {}, P symbolic",
             out.domain()
         );
         ob.scope = Some(format!(
-            "{}, P symbolic: waits ranked by program point ({} checks: {} by literal arithmetic, {} by Z3), with credit-balance and op-exclusivity; bounded run: {bounded}",
+            "{}, P symbolic: waits ranked by program point ({} checks: {} by literal arithmetic, {} by Z3), with credit-balance and op-exclusivity (and value-signal for waits on value signals); bounded run: {bounded}",
             out.domain(),
             pr.items,
             pr.literal,

@@ -20,7 +20,7 @@
 #include "collc/pto_comm.hpp"
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
 inline int64_t collc_mod(int64_t a, int64_t b) {
@@ -40,7 +40,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[3]);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks) {  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks) {  // ranks P in 1..=64
         pipe_barrier(PIPE_ALL);
         return;
     }
