@@ -354,3 +354,25 @@ fn incomplete_or_skipped_is_never_checked() {
         assert!(line.contains("skipped"), "{line}");
     }
 }
+
+/// all_to_all_v's relaxed run (no partial-order reduction: 127,549 states at P=2, 1 tile,
+/// 2 calls) completes P=2 with the default budget whatever the machine's load: the floor
+/// of a relaxed run is limited by states, not by the wall clock, so the test profile and
+/// other processes on the machine cannot make it `not explored`.
+#[test]
+fn all_to_all_v_relaxed_run_completes_p2_within_the_default_budget() {
+    let (code, out, err) = collc(&["verify", "--format", "json", "examples/all_to_all_v.coll"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for id in collc_verifier::bounded::RELAXED {
+        let o = obligation(&j, id);
+        let scope = o["scope"].as_str().unwrap();
+        let (_, relaxed) = scope
+            .split_once("; relaxed memory: ")
+            .unwrap_or_else(|| panic!("{id}: no relaxed part in {scope}"));
+        assert!(
+            relaxed.starts_with("P=2, 1 tile, 2 calls: 127,549 states, complete"),
+            "{id}: relaxed part {relaxed:?}"
+        );
+    }
+}

@@ -121,24 +121,30 @@ impl<T: Piece> Segs<T> {
 
     /// The pieces covering `lo..hi`, as (length, value).
     pub fn read(&self, lo: u64, hi: u64) -> Vec<(u64, T)> {
-        let mut out = Vec::new();
-        if lo >= hi {
-            return out;
-        }
+        self.pieces(lo, hi).map(|(n, v)| (n, v.clone())).collect()
+    }
+
+    /// The pieces covering `lo..hi`, as (length, value), borrowed (what [`Segs::read`]
+    /// returns, without copying the values).
+    pub fn pieces(&self, lo: u64, hi: u64) -> impl Iterator<Item = (u64, &T)> + '_ {
         let mut k = match self.segs.binary_search_by_key(&lo, |s| s.0) {
             Ok(k) => k,
             Err(k) => k.saturating_sub(1),
         };
         let mut pos = lo;
-        while pos < hi && k < self.segs.len() {
-            let end = self.end(k).min(hi);
-            if end > pos {
-                out.push((end - pos, self.segs[k].1.clone()));
+        std::iter::from_fn(move || {
+            while pos < hi && k < self.segs.len() {
+                let end = self.end(k).min(hi);
+                let at = k;
+                let from = pos;
+                pos = end;
+                k += 1;
+                if end > from {
+                    return Some((end - from, &self.segs[at].1));
+                }
             }
-            pos = end;
-            k += 1;
-        }
-        out
+            None
+        })
     }
 
     /// Replaces `lo..` with the given pieces (their lengths sum to the region's length).

@@ -56,7 +56,17 @@ pub struct BoundedOptions {
     /// Stops the check when set (a cancelled editor request): the running search stops
     /// within a few hundred states, as if the budget were spent.
     pub stop: Option<StopFlag>,
+    /// The floor of the ladder — the smallest world size at the smallest bounds — is
+    /// explored up to `max_states` states per assignment whatever the wall clock says
+    /// (only the stop flag ends it earlier), so whether it completes does not depend on
+    /// the machine's load. The relaxed runs set it (`check`): their smallest instance is
+    /// limited by states, not time.
+    pub untimed_floor: bool,
 }
+
+/// The wall-clock ceiling of an untimed floor attempt ([`BoundedOptions::untimed_floor`]):
+/// far beyond what its state limit takes, so only the states limit it.
+const UNTIMED: Duration = Duration::from_secs(3600);
 
 impl BoundedOptions {
     /// True once the stop flag is set.
@@ -87,6 +97,7 @@ impl Default for BoundedOptions {
             full_ranks: 4,
             target_worlds: Vec::new(),
             stop: None,
+            untimed_floor: false,
         }
     }
 }
@@ -350,12 +361,18 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
             start_level
         };
         while li < lv.len() {
-            if deadline <= Instant::now() || opts.stopped() {
+            let floor = opts.untimed_floor && i == 0 && li == smallest;
+            if (!floor && deadline <= Instant::now()) || opts.stopped() {
                 ex.untried
                     .extend(ps[i..].iter().filter(|x| !ex.done.contains_key(x)));
                 return ex;
             }
-            match attempt(p, opts, memory, pv, lv[li], deadline, &mut ex) {
+            let until = if floor {
+                Instant::now() + UNTIMED
+            } else {
+                deadline
+            };
+            match attempt(p, opts, memory, pv, lv[li], until, floor, &mut ex) {
                 Ok(states) => {
                     ex.done.insert(pv, (lv[li].0, lv[li].1, states));
                     break;
@@ -391,7 +408,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
             ex.targets_missed.push(pv);
             continue;
         }
-        match attempt(p, opts, memory, pv, lv[smallest], deadline, &mut ex) {
+        match attempt(p, opts, memory, pv, lv[smallest], deadline, false, &mut ex) {
             Ok(states) => {
                 ex.targeted
                     .insert(pv, (lv[smallest].0, lv[smallest].1, states));
@@ -403,7 +420,8 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
 }
 
 /// One attempt: every assignment at world size `pv` with `(tiles, calls)`, within
-/// a third of the budget (and `deadline`). The states explored when it completed;
+/// a third of the budget (and `deadline`; `untimed`: within `deadline` only, the floor
+/// of [`BoundedOptions::untimed_floor`]). The states explored when it completed;
 /// else the states and why not, or `None` when nothing could be run (the errors are
 /// in `ex`). Counterexamples go into `ex` (the first per obligation: the smallest P).
 fn attempt(
@@ -413,10 +431,16 @@ fn attempt(
     pv: i64,
     (tiles, calls): (i64, usize),
     deadline: Instant,
+    untimed: bool,
     ex: &mut Explored,
 ) -> Result<u64, Option<(u64, String)>> {
     let world = p.vars[p.world].name.clone();
     let left = deadline.saturating_duration_since(Instant::now());
+    let left = if untimed {
+        left
+    } else {
+        left.min(opts.budget / 3)
+    };
     let cfg = BoundedConfig {
         bounds: Bounds {
             ranks: (pv, pv),
@@ -427,10 +451,10 @@ fn attempt(
         memory,
         per_config: Budget {
             max_states: opts.max_states,
-            max_time: left.min(opts.budget / 3),
+            max_time: left,
             ..Budget::default()
         },
-        total_time: left.min(opts.budget / 3),
+        total_time: left,
         fixed: BTreeMap::from([(world, pv)]),
         sticky_poll: false,
         stop: opts.stop.clone(),
@@ -540,6 +564,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
         target_worlds: Vec::new(),
         max_states: opts.relaxed_max_states,
         budget: opts.budget / 2,
+        untimed_floor: true,
         ..opts.clone()
     };
     let relaxed = explore(p, &ropts, Memory::Relaxed, Instant::now() + ropts.budget);

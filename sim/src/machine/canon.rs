@@ -1,33 +1,59 @@
 //! Canonicalisation: renumbering epochs so states that differ only in
 //! absolute epoch values become one state.
 
-use super::state::{cell_mut, mem_mut, AccRec, Clock, State, Status, WinMem};
+use super::state::{cell_mut, mem_mut, AccRec, Epochs, State, Status, WinMem};
 use super::Machine;
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// The renumbering of every process's epochs: the epochs still recorded, as
 /// `(process << 32) | epoch`, sorted, and where each process's run starts. One per
 /// thread is kept between calls, so its vectors are allocated once.
+/// When every recorded epoch is below 128 (the common case: epochs are renumbered to
+/// their ranks) the epochs are kept as one bit set per process (`masks`), and ranks are
+/// population counts: no sorting.
 #[derive(Default)]
 struct Renumber {
     keys: Vec<u64>,
     start: Vec<usize>,
+    /// Bit `e` of `masks[q]`: process `q`'s epoch `e` is recorded (used when `small`).
+    masks: Vec<u128>,
+    small: bool,
     /// The processes whose epochs the renumbering changes (for the others it is the
     /// identity: their recorded epochs are exactly `1..=k` and none is larger than `k`).
     moved: Vec<usize>,
 }
 
+/// The bit set of epochs `1..=k`.
+fn dense(k: u32) -> u128 {
+    if k == 0 {
+        0
+    } else if k >= 128 {
+        u128::MAX
+    } else {
+        ((1u128 << k) - 1) << 1
+    }
+}
+
 impl Renumber {
     /// `v`'s rank among process `q`'s recorded epochs (how many are `<= v`).
     fn f(&self, q: usize, v: u32) -> u32 {
+        if self.small {
+            let m = self.masks[q];
+            return if v >= 127 {
+                m.count_ones()
+            } else {
+                (m & ((2u128 << v) - 1)).count_ones()
+            };
+        }
         self.keys[self.start[q]..self.start[q + 1]].partition_point(|k| *k as u32 <= v) as u32
     }
 
-    fn moves(&self, c: &Clock) -> bool {
+    fn moves(&self, c: &[u32]) -> bool {
         self.moved.iter().any(|&q| self.f(q, c[q]) != c[q])
     }
 
-    fn fix(&self, c: &mut Clock) {
+    fn fix(&self, c: &mut [u32]) {
         for (q, x) in c.iter_mut().enumerate() {
             *x = self.f(q, *x);
         }
@@ -46,6 +72,30 @@ impl Renumber {
         m.acc.segs.iter().any(|(_, rec)| self.rec_moves(rec))
             || m.acc.segs.windows(2).any(|w| w[0].1 == w[1].1)
     }
+}
+
+/// The epochs recorded in window `m`'s access records (computed once per version of
+/// the window).
+fn epochs(m: &WinMem, np: usize) -> &Epochs {
+    m.epochs.get(|| {
+        let mut keys: Vec<u64> = m
+            .acc
+            .segs
+            .iter()
+            .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
+            .map(|a| ((a.proc as u64) << 32) | a.epoch as u64)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let masks = keys.iter().all(|k| (*k as u32) < 128).then(|| {
+            let mut v = vec![0u128; np];
+            for k in &keys {
+                v[(*k >> 32) as usize] |= 1u128 << (*k as u32);
+            }
+            v
+        });
+        Epochs { keys, masks }
+    })
 }
 
 impl Machine<'_> {
@@ -69,14 +119,6 @@ impl Machine<'_> {
     fn canonicalize_with(&self, s: &mut State, r: &mut Renumber) {
         let np = s.procs.len();
         let key = |q: usize, e: u32| ((q as u64) << 32) | e as u64;
-        // A process's current epoch is still to be recorded unless a release ended it.
-        let keys = &mut r.keys;
-        keys.clear();
-        keys.extend(
-            (0..np)
-                .filter(|q| !s.procs[*q].bump)
-                .map(|q| key(q, s.procs[q].clock[q])),
-        );
         // Call-entry epochs are needed while some process may still leave that call.
         let live = s
             .procs
@@ -96,42 +138,77 @@ impl Machine<'_> {
                     *e = 0;
                 }
             }
-            let entries = &s.procs[q].entries;
-            keys.extend(
-                entries
-                    .iter()
-                    .skip(live)
-                    .filter(|e| **e != 0)
-                    .map(|e| key(q, *e)),
-            );
+        }
+        // The epochs still recorded: a process's current epoch (unless a release ended
+        // it), the call-entry epochs still needed, and the windows' access records.
+        r.masks.clear();
+        r.masks.resize(np, 0);
+        r.small = true;
+        for q in 0..np {
+            let pr = &s.procs[q];
+            let own = (!pr.bump).then_some(pr.clock[q]);
+            for e in own
+                .into_iter()
+                .chain(pr.entries.iter().skip(live).copied().filter(|e| *e != 0))
+            {
+                if e < 128 {
+                    r.masks[q] |= 1u128 << e;
+                } else {
+                    r.small = false;
+                }
+            }
         }
         for m in &s.mem {
-            keys.extend_from_slice(m.epochs.get(|| {
-                let mut v: Vec<u64> = m
-                    .acc
-                    .segs
-                    .iter()
-                    .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
-                    .map(|a| key(a.proc as usize, a.epoch))
-                    .collect();
-                v.sort_unstable();
-                v.dedup();
-                v
+            match &epochs(m, np).masks {
+                Some(v) => {
+                    for (x, y) in r.masks.iter_mut().zip(v) {
+                        *x |= *y;
+                    }
+                }
+                None => r.small = false,
+            }
+        }
+        r.moved.clear();
+        if r.small {
+            // Every epoch of q anywhere in the state is at most q's own clock entry.
+            let masks = &r.masks;
+            r.moved.extend((0..np).filter(|&q| {
+                let k = masks[q].count_ones();
+                masks[q] != dense(k) || s.procs[q].clock[q] > k
+            }));
+        } else {
+            let keys = &mut r.keys;
+            keys.clear();
+            keys.extend(
+                (0..np)
+                    .filter(|q| !s.procs[*q].bump)
+                    .map(|q| key(q, s.procs[q].clock[q])),
+            );
+            for q in 0..np {
+                keys.extend(
+                    s.procs[q]
+                        .entries
+                        .iter()
+                        .skip(live)
+                        .filter(|e| **e != 0)
+                        .map(|e| key(q, *e)),
+                );
+            }
+            for m in &s.mem {
+                keys.extend_from_slice(&epochs(m, np).keys);
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            r.start.clear();
+            r.start
+                .extend((0..=np).map(|q| keys.partition_point(|k| (*k >> 32) < q as u64)));
+            let (keys, start) = (&r.keys, &r.start);
+            r.moved.extend((0..np).filter(|&q| {
+                let run = &keys[start[q]..start[q + 1]];
+                let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
+                !dense || s.procs[q].clock[q] > run.len() as u32
             }));
         }
-        keys.sort_unstable();
-        keys.dedup();
-        r.start.clear();
-        r.start
-            .extend((0..=np).map(|q| keys.partition_point(|k| (*k >> 32) < q as u64)));
-        // Every epoch of q anywhere in the state is at most q's own clock entry.
-        let (keys, start) = (&r.keys, &r.start);
-        r.moved.clear();
-        r.moved.extend((0..np).filter(|&q| {
-            let run = &keys[start[q]..start[q + 1]];
-            let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
-            !dense || s.procs[q].clock[q] > run.len() as u32
-        }));
         let r = &*r;
         if r.moved.is_empty() {
             // The identity: nothing to renumber (and every window's access records are
@@ -163,12 +240,16 @@ impl Machine<'_> {
             let c = cell_mut(&mut s.cells, i);
             r.fix(&mut c.clock);
             for u in c.units.iter_mut() {
-                r.fix(&mut u.clock);
+                if r.moves(&u.clock) {
+                    r.fix(Rc::make_mut(&mut u.clock));
+                }
             }
             for h in c.history.iter_mut() {
                 r.fix(&mut h.clock);
                 for u in h.units.iter_mut() {
-                    r.fix(&mut u.clock);
+                    if r.moves(&u.clock) {
+                        r.fix(Rc::make_mut(&mut u.clock));
+                    }
                 }
             }
         }

@@ -3,12 +3,13 @@
 //! every access and the buffered writes of relaxed mode and their draining.
 
 use super::footprint::DataAcc;
-use super::state::{mem_mut, Acc, Clock, Memory, Outcome, Pending, State, CONSUME, STAGE};
+use super::state::{mem_mut, Acc, Memory, Outcome, Pending, State, WinMem, CONSUME, STAGE};
 use super::{fmt_call, Machine};
 use crate::code::CRegion;
 use crate::report::{EvKind, Finding};
 use crate::value::{relocate, zip, Val};
 use collc_spec::ir::*;
+use std::rc::Rc;
 
 pub(super) struct Loc {
     pub(super) rank: usize,
@@ -134,10 +135,10 @@ impl Machine<'_> {
                     call: s.procs[p].call,
                     what: stmt,
                 };
-                let clock = s.procs[p].clock.clone();
                 let m = self.mi(l.rank, w, s.procs[p].call);
                 self.check_fresh_read(s, p, l, stmt, out);
-                self.access(s, m, l.lo, l.hi, acc, false, &clock, out);
+                let clock = &s.procs[p].clock;
+                self.access(&mut s.mem, m, l.lo, l.hi, acc, false, clock, out);
                 s.mem[m].vals.read(l.lo, l.hi)
             }
         }
@@ -189,9 +190,8 @@ impl Machine<'_> {
             call: s.procs[p].call,
             what: stmt,
         };
-        let clock = s.procs[p].clock.clone();
         let m = self.mi(rank, w, s.procs[p].call);
-        self.access(s, m, lo, hi, acc, true, &clock, out);
+        self.access(&mut s.mem, m, lo, hi, acc, true, &s.procs[p].clock, out);
         mem_mut(&mut s.mem, m).vals.write(lo, &pieces);
     }
 
@@ -230,13 +230,13 @@ impl Machine<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn access(
         &self,
-        s: &mut State,
+        mem: &mut [Rc<WinMem>],
         m: usize,
         lo: u64,
         hi: u64,
         acc: Acc,
         write: bool,
-        clock: &Clock,
+        clock: &[u32],
         out: &mut Outcome,
     ) {
         if let Some(v) = out.accesses.as_mut() {
@@ -249,7 +249,14 @@ impl Machine<'_> {
         }
         let mut race: Option<(Acc, bool, u64, u64)> = None;
         let mut pos = lo;
-        for (n, rec) in s.mem[m].acc.read(lo, hi) {
+        // Whether recording the access changes nothing (the window then stays shared).
+        let mut same = true;
+        for (n, rec) in mem[m].acc.pieces(lo, hi) {
+            same &= if write {
+                rec.write == Some(acc) && rec.reads.is_empty()
+            } else {
+                rec.reads.iter().any(|r| *r == acc)
+            };
             if race.is_none() {
                 let unordered = |o: &Acc| o.proc != acc.proc && clock[o.proc as usize] < o.epoch;
                 if let Some(w) = rec.write.filter(unordered) {
@@ -262,20 +269,22 @@ impl Machine<'_> {
             }
             pos += n;
         }
-        mem_mut(&mut s.mem, m).acc.update(lo, hi, |rec| {
-            if write {
-                rec.write = Some(acc);
-                rec.reads.clear();
-            } else {
-                match rec.reads.iter_mut().find(|r| r.proc == acc.proc) {
-                    Some(r) => *r = acc,
-                    None => {
-                        rec.reads.push(acc);
-                        rec.reads.sort();
+        if !same {
+            mem_mut(mem, m).acc.update(lo, hi, |rec| {
+                if write {
+                    rec.write = Some(acc);
+                    rec.reads.clear();
+                } else {
+                    match rec.reads.iter_mut().find(|r| r.proc == acc.proc) {
+                        Some(r) => *r = acc,
+                        None => {
+                            rec.reads.push(acc);
+                            rec.reads.sort();
+                        }
                     }
                 }
-            }
-        });
+            });
+        }
         if let Some((other, other_write, a, b)) = race {
             let (rank, w) = self.mem_owner(m);
             let win = &self.p.windows[w].name;

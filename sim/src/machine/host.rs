@@ -198,7 +198,6 @@ impl Machine<'_> {
                 call,
                 what: STAGE,
             };
-            let clock = &s.procs[b0].clock.clone();
             let m = self.mi(r, w, call);
             self.event(out, b0, call, None, || {
                 (
@@ -210,7 +209,7 @@ impl Machine<'_> {
                     ),
                 )
             });
-            self.access(s, m, 0, len, acc, true, clock, out);
+            self.access(&mut s.mem, m, 0, len, acc, true, &s.procs[b0].clock, out);
             mem_mut(&mut s.mem, m).vals = Segs::filled(len, v);
         }
     }

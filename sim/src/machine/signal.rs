@@ -189,15 +189,15 @@ impl Machine<'_> {
         }
         let mut lost = Vec::new();
         {
-            let pclock = s.procs[p].clock.clone();
+            let pclock = &s.procs[p].clock;
             let c = cell_mut(&mut s.cells, cell);
             c.value = after;
             if self.memory == Memory::Relaxed {
                 c.version += 1;
             }
             match op {
-                NotifyOp::AtomicAdd => join(&mut c.clock, &pclock),
-                NotifyOp::Set => c.clock = pclock.clone(),
+                NotifyOp::AtomicAdd => join(&mut c.clock, pclock),
+                NotifyOp::Set => c.clock.clone_from(pclock),
             }
             if !credit {
                 c.origin = Some(Origin {
@@ -214,7 +214,7 @@ impl Machine<'_> {
                     stmt,
                     amount,
                     counted: 0,
-                    clock: pclock.clone(),
+                    clock: Rc::from(&pclock[..]),
                 };
                 match op {
                     NotifyOp::AtomicAdd if v > 0 => insert_unit(&mut c.units, unit(v)),

@@ -34,7 +34,7 @@ pub trait Part: Eq {
 /// A vector clock, one entry per process.
 pub type Clock = Vec<u32>;
 
-pub(super) fn join(a: &mut Clock, b: &Clock) {
+pub(super) fn join(a: &mut [u32], b: &[u32]) {
     for (x, y) in a.iter_mut().zip(b) {
         if *y > *x {
             *x = *y;
@@ -57,8 +57,9 @@ pub struct Unit {
     pub amount: i64,
     /// Processes whose passing waits counted this unit (bit per process).
     pub counted: u128,
-    /// The writer's vector clock at the notify: what a wait counting this unit acquires.
-    pub clock: Clock,
+    /// The writer's vector clock at the notify: what a wait counting this unit acquires
+    /// (shared between the copies of the unit in copies of the cell).
+    pub clock: Rc<[u32]>,
 }
 
 /// A credit unit's identity and order in its cell: (call, writer, sequence).
@@ -199,9 +200,17 @@ pub struct WinMem {
     pub(super) acc: Segs<AccRec>,
     /// Fingerprint of the fields above (cleared by [`mem_mut`]).
     pub(super) fp: FpCache,
-    /// The epochs recorded in `acc`, as `(process << 32) | epoch`, sorted and
-    /// deduplicated, for canonicalisation (cleared by [`mem_mut`]).
-    pub(super) epochs: Memo<Vec<u64>>,
+    /// The epochs recorded in `acc`, for canonicalisation (cleared by [`mem_mut`]).
+    pub(super) epochs: Memo<Epochs>,
+}
+
+/// The epochs recorded in a window's access history: as `(process << 32) | epoch`,
+/// sorted and deduplicated, and, when every one is below 128, as one bit set per
+/// process (bit `e` of `masks[q]`: process `q`'s epoch `e` is recorded).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Epochs {
+    pub(super) keys: Vec<u64>,
+    pub(super) masks: Option<Vec<u128>>,
 }
 
 /// Data derived from a part of the state, computed once and dropped when the part is
