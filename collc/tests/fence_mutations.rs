@@ -60,6 +60,7 @@ fn sim_check(p: &Protocol, memory: Memory) -> sb::BoundedReport {
             total_time: Duration::from_secs(60),
             fixed: BTreeMap::new(),
             sticky_poll: false,
+            wrap: false,
             stop: None,
         },
     )

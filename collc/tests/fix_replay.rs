@@ -173,6 +173,14 @@ fn every_offered_fix_replays_without_a_new_failure() {
         }
     }
     assert!(bad.is_empty(), "{bad:#?}\nreplayed: {replayed:#?}");
+    // A monotonic wait's threshold growth, on the fixture made for it.
+    assert!(
+        replayed
+            .iter()
+            .any(|r| r
+                .starts_with("epoch_allreduce_growth_off_by_one.coll: verify::credit-balance: ")),
+        "{replayed:#?}"
+    );
     // The fixes the front end and the verifier derive, each replayed at least once (the
     // name suggestions of `resolve_unknown.coll` leave a text with other errors: they
     // are checked to remove their diagnostic by lsp/tests/actions.rs).
@@ -182,6 +190,7 @@ fn every_offered_fix_replays_without_a_new_failure() {
         "verify::op-exclusivity",
         "verify::fence",
         "verify::overflow-horizon",
+        "verify::stale-credit",
     ] {
         assert!(
             replayed.iter().any(|r| r.contains(&format!(": {code}: "))),

@@ -184,3 +184,87 @@ fn a_protocol_declaring_exactly_its_horizon_passes_and_one_more_call_fails() {
         );
     }
 }
+
+/// The findings of `collc verify`'s bounded runs in a report: (obligation, finding), the
+/// replay command first in each finding's notes.
+fn bounded_findings(r: &collc_verifier::Report) -> Vec<(String, String)> {
+    r.obligations
+        .iter()
+        .filter(|o| o.status == collc_verifier::Status::Violated)
+        .flat_map(|o| {
+            o.findings.iter().filter_map(|f| {
+                let replay = f.notes.first()?.strip_prefix("replay: ")?;
+                Some((o.id.clone(), replay.to_string()))
+            })
+        })
+        .collect()
+}
+
+/// `collc verify` runs the wrap-around mode as part of its bounded obligations: every file
+/// with a monotonic signal that fails in the mode is rejected through a bounded finding —
+/// one of the wrap-around run itself (its replay says `--wrap`) when the file passes from
+/// call 0 — past the overflow horizon in `overflow-horizon`, next to the symbolic finding
+/// there (both report it), within it in the obligation its code names; every example with a
+/// monotonic signal stays verified, each bounded line stating the run complete.
+#[test]
+fn verify_runs_the_wrap_mode_in_its_bounded_obligations() {
+    let (mut rejected, mut verified) = (0, 0);
+    for (path, text, p) in monotonic_files() {
+        let src = collc_grammar::Source::new(path.display().to_string(), text.as_str());
+        let report = collc_verifier::verify(&p, &collc_verifier::Options::for_source(&src));
+        let name = path.display();
+        let wrapped = run(&p, 2, true).expect("params");
+        if wrapped.verdict == Verdict::Pass {
+            if !path.parent().is_some_and(|d| d.ends_with("bugs")) {
+                verified += 1;
+                assert_eq!(report.exit_code(), 0, "{name}: {:?}", violated(&p));
+                for id in collc_verifier::bounded::OBLIGATIONS {
+                    let o = report.get(id).expect("bounded obligation");
+                    let scope = o.scope.as_deref().unwrap_or_default();
+                    let (_, w) = scope
+                        .split_once("; wrap-around mode (the last declared calls, from call index ")
+                        .unwrap_or_else(|| panic!("{name}: {id}: {scope}"));
+                    assert!(
+                        w.contains("4 calls: ") && w.ends_with("complete"),
+                        "{name}: {id}: {w}"
+                    );
+                    assert!(!w.contains("not explored"), "{name}: {id}: {w}");
+                }
+            }
+            continue;
+        }
+        rejected += 1;
+        let found = bounded_findings(&report);
+        let from_zero = run(&p, 2, false).expect("params").verdict == Verdict::Pass;
+        let wrap: Vec<&(String, String)> = found
+            .iter()
+            .filter(|(_, r)| r.ends_with("--wrap"))
+            .collect();
+        assert!(
+            !found.is_empty() && (!from_zero || !wrap.is_empty()),
+            "{name} fails in wrap-around mode ({:?}) but verify's bounded run does not reject it: {found:?}",
+            codes(&wrapped)
+        );
+        let crosses = wrapped.wrap.as_ref().is_some_and(|w| w.crosses);
+        for (id, replay) in &wrap {
+            if crosses {
+                assert_eq!(id, "overflow-horizon", "{name}: {replay}");
+                // The symbolic horizon check reports it too.
+                let o = report.get("overflow-horizon").expect("overflow-horizon");
+                assert!(
+                    o.findings.iter().any(|f| f.trace.is_none()),
+                    "{name}: only the bounded run reports the horizon"
+                );
+            } else {
+                assert!(
+                    collc_verifier::bounded::OBLIGATIONS.contains(&id.as_str()),
+                    "{id}"
+                );
+            }
+        }
+    }
+    assert!(
+        rejected >= 4 && verified >= 2,
+        "{rejected} rejected, {verified} verified"
+    );
+}

@@ -1,6 +1,7 @@
 //! `collc verify`'s bounded obligations (simulator-backed: `deadlock`, `stale-pass`,
 //! `data-race`, `semantics`, `lifetimes`): what each merged kernel gets (a table, not a
-//! blanket pass, with bounds worded for what the kernel has), bug fixtures annotated
+//! blanket pass, with bounds worded for what the kernel has; the wrap-around run of a
+//! kernel with a monotonic signal complete at its last declared calls), bug fixtures annotated
 //! `sim::deadlock` are violated with a replay command and a numbered trace, a cross-call
 //! race on a `reused` window is a violation labelled on the racing access whose help names
 //! the window and both fixes, a `per call` window read before its call wrote it is a
@@ -96,6 +97,14 @@ fn obligation<'a>(j: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("{}: no {id}", j["file"]))
 }
 
+/// Whether the example declares a monotonic signal.
+fn monotonic(name: &str) -> bool {
+    let text = std::fs::read_to_string(root().join(format!("examples/{name}.coll"))).unwrap();
+    collc_spec::check(&text)
+        .protocol
+        .is_some_and(|p| p.signals.iter().any(|s| s.monotonic))
+}
+
 #[test]
 fn merged_kernels_bounded_obligations() {
     let mut files: Vec<String> = std::fs::read_dir(root().join("examples"))
@@ -153,6 +162,23 @@ fn merged_kernels_bounded_obligations() {
             );
             if scope.contains("not explored") {
                 assert!(scope.contains("(budget)"), "{scope}");
+            }
+            // A kernel with a monotonic signal: the wrap-around run comes last, at its
+            // last declared calls (P=2..4, 4 calls), complete.
+            let (scope, wrap) = match scope.split_once("; wrap-around mode (") {
+                Some((rest, w)) => (rest, Some(w)),
+                None => (scope, None),
+            };
+            assert_eq!(wrap.is_some(), monotonic(name), "{name}: {id}: {scope}");
+            if let Some(w) = wrap {
+                assert!(
+                    w.starts_with("the last declared calls")
+                        && w.contains("): P=2..4, ")
+                        && w.contains("4 calls: ")
+                        && w.ends_with("complete")
+                        && !w.contains("not explored"),
+                    "{name}: {id}: {w}"
+                );
             }
             // Every merged kernel completes at the full default bounds.
             // The sc run's scope; the relaxed run's follows (its bounds are smaller).

@@ -184,6 +184,10 @@ impl Job {
                     ranks: (*pv, *pv),
                     ..defaults.relaxed_bounds.clone()
                 },
+                wrap_bounds: collc_sim::bounded::Bounds {
+                    ranks: (*pv, *pv),
+                    ..defaults.wrap_bounds.clone()
+                },
                 stop: Some(Arc::clone(&self.stop)),
                 ..defaults
             };
@@ -192,11 +196,7 @@ impl Job {
         if self.cancelled() {
             return None;
         }
-        for r in bounded {
-            if let Some(o) = report.obligations.iter_mut().find(|o| o.id == r.id) {
-                *o = r;
-            }
-        }
+        bounded::add(&mut report, bounded);
         report.locate(&source);
         collc_verifier::fix::attach(&mut report, &source);
         let mut diags = checked.diagnostics;

@@ -107,6 +107,7 @@ fn verifier_findings_with_a_fix_are_quick_fixes() {
         "verify::credit-balance",
         "verify::op-exclusivity",
         "verify::fence",
+        "verify::stale-credit",
     ];
     for path in coll_files("examples/bugs") {
         let text = read(&path);
@@ -124,12 +125,18 @@ fn verifier_findings_with_a_fix_are_quick_fixes() {
             fixed.push((name.to_string(), code, left));
         }
     }
-    // The three fixes the verifier derives, each on the fixture made for it, where
-    // the one fix leaves none of its code.
+    // The fixes the verifier derives, each on the fixture made for it, where the one
+    // fix leaves none of its code: a missing reset, `= 0` as `-= N`, a fence, a monotonic
+    // threshold's growth, `==` on a counter as `>=`.
     for (file, code) in [
         ("barrier_no_epilogue", "verify::credit-balance"),
         ("barrier_set0_reset", "verify::op-exclusivity"),
         ("broadcast_stage_unfenced", "verify::fence"),
+        (
+            "epoch_allreduce_growth_off_by_one",
+            "verify::credit-balance",
+        ),
+        ("eq_wait_on_counter", "verify::stale-credit"),
     ] {
         assert!(
             fixed

@@ -5,7 +5,7 @@
 //! smallest counterexample found.
 
 use crate::explore::{simulate, Budget, Schedule, SimConfig, StopFlag};
-use crate::machine::Memory;
+use crate::machine::{Memory, WrapStart};
 use crate::report::{Event, Verdict};
 use collc_grammar::Span;
 use collc_spec::ir::*;
@@ -63,6 +63,10 @@ pub struct BoundedConfig {
     /// Sticky polling (relaxed only; see [`SimConfig::sticky_poll`]).
     #[serde(default)]
     pub sticky_poll: bool,
+    /// Wrap-around mode (see [`SimConfig::wrap`]): each assignment runs the last calls
+    /// before a monotonic cell leaves int32; replays say `--wrap`.
+    #[serde(default)]
+    pub wrap: bool,
     /// Stops the check when set: the running search stops within a few hundred
     /// states and the assignments not started are reported as unexplored.
     #[serde(skip)]
@@ -82,6 +86,7 @@ impl Default for BoundedConfig {
             total_time: Duration::from_secs(120),
             fixed: BTreeMap::new(),
             sticky_poll: false,
+            wrap: false,
             stop: None,
         }
     }
@@ -122,6 +127,8 @@ pub struct Counterexample {
     pub steps: usize,
     /// The shortest trace found.
     pub trace: Vec<Event>,
+    /// Where the wrap-around mode placed the calls, when it was on.
+    pub wrap: Option<WrapStart>,
 }
 
 /// One obligation's result.
@@ -166,6 +173,8 @@ pub struct ConfigResult {
     pub stopped: Option<String>,
     /// Wall time.
     pub elapsed_ms: u64,
+    /// Where the wrap-around mode placed the calls, when it was on.
+    pub wrap: Option<WrapStart>,
 }
 
 /// The result of [`check`].
@@ -413,7 +422,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
             reduce: true,
             sticky_poll: cfg.sticky_poll,
             stop: cfg.stop.clone(),
-            wrap: false,
+            wrap: cfg.wrap,
         };
         match simulate(p, g, &sc) {
             Ok(r) => {
@@ -443,6 +452,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                                     }
                                 ),
                             ])
+                            .chain(cfg.wrap.then(|| "--wrap".to_string()))
                             .collect::<Vec<_>>()
                             .join(" ");
                         cex.insert(
@@ -458,6 +468,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                                 replay,
                                 steps: f.steps,
                                 trace: f.trace.clone(),
+                                wrap: r.wrap.clone(),
                             },
                         );
                     }
@@ -470,6 +481,7 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
                     complete: r.stats.complete,
                     stopped: r.stats.stopped.clone(),
                     elapsed_ms: r.stats.elapsed_ms,
+                    wrap: r.wrap.clone(),
                 });
             }
             Err(e) => errors.push(format!("{}: {e}", crate::report::params_text(g))),

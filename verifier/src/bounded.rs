@@ -4,16 +4,20 @@
 //! window and value signal living as the protocol declares it (`per call` or
 //! `reused`), and mapped into the report with status `checked` (the exact bounds
 //! explored completely), `violated` (a counterexample with its `collc sim` replay)
-//! or `unknown` (nothing explored completely within the budget). See
-//! `verifier/README.md`.
+//! or `unknown` (nothing explored completely within the budget). The same
+//! obligations also run in relaxed memory and, for a protocol with a monotonic signal,
+//! in the simulator's wrap-around mode (`bounded/wrap.rs`). See `verifier/README.md`.
 
 use crate::report::{Finding, ObligationResult, ParamValue, Status, Trace};
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample, GridShape};
+use collc_sim::machine::WrapStart;
 use collc_sim::report::{EvKind, Event};
 use collc_sim::{Budget, Memory, StopFlag};
 use collc_spec::ir::{Protocol, VarKind};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+
+mod wrap;
 
 /// The bounded obligations, in report order (`collc_sim::bounded::OBLIGATIONS`).
 pub const OBLIGATIONS: [&str; 5] = [
@@ -44,6 +48,11 @@ pub struct BoundedOptions {
     pub relaxed_bounds: Bounds,
     /// Distinct states per parameter assignment of a relaxed run.
     pub relaxed_max_states: u64,
+    /// The largest bounds of the wrap-around run (protocols with a monotonic signal):
+    /// at least 4 calls keep calls before and after the wrap in the window.
+    pub wrap_bounds: Bounds,
+    /// Distinct states per parameter assignment of a wrap-around run.
+    pub wrap_max_states: u64,
     /// World sizes up to which the ladder starts at the full tiles and calls of `bounds`;
     /// larger world sizes of `bounds.ranks` start at its smallest rung (1 tile, 2 calls).
     pub full_ranks: i64,
@@ -94,6 +103,13 @@ impl Default for BoundedOptions {
                 small_ints: 1,
             },
             relaxed_max_states: 150_000,
+            wrap_bounds: Bounds {
+                ranks: (2, 4),
+                tiles: (1, 1),
+                calls: 4,
+                small_ints: 1,
+            },
+            wrap_max_states: 100_000,
             full_ranks: 4,
             target_worlds: Vec::new(),
             stop: None,
@@ -154,6 +170,15 @@ struct Explored {
     targeted: BTreeMap<i64, (i64, usize, u64)>,
     /// Targeted world sizes not explored completely (budget).
     targets_missed: Vec<i64>,
+    /// Where the wrap-around mode placed the calls (distinct placements), when it was on.
+    wraps: Vec<WrapStart>,
+}
+
+/// How the simulator runs: the memory model, and whether in the wrap-around mode.
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    memory: Memory,
+    wrap: bool,
 }
 
 /// The tile bound in words, when the protocol has a parameter that sizes a window.
@@ -331,8 +356,8 @@ impl Explored {
 /// Explores `p` at the bounds of `opts` (P ascending, falling back to smaller
 /// bounds when an attempt does not complete; world sizes above `opts.full_ranks`
 /// start at the smallest bounds), then each of `opts.target_worlds` at the smallest
-/// bounds, in memory model `memory`, until `deadline`.
-fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instant) -> Explored {
+/// bounds, in `mode`, until `deadline`.
+fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -> Explored {
     let world = p.vars[p.world].name.clone();
     let mut ps: Vec<i64> = sb::param_grid(p, &opts.bounds, &BTreeMap::new())
         .iter()
@@ -372,7 +397,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
             } else {
                 deadline
             };
-            match attempt(p, opts, memory, pv, lv[li], until, floor, &mut ex) {
+            match attempt(p, opts, mode, pv, lv[li], until, floor, &mut ex) {
                 Ok(states) => {
                     ex.done.insert(pv, (lv[li].0, lv[li].1, states));
                     break;
@@ -408,7 +433,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
             ex.targets_missed.push(pv);
             continue;
         }
-        match attempt(p, opts, memory, pv, lv[smallest], deadline, false, &mut ex) {
+        match attempt(p, opts, mode, pv, lv[smallest], deadline, false, &mut ex) {
             Ok(states) => {
                 ex.targeted
                     .insert(pv, (lv[smallest].0, lv[smallest].1, states));
@@ -419,6 +444,17 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
     ex
 }
 
+impl Mode {
+    const SC: Mode = Mode {
+        memory: Memory::Sc,
+        wrap: false,
+    };
+    const RELAXED: Mode = Mode {
+        memory: Memory::Relaxed,
+        wrap: false,
+    };
+}
+
 /// One attempt: every assignment at world size `pv` with `(tiles, calls)`, within
 /// a third of the budget (and `deadline`; `untimed`: within `deadline` only, the floor
 /// of [`BoundedOptions::untimed_floor`]). The states explored when it completed;
@@ -427,7 +463,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, memory: Memory, deadline: Instan
 fn attempt(
     p: &Protocol,
     opts: &BoundedOptions,
-    memory: Memory,
+    mode: Mode,
     pv: i64,
     (tiles, calls): (i64, usize),
     deadline: Instant,
@@ -448,7 +484,7 @@ fn attempt(
             calls,
             small_ints: opts.bounds.small_ints,
         },
-        memory,
+        memory: mode.memory,
         per_config: Budget {
             max_states: opts.max_states,
             max_time: left,
@@ -457,9 +493,15 @@ fn attempt(
         total_time: left,
         fixed: BTreeMap::from([(world, pv)]),
         sticky_poll: false,
+        wrap: mode.wrap,
         stop: opts.stop.clone(),
     };
     let r = sb::check(p, &cfg);
+    for w in r.configs.iter().filter_map(|c| c.wrap.as_ref()) {
+        if !ex.wraps.contains(w) {
+            ex.wraps.push(w.clone());
+        }
+    }
     for o in r.obligations {
         if let Some(c) = o.counterexample {
             ex.cex.entry(o.name).or_insert(c);
@@ -550,10 +592,14 @@ fn elide(trace: &[Event]) -> Trace {
 }
 
 /// Runs the bounded obligations on `p` within `opts.budget`, every window and value
-/// signal living as declared.
+/// signal living as declared: sequentially consistent, then relaxed memory, then (a
+/// protocol with a monotonic signal) the wrap-around mode (`wrap.rs`). The five
+/// obligations of [`OBLIGATIONS`], then, when the wrap-around mode failed past the
+/// overflow horizon, an `overflow-horizon` result with those findings ([`add`] folds
+/// it into the symbolic one).
 pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
     let deadline = Instant::now() + opts.budget;
-    let sc = explore(p, opts, Memory::Sc, deadline);
+    let sc = explore(p, opts, Mode::SC, deadline);
     let mut out: Vec<ObligationResult> = OBLIGATIONS
         .iter()
         .map(|id| obligation(p, opts, &sc, id))
@@ -567,11 +613,14 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
         untimed_floor: true,
         ..opts.clone()
     };
-    let relaxed = explore(p, &ropts, Memory::Relaxed, Instant::now() + ropts.budget);
+    let relaxed = explore(p, &ropts, Mode::RELAXED, Instant::now() + ropts.budget);
     for r in out.iter_mut() {
         if RELAXED.contains(&r.id.as_str()) {
             with_relaxed(p, r, &relaxed, &opts.file);
         }
+    }
+    if let Some(wx) = wrap::explore_wrapped(p, opts) {
+        wrap::fold(p, &mut out, &wx, &opts.file);
     }
     out
 }
@@ -648,6 +697,18 @@ fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &st
         if !rx.checked() {
             let why = rx.incomplete_reason().unwrap_or_default();
             r.summary = format!("{} (relaxed memory incomplete: {why})", r.summary);
+        }
+    }
+}
+
+/// Adds bounded results to a report: the bounded obligations appended, an
+/// `overflow-horizon` result of the wrap-around mode folded into the symbolic one.
+pub fn add(report: &mut crate::Report, results: Vec<ObligationResult>) {
+    for r in results {
+        match report.obligations.iter_mut().find(|o| o.id == r.id) {
+            Some(o) if r.id == wrap::HORIZON => wrap::fold_horizon(o, r),
+            Some(o) => *o = r,
+            None => report.obligations.push(r),
         }
     }
 }

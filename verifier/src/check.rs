@@ -1430,6 +1430,7 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
                 f.primary = Some(ev.span);
                 f.primary_label = format!("`{}` on a counter", cmp.as_str());
                 f.help = Some("wait with `>=`: a fast writer can push the counter past the exact value before this rank polls".into());
+                f.rewrite = Some(crate::fix::Rewrite::WaitAtLeast);
                 if !acc
                     .extra
                     .iter()

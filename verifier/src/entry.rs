@@ -98,7 +98,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
                     b.target_worlds.push(*w);
                 }
             }
-            report.obligations.extend(bounded::check(p, &b));
+            bounded::add(&mut report, bounded::check(p, &b));
             report.stats.bounded_millis = t0.elapsed().as_millis() as u64;
         }
     }

@@ -216,9 +216,9 @@ pub(crate) fn balance(
                             .push((c.span, format!("adds {} per call ({} ×)", c.total, c.count)));
                     }
                     f.help = Some(format!(
-                        "make the threshold grow by exactly the cell's credits per call: `{} * call` plus this call's part",
-                        n
+                        "make the threshold grow by exactly the cell's {n} credit(s) per call (it grows by {g})"
                     ));
+                    f.rewrite = Some(crate::fix::Rewrite::ThresholdGrowth { by: n - g });
                     f.notes.push(if g > n {
                         "the threshold outruns the credits: a later call waits for credits that never come (deadlock)".into()
                     } else {

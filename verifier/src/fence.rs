@@ -792,6 +792,7 @@ fn relaxed(p: &Protocol, file: &str) -> Relaxed {
                 total_time: left,
                 fixed: BTreeMap::from([(world.clone(), *pv)]),
                 sticky_poll: false,
+                wrap: false,
                 stop: None,
             };
             let rx = sb::check(p, &mk(Memory::Relaxed));

@@ -14,10 +14,16 @@ use collc_grammar::ast::{Block, File, ItemKind, LoopRange, NotifyOpAst, Stmt, St
 use collc_grammar::{Edit, Fix, Source, Span};
 use std::collections::BTreeSet;
 
+mod rewrite;
+pub use rewrite::Rewrite;
+
 /// The fix of a finding of obligation `id`, if one can be derived.
 pub fn of_finding(id: &str, f: &Finding, file: &File, text: &str) -> Option<Fix> {
     if let Some(before) = f.fence_before {
         return Some(fence_before(text, before));
+    }
+    if let Some(r) = f.rewrite {
+        return rewrite::fix(r, file, text, f.primary?);
     }
     match id {
         "op-exclusivity" => set_to_sub(file, text, f.primary?),
@@ -38,7 +44,32 @@ pub fn attach(report: &mut crate::Report, src: &Source) {
         for f in &mut o.findings {
             f.fix = of_finding(&o.id, f, &file, &src.text)
                 .filter(|x| f.fence_before.is_some() || holds_after(&o.id, x, &src.text));
+            if f.fix.is_none() {
+                if let Some(h) = unfixed_help(&o.id, f) {
+                    f.help = Some(h);
+                }
+            }
         }
+    }
+}
+
+/// The help of a finding whose help proposes an edit that could not be derived (or that
+/// the verifier does not accept on the edited text): the rule, no specific edit.
+fn unfixed_help(id: &str, f: &Finding) -> Option<String> {
+    if let Some(r) = f.rewrite {
+        return Some(r.unfixed_help());
+    }
+    match id {
+        "credit-balance" if f.contributions.iter().all(|c| c.section != "epilogue") => Some(
+            "the cell's net credit per call must be 0: what the body adds, the epilogue takes back (no reset could be derived that the verifier accepts)".into(),
+        ),
+        "overflow-horizon" => Some(
+            "the protocol may make more calls than the overflow horizon allows: a monotonic cell wraps int32 before its last call".into(),
+        ),
+        "op-exclusivity" => Some(
+            "a credit cell is written by AtomicAdd only (`+=`/`-=`); Set belongs to separate `as value` signals".into(),
+        ),
+        _ => None,
     }
 }
 
@@ -194,10 +225,7 @@ fn substitute(s: &str, var: &str, by: &str) -> String {
 
 impl BodyFacts {
     fn of(file: &File, text: &str) -> Option<BodyFacts> {
-        let body = file.items.iter().find_map(|i| match &i.kind {
-            ItemKind::Body(b) => Some(b),
-            _ => None,
-        })?;
+        let body = body(file)?;
         let mut facts = BodyFacts::default();
         for s in &body.stmts {
             if let StmtKind::Let { name, .. } = &s.kind {
@@ -373,10 +401,7 @@ fn missing_resets(file: &File, text: &str) -> Option<Fix> {
     );
     let edit = match epilogue {
         None => {
-            let body = file.items.iter().find_map(|i| match &i.kind {
-                ItemKind::Body(b) => Some(b),
-                _ => None,
-            })?;
+            let body = body(file)?;
             Edit {
                 span: Span::new(body.span.end, body.span.end),
                 text: format!(
@@ -459,6 +484,14 @@ fn set_to_sub(file: &File, text: &str, set: Span) -> Option<Fix> {
         stmt.span,
         format!("notify {target} -= {};", reset.amount),
     ))
+}
+
+/// The protocol's body.
+fn body(file: &File) -> Option<&Block> {
+    file.items.iter().find_map(|i| match &i.kind {
+        ItemKind::Body(b) => Some(b),
+        _ => None,
+    })
 }
 
 /// The statement at `span` in `b` and the headers of the loops around it.

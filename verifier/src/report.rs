@@ -98,6 +98,10 @@ pub struct Finding {
     /// [`crate::verify`] when the source is given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<collc_grammar::Fix>,
+    /// The edit the help proposes, as data, decided where the finding is made;
+    /// [`crate::fix`] turns it into the source edits of `fix`.
+    #[serde(skip)]
+    pub rewrite: Option<crate::fix::Rewrite>,
 }
 
 /// A bounded counterexample's trace: the simulator's events, rendered as
@@ -153,6 +157,7 @@ impl Finding {
             trace: None,
             fence_before: None,
             fix: None,
+            rewrite: None,
         }
     }
 }
