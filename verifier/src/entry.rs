@@ -80,6 +80,11 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     report
         .obligations
         .extend(crate::epoch::horizon(p, param.horizon.as_ref()));
+    report.obligations.extend(crate::reuse::check(
+        p,
+        &param,
+        Duration::from_millis(opts.symbolic.timeout_ms),
+    ));
     report
         .obligations
         .push(crate::range_obligation::check(p, opts.source));

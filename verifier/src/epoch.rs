@@ -499,7 +499,7 @@ fn enumerated_growth(
 
 /// `l` with atom `a` replaced by `by` everywhere, nested atoms included (`None` for a form
 /// this does not rebuild: a guard indicator that mentions `a`).
-fn subst_deep(s: &mut Syms, l: &Lin, a: AtomId, by: &Lin) -> Option<Lin> {
+pub(crate) fn subst_deep(s: &mut Syms, l: &Lin, a: AtomId, by: &Lin) -> Option<Lin> {
     let mut out = Lin::k(l.c);
     for (x, k) in l.t.clone() {
         let v = subst_atom(s, x, a, by)?;

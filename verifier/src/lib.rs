@@ -23,6 +23,7 @@ pub mod param;
 pub mod range;
 pub mod range_obligation;
 pub mod report;
+pub mod reuse;
 pub mod smt;
 pub mod sym;
 pub mod table;

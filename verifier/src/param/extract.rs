@@ -102,6 +102,38 @@ impl PEv {
     }
 }
 
+/// One window access of a data statement (recorded by [`pass_data`] only): the
+/// instance `(window, owner, index)` read or written, the last dimension's slice left out
+/// (every slice of one row counts as overlapping).
+#[derive(Clone, Debug)]
+pub struct PAcc {
+    /// The window.
+    pub window: WindowId,
+    /// A write (`put`, the destination of `copy`/`get`/`reduce`), else a read.
+    pub write: bool,
+    /// The rank whose window instance is accessed.
+    pub owner: Lin,
+    /// The indices of every dimension but the last.
+    pub index: Vec<Lin>,
+    /// Path condition.
+    pub guard: Guard,
+    /// Enclosing loops (indices into [`Pass::loops`]), outermost first.
+    pub loops: Vec<usize>,
+    /// Body or epilogue.
+    pub epilogue: bool,
+    /// The statement.
+    pub span: Span,
+    /// The blocks around it (as [`PEv::blocks`]).
+    pub blocks: Vec<u32>,
+}
+
+impl PAcc {
+    /// Textual position, as [`PEv::pos`].
+    pub fn pos(&self) -> (bool, usize) {
+        (self.epilogue, self.span.start)
+    }
+}
+
 /// An executed `return if` (top level of the body only).
 #[derive(Clone, Debug)]
 pub struct PRet {
@@ -126,19 +158,20 @@ pub struct Pass {
     pub returns: Vec<PRet>,
     /// The blocks that are a branch of an `if`: block id -> the `if` statement's start.
     pub branch: std::collections::HashMap<u32, usize>,
+    /// Window accesses, in program order ([`pass_data`] only).
+    pub accesses: Vec<PAcc>,
 }
 
 impl Pass {
     /// True when no execution runs both statements: they lie in the two branches of
     /// one `if`.
     pub fn exclusive(&self, x: &PEv, y: &PEv) -> bool {
-        let k = x
-            .blocks
-            .iter()
-            .zip(y.blocks.iter())
-            .take_while(|(a, b)| a == b)
-            .count();
-        match (x.blocks.get(k), y.blocks.get(k)) {
+        self.exclusive_blocks(&x.blocks, &y.blocks)
+    }
+    /// [`Pass::exclusive`] on the statements' block paths.
+    pub fn exclusive_blocks(&self, x: &[u32], y: &[u32]) -> bool {
+        let k = x.iter().zip(y.iter()).take_while(|(a, b)| a == b).count();
+        match (x.get(k), y.get(k)) {
             (Some(a), Some(b)) => self
                 .branch
                 .get(a)
@@ -186,6 +219,8 @@ struct Walk<'a> {
     depth: u32,
     blocks: Vec<u32>,
     next_block: u32,
+    /// Record window accesses too (and walk what holds only data statements).
+    data: bool,
 }
 
 /// True when `b` holds a notify, a wait or a return (what this pass records).
@@ -198,6 +233,23 @@ fn interesting(b: &Block) -> bool {
             else_block,
             ..
         } => interesting(then_block) || else_block.as_ref().is_some_and(interesting),
+        _ => false,
+    })
+}
+
+/// True when `b` holds a data statement.
+fn has_data(b: &Block) -> bool {
+    b.stmts.iter().any(|s| match &s.kind {
+        StmtKind::Copy { .. }
+        | StmtKind::Get { .. }
+        | StmtKind::Put { .. }
+        | StmtKind::Reduce { .. } => true,
+        StmtKind::For { body, .. } => has_data(body),
+        StmtKind::If {
+            then_block,
+            else_block,
+            ..
+        } => has_data(then_block) || else_block.as_ref().is_some_and(has_data),
         _ => false,
     })
 }
@@ -216,6 +268,28 @@ pub(crate) fn pass(
     world: &Lin,
     blocks: &Lin,
 ) -> Result<Pass, Open> {
+    walk(p, syms, env, world, blocks, false)
+}
+
+/// [`pass`] that also records the window accesses ([`Pass::accesses`]).
+pub(crate) fn pass_data(
+    p: &Protocol,
+    syms: &mut Syms,
+    env: &[Option<Val>],
+    world: &Lin,
+    blocks: &Lin,
+) -> Result<Pass, Open> {
+    walk(p, syms, env, world, blocks, true)
+}
+
+fn walk(
+    p: &Protocol,
+    syms: &mut Syms,
+    env: &[Option<Val>],
+    world: &Lin,
+    blocks: &Lin,
+    data: bool,
+) -> Result<Pass, Open> {
     let me = syms.new_iter(world.clone(), p.me);
     let mut env = env.to_vec();
     env[p.me] = Some(Val::V(Lin::atom(me)));
@@ -231,7 +305,11 @@ pub(crate) fn pass(
         p,
         syms,
         env,
-        relevant: relevant(p),
+        relevant: if data {
+            vec![true; p.vars.len()]
+        } else {
+            relevant(p)
+        },
         pass: Pass {
             me,
             blk,
@@ -243,6 +321,7 @@ pub(crate) fn pass(
         depth: 0,
         blocks: vec![0],
         next_block: 1,
+        data,
     };
     w.stmts(&p.body)?;
     w.epilogue = true;
@@ -251,6 +330,41 @@ pub(crate) fn pass(
 }
 
 impl Walk<'_> {
+    /// Whether the walk enters `b`.
+    fn wants(&self, b: &Block) -> bool {
+        interesting(b) || self.data && has_data(b)
+    }
+
+    /// Records an access of `r` (a window) on rank `at` (`None`: this rank).
+    fn access(
+        &mut self,
+        r: &Region,
+        at: Option<&Expr>,
+        write: bool,
+        span: Span,
+    ) -> Result<(), Open> {
+        let BufferRef::Window(window) = r.buffer else {
+            return Ok(());
+        };
+        let owner = match at {
+            Some(t) => self.eval(t, span)?,
+            None => Lin::atom(self.pass.me),
+        };
+        let index = self.index(&r.index, span)?;
+        self.pass.accesses.push(PAcc {
+            window,
+            write,
+            owner,
+            index,
+            guard: self.guard.clone(),
+            loops: self.loops.clone(),
+            epilogue: self.epilogue,
+            span,
+            blocks: self.blocks.clone(),
+        });
+        Ok(())
+    }
+
     fn eval(&mut self, e: &Expr, span: Span) -> Result<Lin, Open> {
         let mut ev = Evaluator {
             p: self.p,
@@ -372,7 +486,7 @@ impl Walk<'_> {
                 then_block,
                 else_block,
             } => {
-                if !interesting(then_block) && !else_block.as_ref().is_some_and(interesting) {
+                if !self.wants(then_block) && !else_block.as_ref().is_some_and(|e| self.wants(e)) {
                     return Ok(());
                 }
                 let c = self.cond(cond, s.span)?;
@@ -409,7 +523,7 @@ impl Walk<'_> {
                 }
             }
             StmtKind::For { var, range, body } => {
-                if !interesting(body) {
+                if !self.wants(body) {
                     return Ok(());
                 }
                 let world = self.eval(&Expr::Var(self.p.world), s.span)?;
@@ -474,6 +588,22 @@ impl Walk<'_> {
                 self.guard = saved;
                 self.loops.pop();
                 r?;
+            }
+            StmtKind::Copy { dst, src } if self.data => {
+                self.access(src, None, false, s.span)?;
+                self.access(dst, None, true, s.span)?;
+            }
+            StmtKind::Get { dst, src, from } if self.data => {
+                self.access(src, Some(from), false, s.span)?;
+                self.access(dst, None, true, s.span)?;
+            }
+            StmtKind::Put { dst, to, src } if self.data => {
+                self.access(src, None, false, s.span)?;
+                self.access(dst, Some(to), true, s.span)?;
+            }
+            StmtKind::Reduce { dst, src, from, .. } if self.data => {
+                self.access(src, from.as_ref(), false, s.span)?;
+                self.access(dst, None, true, s.span)?;
             }
             StmtKind::Fence
             | StmtKind::Copy { .. }

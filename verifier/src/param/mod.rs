@@ -28,6 +28,8 @@ pub mod extract;
 pub mod horizon;
 mod oblig;
 pub mod report;
+pub mod reuse;
+mod reuse_hop;
 pub mod scope;
 pub mod solve;
 pub mod value;

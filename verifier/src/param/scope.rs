@@ -8,9 +8,10 @@ use super::{world_phrase, Proof};
 use crate::report::{Report, Status, WorldRange};
 
 /// The obligations that decide a range of world sizes (the header counts them): the
-/// parametric route's, `value-signal` and `fence`.
+/// parametric route's, `value-signal`, `fence` and `buffer-reuse`.
 fn deciding(id: &str) -> bool {
-    super::IDS.contains(&id) || id == crate::value_signal::ID || id == crate::fence::ID
+    super::IDS.contains(&id)
+        || [crate::value_signal::ID, crate::fence::ID, crate::reuse::ID].contains(&id)
 }
 
 /// The phrases that state a proved line's scope.

@@ -35,7 +35,7 @@ fn ov() -> String {
 }
 
 /// Adds `cs` to guard `g`; `None` when one is false.
-fn conj(g: &Guard, cs: &[CondV]) -> Option<Guard> {
+pub(super) fn conj(g: &Guard, cs: &[CondV]) -> Option<Guard> {
     let mut out = g.clone();
     for c in cs {
         match c {
