@@ -66,6 +66,9 @@ pub struct Machine<'a> {
     /// Instances of the signal buffer: the calls if some value signal is `per call`, else 1
     /// (credit and `reused` signals always use instance 0).
     cell_inst: usize,
+    /// Each rank's outputs of each call by the collective's meaning, computed at the
+    /// first host step that needs them (they depend on the rank and call only).
+    meanings: host::Meanings,
 }
 
 fn fmt_call(c: u16) -> usize {

@@ -11,7 +11,13 @@ use crate::report::{EvKind, Finding};
 use crate::value::{Contrib, Segs, Val, INITIAL};
 use collc_spec::ir::*;
 use collc_spec::meaning;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::rc::Rc;
+
+/// The memo of [`Machine`]'s outputs by meaning, per (rank, call).
+pub(super) type Meanings = RefCell<HashMap<(usize, u16), Result<Rc<meaning::RankOutputs>, String>>>;
 
 /// One expected piece of a rank's output: (window, lo, hi, value relative to lo, or `None`
 /// for elements read but not compared).
@@ -215,7 +221,16 @@ impl Machine<'_> {
     }
 
     /// Rank `r`'s outputs of `call` by the collective's meaning ([`collc_spec::meaning`]).
-    fn meaning(&self, r: usize, call: u16) -> Result<meaning::RankOutputs, String> {
+    fn meaning(&self, r: usize, call: u16) -> Result<Rc<meaning::RankOutputs>, String> {
+        if let Some(m) = self.meanings.borrow().get(&(r, call)) {
+            return m.clone();
+        }
+        let m = self.compute_meaning(r, call).map(Rc::new);
+        self.meanings.borrow_mut().insert((r, call), m.clone());
+        m
+    }
+
+    fn compute_meaning(&self, r: usize, call: u16) -> Result<meaning::RankOutputs, String> {
         let arrays = |q: usize, a: ArrayId, i: u64| -> Option<i64> {
             self.arrays
                 .get(call as usize)?
@@ -240,9 +255,9 @@ impl Machine<'_> {
         let out = self.meaning(r, call)?;
         Ok(out
             .segments
-            .into_iter()
+            .iter()
             .map(|seg| {
-                let want = seg.want.map(|w| {
+                let want = seg.want.as_ref().map(|w| {
                     Val(w
                         .sources
                         .iter()

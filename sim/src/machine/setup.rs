@@ -48,6 +48,7 @@ impl<'a> Machine<'a> {
             nwin,
             win_inst: if per_call_win { instances(p, calls) } else { 1 },
             cell_inst: if per_call_sig { instances(p, calls) } else { 1 },
+            meanings: Default::default(),
         }
     }
 
