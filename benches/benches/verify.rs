@@ -59,6 +59,37 @@ fn verify(c: &mut Criterion) {
     }
     g.finish();
 
+    // The log-round and epoch examples proved with P symbolic, at declared bounds of P
+    // past the enumeration cap: the time should not grow with the bound.
+    let mut g = c.benchmark_group("verify_bound");
+    g.sample_size(10);
+    for name in [
+        "dissemination_barrier",
+        "allreduce_recursive_doubling",
+        "allreduce_rabenseifner",
+        "epoch_allreduce",
+        "credit_window_pipeline",
+        "all_to_all_v",
+    ] {
+        let Some((_, text)) = examples.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        for hi in [16, 64, 1024, 65536] {
+            let Some(p) = with_world_bound(text, hi) else {
+                continue;
+            };
+            let mut shown = false;
+            g.bench_with_input(BenchmarkId::new(name, hi), &p, |b, p| {
+                if !shown {
+                    shown = true;
+                    status(name, hi, &collc_verifier::verify(p, &opts));
+                }
+                b.iter(|| black_box(collc_verifier::verify(black_box(p), &opts).exit_code()))
+            });
+        }
+    }
+    g.finish();
+
     // The parametric route alone (`collc_verifier::param::prove`), per kernel.
     let mut g = c.benchmark_group("param");
     g.sample_size(10);
@@ -74,6 +105,44 @@ fn verify(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// What one verify run decides (printed once per case, when it is run): the
+/// obligations proved for every P of the domain `..=hi`, and the others.
+fn status(name: &str, hi: i64, r: &collc_verifier::Report) {
+    let (whole, rest): (Vec<_>, Vec<_>) = r.obligations.iter().partition(|o| {
+        o.status == collc_verifier::Status::Proved && o.world.is_some_and(|w| w.hi == hi)
+    });
+    let rest: Vec<String> = rest
+        .iter()
+        .map(|o| format!("{} {:?}", o.id, o.status))
+        .collect();
+    eprintln!(
+        "verify_bound {name} P in ..={hi}: {} proved for every P ({}); not: {}",
+        whole.len(),
+        whole
+            .iter()
+            .map(|o| o.id.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        rest.join(", ")
+    );
+}
+
+/// `text` with its declared world domain (`ranks P in LO..=HI;`) replaced by
+/// `LO..=hi`, validated; `None` when the text declares no such domain or the result
+/// does not validate.
+fn with_world_bound(text: &str, hi: i64) -> Option<collc_spec::ir::Protocol> {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("ranks P in "))?;
+    let lo = line
+        .trim()
+        .strip_prefix("ranks P in ")?
+        .split("..=")
+        .next()?;
+    let t = text.replace(line, &format!("    ranks P in {lo}..={hi};"));
+    collc_spec::check(&t).protocol
 }
 
 criterion_group!(benches, verify);

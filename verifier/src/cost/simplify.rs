@@ -231,6 +231,8 @@ impl Walk<'_> {
                             Poly::k(1)
                         } else if r.0 >= 0.0 {
                             Poly::k(0)
+                        } else if let Some(e) = self.below_by_bits(&d) {
+                            self.mk(Atom::Ind(Test::Lt0, e))
                         } else if r.0 == -1.0 {
                             self.mk(Atom::Ind(Test::Eq0, d.add(&Poly::k(1))))
                         } else if r.1 == 0.0 {
@@ -315,30 +317,15 @@ impl Walk<'_> {
 
     /// `d` is `(x ^ y) - x` (either sign, either operand order): `Some(y)`.
     pub(super) fn xor_with(&self, d: &Poly) -> Option<Poly> {
-        for d in [d.clone(), d.scale(Rat::int(-1))] {
-            let Some((mono, one)) =
-                d.0.iter()
-                    .find(|(m, _)| matches!(m.as_slice(), [Atom::Fun(Fun::Xor, _)]))
-            else {
-                continue;
-            };
-            let [Atom::Fun(Fun::Xor, args)] = mono.as_slice() else {
-                continue;
-            };
-            if *one != Rat::int(1) || args.len() != 2 {
-                continue;
+        xor_parts(d).into_iter().find_map(|(a, b, x)| {
+            if a == x {
+                Some(b)
+            } else if b == x {
+                Some(a)
+            } else {
+                None
             }
-            let mut t = BTreeMap::new();
-            t.insert(mono.clone(), *one);
-            let x = Poly(t).sub(&d); // x = xor - d
-            if args[0] == x {
-                return Some(args[1].clone());
-            }
-            if args[1] == x {
-                return Some(args[0].clone());
-            }
-        }
-        None
+        })
     }
 
     /// Powers, logarithms and `^`, simplified: `log2(pow2(e)) = e`,
@@ -408,6 +395,43 @@ impl Walk<'_> {
         }
     }
 
+    /// `d < 0` as an equivalent `e < 0` with the bit operation taken out:
+    /// `pow2(a) - b < 0` is `a - ceil(log2(b)) < 0` (`2^a < b` iff
+    /// `a < ceil(log2(b))` for integers `a >= 0` and `b`), and with P a power of two
+    /// (a `require`), `(x ^ c) - P < 0` for a rank `x` and `c >= 0` is `c - P < 0` (the
+    /// bits of `x ^ c` from `log2(P)` up are those of `c`).
+    fn below_by_bits(&self, d: &Poly) -> Option<Poly> {
+        let (mono, one) =
+            d.0.iter()
+                .find(|(m, _)| matches!(m.as_slice(), [Atom::Fun(Fun::Pow | Fun::Xor, _)]))?;
+        let [Atom::Fun(f, args)] = mono.as_slice() else {
+            return None;
+        };
+        if *one != Rat::int(1) || args.len() != 2 {
+            return None;
+        }
+        let mut t = BTreeMap::new();
+        t.insert(mono.clone(), *one);
+        let b = Poly(t).sub(d); // d = atom - b
+        match f {
+            Fun::Pow if args[0] == Poly::k(2) && self.range(&args[1]).0 >= 0.0 => {
+                let lg = self.mk(Atom::Fun(Fun::CeilLog, vec![b, Poly::k(2)]));
+                Some(args[1].sub(&lg))
+            }
+            Fun::Xor if self.pow2_world && b == Poly::var(self.p.world) => {
+                let c = if self.rank_var(&args[0]).is_some() {
+                    &args[1]
+                } else if self.rank_var(&args[1]).is_some() {
+                    &args[0]
+                } else {
+                    return None;
+                };
+                (self.range(c).0 >= 0.0).then(|| c.sub(&b))
+            }
+            _ => None,
+        }
+    }
+
     /// `x` is a top-level `let` defined as `min(y, _)` or `min(_, y)` (so `x <= y`).
     pub(super) fn min_of(&self, x: &Poly, y: &Poly) -> bool {
         let Some((m, c)) = x.0.iter().next() else {
@@ -443,6 +467,31 @@ impl Walk<'_> {
             *d == x || *d == x.scale(Rat::int(-1))
         })
     }
+}
+
+/// `d` as `(a ^ b) - x`, for each sign of `d` where it has that form (`x` without
+/// the `^` term): the triples `(a, b, x)`.
+pub(super) fn xor_parts(d: &Poly) -> Vec<(Poly, Poly, Poly)> {
+    let mut out = Vec::new();
+    for d in [d.clone(), d.scale(Rat::int(-1))] {
+        let Some((mono, one)) =
+            d.0.iter()
+                .find(|(m, _)| matches!(m.as_slice(), [Atom::Fun(Fun::Xor, _)]))
+        else {
+            continue;
+        };
+        let [Atom::Fun(Fun::Xor, args)] = mono.as_slice() else {
+            continue;
+        };
+        if *one != Rat::int(1) || args.len() != 2 {
+            continue;
+        }
+        let mut t = BTreeMap::new();
+        t.insert(mono.clone(), *one);
+        let x = Poly(t).sub(&d); // x = xor - d
+        out.push((args[0].clone(), args[1].clone(), x));
+    }
+    out
 }
 
 /// The one atom `x` is (coefficient 1), if it is one.

@@ -1,11 +1,11 @@
 //! Sums in closed form for the cost derivation: `Σ_{v in 0..n} f` for bodies
 //! polynomial in `v` (Faulhaber) or in `b^v` (geometric series), indicators of
-//! `v == e` (in or out of `0..n`), `v < e`, `v > e`, `v % G == c` and
-//! `(v + c) % P == x` (one `v` of `0..P` for each `x`), and the round-robin tiling
-//! identity.
+//! `v == e` (in or out of `0..n`), `v < e`, `v > e`, `v % G == c`,
+//! `(v + c) % P == x` (one `v` of `0..P` for each `x`) and `v ^ c == x` (the one
+//! `v = x ^ c`, counted when in `0..n`), and the round-robin tiling identity.
 
 use super::alg::{Atom, Fun, Poly, Rat, Test};
-use super::simplify::single;
+use super::simplify::{single, xor_parts};
 use super::walk::Walk;
 use collc_spec::ir::*;
 use std::collections::BTreeMap;
@@ -108,6 +108,13 @@ impl Walk<'_> {
                     continue;
                 }
             }
+            if *test == Test::Eq0 {
+                if let Some(e) = self.xor_inverse(d, v) {
+                    // `v ^ c == x` iff `v == x ^ c`: one `v`, counted when in `0..n`
+                    out = out.add(&self.at_one(&rest, v, &e, n));
+                    continue;
+                }
+            }
             let cs = d.coefficients_in(v).ok_or_else(cant)?;
             if cs.len() != 2 {
                 return Err(cant());
@@ -121,15 +128,7 @@ impl Walk<'_> {
             match test {
                 Test::Eq0 => {
                     let e = c0.scale(Rat::int(-unit.0));
-                    let at = rest.subst(v, &e, &|a| self.mk(a));
-                    if self.inside(&e, n) {
-                        out = out.add(&at);
-                    } else {
-                        // the term counts once when 0 <= e < n
-                        let ge0 = self.mk(Atom::Ind(Test::Lt0, e.clone())).not();
-                        let ltn = self.mk(Atom::Ind(Test::Lt0, e.sub(n)));
-                        out = out.add(&at.mul(&ge0).mul(&ltn));
-                    }
+                    out = out.add(&self.at_one(&rest, v, &e, n));
                 }
                 Test::Lt0 if unit.0 == 1 => {
                     // v < -c0
@@ -146,9 +145,41 @@ impl Walk<'_> {
         Ok(out)
     }
 
+    /// `Σ_{v in 0..n} [v == e] * rest`: `rest` at `v = e`, times `[0 <= e < n]`
+    /// unless `e` lies in `0..n` for every value.
+    fn at_one(&self, rest: &Poly, v: VarId, e: &Poly, n: &Poly) -> Poly {
+        let at = rest.subst(v, e, &|a| self.mk(a));
+        if self.inside(e, n) {
+            return at;
+        }
+        let ge0 = self.mk(Atom::Ind(Test::Lt0, e.clone())).not();
+        let ltn = self.mk(Atom::Ind(Test::Lt0, e.sub(n)));
+        at.mul(&ge0).mul(&ltn)
+    }
+
+    /// `d` is `(v ^ c) - x` (either sign, either operand order) with `c`, `x` free
+    /// of `v`: `x ^ c`, the one `v` with `d == 0` (`^ c` is an involution: a
+    /// partner `me ^ d` is a bijection of the integers).
+    fn xor_inverse(&self, d: &Poly, v: VarId) -> Option<Poly> {
+        let me = Poly::var(v);
+        xor_parts(d).into_iter().find_map(|(a, b, x)| {
+            let c = if a == me {
+                b
+            } else if b == me {
+                a
+            } else {
+                return None;
+            };
+            if c.mentions(v) || x.mentions(v) {
+                return None;
+            }
+            Some(self.mk(Atom::Fun(Fun::Xor, vec![x, c])))
+        })
+    }
+
     /// Which indicator of monomial `m` to sum `v` out of first: one `v == e` with
-    /// a unit coefficient (it fixes `v`), then a rotation `(v + c) % P == x`, then
-    /// any.
+    /// a unit coefficient (it fixes `v`), then a rotation `(v + c) % P == x` or a
+    /// partner `v ^ c == x`, then any.
     fn pick(&self, m: &[Atom], v: VarId) -> Option<usize> {
         let solvable = |a: &Atom| match a {
             Atom::Ind(Test::Eq0, d) => d.coefficients_in(v).is_some_and(|cs| {
@@ -157,7 +188,9 @@ impl Walk<'_> {
             _ => false,
         };
         let rotation = |a: &Atom| match a {
-            Atom::Ind(Test::Eq0, d) => self.rotation_in(d, v).is_some(),
+            Atom::Ind(Test::Eq0, d) => {
+                self.rotation_in(d, v).is_some() || self.xor_inverse(d, v).is_some()
+            }
             _ => false,
         };
         let any = |a: &Atom| matches!(a, Atom::Ind(..)) && a.mentions(v);
