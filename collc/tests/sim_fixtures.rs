@@ -3,7 +3,9 @@
 //! found (sequentially consistent mode), and a file without sim annotations must
 //! produce no sim finding. A second pass checks the memory-model annotations:
 //! `// expect[relaxed]: sim::...` must be found with `--memory relaxed`, and
-//! `// expect[sticky]: sim::...` with `--memory relaxed --sticky-poll`.
+//! `// expect[sticky]: sim::...` with `--memory relaxed --sticky-poll`, and
+//! `// expect[3 calls]: sim::...` (a race that needs a third call, such as a part of a
+//! double buffer written again two calls later) in sc memory with 3 calls.
 
 use collc_sim::bounded::{check, BoundedConfig, Bounds};
 use collc_sim::{Budget, Memory};
@@ -64,6 +66,16 @@ fn found_codes(
     memory: Memory,
     sticky_poll: bool,
 ) -> Result<(BTreeSet<String>, bool), String> {
+    found_codes_calls(text, memory, sticky_poll, 2)
+}
+
+/// [`found_codes`] with `calls` back-to-back calls.
+fn found_codes_calls(
+    text: &str,
+    memory: Memory,
+    sticky_poll: bool,
+    calls: usize,
+) -> Result<(BTreeSet<String>, bool), String> {
     let p = collc_spec::check(text)
         .protocol
         .ok_or_else(|| "does not validate".to_string())?;
@@ -71,7 +83,7 @@ fn found_codes(
         bounds: Bounds {
             ranks: (2, 3),
             tiles: (1, 2),
-            calls: 2,
+            calls,
             small_ints: 2,
         },
         per_config: Budget {
@@ -141,16 +153,24 @@ fn examples_and_bug_fixtures() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Every `expect[relaxed]` / `expect[sticky]` annotation in the examples and bug
-/// fixtures, checked in its memory mode: each annotated code must be found.
+/// Every `expect[relaxed]` / `expect[sticky]` / `expect[3 calls]` annotation in the examples
+/// and bug fixtures, checked in its memory mode (or with 3 calls): each annotated code must
+/// be found.
 #[test]
 fn memory_model_annotations() {
     let mut files = coll_files("examples");
     files.extend(coll_files("examples/bugs"));
     files.extend(coll_files("examples/outside_model"));
     let modes = [
-        ("// expect[relaxed]:", false, "relaxed"),
-        ("// expect[sticky]:", true, "relaxed --sticky-poll"),
+        ("// expect[relaxed]:", Memory::Relaxed, false, 2, "relaxed"),
+        (
+            "// expect[sticky]:",
+            Memory::Relaxed,
+            true,
+            2,
+            "relaxed --sticky-poll",
+        ),
+        ("// expect[3 calls]:", Memory::Sc, false, 3, "3 calls"),
     ];
     let mut failures = Vec::new();
     let mut checked = Vec::new();
@@ -160,12 +180,12 @@ fn memory_model_annotations() {
             failures.push(format!("{name}: unreadable"));
             continue;
         };
-        for (tag, sticky, mode) in modes {
+        for (tag, memory, sticky, calls, mode) in modes {
             let want = expected_tagged(&text, tag);
             if want.is_empty() {
                 continue;
             }
-            match found_codes(&text, Memory::Relaxed, sticky) {
+            match found_codes_calls(&text, memory, sticky, calls) {
                 Err(e) => failures.push(format!("{name} ({mode}): {e}")),
                 Ok((found, complete)) => {
                     let missing: Vec<&String> = want.difference(&found).collect();
@@ -184,6 +204,7 @@ fn memory_model_annotations() {
     for must in [
         "examples/outside_model/broadcast_root_only_23a8b699b.coll (relaxed --sticky-poll)",
         "examples/bugs/allreduce_ring_no_flush.coll (relaxed)",
+        "examples/bugs/epoch_broadcast_lagging_reader.coll (3 calls)",
     ] {
         if !checked.iter().any(|c| c == must) {
             failures.push(format!("{must}: no annotation checked"));
