@@ -1,7 +1,9 @@
 //! Machine-applicable fixes of findings, as source edits ([`collc_grammar::Fix`]):
 //! `fence;` where the fence obligation says it goes, the epilogue reset a credit
-//! signal lacks, `-= N` for a `= 0` reset of a credit cell, and `calls <= H;` at the
-//! overflow horizon `H` of a monotonic signal. Each reset is
+//! signal lacks, `-= N` for a `= 0` reset of a credit cell, `calls <= H;` at the
+//! overflow horizon `H` of a monotonic signal, and the edits findings carry as data
+//! ([`Rewrite`], `fix/rewrite.rs`: a monotonic threshold's growth, `==` as `>=` on a
+//! counter). Each reset is
 //! derived from the body's waits: the last wait the owner makes on a cell reads
 //! the call's credits, so the epilogue takes back that threshold, in the loops that
 //! select the cell. When that derivation does not apply (a wait under a branch, a
