@@ -114,8 +114,10 @@ pub struct PRet {
 /// One pass: the generic actor's atoms, loops, events and returns.
 #[derive(Clone, Debug, Default)]
 pub struct Pass {
-    /// `me`.
+    /// `me`: the actor's variable (its rank, or its rank relative to a rotation).
     pub me: AtomId,
+    /// The actor's rank (`me`, or `(me - c) % P` under a rotation, `param::rotate`).
+    pub rank: Lin,
     /// The block index (multicore), if any.
     pub blk: Option<AtomId>,
     /// Loops, in execution order.
@@ -126,6 +128,9 @@ pub struct Pass {
     pub returns: Vec<PRet>,
     /// The blocks that are a branch of an `if`: block id -> the `if` statement's start.
     pub branch: std::collections::HashMap<u32, usize>,
+    /// The values of the body's top-level `let`s (outside loops and branches), in order:
+    /// functions of the actor (candidate keys of the progress ranking).
+    pub lets: Vec<Lin>,
 }
 
 impl Pass {
@@ -234,6 +239,7 @@ pub(crate) fn pass(
         relevant: relevant(p),
         pass: Pass {
             me,
+            rank: Lin::atom(me),
             blk,
             ..Pass::default()
         },
@@ -329,7 +335,12 @@ impl Walk<'_> {
             StmtKind::Let { var, value } => {
                 if self.relevant[*var] {
                     let v = match self.eval(value, s.span) {
-                        Ok(l) => Val::V(l),
+                        Ok(l) => {
+                            if self.depth == 0 && self.loops.is_empty() && !self.epilogue {
+                                self.pass.lets.push(l.clone());
+                            }
+                            Val::V(l)
+                        }
                         Err((m, _)) => Val::Bad(Stop::Unsupported(m, s.span)),
                     };
                     self.env[*var] = Some(v);
