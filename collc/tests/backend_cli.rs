@@ -284,10 +284,10 @@ fn barrier_with(domain: &str, name: &str) -> PathBuf {
     path
 }
 
-/// An example with another world-size domain, written where the test can read it.
+/// A protocol (path from the repository root) with another world-size domain, written
+/// where the test can read it.
 fn example_with(example: &str, domain: &str, name: &str) -> PathBuf {
-    let text =
-        std::fs::read_to_string(root().join(format!("examples/{example}.coll"))).expect("example");
+    let text = std::fs::read_to_string(root().join(example)).expect("example");
     assert!(text.contains("ranks P in 1..=16;"));
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::write(&path, text.replace("ranks P in 1..=16;", domain)).expect("write");
@@ -311,13 +311,13 @@ fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
         out.contains("constexpr int64_t kMaxSupportedRanks = 64;"),
         "{out}"
     );
-    // The binomial broadcast on `1..=64`: its credit obligations are decided by
-    // enumerating P up to 16 only (the parametric route declines its round guards), so the
-    // kernels accept 16 ranks.
+    // The two-level barrier on `1..=64`: its credit obligations are decided by enumerating
+    // P up to 16 only (the parametric route declines its group arithmetic), so the kernels
+    // accept 16 ranks.
     let wide = example_with(
-        "broadcast_binomial",
+        "collc/tests/verify_fixtures/hier_barrier.coll",
         "ranks P in 1..=64;",
-        "broadcast_binomial_64.coll",
+        "hier_barrier_64.coll",
     );
     let wide = wide.to_str().expect("utf-8 path");
     for target in ["host", "mpi"] {
@@ -353,7 +353,7 @@ fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
     );
     // A host run above the limit is refused before anything is built (no compiler needed).
     let o = collc(&[
-        "run", "--target", "host", wide, "--param", "P=20", "--param", "n=4", "--param", "root=0",
+        "run", "--target", "host", wide, "--param", "P=20", "--param", "G=4",
     ]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");

@@ -53,11 +53,6 @@ fn merged_kernels_verify() {
         let text = std::fs::read_to_string(&f).unwrap();
         let p = protocol(&text);
         let r = collc_verifier::verify(&p, &Options::symbolic_only());
-        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
-        if LOG_ROUNDS.contains(&stem.as_str()) {
-            log_rounds_are_enumerated_and_say_why(&stem, &r);
-            continue;
-        }
         for o in &r.obligations {
             // Deadlock freedom is proved by the parametric route's ranking of waits for
             // every merged kernel (waits on value signals, the sense-reversing barrier's
@@ -141,56 +136,6 @@ fn merged_kernels_verify() {
     // unfenced by chunk k+1's read-done notify), but the read rule made it fence its gets
     // before that notify, which fences the store too.
     assert!(fence_checked.is_empty(), "{fence_checked:?}");
-}
-
-/// The log-round example the parametric route declines: the binomial tree's guards select
-/// the round (`m < low`, a condition on the loop variable its credit sums run over), so its
-/// credit obligations are decided by enumeration of P over the declared domain (the whole
-/// domain, 1..=16). The other log-round examples (dissemination barrier, recursive
-/// doubling, Rabenseifner) are proved with P symbolic like the rest.
-const LOG_ROUNDS: [&str; 1] = ["broadcast_binomial"];
-
-/// Their report is honest: the credit obligations are `proved` by enumeration with the
-/// reason the symbolic route declined (the form named); deadlock is not proved symbolically.
-fn log_rounds_are_enumerated_and_say_why(name: &str, r: &collc_verifier::report::Report) {
-    // The form the parametric route declined: a condition on a summed loop variable.
-    const FORMS: [&str; 2] = [
-        "a condition depends on a loop variable",
-        "a wait under a condition on its loop variable",
-    ];
-    for o in &r.obligations {
-        let scope = o.scope.as_deref().unwrap_or_default();
-        match o.id.as_str() {
-            "credit-balance" | "op-exclusivity" | "wait-reachable" | "stale-credit"
-            | "garbage-credit" | "guard-symmetry" => {
-                assert_eq!(o.status, Status::Proved, "{name}: {}: {scope}", o.id);
-                // The questions the form does not reach (no Set, no return) may be
-                // proved with P symbolic; credit-balance needs the declined sums.
-                let enumerated = scope.contains("by enumeration")
-                    && scope.contains("not proved with P symbolic")
-                    && FORMS.iter().any(|f| scope.contains(f));
-                let symbolic =
-                    scope.contains("P symbolic (") && !scope.contains("not proved with P symbolic");
-                assert!(
-                    enumerated || (symbolic && o.id != "credit-balance"),
-                    "{name}: {}: {scope}",
-                    o.id
-                );
-            }
-            "deadlock" => {
-                assert_ne!(o.status, Status::Proved, "{name}: {scope}");
-                assert_ne!(o.status, Status::Violated, "{name}: {scope}");
-            }
-            "index-range" | "fence" | "value-signal" => {
-                assert_eq!(o.status, Status::Proved, "{name}: {}: {scope}", o.id)
-            }
-            id if collc_verifier::bounded::OBLIGATIONS.contains(&id) => {
-                assert_eq!(o.status, Status::Skipped, "{name}: {id}")
-            }
-            other => panic!("{name}: unexpected obligation {other}"),
-        }
-    }
-    assert_eq!(r.exit_code(), 3, "{name}");
 }
 
 /// `// expect: a, b` annotations: (code, line).
@@ -598,11 +543,16 @@ fn z3_closes_what_literal_arithmetic_cannot() {
 fn bugs_only_above_p4_are_found_at_their_smallest_p() {
     // (fixture, violated obligation, the smallest counterexample's values)
     type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)]);
-    let cases: [Case; 3] = [
+    let cases: [Case; 4] = [
         (
             "examples/bugs/arrival_barrier_partial_wait.coll",
             "stale-credit",
             &[("P", 6)],
+        ),
+        (
+            "examples/bugs/broadcast_binomial_lane_mask.coll",
+            "wait-reachable",
+            &[("P", 6), ("root", 0)],
         ),
         (
             "examples/bugs/hier_barrier_release_off_by_one.coll",
@@ -650,6 +600,7 @@ fn bugs_only_above_p4_are_found_at_their_smallest_p() {
     );
     for twin in [
         "examples/arrival_barrier.coll",
+        "examples/broadcast_binomial.coll",
         "collc/tests/verify_fixtures/hier_barrier.coll",
         "collc/tests/verify_fixtures/all_to_all_v_entry_barrier.coll",
     ] {

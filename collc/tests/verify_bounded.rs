@@ -50,11 +50,6 @@ const UNTILED: (&str, &str) = ("P=2..4, 3 calls: ", "; P=5..8, 2 calls: ");
 /// Kernels that `require` P to be a power of two: P = 2, 4, then 8.
 const POW2_TILED: (&str, &str) = ("P=2,4, 1..3 tiles, 3 calls: ", "; P=8, 1 tile, 2 calls: ");
 
-/// The log-round kernel outside the parametric route: deadlock freedom is not proved for
-/// every P (the binomial tree's guards select the round: a condition on a summed loop
-/// variable); it is `checked` by the bounded run like the other bounded obligations.
-const LOG_ROUNDS: [&str; 1] = ["broadcast_binomial"];
-
 /// Per merged kernel, the scope every bounded obligation states at the full default bounds,
 /// worded for what the kernel has (no tiles for a barrier; every root for a broadcast):
 /// P=2..4 at the full bounds, then P=5..8 at one tile and two calls. Every kernel, as
@@ -146,7 +141,7 @@ fn merged_kernels_bounded_obligations() {
             let o = obligation(j, id);
             assert_eq!(o["code"], format!("verify::{id}"));
             let mut scope = o["scope"].as_str().unwrap();
-            if id == "deadlock" && !LOG_ROUNDS.contains(&name) {
+            if id == "deadlock" {
                 // Proved for every world size by the ranking of waits; the scope then
                 // states the bounded run's result, which must be complete as for the rest.
                 assert_eq!(o["status"], "proved", "{name}: {id}: {o}");

@@ -321,6 +321,9 @@ struct Tr<'a> {
     side: Vec<Bool>,
     params: HashMap<VarId, BV>,
     fresh: u32,
+    /// Remainders as fresh values in `0..divisor` (an over-approximation: what it
+    /// proves holds of the real remainders too).
+    coarse: bool,
 }
 
 impl Tr<'_> {
@@ -398,9 +401,24 @@ impl Tr<'_> {
                 self.side.push(x.bvslt(&trip));
                 x
             }
+            Atom::Mod(_, y) if self.coarse => {
+                let y = self.lin(&y);
+                self.fresh += 1;
+                let v = BV::new_const(format!("mod#{}", self.fresh), self.w);
+                self.side.push(v.bvsge(&zero));
+                self.side.push(v.bvslt(&y));
+                v
+            }
             Atom::Mod(x, y) => {
+                // The divider only outside -y..2y: most remainders of rank arithmetic
+                // (`(me - root + P) % P`) need none, which keeps the query small.
                 let (x, y) = (self.lin(&x), self.lin(&y));
-                x.bvsmod(&y)
+                let below = |v: &BV| Bool::and(&[v.bvsge(&zero), v.bvslt(&y)]);
+                let (up, down) = (x.bvadd(&y), x.bvsub(&y));
+                below(&x).ite(
+                    &x,
+                    &below(&up).ite(&up, &below(&down).ite(&down, &x.bvsmod(&y))),
+                )
             }
             Atom::Div(x, y) => {
                 let (x, y) = (self.lin(&x), self.lin(&y));
@@ -505,7 +523,9 @@ fn width(s: &Syms, prop: &Prop, extra: &[CondId]) -> Option<u32> {
 }
 
 /// Checks `assumptions ∧ extra ⇒ prop` as a bit-vector problem; `None` when the query
-/// cannot be translated exactly (the caller uses the integer encoding).
+/// cannot be translated exactly (the caller uses the integer encoding). Remainders are
+/// first abstracted to values in `0..divisor` (a quick proof of what does not depend
+/// on them, within a short time slice); only a query that needs them is posed exactly.
 pub fn check(
     p: &Protocol,
     s: &Syms,
@@ -513,6 +533,28 @@ pub fn check(
     extra: &[CondId],
     prop: &Prop,
     deadline: Instant,
+) -> Option<Answer> {
+    let has_mod = s.atoms.iter().any(|a| matches!(a, Atom::Mod(..)));
+    if has_mod {
+        let quick = deadline.min(Instant::now() + std::time::Duration::from_millis(COARSE_MS));
+        if let Some(Answer::Valid) = pose(p, s, assumptions, extra, prop, quick, true) {
+            return Some(Answer::Valid);
+        }
+    }
+    pose(p, s, assumptions, extra, prop, deadline, false)
+}
+
+/// Time slice of the coarse attempt, in milliseconds.
+const COARSE_MS: u64 = 400;
+
+fn pose(
+    p: &Protocol,
+    s: &Syms,
+    assumptions: &[CondId],
+    extra: &[CondId],
+    prop: &Prop,
+    deadline: Instant,
+    coarse: bool,
 ) -> Option<Answer> {
     let mut all: Vec<CondId> = assumptions.to_vec();
     all.extend_from_slice(extra);
@@ -526,6 +568,7 @@ pub fn check(
         side: Vec::new(),
         params: HashMap::new(),
         fresh: 0,
+        coarse,
     };
     let neg = match prop {
         Prop::Ge0(l) => tr.lin(l).bvslt(tr.k(0)),

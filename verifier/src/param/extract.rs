@@ -146,8 +146,10 @@ pub struct PRet {
 /// One pass: the generic actor's atoms, loops, events and returns.
 #[derive(Clone, Debug, Default)]
 pub struct Pass {
-    /// `me`.
+    /// `me`: the actor's variable (its rank, or its rank relative to a rotation).
     pub me: AtomId,
+    /// The actor's rank (`me`, or `(me - c) % P` under a rotation, `param::rotate`).
+    pub rank: Lin,
     /// The block index (multicore), if any.
     pub blk: Option<AtomId>,
     /// Loops, in execution order.
@@ -160,6 +162,9 @@ pub struct Pass {
     pub branch: std::collections::HashMap<u32, usize>,
     /// Window accesses, in program order ([`pass_data`] only).
     pub accesses: Vec<PAcc>,
+    /// The values of the body's top-level `let`s (outside loops and branches), in order:
+    /// functions of the actor (candidate keys of the progress ranking).
+    pub lets: Vec<Lin>,
 }
 
 impl Pass {
@@ -312,6 +317,7 @@ fn walk(
         },
         pass: Pass {
             me,
+            rank: Lin::atom(me),
             blk,
             ..Pass::default()
         },
@@ -443,7 +449,12 @@ impl Walk<'_> {
             StmtKind::Let { var, value } => {
                 if self.relevant[*var] {
                     let v = match self.eval(value, s.span) {
-                        Ok(l) => Val::V(l),
+                        Ok(l) => {
+                            if self.depth == 0 && self.loops.is_empty() && !self.epilogue {
+                                self.pass.lets.push(l.clone());
+                            }
+                            Val::V(l)
+                        }
                         Err((m, _)) => Val::Bad(Stop::Unsupported(m, s.span)),
                     };
                     self.env[*var] = Some(v);

@@ -23,13 +23,17 @@
 
 pub mod bits;
 mod bvq;
+mod claim;
 mod epoch;
 pub mod extract;
 pub mod horizon;
+pub mod invert;
 mod oblig;
+mod rank_key;
 pub mod report;
 pub mod reuse;
 mod reuse_hop;
+mod rotate;
 pub mod scope;
 pub mod solve;
 pub mod value;
@@ -177,6 +181,12 @@ pub(crate) struct Ctx<'a> {
     pub(crate) stats: Proof,
     progress: Option<Result<Proof, String>>,
     named: Vec<i64>,
+    /// The rotation of relative ranks (`param::rotate`), if the actors are relabelled.
+    pub(crate) rotation: Option<Lin>,
+    /// The rank key of the progress ranking (pass A, pass B), if any (`param::rank_key`).
+    key: Option<(Lin, Lin)>,
+    /// Claims of the claimed solving rules, by their query (`param::claim`).
+    claims: HashMap<crate::sym::Guard, bool>,
     /// Level raises of straight-line waits (by statement start) for the progress ranking.
     pub(crate) delta: HashMap<usize, i64>,
     /// Threshold growth per call of each wait on a monotonic cell ([`epoch::reduce`]).
@@ -203,6 +213,14 @@ impl<'a> Ctx<'a> {
         }
         if let Some(c) = p.call {
             bounds.insert(c, crate::epoch::call_bounds(p));
+        }
+        // A rank parameter is below the largest world size (and below P: an assumption).
+        if let VarKind::World { hi, .. } = p.vars[p.world].kind {
+            for (id, v) in p.vars.iter().enumerate() {
+                if matches!(v.kind, VarKind::Param { domain: None }) {
+                    bounds.insert(id, (0, hi.saturating_sub(1)));
+                }
+            }
         }
         // Tighten single-parameter bounds from the `require`s (as the enumerated route does).
         let mut syms = Syms::with_bounds(bounds.clone());
@@ -261,6 +279,10 @@ impl<'a> Ctx<'a> {
         };
         let mut a = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
         let mut b = extract::pass(p, &mut syms, &env, &world, &blocks).map_err(|(m, _)| m)?;
+        let mut rotation = None;
+        for pass in [&mut a, &mut b] {
+            rotation = rotate::apply(p, &mut syms, pass, &world).ok_or("arithmetic overflow")?;
+        }
         let growth = epoch::reduce(p, &mut syms, &mut a)?;
         epoch::reduce(p, &mut syms, &mut b)?;
         Ok(Ctx {
@@ -289,6 +311,9 @@ impl<'a> Ctx<'a> {
             },
             progress: None,
             named: Vec::new(),
+            claims: HashMap::new(),
+            key: None,
+            rotation,
             delta: HashMap::new(),
             growth,
             horizon: Vec::new(),
@@ -361,9 +386,16 @@ impl<'a> Ctx<'a> {
             if k == 1 && (order[0] == order[1] || !matches!(answer, Answer::Unknown(_))) {
                 break;
             }
+            // A query over `^ & |` gets three times the time in its bit-vector encoding
+            // (the integer one, through `int2bv`, rarely closes what that one cannot).
+            let ms = if bv && k == 0 && order[1] != order[0] {
+                3 * QUERY_MS
+            } else {
+                QUERY_MS
+            };
             let q = self
                 .deadline
-                .min(Instant::now() + Duration::from_millis(QUERY_MS));
+                .min(Instant::now() + Duration::from_millis(ms));
             let a = if bv {
                 let s = &self.run.syms;
                 bvq::check(self.p, s, &self.run.assumptions, guard, &prop, q)

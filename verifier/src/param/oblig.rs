@@ -73,7 +73,12 @@ impl Ctx<'_> {
             })?;
             idx.push(Lin::atom(self.run.syms.new_iter(dl, self.p.world)));
         }
-        Ok((Lin::atom(o), idx))
+        let owner = match self.rotation.clone() {
+            Some(c) => super::rotate::rank(&mut self.run.syms, &c, &Lin::atom(o), &self.world)
+                .ok_or_else(ov)?,
+            None => Lin::atom(o),
+        };
+        Ok((owner, idx))
     }
 
     /// Solves event `ev` of pass `side` for the cell `(owner, idx)`: the substitution,
@@ -109,16 +114,40 @@ impl Ctx<'_> {
                 eqs.push((solve::lin(s, &l, pre).ok_or_else(ov)?, Lin::k(0)));
             }
         }
-        let sol = solve::solve(s, &vars, &trips, &eqs).ok_or_else(ov)?;
+        let pre_guard = solve::guard(s, &ev.guard, pre).ok_or_else(ov)?;
+        let sol = self.solve_cell(&vars, &trips, &eqs, pre_guard)?;
         let mut map = pre.clone();
         for (k, v) in &sol.map {
             map.insert(*k, v.clone());
         }
+        let s = &mut self.run.syms;
         let Some(mut g) = solve::guard(s, &ev.guard, &map).ok_or_else(ov)? else {
             return Ok(None);
         };
         // The pre-mapped variables' ranges join the solution's side conditions.
         let mut conds = sol.side;
+        // A power of two the cell determines is its value on the path (next to the side
+        // condition that it is one).
+        for (pw, e) in &sol.pows {
+            let [(pa, 1)] = pw.t.as_slice() else { continue };
+            let s = &mut self.run.syms;
+            let defining = s.formula(Formula::Eq0(pw.sub(e).ok_or_else(ov)?));
+            let m: Map = [(*pa, e.clone())].into_iter().collect();
+            let Some(ng) = solve::guard(s, &g, &m).ok_or_else(ov)? else {
+                return Ok(None);
+            };
+            g = ng;
+            for c in conds.iter_mut() {
+                if let CondV::Sym(id) = *c {
+                    if *c == defining {
+                        *c = super::invert::is_power(s, e).ok_or_else(ov)?;
+                    } else {
+                        *c = solve::cond(s, id, &m).ok_or_else(ov)?;
+                        *c = super::invert::below_power(s, *c, e).ok_or_else(ov)?;
+                    }
+                }
+            }
+        }
         let all = self.pass(side).vars(ev);
         for (x, v) in pre {
             if !all.contains(x) {
@@ -333,18 +362,30 @@ impl Ctx<'_> {
         idx: &[Lin],
         at: &Point,
     ) -> Result<GLin, String> {
+        let mut keyed: GLin = Vec::new();
+        let mut ev = ev.clone();
         if let Some(lw) = at.level {
-            let ln = self.level_before(ev);
+            let ln = self.level_before(&ev);
 
             if ln > lw {
                 return Ok(Vec::new());
             }
             if ln < lw {
-                return self.total(ev, owner, idx, None);
+                return self.total(&ev, owner, idx, None);
+            }
+            // One level: ranks of a lower key first, then program points (`rank_key`).
+            if let Some((less, same)) = self.key_split()? {
+                keyed = self.total(&ev, owner, idx, Some(less))?;
+                match same {
+                    CondV::Const(false) => return Ok(keyed),
+                    CondV::Const(true) => {}
+                    CondV::Sym(c) => ev.guard = crate::sym::union(&ev.guard, &vec![c]),
+                }
             }
         }
+        let ev = &ev;
         let Some((map, g, free)) = self.reach(Side::B, ev, owner, idx, &Map::new(), &[])? else {
-            return Ok(Vec::new());
+            return Ok(keyed);
         };
         let v = self.value(ev, &map)?;
         let pass = self.b.clone();
@@ -412,6 +453,7 @@ impl Ctx<'_> {
                 }
             }
         }
+        lt.extend(keyed);
         Ok(lt)
     }
 
@@ -426,6 +468,39 @@ impl Ctx<'_> {
             .filter(|e| matches!(e.kind, PKind::Wait { .. }))
             .cloned()
             .collect();
+        // Relabelled relative ranks (`rotate`) name a tree: its keys first.
+        let keys = self.key_candidates();
+        let rotated = self.rotation.is_some();
+        let first = if rotated {
+            Err("no rank key ranks the waits".to_string())
+        } else {
+            self.ranked(&waits)
+        };
+        if first.is_ok() {
+            return first;
+        }
+        // Ranks ordered by a key within each level (`rank_key`): a tree released from
+        // its root.
+        for key in keys {
+            let named = self.named.len();
+            self.delta.clear();
+            self.key = Some(key);
+            let r = self.ranked(&waits);
+            self.named.truncate(named);
+            if r.is_ok() {
+                return Ok(());
+            }
+        }
+        self.delta.clear();
+        self.key = None;
+        if rotated {
+            return self.ranked(&waits);
+        }
+        first
+    }
+
+    /// The ranking by (level, key, program point) with the current key.
+    fn ranked(&mut self, waits: &[PEv]) -> Result<(), String> {
         // Rank waits by (level, program point); a straight-line wait that is not shown
         // reached is raised above every notify on its signal, and everything is checked
         // again (at most one round per straight-line wait, plus one).
@@ -434,7 +509,7 @@ impl Ctx<'_> {
         for _ in 0..rounds {
             last = Ok(());
             let mut raised = false;
-            for w in &waits {
+            for w in waits {
                 if let Err(e) = self.reached(w) {
                     if last.is_ok() {
                         last = Err(e);
@@ -551,9 +626,9 @@ impl Ctx<'_> {
             if nonneg {
                 continue;
             }
-            let local = ev.owner == Lin::atom(self.b.me);
+            let local = ev.owner == self.b.rank;
             if !local {
-                let me = Lin::atom(self.b.me);
+                let me = self.b.rank.clone();
                 let d = ev.owner.sub(&me).ok_or_else(ov)?;
                 let v = value.clone().unwrap_or(Lin::k(-1));
                 // owner == me, or the value is not negative

@@ -4,6 +4,7 @@
 //! in `0..m` is solved as `x = (e - c) % m` (with `0 <= e < m` as a side condition).
 //! What stays unsolved is summed (numeric loops) or counted (ranks).
 
+use super::invert::{self, Mode};
 use crate::sym::{Atom, AtomId, CondId, CondV, Formula, Guard, Lin, Syms};
 use std::collections::HashMap;
 
@@ -24,7 +25,14 @@ pub fn lin(s: &mut Syms, l: &Lin, m: &Map) -> Option<Lin> {
 }
 
 fn touches(s: &Syms, a: AtomId, m: &Map) -> bool {
-    m.contains_key(&a) || s.iters[a as usize].iter().any(|x| m.contains_key(x))
+    m.contains_key(&a) || deep(s, m) || s.iters[a as usize].iter().any(|x| m.contains_key(x))
+}
+
+/// True when `m` replaces an atom that is not an iteration atom (every atom is then
+/// rebuilt: only iteration atoms are tracked through the terms that contain them).
+fn deep(s: &Syms, m: &Map) -> bool {
+    m.keys()
+        .any(|k| !matches!(s.atoms[*k as usize], Atom::Iter(_)))
 }
 
 fn atom(s: &mut Syms, a: AtomId, m: &Map) -> Option<Lin> {
@@ -47,7 +55,7 @@ fn atom(s: &mut Syms, a: AtomId, m: &Map) -> Option<Lin> {
         }
         Atom::Mod(x, y) => {
             let (x, y) = (lin(s, &x, m)?, lin(s, &y, m)?);
-            s.rem(&x, &y)?
+            invert::rem(s, &x, &y)?
         }
         Atom::Min(x, y) => {
             let (x, y) = (lin(s, &x, m)?, lin(s, &y, m)?);
@@ -85,7 +93,7 @@ fn atom(s: &mut Syms, a: AtomId, m: &Map) -> Option<Lin> {
 
 /// Substitutes in a condition.
 pub fn cond(s: &mut Syms, c: CondId, m: &Map) -> Option<CondV> {
-    if m.is_empty() || !s.citers[c as usize].iter().any(|x| m.contains_key(x)) {
+    if m.is_empty() || !(deep(s, m) || s.citers[c as usize].iter().any(|x| m.contains_key(x))) {
         return Some(CondV::Sym(c));
     }
     let f = s.conds[c as usize].clone();
@@ -147,56 +155,96 @@ pub struct Solution {
     pub side: Vec<CondV>,
     /// Variables left free (to be summed or counted).
     pub free: Vec<AtomId>,
+    /// Powers of two the solution names, each with its value (`pow2(lg(e))` and `e`,
+    /// with the side condition `pow2(lg(e)) == e`): the path condition may read `e`.
+    pub pows: Vec<(Lin, Lin)>,
+    /// What every execution must satisfy for a claimed rule to be exact
+    /// ([`super::invert`]): each with the variables solved when it was made (`x == v`).
+    pub claims: Vec<(CondV, Vec<CondV>)>,
 }
 
-/// Solves `lhs[k] == rhs[k]` for `vars` (each in `0..trip(var)`).
+/// Solves `lhs[k] == rhs[k]` for `vars` (each in `0..trip(var)`), with the rules
+/// `mode` allows (the claimed ones only when no exact one applies).
 pub fn solve(
     s: &mut Syms,
     vars: &[AtomId],
     trips: &HashMap<AtomId, Lin>,
     eqs: &[(Lin, Lin)],
+    mode: Mode,
 ) -> Option<Solution> {
     let mut map: Map = HashMap::new();
     let mut pending: Vec<Lin> = Vec::new();
-    let mut facts: Vec<Lin> = Vec::new();
+    let mut facts: Vec<Formula> = Vec::new();
+    let mut claims: Vec<(CondV, Vec<CondV>)> = Vec::new();
     for (l, r) in eqs {
         pending.push(l.sub(r)?);
     }
+    // With the claimed rules: first the exact solutions that read no other unsolved
+    // variable, then a claimed rewriting, then any exact solution.
+    let mut open = mode == Mode::Exact;
     loop {
         let mut progress = false;
         let mut rest = Vec::new();
         for d in pending {
             let d = lin(s, &d, &map)?;
-            if let Some((x, val)) = solve_one(s, vars, &map, trips, &d) {
-                map.insert(x, val.0.clone());
-                facts.extend(val.1);
-                // Already-solved values may mention x.
-                let single: Map = [(x, val.0)].into_iter().collect();
-                let keys: Vec<AtomId> = map.keys().copied().collect();
-                for k in keys {
-                    if k != x {
-                        let v = map.get(&k)?.clone();
-                        let nv = lin(s, &v, &single)?;
-                        map.insert(k, nv);
-                    }
+            match solve_one(s, vars, &map, trips, &d) {
+                Some((x, val)) if open || closed(s, vars, &map, x, &val.0) => {
+                    facts.extend(val.1);
+                    bind(s, &mut map, x, val.0)?;
+                    progress = true;
                 }
-                progress = true;
-            } else {
-                rest.push(d);
+                _ => rest.push(d),
             }
         }
         pending = rest;
-        if !progress {
+        if progress {
+            open = mode == Mode::Exact;
+            continue;
+        }
+        let Mode::Claimed(split) = mode else { break };
+        if open {
             break;
         }
+        let solved = |x: AtomId| map.contains_key(&x);
+        let Some((k, step)) = pending
+            .iter()
+            .enumerate()
+            .find_map(|(k, d)| invert::claimed(s, vars, &solved, split, d).map(|st| (k, st)))
+        else {
+            open = true;
+            continue;
+        };
+        let mut hyps = Vec::new();
+        for (x, v) in &map {
+            let d = Lin::atom(*x).sub(v)?;
+            hyps.push(s.formula(Formula::Eq0(d)));
+        }
+        for c in step.claims {
+            let c = s.formula(c);
+            claims.push((c, hyps.clone()));
+        }
+        facts.extend(step.facts);
+        pending.remove(k);
+        pending.extend(step.eqs);
     }
     let mut side = Vec::new();
+    let mut pows = Vec::new();
     for f in &facts {
-        let f = lin(s, f, &map)?;
-        side.push(s.formula(Formula::Ge0(f)));
+        if let Formula::Eq0(l) = f {
+            if let Some((p, e)) = invert::power(s, l) {
+                pows.push((lin(s, &p, &map)?, lin(s, &e, &map)?));
+            }
+        }
+        let f = match f {
+            Formula::Ge0(l) => Formula::Ge0(lin(s, l, &map)?),
+            Formula::Eq0(l) => Formula::Eq0(lin(s, l, &map)?),
+            _ => return None,
+        };
+        side.push(s.formula(f));
     }
     for d in &pending {
         let d = lin(s, d, &map)?;
+        let d = invert::congruence(s, &d)?;
         side.push(s.formula(Formula::Eq0(d)));
     }
     for x in vars {
@@ -210,7 +258,35 @@ pub fn solve(
         .copied()
         .filter(|x| !map.contains_key(x))
         .collect();
-    Some(Solution { map, side, free })
+    Some(Solution {
+        map,
+        side,
+        free,
+        pows,
+        claims,
+    })
+}
+
+/// True when `v`, the value of `x`, reads no other unsolved variable.
+fn closed(s: &Syms, vars: &[AtomId], map: &Map, x: AtomId, v: &Lin) -> bool {
+    !vars
+        .iter()
+        .any(|y| *y != x && !map.contains_key(y) && (v.coeff(*y) != 0 || s.nested(v, *y)))
+}
+
+/// Records `x := v`; already-solved values may mention `x`.
+fn bind(s: &mut Syms, map: &mut Map, x: AtomId, v: Lin) -> Option<()> {
+    map.insert(x, v.clone());
+    let single: Map = [(x, v)].into_iter().collect();
+    let keys: Vec<AtomId> = map.keys().copied().collect();
+    for k in keys {
+        if k != x {
+            let v = map.get(&k)?.clone();
+            let nv = lin(s, &v, &single)?;
+            map.insert(k, nv);
+        }
+    }
+    Some(())
 }
 
 /// One equation `d == 0`: a variable with coefficient ±1 that occurs nowhere else
@@ -223,7 +299,7 @@ fn solve_one(
     map: &Map,
     trips: &HashMap<AtomId, Lin>,
     d: &Lin,
-) -> Option<(AtomId, (Lin, Vec<Lin>))> {
+) -> Option<(AtomId, (Lin, Vec<Formula>))> {
     for x in vars {
         if map.contains_key(x) {
             continue;
@@ -239,15 +315,11 @@ fn solve_one(
     if let Some((x, v)) = super::bits::solve_xor(s, vars, &|x| map.contains_key(&x), d) {
         return Some((x, (v, Vec::new())));
     }
+    if let Some((x, v, f)) = invert::pow2(s, vars, &|x| map.contains_key(&x), d) {
+        return Some((x, (v, f)));
+    }
     // (x + c) % m == e
-    for (a, k) in &d.t {
-        if *k != 1 && *k != -1 {
-            continue;
-        }
-        let Atom::Mod(inner, m) = s.atoms[*a as usize].clone() else {
-            continue;
-        };
-        let (_, others) = d.split(*a);
+    for (k, inner, m, others) in invert::mod_terms(s, d) {
         // k*M + others = 0  =>  M = -others/k
         let e = others.scale(-k)?;
         if vars
@@ -268,9 +340,9 @@ fn solve_one(
             }
             let (_, c) = inner.split(*x);
             let arg = e.sub(&c)?;
-            let v = s.rem(&arg, &m)?;
+            let v = invert::rem(s, &arg, &m)?;
             let hi = m.sub(&e)?.add(&Lin::k(-1))?;
-            return Some((*x, (v, vec![e, hi])));
+            return Some((*x, (v, vec![Formula::Ge0(e), Formula::Ge0(hi)])));
         }
     }
     None

@@ -209,7 +209,14 @@ impl Ctx<'_> {
                 eqs.push((l, Lin::k(0)));
             }
         }
-        let sol = solve::solve(&mut self.run.syms, vars, &trips, &eqs).ok_or_else(ov)?;
+        let sol = solve::solve(
+            &mut self.run.syms,
+            vars,
+            &trips,
+            &eqs,
+            super::invert::Mode::Exact,
+        )
+        .ok_or_else(ov)?;
         if sol.free.iter().any(|x| !free_ok.contains(x)) {
             return Err("a loop variable the chain does not determine".into());
         }
