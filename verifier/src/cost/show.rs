@@ -127,8 +127,16 @@ impl Names<'_> {
             } else {
                 format!("{}/{}", mag.0, mag.1)
             };
+            // `-(x % y)`, and `x + (y ^ z)`: `^ & |` bind looser than `+ -`
+            let loose = match m.as_slice() {
+                [Atom::Fun(Fun::Xor | Fun::And | Fun::Or, _)] => x.0.len() > 1 || neg,
+                [Atom::Fun(Fun::Mod | Fun::Div, _)] => neg && s.is_empty(),
+                _ => false,
+            };
             let t = if m.is_empty() {
                 num
+            } else if mag == Rat::int(1) && loose {
+                format!("({})", self.mono(m))
             } else if mag == Rat::int(1) {
                 self.mono(m)
             } else {
