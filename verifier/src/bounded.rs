@@ -392,12 +392,12 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
                     .extend(ps[i..].iter().filter(|x| !ex.done.contains_key(x)));
                 return ex;
             }
-            let until = if floor {
-                Instant::now() + UNTIMED
+            let limit = if floor {
+                Limit::States
             } else {
-                deadline
+                Limit::Time(deadline)
             };
-            match attempt(p, opts, mode, pv, lv[li], until, floor, &mut ex) {
+            match attempt(p, opts, mode, pv, lv[li], limit, &mut ex) {
                 Ok(states) => {
                     ex.done.insert(pv, (lv[li].0, lv[li].1, states));
                     break;
@@ -433,7 +433,15 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             ex.targets_missed.push(pv);
             continue;
         }
-        match attempt(p, opts, mode, pv, lv[smallest], deadline, false, &mut ex) {
+        match attempt(
+            p,
+            opts,
+            mode,
+            pv,
+            lv[smallest],
+            Limit::Time(deadline),
+            &mut ex,
+        ) {
             Ok(states) => {
                 ex.targeted
                     .insert(pv, (lv[smallest].0, lv[smallest].1, states));
@@ -455,9 +463,17 @@ impl Mode {
     };
 }
 
+/// What limits one attempt besides its states per assignment.
+#[derive(Clone, Copy)]
+enum Limit {
+    /// A third of the budget, and the deadline.
+    Time(Instant),
+    /// Only the states (and the stop flag): the floor of [`BoundedOptions::untimed_floor`].
+    States,
+}
+
 /// One attempt: every assignment at world size `pv` with `(tiles, calls)`, within
-/// a third of the budget (and `deadline`; `untimed`: within `deadline` only, the floor
-/// of [`BoundedOptions::untimed_floor`]). The states explored when it completed;
+/// `limit`. The states explored when it completed;
 /// else the states and why not, or `None` when nothing could be run (the errors are
 /// in `ex`). Counterexamples go into `ex` (the first per obligation: the smallest P).
 fn attempt(
@@ -466,16 +482,15 @@ fn attempt(
     mode: Mode,
     pv: i64,
     (tiles, calls): (i64, usize),
-    deadline: Instant,
-    untimed: bool,
+    limit: Limit,
     ex: &mut Explored,
 ) -> Result<u64, Option<(u64, String)>> {
     let world = p.vars[p.world].name.clone();
-    let left = deadline.saturating_duration_since(Instant::now());
-    let left = if untimed {
-        left
-    } else {
-        left.min(opts.budget / 3)
+    let left = match limit {
+        Limit::Time(deadline) => deadline
+            .saturating_duration_since(Instant::now())
+            .min(opts.budget / 3),
+        Limit::States => UNTIMED,
     };
     let cfg = BoundedConfig {
         bounds: Bounds {

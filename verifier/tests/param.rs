@@ -222,7 +222,9 @@ fn agrees_with_enumeration() {
         // Generous wall-clock budgets: a cross-check of statuses, not of speed (a
         // loaded machine must not turn a proof into `unknown` here).
         let o = collc_verifier::param::prove(&p, Duration::from_secs(120));
-        let opts = collc_verifier::check::Options { timeout_ms: 120_000 };
+        let opts = collc_verifier::check::Options {
+            timeout_ms: 120_000,
+        };
         let r = collc_verifier::check::verify(&p, &opts);
         let is_example = !f.to_string_lossy().contains("/bugs/");
         for ob in &r.obligations {

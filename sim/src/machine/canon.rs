@@ -76,7 +76,7 @@ impl Renumber {
 
 /// The epochs recorded in window `m`'s access records (computed once per version of
 /// the window).
-fn epochs(m: &WinMem, np: usize) -> &Epochs {
+fn epochs(m: &WinMem) -> &Epochs {
     m.epochs.get(|| {
         let mut keys: Vec<u64> = m
             .acc
@@ -88,9 +88,13 @@ fn epochs(m: &WinMem, np: usize) -> &Epochs {
         keys.sort_unstable();
         keys.dedup();
         let masks = keys.iter().all(|k| (*k as u32) < 128).then(|| {
-            let mut v = vec![0u128; np];
+            let mut v: Vec<(u32, u128)> = Vec::new();
             for k in &keys {
-                v[(*k >> 32) as usize] |= 1u128 << (*k as u32);
+                let (q, bit) = ((*k >> 32) as u32, 1u128 << (*k as u32));
+                match v.last_mut() {
+                    Some((last, m)) if *last == q => *m |= bit,
+                    _ => v.push((q, bit)),
+                }
             }
             v
         });
@@ -159,10 +163,10 @@ impl Machine<'_> {
             }
         }
         for m in &s.mem {
-            match &epochs(m, np).masks {
+            match &epochs(m).masks {
                 Some(v) => {
-                    for (x, y) in r.masks.iter_mut().zip(v) {
-                        *x |= *y;
+                    for (q, m) in v {
+                        r.masks[*q as usize] |= *m;
                     }
                 }
                 None => r.small = false,
@@ -195,7 +199,7 @@ impl Machine<'_> {
                 );
             }
             for m in &s.mem {
-                keys.extend_from_slice(&epochs(m, np).keys);
+                keys.extend_from_slice(&epochs(m).keys);
             }
             keys.sort_unstable();
             keys.dedup();

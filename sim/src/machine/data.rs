@@ -255,7 +255,7 @@ impl Machine<'_> {
             same &= if write {
                 rec.write == Some(acc) && rec.reads.is_empty()
             } else {
-                rec.reads.iter().any(|r| *r == acc)
+                rec.reads.contains(&acc)
             };
             if race.is_none() {
                 let unordered = |o: &Acc| o.proc != acc.proc && clock[o.proc as usize] < o.epoch;

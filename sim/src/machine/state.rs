@@ -206,11 +206,11 @@ pub struct WinMem {
 
 /// The epochs recorded in a window's access history: as `(process << 32) | epoch`,
 /// sorted and deduplicated, and, when every one is below 128, as one bit set per
-/// process (bit `e` of `masks[q]`: process `q`'s epoch `e` is recorded).
+/// process that has any (`(q, m)`: bit `e` of `m` says process `q`'s epoch `e` is recorded).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Epochs {
     pub(super) keys: Vec<u64>,
-    pub(super) masks: Option<Vec<u128>>,
+    pub(super) masks: Option<Vec<(u32, u128)>>,
 }
 
 /// Data derived from a part of the state, computed once and dropped when the part is
