@@ -181,6 +181,17 @@ struct Mode {
     wrap: bool,
 }
 
+impl Mode {
+    const SC: Mode = Mode {
+        memory: Memory::Sc,
+        wrap: false,
+    };
+    const RELAXED: Mode = Mode {
+        memory: Memory::Relaxed,
+        wrap: false,
+    };
+}
+
 /// The tile bound in words, when the protocol has a parameter that sizes a window.
 fn tiles_text(shape: Option<GridShape>, t: i64) -> Option<String> {
     match shape {
@@ -452,17 +463,6 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
     ex
 }
 
-impl Mode {
-    const SC: Mode = Mode {
-        memory: Memory::Sc,
-        wrap: false,
-    };
-    const RELAXED: Mode = Mode {
-        memory: Memory::Relaxed,
-        wrap: false,
-    };
-}
-
 /// What limits one attempt besides its states per assignment.
 #[derive(Clone, Copy)]
 enum Limit {
@@ -473,9 +473,8 @@ enum Limit {
 }
 
 /// One attempt: every assignment at world size `pv` with `(tiles, calls)`, within
-/// `limit`. The states explored when it completed;
-/// else the states and why not, or `None` when nothing could be run (the errors are
-/// in `ex`). Counterexamples go into `ex` (the first per obligation: the smallest P).
+/// `limit`. The states explored when it completed; else the states and why not, or
+/// `None` when nothing could be run (the errors are in `ex`). Counterexamples go into `ex` (the first per obligation: the smallest P).
 fn attempt(
     p: &Protocol,
     opts: &BoundedOptions,
