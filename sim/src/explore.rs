@@ -409,6 +409,8 @@ impl Explorer<'_, '_> {
             v
         };
         let mut polls = 0u64;
+        // A successor found to be a duplicate: its vectors are reused by the next copy.
+        let mut scratch: Option<State> = None;
         while let Some((node, s)) = queue.pop_front() {
             polls += 1;
             if polls.is_multiple_of(STOP_POLL) {
@@ -442,14 +444,20 @@ impl Explorer<'_, '_> {
             let en = self.reduce(&s, en);
             let depth = nodes[node as usize].2;
             // The last successor takes the state itself; the others copy it (sharing
-            // its cells and windows until a step writes one).
+            // its parts until a step writes one) into the vectors of the last duplicate.
             let mut s = Some(s);
             let last = en.len().saturating_sub(1);
             for (i, a) in en.into_iter().enumerate() {
                 let mut t = match s.take() {
                     Some(x) if i == last => x,
                     Some(x) => {
-                        let t = x.clone();
+                        let t = match scratch.take() {
+                            Some(mut t) => {
+                                t.clone_from(&x);
+                                t
+                            }
+                            None => x.clone(),
+                        };
                         s = Some(x);
                         t
                     }
@@ -481,6 +489,8 @@ impl Explorer<'_, '_> {
                     nodes.push((node, a, depth + 1));
                     self.stats.max_depth = self.stats.max_depth.max(depth as u64 + 1);
                     queue.push_back((idx, t));
+                } else {
+                    scratch = Some(t);
                 }
             }
             if seen.len() as u64 >= self.budget.max_states {

@@ -28,8 +28,8 @@ mod wrap;
 
 pub use footprint::{DataAcc, DryOp, Footprint, OpKind};
 pub use state::{
-    Acc, AccRec, Action, Cell, Clock, Limits, Memory, OldCell, Origin, Outcome, Part, Pending,
-    Proc, Procs, State, Status, Unit, WinMem, CONSUME, STAGE,
+    recycle, Acc, AccRec, Action, Cell, Clock, Limits, Memory, OldCell, Origin, Outcome, Part,
+    Pending, Proc, Procs, Recycle, State, Status, Unit, WinMem, CONSUME, STAGE,
 };
 pub use wrap::WrapStart;
 

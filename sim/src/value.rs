@@ -27,8 +27,18 @@ pub struct Contrib {
 }
 
 /// The provenance of an element: a sorted multiset of contributions.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Val(pub Vec<Contrib>);
+
+impl Clone for Val {
+    fn clone(&self) -> Self {
+        Val(self.0.clone())
+    }
+    /// Reuses `self`'s vector.
+    fn clone_from(&mut self, src: &Self) {
+        self.0.clone_from(&src.0);
+    }
+}
 
 impl Val {
     /// One contribution.
@@ -71,12 +81,32 @@ impl Val {
 
 /// A run-length encoded buffer: `segs[k] = (start, value)`, covering `0..len`
 /// with no gaps; segment k ends where k+1 starts (the last ends at `len`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Segs<T> {
     /// Total elements.
     pub len: u64,
     /// Segment starts and values; `segs[0].0 == 0` when `len > 0`.
     pub segs: Vec<(u64, T)>,
+}
+
+impl<T: Clone> Clone for Segs<T> {
+    fn clone(&self) -> Self {
+        Segs {
+            len: self.len,
+            segs: self.segs.clone(),
+        }
+    }
+    /// Reuses `self`'s vector and its values' storage (`T::clone_from`).
+    fn clone_from(&mut self, src: &Self) {
+        self.len = src.len;
+        self.segs.truncate(src.segs.len());
+        for (d, x) in self.segs.iter_mut().zip(&src.segs) {
+            d.0 = x.0;
+            d.1.clone_from(&x.1);
+        }
+        let n = self.segs.len();
+        self.segs.extend(src.segs[n..].iter().cloned());
+    }
 }
 
 /// Values that may be merged with a neighbour when equal, and moved.

@@ -13,7 +13,7 @@
 //! parent, so numbering a state costs one lookup per part the step wrote.
 
 use crate::fingerprint::{mix, FpCache};
-use crate::machine::{Cell, Part, Proc, State, WinMem};
+use crate::machine::{recycle, Cell, Part, Proc, State, WinMem};
 use hashbrown::HashTable;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -127,14 +127,14 @@ impl Visited {
         for cell in s.cells.iter_mut() {
             let (id, copy) = self.cells.number(tag, cell);
             if let Some(x) = copy {
-                *cell = x;
+                recycle(std::mem::replace(cell, x));
             }
             self.arena.push(id);
         }
         for m in s.mem.iter_mut() {
             let (id, copy) = self.mem.number(tag, m);
             if let Some(x) = copy {
-                *m = x;
+                recycle(std::mem::replace(m, x));
             }
             self.arena.push(id);
         }

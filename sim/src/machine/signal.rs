@@ -3,8 +3,8 @@
 //! and the barrier checks a passing wait makes.
 
 use super::state::{
-    cell_mut, insert_unit, join, Cell, Clock, Memory, OldCell, Origin, Outcome, State, Status,
-    Unit, UnitKey,
+    cell_mut, insert_unit, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit,
+    UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -265,11 +265,6 @@ impl Machine<'_> {
             }
             self.prune_history(s, cell);
         }
-        let opstr = match op {
-            NotifyOp::Set => format!("= {v}"),
-            NotifyOp::AtomicAdd if v < 0 => format!("-= {}", -v),
-            NotifyOp::AtomicAdd => format!("+= {v}"),
-        };
         let (before, after) = (self.held(cell, before), self.held(cell, after));
         self.event(out, p, call, Some(stmt), || {
             (
@@ -279,7 +274,15 @@ impl Machine<'_> {
                     before,
                     after,
                 },
-                format!("{} {opstr}: {before} -> {after}", self.cell_name(cell)),
+                format!(
+                    "{} {}: {before} -> {after}",
+                    self.cell_name(cell),
+                    match op {
+                        NotifyOp::Set => format!("= {v}"),
+                        NotifyOp::AtomicAdd if v < 0 => format!("-= {}", -v),
+                        NotifyOp::AtomicAdd => format!("+= {v}"),
+                    }
+                ),
             )
         });
         if !lost.is_empty() {
@@ -364,11 +367,12 @@ impl Machine<'_> {
         let mut stale_findings: Vec<Finding> = wrapped.into_iter().collect();
         // What the wait acquires: on a credit cell, the clocks of the credit units it
         // counts (the notifies it synchronises with); otherwise the cell's release clock.
-        let mut acquired: Option<Clock> = None;
+        // (Joined into the waiter's clock as found: joins commute.)
+        let mut acquired_units = false;
         // The keys of the units the wait counts, marked once `src` is dropped.
         let mut mark: Option<(u128, Vec<UnitKey>)> = None;
         if let (true, Some(need)) = (self.is_credit(cell) && stale_findings.is_empty(), need) {
-            let mut acq = vec![0; s.procs.len()];
+            acquired_units = true;
             if need > 0 {
                 let mut sum = 0i64;
                 let mut prefix = Vec::new();
@@ -425,8 +429,9 @@ impl Machine<'_> {
                     .note("the threshold grows slower than the credits, so this wait synchronises nothing (e.g. `+= epoch` with `>= epoch`)");
                     stale_findings.push(f);
                 }
+                let own = &mut s.procs[p].clock;
                 for u in &prefix {
-                    join(&mut acq, &u.clock);
+                    join(own, &u.clock);
                 }
                 // Both lists are sorted by key (`insert_unit`), so one merge walk marks the
                 // counted units: linear, not (units × prefix) per wait (cubic in the tiles
@@ -437,9 +442,10 @@ impl Machine<'_> {
                     mark = Some((bit, counted_keys));
                 }
             }
-            acquired = Some(acq);
         }
-        let acquired = acquired.unwrap_or_else(|| clock.clone());
+        if !acquired_units {
+            join(&mut s.procs[p].clock, clock);
+        }
         drop(src);
         if let Some((bit, counted_keys)) = mark {
             let c = cell_mut(&mut s.cells, cell);
@@ -456,7 +462,6 @@ impl Machine<'_> {
                 }
             }
         }
-        join(&mut s.procs[p].clock, &acquired);
         if self.memory == Memory::Relaxed {
             let pr = &mut s.procs[p];
             match pr.cache.iter_mut().find(|(c, _)| *c as usize == cell) {

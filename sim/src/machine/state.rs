@@ -7,9 +7,10 @@ use super::footprint::DataAcc;
 use crate::fingerprint::FpCache;
 use crate::report::{Event, Finding};
 use crate::value::{Piece, Segs, Val};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
+use std::thread::LocalKey;
 
 /// Memory model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Hash)]
@@ -96,7 +97,7 @@ pub struct OldCell {
 }
 
 /// A signal cell.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Cell {
     /// Current value.
     pub value: i64,
@@ -111,6 +112,37 @@ pub struct Cell {
     pub(super) history: Vec<OldCell>,
     /// Fingerprint of the fields above (cleared by [`cell_mut`]).
     pub(super) fp: FpCache,
+}
+
+impl Clone for Cell {
+    fn clone(&self) -> Self {
+        Cell {
+            units: self.units.clone(),
+            clock: self.clock.clone(),
+            history: self.history.clone(),
+            fp: self.fp.clone(),
+            ..*self
+        }
+    }
+    /// Reuses `self`'s vectors.
+    fn clone_from(&mut self, src: &Self) {
+        let Cell {
+            value,
+            units,
+            clock,
+            version,
+            origin,
+            history,
+            fp,
+        } = src;
+        self.value = *value;
+        self.units.clone_from(units);
+        self.clock.clone_from(clock);
+        self.version = *version;
+        self.origin = *origin;
+        self.history.clone_from(history);
+        self.fp.clone_from(fp);
+    }
 }
 
 impl Hash for Cell {
@@ -147,7 +179,7 @@ impl Part for Cell {
 /// Cell `i` of a state, to write: unshared from other states, its fingerprint cleared.
 /// Every write to a cell goes through here.
 pub(super) fn cell_mut(cells: &mut [Rc<Cell>], i: usize) -> &mut Cell {
-    let c = Rc::make_mut(&mut cells[i]);
+    let c = unshare(&mut cells[i], &CELLS);
     c.fp.clear();
     c
 }
@@ -155,7 +187,7 @@ pub(super) fn cell_mut(cells: &mut [Rc<Cell>], i: usize) -> &mut Cell {
 /// Window memory `m` of a state, to write: unshared, its fingerprint cleared. Every
 /// write to a window goes through here.
 pub(super) fn mem_mut(mem: &mut [Rc<WinMem>], m: usize) -> &mut WinMem {
-    let w = Rc::make_mut(&mut mem[m]);
+    let w = unshare(&mut mem[m], &MEMS);
     w.fp.clear();
     w.epochs.clear();
     w
@@ -180,10 +212,24 @@ pub const STAGE: u32 = u32::MAX;
 pub const CONSUME: u32 = u32::MAX - 1;
 
 /// Access history of a run of elements (FastTrack style: last write, reads since).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, PartialEq, Eq, Hash, Default)]
 pub struct AccRec {
     pub(super) write: Option<Acc>,
     pub(super) reads: Vec<Acc>,
+}
+
+impl Clone for AccRec {
+    fn clone(&self) -> Self {
+        AccRec {
+            write: self.write,
+            reads: self.reads.clone(),
+        }
+    }
+    /// Reuses `self`'s vector.
+    fn clone_from(&mut self, src: &Self) {
+        self.write = src.write;
+        self.reads.clone_from(&src.reads);
+    }
 }
 
 impl Piece for AccRec {
@@ -193,7 +239,7 @@ impl Piece for AccRec {
 }
 
 /// A window on one rank.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct WinMem {
     /// Contents.
     pub vals: Segs<Val>,
@@ -236,6 +282,30 @@ impl<T> PartialEq for Memo<T> {
 }
 
 impl<T> Eq for Memo<T> {}
+
+impl Clone for WinMem {
+    fn clone(&self) -> Self {
+        WinMem {
+            vals: self.vals.clone(),
+            acc: self.acc.clone(),
+            fp: self.fp.clone(),
+            epochs: self.epochs.clone(),
+        }
+    }
+    /// Reuses `self`'s vectors (the epochs memo, derived data, is recomputed on demand).
+    fn clone_from(&mut self, src: &Self) {
+        let WinMem {
+            vals,
+            acc,
+            fp,
+            epochs: _,
+        } = src;
+        self.vals.clone_from(vals);
+        self.acc.clone_from(acc);
+        self.fp.clone_from(fp);
+        self.epochs.clear();
+    }
+}
 
 impl Hash for WinMem {
     fn hash<H: Hasher>(&self, h: &mut H) {
@@ -285,7 +355,7 @@ pub struct Pending {
 }
 
 /// One process: a block of a rank.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Proc {
     /// Lifecycle.
     pub status: Status,
@@ -316,6 +386,54 @@ pub struct Proc {
     pub(super) pin: Option<i64>,
     /// Fingerprint of the fields above (cleared by every write through [`Procs`]).
     pub(super) fp: FpCache,
+}
+
+impl Clone for Proc {
+    fn clone(&self) -> Self {
+        Proc {
+            slots: self.slots.clone(),
+            clock: self.clock.clone(),
+            tiles: self.tiles.clone(),
+            pending: self.pending.clone(),
+            cache: self.cache.clone(),
+            entries: self.entries.clone(),
+            fp: self.fp.clone(),
+            ..*self
+        }
+    }
+    /// Reuses `self`'s vectors.
+    fn clone_from(&mut self, src: &Self) {
+        let Proc {
+            status,
+            pc,
+            call,
+            slots,
+            clock,
+            bump,
+            seq,
+            tiles,
+            pending,
+            cache,
+            steps,
+            entries,
+            pin,
+            fp,
+        } = src;
+        self.status = *status;
+        self.pc = *pc;
+        self.call = *call;
+        self.slots.clone_from(slots);
+        self.clock.clone_from(clock);
+        self.bump = *bump;
+        self.seq = *seq;
+        self.tiles.clone_from(tiles);
+        self.pending.clone_from(pending);
+        self.cache.clone_from(cache);
+        self.steps = *steps;
+        self.entries.clone_from(entries);
+        self.pin = *pin;
+        self.fp.clone_from(fp);
+    }
 }
 
 impl Hash for Proc {
@@ -367,8 +485,18 @@ impl Part for Proc {
 /// (`Rc::make_mut`, as for cells and windows). Indexing to write (`procs[p].pc += 1`,
 /// [`Procs::iter_mut`]) unshares the process and clears its fingerprint, so every write
 /// goes through here.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, PartialEq, Eq, Hash, Default)]
 pub struct Procs(Vec<Rc<Proc>>);
+
+impl Clone for Procs {
+    fn clone(&self) -> Self {
+        Procs(self.0.clone())
+    }
+    /// Reuses `self`'s vector (the explorer's scratch successor).
+    fn clone_from(&mut self, src: &Self) {
+        self.0.clone_from(&src.0);
+    }
+}
 
 impl Procs {
     /// Number of processes.
@@ -396,15 +524,16 @@ impl Procs {
         &self.0
     }
 
-    /// Replaces process `p` by an equal one (the explorer's table's copy).
+    /// Replaces process `p` by an equal one (the explorer's table's copy) and recycles
+    /// the one replaced ([`recycle`]).
     pub fn share(&mut self, p: usize, with: Rc<Proc>) {
         debug_assert!(*self.0[p] == *with);
-        self.0[p] = with;
+        recycle(std::mem::replace(&mut self.0[p], with));
     }
 }
 
 fn proc_mut(p: &mut Rc<Proc>) -> &mut Proc {
-    let p = Rc::make_mut(p);
+    let p = unshare(p, &PROCS);
     p.fp.clear();
     p
 }
@@ -467,8 +596,77 @@ impl Tiles {
     }
 }
 
+/// The most recycled copies kept per kind of part.
+const POOL_CAP: usize = 64;
+
+/// Recycled parts, each owned by its pool alone ([`recycle`]).
+type Pool<T> = RefCell<Vec<Rc<T>>>;
+
+thread_local! {
+    static PROCS: Pool<Proc> = const { RefCell::new(Vec::new()) };
+    static CELLS: Pool<Cell> = const { RefCell::new(Vec::new()) };
+    static MEMS: Pool<WinMem> = const { RefCell::new(Vec::new()) };
+}
+
+/// A part of a state, to write: unshared from other states. A shared part is copied
+/// into a recycled one when the pool has one (`clone_from` reuses its vectors, so the
+/// copy allocates nothing), else into a new allocation.
+fn unshare<'a, T: Clone>(x: &'a mut Rc<T>, pool: &'static LocalKey<Pool<T>>) -> &'a mut T {
+    if Rc::get_mut(x).is_none() {
+        if let Some(mut fresh) = pool.with(|p| p.borrow_mut().pop()) {
+            if let Some(f) = Rc::get_mut(&mut fresh) {
+                f.clone_from(x);
+                *x = fresh;
+            }
+        }
+    }
+    Rc::make_mut(x)
+}
+
+fn keep<T>(x: Rc<T>, pool: &'static LocalKey<Pool<T>>) {
+    if Rc::strong_count(&x) == 1 && Rc::weak_count(&x) == 0 {
+        pool.with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() < POOL_CAP {
+                    p.push(x);
+                }
+            }
+        });
+    }
+}
+
+/// A part the explorer's table replaced by its equal copy (a successor's written part
+/// that was met before): kept for the next write if nothing else holds it.
+pub trait Recycle: Sized {
+    /// Keeps `x` for reuse when it is not shared.
+    fn recycle(x: Rc<Self>);
+}
+
+impl Recycle for Proc {
+    fn recycle(x: Rc<Self>) {
+        keep(x, &PROCS)
+    }
+}
+
+impl Recycle for Cell {
+    fn recycle(x: Rc<Self>) {
+        keep(x, &CELLS)
+    }
+}
+
+impl Recycle for WinMem {
+    fn recycle(x: Rc<Self>) {
+        keep(x, &MEMS)
+    }
+}
+
+/// Recycles a part ([`Recycle`]).
+pub fn recycle<T: Recycle>(x: Rc<T>) {
+    T::recycle(x)
+}
+
 /// The whole system.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
     /// Processes, rank-major (`rank * blocks + block`), shared like the cells.
     pub procs: Procs,
@@ -477,6 +675,23 @@ pub struct State {
     pub cells: Vec<Rc<Cell>>,
     /// Windows, rank-major (`rank * windows + w`), shared like the cells.
     pub mem: Vec<Rc<WinMem>>,
+}
+
+impl Clone for State {
+    fn clone(&self) -> Self {
+        State {
+            procs: self.procs.clone(),
+            cells: self.cells.clone(),
+            mem: self.mem.clone(),
+        }
+    }
+    /// Reuses `self`'s vectors: a successor that turns out to be a duplicate leaves
+    /// them to the next successor, which then allocates nothing for them.
+    fn clone_from(&mut self, src: &Self) {
+        self.procs.clone_from(&src.procs);
+        self.cells.clone_from(&src.cells);
+        self.mem.clone_from(&src.mem);
+    }
 }
 
 /// An action of the scheduler.
