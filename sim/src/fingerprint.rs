@@ -1,6 +1,6 @@
 //! State fingerprints: a 128-bit hash of the whole state (two independent 64-bit
-//! lanes), and a per-part cache so that the cells and windows a successor shares
-//! with its parent (`Rc`) are not hashed again.
+//! lanes over its parts' hashes), and a per-part cache of a 64-bit hash so that the
+//! parts a successor shares with its parent (`Rc`) are not hashed again.
 
 use crate::machine::State;
 use std::cell::OnceCell;
@@ -79,24 +79,68 @@ impl Hasher for Fp {
     }
 }
 
+/// The hasher of a part's fields: one 64-bit multiply-rotate lane (as FxHash), finished
+/// by [`mix`]. A part's hash only picks the candidates the explorer's exact table
+/// compares in full ([`crate::visited`]), so it needs speed more than width.
+#[derive(Default)]
+pub struct PartHasher(u64);
+
+impl Hasher for PartHasher {
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(buf));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut buf = [0u8; 8];
+            buf[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(buf) ^ ((rest.len() as u64) << 59));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64);
+    }
+    fn write_u16(&mut self, x: u16) {
+        self.write_u64(x as u64);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
 /// A part's fingerprint, computed once and kept until the part is written, and the
 /// part's number in the explorer's table of distinct parts ([`crate::visited`]) once it
 /// has one. Neither takes part in equality or hashing itself; whoever writes the part
 /// clears both ([`FpCache::clear`]), which the state's write accessors do.
 #[derive(Debug, Clone, Default)]
 pub struct FpCache {
-    fp: OnceCell<u128>,
+    fp: OnceCell<u64>,
     /// (table tag, number): the tag names the table that numbered the part (0: none).
     id: std::cell::Cell<(u32, u32)>,
 }
 
 impl FpCache {
     /// The cached fingerprint, computed by `f` (which hashes the part's fields) if absent.
-    pub fn get(&self, f: impl FnOnce(&mut Fp)) -> u128 {
+    pub fn get(&self, f: impl FnOnce(&mut PartHasher)) -> u64 {
         *self.fp.get_or_init(|| {
-            let mut h = Fp::default();
+            let mut h = PartHasher::default();
             f(&mut h);
-            h.finish128()
+            h.finish()
         })
     }
 

@@ -25,7 +25,7 @@ static TAGS: AtomicU32 = AtomicU32::new(1);
 /// The distinct parts of one kind, numbered in the order met.
 struct Parts<T> {
     items: Vec<Rc<T>>,
-    fps: Vec<u128>,
+    fps: Vec<u64>,
     table: HashTable<u32>,
 }
 
@@ -47,7 +47,7 @@ impl<T: Part> Parts<T> {
         }
         let fp = x.fp();
         let (items, fps) = (&self.items, &self.fps);
-        let hit = self.table.find(fp as u64, |&i| {
+        let hit = self.table.find(fp, |&i| {
             let i = i as usize;
             fps[i] == fp && (Rc::ptr_eq(&items[i], x) || *items[i] == **x)
         });
@@ -59,8 +59,7 @@ impl<T: Part> Parts<T> {
         self.items.push(Rc::clone(x));
         self.fps.push(fp);
         let fps = &self.fps;
-        self.table
-            .insert_unique(fp as u64, id, |&i| fps[i as usize] as u64);
+        self.table.insert_unique(fp, id, |&i| fps[i as usize]);
         cache.set_id(tag, id);
         (id, None)
     }

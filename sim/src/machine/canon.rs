@@ -22,9 +22,14 @@ struct Renumber {
     /// The processes whose epochs the renumbering changes (for the others it is the
     /// identity: their recorded epochs are exactly `1..=k` and none is larger than `k`).
     moved: Vec<usize>,
+    /// Ranks of the moved processes' epochs (when `small`): for `(at, len) = rank_at[q]`,
+    /// `ranks[at + v]` is `f(q, v)` for `v < len`; every epoch of `q` is below `len`.
+    ranks: Vec<u32>,
+    rank_at: Vec<Option<(u32, u32)>>,
 }
 
-/// The bit set of epochs `1..=k`.
+/// The bit set of epochs `1..=k` (what [`dense_len`] recognises).
+#[cfg(test)]
 fn dense(k: u32) -> u128 {
     if k == 0 {
         0
@@ -35,10 +40,27 @@ fn dense(k: u32) -> u128 {
     }
 }
 
+/// The `k` with `m == dense(k)`, if there is one (without counting bits: a population
+/// count of a `u128` is a few dozen instructions on the baseline x86-64 target).
+fn dense_len(m: u128) -> Option<u32> {
+    if m == u128::MAX {
+        return Some(128);
+    }
+    let h = m >> 1;
+    (m & 1 == 0 && h & h.wrapping_add(1) == 0).then(|| 128 - h.leading_zeros())
+}
+
 impl Renumber {
     /// `v`'s rank among process `q`'s recorded epochs (how many are `<= v`).
     fn f(&self, q: usize, v: u32) -> u32 {
         if self.small {
+            if let Some((at, len)) = self.rank_at[q] {
+                return match (v < len, len) {
+                    (true, _) => self.ranks[(at + v) as usize],
+                    (false, 0) => 0,
+                    (false, _) => self.ranks[(at + len - 1) as usize],
+                };
+            }
             let m = self.masks[q];
             return if v >= 127 {
                 m.count_ones()
@@ -53,9 +75,29 @@ impl Renumber {
         self.moved.iter().any(|&q| self.f(q, c[q]) != c[q])
     }
 
+    /// Renumbers a clock (only the moved processes' entries change: for the others the
+    /// renumbering is the identity on every epoch the state holds).
     fn fix(&self, c: &mut [u32]) {
-        for (q, x) in c.iter_mut().enumerate() {
-            *x = self.f(q, *x);
+        for &q in &self.moved {
+            c[q] = self.f(q, c[q]);
+        }
+    }
+
+    /// Tabulates the moved processes' ranks (`small` only).
+    fn tabulate(&mut self) {
+        self.ranks.clear();
+        self.rank_at.clear();
+        self.rank_at.resize(self.masks.len(), None);
+        for &q in &self.moved {
+            let m = self.masks[q];
+            let len = 128 - m.leading_zeros();
+            let at = self.ranks.len() as u32;
+            let mut c = 0;
+            for v in 0..len {
+                c += (m >> v) as u32 & 1;
+                self.ranks.push(c);
+            }
+            self.rank_at[q] = Some((at, len));
         }
     }
 
@@ -176,10 +218,15 @@ impl Machine<'_> {
         if r.small {
             // Every epoch of q anywhere in the state is at most q's own clock entry.
             let masks = &r.masks;
-            r.moved.extend((0..np).filter(|&q| {
-                let k = masks[q].count_ones();
-                masks[q] != dense(k) || s.procs[q].clock[q] > k
-            }));
+            for q in 0..np {
+                let moved = match dense_len(masks[q]) {
+                    Some(k) => s.procs[q].clock[q] > k,
+                    None => true,
+                };
+                if moved {
+                    r.moved.push(q);
+                }
+            }
         } else {
             let keys = &mut r.keys;
             keys.clear();
@@ -212,6 +259,9 @@ impl Machine<'_> {
                 let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
                 !dense || s.procs[q].clock[q] > run.len() as u32
             }));
+        }
+        if r.small && !r.moved.is_empty() {
+            r.tabulate();
         }
         let r = &*r;
         if r.moved.is_empty() {
@@ -271,6 +321,37 @@ impl Machine<'_> {
                 }
             }
             m.acc.normalize();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{dense, dense_len};
+
+    /// `dense_len` agrees with the definition it replaces: `m == dense(popcount(m))`.
+    #[test]
+    fn dense_len_is_the_popcount_test() {
+        let mut masks = vec![
+            0u128,
+            1,
+            2,
+            3,
+            6,
+            7,
+            0b1010,
+            0b1110,
+            u128::MAX,
+            u128::MAX - 1,
+        ];
+        masks.extend((0..=128).map(dense));
+        masks.extend((1..128).map(|k| dense(k) ^ (1 << k)));
+        masks.extend((0..128).map(|k| 1u128 << k));
+        masks.extend((1..127).map(|k| dense(k) | (1 << (k + 1)) << 1));
+        for m in masks {
+            let k = m.count_ones();
+            let want = (m == dense(k)).then_some(k);
+            assert_eq!(dense_len(m), want, "mask {m:#x}");
         }
     }
 }

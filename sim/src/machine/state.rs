@@ -27,7 +27,7 @@ pub enum Memory {
 /// a window): its contents' fingerprint and the cache that keeps it.
 pub trait Part: Eq {
     /// The fingerprint of the contents (cached until the part is written).
-    fn fp(&self) -> u128;
+    fn fp(&self) -> u64;
     /// The cache of the fingerprint and of the part's number in the explorer's table.
     fn cache(&self) -> &FpCache;
 }
@@ -147,12 +147,12 @@ impl Clone for Cell {
 
 impl Hash for Cell {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u128(self.fp());
+        h.write_u64(self.fp());
     }
 }
 
 impl Part for Cell {
-    fn fp(&self) -> u128 {
+    fn fp(&self) -> u64 {
         let Cell {
             value,
             units,
@@ -309,12 +309,12 @@ impl Clone for WinMem {
 
 impl Hash for WinMem {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u128(self.fp());
+        h.write_u64(self.fp());
     }
 }
 
 impl Part for WinMem {
-    fn fp(&self) -> u128 {
+    fn fp(&self) -> u64 {
         let WinMem {
             vals,
             acc,
@@ -438,12 +438,12 @@ impl Clone for Proc {
 
 impl Hash for Proc {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u128(self.fp());
+        h.write_u64(self.fp());
     }
 }
 
 impl Part for Proc {
-    fn fp(&self) -> u128 {
+    fn fp(&self) -> u64 {
         let Proc {
             status,
             pc,
@@ -571,7 +571,7 @@ struct TileData {
 
 impl Hash for TileData {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u128(self.fp.get(|f| self.bufs.hash(f)));
+        h.write_u64(self.fp.get(|f| self.bufs.hash(f)));
     }
 }
 
