@@ -1,7 +1,8 @@
 //! Substitution through nested atoms, and solving a statement's cell equations for
 //! its variables: "which writer, in which loop iteration, reaches cell (o, i)?".
 //! A variable with coefficient ±1 is solved linearly; `(x + c) % m == e` with `x`
-//! in `0..m` is solved as `x = (e - c) % m` (with `0 <= e < m` as a side condition).
+//! in `0..m` is solved as `x = (e - c) % m` (with `0 <= e < m` as a side condition);
+//! `s*x == e` with a symbolic step `s >= 1` as `x = e / s` (with `e % s == 0`).
 //! What stays unsolved is summed (numeric loops) or counted (ranks).
 
 use super::invert::{self, Mode};
@@ -311,6 +312,9 @@ fn solve_one(
             let v = rest.scale(-k)?;
             return Some((*x, (v, Vec::new())));
         }
+    }
+    if let Some((x, v, f)) = super::stride::solve(s, vars, &|x| map.contains_key(&x), d) {
+        return Some((x, (v, vec![f])));
     }
     if let Some((x, v)) = super::bits::solve_xor(s, vars, &|x| map.contains_key(&x), d) {
         return Some((x, (v, Vec::new())));
