@@ -232,6 +232,9 @@ pub struct Syms {
     /// Bit operations, `log2` and `pow2` of symbolic operands become [`Atom::Bit`]s
     /// (the parametric route) instead of asking for concrete operands.
     pub bits: bool,
+    /// Iteration atoms of loops with a symbolic step `s` (the parametric route): the
+    /// range `hi - lo` and `s` (`param::stride`).
+    pub strides: HashMap<AtomId, (Lin, Lin)>,
 }
 
 fn merge(a: &[AtomId], b: &[AtomId]) -> Vec<AtomId> {
@@ -494,15 +497,25 @@ impl Syms {
         }
         (!q.is_zero() || r.is_zero()).then_some((q, r))
     }
+    /// `q + f(r, b)` (`f` a division) when `a = b*q + r` spells out multiples of `b`.
+    fn over_multiples(
+        &mut self,
+        a: &Lin,
+        b: &Lin,
+        f: fn(&mut Syms, &Lin, &Lin) -> Option<Lin>,
+    ) -> Option<Option<Lin>> {
+        let (q, r) = self.multiples(a, b)?;
+        let d = if r.is_zero() {
+            Some(Lin::k(0))
+        } else {
+            f(self, &r, b)
+        };
+        Some(d.and_then(|d| q.add(&d)))
+    }
     /// Euclidean `a / b` (None on division by zero or overflow).
     pub fn div(&mut self, a: &Lin, b: &Lin) -> Option<Lin> {
-        if let Some((q, r)) = self.multiples(a, b) {
-            let d = if r.is_zero() {
-                Lin::k(0)
-            } else {
-                self.div(&r, b)?
-            };
-            return q.add(&d);
+        if let Some(x) = self.over_multiples(a, b, Syms::div) {
+            return x;
         }
         match (a.as_const(), b.as_const()) {
             (_, Some(0)) => None,
@@ -528,13 +541,8 @@ impl Syms {
     }
     /// `ceil(a / b)`.
     pub fn ceil_div(&mut self, a: &Lin, b: &Lin) -> Option<Lin> {
-        if let Some((q, r)) = self.multiples(a, b) {
-            let d = if r.is_zero() {
-                Lin::k(0)
-            } else {
-                self.ceil_div(&r, b)?
-            };
-            return q.add(&d);
+        if let Some(x) = self.over_multiples(a, b, Syms::ceil_div) {
+            return x;
         }
         match (a.as_const(), b.as_const()) {
             (_, Some(0)) => None,

@@ -573,6 +573,10 @@ impl Walk<'_> {
                             .map_err(|m| (m, Some(s.span)))?;
                         let trip = self.syms.trip(&lo, &hi, &step).ok_or_else(ov)?;
                         let a = self.syms.new_iter(trip.clone(), *var);
+                        if step.as_const().is_none() {
+                            let range = hi.sub(&lo).ok_or_else(ov)?;
+                            self.syms.strides.insert(a, (range, step.clone()));
+                        }
                         let sv = self.syms.mul(&step, &Lin::atom(a)).ok_or_else(ov)?;
                         let val = lo.add(&sv).ok_or_else(ov)?;
                         (a, LoopKind::Num, trip, val, None)

@@ -31,7 +31,7 @@ pub fn solve(
     vars: &[AtomId],
     solved: &dyn Fn(AtomId) -> bool,
     d: &Lin,
-) -> Option<(AtomId, Lin, Formula)> {
+) -> Option<(AtomId, Lin, Vec<Formula>, bool)> {
     let reads = |s: &Syms, l: &Lin, x: AtomId| l.coeff(x) != 0 || s.nested(l, x);
     for (a, k) in &d.t {
         if *k != 1 && *k != -1 {
@@ -55,7 +55,18 @@ pub fn solve(
             let e = rest.scale(-k)?;
             let val = s.div(&e, step)?;
             let m = s.rem(&e, step)?;
-            return Some((*x, val, Formula::Eq0(m)));
+            let mut facts = vec![Formula::Eq0(m)];
+            // With `e % s == 0`: `0 <= x < max(0, ceil(D / s))` iff `0 <= e < D` (`D` the
+            // loop's range `hi - lo`): linear facts instead of divisions for Z3.
+            let ranged = match s.strides.get(x) {
+                Some((d, st)) if st == step => {
+                    facts.push(Formula::Ge0(e.clone()));
+                    facts.push(Formula::Ge0(d.sub(&e)?.add(&Lin::k(-1))?));
+                    true
+                }
+                _ => false,
+            };
+            return Some((*x, val, facts, ranged));
         }
     }
     None
