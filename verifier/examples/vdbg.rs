@@ -1,4 +1,4 @@
-//! Development aid: `cargo run -p collc-verifier --example vdbg -- FILE [--explain|--cost k=v ...]`.
+//! Development aid: `cargo run -p collc-verifier --example vdbg -- FILE [--explain|--param|--cost k=v ...]`.
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let text = std::fs::read_to_string(&args[1]).expect("read");
@@ -11,6 +11,13 @@ fn main() {
         match collc_verifier::table::explain(&p) {
             Ok(t) => print!("{}", t.render()),
             Err(e) => println!("error: {e}"),
+        }
+        return;
+    }
+    if args.get(2).map(String::as_str) == Some("--param") {
+        let o = collc_verifier::param::prove(&p, std::time::Duration::from_secs(60));
+        for id in collc_verifier::param::IDS {
+            println!("{id:16} {:?}", o.results.get(id));
         }
         return;
     }

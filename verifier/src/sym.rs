@@ -232,6 +232,9 @@ pub struct Syms {
     /// Bit operations, `log2` and `pow2` of symbolic operands become [`Atom::Bit`]s
     /// (the parametric route) instead of asking for concrete operands.
     pub bits: bool,
+    /// Iteration atoms of loops with a symbolic step `s` (the parametric route): the
+    /// range `hi - lo` and `s` (`param::stride`).
+    pub strides: HashMap<AtomId, (Lin, Lin)>,
 }
 
 fn merge(a: &[AtomId], b: &[AtomId]) -> Vec<AtomId> {
@@ -461,8 +464,59 @@ impl Syms {
         let (x, y) = if a <= b { (a, b) } else { (b, a) };
         Some(Lin::atom(self.intern(Atom::Mul(x.clone(), y.clone()))))
     }
+    /// `a = b*q + r` with `q` the multiples of a symbolic `b` that `a` spells out
+    /// (`b` itself, `b * x`); `None` when there are none (or `b` is constant). Then
+    /// `a / b = q + r / b`, `a % b = r % b` and `ceil(a / b) = q + ceil(r / b)` for every
+    /// `b != 0` (Euclidean division, as Z3's).
+    fn multiples(&self, a: &Lin, b: &Lin) -> Option<(Lin, Lin)> {
+        if b.as_const().is_some() {
+            return None;
+        }
+        let mut q = Lin::k(0);
+        let mut r = Lin::k(a.c);
+        for (x, k) in &a.t {
+            let of = match &self.atoms[*x as usize] {
+                Atom::Mul(u, v) if u == b => Some(v.clone()),
+                Atom::Mul(u, v) if v == b => Some(u.clone()),
+                _ => None,
+            };
+            match of {
+                Some(o) => q = q.axpy(*k, &o)?,
+                None => r = r.add(&Lin::atom(*x).scale(*k)?)?,
+            }
+        }
+        if let [(g, kb)] = b.t.as_slice() {
+            if b.c == 0 && *kb != 0 {
+                let k = r.coeff(*g);
+                if k % kb == 0 && k != 0 {
+                    let (_, rest) = r.split(*g);
+                    r = rest;
+                    q = q.add(&Lin::k(k / kb))?;
+                }
+            }
+        }
+        (!q.is_zero() || r.is_zero()).then_some((q, r))
+    }
+    /// `q + f(r, b)` (`f` a division) when `a = b*q + r` spells out multiples of `b`.
+    fn over_multiples(
+        &mut self,
+        a: &Lin,
+        b: &Lin,
+        f: fn(&mut Syms, &Lin, &Lin) -> Option<Lin>,
+    ) -> Option<Option<Lin>> {
+        let (q, r) = self.multiples(a, b)?;
+        let d = if r.is_zero() {
+            Some(Lin::k(0))
+        } else {
+            f(self, &r, b)
+        };
+        Some(d.and_then(|d| q.add(&d)))
+    }
     /// Euclidean `a / b` (None on division by zero or overflow).
     pub fn div(&mut self, a: &Lin, b: &Lin) -> Option<Lin> {
+        if let Some(x) = self.over_multiples(a, b, Syms::div) {
+            return x;
+        }
         match (a.as_const(), b.as_const()) {
             (_, Some(0)) => None,
             (Some(x), Some(y)) => x.checked_div_euclid(y).map(Lin::k),
@@ -472,6 +526,12 @@ impl Syms {
     }
     /// Euclidean `a % b`.
     pub fn rem(&mut self, a: &Lin, b: &Lin) -> Option<Lin> {
+        if let Some((_, r)) = self.multiples(a, b) {
+            if r.is_zero() {
+                return Some(Lin::k(0));
+            }
+            return self.rem(&r, b);
+        }
         match (a.as_const(), b.as_const()) {
             (_, Some(0)) => None,
             (Some(x), Some(y)) => x.checked_rem_euclid(y).map(Lin::k),
@@ -481,6 +541,9 @@ impl Syms {
     }
     /// `ceil(a / b)`.
     pub fn ceil_div(&mut self, a: &Lin, b: &Lin) -> Option<Lin> {
+        if let Some(x) = self.over_multiples(a, b, Syms::ceil_div) {
+            return x;
+        }
         match (a.as_const(), b.as_const()) {
             (_, Some(0)) => None,
             (Some(x), Some(y)) => collc_spec::eval::ceil_div(x, y).map(Lin::k),

@@ -188,7 +188,7 @@ pub fn solve_xor(
 /// The shape of a power-of-two or reversed loop (`Range::Seq`).
 pub enum Shape {
     /// `lo + step*k`, `k` in `0..trip`, visited in reverse when `rev`.
-    Arith { lo: Lin, step: i64, rev: bool },
+    Arith { lo: Lin, step: Lin, rev: bool },
     /// `2^(a + b*k)`, `k` in `0..trip`, visited in reverse when `rev`.
     Geo { a: i64, b: i64, rev: bool },
 }
@@ -196,7 +196,7 @@ pub enum Shape {
 /// The trip count and shape of `for x in lo..hi step s` (`*s` when `geometric`,
 /// reversed when `rev`); `Err` names what has no closed form here: a geometric
 /// loop must start at a constant power of two and multiply by a constant power of
-/// two (2, 4, ...), an arithmetic one must have a positive constant step.
+/// two (2, 4, ...), an arithmetic one a step of at least 1 (possibly symbolic).
 pub fn seq(
     s: &mut Syms,
     lo: &Lin,
@@ -206,21 +206,21 @@ pub fn seq(
     rev: bool,
 ) -> Result<(Lin, Shape), String> {
     let ov = || "arithmetic overflow".to_string();
-    let Some(st) = step.as_const() else {
-        return Err("a power-of-two or reversed loop whose step is not a constant".into());
-    };
     if !geometric {
-        if st <= 0 {
-            return Err("a loop whose step is not a positive constant".into());
+        if s.lb(step).is_none_or(|l| l < 1) {
+            return Err("a reversed loop whose step is not shown to be at least 1".into());
         }
         let trip = s.trip(lo, hi, step).ok_or_else(ov)?;
         let shape = Shape::Arith {
             lo: lo.clone(),
-            step: st,
+            step: step.clone(),
             rev,
         };
         return Ok((trip, shape));
     }
+    let Some(st) = step.as_const() else {
+        return Err("a power-of-two loop whose factor is not a constant".into());
+    };
     let pow = |v: i64| v >= 1 && v & (v - 1) == 0;
     let Some(l) = lo.as_const().filter(|v| pow(*v)) else {
         return Err(
@@ -256,7 +256,10 @@ pub fn value(s: &mut Syms, shape: &Shape, j: AtomId, trip: &Lin) -> Option<Lin> 
         k
     };
     match shape {
-        Shape::Arith { lo, step, .. } => lo.add(&k.scale(*step)?),
+        Shape::Arith { lo, step, .. } => {
+            let sk = s.mul(step, &k)?;
+            lo.add(&sk)
+        }
         Shape::Geo { a, b, .. } => pow2(s, &k.scale(*b)?.add(&Lin::k(*a))?),
     }
 }

@@ -569,14 +569,14 @@ impl Walk<'_> {
                         let lo = self.eval(lo, s.span)?;
                         let hi = self.eval(hi, s.span)?;
                         let step = self.eval(step, s.span)?;
-                        if step.as_const().is_none_or(|x| x <= 0) {
-                            return Err((
-                                "a loop whose step is not a positive constant".into(),
-                                Some(s.span),
-                            ));
-                        }
+                        super::stride::positive(self.syms, self.p, &step)
+                            .map_err(|m| (m, Some(s.span)))?;
                         let trip = self.syms.trip(&lo, &hi, &step).ok_or_else(ov)?;
                         let a = self.syms.new_iter(trip.clone(), *var);
+                        if step.as_const().is_none() {
+                            let range = hi.sub(&lo).ok_or_else(ov)?;
+                            self.syms.strides.insert(a, (range, step.clone()));
+                        }
                         let sv = self.syms.mul(&step, &Lin::atom(a)).ok_or_else(ov)?;
                         let val = lo.add(&sv).ok_or_else(ov)?;
                         (a, LoopKind::Num, trip, val, None)

@@ -36,6 +36,7 @@ mod reuse_hop;
 mod rotate;
 pub mod scope;
 pub mod solve;
+pub mod stride;
 pub mod value;
 mod value_next;
 mod value_rank;

@@ -1,7 +1,8 @@
 //! Substitution through nested atoms, and solving a statement's cell equations for
 //! its variables: "which writer, in which loop iteration, reaches cell (o, i)?".
 //! A variable with coefficient ±1 is solved linearly; `(x + c) % m == e` with `x`
-//! in `0..m` is solved as `x = (e - c) % m` (with `0 <= e < m` as a side condition).
+//! in `0..m` is solved as `x = (e - c) % m` (with `0 <= e < m` as a side condition);
+//! `s*x == e` with a symbolic step `s >= 1` as `x = e / s` (with `e % s == 0`).
 //! What stays unsolved is summed (numeric loops) or counted (ranks).
 
 use super::invert::{self, Mode};
@@ -176,6 +177,8 @@ pub fn solve(
     let mut pending: Vec<Lin> = Vec::new();
     let mut facts: Vec<Formula> = Vec::new();
     let mut claims: Vec<(CondV, Vec<CondV>)> = Vec::new();
+    // Variables whose domain the solving facts already state (`stride::solve`).
+    let mut ranged: Vec<AtomId> = Vec::new();
     for (l, r) in eqs {
         pending.push(l.sub(r)?);
     }
@@ -190,6 +193,9 @@ pub fn solve(
             match solve_one(s, vars, &map, trips, &d) {
                 Some((x, val)) if open || closed(s, vars, &map, x, &val.0) => {
                     facts.extend(val.1);
+                    if val.2 {
+                        ranged.push(x);
+                    }
                     bind(s, &mut map, x, val.0)?;
                     progress = true;
                 }
@@ -248,6 +254,9 @@ pub fn solve(
         side.push(s.formula(Formula::Eq0(d)));
     }
     for x in vars {
+        if ranged.contains(x) {
+            continue;
+        }
         if let Some(v) = map.get(x) {
             let t = lin(s, trips.get(x)?, &map)?;
             side.extend(within(s, v, &t)?);
@@ -299,7 +308,7 @@ fn solve_one(
     map: &Map,
     trips: &HashMap<AtomId, Lin>,
     d: &Lin,
-) -> Option<(AtomId, (Lin, Vec<Formula>))> {
+) -> Option<(AtomId, (Lin, Vec<Formula>, bool))> {
     for x in vars {
         if map.contains_key(x) {
             continue;
@@ -309,14 +318,17 @@ fn solve_one(
             let (_, rest) = d.split(*x);
             // k*x + rest = 0  =>  x = -rest / k
             let v = rest.scale(-k)?;
-            return Some((*x, (v, Vec::new())));
+            return Some((*x, (v, Vec::new(), false)));
         }
     }
+    if let Some((x, v, f, ranged)) = super::stride::solve(s, vars, &|x| map.contains_key(&x), d) {
+        return Some((x, (v, f, ranged)));
+    }
     if let Some((x, v)) = super::bits::solve_xor(s, vars, &|x| map.contains_key(&x), d) {
-        return Some((x, (v, Vec::new())));
+        return Some((x, (v, Vec::new(), false)));
     }
     if let Some((x, v, f)) = invert::pow2(s, vars, &|x| map.contains_key(&x), d) {
-        return Some((x, (v, f)));
+        return Some((x, (v, f, false)));
     }
     // (x + c) % m == e
     for (k, inner, m, others) in invert::mod_terms(s, d) {
@@ -342,7 +354,7 @@ fn solve_one(
             let arg = e.sub(&c)?;
             let v = invert::rem(s, &arg, &m)?;
             let hi = m.sub(&e)?.add(&Lin::k(-1))?;
-            return Some((*x, (v, vec![Formula::Ge0(e), Formula::Ge0(hi)])));
+            return Some((*x, (v, vec![Formula::Ge0(e), Formula::Ge0(hi)], false)));
         }
     }
     None
