@@ -1,11 +1,15 @@
 //! Queries over bit operations as pure bit-vector problems (QF_BV). A query whose
 //! terms contain an [`Atom::Bit`] is translated with every integer a `W`-bit two's
 //! complement vector; the translation is *exact* only when every term (every atom,
-//! every partial sum) provably stays within `±2^(W-2)`, which interval bounds over
+//! every partial sum) provably stays within `±2^(W-3)`, which interval bounds over
 //! the atoms' domains check first — a query that may leave the range is not
-//! translated (the integer encoding of `smt.rs` takes it). `W` is 32 when the bounds
-//! allow, else 64. Division and remainder need a divisor known positive (Euclidean
-//! `%` is then `bvsmod`).
+//! translated (the integer encoding of `smt.rs` takes it). `W` is the smallest width
+//! (at least [`MIN_WIDTH`]) the bounds allow: bit-blasting costs grow with the width,
+//! so a query whose terms stay below `2^17` is posed over 20-bit vectors, not 32 or
+//! 64. Division and remainder need a divisor known positive (Euclidean `%` is then
+//! `bvsmod`). Constants other than the parameters are named by their position in the
+//! query, so two queries that differ only in their fresh atoms (the generic cells of
+//! two signals) are the same Z3 term, answered once per route ([`Cache`]).
 
 use crate::smt::{Answer, Prop};
 use crate::sym::{Assign, Atom, AtomId, BitFn, CondId, Formula, Guard, Lin, Syms};
@@ -89,16 +93,21 @@ struct Iv<'a> {
 const CAP: i128 = 1 << 62;
 
 impl Iv<'_> {
+    /// The interval of `l`; its partial sums count toward [`Iv::max`] (the
+    /// translation computes them).
     fn lin(&mut self, l: &Lin) -> Option<(i128, i128)> {
         let (mut lo, mut hi) = (i128::from(l.c), i128::from(l.c));
+        let mut m = lo.abs();
         for (a, k) in &l.t {
             let (x, y) = self.atom(*a)?;
             let k = i128::from(*k);
             let (p, q) = (x * k, y * k);
             lo += p.min(q);
             hi += p.max(q);
+            m += p.abs().max(q.abs());
         }
-        (lo.abs() < CAP && hi.abs() < CAP).then_some((lo, hi))
+        self.max = self.max.max(m);
+        (lo.abs() < CAP && hi.abs() < CAP && m < CAP).then_some((lo, hi))
     }
     /// The largest magnitude a Lin's partial sums reach.
     fn span(&mut self, l: &Lin) -> Option<i128> {
@@ -320,7 +329,8 @@ struct Tr<'a> {
     conds: HashMap<CondId, Bool>,
     side: Vec<Bool>,
     params: HashMap<VarId, BV>,
-    fresh: u32,
+    /// Constants named so far (the position of the next one).
+    named: u32,
     /// Remainders as fresh values in `0..divisor` (an over-approximation: what it
     /// proves holds of the real remainders too).
     coarse: bool,
@@ -329,6 +339,12 @@ struct Tr<'a> {
 impl Tr<'_> {
     fn k(&self, v: i64) -> BV {
         BV::from_i64(v, self.w)
+    }
+    /// A new constant named by its position in the query.
+    fn constant(&mut self) -> BV {
+        self.named += 1;
+        // `#` keeps it apart from the parameters' names (identifiers of the language).
+        BV::new_const(format!("t#{}", self.named), self.w)
     }
     fn lin(&mut self, l: &Lin) -> BV {
         let mut acc = self.k(l.c);
@@ -387,24 +403,23 @@ impl Tr<'_> {
                 self.params.insert(v, x.clone());
                 x
             }
-            Atom::Elem(arr, r, i) => {
-                let x = BV::new_const(format!("{}[{i}]@{r}", self.p.arrays[arr].name), self.w);
+            Atom::Elem(arr, ..) => {
+                let x = self.constant();
                 let (lo, hi) = self.p.arrays[arr].domain;
                 self.within(&x, lo, hi);
                 x
             }
             Atom::Iter(n) => {
-                let info = &self.s.loops[n as usize];
-                let x = BV::new_const(format!("{}#{n}", self.p.var_name(info.var)), self.w);
-                let trip = self.lin(&info.trip.clone());
+                let trip = self.s.loops[n as usize].trip.clone();
+                let x = self.constant();
+                let trip = self.lin(&trip);
                 self.side.push(x.bvsge(&zero));
                 self.side.push(x.bvslt(&trip));
                 x
             }
             Atom::Mod(_, y) if self.coarse => {
                 let y = self.lin(&y);
-                self.fresh += 1;
-                let v = BV::new_const(format!("mod#{}", self.fresh), self.w);
+                let v = self.constant();
                 self.side.push(v.bvsge(&zero));
                 self.side.push(v.bvslt(&y));
                 v
@@ -460,8 +475,7 @@ impl Tr<'_> {
                     BitFn::Pow2 => self.pow2(&x),
                     BitFn::Lg => {
                         // k = 0 for x <= 1, else 2^(k-1) < x <= 2^k.
-                        self.fresh += 1;
-                        let k = BV::new_const(format!("lg#{}", self.fresh), self.w);
+                        let k = self.constant();
                         let p = self.pow2(&k);
                         let q = self.k(1).bvshl(k.bvsub(self.k(1)));
                         let one = self.k(1);
@@ -486,9 +500,11 @@ impl Tr<'_> {
     }
 }
 
-/// Whether every term of the query stays within `±2^(w-2)`; `Some(w)`, the width. The
-/// asserted facts (assumptions, the path condition, the negated property) form one
-/// conjunction.
+/// The smallest width that keeps every term of the query within `±2^(w-3)` (then the
+/// exponents of `pow2` and `lg` stay within the `0..=w-3` the encoding makes exact,
+/// and sums of two terms, as the remainder's encoding forms, do not wrap); `None` when
+/// no width up to 64 does. The asserted facts (assumptions, the path condition, the
+/// negated property) form one conjunction.
 fn width(s: &Syms, prop: &Prop, extra: &[CondId]) -> Option<u32> {
     let mut iv = Iv {
         s,
@@ -512,21 +528,32 @@ fn width(s: &Syms, prop: &Prop, extra: &[CondId]) -> Option<u32> {
             iv.cond(*b)?;
         }
     }
-    let m = iv.max;
-    if m < (1 << 29) {
-        Some(32)
-    } else if m < CAP {
+    let bits = 128 - iv.max.leading_zeros();
+    if bits + 3 <= 64 {
+        Some((bits + 3).max(MIN_WIDTH))
+    } else if iv.max < CAP {
+        // Within `±2^62`: exact at 64 bits (the bounds keep `pow2` and `lg` below 62).
         Some(64)
     } else {
         None
     }
 }
 
+/// The narrowest bit-vector a query is posed over.
+pub const MIN_WIDTH: u32 = 8;
+
+/// Answers of the bit-vector queries posed so far, by their Z3 term (the translation
+/// names constants by position, so queries that differ only in fresh atoms meet).
+/// Only decided answers are kept: an unknown depends on the time left.
+#[derive(Default)]
+pub struct Cache(HashMap<(u32, bool, String), Answer>);
+
 /// Checks `assumptions ∧ extra ⇒ prop` as a bit-vector problem; `None` when the query
 /// cannot be translated exactly (the caller uses the integer encoding). Remainders are
 /// first abstracted to values in `0..divisor` (a quick proof of what does not depend
 /// on them, within a short time slice); only a query that needs them is posed exactly.
 pub fn check(
+    cache: &mut Cache,
     p: &Protocol,
     s: &Syms,
     assumptions: &[CondId],
@@ -534,30 +561,39 @@ pub fn check(
     prop: &Prop,
     deadline: Instant,
 ) -> Option<Answer> {
+    let q = Query {
+        p,
+        s,
+        assumptions,
+        extra,
+        prop,
+    };
     let has_mod = s.atoms.iter().any(|a| matches!(a, Atom::Mod(..)));
     if has_mod {
         let quick = deadline.min(Instant::now() + std::time::Duration::from_millis(COARSE_MS));
-        if let Some(Answer::Valid) = pose(p, s, assumptions, extra, prop, quick, true) {
+        if let Some(Answer::Valid) = pose(cache, &q, quick, true) {
             return Some(Answer::Valid);
         }
     }
-    pose(p, s, assumptions, extra, prop, deadline, false)
+    pose(cache, &q, deadline, false)
+}
+
+/// What one query asks: `assumptions ∧ extra ⇒ prop`.
+struct Query<'a> {
+    p: &'a Protocol,
+    s: &'a Syms,
+    assumptions: &'a [CondId],
+    extra: &'a [CondId],
+    prop: &'a Prop,
 }
 
 /// Time slice of the coarse attempt, in milliseconds.
 const COARSE_MS: u64 = 400;
 
-fn pose(
-    p: &Protocol,
-    s: &Syms,
-    assumptions: &[CondId],
-    extra: &[CondId],
-    prop: &Prop,
-    deadline: Instant,
-    coarse: bool,
-) -> Option<Answer> {
-    let mut all: Vec<CondId> = assumptions.to_vec();
-    all.extend_from_slice(extra);
+fn pose(cache: &mut Cache, q: &Query, deadline: Instant, coarse: bool) -> Option<Answer> {
+    let (p, s, prop) = (q.p, q.s, q.prop);
+    let mut all: Vec<CondId> = q.assumptions.to_vec();
+    all.extend_from_slice(q.extra);
     let w = width(s, prop, &all)?;
     let mut tr = Tr {
         p,
@@ -567,7 +603,7 @@ fn pose(
         conds: HashMap::new(),
         side: Vec::new(),
         params: HashMap::new(),
-        fresh: 0,
+        named: 0,
         coarse,
     };
     let neg = match prop {
@@ -581,6 +617,11 @@ fn pose(
     };
     let mut asserts: Vec<Bool> = all.iter().map(|c| tr.cond(*c)).collect();
     asserts.push(neg);
+    asserts.extend(tr.side.iter().cloned());
+    let key = (w, coarse, Bool::and(&asserts).to_string());
+    if let Some(a) = cache.0.get(&key) {
+        return Some(a.clone());
+    }
     let left = deadline
         .saturating_duration_since(Instant::now())
         .as_millis();
@@ -591,10 +632,10 @@ fn pose(
     let mut params = Params::new();
     params.set_u32("timeout", (left.min(u128::from(u32::MAX)) as u32).max(1));
     solver.set_params(&params);
-    for a in asserts.iter().chain(tr.side.iter()) {
+    for a in &asserts {
         solver.assert(a);
     }
-    Some(match solver.check() {
+    let answer = match solver.check() {
         SatResult::Unsat => Answer::Valid,
         SatResult::Sat => {
             let mut a = Assign::default();
@@ -613,5 +654,9 @@ fn pose(
                 .get_reason_unknown()
                 .unwrap_or_else(|| "unknown".into())
         )),
-    })
+    };
+    if !matches!(answer, Answer::Unknown(_)) {
+        cache.0.insert(key, answer.clone());
+    }
+    Some(answer)
 }

@@ -194,6 +194,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) growth: epoch::Growth,
     /// Per-call credit of each monotonic signal's generic cell (`credit-balance`).
     pub(crate) horizon: Vec<(SignalId, Lin)>,
+    /// Answers of the bit-vector queries posed so far.
+    bv_cache: bvq::Cache,
 }
 
 impl<'a> Ctx<'a> {
@@ -318,6 +320,7 @@ impl<'a> Ctx<'a> {
             delta: HashMap::new(),
             growth,
             horizon: Vec::new(),
+            bv_cache: bvq::Cache::default(),
         })
     }
 
@@ -399,7 +402,8 @@ impl<'a> Ctx<'a> {
                 .min(Instant::now() + Duration::from_millis(ms));
             let a = if bv {
                 let s = &self.run.syms;
-                bvq::check(self.p, s, &self.run.assumptions, guard, &prop, q)
+                let c = &mut self.bv_cache;
+                bvq::check(c, self.p, s, &self.run.assumptions, guard, &prop, q)
             } else {
                 None
             };
