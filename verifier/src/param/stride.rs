@@ -54,8 +54,7 @@ pub fn solve(
             }
             let e = rest.scale(-k)?;
             let val = s.div(&e, step)?;
-            let m = s.rem(&e, step)?;
-            let mut facts = vec![Formula::Eq0(m)];
+            let mut facts = vec![Formula::Eq0(divisible(s, &e, step)?)];
             // With `e % s == 0`: `0 <= x < max(0, ceil(D / s))` iff `0 <= e < D` (`D` the
             // loop's range `hi - lo`): linear facts instead of divisions for Z3.
             let ranged = match s.strides.get(x) {
@@ -70,4 +69,13 @@ pub fn solve(
         }
     }
     None
+}
+
+/// A value that is 0 exactly when `m` (>= 1) divides `e`: `e % m` or `(-e) % m`
+/// (simplified by the identities of modular arithmetic), whichever is the smaller
+/// term, so that `(o - i) % G == 0` and `(i - o) % G == 0` are one condition.
+fn divisible(s: &mut Syms, e: &Lin, m: &Lin) -> Option<Lin> {
+    let a = super::invert::rem(s, e, m)?;
+    let b = super::invert::rem(s, &e.scale(-1)?, m)?;
+    Some(if b < a { b } else { a })
 }
