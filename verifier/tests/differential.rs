@@ -186,35 +186,31 @@ fn disagreements(name: &str, text: &str) -> Vec<String> {
     for ob in bounded.iter().filter(|o| o.status == Status::Violated) {
         let f = &ob.findings[0];
         let what = format!("{name}: bounded {} ({})", ob.id, f.primary_label);
-        match ob.id.as_str() {
-            "stale-pass" if debt_first(f) => {}
-            "stale-pass" => {
-                let reuse = [
-                    "credit-balance",
-                    "op-exclusivity",
-                    "wait-reachable",
-                    "stale-credit",
-                ];
-                if reuse.iter().all(|id| claimed(get(id))) {
-                    bad.push(format!("{what}, but the reuse theorem's four are proved"));
-                }
-            }
-            "deadlock" => {
-                if get("deadlock").is_some_and(|o| o.status == Status::Proved) {
-                    bad.push(format!("{what}, but `deadlock` is proved"));
-                }
-            }
+        const REUSE: [&str; 4] = [
+            "credit-balance",
+            "op-exclusivity",
+            "wait-reachable",
+            "stale-credit",
+        ];
+        let broken: Option<&str> = match ob.id.as_str() {
+            "stale-pass" if debt_first(f) => None,
+            "stale-pass" => REUSE
+                .iter()
+                .all(|id| claimed(get(id)))
+                .then_some("the reuse theorem's four are proved"),
+            "deadlock" => get("deadlock")
+                .is_some_and(|o| o.status == Status::Proved)
+                .then_some("`deadlock` is proved"),
             "data-race" | "semantics" if f.message.starts_with("relaxed memory only") => {
-                if claimed(get("fence")) {
-                    bad.push(format!("{what}, but `fence` is proved"));
-                }
+                claimed(get("fence")).then_some("`fence` is proved")
             }
             "lifetimes" if f.primary_label.starts_with("sim::stale-value") => {
-                if claimed(get("value-signal")) {
-                    bad.push(format!("{what}, but `value-signal` is proved"));
-                }
+                claimed(get("value-signal")).then_some("`value-signal` is proved")
             }
-            _ => {}
+            _ => None,
+        };
+        if let Some(b) = broken {
+            bad.push(format!("{what}, but {b}"));
         }
     }
     bad
