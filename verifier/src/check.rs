@@ -496,7 +496,7 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
         "credit-balance" => "every written credit cell nets exactly 0 per call",
         "op-exclusivity" => "no cell is written with both Set and AtomicAdd",
         "wait-reachable" => "every wait's threshold is reached by its cell's credits",
-        "stale-credit" => "every wait needs a credit of its own round (GE waits on counters); many-writer counters are reset after a wait for all their credits",
+        "stale-credit" => "every wait needs a credit of its own round (GE waits on counters); many-writer counters are reset after a wait for all their credits, and no writer's next-call credit can reach that wait",
         "garbage-credit" => "every credited cell is read by some wait",
         "value-signal" => "every value cell is Set once per call and read only after that Set, before the next call's",
         _ => "early returns depend only on rank-uniform values",
@@ -1461,7 +1461,15 @@ fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>
         for (_, ow) in owners {
             if ow.len() == 1 && run.events[ow[0]].frame.is_none() {
                 // One wait per call: no earlier round of this call can satisfy it, and
-                // earlier calls' credits are excluded by credit-balance (README, reuse theorem).
+                // earlier calls' credits are excluded by credit-balance (README, reuse theorem)
+                // — on a monotonic cell only if it needs a credit of its own call.
+                if ctx.p.signals[cell.signal].monotonic {
+                    if let Some(f) = crate::epoch::own_call(ctx, run, acc, cell, ow[0]) {
+                        acc.violation = Some(f);
+                        return;
+                    }
+                    continue;
+                }
                 acc.items += 1;
                 acc.literal += 1;
                 continue;

@@ -559,3 +559,47 @@ pub(crate) fn previous_values(
     }
     Some(out)
 }
+
+/// `stale-credit` for the one wait of a call on a monotonic cell: its reduced threshold
+/// `a` (the event's threshold after [`reduce`]) must need a credit of its own call (`a >=
+/// 1`, `> a` with `a >= 0`). The cell holds every earlier call's credits when the call
+/// starts, so a wait that needs none of its own passes on them (`>= call` where the
+/// cell gets 1 per call). The finding, when it does not.
+pub(crate) fn own_call(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    acc: &mut Acc,
+    cell: &Cell,
+    w: usize,
+) -> Option<Finding> {
+    let ev = run.events[w].clone();
+    let EvKind::Wait { cmp, thr } = &ev.kind else {
+        return None;
+    };
+    let d = match cmp {
+        CmpOp::Ge => thr.add(&Lin::k(-1))?,
+        CmpOp::Gt => thr.clone(),
+        _ => return None,
+    };
+    acc.items += 1;
+    let a = match ctx.prove(run, acc, &ev.guard, &[], Prop::Ge0(d)) {
+        Answer::Refuted(a) => a,
+        Answer::Unknown(why) => {
+            acc.unknown(format!("{}: {why}", cell_name(ctx.p, cell)), Some(ev.span));
+            return None;
+        }
+        Answer::Valid => return None,
+    };
+    let name = cell_name(ctx.p, cell);
+    let mut f = Finding::new(format!(
+        "{name} is monotonic and this wait needs no credit of its own call: the cell still holds every earlier call's credits, so it passes on them"
+    ));
+    f.params = ctx.params(run, &a);
+    f.cell = Some(name);
+    f.value = run.syms.eval(thr, &a);
+    f.primary = Some(ev.span);
+    f.primary_label = "passes on an earlier call's credits".into();
+    f.contributions = ctx.contributions(run, &[w], &a);
+    f.help = Some("the threshold must exceed the earlier calls' credits: `a + N * call` with `a >= 1` (N the cell's credits per call)".into());
+    Some(f)
+}

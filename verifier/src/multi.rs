@@ -78,16 +78,24 @@ pub(crate) fn reset_rule(
                 break;
             }
         }
-        if credits.is_empty() || waits.is_empty() || resets.is_empty() {
+        let monotonic = ctx.p.signals[cell.signal].monotonic;
+        if credits.is_empty() || waits.is_empty() || (resets.is_empty() && !monotonic) {
             continue;
         }
         // The first reset of each resetting actor (later ones come after it).
-        let mut first: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+        let mut first: BTreeMap<(u32, u32), Option<usize>> = BTreeMap::new();
         for &r in &resets {
             let a = run.events[r].actor;
-            let e = first.entry(a).or_insert(r);
-            if run.events[r].seq < run.events[*e].seq {
-                *e = r;
+            let e = first.entry(a).or_insert(Some(r));
+            if e.is_none_or(|e| run.events[r].seq < run.events[e].seq) {
+                *e = Some(r);
+            }
+        }
+        if monotonic && resets.is_empty() {
+            // A monotonic cell is never reset; its waits read the reduced thresholds, as if
+            // its owner reset it at the end of every call (README, "Monotonic signals").
+            for &w in &waits {
+                first.insert(run.events[w].actor, None);
             }
         }
         for (owner, r) in first {
@@ -100,8 +108,12 @@ pub(crate) fn reset_rule(
                 continue;
             }
             acc.items += 1;
-            if let Some(f) = check_reset(ctx, run, cell, owner, r, &credits, &waits, &writers, acc)
-            {
+            let f = match check_reset(ctx, run, cell, owner, r, &credits, &waits, &writers, acc) {
+                Seen::All(w) => overtake(ctx, run, acc, cell, w, &credits, &writers),
+                Seen::Partial(f) => Some(*f),
+                Seen::Open => None,
+            };
+            if let Some(f) = f {
                 if in_sequence(ctx, run, acc, &credits, &writers) {
                     continue;
                 }
@@ -133,20 +145,47 @@ fn total_before(
     Ok(total)
 }
 
+/// What the owner's waits before a reset observe of the call's credits.
+enum Seen {
+    /// This wait (the earliest such) observes every credit of the call.
+    All(usize),
+    /// None does: the finding.
+    Partial(Box<Finding>),
+    /// Undecided (recorded as `unknown`), or the reset never runs.
+    Open,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_reset(
     ctx: &mut Ctx,
     run: &mut Run,
     cell: &Cell,
     owner: (u32, u32),
-    r: usize,
+    r: Option<usize>,
     credits: &[usize],
     waits: &[usize],
     writers: &BTreeSet<(u32, u32)>,
     acc: &mut Acc,
-) -> Option<Finding> {
-    let reset = run.events[r].clone();
-    if reset.frame.is_some() {
+) -> Seen {
+    // A monotonic cell's virtual reset: after the owner's last event of the call, under
+    // every guard (each wait is then proved under its own).
+    let reset = match r {
+        Some(r) => run.events[r].clone(),
+        None => {
+            let last = waits
+                .iter()
+                .filter(|w| run.events[**w].actor == owner)
+                .max_by_key(|w| run.events[**w].seq);
+            let Some(&last) = last else {
+                return Seen::Open;
+            };
+            let mut e = run.events[last].clone();
+            e.seq = u32::MAX;
+            e.guard = Vec::new();
+            e
+        }
+    };
+    if reset.frame.is_some() && r.is_some() {
         acc.unknown(
             format!(
                 "{}: several writers credit it and its reset sits in a loop kept symbolic; the many-writer reset rule needs the reset outside such loops",
@@ -154,7 +193,7 @@ fn check_reset(
             ),
             Some(reset.span),
         );
-        return None;
+        return Seen::Open;
     }
     // The owner's waits before the reset, latest first (the likeliest to see everything).
     let mut before: Vec<usize> = waits
@@ -162,7 +201,9 @@ fn check_reset(
         .copied()
         .filter(|w| {
             let ev = &run.events[*w];
-            ev.actor == owner && ev.seq < reset.seq && subset(&ev.guard, &reset.guard)
+            ev.actor == owner
+                && ev.seq < reset.seq
+                && (r.is_none() || subset(&ev.guard, &reset.guard))
         })
         .collect();
     before.sort_by_key(|w| std::cmp::Reverse(run.events[*w].seq));
@@ -176,11 +217,12 @@ fn check_reset(
                 ),
                 Some(reset.span),
             );
-            return None;
+            return Seen::Open;
         }
     };
     // The latest wait's refutation is the counterexample when none observes everything.
     let mut refuted: Option<(usize, Lin, Lin, crate::sym::Assign)> = None;
+    let mut seen: Option<usize> = None;
     for &w in &before {
         let Some(need) = last_need(run, w) else {
             continue;
@@ -191,14 +233,22 @@ fn check_reset(
         };
         let Some(d) = need.sub(&total) else { continue };
         let frames = chain(run, &run.events[w]);
-        match ctx.prove(run, acc, &reset.guard, &frames, Prop::Ge0(d)) {
-            Answer::Valid => return None,
+        let g = match r {
+            Some(_) => reset.guard.clone(),
+            None => run.events[w].guard.clone(),
+        };
+        match ctx.prove(run, acc, &g, &frames, Prop::Ge0(d)) {
+            // Keep looking: the earliest such wait orders the most of the next call.
+            Answer::Valid => seen = Some(w),
             Answer::Unknown(why) => {
+                if seen.is_some() {
+                    break;
+                }
                 acc.unknown(
                     format!("{}: {why}", cell_name(ctx.p, cell)),
                     Some(run.events[w].span),
                 );
-                return None;
+                return Seen::Open;
             }
             Answer::Refuted(a) => {
                 if refuted.is_none() {
@@ -206,6 +256,9 @@ fn check_reset(
                 }
             }
         }
+    }
+    if let Some(w) = seen {
+        return Seen::All(w);
     }
     let a = match &refuted {
         Some((_, _, _, a)) => a.clone(),
@@ -217,7 +270,7 @@ fn check_reset(
             Prop::Never(reset.guard.clone()),
         ) {
             Answer::Refuted(a) => a,
-            _ => return None, // the reset never runs
+            _ => return Seen::Open, // the reset never runs
         },
     };
     let t = run.syms.eval(&whole, &a).unwrap_or(0);
@@ -258,7 +311,12 @@ fn check_reset(
     f.params = ctx.params(run, &a);
     f.cell = Some(name.clone());
     f.primary = Some(reset.span);
-    f.primary_label = format!("takes back all {t} credits before the owner has observed them");
+    f.primary_label = match r {
+        Some(_) => format!("takes back all {t} credits before the owner has observed them"),
+        None => format!(
+            "the call ends here, before the owner has observed all {t} credits (a monotonic cell keeps them for the next call)"
+        ),
+    };
     let mut shown: Vec<collc_grammar::Span> = Vec::new();
     for &e in credits {
         let s = run.events[e].span;
@@ -269,7 +327,7 @@ fn check_reset(
         }
     }
     let mut all: Vec<usize> = credits.to_vec();
-    all.push(r);
+    all.extend(r);
     if let Some((w, ..)) = &refuted {
         all.push(*w);
     }
@@ -280,7 +338,7 @@ fn check_reset(
     f.help = Some(format!(
         "wait for every credit of the call before the reset (`>= {t}` here, as a formula: the cell's credits per call), or give each writer its own cell"
     ));
-    Some(f)
+    Seen::Partial(Box::new(f))
 }
 
 /// The writers' credits form one sequence across calls: a notify/wait chain orders each
@@ -333,4 +391,76 @@ fn order_count(
     precedes: &dyn Fn(&Actor, &Actor) -> bool,
 ) -> usize {
     ends.keys().filter(|b| *b != a && precedes(a, b)).count()
+}
+
+/// The other direction: wait `w` of the owner observes every credit of its call, so it
+/// must also count none of the next call's. Every writer's first credit to the cell in the
+/// next call must be ordered after `w` by a notify/wait chain (`Hb::next_call`: through
+/// this call after `w`, then the next); else a fast writer's next-call credit can stand in
+/// for a slow writer's credit of this call that has not arrived yet.
+fn overtake(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    acc: &mut Acc,
+    cell: &Cell,
+    w: usize,
+    credits: &[usize],
+    writers: &BTreeSet<Actor>,
+) -> Option<Finding> {
+    let mut first: BTreeMap<Actor, usize> = BTreeMap::new();
+    for &e in credits {
+        let a = run.events[e].actor;
+        if !writers.contains(&a) {
+            continue;
+        }
+        let x = first.entry(a).or_insert(e);
+        if run.events[e].seq < run.events[*x].seq {
+            *x = e;
+        }
+    }
+    let ew = run.events[w].clone();
+    let hb = Hb::new(ctx, run, acc);
+    let start = [(ew.actor, ew.seq + 1)];
+    let at = hb.next_call(&start);
+    let (x, e) = first
+        .into_iter()
+        .find(|(x, e)| at.get(x).is_none_or(|t| *t > run.events[*e].seq))?;
+    let name = cell_name(ctx.p, cell);
+    if let Some(sp) = hb.unexamined_from(&start) {
+        acc.unknown(
+            format!(
+                "{name}: several writers credit it, and whether rank {}'s credit of the next call is ordered after the owner's wait for the whole call depends on a wait in a loop kept symbolic or under another condition",
+                x.0
+            ),
+            Some(sp),
+        );
+        return None;
+    }
+    let who = if run.blocks > 1 {
+        format!("rank {} block {}", x.0, x.1)
+    } else {
+        format!("rank {}", x.0)
+    };
+    let en = run.events[e].clone();
+    let mut f = Finding::new(format!(
+        "{name} is credited by {} writers, and {who}'s credit of the next call is not ordered after the wait that counts this call's credits: it can arrive while another writer's credit of this call is still missing, and the wait passes counting it",
+        writers.len()
+    ));
+    f.params = ctx.params(run, &crate::sym::Assign::default());
+    f.cell = Some(name.clone());
+    f.primary = Some(ew.span);
+    f.primary_label = "can pass on a credit of the next call".into();
+    f.labels.push((
+        en.span,
+        format!("{who} may already send its next call's credit here"),
+    ));
+    f.contributions = ctx.contributions(run, &[e, w], &crate::sym::Assign::default());
+    let who_all: Vec<String> = writers.iter().map(|(r, _)| format!("rank {r}")).collect();
+    f.notes
+        .push(format!("writers of {name}: {}", who_all.join(", ")));
+    f.notes.push("with several unordered writers the owner's count cannot tell calls apart: a wait for all of the call's credits is sound only if no writer's next-call credit can arrive before it passes (a notify/wait chain from after the wait to the writer's next credit, as the release of a gather/release barrier)".into());
+    f.help = Some(format!(
+        "order {who}'s next credit after the wait (release the writers after it, and make them wait for the release before they credit {name} again), or give each writer its own cell"
+    ));
+    Some(f)
 }

@@ -9,6 +9,7 @@ use crate::check::{contrib, is_add, is_set, is_wait, value_of, Acc, Ctx};
 use crate::exec::{Cell, EvKind, Run};
 use crate::smt::{Answer, Prop};
 use crate::sym::Lin;
+use collc_grammar::Span;
 use collc_spec::ir::{CmpOp, SignalKind};
 use std::collections::{BTreeMap, HashMap};
 
@@ -22,6 +23,10 @@ pub(crate) struct Hb {
     notifies: HashMap<Actor, Vec<(u32, usize)>>,
     /// Per notify event, the waits it releases: (actor, seq + 1).
     edges: HashMap<usize, Vec<(Actor, u32)>>,
+    /// Per notify event, a wait on its cell that may need it but was not examined (one of
+    /// the two in a loop kept symbolic, or under another guard): an ordering question that
+    /// fails may then be one this analysis cannot decide.
+    pub(crate) unexamined: HashMap<usize, Span>,
 }
 
 impl Hb {
@@ -34,6 +39,7 @@ impl Hb {
         }
         let mut notifies: HashMap<Actor, Vec<(u32, usize)>> = HashMap::new();
         let mut edges: HashMap<usize, Vec<(Actor, u32)>> = HashMap::new();
+        let mut unexamined = HashMap::new();
         for (cell, evs) in &by_cell {
             let value = ctx.p.signals[cell.signal].kind == SignalKind::Value;
             let mut ns: Vec<usize> = Vec::new();
@@ -58,11 +64,11 @@ impl Hb {
             for &w in &ws {
                 for &n in &ns {
                     let (en, ew) = (&run.events[n], &run.events[w]);
-                    if en.actor == ew.actor
-                        || en.frame.is_some()
-                        || ew.frame.is_some()
-                        || en.guard != ew.guard
-                    {
+                    if en.actor == ew.actor {
+                        continue;
+                    }
+                    if en.frame.is_some() || ew.frame.is_some() || en.guard != ew.guard {
+                        unexamined.entry(n).or_insert(ew.span);
                         continue;
                     }
                     let ok = if value {
@@ -82,7 +88,11 @@ impl Hb {
         for v in notifies.values_mut() {
             v.sort_unstable();
         }
-        Hb { notifies, edges }
+        Hb {
+            notifies,
+            edges,
+            unexamined,
+        }
     }
 
     /// Every actor reached from `start` (actor, first ordered position) within one call:
@@ -116,6 +126,35 @@ impl Hb {
             }
         }
         at
+    }
+
+    /// Every actor's first program position in the *next* call that is ordered after
+    /// `start` (actor, first ordered position) of this call: everything reached within
+    /// this call, and each start actor, runs its next call afterwards, from position 0;
+    /// then the edges of that call. The cross-call ordering of README, "The `value-signal`
+    /// obligation" (condition 4) and of the many-writer rule of `stale-credit`.
+    pub(crate) fn next_call(&self, start: &[(Actor, u32)]) -> HashMap<Actor, u32> {
+        self.reach(&self.next_starts(start))
+    }
+
+    /// The starts of [`Hb::next_call`]: every actor reached from `start` in this call (and
+    /// each start actor), at position 0 of its next call.
+    fn next_starts(&self, start: &[(Actor, u32)]) -> Vec<(Actor, u32)> {
+        let mut next: Vec<(Actor, u32)> = self.reach(start).into_keys().map(|a| (a, 0)).collect();
+        next.extend(start.iter().map(|(a, _)| (*a, 0)));
+        next
+    }
+
+    /// A wait not examined for an edge from a notify that the actors of
+    /// [`Hb::next_call`]`(start)` execute: where the ordering may exist unseen.
+    pub(crate) fn unexamined_from(&self, start: &[(Actor, u32)]) -> Option<Span> {
+        let mut reached: Vec<Actor> = self.next_call(start).into_keys().collect();
+        reached.extend(self.next_starts(start).into_iter().map(|(a, _)| a));
+        reached
+            .iter()
+            .filter_map(|a| self.notifies.get(a))
+            .flatten()
+            .find_map(|(_, n)| self.unexamined.get(n).copied())
     }
 }
 

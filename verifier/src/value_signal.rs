@@ -404,14 +404,12 @@ fn next_call_ordered(
     }
     for (start, span, what) in reads {
         // Call k: everything ordered after the read; each such actor's next call follows.
-        let mut next: Vec<(Actor, u32)> = hb.reach(&start).into_keys().map(|a| (a, 0)).collect();
-        if start.is_empty() {
+        let at = if start.is_empty() {
             // The host read sits between the owner's calls: its next call follows.
-            next = actors_of_rank(run, cell.owner);
+            hb.reach(&actors_of_rank(run, cell.owner))
         } else {
-            next.extend(start.iter().map(|(a, _)| (*a, 0)));
-        }
-        let at = hb.reach(&next);
+            hb.next_call(&start)
+        };
         for &s in sets {
             let es = run.events[s].clone();
             if at.get(&es.actor).is_some_and(|t| *t <= es.seq) {

@@ -28,6 +28,7 @@ mod epoch;
 pub mod extract;
 pub mod horizon;
 pub mod invert;
+mod multi_next;
 mod oblig;
 mod rank_key;
 pub mod report;
@@ -117,6 +118,18 @@ pub const IDS: [&str; 7] = [
     "deadlock",
 ];
 
+/// `r`, unless `credit-balance` or `op-exclusivity` is open (the reuse theorem).
+fn with_reuse(out: &Outcome, mut r: Result<Proof, String>) -> Result<Proof, String> {
+    if r.is_ok() {
+        for dep in ["credit-balance", "op-exclusivity"] {
+            if let Some(Err(why)) = out.results.get(dep) {
+                r = Err(format!("{dep} is not proved symbolically ({why})"));
+            }
+        }
+    }
+    r
+}
+
 /// Tries every obligation of [`IDS`] for the whole declared domain.
 pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
     let start = Instant::now();
@@ -143,12 +156,13 @@ pub fn prove(p: &Protocol, budget: Duration) -> Outcome {
                 if id == "deadlock" && r.is_ok() {
                     // The ranking argument needs the reuse theorem: every call nets 0 on
                     // every cell and no cell mixes Set with AtomicAdd.
-                    for dep in ["credit-balance", "op-exclusivity"] {
-                        if let Some(Err(why)) = out.results.get(dep) {
-                            r = Err(format!("{dep} is not proved symbolically ({why})"));
-                        }
-                    }
+                    r = with_reuse(&out, r);
                     r = value_rank::with_value_signal(&cx, &out, r);
+                }
+                if id == "stale-credit" && cx.multi_chained {
+                    // The many-writer rule's chains wait on self-clearing cells: the
+                    // reuse theorem again.
+                    r = with_reuse(&out, r);
                 }
                 out.results.insert(id, r);
             }
@@ -196,6 +210,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) horizon: Vec<(SignalId, Lin)>,
     /// Answers of the bit-vector queries posed so far.
     bv_cache: bvq::Cache,
+    /// The many-writer rule used a credit chain (it rests on the reuse theorem).
+    pub(crate) multi_chained: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -321,6 +337,7 @@ impl<'a> Ctx<'a> {
             growth,
             horizon: Vec::new(),
             bv_cache: bvq::Cache::default(),
+            multi_chained: false,
         })
     }
 

@@ -827,6 +827,7 @@ impl Ctx<'_> {
         }
         let total = solve::flat(&mut self.run.syms, &total).ok_or_else(ov)?;
         let mut sees = Vec::new();
+        let mut full: Vec<(PEv, CondV)> = Vec::new();
         for w in waits {
             let Some(wb) = self.twin(w) else {
                 continue;
@@ -842,7 +843,9 @@ impl Ctx<'_> {
             let d = need.sub(&total).ok_or_else(ov)?;
             let mut cs: Vec<CondV> = g.iter().map(|c| CondV::Sym(*c)).collect();
             cs.push(self.run.syms.formula(Formula::Ge0(d)));
-            sees.push(self.run.syms.junction(true, cs));
+            let one = self.run.syms.junction(true, cs);
+            sees.push(one);
+            full.push((w.clone(), one));
         }
         let sy = &mut self.run.syms;
         let credited = sy.formula(Formula::Ge0(total.add(&Lin::k(-1)).ok_or_else(ov)?));
@@ -864,7 +867,44 @@ impl Ctx<'_> {
                 "`{}` has several writers per cell and no wait is shown to see every credit of a call before the reset ({r})",
                 self.p.signals[s].name
             )
-        })
+        })?;
+        self.next_after_full(s, credited, &full)
+    }
+
+    /// The other direction: some wait that sees every credit of the call (whenever the
+    /// cell is credited) has every writer's next-call credit ordered after it, so it
+    /// counts none of them (`multi_next.rs`).
+    fn next_after_full(
+        &mut self,
+        s: SignalId,
+        credited: CondV,
+        full: &[(PEv, CondV)],
+    ) -> Result<(), String> {
+        let credits = self.body_credits(s);
+        let mut why = "no single wait is shown to see every credit of the call".to_string();
+        for (w, one) in full {
+            let sy = &mut self.run.syms;
+            let miss = sy.not(*one);
+            let g = match sy.junction(true, vec![credited, miss]) {
+                CondV::Const(false) => Vec::new(),
+                CondV::Const(true) => continue,
+                CondV::Sym(id) => vec![id],
+            };
+            if !g.is_empty() && self.holds(&Vec::new(), Prop::Never(g)).is_err() {
+                continue;
+            }
+            match self.next_credits_after(w, &credits) {
+                Ok(()) => {
+                    self.multi_chained = true;
+                    return Ok(());
+                }
+                Err(r) => why = r,
+            }
+        }
+        Err(format!(
+            "`{}` has several writers per cell: {why}",
+            self.p.signals[s].name
+        ))
     }
 
     /// `r := trip - 1` (the last iteration of a wait's loop of rounds).

@@ -124,7 +124,7 @@ pub(super) fn next_call(
 
 /// The reader (pass A, in its next call; `avars`/`aeqs` solve its rank where it is not
 /// `me` of pass A) reaches the writer `writer` before Set `x` (pass B, under `mx`).
-fn chain(
+pub(super) fn chain(
     cx: &mut Ctx,
     x: &PEv,
     mx: &Map,
@@ -191,7 +191,7 @@ fn chain(
 
 /// One hop: credit `n` (pass A) is needed by wait `w` (pass B) of the writer.
 #[allow(clippy::too_many_arguments)]
-fn hop(
+pub(super) fn hop(
     cx: &mut Ctx,
     n: &PEv,
     w: &PEv,
