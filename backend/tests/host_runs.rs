@@ -308,9 +308,12 @@ fn sixty_four_rank_threads_run_and_the_limits_are_enforced() {
     if !setup() {
         return;
     }
-    let text = std::fs::read_to_string(root().join("examples/barrier.coll"))
-        .expect("example")
-        .replace("ranks P in 1..=16;", "ranks P >= 1;");
+    let text = std::fs::read_to_string(root().join("examples/barrier.coll")).expect("example");
+    assert!(
+        text.contains("ranks P in 1..=65536;"),
+        "the merged barrier's domain"
+    );
+    let text = text.replace("ranks P in 1..=65536;", "ranks P >= 1;");
     let p = collc_spec::check(&text).protocol.expect("valid");
     let run = |world: i64, limit: Option<i64>| {
         let mut cfg = RunConfig {

@@ -278,9 +278,9 @@ fn run_shows_the_reused_window_race_that_per_call_windows_remove() {
 /// The barrier example with another world-size domain, written where the test can read it.
 fn barrier_with(domain: &str, name: &str) -> PathBuf {
     let text = std::fs::read_to_string(root().join("examples/barrier.coll")).expect("example");
-    assert!(text.contains("ranks P in 1..=16;"));
+    assert!(text.contains("ranks P in 1..=65536;"));
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::write(&path, text.replace("ranks P in 1..=16;", domain)).expect("write");
+    std::fs::write(&path, text.replace("ranks P in 1..=65536;", domain)).expect("write");
     path
 }
 
@@ -337,7 +337,20 @@ fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
             assert!(out.contains("is outside 1..=16 (mpirun -np; the verdict covers P <= 16 of the declared 1..=64)"), "{out}");
         }
     }
-    // The declared 1..=16 is proved for all of it: the limit is 16 as before, and 2..=8 is 8.
+    // The merged barrier declares 1..=65536 and every obligation is proved for all of it:
+    // the MPI kernel accepts 65536 ranks, the host one what `pto::comm` addresses (64).
+    let merged = root().join("examples/barrier.coll");
+    let merged = merged.to_str().expect("utf-8 path");
+    for (target, want) in [
+        ("mpi", "constexpr int64_t kMaxSupportedRanks = 65536;"),
+        ("host", "constexpr int64_t kMaxSupportedRanks = 64;"),
+    ] {
+        let o = collc(&["emit", "--target", target, merged]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{target}: {err}");
+        assert!(out.contains(want), "{target}: {out}");
+    }
+    // A narrower declared domain is the limit when it is proved: 2..=8 is 8.
     let narrow = barrier_with("ranks P in 2..=8;", "barrier_8.coll");
     let o = collc(&[
         "emit",

@@ -106,12 +106,18 @@ fn set0_reset_deadlocks_with_a_trace() {
 
 #[test]
 fn parameter_outside_its_domain() {
-    let r = sim(&["examples/barrier.coll", "--param", "P=99", "--calls", "2"]);
+    let r = sim(&[
+        "examples/barrier.coll",
+        "--param",
+        "P=65537",
+        "--calls",
+        "2",
+    ]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
     assert!(
         r.stderr.contains(
-            "error: examples/barrier.coll: parameter `P` = 99 is outside its domain 1..=16"
+            "error: examples/barrier.coll: parameter `P` = 65537 is outside its domain 1..=65536"
         ),
         "{}",
         r.stderr

@@ -44,7 +44,7 @@ inline int64_t collc_last_dim(__gm__ ChipTensor* t) {
 }  // namespace
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -75,7 +75,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t tc = collc_min(m, TILE);  // all_to_all.coll:14  let tc = min(m, TILE);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         m < 1 || m > 1048576) {  // param m: int in 1..=1048576
         pipe_barrier(PIPE_ALL);
         return;

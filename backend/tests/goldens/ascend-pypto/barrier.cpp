@@ -36,7 +36,7 @@ inline int64_t collc_numel(__gm__ ChipTensor* t) {
 }  // namespace
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 }  // namespace
 
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
@@ -52,7 +52,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     }
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks) {  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks) {  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         pipe_barrier(PIPE_ALL);
         return;
     }

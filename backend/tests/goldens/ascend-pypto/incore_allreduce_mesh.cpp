@@ -38,7 +38,7 @@ inline int64_t collc_numel(__gm__ ChipTensor* t) {
 }  // namespace
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
 // ceil(a / b), rounding towards +infinity.
@@ -74,7 +74,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t K = collc_ceil_div(n, cc);  // incore_allreduce_mesh.coll:18  let K = ceil(n / cc);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         n < 1 || n > 1048576) {  // param n: int in 1..=1048576
         pipe_barrier(PIPE_ALL);
         return;

@@ -21,7 +21,7 @@
 #include "collc/pto_comm.hpp"
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
 inline int64_t collc_mod(int64_t a, int64_t b) {
@@ -59,7 +59,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t K = collc_ceil_div(seg, cc);  // incore_allreduce_ring.coll:23  let K = ceil(seg / cc);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 2 || P > kMaxSupportedRanks ||  // ranks P in 2..=16
+    if (P < 2 || P > kMaxSupportedRanks ||  // ranks P in 2..=64 of the declared 2..=65536 (kMaxSupportedRanks)
         n < 1 || n > 1048576) {  // param n: int in 1..=1048576
         pipe_barrier(PIPE_ALL);
         return;

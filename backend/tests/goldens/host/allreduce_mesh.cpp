@@ -23,7 +23,7 @@
 #include "collc/pto_comm.hpp"
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
 // ceil(a / b), rounding towards +infinity.
@@ -56,7 +56,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t A = collc_min(C, stride);  // allreduce_mesh.coll:19  let A = min(C, stride);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
         C < 1 || C > 8 ||  // param C: int in 1..=8
         stride < 1 || stride > 8 ||  // param stride: int in 1..=8

@@ -5,7 +5,7 @@
 //         `mpirun -np P ./prog --calls K --param NAME=V ...` (or `collc run --target mpi`).
 //
 // Symmetric objects (declared by setup() in this order on every rank):
-//   ranks P in 1..=16: mpirun -np
+//   ranks P in 1..=65536: mpirun -np
 //   param m: int in 1..=1048576: --param m=V (required)
 //   signal sig[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
 //   window input: f32[P][m] (MPI_Win_allocate; per call: one MPI window per call, allocated up front)
@@ -66,7 +66,7 @@ struct Args {
 };
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 65536;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -90,7 +90,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     const int64_t tc = collc_min(m, TILE);  // all_to_all.coll:14  let tc = min(m, TILE);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         m < 1 || m > 1048576) {  // param m: int in 1..=1048576
         return;
     }
@@ -163,8 +163,8 @@ void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
 // and declares the symmetric objects, in the same order and sizes on every rank.
 void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
-    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=16
-    if (P < 1 || P > 16) collc_mpi::usage_error("ranks P = %lld is outside 1..=16 (mpirun -np)", static_cast<long long>(P));
+    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
+    if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
     if (!s.has_param("m")) collc_mpi::usage_error("missing --param m=VALUE (param m: int in 1..=1048576)");
     [[maybe_unused]] const int64_t m = s.param_i64("m", 0);
     if (m < 1 || m > 1048576) collc_mpi::usage_error("--param m=%lld is outside 1..=1048576", static_cast<long long>(m));
