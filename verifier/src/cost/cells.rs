@@ -253,12 +253,27 @@ impl<'a> Touches<'a> {
             let b = self.support(k)?;
             f = f.mul(&if set.contains(&k) { b } else { b.not() });
         }
-        let (o, idx) = self.coords.clone();
-        for (n, i) in self.dims.clone().iter().zip(idx.iter()).rev() {
+        // Over the indices, then the owner; or the other way round (a binomial
+        // tree's cell `done[c]` on the parent of `c` is counted from the owner).
+        let by_index = self.sum_cells(&f, false);
+        let f = by_index.or_else(|why| self.sum_cells(&f, true).map_err(|_| why))?;
+        Ok(self.walk.tidy(&f))
+    }
+
+    fn sum_cells(&self, f: &Poly, owner_first: bool) -> Result<Poly, String> {
+        let (o, idx) = &self.coords;
+        let world = Poly::var(self.walk.p.world);
+        let mut f = f.clone();
+        if owner_first {
+            f = self.walk.sum(&f, *o, &world)?;
+        }
+        for (n, i) in self.dims.iter().zip(idx.iter()).rev() {
             f = self.walk.sum(&f, *i, &n.clone()?)?;
         }
-        f = self.walk.sum(&f, o, &Poly::var(self.walk.p.world))?;
-        Ok(self.walk.tidy(&f))
+        if !owner_first {
+            f = self.walk.sum(&f, *o, &world)?;
+        }
+        Ok(f)
     }
 }
 

@@ -11,6 +11,7 @@ pub mod concrete;
 pub mod show;
 pub mod simplify;
 pub mod sum;
+pub mod tree;
 pub mod walk;
 
 use collc_spec::ir::*;

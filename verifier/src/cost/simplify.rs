@@ -125,6 +125,11 @@ impl Walk<'_> {
     /// Builds an atom, simplified: constant folding, `min`/`max` decided by ranges,
     /// indicators decided by ranges (and `p == me` false for a peer `p`).
     pub fn mk(&self, a: Atom) -> Poly {
+        let a = match a {
+            Atom::Fun(f, args) => Atom::Fun(f, args.iter().map(fold_low).collect()),
+            Atom::Ind(t, d) => Atom::Ind(t, fold_low(&d)),
+            a => a,
+        };
         match a {
             Atom::Var(_) => Poly::atom(a),
             Atom::Fun(f @ (Fun::Log2 | Fun::Pow | Fun::CeilLog | Fun::Xor), args) => {
@@ -157,6 +162,15 @@ impl Walk<'_> {
                     if *y == Poly::var(self.p.world) && self.rank_var(x).is_some() {
                         return x.clone();
                     }
+                    // (a + k*P) % P = a for a in 0..P
+                    let a = if *y == Poly::var(self.p.world) {
+                        self.strip_world(x)
+                    } else {
+                        x.clone()
+                    };
+                    if self.inside(&a, y) {
+                        return a;
+                    }
                 }
                 let (ra, rb) = (self.range(x), self.range(y));
                 let gap = self.range(&x.sub(y)); // x - y
@@ -188,6 +202,15 @@ impl Walk<'_> {
                                 // (x + c) % P == x never holds for 1 <= c < P
                                 return Poly::k(0);
                             }
+                            // c = c' + k*P with c' (or -c') in 0..P: P divides c iff c' == 0
+                            let world = Poly::var(self.p.world);
+                            let rest = self.strip_world(&c);
+                            if rest.as_const().is_none()
+                                && (self.inside(&rest, &world)
+                                    || self.inside(&rest.scale(Rat::int(-1)), &world))
+                            {
+                                return self.mk(Atom::Ind(Test::Eq0, rest));
+                            }
                             if let Some(c) = c.as_const().filter(|c| c.1 == 1) {
                                 // (x + c) % P == x  iff  P divides c
                                 let m = self.mk(Atom::Fun(
@@ -195,6 +218,30 @@ impl Walk<'_> {
                                     vec![Poly::k(c.0), Poly::var(self.p.world)],
                                 ));
                                 return self.mk(Atom::Ind(Test::Eq0, m));
+                            }
+                        }
+                        let world = Poly::var(self.p.world);
+                        if let Some(e) = mod_difference(&d, &world) {
+                            // a % P == b % P  iff  (a - b) % P == 0
+                            let m = self.mk(Atom::Fun(Fun::Mod, vec![e, world.clone()]));
+                            return self.mk(Atom::Ind(Test::Eq0, m));
+                        }
+                        if let Some(Atom::Fun(Fun::Mod, args)) = single(&d) {
+                            // (e' + k*P) % P == 0 with e' (or -e') in 0..P: iff e' == 0
+                            let e = self.strip_world(&args[0]);
+                            let fits = self.inside(&e, &world)
+                                || self.inside(&e.scale(Rat::int(-1)), &world);
+                            if args[1] == world && e.as_const().is_none() && fits {
+                                return self.mk(Atom::Ind(Test::Eq0, e));
+                            }
+                        }
+                        let neg = d.scale(Rat::int(-1));
+                        for e in [&d, &neg] {
+                            if let Some(Atom::Fun(Fun::And, args)) = single(e) {
+                                // x & -x (the lowest set bit) is 0 iff x is
+                                if args.len() == 2 && args[1] == args[0].scale(Rat::int(-1)) {
+                                    return self.mk(Atom::Ind(Test::Eq0, args[0].clone()));
+                                }
                             }
                         }
                         if let Some(y) = self.xor_with(&d) {
@@ -244,6 +291,13 @@ impl Walk<'_> {
                 }
             }
         }
+    }
+
+    /// `x` without its integer multiple of the world size (`x - k*P`).
+    fn strip_world(&self, x: &Poly) -> Poly {
+        let mut x = x.clone();
+        x.0.retain(|m, k| !(m == &vec![Atom::Var(self.p.world)] && k.1 == 1));
+        x
     }
 
     /// `x` is a rank variable and `y` the world size, or `x` is `min(y, _)` (so `x <= y`).
@@ -492,6 +546,83 @@ pub(super) fn xor_parts(d: &Poly) -> Vec<(Poly, Poly, Poly)> {
         out.push((args[0].clone(), args[1].clone(), x));
     }
     out
+}
+
+/// `d` is `a % P - b % P` (either sign): `a - b`.
+fn mod_difference(d: &Poly, world: &Poly) -> Option<Poly> {
+    if d.0.len() != 2 {
+        return None;
+    }
+    let mut pos = None;
+    let mut neg = None;
+    for (m, k) in &d.0 {
+        let [Atom::Fun(Fun::Mod, args)] = m.as_slice() else {
+            return None;
+        };
+        if args.get(1) != Some(world) {
+            return None;
+        }
+        if *k == Rat::int(1) {
+            pos = Some(args[0].clone());
+        } else if *k == Rat::int(-1) {
+            neg = Some(args[0].clone());
+        }
+    }
+    Some(pos?.sub(&neg?))
+}
+
+/// `x` with two of `a`, its lowest set bit `a & -a` and the rest `a & (a - 1)` (a
+/// binomial tree's child, round and parent) written as the third when their
+/// coefficients allow (`(a & (a - 1)) + (a & -a)` is `a`, `a - (a & -a)` is
+/// `a & (a - 1)`, `(a & (a - 1)) - a` is `-(a & -a)`), for `a` one atom.
+pub(super) fn fold_low(x: &Poly) -> Poly {
+    let mut x = x.clone();
+    'again: loop {
+        let bases: Vec<Poly> =
+            x.0.keys()
+                .filter_map(|m| match m.as_slice() {
+                    [Atom::Fun(Fun::And, args)] if args.len() == 2 => Some(args[0].clone()),
+                    _ => None,
+                })
+                .collect();
+        for a in bases {
+            let Some((am, ak)) = a.0.iter().next() else {
+                continue;
+            };
+            if a.0.len() != 1 || *ak != Rat::int(1) {
+                continue;
+            }
+            let low = Poly::atom(Atom::Fun(Fun::And, vec![a.clone(), a.scale(Rat::int(-1))]));
+            let par = Poly::atom(Atom::Fun(Fun::And, vec![a.clone(), a.sub(&Poly::k(1))]));
+            let coef = |p: &Poly| {
+                p.0.keys()
+                    .next()
+                    .and_then(|m| x.0.get(m).copied())
+                    .unwrap_or(Rat::int(0))
+            };
+            let (al, be, ga) = (
+                x.0.get(am).copied().unwrap_or(Rat::int(0)),
+                coef(&low),
+                coef(&par),
+            );
+            let zero = Rat::int(0);
+            let neg = |r: Rat| r * Rat::int(-1);
+            let step = if be != zero && ga == be {
+                Some((be, a.sub(&low).sub(&par)))
+            } else if al != zero && be == neg(al) {
+                Some((al, par.sub(&a).add(&low)))
+            } else if al != zero && ga == neg(al) {
+                Some((al, low.sub(&a).add(&par)))
+            } else {
+                None
+            };
+            if let Some((k, d)) = step {
+                x = x.add(&d.scale(k));
+                continue 'again;
+            }
+        }
+        return x;
+    }
 }
 
 /// The one atom `x` is (coefficient 1), if it is one.

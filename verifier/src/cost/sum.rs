@@ -193,9 +193,20 @@ impl Walk<'_> {
             }
             _ => false,
         };
+        // a rotation by an offset of the protocol's own variables first (`vr ==
+        // x` with `vr = (me - root + P) % P`), before one by a summation index
+        let fixed = |a: &Atom| match a {
+            Atom::Ind(Test::Eq0, d) => self.rotation_in(d, v).is_some_and(|(c, _)| {
+                let mut vs = std::collections::BTreeSet::new();
+                super::tree::vars_of(&c, &mut vs);
+                vs.iter().all(|x| *x < self.p.vars.len())
+            }),
+            _ => false,
+        };
         let any = |a: &Atom| matches!(a, Atom::Ind(..)) && a.mentions(v);
         m.iter()
             .position(|a| any(a) && solvable(a))
+            .or_else(|| m.iter().position(|a| any(a) && fixed(a)))
             .or_else(|| m.iter().position(|a| any(a) && rotation(a)))
             .or_else(|| m.iter().position(any))
     }
@@ -288,6 +299,12 @@ impl Walk<'_> {
     pub(super) fn inside(&self, e: &Poly, n: &Poly) -> bool {
         if let Some(Atom::Var(v)) = single(e) {
             if self.upper.get(v) == Some(n) && self.var_range(*v).0 >= 0.0 {
+                return true;
+            }
+        }
+        if let Some(Atom::Fun(Fun::And, args)) = single(e) {
+            // 0 <= a & b <= a for a >= 0
+            if args.iter().any(|a| self.inside(a, n)) {
                 return true;
             }
         }

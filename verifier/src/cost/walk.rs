@@ -7,7 +7,8 @@
 //! (`lo..hi step *f`) over `ceil(log_f(ceil(hi / lo)))` iterations (geometric
 //! series for bodies in `f^j`), reversed loops like their ascending form, guards
 //! become 0/1 indicators that summation resolves (`me == root` holds for one rank,
-//! `blk < A` for `min(C, A)` blocks). A form it cannot sum in closed form is an
+//! `blk < A` for `min(C, A)` blocks), a binomial tree's rounds over powers become a
+//! sum over its children (`tree.rs`). A form it cannot sum in closed form is an
 //! error naming the form.
 
 use super::alg::{Atom, Fun, Poly, Rat, Test};
@@ -44,6 +45,13 @@ pub struct Walk<'a> {
     pub(super) ranks: BTreeSet<VarId>,
     /// A `require P & (P - 1) == 0` makes the world size a power of two.
     pub(super) pow2_world: bool,
+    /// Loops over the powers of two below a bound (`for m in 1..n step *2`) in
+    /// scope: their variable and bound (a binomial tree's rounds).
+    pub(super) powers: BTreeMap<VarId, Poly>,
+    /// Sums deferred to the end of the walk, innermost last: the children `c` in
+    /// `0..n` of binomial trees (`src/cost/tree.rs`), of the terms marked with a
+    /// factor `u` (a variable that stands for 1): `(c, u, n)`.
+    pub(super) pending: Vec<(VarId, VarId, Poly)>,
     /// How many kinds the leaf counts.
     kinds: usize,
     /// Why a count has no closed form, by kind.
@@ -99,6 +107,8 @@ impl<'a> Walk<'a> {
             upper: BTreeMap::new(),
             ranks: BTreeSet::new(),
             pow2_world: pow2_required(p),
+            powers: BTreeMap::new(),
+            pending: Vec::new(),
             kinds,
             failed: vec![None; kinds],
         }
@@ -264,6 +274,7 @@ impl<'a> Walk<'a> {
                 };
                 match self.ind(cond) {
                     Ok(c) => {
+                        let c = self.canonical_guard(c);
                         for k in 0..self.kinds {
                             out[k] = c.mul(&t[k]).add(&c.not().mul(&e[k]));
                         }
@@ -352,9 +363,22 @@ impl<'a> Walk<'a> {
         let (rl, rh) = (self.range(&lo), self.range(&hi));
         self.bounds.insert(var, (rl.0, rh.1 - 1.0));
         self.upper.insert(var, hi.clone());
+        let tree = geometric && lo == Poly::k(1) && step == Poly::k(2);
+        if tree {
+            self.powers.insert(var, hi.clone());
+        }
         let walked = self.block(body, false, leaf);
+        self.powers.remove(&var);
         self.upper.remove(&var);
-        let (b, _) = walked?;
+        let (mut b, _) = walked?;
+        // Terms under a binomial tree's guard: a sum over the children (deferred).
+        let mut kids = self.zero();
+        if tree {
+            let mut c = None;
+            for k in 0..self.kinds {
+                (b[k], kids[k]) = self.tree_children(&b[k], var, &hi, &mut c);
+            }
+        }
         // Sum over the iteration number j (`var = lo + step*j` or `lo * f^j`); over
         // `var` itself when lo is 0 and step 1.
         let plain = !geometric && lo.is_zero() && step == Poly::k(1);
@@ -369,6 +393,7 @@ impl<'a> Walk<'a> {
             lo.add(&step.mul(&Poly::var(j)))
         };
         for k in 0..self.kinds {
+            out[k] = kids[k].clone();
             if b[k].is_zero() {
                 continue;
             }
@@ -378,7 +403,7 @@ impl<'a> Walk<'a> {
                 b[k].subst(var, &at, &|a| self.mk(a))
             };
             if let Some(x) = self.sum_or_fail(k, &f, j, &trips) {
-                out[k] = x;
+                out[k] = out[k].add(&x);
             }
         }
         Ok(out)
@@ -408,19 +433,57 @@ impl<'a> Walk<'a> {
             (Err(e), _) | (_, Err(e)) => return vec![Err(e); self.kinds],
         };
         let world = Poly::var(p.world);
+        // a rank relative to `me` (`(me + k) % P`), for a sum over the ranks that
+        // needs it
+        let rel = self.fresh_var((0.0, wr.1 - 1.0));
+        self.ranks.insert(rel);
+        self.upper.insert(rel, world.clone());
         (0..self.kinds)
             .map(|k| {
                 if let Some(why) = &self.failed[k] {
                     return Err(why.clone());
                 }
                 let per = body[k].add(&go.mul(&epi[k]));
-                let mut all = self.sum(&per, p.me, &world)?;
+                let mut all = self
+                    .sum(&per, p.me, &world)
+                    .or_else(|why| self.sum_relative(&per, rel).ok_or(why))?;
                 if let Some((v, c)) = &blocks {
                     all = self.sum(&all, *v, c)?;
+                }
+                for (c, u, n) in self.pending.iter().rev() {
+                    let (marked, rest) = super::tree::marked(&all, *u);
+                    all = rest.add(&self.sum(&marked, *c, n)?);
                 }
                 Ok(self.tidy(&all))
             })
             .collect()
+    }
+
+    /// `Σ_{me in 0..P} f` as a sum over the relative rank `y = (me + k) % P` (a
+    /// bijection of the ranks; `me = (y - k) % P`) for a `(me + k) % P` in `f`.
+    fn sum_relative(&self, f: &Poly, y: VarId) -> Option<Poly> {
+        let (me, world) = (self.p.me, Poly::var(self.p.world));
+        let k = rotation_of(f, me, &world)?;
+        let at = self.mk(Atom::Fun(
+            Fun::Mod,
+            vec![Poly::var(y).sub(&k), world.clone()],
+        ));
+        let g = f.subst(me, &at, &|a| self.mk(a));
+        self.sum(&g, y, &world).ok()
+    }
+
+    /// `c` with a binomial tree's guard in a loop over powers in scope written in
+    /// its canonical form (when Z3 proves them equal; `src/cost/tree.rs`).
+    fn canonical_guard(&self, c: Poly) -> Poly {
+        let mut c = c;
+        for (m, n) in &self.powers {
+            if c.mentions(*m) {
+                if let Some(t) = self.as_tree_guard(&c, *m, n) {
+                    c = t;
+                }
+            }
+        }
+        c
     }
 
     /// Terms under `[X == k]` (one variable) get `X := k` in their cofactor; a
@@ -454,6 +517,20 @@ impl<'a> Walk<'a> {
         }
         out
     }
+}
+
+/// `k` of a `(v + k) % P` in `f` (at any depth), with `k` free of `v`.
+fn rotation_of(f: &Poly, v: VarId, world: &Poly) -> Option<Poly> {
+    f.0.keys().flatten().find_map(|a| match a {
+        Atom::Var(_) => None,
+        Atom::Fun(Fun::Mod, args) if args.get(1) == Some(world) => args[0]
+            .coefficients_in(v)
+            .filter(|cs| cs.len() == 2 && cs[1] == Poly::k(1) && !cs[0].is_zero())
+            .map(|cs| cs[0].clone())
+            .or_else(|| args.iter().find_map(|x| rotation_of(x, v, world))),
+        Atom::Fun(_, args) => args.iter().find_map(|x| rotation_of(x, v, world)),
+        Atom::Ind(_, d) => rotation_of(d, v, world),
+    })
 }
 
 /// `d == 0` as `v = k` when `d` is `a*v + b` for one variable `v`.
