@@ -32,9 +32,10 @@
 //! What a process `r` outside `T` can do before `T` moves is bounded by its
 //! *horizon*: the first of its future waits (`>=` or `>`) that fails on the
 //! current cell value while no process outside `T` can raise that cell before
-//! its own horizon (a greatest fixpoint: start from the first failing wait of
-//! each process, and move a horizon later while it is not justified). A wait at a
-//! horizon cannot pass until `T` moves, so only the transitions before it count.
+//! its own horizon (the least fixpoint above the start: start from the first
+//! failing wait of each process, and move a horizon later while it is not
+//! justified). A wait at a horizon cannot pass until `T` moves, so only the
+//! transitions before it count.
 //!
 //! The state graph is acyclic (every transition advances a process, and every
 //! process runs finitely many), so no cycle proviso is needed: every terminal
