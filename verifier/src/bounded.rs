@@ -75,7 +75,8 @@ pub struct BoundedOptions {
     /// bounds (1 tile, 2 calls) up to `max_states` states per assignment whatever the
     /// wall clock says (only the stop flag ends it earlier), also once the time budget
     /// is spent (the larger bounds it did not reach are skipped), so how far the ladder
-    /// reaches does not depend on the machine's load. Default 0 (every attempt within
+    /// reaches does not depend on the machine's load — until a counterexample is found
+    /// (the verdict is then `violated` whatever else completes). Default 0 (every attempt within
     /// the time budget); `collc verify` sets 8 (`crate::entry::BOUNDED_UNTIMED_RANKS`:
     /// the sc ladder's P=2..8). The relaxed and wrap-around runs do not take it.
     pub untimed_ranks: i64,
@@ -407,7 +408,10 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             start_level
         };
         while li < lv.len() {
-            let untimed = (opts.untimed_floor && i == 0) || pv <= opts.untimed_ranks;
+            // Once a counterexample is found the file is violated whatever else completes:
+            // the floors of `untimed_ranks` then get only the time budget like the rest.
+            let untimed =
+                (opts.untimed_floor && i == 0) || (pv <= opts.untimed_ranks && ex.cex.is_empty());
             if untimed && li < smallest && deadline <= Instant::now() && !opts.stopped() {
                 // No time left for the larger bounds: the untimed floor still runs.
                 li = smallest;
