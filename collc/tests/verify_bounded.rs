@@ -83,6 +83,22 @@ const EXAMPLES: [(&str, (&str, &str)); 26] = [
     ("sense_reversing_barrier", UNTILED),
 ];
 
+/// `collc verify --format json FLAGS FILES` on every merged kernel (exit 0): its output
+/// and one JSON report per file, in [`EXAMPLES`] order.
+fn verify_examples(files: &[String], flags: &[&str]) -> (String, Vec<serde_json::Value>) {
+    let mut args = vec!["verify", "--format", "json"];
+    args.extend(flags);
+    args.extend(files.iter().map(String::as_str));
+    let (code, out, err) = collc(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), EXAMPLES.len());
+    (out, lines)
+}
+
 fn obligation<'a>(j: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     j["report"]["obligations"]
         .as_array()
@@ -119,21 +135,7 @@ fn merged_kernels_bounded_obligations() {
     // bounds (P=2..8) in a few seconds per file at most (release; allreduce_mesh's P=8 is
     // the largest, 4 assignments of up to 32,052 states), so wall-clock load and the test
     // profile cannot shrink them. The budget is only a ceiling: it costs nothing unused.
-    let mut args = vec![
-        "verify",
-        "--format",
-        "json",
-        "--bounded-budget-ms",
-        "120000",
-    ];
-    args.extend(files.iter().map(String::as_str));
-    let (code, out, err) = collc(&args);
-    assert_eq!(code, 0, "{out}{err}");
-    let lines: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), EXAMPLES.len());
+    let (out, lines) = verify_examples(&files, &["--bounded-budget-ms", "120000"]);
     assert!(!out.contains("fresh data window"), "{out}");
     for (j, (name, (prefix, upper))) in lines.iter().zip(EXAMPLES) {
         assert_eq!(j["file"], format!("examples/{name}.coll"));
@@ -194,6 +196,67 @@ fn merged_kernels_bounded_obligations() {
             // The world sizes above P=4 are reached too, at the smallest bounds.
             assert!(scope.contains(upper), "{name}: {id}: {scope}");
             assert!(!scope.contains("not explored"), "{scope}");
+        }
+    }
+}
+
+/// The sc run's part of a bounded obligation's scope: after a proved deadlock's symbolic
+/// part, before the wrap-around and relaxed runs' parts.
+fn sc_scope(o: &serde_json::Value) -> &str {
+    let scope = o["scope"].as_str().unwrap();
+    let scope = scope
+        .split_once("; bounded run: ")
+        .map_or(scope, |(_, b)| b);
+    let scope = scope
+        .split_once("; wrap-around mode (")
+        .map_or(scope, |(a, _)| a);
+    scope
+        .split_once("; relaxed memory: ")
+        .map_or(scope, |(a, _)| a)
+}
+
+/// The world sizes an sc scope states as explored completely, ascending: each part
+/// `P=2..4, ...: N states, complete` or `P=2,4, ...` names them before its first `, `.
+fn complete_worlds(scope: &str) -> Vec<i64> {
+    let mut ws = Vec::new();
+    for part in scope
+        .split("; ")
+        .filter(|p| p.ends_with(" states, complete"))
+    {
+        let ps = part.split(", ").next().unwrap().trim_start_matches("P=");
+        let ps = ps.split(':').next().unwrap();
+        for item in ps.split(',') {
+            match item.split_once("..") {
+                Some((a, b)) => ws.extend(a.parse::<i64>().unwrap()..=b.parse().unwrap()),
+                None => ws.push(item.parse().unwrap()),
+            }
+        }
+    }
+    ws
+}
+
+/// Every merged example's sc run reaches P=8 with the **default** budget, whatever the
+/// machine's load: the smallest bounds (1 tile, 2 calls) of every world size up to 8 are
+/// limited by states, not by the wall clock (`BoundedOptions::untimed_ranks`), so the test
+/// profile and other processes can only make P=2..4 fall back from the larger bounds.
+#[test]
+fn every_merged_example_reaches_p8_with_the_default_budget() {
+    let files: Vec<String> = EXAMPLES
+        .iter()
+        .map(|(n, _)| format!("examples/{n}.coll"))
+        .collect();
+    let (_, lines) = verify_examples(&files, &[]);
+    for (j, (name, kind)) in lines.iter().zip(EXAMPLES) {
+        assert_eq!(j["file"], format!("examples/{name}.coll"));
+        let ladder: Vec<i64> = if kind == POW2_TILED {
+            vec![2, 4, 8]
+        } else {
+            (2..=8).collect()
+        };
+        for id in BOUNDED {
+            let scope = sc_scope(obligation(j, id));
+            assert!(!scope.contains("not explored"), "{name}: {id}: {scope}");
+            assert_eq!(complete_worlds(scope), ladder, "{name}: {id}: {scope}");
         }
     }
 }

@@ -32,9 +32,10 @@
 //! What a process `r` outside `T` can do before `T` moves is bounded by its
 //! *horizon*: the first of its future waits (`>=` or `>`) that fails on the
 //! current cell value while no process outside `T` can raise that cell before
-//! its own horizon (a greatest fixpoint: start from the first failing wait of
-//! each process, and move a horizon later while it is not justified). A wait at a
-//! horizon cannot pass until `T` moves, so only the transitions before it count.
+//! its own horizon (the least fixpoint above the start: start from the first
+//! failing wait of each process, and move a horizon later while it is not
+//! justified). A wait at a horizon cannot pass until `T` moves, so only the
+//! transitions before it count.
 //!
 //! The state graph is acyclic (every transition advances a process, and every
 //! process runs finitely many), so no cycle proviso is needed: every terminal
@@ -84,21 +85,22 @@ fn any_in(v: &[u32], lo: u32, hi: u32) -> bool {
 }
 
 /// Per state: every process's `>=`/`>` waits from its position on that fail on the
-/// current cell values, flattened (process `r`'s are `at[start[r]..start[r + 1]]`).
+/// current cell values, as (position, cell), flattened (process `r`'s are
+/// `at[start[r]..start[r + 1]]`, by position).
 struct Failing {
-    at: Vec<u32>,
+    at: Vec<(u32, u32)>,
     start: Vec<usize>,
-    /// Each process's footprint length (what [`Failing::next`] returns past its last).
-    end: Vec<u32>,
 }
 
 impl Failing {
-    /// The first failing wait of process `r` at or after `from` (at or after its
-    /// position), or the footprint's length if none.
-    fn next(&self, r: usize, from: u32) -> u32 {
-        let w = &self.at[self.start[r]..self.start[r + 1]];
-        let i = w.partition_point(|x| *x < from);
-        w.get(i).copied().unwrap_or(self.end[r])
+    /// The position of the failing wait at index `i` of `at`, if it is one of process
+    /// `r`'s; else `end` (past its last one).
+    fn pos(&self, r: usize, i: usize, end: u32) -> u32 {
+        if i < self.start[r + 1] {
+            self.at[i].0
+        } else {
+            end
+        }
     }
 }
 
@@ -113,8 +115,14 @@ pub struct Reduction {
     host: Vec<IndexMap<Vec<(u32, u16, DataAcc)>>>,
     /// Per process: the position of the step ending each call.
     ends: Vec<Vec<u32>>,
-    /// Positions of transitions that are a `>=` or `>` wait, per process.
-    waits: Vec<Vec<u32>>,
+    /// Per process: the transitions that are a `>=` or `>` wait, as (position, cell,
+    /// comparison, threshold), by position.
+    waits: Vec<Vec<(u32, u32, CmpOp, i64)>>,
+    /// Per process: (position, cell) of every `+= v > 0` and `= v`, by position (the
+    /// operations that may let a `>=`/`>` wait pass).
+    ups: Vec<Vec<(u32, u32)>>,
+    /// One more than the largest cell index in the footprints.
+    ncells: usize,
     /// Per cell: the processes whose footprints touch it (ascending); a process not
     /// listed is never dependent with, nor enables, an operation on the cell.
     cell_procs: IndexMap<Vec<usize>>,
@@ -134,7 +142,10 @@ impl Reduction {
         let mut data = Vec::with_capacity(trans.len());
         let mut host = Vec::with_capacity(trans.len());
         let mut ends = Vec::with_capacity(trans.len());
+        let mut ups = Vec::with_capacity(trans.len());
+        let mut ncells = 0usize;
         for tr in &trans {
+            let mut up = Vec::new();
             let mut idx: IndexMap<CellOps> = IndexMap::default();
             let mut dx: IndexMap<Vec<(u32, DataAcc)>> = IndexMap::default();
             let mut hx: IndexMap<Vec<(u32, u16, DataAcc)>> = IndexMap::default();
@@ -155,15 +166,21 @@ impl Reduction {
                     call_ends[call as usize] = pos;
                 }
                 for op in fp.op.iter().chain(&fp.host_ops) {
+                    ncells = ncells.max(op.cell as usize + 1);
                     let e = idx.entry(op.cell).or_default();
+                    if matches!(op.kind, OpKind::Raise | OpKind::Set)
+                        && up.last() != Some(&(pos, op.cell))
+                    {
+                        up.push((pos, op.cell));
+                    }
                     match op.kind {
                         OpKind::Raise => e.raise.push(pos),
                         OpKind::Lower => e.lower.push(pos),
                         OpKind::Set => e.set.push(pos),
-                        OpKind::Wait(cmp, _) => {
+                        OpKind::Wait(cmp, k) => {
                             e.wait.push(pos);
                             if matches!(cmp, CmpOp::Ge | CmpOp::Gt) {
-                                w.push(pos);
+                                w.push((pos, op.cell, cmp, k));
                             }
                         }
                     }
@@ -180,6 +197,7 @@ impl Reduction {
             data.push(dx);
             host.push(hx);
             ends.push(call_ends);
+            ups.push(up);
         }
         let mut cell_procs: IndexMap<Vec<usize>> = IndexMap::default();
         for (r, idx) in cells.iter().enumerate() {
@@ -203,6 +221,8 @@ impl Reduction {
             host,
             ends,
             waits,
+            ups,
+            ncells,
             cell_procs,
             mem_procs,
             blocks: m.blocks(),
@@ -327,7 +347,6 @@ impl Reduction {
         let mut f = Failing {
             at: Vec::new(),
             start: Vec::with_capacity(np + 1),
-            end: self.trans.iter().map(|t| t.len() as u32).collect(),
         };
         for (r, &from) in pos.iter().enumerate() {
             f.start.push(f.at.len());
@@ -335,81 +354,114 @@ impl Reduction {
                 continue;
             }
             let w = &self.waits[r];
-            let first = w.partition_point(|x| *x < from);
-            f.at.extend(w[first..].iter().copied().filter(|&p| {
-                matches!(
-                    &self.trans[r][p as usize].op,
-                    Some(DryOp {
-                        cell,
-                        kind: OpKind::Wait(cmp, k),
-                        ..
-                    }) if !m.wait_holds(*cell as usize, *cmp, m.cell_value(s, *cell as usize), *k)
-                )
+            let first = w.partition_point(|x| x.0 < from);
+            f.at.extend(w[first..].iter().filter_map(|&(p, cell, cmp, k)| {
+                let c = cell as usize;
+                (!m.wait_holds(c, cmp, m.cell_value(s, c), k)).then_some((p, cell))
             }));
         }
         f.start.push(f.at.len());
         f
     }
 
-    /// Horizons of the processes outside `t` (see the module docs): the
-    /// exclusive bound of the positions each can reach before `t` moves.
-    /// The start is each process's first failing wait from its position (its position
-    /// when it has finished).
-    fn horizons(
-        &self,
-        s: &State,
-        m: &Machine,
-        in_t: &[bool],
-        pos: &[u32],
-        failing: &Failing,
-    ) -> Vec<u32> {
+    /// Horizons of the processes outside the set `sc.in_t` (see the module docs), into
+    /// `sc.h`: the exclusive bound of the positions each can reach before the set
+    /// moves. The start is each process's first failing wait from its position (its
+    /// position when it has finished, or when it is in the set); a horizon moves to the
+    /// next failing wait while a process outside the set can raise or set its cell
+    /// before its own horizon. That is the least fixpoint of a monotone step (moving a
+    /// horizon only adds raises and sets), so the order in which horizons move does
+    /// not change it. The cells that some process outside the set can raise or set
+    /// before its horizon are kept marked as the horizons move, and a process whose
+    /// horizon waits on an unmarked cell is parked on that cell until it is marked.
+    fn horizons(&self, s: &State, m: &Machine, pos: &[u32], failing: &Failing, sc: &mut Scratch) {
         let np = pos.len();
-        let mut h: Vec<u32> = (0..np)
-            .map(|r| {
-                if in_t[r] {
-                    pos[r]
-                } else {
-                    match m.proc_status(s, r) {
-                        Status::Finished | Status::Fault => pos[r],
-                        _ => failing.next(r, pos[r]),
-                    }
-                }
-            })
-            .collect();
-        loop {
-            let mut changed = false;
-            for r in 0..np {
-                if in_t[r] || (h[r] as usize) >= self.trans[r].len() || h[r] < pos[r] {
-                    continue;
-                }
-                if matches!(m.proc_status(s, r), Status::Finished | Status::Fault) {
-                    continue;
-                }
-                let Some(DryOp {
-                    cell,
-                    kind: OpKind::Wait(cmp, _),
-                    ..
-                }) = self.trans[r][h[r] as usize].op
-                else {
-                    continue;
-                };
-                let justified = self
-                    .procs_on_cell(cell)
-                    .iter()
-                    .filter(|q| !in_t[**q])
-                    .all(|&q| !self.enables_in(q, cell, cmp, pos[q], h[q].max(pos[q])));
-                if !justified {
-                    h[r] = failing.next(r, h[r] + 1);
-                    changed = true;
-                }
+        sc.next_stamp();
+        sc.work.clear();
+        for (r, &at) in pos.iter().enumerate() {
+            sc.wait[r] = failing.start[r];
+            sc.cursor[r] = sc.first_up[r];
+            sc.h[r] = if sc.in_t[r] { at } else { sc.h0[r] };
+        }
+        for r in 0..np {
+            if !sc.in_t[r] {
+                self.mark_ups(r, sc);
             }
-            if !changed {
-                return h;
+        }
+        for r in 0..np {
+            if !sc.in_t[r] && !self.done(s, m, r) {
+                self.park_or_queue(r, failing, sc);
             }
+        }
+        while let Some(r) = sc.work.pop() {
+            // The cell of its horizon's wait is marked: move to the next failing wait.
+            sc.wait[r] += 1;
+            sc.h[r] = failing.pos(r, sc.wait[r], self.trans[r].len() as u32);
+            self.mark_ups(r, sc);
+            self.park_or_queue(r, failing, sc);
         }
     }
 
-    /// The processes of the stubborn set grown from process `seed`.
+    /// True when process `r` has finished or stopped on a runtime error.
+    fn done(&self, s: &State, m: &Machine, r: usize) -> bool {
+        matches!(m.proc_status(s, r), Status::Finished | Status::Fault)
+    }
+
+    /// Process `r` (outside the set, its horizon at failing wait `sc.wait[r]`): queued
+    /// to move on when that wait's cell is marked, else parked on the cell; nothing
+    /// when its horizon is past its last failing wait.
+    fn park_or_queue(&self, r: usize, failing: &Failing, sc: &mut Scratch) {
+        if sc.wait[r] >= failing.start[r + 1] {
+            return;
+        }
+        let cell = failing.at[sc.wait[r]].1 as usize;
+        if sc.raised[cell] == sc.stamp {
+            sc.work.push(r);
+        } else {
+            if sc.parked_at[cell] != sc.stamp {
+                sc.parked_at[cell] = sc.stamp;
+                sc.parked[cell] = u32::MAX;
+            }
+            sc.next_parked[r] = sc.parked[cell];
+            sc.parked[cell] = r as u32;
+        }
+    }
+
+    /// Marks the cells process `r` raises or sets from its last marked position up to
+    /// its horizon `sc.h[r]`, queueing the processes parked on a newly marked cell.
+    fn mark_ups(&self, r: usize, sc: &mut Scratch) {
+        let ups = &self.ups[r];
+        let mut i = sc.cursor[r];
+        while let Some(&(p, cell)) = ups.get(i) {
+            if p >= sc.h[r] {
+                break;
+            }
+            let c = cell as usize;
+            if sc.raised[c] != sc.stamp {
+                sc.raised[c] = sc.stamp;
+                if sc.parked_at[c] == sc.stamp {
+                    let mut q = sc.parked[c];
+                    while q != u32::MAX {
+                        sc.work.push(q as usize);
+                        q = sc.next_parked[q as usize];
+                    }
+                    sc.parked[c] = u32::MAX;
+                }
+            }
+            i += 1;
+        }
+        sc.cursor[r] = i;
+    }
+
+    /// Grows the stubborn set from process `seed` into `sc.in_t`; its number of enabled
+    /// processes, or `None` as soon as it has `cap` of them (the set only grows, so it
+    /// cannot end with fewer).
+    ///
+    /// What a round adds only grows with the horizons (a longer stretch of a process
+    /// outside the set only adds operations that may conflict), so with a finite `cap`
+    /// a round first looks at the horizons' starts: an enabled process added there is
+    /// added at the horizons too, and may end the search before they are computed.
+    #[allow(clippy::too_many_arguments)]
     fn closure(
         &self,
         s: &State,
@@ -418,101 +470,153 @@ impl Reduction {
         pos: &[u32],
         failing: &Failing,
         enabled: &[bool],
-    ) -> Vec<bool> {
+        cap: usize,
+        sc: &mut Scratch,
+    ) -> Option<usize> {
         let np = pos.len();
-        let mut in_t = vec![false; np];
-        in_t[seed] = true;
+        sc.in_t.fill(false);
+        sc.in_t[seed] = true;
+        let mut count = 1;
+        if count >= cap {
+            return None;
+        }
         loop {
-            let h = self.horizons(s, m, &in_t, pos, failing);
-            let mut add = vec![false; np];
-            for q in (0..np).filter(|q| in_t[*q]) {
-                match m.proc_status(s, q) {
-                    Status::Run => {
-                        let Some(fp) = self.trans[q].get(pos[q] as usize) else {
-                            continue;
-                        };
-                        // The host step runs in this step if every other block of the
-                        // rank has ended the call by then: already, or (outside the set)
-                        // before its horizon.
-                        let last = fp.ends_call.is_some_and(|call| {
-                            self.host_possible(q / self.blocks, call, q, pos, &h)
-                        });
-                        let (host_data, host_ops): (&[DataAcc], &[DryOp]) = if last {
-                            (&fp.host_data, &fp.host_ops)
-                        } else {
-                            (&[], &[])
-                        };
-                        if enabled[q] {
-                            for a in fp.data.iter().chain(host_data) {
-                                for &r in self.procs_on_mem(a.mem) {
-                                    if !in_t[r]
-                                        && !add[r]
-                                        && r != q
-                                        && self.data_conflict_in(r, a, pos, &h)
-                                    {
-                                        add[r] = true;
-                                    }
-                                }
-                            }
-                        }
-                        // A blocked process is held by its first operation (its wait).
-                        let held = if enabled[q] { usize::MAX } else { 1 };
-                        for op in fp.op.iter().chain(host_ops).take(held) {
-                            // A process that never touches the cell is neither dependent
-                            // with the operation nor enables it, except that a blocked
-                            // process whose next step is not a wait holds every process.
-                            let every = !enabled[q] && !matches!(op.kind, OpKind::Wait(..));
-                            let all: Vec<usize>;
-                            let rs: &[usize] = if every {
-                                all = (0..np).collect();
-                                &all
-                            } else {
-                                self.procs_on_cell(op.cell)
-                            };
-                            for &r in rs {
-                                if in_t[r] || add[r] {
-                                    continue;
-                                }
-                                let hit = if enabled[q] {
-                                    self.dependent_in(r, op.cell, op.kind, pos[r], h[r])
-                                        && !self.commutes_with_raises(s, m, op, r, pos[r], h[r])
-                                } else if let OpKind::Wait(cmp, _) = op.kind {
-                                    self.enables_in(r, op.cell, cmp, pos[r], h[r])
-                                } else {
-                                    // A blocked process whose next step is not a wait: be safe.
-                                    true
-                                };
-                                if hit {
-                                    add[r] = true;
-                                }
-                            }
-                        }
-                    }
-                    Status::CallDone => {
-                        // Relaunched only when its rank's other blocks end the call.
-                        let rank = q / self.blocks;
-                        for r in rank * self.blocks..(rank + 1) * self.blocks {
-                            if !in_t[r] && m.proc_status(s, r) == Status::Run {
-                                add[r] = true;
-                            }
-                        }
-                    }
-                    Status::Finished | Status::Fault => {}
+            if cap != usize::MAX {
+                for (r, &at) in pos.iter().enumerate() {
+                    sc.h[r] = if sc.in_t[r] { at } else { sc.h0[r] };
                 }
+                sc.add.fill(false);
+                let mut probe = count;
+                self.grow(s, m, pos, enabled, cap, &mut probe, sc)?;
             }
-            if !add.iter().any(|a| *a) {
-                return in_t;
+            self.horizons(s, m, pos, failing, sc);
+            sc.add.fill(false);
+            if !self.grow(s, m, pos, enabled, cap, &mut count, sc)? {
+                return Some(count);
             }
             for r in 0..np {
-                in_t[r] |= add[r];
+                sc.in_t[r] |= sc.add[r];
             }
         }
     }
 
+    /// One round of [`Reduction::closure`] at the horizons `sc.h`: marks in `sc.add`
+    /// the processes outside the set `sc.in_t` that must join it, counting the enabled
+    /// ones in `count`. Whether any joins; `None` as soon as `count` reaches `cap`.
+    #[allow(clippy::too_many_arguments)]
+    fn grow(
+        &self,
+        s: &State,
+        m: &Machine,
+        pos: &[u32],
+        enabled: &[bool],
+        cap: usize,
+        count: &mut usize,
+        sc: &mut Scratch,
+    ) -> Option<bool> {
+        let np = pos.len();
+        let mut grew = false;
+        let h = &sc.h;
+        let in_t = &sc.in_t;
+        let add = &mut sc.add;
+        // Adds `r` to the set; false once the set has `cap` enabled processes.
+        let mut push = |r: usize, add: &mut Vec<bool>| -> bool {
+            add[r] = true;
+            grew = true;
+            if enabled[r] {
+                *count += 1;
+            }
+            *count < cap
+        };
+        for q in (0..np).filter(|q| in_t[*q]) {
+            match m.proc_status(s, q) {
+                Status::Run => {
+                    let Some(fp) = self.trans[q].get(pos[q] as usize) else {
+                        continue;
+                    };
+                    // The host step runs in this step if every other block of the
+                    // rank has ended the call by then: already, or (outside the set)
+                    // before its horizon.
+                    let last = fp
+                        .ends_call
+                        .is_some_and(|call| self.host_possible(q / self.blocks, call, q, pos, h));
+                    let (host_data, host_ops): (&[DataAcc], &[DryOp]) = if last {
+                        (&fp.host_data, &fp.host_ops)
+                    } else {
+                        (&[], &[])
+                    };
+                    if enabled[q] {
+                        for a in fp.data.iter().chain(host_data) {
+                            for &r in self.procs_on_mem(a.mem) {
+                                if !in_t[r]
+                                    && !add[r]
+                                    && r != q
+                                    && self.data_conflict_in(r, a, pos, h)
+                                    && !push(r, add)
+                                {
+                                    return None;
+                                }
+                            }
+                        }
+                    }
+                    // A blocked process is held by its first operation (its wait).
+                    let held = if enabled[q] { usize::MAX } else { 1 };
+                    for op in fp.op.iter().chain(host_ops).take(held) {
+                        // A process that never touches the cell is neither dependent
+                        // with the operation nor enables it, except that a blocked
+                        // process whose next step is not a wait holds every process.
+                        let every = !enabled[q] && !matches!(op.kind, OpKind::Wait(..));
+                        let on_cell = self.procs_on_cell(op.cell);
+                        let n = if every { np } else { on_cell.len() };
+                        for r in (0..n).map(|i| if every { i } else { on_cell[i] }) {
+                            if in_t[r] || add[r] {
+                                continue;
+                            }
+                            let hit = if enabled[q] {
+                                self.dependent_in(r, op.cell, op.kind, pos[r], h[r])
+                                    && !self.commutes_with_raises(s, m, op, r, pos[r], h[r])
+                            } else if let OpKind::Wait(cmp, _) = op.kind {
+                                self.enables_in(r, op.cell, cmp, pos[r], h[r])
+                            } else {
+                                // A blocked process whose next step is not a wait: be safe.
+                                true
+                            };
+                            if hit && !push(r, add) {
+                                return None;
+                            }
+                        }
+                    }
+                }
+                Status::CallDone => {
+                    // Relaunched only when its rank's other blocks end the call.
+                    let rank = q / self.blocks;
+                    for r in rank * self.blocks..(rank + 1) * self.blocks {
+                        if !in_t[r]
+                            && !add[r]
+                            && m.proc_status(s, r) == Status::Run
+                            && !push(r, add)
+                        {
+                            return None;
+                        }
+                    }
+                }
+                Status::Finished | Status::Fault => {}
+            }
+        }
+        Some(grew)
+    }
+
     /// The processes whose enabled transitions are expanded in `s`: a stubborn set
-    /// with the fewest enabled processes, over every enabled seed. `enabled[p]`
-    /// says whether process `p` has an enabled transition. `None` when the
-    /// footprints do not cover the state (the caller then expands everything).
+    /// with the fewest enabled processes, over every enabled seed (the first such
+    /// seed in process order). `enabled[p]` says whether process `p` has an enabled
+    /// transition. `None` when the footprints do not cover the state (the caller
+    /// then expands everything).
+    ///
+    /// A first pass looks for a seed whose set has a single enabled process, giving
+    /// up on a seed as soon as its set has two; only when there is none does a second
+    /// pass grow each seed's set, giving up as soon as it is no smaller than the best
+    /// one so far. Both pick the set the plain search (every seed grown fully, the
+    /// first smallest kept) picks.
     pub fn stubborn(&self, s: &State, m: &Machine, enabled: &[bool]) -> Option<Vec<bool>> {
         let np = enabled.len();
         let pos: Vec<u32> = (0..np).map(|p| s.procs[p].steps).collect();
@@ -525,18 +629,105 @@ impl Reduction {
             return None;
         }
         let failing = self.failing_waits(s, m, &pos);
+        let mut sc = SCRATCH.with_borrow_mut(std::mem::take);
+        sc.reset(np, self.ncells);
+        for (r, &at) in pos.iter().enumerate() {
+            sc.first_up[r] = self.ups[r].partition_point(|(p, _)| *p < at);
+            sc.h0[r] = if self.done(s, m, r) {
+                at
+            } else {
+                failing.pos(r, failing.start[r], self.trans[r].len() as u32)
+            };
+        }
+        let seeds = || (0..np).filter(|p| enabled[*p]);
         let mut best: Option<(usize, Vec<bool>)> = None;
-        for seed in (0..np).filter(|p| enabled[*p]) {
-            let t = self.closure(s, m, seed, &pos, &failing, enabled);
-            let n = (0..np).filter(|p| t[*p] && enabled[*p]).count();
-            if best.as_ref().is_none_or(|(b, _)| n < *b) {
-                let done = n == 1;
-                best = Some((n, t));
-                if done {
-                    break;
+        for seed in seeds() {
+            if self.closure(s, m, seed, &pos, &failing, enabled, 2, &mut sc) == Some(1) {
+                best = Some((1, sc.in_t.clone()));
+                break;
+            }
+        }
+        if best.is_none() {
+            for seed in seeds() {
+                let cap = best.as_ref().map_or(usize::MAX, |(b, _)| *b);
+                if let Some(n) = self.closure(s, m, seed, &pos, &failing, enabled, cap, &mut sc) {
+                    best = Some((n, sc.in_t.clone()));
                 }
             }
         }
+        SCRATCH.with_borrow_mut(|x| *x = sc);
         best.map(|(_, t)| t)
+    }
+}
+
+thread_local! {
+    /// The scratch space of [`Reduction::stubborn`], kept between states.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// The working memory of one stubborn-set computation, reused across seeds, rounds
+/// and states.
+#[derive(Default)]
+struct Scratch {
+    /// The set being grown.
+    in_t: Vec<bool>,
+    /// What one round adds to it.
+    add: Vec<bool>,
+    /// Horizons ([`Reduction::horizons`]).
+    h: Vec<u32>,
+    /// Per process: where its horizon starts outside the set (its first failing wait,
+    /// or its position when it has finished).
+    h0: Vec<u32>,
+    /// Per process outside the set: the index in `Failing::at` of the wait at its horizon.
+    wait: Vec<usize>,
+    /// Per process: the index in its raises and sets (`Reduction::ups`) of its first
+    /// one at or after its position.
+    first_up: Vec<usize>,
+    /// Per process: the index of its first raise or set not marked yet.
+    cursor: Vec<usize>,
+    /// Per cell: `stamp` when a process outside the set raises or sets it before its
+    /// horizon (in the current horizon computation).
+    raised: Vec<u32>,
+    /// Per cell: the first process parked on it (`u32::MAX`: none), valid when
+    /// `parked_at` is `stamp`; the others follow through `next_parked`.
+    parked: Vec<u32>,
+    parked_at: Vec<u32>,
+    /// Per process: the next process parked on the same cell.
+    next_parked: Vec<u32>,
+    /// Processes whose horizon must move.
+    work: Vec<usize>,
+    stamp: u32,
+}
+
+impl Scratch {
+    /// Sized for `np` processes and `ncells` cells.
+    fn reset(&mut self, np: usize, ncells: usize) {
+        for v in [&mut self.in_t, &mut self.add] {
+            v.clear();
+            v.resize(np, false);
+        }
+        for v in [&mut self.h, &mut self.h0, &mut self.next_parked] {
+            v.clear();
+            v.resize(np, 0);
+        }
+        for v in [&mut self.first_up, &mut self.cursor, &mut self.wait] {
+            v.clear();
+            v.resize(np, 0);
+        }
+        for v in [&mut self.raised, &mut self.parked, &mut self.parked_at] {
+            if v.len() < ncells {
+                v.resize(ncells, 0);
+            }
+        }
+    }
+
+    /// A fresh stamp: no cell is marked, no process parked.
+    fn next_stamp(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.raised.fill(0);
+            self.parked_at.fill(0);
+            self.stamp = 1;
+        }
     }
 }

@@ -71,6 +71,15 @@ pub struct BoundedOptions {
     /// the machine's load. The relaxed runs set it (`check`): their smallest instance is
     /// limited by states, not time.
     pub untimed_floor: bool,
+    /// Every world size of `bounds.ranks` up to this one is explored at the smallest
+    /// bounds (1 tile, 2 calls) up to `max_states` states per assignment whatever the
+    /// wall clock says (only the stop flag ends it earlier), also once the time budget
+    /// is spent (the larger bounds it did not reach are skipped), so how far the ladder
+    /// reaches does not depend on the machine's load — until a counterexample is found
+    /// (the verdict is then `violated` whatever else completes). Default 0 (every attempt within
+    /// the time budget); `collc verify` sets 8 (`crate::entry::BOUNDED_UNTIMED_RANKS`:
+    /// the sc ladder's P=2..8). The relaxed and wrap-around runs do not take it.
+    pub untimed_ranks: i64,
 }
 
 /// The wall-clock ceiling of an untimed floor attempt ([`BoundedOptions::untimed_floor`]):
@@ -114,6 +123,7 @@ impl Default for BoundedOptions {
             target_worlds: Vec::new(),
             stop: None,
             untimed_floor: false,
+            untimed_ranks: 0,
         }
     }
 }
@@ -367,7 +377,8 @@ impl Explored {
 /// Explores `p` at the bounds of `opts` (P ascending, falling back to smaller
 /// bounds when an attempt does not complete; world sizes above `opts.full_ranks`
 /// start at the smallest bounds), then each of `opts.target_worlds` at the smallest
-/// bounds, in `mode`, until `deadline`.
+/// bounds, in `mode`, until `deadline`; the untimed floors (`opts.untimed_floor`,
+/// `opts.untimed_ranks`) run past it, limited by states.
 fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -> Explored {
     let world = p.vars[p.world].name.clone();
     let mut ps: Vec<i64> = sb::param_grid(p, &opts.bounds, &BTreeMap::new())
@@ -397,7 +408,15 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             start_level
         };
         while li < lv.len() {
-            let floor = opts.untimed_floor && i == 0 && li == smallest;
+            // Once a counterexample is found the file is violated whatever else completes:
+            // the floors of `untimed_ranks` then get only the time budget like the rest.
+            let untimed =
+                (opts.untimed_floor && i == 0) || (pv <= opts.untimed_ranks && ex.cex.is_empty());
+            if untimed && li < smallest && deadline <= Instant::now() && !opts.stopped() {
+                // No time left for the larger bounds: the untimed floor still runs.
+                li = smallest;
+            }
+            let floor = untimed && li == smallest;
             if (!floor && deadline <= Instant::now()) || opts.stopped() {
                 ex.untried
                     .extend(ps[i..].iter().filter(|x| !ex.done.contains_key(x)));
@@ -468,7 +487,8 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
 enum Limit {
     /// A third of the budget, and the deadline.
     Time(Instant),
-    /// Only the states (and the stop flag): the floor of [`BoundedOptions::untimed_floor`].
+    /// Only the states (and the stop flag): the floor of [`BoundedOptions::untimed_floor`]
+    /// and [`BoundedOptions::untimed_ranks`].
     States,
 }
 
@@ -625,6 +645,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
         max_states: opts.relaxed_max_states,
         budget: opts.budget / 2,
         untimed_floor: true,
+        untimed_ranks: 0,
         ..opts.clone()
     };
     let relaxed = explore(p, &ropts, Mode::RELAXED, Instant::now() + ropts.budget);

@@ -17,6 +17,10 @@ pub const TIMEOUT_MS: u64 = 10_000;
 pub const BOUNDED_BUDGET_MS: u64 = 8_000;
 /// Default distinct states per parameter assignment (`--bounded-max-states`).
 pub const BOUNDED_MAX_STATES: u64 = 200_000;
+/// World sizes whose smallest bounds (1 tile, 2 calls) the bounded search explores
+/// whatever the wall clock says, limited by [`BOUNDED_MAX_STATES`] per assignment
+/// (`BoundedOptions::untimed_ranks`): P=2..8 reached whatever the machine's load.
+pub const BOUNDED_UNTIMED_RANKS: i64 = 8;
 
 /// What to verify and within which budgets.
 #[derive(Debug, Clone)]
@@ -41,6 +45,7 @@ impl Default for Options<'_> {
             bounded: Some(BoundedOptions {
                 budget: Duration::from_millis(BOUNDED_BUDGET_MS),
                 max_states: BOUNDED_MAX_STATES,
+                untimed_ranks: BOUNDED_UNTIMED_RANKS,
                 ..BoundedOptions::default()
             }),
             source: None,

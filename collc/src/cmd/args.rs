@@ -6,7 +6,9 @@
 use collc_grammar::Source;
 use collc_spec::ir::Protocol;
 use collc_verifier::bounded::BoundedOptions;
-use collc_verifier::entry::{BOUNDED_BUDGET_MS, BOUNDED_MAX_STATES, TIMEOUT_MS};
+use collc_verifier::entry::{
+    BOUNDED_BUDGET_MS, BOUNDED_MAX_STATES, BOUNDED_UNTIMED_RANKS, TIMEOUT_MS,
+};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -56,6 +58,7 @@ impl VerifyOptArgs {
         o.bounded = (!self.no_bounded).then(|| BoundedOptions {
             budget: Duration::from_millis(self.bounded_budget_ms),
             max_states: self.bounded_max_states,
+            untimed_ranks: BOUNDED_UNTIMED_RANKS,
             ..BoundedOptions::default()
         });
         o

@@ -33,6 +33,8 @@ pub(super) fn explore_wrapped(p: &Protocol, opts: &BoundedOptions) -> Option<Exp
         target_worlds: Vec::new(),
         max_states: opts.wrap_max_states,
         budget: opts.budget / 4,
+        untimed_floor: false,
+        untimed_ranks: 0,
         ..opts.clone()
     };
     let mode = Mode {
