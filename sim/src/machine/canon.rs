@@ -217,9 +217,8 @@ impl Machine<'_> {
         r.moved.clear();
         if r.small {
             // Every epoch of q anywhere in the state is at most q's own clock entry.
-            let masks = &r.masks;
-            for q in 0..np {
-                let moved = match dense_len(masks[q]) {
+            for (q, &mask) in r.masks.iter().enumerate() {
+                let moved = match dense_len(mask) {
                     Some(k) => s.procs[q].clock[q] > k,
                     None => true,
                 };
