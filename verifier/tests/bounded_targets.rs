@@ -49,8 +49,8 @@ fn a_target_is_explored_at_the_smallest_bounds_and_stated() {
     )
     .expect("example");
     let p = protocol(&text);
-    // 3 is on the ladder (P=2..8) and 40 outside `ranks P in 1..=16`: both ignored.
-    let out = check(&p, &opts(&[11, 3, 40, 11]));
+    // 3 is on the ladder (P=2..8) and 65537 outside `ranks P in 1..=65536`: both ignored.
+    let out = check(&p, &opts(&[11, 3, 65537, 11]));
     for o in &out {
         let scope = o.scope.as_deref().unwrap_or_default();
         assert_eq!(o.status, Status::Checked, "{}: {scope}", o.id);
@@ -63,7 +63,7 @@ fn a_target_is_explored_at_the_smallest_bounds_and_stated() {
             o.id
         );
         assert!(
-            !scope.contains("P=40") && !scope.contains("P=3,"),
+            !scope.contains("P=65537") && !scope.contains("P=3,"),
             "{scope}"
         );
     }

@@ -12,17 +12,24 @@ fn protocol(text: &str) -> collc_spec::ir::Protocol {
         .expect("the case validates")
 }
 
-/// A gather barrier on one epoch counter: every rank but 0 adds one per call to a counter on
-/// rank 0 (P - 1 writers), rank 0 waits for `(P - 1) * (call + 1)`.
+/// A gather/release barrier on epoch counters: every rank but 0 adds one per call to a
+/// counter on rank 0 (P - 1 writers), rank 0 waits for `(P - 1) * (call + 1)` and then
+/// releases every peer, which waits for it before its next call's credit (without the
+/// release a fast writer's next-call credit can be counted: a stale pass at P = 3).
 const EPOCH_GATHER: &str = "collective eg: barrier() {
     ranks P in 2..=64;
     calls <= 1000;
     signal arrive[1] monotonic;
+    signal release[1] monotonic;
     body {
         if me != rank(0) {
             notify arrive[0] @ rank(0) += 1;
+            wait release[0] >= call + 1;
         } else {
             wait arrive[0] >= (P - 1) * (call + 1);
+            for p in peers {
+                notify release[0] @ p += 1;
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -61,10 +62,15 @@ static std::string show(const std::vector<int>& st, const std::vector<std::strin
     return s + "(" + std::to_string(static_cast<int>(ms)) + " ms)";
 }
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::printf("usage: host_bad_input P_ABOVE_LIMIT (one more than coll.h's verified world limit)\n");
+        return 2;
+    }
+    const int above = std::atoi(argv[1]);
     std::string m;
     // ---- outside the verified domain: refused at creation -----------------------------
-    int s = create_status(17, good(), &m);
+    int s = create_status(above, good(), &m);
     expect("P above the verified limit", s == COLL_EDOMAIN, m);
     s = create_status(0, good(), &m);
     expect("P = 0", s == COLL_EDOMAIN, m);
