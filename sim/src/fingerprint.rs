@@ -39,18 +39,7 @@ impl Hasher for Fp {
         mix(self.a)
     }
     fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut buf = [0u8; 8];
-            buf.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(buf) ^ (8 << 59));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(buf) ^ ((rest.len() as u64) << 59));
-        }
+        words(bytes, 8 << 59, |w| self.write_u64(w));
     }
     fn write_u64(&mut self, x: u64) {
         self.a = (self.a ^ x)
@@ -79,6 +68,24 @@ impl Hasher for Fp {
     }
 }
 
+/// `bytes` as little-endian 64-bit words, each full one xor `full`, a short last one
+/// zero-padded and xor its length in the top bits.
+#[inline]
+fn words(bytes: &[u8], full: u64, mut f: impl FnMut(u64)) {
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(c);
+        f(u64::from_le_bytes(buf) ^ full);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut buf = [0u8; 8];
+        buf[..rest.len()].copy_from_slice(rest);
+        f(u64::from_le_bytes(buf) ^ ((rest.len() as u64) << 59));
+    }
+}
+
 /// The hasher of a part's fields: one 64-bit multiply-rotate lane (as FxHash), finished
 /// by [`mix`]. A part's hash only picks the candidates the explorer's exact table
 /// compares in full ([`crate::visited`]), so it needs speed more than width.
@@ -90,18 +97,7 @@ impl Hasher for PartHasher {
         mix(self.0)
     }
     fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut buf = [0u8; 8];
-            buf.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(buf));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(buf) ^ ((rest.len() as u64) << 59));
-        }
+        words(bytes, 0, |w| self.write_u64(w));
     }
     fn write_u64(&mut self, x: u64) {
         self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);

@@ -3,7 +3,7 @@
 //! the call must also count none of the next call's, so every writer's credit to the cell
 //! in call m+1 is ordered after `W` of call m. For every body credit statement (pass B, the
 //! writer) that reaches `W`'s cell (pass A, `me` the owner), either the writer is the owner
-//! (program order), or a one-hop chain orders them (`value_next::hop`: a credit of the
+//! (program order), or a one-hop chain orders them (`value_next::first_hop`: a credit of the
 //! owner that a wait of the writer cannot pass without):
 //!
 //! - the owner sends it after `W` (later in its program, outside `W`'s loops) and the
@@ -16,7 +16,7 @@
 
 use super::extract::{PEv, PKind};
 use super::oblig::Side;
-use super::value_next::{chain, conj, hop};
+use super::value_next::{chain, conj, first_hop, Hops};
 use super::Ctx;
 use crate::sym::Lin;
 use collc_spec::ir::*;
@@ -101,29 +101,15 @@ impl Ctx<'_> {
             .filter(|v| matches!(v.kind, PKind::Wait { .. }) && !self.b.exclusive(v, c))
             .cloned()
             .collect();
-        let mut why = "no credit of the owner after the wait that the writer waits for".to_string();
-        for n in &ns {
-            for v in ws.iter().filter(|v| v.signal == n.signal) {
-                let saved = self.stats.clone();
-                match hop(
-                    self,
-                    n,
-                    v,
-                    mc,
-                    writer,
-                    &premise,
-                    (&[], &[]),
-                    call.as_ref(),
-                    None,
-                ) {
-                    Ok(()) => return Ok(()),
-                    Err(r) => {
-                        self.stats = saved;
-                        why = r;
-                    }
-                }
-            }
-        }
-        Err(why)
+        let hops = Hops {
+            mx: mc,
+            writer,
+            premise: &premise,
+            a: (&[], &[]),
+            call: call.as_ref(),
+            reuse: None,
+        };
+        let why = "no credit of the owner after the wait that the writer waits for";
+        first_hop(self, &ns, &ws, &hops, why)
     }
 }

@@ -162,22 +162,44 @@ pub(super) fn chain(
             })
             .cloned()
             .collect();
-    let mut why = "no credit from the reader's next call that the writer waits for before the Set"
-        .to_string();
-    for n in &credits {
+    let why = "no credit from the reader's next call that the writer waits for before the Set";
+    let hops = Hops {
+        mx,
+        writer,
+        premise: &premise,
+        a: (avars, aeqs),
+        call: call.as_ref(),
+        reuse,
+    };
+    first_hop(cx, &credits, &waits, &hops, why)
+}
+
+/// What every candidate hop of one question shares (the arguments of [`hop`] but the
+/// credit and the wait).
+pub(super) struct Hops<'a> {
+    pub mx: &'a Map,
+    pub writer: &'a Lin,
+    pub premise: &'a Guard,
+    pub a: (&'a [AtomId], &'a [(Lin, Lin)]),
+    pub call: Option<&'a Lin>,
+    pub reuse: Option<&'a str>,
+}
+
+/// The first (credit, wait on its signal) pair whose [`hop`] holds, the statistics of
+/// the failed attempts discarded; else the last attempt's reason (`why` when there was
+/// none).
+pub(super) fn first_hop(
+    cx: &mut Ctx,
+    credits: &[PEv],
+    waits: &[PEv],
+    h: &Hops,
+    why: &str,
+) -> Result<(), String> {
+    let mut why = why.to_string();
+    for n in credits {
         for w in waits.iter().filter(|w| w.signal == n.signal) {
             let saved = cx.stats.clone();
-            match hop(
-                cx,
-                n,
-                w,
-                mx,
-                writer,
-                &premise,
-                (avars, aeqs),
-                call.as_ref(),
-                reuse,
-            ) {
+            match hop(cx, n, w, h.mx, h.writer, h.premise, h.a, h.call, h.reuse) {
                 Ok(()) => return Ok(()),
                 Err(r) => {
                     cx.stats = saved;
