@@ -78,3 +78,67 @@ fn the_counterexample_is_the_smallest() {
         d[0].message
     );
 }
+
+/// The diagnostics of a body over a wide world domain (P up to 65536, past any
+/// enumeration), with `chunk = n / P` and a window `padded` of 16 spare elements.
+fn wide(decls: &str, body: &str) -> Vec<collc_grammar::Diagnostic> {
+    let text = format!(
+        "collective t: barrier() {{\n    ranks P in 1..=65536;\n    param n: int in 1..=1048576;\n    const TILE = 256;\n{decls}\n    let chunk = n / P;\n    let tc = min(chunk, TILE);\n    signal sig[P];\n    window data: f32[n];\n    window padded: f32[n + 16];\n    tile acc: f32[TILE];\n    body {{\n{body}\n    }}\n}}\n"
+    );
+    validate(&text).diagnostics
+}
+
+const RING_SLICE: &str = "for s in 1..P {\n let idx = (me - s - 1) % P;\n for off in 0..chunk step tc {\n let base = idx * chunk + off;\n let len = min(tc, chunk - off);\n copy acc[0 .. len] <- data[base .. base + len];\n }\n }";
+
+#[test]
+fn a_rank_times_a_division_by_p_is_proved_for_every_p() {
+    // `idx * (n / P) + off + len <= n`: nonlinear in P, proved with the division
+    // and product facts (range/lemma.rs), for the whole domain.
+    let d = wide("    require n % P == 0;", RING_SLICE);
+    assert!(d.is_empty(), "{d:?}");
+    // Without the require the chunks still fit (they round down).
+    let d = wide("", RING_SLICE);
+    assert!(d.is_empty(), "{d:?}");
+    let whole = "for idx in ranks {\n copy data[idx * chunk .. (idx + 1) * chunk] <- data[(idx + 1) * chunk - chunk .. idx * chunk + chunk];\n }";
+    let d = wide("", whole);
+    assert!(d.is_empty(), "{d:?}");
+}
+
+fn messages(d: &[collc_grammar::Diagnostic]) -> Vec<(String, String)> {
+    d.iter()
+        .map(|d| (d.code.clone(), d.message.clone()))
+        .collect()
+}
+
+#[test]
+fn a_length_one_too_long_is_violated() {
+    let body = RING_SLICE.replace("min(tc, chunk - off)", "min(tc, chunk - off) + 1");
+    let d = wide("    require n % P == 0;", &body);
+    let m = messages(&d);
+    assert!(m.iter().any(|(c, _)| c == SLICE), "{m:?}");
+    assert!(
+        m.iter().all(|(c, _)| c != "domain::range-unproved"),
+        "{m:?}"
+    );
+}
+
+#[test]
+fn an_overrun_only_past_sixteen_ranks_is_violated_at_its_smallest_p() {
+    // A one-element gap after each chunk overruns n by P - 1: the padding of 16
+    // covers P <= 17 only.
+    let gap = "for idx in ranks {\n copy padded[idx * (chunk + 1) .. idx * (chunk + 1) + chunk] <- data[0 .. chunk];\n }";
+    let m = messages(&wide("    require n % P == 0;", gap));
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0].0, SLICE);
+    assert!(m[0].1.contains("for P = 18, n = 18, idx = 17"), "{m:?}");
+    // Chunks rounded up overrun n by up to P - 1 as well.
+    let ceil = "for idx in ranks {\n copy padded[idx * ceil(n / P) .. (idx + 1) * ceil(n / P)] <- data[0 .. chunk];\n }";
+    let m = messages(&wide("", ceil));
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0].0, SLICE);
+    assert!(m[0].1.contains("for P = 18, n = 1, idx = 17"), "{m:?}");
+    // Clamped, they are in range for every P.
+    let clamped = "for idx in ranks {\n copy data[min(idx * ceil(n / P), n) .. min((idx + 1) * ceil(n / P), n)] <- data[0 .. chunk];\n }";
+    let d = wide("", clamped);
+    assert!(d.is_empty(), "{d:?}");
+}

@@ -19,8 +19,8 @@ pub struct Defs {
 /// One query's translation: Z3 constants for the variables read so far and
 /// the facts defining them.
 pub struct Enc<'a> {
-    p: &'a Protocol,
-    defs: &'a Defs,
+    pub(super) p: &'a Protocol,
+    pub(super) defs: &'a Defs,
     /// The constant of every variable read so far, in order of first use.
     pub vars: Vec<(VarId, Int)>,
     index: HashMap<VarId, Int>,
@@ -29,7 +29,37 @@ pub struct Enc<'a> {
     pub elems: Vec<(Expr, String, Int)>,
     /// The facts defining the variables and elements.
     pub side: Vec<Bool>,
+    /// The products of two symbolic factors encoded so far (`a * b`), for
+    /// [`super::lemma`].
+    pub products: Vec<(Expr, Expr)>,
+    /// The divisions and remainders by a symbolic divisor encoded so far, with the
+    /// term that holds their value (the expression itself, or the `let` defined by it).
+    pub divisions: Vec<Division>,
     fresh: u32,
+}
+
+/// `q` is `a / b`, `ceil(a / b)` or `a % b`.
+#[derive(Clone, Debug)]
+pub struct Division {
+    /// Which of the three.
+    pub kind: DivKind,
+    /// The dividend.
+    pub a: Expr,
+    /// The divisor.
+    pub b: Expr,
+    /// What holds the value: the expression, or the variable defined by it.
+    pub q: Expr,
+}
+
+/// The kind of a [`Division`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DivKind {
+    /// `a / b` (Euclidean: the floor for `b > 0`).
+    Floor,
+    /// `ceil(a / b)`.
+    Ceil,
+    /// `a % b`.
+    Rem,
 }
 
 impl<'a> Enc<'a> {
@@ -42,6 +72,8 @@ impl<'a> Enc<'a> {
             index: HashMap::new(),
             elems: Vec::new(),
             side: Vec::new(),
+            products: Vec::new(),
+            divisions: Vec::new(),
             fresh: 0,
         }
     }
@@ -79,6 +111,7 @@ impl<'a> Enc<'a> {
                 None => x.ge(0),
             },
             VarKind::Derived(e) => {
+                self.note_division(e, Expr::Var(v));
                 let e = self.expr(e);
                 x.eq(&e)
             }
@@ -95,6 +128,7 @@ impl<'a> Enc<'a> {
             },
             VarKind::Local => match self.defs.lets.get(&v) {
                 Some(e) => {
+                    self.note_division(e, Expr::Var(v));
                     let e = self.expr(e);
                     x.eq(&e)
                 }
@@ -166,9 +200,47 @@ impl<'a> Enc<'a> {
         }
     }
 
+    /// Whether `e` is a constant (a literal or a `const`).
+    pub fn is_const(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Int(_) => true,
+            Expr::Var(v) => matches!(self.p.vars[*v].kind, VarKind::Const(_)),
+            Expr::Neg(a) => self.is_const(a),
+            Expr::Bin(op, a, b) if !op.is_bitwise() => self.is_const(a) && self.is_const(b),
+            _ => false,
+        }
+    }
+
+    /// Records `e` if it is a division or remainder by a symbolic divisor, its value
+    /// held by `q`.
+    fn note_division(&mut self, e: &Expr, q: Expr) {
+        let (kind, a, b) = match e {
+            Expr::Bin(BinOp::Div, a, b) => (DivKind::Floor, a, b),
+            Expr::Bin(BinOp::Mod, a, b) => (DivKind::Rem, a, b),
+            Expr::CeilDiv(a, b) => (DivKind::Ceil, a, b),
+            _ => return,
+        };
+        let seen = self.divisions.iter().any(|d| d.q == q && d.kind == kind);
+        if !seen && !self.is_const(b) {
+            self.divisions.push(Division {
+                kind,
+                a: (**a).clone(),
+                b: (**b).clone(),
+                q,
+            });
+        }
+    }
+
     /// An expression, with collc's Euclidean division and remainder (SMT-LIB's
     /// `div`/`mod` are Euclidean too) and `ceil`.
     pub fn expr(&mut self, e: &Expr) -> Int {
+        self.note_division(e, e.clone());
+        if let Expr::Bin(BinOp::Mul, a, b) = e {
+            let pair = ((**a).clone(), (**b).clone());
+            if !self.is_const(a) && !self.is_const(b) && !self.products.contains(&pair) {
+                self.products.push(pair);
+            }
+        }
         match e {
             Expr::Int(v) => Int::from_i64(*v),
             Expr::Var(v) => self.var(*v),

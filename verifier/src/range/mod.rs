@@ -14,6 +14,7 @@
 
 mod bits;
 mod encode;
+mod lemma;
 mod memo;
 mod obligation;
 mod solve;

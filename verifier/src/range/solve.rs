@@ -265,6 +265,7 @@ impl<'a> Solver<'a> {
             asserts.push(if *holds { b } else { b.not() });
         }
         self.requires(&mut enc, &mut asserts);
+        super::lemma::add(&mut enc);
         asserts.extend(enc.side.iter().cloned());
 
         let solver = self.z3.get_or_insert_with(z3::Solver::new);
