@@ -21,7 +21,7 @@
 #include "collc/pto_comm.hpp"
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
 // Euclidean division: a == collc_div(a, b) * b + collc_mod(a, b), 0 <= collc_mod(a, b) < |b|.
@@ -56,7 +56,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t tc = collc_min(chunk, TILE);  // allreduce_ring.coll:18  let tc = min(chunk, TILE);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
         !(collc_mod(n, P) == 0)) {  // require n % P == 0;
         pipe_barrier(PIPE_ALL);
