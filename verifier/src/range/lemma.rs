@@ -183,7 +183,7 @@ impl Lemmas {
         self.out.push(pos.implies(&main));
         if kind != DivKind::Rem {
             self.out
-                .push(Bool::and(&[at.ge(0), pos]).implies(&Bool::and(&[qt.ge(0), qt.le(&at)])));
+                .push(Bool::and(&[at.ge(0), pos]).implies(Bool::and(&[qt.ge(0), qt.le(&at)])));
         }
     }
 }
