@@ -21,7 +21,9 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout_ms: 10_000 }
+        Options {
+            timeout_ms: crate::entry::TIMEOUT_MS,
+        }
     }
 }
 
@@ -132,6 +134,14 @@ impl Acc {
             deadline,
         }
     }
+    /// The limits of one Z3 query: the deterministic resource limit, and this
+    /// obligation's wall-clock cap.
+    pub(crate) fn limit(&self) -> crate::smt::Limit {
+        crate::smt::Limit {
+            rlimit: crate::smt::QUERY_RLIMIT,
+            cap: self.deadline,
+        }
+    }
     pub(crate) fn done(&self) -> bool {
         self.violation.is_some()
     }
@@ -195,8 +205,7 @@ impl Ctx<'_> {
             }
             v
         };
-        self.smt
-            .check(self.p, run, &[], &extra, &prop, acc.deadline)
+        self.smt.check(self.p, run, &[], &extra, &prop, acc.limit())
     }
 
     pub(crate) fn params(&self, run: &Run, a: &Assign) -> Vec<ParamValue> {
@@ -1576,7 +1585,7 @@ fn garbage_credit(
             &[],
             &|_| Vec::new(),
             &Prop::Never(Vec::new()),
-            acc.deadline,
+            acc.limit(),
         ) {
             Answer::Refuted(a) => a,
             _ => Assign::default(),
@@ -1621,7 +1630,7 @@ fn guard_symmetry(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
                         &[],
                         &|_| Vec::new(),
                         &Prop::Never(Vec::new()),
-                        acc.deadline,
+                        acc.limit(),
                     ) {
                         Answer::Refuted(a) => a,
                         _ => Assign::default(),

@@ -11,8 +11,12 @@ use collc_grammar::Source;
 use collc_spec::ir::Protocol;
 use std::time::{Duration, Instant};
 
-/// Default wall-clock budget of each symbolic obligation (`--timeout-ms`).
-pub const TIMEOUT_MS: u64 = 10_000;
+/// Default wall-clock safety cap (`--timeout-ms`) of each symbolic obligation of the
+/// enumerated route and of the parametric route as a whole. Each Z3 query is limited by
+/// Z3's deterministic resource limit ([`crate::smt::QUERY_RLIMIT`]), not by the clock, so
+/// the verdict does not depend on the machine's load unless this cap is hit — and then
+/// the report says so (a `timeout` reason naming `--timeout-ms`).
+pub const TIMEOUT_MS: u64 = 60_000;
 /// Default wall-clock budget of the bounded obligations per file (`--bounded-budget-ms`).
 pub const BOUNDED_BUDGET_MS: u64 = 8_000;
 /// Default distinct states per parameter assignment (`--bounded-max-states`).

@@ -371,10 +371,16 @@ impl Report {
                         .reason
                         .as_deref()
                         .is_some_and(|r| r.starts_with("timeout"));
+                    let resources = o
+                        .reason
+                        .as_deref()
+                        .is_some_and(|r| r.starts_with("resource limit"));
                     let help = if crate::bounded::OBLIGATIONS.contains(&o.id.as_str()) {
                         "this is not a pass; raise --bounded-budget-ms"
                     } else if timeout {
                         "this is not a pass; raise --timeout-ms"
+                    } else if resources {
+                        "this is not a pass; Z3 could not decide the form within its resource limit: split or simplify it"
                     } else {
                         "this is not a pass; rewrite the form as the reason says"
                     };

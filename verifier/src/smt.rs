@@ -6,7 +6,7 @@
 use crate::exec::Run;
 use crate::sym::{Assign, Atom, AtomId, CondId, Formula, Guard, Lin, Syms};
 use collc_spec::ir::{Protocol, VarId};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::time::Instant;
 use z3::ast::{Bool, Int};
 use z3::{Optimize, Params, SatResult, Solver};
@@ -33,6 +33,43 @@ pub enum Answer {
     Refuted(Assign),
     /// Z3 could not decide.
     Unknown(String),
+}
+
+/// The limits of one query: Z3's deterministic resource limit (`rlimit`: units of Z3's
+/// own work, not of the clock, so the same query gets the same answer whatever the
+/// machine's load), and the wall-clock safety cap of the whole route or obligation
+/// (`--timeout-ms`), reported as a timeout when it is hit.
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    /// Z3 resource units for this query.
+    pub rlimit: u32,
+    /// The wall-clock cap (the instant the route or obligation stops).
+    pub cap: Instant,
+}
+
+/// Z3's deterministic resource limit of one query (`rlimit` units), for both routes: the
+/// same query gets the same answer whatever the machine's load. Calibrated on the
+/// examples (verifier/README.md, "Resource limits"): the costliest query a proof of
+/// theirs needs stays below a twentieth of it at their former domains; the
+/// widened binomial tree's costliest, in its bit-vector attempt (three times this),
+/// below 40 % of that.
+pub const QUERY_RLIMIT: u32 = 8_000_000;
+
+/// Applies `limit` to a solver's parameters; `None` when the cap has passed. Returns the
+/// milliseconds left to the cap.
+pub fn limit_params(limit: Limit) -> Option<(Params, u32)> {
+    let left = limit
+        .cap
+        .saturating_duration_since(Instant::now())
+        .as_millis();
+    if left == 0 {
+        return None;
+    }
+    let ms = (left.min(u128::from(u32::MAX)) as u32).max(1);
+    let mut params = Params::new();
+    params.set_u32("timeout", ms);
+    params.set_u32("rlimit", limit.rlimit.max(1));
+    Some((params, ms))
 }
 
 /// One solver per verification (thread-local context), reused with push/pop.
@@ -62,16 +99,8 @@ impl Smt {
         self.solver_.get_or_insert_with(Solver::new)
     }
 
-    fn set_timeout(&mut self, deadline: Instant) -> Option<u32> {
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .as_millis();
-        if left == 0 {
-            return None;
-        }
-        let ms = left.min(u32::MAX as u128) as u32;
-        let mut params = Params::new();
-        params.set_u32("timeout", ms.max(1));
+    fn set_limit(&mut self, limit: Limit) -> Option<u32> {
+        let (params, ms) = limit_params(limit)?;
         self.solver().set_params(&params);
         Some(ms)
     }
@@ -85,10 +114,10 @@ impl Smt {
         assume: &[Bool],
         extra: &dyn Fn(&mut Tr) -> Vec<Bool>,
         prop: &Prop,
-        deadline: Instant,
+        limit: Limit,
     ) -> Answer {
-        let Some(limit_ms) = self.set_timeout(deadline) else {
-            return Answer::Unknown("timeout (the obligation's time budget is spent)".into());
+        let Some(limit_ms) = self.set_limit(limit) else {
+            return Answer::Unknown(CAP_HIT.into());
         };
         let mut tr = Tr::new(p, &run.syms);
         let neg = match prop {
@@ -125,13 +154,14 @@ impl Smt {
                     .unwrap_or_else(|| "unknown".into()),
                 start.elapsed(),
                 limit_ms,
+                limit.rlimit,
             )),
             SatResult::Sat => {
                 let model = solver.get_model();
                 let first = model.map(|m| tr.extract(&m));
                 // Minimise: P is already the smallest (enumeration order); then the
                 // symbolic parameters in declaration order.
-                let min = minimise(&tr, &asserts, &side, deadline);
+                let min = minimise(&tr, &asserts, &side, limit);
                 match (min, first) {
                     (Some(a), _) => Answer::Refuted(a),
                     (None, Some(a)) => Answer::Refuted(a),
@@ -149,6 +179,10 @@ impl Smt {
     }
 }
 
+/// Why a query was not posed: the wall-clock cap had passed.
+pub const CAP_HIT: &str =
+    "timeout: the wall-clock cap (--timeout-ms) was hit before this query (the verdict may depend on the machine's load)";
+
 /// Whether an unknown answer is Z3 running out of time: its reason says so,
 /// or it used (nearly) all of its limit (a timer can also end the nonlinear
 /// procedures, which then report "incomplete").
@@ -158,11 +192,21 @@ pub fn ran_out_of_time(z3: &str, spent: std::time::Duration, limit_ms: u32) -> b
         || spent.as_millis() * 10 >= u128::from(limit_ms) * 9
 }
 
-/// Why Z3 answered unknown: `timeout` only when it ran out of time (the one
-/// case where `--timeout-ms` helps); otherwise the form it cannot decide.
-pub fn unknown_reason(z3: &str, spent: std::time::Duration, limit_ms: u32) -> String {
-    if ran_out_of_time(z3, spent, limit_ms) {
-        format!("timeout: Z3 gave up within the obligation's time budget ({z3})")
+/// Whether an unknown answer is Z3 spending its deterministic resource limit.
+pub fn ran_out_of_resources(z3: &str) -> bool {
+    z3.contains("resource") || z3.contains("rlimit")
+}
+
+/// Why Z3 answered unknown: its resource limit (deterministic: the same answer whatever
+/// the load); `timeout` only when the wall-clock cap ended it (the one case where
+/// `--timeout-ms` helps); otherwise the form it cannot decide.
+pub fn unknown_reason(z3: &str, spent: std::time::Duration, limit_ms: u32, rlimit: u32) -> String {
+    if ran_out_of_resources(z3) {
+        format!(
+            "resource limit: Z3 gave up within its deterministic limit of {rlimit} resource units per query ({z3})"
+        )
+    } else if ran_out_of_time(z3, spent, limit_ms) {
+        format!("timeout: Z3 was stopped by the wall-clock cap (--timeout-ms) ({z3}); the verdict may depend on the machine's load")
     } else {
         format!(
             "unsupported form: Z3 answered unknown ({z3}), which happens on products or divisions \
@@ -171,16 +215,9 @@ pub fn unknown_reason(z3: &str, spent: std::time::Duration, limit_ms: u32) -> St
     }
 }
 
-fn minimise(tr: &Tr, asserts: &[Bool], side: &[Bool], deadline: Instant) -> Option<Assign> {
-    let left = deadline
-        .saturating_duration_since(Instant::now())
-        .as_millis();
-    if left == 0 {
-        return None;
-    }
+fn minimise(tr: &Tr, asserts: &[Bool], side: &[Bool], limit: Limit) -> Option<Assign> {
+    let (params, _) = limit_params(limit)?;
     let opt = Optimize::new();
-    let mut params = Params::new();
-    params.set_u32("timeout", (left.min(u32::MAX as u128) as u32).max(1));
     opt.set_params(&params);
     for a in asserts.iter().chain(side.iter()) {
         opt.assert(a);
@@ -203,11 +240,11 @@ fn minimise(tr: &Tr, asserts: &[Bool], side: &[Bool], deadline: Instant) -> Opti
 pub struct Tr<'a> {
     p: &'a Protocol,
     syms: &'a Syms,
-    atoms: HashMap<AtomId, Int>,
-    conds: HashMap<CondId, Bool>,
+    atoms: BTreeMap<AtomId, Int>,
+    conds: BTreeMap<CondId, Bool>,
     side: Vec<Bool>,
-    params: HashMap<VarId, Int>,
-    others: HashMap<AtomId, Int>,
+    params: BTreeMap<VarId, Int>,
+    others: BTreeMap<AtomId, Int>,
 }
 
 impl<'a> Tr<'a> {
@@ -216,11 +253,11 @@ impl<'a> Tr<'a> {
         Tr {
             p,
             syms,
-            atoms: HashMap::new(),
-            conds: HashMap::new(),
+            atoms: BTreeMap::new(),
+            conds: BTreeMap::new(),
             side: Vec::new(),
-            params: HashMap::new(),
-            others: HashMap::new(),
+            params: BTreeMap::new(),
+            others: BTreeMap::new(),
         }
     }
     /// The side constraints collected so far.

@@ -16,7 +16,7 @@ fn examples() -> Vec<std::path::PathBuf> {
 fn outcome(text: &str) -> collc_verifier::param::Outcome {
     let c = collc_verifier::validate(text);
     let p = c.protocol.expect("the case validates");
-    collc_verifier::param::prove(&p, Duration::from_secs(20))
+    collc_verifier::param::prove(&p, Duration::from_secs(120))
 }
 
 fn open_ids(o: &collc_verifier::param::Outcome) -> Vec<&'static str> {
@@ -219,7 +219,7 @@ fn never_proves_an_annotated_violation() {
         let text = std::fs::read_to_string(&f).expect("read");
         let c = collc_verifier::validate(&text);
         let Some(p) = c.protocol else { continue };
-        let o = collc_verifier::param::prove(&p, Duration::from_secs(20));
+        let o = collc_verifier::param::prove(&p, Duration::from_secs(120));
         for id in expected(&text) {
             if o.proof(&id).is_some() {
                 bad.push(format!(

@@ -34,7 +34,9 @@ impl ParamArgs {
 /// for the gate of `collc emit` / `collc run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VerifyOptArgs {
-    /// Wall-clock budget of each obligation in milliseconds; past it the obligation is `unknown`.
+    /// Wall-clock safety cap of each symbolic obligation (and of the P-symbolic route) in
+    /// milliseconds; past it the obligation is `unknown` (each Z3 query is limited by Z3's
+    /// deterministic resource limit, not by the clock).
     #[arg(long, default_value_t = TIMEOUT_MS)]
     pub timeout_ms: u64,
     /// Wall-clock budget of the bounded obligations (simulator) per file, in milliseconds.

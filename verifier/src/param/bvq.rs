@@ -12,13 +12,12 @@
 //! query, so two queries that differ only in their fresh atoms (the generic cells of
 //! two signals) are the same Z3 term, answered once per route ([`Cache`]).
 
-use crate::smt::{Answer, Prop};
+use crate::smt::{Answer, Limit, Prop};
 use crate::sym::{Assign, Atom, AtomId, BitFn, CondId, Formula, Guard, Lin, Syms};
 use collc_spec::ir::{Protocol, VarId};
-use std::collections::HashMap;
-use std::time::Instant;
+use std::collections::{BTreeMap, HashMap};
 use z3::ast::{Bool, BV};
-use z3::{Params, SatResult, Solver, Tactic};
+use z3::{SatResult, Solver, Tactic};
 
 /// Whether a term reads a bit atom (at any depth); with `bitwise`, only `^ & | << >>`
 /// count (not `pow2` and `lg`, which the integer encoding handles well).
@@ -326,10 +325,10 @@ struct Tr<'a> {
     p: &'a Protocol,
     s: &'a Syms,
     w: u32,
-    atoms: HashMap<AtomId, BV>,
-    conds: HashMap<CondId, Bool>,
+    atoms: BTreeMap<AtomId, BV>,
+    conds: BTreeMap<CondId, Bool>,
     side: Vec<Bool>,
-    params: HashMap<VarId, BV>,
+    params: BTreeMap<VarId, BV>,
     /// Constants named so far (the position of the next one).
     named: u32,
     /// Remainders as fresh values in `0..divisor` (an over-approximation: what it
@@ -545,14 +544,14 @@ pub const MIN_WIDTH: u32 = 8;
 
 /// Answers of the bit-vector queries posed so far, by their Z3 term (the translation
 /// names constants by position, so queries that differ only in fresh atoms meet).
-/// Only decided answers are kept: an unknown depends on the time left.
+/// Only decided answers are kept: an unknown depends on the limit it was posed with.
 #[derive(Default)]
 pub struct Cache(HashMap<(u32, bool, String), Answer>);
 
 /// Checks `assumptions ∧ extra ⇒ prop` as a bit-vector problem; `None` when the query
 /// cannot be translated exactly (the caller uses the integer encoding). Remainders are
 /// first abstracted to values in `0..divisor` (a quick proof of what does not depend
-/// on them, within a short time slice); only a query that needs them is posed exactly.
+/// on them, within a small resource slice); only a query that needs them is posed exactly.
 pub fn check(
     cache: &mut Cache,
     p: &Protocol,
@@ -560,7 +559,7 @@ pub fn check(
     assumptions: &[CondId],
     extra: &[CondId],
     prop: &Prop,
-    deadline: Instant,
+    limit: Limit,
 ) -> Option<Answer> {
     let q = Query {
         p,
@@ -571,12 +570,15 @@ pub fn check(
     };
     let has_mod = s.atoms.iter().any(|a| matches!(a, Atom::Mod(..)));
     if has_mod {
-        let quick = deadline.min(Instant::now() + std::time::Duration::from_millis(COARSE_MS));
+        let quick = Limit {
+            rlimit: limit.rlimit.min(COARSE_RLIMIT),
+            ..limit
+        };
         if let Some(Answer::Valid) = pose(cache, &q, quick, true) {
             return Some(Answer::Valid);
         }
     }
-    pose(cache, &q, deadline, false)
+    pose(cache, &q, limit, false)
 }
 
 /// What one query asks: `assumptions ∧ extra ⇒ prop`.
@@ -609,10 +611,10 @@ fn solver() -> Solver {
     t.solver()
 }
 
-/// Time slice of the coarse attempt, in milliseconds.
-const COARSE_MS: u64 = 400;
+/// Resource slice (Z3 `rlimit` units) of the coarse attempt.
+const COARSE_RLIMIT: u32 = 1_000_000;
 
-fn pose(cache: &mut Cache, q: &Query, deadline: Instant, coarse: bool) -> Option<Answer> {
+fn pose(cache: &mut Cache, q: &Query, limit: Limit, coarse: bool) -> Option<Answer> {
     let (p, s, prop) = (q.p, q.s, q.prop);
     let mut all: Vec<CondId> = q.assumptions.to_vec();
     all.extend_from_slice(q.extra);
@@ -621,10 +623,10 @@ fn pose(cache: &mut Cache, q: &Query, deadline: Instant, coarse: bool) -> Option
         p,
         s,
         w,
-        atoms: HashMap::new(),
-        conds: HashMap::new(),
+        atoms: BTreeMap::new(),
+        conds: BTreeMap::new(),
         side: Vec::new(),
-        params: HashMap::new(),
+        params: BTreeMap::new(),
         named: 0,
         coarse,
     };
@@ -644,15 +646,10 @@ fn pose(cache: &mut Cache, q: &Query, deadline: Instant, coarse: bool) -> Option
     if let Some(a) = cache.0.get(&key) {
         return Some(a.clone());
     }
-    let left = deadline
-        .saturating_duration_since(Instant::now())
-        .as_millis();
-    if left == 0 {
-        return Some(Answer::Unknown("timeout (the time budget is spent)".into()));
-    }
+    let Some((params, _)) = crate::smt::limit_params(limit) else {
+        return Some(Answer::Unknown(crate::smt::CAP_HIT.into()));
+    };
     let solver = solver();
-    let mut params = Params::new();
-    params.set_u32("timeout", (left.min(u128::from(u32::MAX)) as u32).max(1));
     solver.set_params(&params);
     for a in &asserts {
         solver.assert(a);
@@ -670,12 +667,19 @@ fn pose(cache: &mut Cache, q: &Query, deadline: Instant, coarse: bool) -> Option
             }
             Answer::Refuted(a)
         }
-        SatResult::Unknown => Answer::Unknown(format!(
-            "timeout: Z3 gave up on a bit-vector query ({})",
-            solver
+        SatResult::Unknown => {
+            let why = solver
                 .get_reason_unknown()
-                .unwrap_or_else(|| "unknown".into())
-        )),
+                .unwrap_or_else(|| "unknown".into());
+            Answer::Unknown(if crate::smt::ran_out_of_resources(&why) {
+                format!(
+                    "resource limit: Z3 gave up on a bit-vector query within its deterministic limit of {} resource units ({why})",
+                    limit.rlimit
+                )
+            } else {
+                format!("timeout: Z3 gave up on a bit-vector query ({why})")
+            })
+        }
     };
     if !matches!(answer, Answer::Unknown(_)) {
         cache.0.insert(key, answer.clone());

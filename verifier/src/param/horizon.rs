@@ -12,7 +12,6 @@ use crate::smt::{Answer, Prop};
 use crate::sym::{Lin, Printer};
 use collc_grammar::Span;
 use collc_spec::ir::{CmpOp, SignalId};
-use std::time::{Duration, Instant};
 
 /// The horizon derived with `P` symbolic.
 #[derive(Clone, Debug)]
@@ -36,9 +35,7 @@ pub struct Horizon {
 impl Ctx<'_> {
     pub(super) fn ask(&mut self, prop: Prop) -> Answer {
         self.stats.z3 += 1;
-        let q = self
-            .deadline
-            .min(Instant::now() + Duration::from_millis(super::QUERY_MS));
+        let q = self.limit(super::QUERY_RLIMIT);
         let none = |_: &mut crate::smt::Tr| Vec::new();
         self.smt.check(self.p, &self.run, &[], &none, &prop, q)
     }

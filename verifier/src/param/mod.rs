@@ -384,7 +384,7 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         if Instant::now() >= self.deadline {
-            return Err("the time budget of the parametric route was spent".into());
+            return Err(CAP_HIT.into());
         }
         self.stats.z3 += 1;
         let g = guard.clone();
@@ -407,16 +407,14 @@ impl<'a> Ctx<'a> {
             if k == 1 && (order[0] == order[1] || !matches!(answer, Answer::Unknown(_))) {
                 break;
             }
-            // A query over `^ & |` gets three times the time in its bit-vector encoding
-            // (the integer one, through `int2bv`, rarely closes what that one cannot).
-            let ms = if bv && k == 0 && order[1] != order[0] {
-                3 * QUERY_MS
+            // A query over `^ & |` gets three times the resources in its bit-vector
+            // encoding (the integer one, through `int2bv`, rarely closes what that one
+            // cannot).
+            let q = self.limit(if bv && k == 0 && order[1] != order[0] {
+                3 * QUERY_RLIMIT
             } else {
-                QUERY_MS
-            };
-            let q = self
-                .deadline
-                .min(Instant::now() + Duration::from_millis(ms));
+                QUERY_RLIMIT
+            });
             let a = if bv {
                 let s = &self.run.syms;
                 let c = &mut self.bv_cache;
@@ -444,8 +442,23 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Wall-clock limit of one Z3 query of this route, in milliseconds.
-pub const QUERY_MS: u64 = 2_000;
+/// Z3's deterministic resource limit of one query of this route ([`crate::smt::QUERY_RLIMIT`]).
+pub const QUERY_RLIMIT: u32 = crate::smt::QUERY_RLIMIT;
+
+/// Why an obligation of this route is open when its wall-clock safety cap was hit.
+pub const CAP_HIT: &str = "the wall-clock cap of the parametric route (--timeout-ms) was hit \
+     (a safety cap: the verdict may depend on the machine's load)";
+
+impl Ctx<'_> {
+    /// The limits of one query: `rlimit` resource units within the route's wall-clock
+    /// cap.
+    pub(crate) fn limit(&self, rlimit: u32) -> crate::smt::Limit {
+        crate::smt::Limit {
+            rlimit,
+            cap: self.deadline,
+        }
+    }
+}
 
 fn stop(s: exec::Stop) -> String {
     match s {

@@ -23,7 +23,7 @@
 #include "collc/pto_comm.hpp"
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 16;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -61,7 +61,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[6]);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=16
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         root < 0 || root >= P ||  // param root: rank
         n < 1 || n > 1048576) {  // param n: int in 1..=1048576
         pipe_barrier(PIPE_ALL);

@@ -1,0 +1,93 @@
+//! Verdicts do not depend on the machine's load: every Z3 query is limited by Z3's
+//! deterministic resource limit (`rlimit`), not by the clock (the wall-clock caps are far
+//! away here).
+
+use collc_verifier::smt::{limit_params, ran_out_of_resources, unknown_reason, Limit};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use z3::ast::BV;
+use z3::{SatResult, Solver};
+
+/// `f` run while CPU burners occupy every core, twice over.
+fn under_load<T>(f: impl FnOnce() -> T) -> T {
+    let stop = Arc::new(AtomicBool::new(false));
+    let n = std::thread::available_parallelism().map_or(2, |n| n.get()) * 2;
+    let burners: Vec<_> = (0..n)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                }
+                x
+            })
+        })
+        .collect();
+    let r = f();
+    stop.store(true, Ordering::Relaxed);
+    for b in burners {
+        let _ = b.join();
+    }
+    r
+}
+
+/// Factoring a 62-bit semiprime under `rlimit`: far more work than 200,000 units.
+fn factor(rlimit: u32) -> (SatResult, String) {
+    let s = Solver::new();
+    let limit = Limit {
+        rlimit,
+        cap: Instant::now() + Duration::from_secs(600),
+    };
+    let (params, _) = limit_params(limit).expect("the cap is ten minutes away");
+    s.set_params(&params);
+    let (x, y) = (BV::new_const("x", 64), BV::new_const("y", 64));
+    let n = BV::from_u64(2_147_483_647 * 2_147_483_629, 64);
+    let small = BV::from_u64(1 << 32, 64);
+    s.assert(x.bvmul(&y).eq(&n));
+    s.assert(x.bvugt(BV::from_u64(1, 64)));
+    s.assert(y.bvugt(BV::from_u64(1, 64)));
+    s.assert(x.bvult(&small));
+    s.assert(y.bvult(&small));
+    let r = s.check();
+    (r, s.get_reason_unknown().unwrap_or_default())
+}
+
+/// The same query under the same resource limit gets the same answer idle and loaded,
+/// and running out of resources is reported as such (not as a timeout).
+#[test]
+fn the_resource_limit_decides_not_the_clock() {
+    let idle = factor(200_000);
+    assert_eq!(idle.0, SatResult::Unknown, "{idle:?}");
+    assert!(ran_out_of_resources(&idle.1), "{idle:?}");
+    let why = unknown_reason(&idle.1, Duration::ZERO, 600_000, 200_000);
+    assert!(why.starts_with("resource limit"), "{why}");
+    assert_eq!(idle, under_load(|| factor(200_000)));
+}
+
+fn outcome(text: &str) -> Vec<String> {
+    let c = collc_verifier::validate(text);
+    let p = c.protocol.expect("the example validates");
+    let o = collc_verifier::param::prove(&p, Duration::from_secs(600));
+    let mut v: Vec<String> = o
+        .results
+        .iter()
+        .map(|(id, r)| format!("{id}: {r:?}"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// broadcast_binomial over `1..=65536` (its costliest queries take seconds of Z3's work):
+/// the same outcome, obligation for obligation, idle and loaded; every obligation proved
+/// with P symbolic.
+#[test]
+fn the_binomial_tree_gets_the_same_outcome_under_load() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/broadcast_binomial.coll");
+    let text = std::fs::read_to_string(path).expect("read");
+    let idle = outcome(&text);
+    assert_eq!(idle, under_load(|| outcome(&text)));
+    assert!(idle.iter().all(|r| r.contains(": Ok(")), "{idle:#?}");
+}
