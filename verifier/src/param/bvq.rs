@@ -562,6 +562,10 @@ pub fn check(
     prop: &Prop,
     deadline: Instant,
 ) -> Option<Answer> {
+    // Width-free first: its cost does not grow with the bounds.
+    if super::bitlemma::valid(p, s, assumptions, extra, prop) {
+        return Some(Answer::Valid);
+    }
     let q = Query {
         p,
         s,
