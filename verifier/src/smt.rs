@@ -245,6 +245,9 @@ pub struct Tr<'a> {
     side: Vec<Bool>,
     params: BTreeMap<VarId, Int>,
     others: BTreeMap<AtomId, Int>,
+    /// With [`Tr::opaque_bits`]: the bit atoms met, each an unconstrained constant
+    /// (the caller states what it knows of them).
+    opaque: Option<Vec<AtomId>>,
 }
 
 impl<'a> Tr<'a> {
@@ -258,7 +261,20 @@ impl<'a> Tr<'a> {
             side: Vec::new(),
             params: BTreeMap::new(),
             others: BTreeMap::new(),
+            opaque: None,
         }
+    }
+    /// A translation in which every bit atom ([`Atom::Bit`]) is an unconstrained
+    /// integer constant, listed by [`Tr::opaque`].
+    pub fn opaque_bits(p: &'a Protocol, syms: &'a Syms) -> Self {
+        Tr {
+            opaque: Some(Vec::new()),
+            ..Tr::new(p, syms)
+        }
+    }
+    /// The bit atoms made opaque so far, in the order they were met.
+    pub fn opaque(&self) -> &[AtomId] {
+        self.opaque.as_deref().unwrap_or_default()
     }
     /// The side constraints collected so far.
     pub fn side(&self) -> Vec<Bool> {
@@ -385,6 +401,10 @@ impl<'a> Tr<'a> {
                 let b = self.guard(&g);
                 let x = self.atom(x);
                 b.ite(&x, &Int::from_i64(0))
+            }
+            Atom::Bit(..) if self.opaque.is_some() => {
+                self.opaque.get_or_insert_with(Vec::new).push(a);
+                Int::new_const(format!("bit#{a}"))
             }
             Atom::Bit(f, x, y) => {
                 let (x, y) = (self.lin(&x), self.lin(&y));

@@ -561,6 +561,10 @@ pub fn check(
     prop: &Prop,
     limit: Limit,
 ) -> Option<Answer> {
+    // Width-free first: its cost does not grow with the bounds.
+    if super::bitlemma::valid(p, s, assumptions, extra, prop) {
+        return Some(Answer::Valid);
+    }
     let q = Query {
         p,
         s,

@@ -21,6 +21,7 @@
 //! (every other rank is at a later point or done, and the reuse theorem removes
 //! earlier calls' credits), so it can move: no deadlock (`README.md`, "Progress").
 
+mod bitlemma;
 pub mod bits;
 mod bvq;
 mod claim;
