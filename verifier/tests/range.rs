@@ -142,3 +142,63 @@ fn an_overrun_only_past_sixteen_ranks_is_violated_at_its_smallest_p() {
     let d = wide("", clamped);
     assert!(d.is_empty(), "{d:?}");
 }
+
+/// Chunked slices `lo .. hi` of a window of `n + pad` elements, for every `idx` in `0..P`,
+/// decided over `ranks P in 1..=65536`, against a search over P <= 100 and n <= 400: a
+/// bound the search breaks is an error, one it does not break is proved.
+#[test]
+fn nonlinear_chunk_bounds_agree_with_a_search() {
+    type Bound = fn(i64, i64, i64, i64) -> (i64, i64);
+    let floor: Bound = |idx, p, n, d| (idx * (n / p), idx * (n / p) + n / p + d);
+    let ceil: Bound = |idx, p, n, _| {
+        let c = (n + p - 1) / p;
+        (idx * c, (idx + 1) * c)
+    };
+    let gap: Bound = |idx, p, n, d| (idx * (n / p + d), idx * (n / p + d) + n / p);
+    let cases: [(&str, &str, Bound, i64, i64); 9] = [
+        ("idx * (n / P)", "idx * (n / P) + n / P", floor, 0, 0),
+        ("idx * (n / P)", "idx * (n / P) + n / P + 1", floor, 1, 0),
+        ("idx * (n / P)", "idx * (n / P) + n / P + 1", floor, 1, 16),
+        ("idx * ceil(n / P)", "(idx + 1) * ceil(n / P)", ceil, 0, 0),
+        ("idx * ceil(n / P)", "(idx + 1) * ceil(n / P)", ceil, 0, 64),
+        ("idx * (n / P + 1)", "idx * (n / P + 1) + n / P", gap, 1, 16),
+        ("idx * (n / P + 1)", "idx * (n / P + 1) + n / P", gap, 1, 79),
+        ("idx * (n / P)", "idx * (n / P) + n / P", floor, 0, 16),
+        (
+            "(P - 1 - idx) * (n / P)",
+            "(P - idx) * (n / P)",
+            |idx, p, n, _| ((p - 1 - idx) * (n / p), (p - idx) * (n / p)),
+            0,
+            0,
+        ),
+    ];
+    for (lo, hi, f, d, pad) in cases {
+        let broken = (1..=100i64).find_map(|p| {
+            (1..=400i64).find_map(|n| {
+                (0..p)
+                    .find(|&i| {
+                        let (l, h) = f(i, p, n, d);
+                        l < 0 || l > h || h > n + pad
+                    })
+                    .map(|_| p)
+            })
+        });
+        let text = format!(
+            "collective t: barrier() {{\n    ranks P in 1..=65536;\n    param n: int in 1..=1048576;\n    signal sig[P];\n    window w: f32[n + {pad}];\n    body {{\n        for idx in ranks {{\n            copy w[{lo} .. {hi}] <- w[{lo} .. {hi}];\n        }}\n    }}\n}}\n"
+        );
+        let m = messages(&validate(&text).diagnostics);
+        match broken {
+            Some(p) => {
+                assert_eq!(m.len(), 2, "{lo} .. {hi} of n + {pad}: {m:?}");
+                for (c, msg) in &m {
+                    assert_eq!(c, SLICE, "{lo} .. {hi} of n + {pad}: {m:?}");
+                    assert!(
+                        msg.contains(&format!("for P = {p},")),
+                        "smallest P {p}: {msg}"
+                    );
+                }
+            }
+            None => assert!(m.is_empty(), "{lo} .. {hi} of n + {pad}: {m:?}"),
+        }
+    }
+}
