@@ -25,7 +25,7 @@ fn the_sense_reversing_barrier_is_ranked_by_its_sets() {
     for id in collc_verifier::param::IDS {
         assert!(o.proof(id).is_some(), "{id}: {:?}", o.open(id));
     }
-    assert_eq!(o.domain(), "all P in 1..=64");
+    assert_eq!(o.domain(), "all P in 1..=65536");
     // The bounded run agrees at the sizes it reaches.
     let p = collc_verifier::validate(&text).protocol.expect("validates");
     let b = collc_verifier::bounded::BoundedOptions {

@@ -64,7 +64,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t T = collc_ceil_div(n, CH);  // credit_window_pipeline.coll:21  let T = ceil(n / CH);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         root < 0 || root >= P ||  // param root: rank
         n < 1 || n > 65536) {  // param n: int in 1..=65536
         pipe_barrier(PIPE_ALL);

@@ -46,7 +46,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[5]);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         n < 1 || n > 4096) {  // param n: int in 1..=4096
         pipe_barrier(PIPE_ALL);
         return;

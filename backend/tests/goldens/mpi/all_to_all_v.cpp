@@ -5,7 +5,7 @@
 //         `mpirun -np P ./prog --calls K --param NAME=V ...` (or `collc run --target mpi`).
 //
 // Symmetric objects (declared by setup() in this order on every rank):
-//   ranks P in 1..=64: mpirun -np
+//   ranks P in 1..=65536: mpirun -np
 //   param m: int in 1..=4096: --param m=V (required)
 //   param R: int in 1..=8: --param R=V (required)
 //   host array send_counts: int[P] (rank-local input, staged by prepare())
@@ -75,7 +75,7 @@ struct Args {
 };
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 65536;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -101,7 +101,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     [[maybe_unused]] constexpr int64_t MAXC = 16;  // all_to_all_v.coll:21  const MAXC = 16;
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         m < 1 || m > 4096 ||  // param m: int in 1..=4096
         R < 1 || R > 8) {  // param R: int in 1..=8
         return;
@@ -174,8 +174,8 @@ void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
 // and declares the symmetric objects, in the same order and sizes on every rank.
 void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
-    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=64
-    if (P < 1 || P > 64) collc_mpi::usage_error("ranks P = %lld is outside 1..=64 (mpirun -np)", static_cast<long long>(P));
+    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
+    if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
     if (!s.has_param("m")) collc_mpi::usage_error("missing --param m=VALUE (param m: int in 1..=4096)");
     [[maybe_unused]] const int64_t m = s.param_i64("m", 0);
     if (m < 1 || m > 4096) collc_mpi::usage_error("--param m=%lld is outside 1..=4096", static_cast<long long>(m));

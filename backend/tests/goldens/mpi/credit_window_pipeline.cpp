@@ -5,7 +5,7 @@
 //         `mpirun -np P ./prog --calls K --param NAME=V ...` (or `collc run --target mpi`).
 //
 // Symmetric objects (declared by setup() in this order on every rank):
-//   ranks P in 1..=64: mpirun -np
+//   ranks P in 1..=65536: mpirun -np
 //   param root: rank: --param root=R (default 0)
 //   param n: int in 1..=65536: --param n=V (required)
 //   signal full[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
@@ -70,7 +70,7 @@ struct Args {
 };
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 65536;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -111,7 +111,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     const int64_t T = collc_ceil_div(n, CH);  // credit_window_pipeline.coll:21  let T = ceil(n / CH);
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         root < 0 || root >= P ||  // param root: rank
         n < 1 || n > 65536) {  // param n: int in 1..=65536
         return;
@@ -218,8 +218,8 @@ void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
 // and declares the symmetric objects, in the same order and sizes on every rank.
 void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
-    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=64
-    if (P < 1 || P > 64) collc_mpi::usage_error("ranks P = %lld is outside 1..=64 (mpirun -np)", static_cast<long long>(P));
+    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
+    if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
     [[maybe_unused]] const int64_t root = s.param_i64("root", 0);  // param root: rank (default 0)
     if (root < 0 || root >= P) collc_mpi::usage_error("--param root=%lld is not a rank in 0..%lld", static_cast<long long>(root), static_cast<long long>(P));
     args.p_root = root;

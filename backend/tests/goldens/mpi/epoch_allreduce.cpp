@@ -5,7 +5,7 @@
 //         `mpirun -np P ./prog --calls K --param NAME=V ...` (or `collc run --target mpi`).
 //
 // Symmetric objects (declared by setup() in this order on every rank):
-//   ranks P in 1..=64: mpirun -np
+//   ranks P in 1..=65536: mpirun -np
 //   param n: int in 1..=4096: --param n=V (required)
 //   signal ready[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
 //   window data: f32[n] (MPI_Win_allocate; reused: one window for every call)
@@ -65,7 +65,7 @@ struct Args {
 };
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 65536;  // the largest P the verdict covers and the target addresses
 constexpr int32_t kStage = 4096;  // elements per staging tile (window-to-window moves)
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
@@ -89,7 +89,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     const int64_t n = args.p_n;  // param n
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64
+    if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         n < 1 || n > 4096) {  // param n: int in 1..=4096
         return;
     }
@@ -159,8 +159,8 @@ void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
 // and declares the symmetric objects, in the same order and sizes on every rank.
 void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
-    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=64
-    if (P < 1 || P > 64) collc_mpi::usage_error("ranks P = %lld is outside 1..=64 (mpirun -np)", static_cast<long long>(P));
+    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
+    if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
     if (!s.has_param("n")) collc_mpi::usage_error("missing --param n=VALUE (param n: int in 1..=4096)");
     [[maybe_unused]] const int64_t n = s.param_i64("n", 0);
     if (n < 1 || n > 4096) collc_mpi::usage_error("--param n=%lld is outside 1..=4096", static_cast<long long>(n));

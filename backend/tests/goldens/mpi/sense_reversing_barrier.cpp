@@ -5,7 +5,7 @@
 //         `mpirun -np P ./prog --calls K --param NAME=V ...` (or `collc run --target mpi`).
 //
 // Symmetric objects (declared by setup() in this order on every rank):
-//   ranks P in 1..=64: mpirun -np
+//   ranks P in 1..=65536: mpirun -np
 //   signal arrived[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
 //   signal sense[1]: int32 cells in the one signal window (value cells: notify_set only, never reset)
 //
@@ -59,7 +59,7 @@ struct Args {
 };
 
 namespace {
-constexpr int64_t kMaxSupportedRanks = 64;  // the largest P the verdict covers and the target addresses
+constexpr int64_t kMaxSupportedRanks = 65536;  // the largest P the verdict covers and the target addresses
 
 // Integer helpers with the semantics of collc_spec::eval (int64 arithmetic).
 inline int64_t collc_mod(int64_t a, int64_t b) {
@@ -80,7 +80,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     const int64_t P = ctx.np;  // ranks P (mpirun -np)
 
     // ---- guards: rank-uniform values only, before the first notify ----
-    if (P < 1 || P > kMaxSupportedRanks) {  // ranks P in 1..=64
+    if (P < 1 || P > kMaxSupportedRanks) {  // ranks P in 1..=65536
         return;
     }
 
@@ -135,8 +135,8 @@ void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
 // and declares the symmetric objects, in the same order and sizes on every rank.
 void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
-    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=64
-    if (P < 1 || P > 64) collc_mpi::usage_error("ranks P = %lld is outside 1..=64 (mpirun -np)", static_cast<long long>(P));
+    [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
+    if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
     args.cells_arrived = P;
     if (args.cells_arrived < 0) collc_mpi::usage_error("signal arrived has a negative dimension");
     args.sig_arrived = s.value_signal("arrived", std::max<int64_t>(1, args.cells_arrived));
