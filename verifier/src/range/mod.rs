@@ -25,11 +25,16 @@ use encode::Defs;
 use obligation::{Goal, Obligation};
 use std::time::{Duration, Instant};
 
-/// How long Z3 may take on one obligation before it is reported as not proved.
-pub const QUERY_TIMEOUT: Duration = Duration::from_millis(2000);
+/// Z3's deterministic resource limit of one range query (`rlimit` units: the same
+/// verdict whatever the machine's load); an obligation Z3 does not decide within it is
+/// reported as not proved.
+pub const QUERY_RLIMIT: u32 = crate::smt::QUERY_RLIMIT;
 
-/// How long the range check of one protocol may take in all; the bounds left
-/// when it is spent are reported together as not checked.
+/// The resource limit of one bisection step of the smallest-counterexample search.
+pub const MINIMISE_RLIMIT: u32 = crate::smt::QUERY_RLIMIT / 4;
+
+/// How long the range check of one protocol may take in all (a wall-clock safety cap;
+/// the bounds left when it is spent are reported together as not checked, and say so).
 pub const BUDGET: Duration = Duration::from_secs(10);
 
 /// Decides every range obligation of `p` (lowered from `file`): errors for

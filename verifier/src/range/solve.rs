@@ -4,14 +4,14 @@
 
 use super::encode::{Defs, Enc};
 use super::obligation::{Goal, Obligation, Verdict};
-use super::QUERY_TIMEOUT;
+use super::{MINIMISE_RLIMIT, QUERY_RLIMIT};
 use collc_spec::eval::{eval, Env};
 use collc_spec::ir::{BinOp, Expr, Protocol, Range, Seq, VarId, VarKind};
 use collc_spec::print::expr_to_string;
 use std::collections::HashMap;
 use std::time::Instant;
 use z3::ast::{Bool, Int};
-use z3::{Params, SatResult};
+use z3::SatResult;
 
 /// Decides obligations of one protocol.
 pub struct Solver<'a> {
@@ -269,10 +269,21 @@ impl<'a> Solver<'a> {
         asserts.extend(enc.side.iter().cloned());
 
         let solver = self.z3.get_or_insert_with(z3::Solver::new);
-        let left = deadline.saturating_duration_since(Instant::now());
-        let limit_ms = (QUERY_TIMEOUT.min(left).as_millis() as u32).max(1);
-        let mut params = Params::new();
-        params.set_u32("timeout", limit_ms);
+        // Z3's deterministic resource limit, not the clock, decides a query (the same
+        // verdict whatever the load); the range check's budget stays a wall-clock cap.
+        let limit = crate::smt::Limit {
+            rlimit: QUERY_RLIMIT,
+            cap: deadline,
+        };
+        let Some((params, limit_ms)) = crate::smt::limit_params(limit) else {
+            return Some(Verdict::Undecided {
+                form: self.hard_form(o),
+                reason: format!(
+                    "not checked: the range check's {} s budget was spent",
+                    super::BUDGET.as_secs()
+                ),
+            });
+        };
         solver.set_params(&params);
         solver.push();
         for a in &asserts {
@@ -296,8 +307,15 @@ impl<'a> Solver<'a> {
                 let why = solver
                     .get_reason_unknown()
                     .unwrap_or_else(|| "unknown".into());
-                let reason = if crate::smt::ran_out_of_time(&why, start.elapsed(), limit_ms) {
-                    format!("unknown: out of time after {limit_ms} ms ({why})")
+                let reason = if crate::smt::ran_out_of_resources(&why) {
+                    format!(
+                        "unknown: Z3 gave up within its deterministic limit of {QUERY_RLIMIT} resource units ({why})"
+                    )
+                } else if crate::smt::ran_out_of_time(&why, start.elapsed(), limit_ms) {
+                    format!(
+                        "unknown: the range check's {} s budget ran out ({why})",
+                        super::BUDGET.as_secs()
+                    )
                 } else {
                     format!("unknown: {why}")
                 };
@@ -425,16 +443,15 @@ fn key_of(g: &Goal) -> Vec<&Expr> {
     }
 }
 
-/// The time limit of one bisection step of [`minimise`].
-const MINIMISE_STEP: std::time::Duration = std::time::Duration::from_millis(250);
-
 /// The smallest counterexample: the world size first, then the parameters in
 /// declaration order, then the other variables and host-array elements, each
 /// made as small as the earlier ones allow by bisection on the solver that
 /// just found a model (deterministic, unlike `Optimize`, whose answer depends
 /// on what the context solved before). Each step gets at most
-/// [`MINIMISE_STEP`]; whatever model was last found is the answer when time
-/// is up, so a counterexample is never lost, only possibly not the smallest.
+/// [`MINIMISE_RLIMIT`] resource units (deterministic: the same counterexample
+/// whatever the load); whatever model was last found is the answer when a step
+/// gives up or the budget is spent, so a counterexample is never lost, only
+/// possibly not the smallest.
 fn minimise(solver: &z3::Solver, enc: &Enc, deadline: Instant) -> Option<z3::Model> {
     let mut order: Vec<&(VarId, Int)> = enc.vars.iter().collect();
     order.sort_by_key(|(v, _)| *v);
@@ -451,15 +468,13 @@ fn minimise(solver: &z3::Solver, enc: &Enc, deadline: Instant) -> Option<z3::Mod
         // Every variable has a domain below 2^31 in magnitude; bisect on [lo, hi].
         let mut lo = -(1i64 << 31);
         while lo < hi {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let limit = crate::smt::Limit {
+                rlimit: MINIMISE_RLIMIT,
+                cap: deadline,
+            };
+            let Some((params, _)) = crate::smt::limit_params(limit) else {
                 return Some(model);
-            }
-            let mut params = Params::new();
-            params.set_u32(
-                "timeout",
-                (MINIMISE_STEP.min(left).as_millis() as u32).max(1),
-            );
+            };
             solver.set_params(&params);
             let mid = lo + (hi - lo) / 2;
             solver.push();
