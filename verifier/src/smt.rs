@@ -52,7 +52,7 @@ pub struct Limit {
 /// examples (verifier/README.md, "Resource limits"): the costliest query a proof of
 /// theirs needs stays below a twentieth of it at their former domains; the
 /// widened binomial tree's costliest, in its bit-vector attempt (three times this),
-/// below 40 % of that.
+/// below a fifth of that.
 pub const QUERY_RLIMIT: u32 = 8_000_000;
 
 /// Applies `limit` to a solver's parameters; `None` when the cap has passed. Returns the

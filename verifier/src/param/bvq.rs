@@ -331,9 +331,8 @@ struct Tr<'a> {
     params: BTreeMap<VarId, BV>,
     /// Constants named so far (the position of the next one).
     named: u32,
-    /// Remainders as fresh values in `0..divisor` (an over-approximation: what it
-    /// proves holds of the real remainders too).
-    coarse: bool,
+    /// How remainders are encoded.
+    enc: Enc,
 }
 
 impl Tr<'_> {
@@ -417,7 +416,7 @@ impl Tr<'_> {
                 self.side.push(x.bvslt(&trip));
                 x
             }
-            Atom::Mod(_, y) if self.coarse => {
+            Atom::Mod(_, y) if self.enc == Enc::Coarse => {
                 let y = self.lin(&y);
                 let v = self.constant();
                 self.side.push(v.bvsge(&zero));
@@ -430,10 +429,15 @@ impl Tr<'_> {
                 let (x, y) = (self.lin(&x), self.lin(&y));
                 let below = |v: &BV| Bool::and(&[v.bvsge(&zero), v.bvslt(&y)]);
                 let (up, down) = (x.bvadd(&y), x.bvsub(&y));
-                below(&x).ite(
-                    &x,
-                    &below(&up).ite(&up, &below(&down).ite(&down, &x.bvsmod(&y))),
-                )
+                let far = if self.enc == Enc::Exact {
+                    x.bvsmod(&y)
+                } else {
+                    let v = self.constant();
+                    self.side.push(v.bvsge(&zero));
+                    self.side.push(v.bvslt(&y));
+                    v
+                };
+                below(&x).ite(&x, &below(&up).ite(&up, &below(&down).ite(&down, &far)))
             }
             Atom::Div(x, y) => {
                 let (x, y) = (self.lin(&x), self.lin(&y));
@@ -542,16 +546,32 @@ fn width(s: &Syms, prop: &Prop, extra: &[CondId]) -> Option<u32> {
 /// The narrowest bit-vector a query is posed over.
 pub const MIN_WIDTH: u32 = 8;
 
+/// How a query encodes remainders `x % y`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Enc {
+    /// A fresh value in `0..y` (an over-approximation: what it proves holds of the real
+    /// remainders too).
+    Coarse,
+    /// Exact for `x` in `-y..2y`, a fresh value in `0..y` elsewhere (an
+    /// over-approximation without a divider circuit, whose cost grows with the width).
+    NoDivider,
+    /// Exact (a divider outside `-y..2y`).
+    Exact,
+}
+
 /// Answers of the bit-vector queries posed so far, by their Z3 term (the translation
 /// names constants by position, so queries that differ only in fresh atoms meet).
 /// Only decided answers are kept: an unknown depends on the limit it was posed with.
 #[derive(Default)]
-pub struct Cache(HashMap<(u32, bool, String), Answer>);
+pub struct Cache(HashMap<(u32, Enc, String), Answer>);
 
 /// Checks `assumptions ∧ extra ⇒ prop` as a bit-vector problem; `None` when the query
 /// cannot be translated exactly (the caller uses the integer encoding). Remainders are
 /// first abstracted to values in `0..divisor` (a quick proof of what does not depend
-/// on them, within a small resource slice); only a query that needs them is posed exactly.
+/// on them, within a small resource slice), then encoded exactly for arguments in
+/// `-divisor..2*divisor` and abstracted outside (no divider circuit: the rank rotations
+/// of rooted trees need no more, at a cost that grows far less with the width); only a
+/// query neither proves is posed exactly.
 pub fn check(
     cache: &mut Cache,
     p: &Protocol,
@@ -578,11 +598,14 @@ pub fn check(
             rlimit: limit.rlimit.min(COARSE_RLIMIT),
             ..limit
         };
-        if let Some(Answer::Valid) = pose(cache, &q, quick, true) {
+        if let Some(Answer::Valid) = pose(cache, &q, quick, Enc::Coarse) {
+            return Some(Answer::Valid);
+        }
+        if let Some(Answer::Valid) = pose(cache, &q, limit, Enc::NoDivider) {
             return Some(Answer::Valid);
         }
     }
-    pose(cache, &q, limit, false)
+    pose(cache, &q, limit, Enc::Exact)
 }
 
 /// What one query asks: `assumptions ∧ extra ⇒ prop`.
@@ -618,7 +641,7 @@ fn solver() -> Solver {
 /// Resource slice (Z3 `rlimit` units) of the coarse attempt.
 const COARSE_RLIMIT: u32 = 1_000_000;
 
-fn pose(cache: &mut Cache, q: &Query, limit: Limit, coarse: bool) -> Option<Answer> {
+fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> {
     let (p, s, prop) = (q.p, q.s, q.prop);
     let mut all: Vec<CondId> = q.assumptions.to_vec();
     all.extend_from_slice(q.extra);
@@ -632,7 +655,7 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, coarse: bool) -> Option<Answ
         side: Vec::new(),
         params: BTreeMap::new(),
         named: 0,
-        coarse,
+        enc,
     };
     let neg = match prop {
         Prop::Ge0(l) => tr.lin(l).bvslt(tr.k(0)),
@@ -646,7 +669,7 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, coarse: bool) -> Option<Answ
     let mut asserts: Vec<Bool> = all.iter().map(|c| tr.cond(*c)).collect();
     asserts.push(neg);
     asserts.extend(tr.side.iter().cloned());
-    let key = (w, coarse, Bool::and(&asserts).to_string());
+    let key = (w, enc, Bool::and(&asserts).to_string());
     if let Some(a) = cache.0.get(&key) {
         return Some(a.clone());
     }
