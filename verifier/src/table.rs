@@ -162,6 +162,9 @@ struct Seen {
     amounts: BTreeSet<(Option<i64>, Option<i64>)>,
 }
 
+/// One enumerated configuration and what it shows of each class.
+type Config = (Vec<(VarId, i64)>, BTreeMap<Class, Seen>);
+
 /// A class's part of a row: its cells per call (or why not, with the enumerated
 /// counts), the class, and its derived credits and reset per cell.
 struct Part {
@@ -172,7 +175,7 @@ struct Part {
 
 /// The per-cell credit table: one row per cell class, rows of equal columns merged.
 pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
-    let mut seen: Vec<(Vec<(VarId, i64)>, BTreeMap<Class, Seen>)> = Vec::new();
+    let mut seen: Vec<Config> = Vec::new();
     let plan = each_run(p, &mut |run| {
         let mut cells: BTreeMap<exec::Cell, Vec<usize>> = BTreeMap::new();
         for (i, e) in run.events.iter().enumerate() {
@@ -416,7 +419,7 @@ fn columns(
     t: &Touches,
     set: &BTreeSet<usize>,
     class: &Class,
-    seen: &[(Vec<(VarId, i64)>, BTreeMap<Class, Seen>)],
+    seen: &[Config],
 ) -> Option<(Key, Option<Poly>, Option<Poly>)> {
     let mut each: Vec<Shape> = Vec::new();
     for (cfg, m) in seen {
