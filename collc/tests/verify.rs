@@ -223,25 +223,31 @@ const MERGED: [&str; 8] = [
     "all_to_all_v",
 ];
 
+/// The credit table of `examples/{name}.coll`, compared with (or, with `COLLC_BLESS`
+/// set, written to) its golden `collc/tests/verify_goldens/{name}.explain.txt`.
+fn explain_golden(name: &str) -> collc_verifier::table::CreditTable {
+    let text = std::fs::read_to_string(root().join(format!("examples/{name}.coll"))).unwrap();
+    let t = collc_verifier::table::explain(&protocol(&text)).unwrap();
+    let got = t.render();
+    let golden = root().join(format!("collc/tests/verify_goldens/{name}.explain.txt"));
+    if std::env::var_os("COLLC_BLESS").is_some() {
+        std::fs::write(&golden, &got).unwrap();
+    } else {
+        let want = std::fs::read_to_string(&golden).unwrap_or_default();
+        assert_eq!(
+            got,
+            want,
+            "{name}: credit table differs from {}",
+            golden.display()
+        );
+    }
+    t
+}
+
 #[test]
 fn explain_tables_match_goldens_and_the_domain_notes() {
-    let bless = std::env::var_os("COLLC_BLESS").is_some();
     for name in MERGED {
-        let text = std::fs::read_to_string(root().join(format!("examples/{name}.coll"))).unwrap();
-        let t = collc_verifier::table::explain(&protocol(&text)).unwrap();
-        let got = t.render();
-        let golden = root().join(format!("collc/tests/verify_goldens/{name}.explain.txt"));
-        if bless {
-            std::fs::write(&golden, &got).unwrap();
-        } else {
-            let want = std::fs::read_to_string(&golden).unwrap_or_default();
-            assert_eq!(
-                got,
-                want,
-                "{name}: credit table differs from {}",
-                golden.display()
-            );
-        }
+        let t = explain_golden(name);
         // The credits per cell and call of the domain notes' table (§1.9).
         let credits: Vec<&str> = t
             .rows
@@ -266,6 +272,38 @@ fn explain_tables_match_goldens_and_the_domain_notes() {
             );
         }
     }
+}
+
+/// Counters whose credits, waits and reset grow with P: one row per cell class, each
+/// column a closed form (no enumerated values).
+#[test]
+fn explain_tables_derive_a_row_per_cell_class() {
+    for name in [
+        "arrival_barrier",
+        "dissemination_barrier",
+        "broadcast_binomial",
+        "credit_window_pipeline",
+    ] {
+        let t = explain_golden(name);
+        for r in &t.rows {
+            let cols = [&r.cells, &r.credits, &r.waits, &r.reset, &r.net];
+            assert!(
+                cols.iter().all(|c| !c.contains("no closed form")),
+                "{name}: {r:?}"
+            );
+            assert_eq!(r.net, "0", "{name}: {r:?}");
+        }
+    }
+    // The counter of the gather/release barrier: one cell, P - 1 credits, one wait for
+    // all of them, all taken back.
+    let t = explain_golden("arrival_barrier");
+    let arrived: Vec<[&str; 4]> = t
+        .rows
+        .iter()
+        .filter(|r| r.signal == "arrived")
+        .map(|r| [&*r.cells, &*r.credits, &*r.waits, &*r.reset])
+        .collect();
+    assert_eq!(arrived, [["1", "P - 1", ">= P - 1", "-(P - 1)"]]);
 }
 
 #[test]

@@ -7,7 +7,7 @@ pub use crate::fingerprint::fingerprint;
 use crate::fingerprint::mix;
 use crate::machine::{Action, Limits, Machine, Memory, Outcome, State, WrapStart};
 use crate::por::Reduction;
-use crate::report::{Finding, SimReport, Stats, Verdict};
+use crate::report::{EvKind, Finding, SimReport, Stats, Verdict};
 use crate::visited::Visited;
 use collc_spec::ir::Protocol;
 use serde::{Deserialize, Serialize};
@@ -127,12 +127,16 @@ pub enum SimError {
     Params(String),
     /// The protocol cannot be instantiated with these parameters.
     Instantiate(String),
+    /// A run that should complete did not (a fault, or a wait that never passes).
+    Incomplete(String),
 }
 
 impl std::fmt::Display for SimError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SimError::Params(m) | SimError::Instantiate(m) => f.write_str(m),
+            SimError::Params(m) | SimError::Instantiate(m) | SimError::Incomplete(m) => {
+                f.write_str(m)
+            }
         }
     }
 }
@@ -629,6 +633,39 @@ pub fn sample_trace(
         out.stop = o.stop;
     }
     Ok(events)
+}
+
+/// The events of one call, scheduled round-robin.
+pub fn call_trace(
+    p: &Protocol,
+    params: &BTreeMap<String, i64>,
+) -> Result<Vec<crate::report::Event>, SimError> {
+    let cfg = SimConfig {
+        calls: 1,
+        schedule: Schedule::RoundRobin,
+        ..SimConfig::default()
+    };
+    sample_trace(p, params, &cfg)
+}
+
+/// What one round-robin call executes, in the kinds of `collc cost`: remote atomics
+/// (notifies to another rank), local notifies, passing waits and fences, every rank and
+/// block together. A run that faults or blocks is [`SimError::Incomplete`].
+pub fn call_counts(p: &Protocol, params: &BTreeMap<String, i64>) -> Result<[i64; 4], SimError> {
+    let mut out = [0i64; 4];
+    for e in call_trace(p, params)? {
+        match e.kind {
+            EvKind::Notify { to, .. } if to != e.rank => out[0] += 1,
+            EvKind::Notify { .. } => out[1] += 1,
+            EvKind::WaitPass { .. } => out[2] += 1,
+            EvKind::Fence => out[3] += 1,
+            EvKind::Fault | EvKind::WaitBlocked { .. } => {
+                return Err(SimError::Incomplete(format!("{}: {}", p.name, e.text)))
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 /// Round-robin over processes: the first enabled action of the process after `last`.

@@ -9,12 +9,14 @@
 //! the machine by concern: `state` (the state types, re-exported here), `setup`
 //! (construction, instances, the initial state), `schedule` (enabled actions,
 //! steps, terminal states, local instructions), `signal` (notifies and waits),
+//! `credit` (a counter's credit units, accounted by count),
 //! `data` (regions and window accesses), `host` (staging, call ends, the
 //! output check), `lifetime` (declared lifetimes as findings), `footprint` (for
 //! the partial-order reduction), `describe` (names and trace events) and
 //! `canon` (canonicalisation).
 
 mod canon;
+mod credit;
 mod data;
 mod describe;
 mod footprint;

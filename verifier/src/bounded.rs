@@ -711,17 +711,13 @@ fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &st
         return;
     }
     if let Some(c) = rx.cex.get(&r.id) {
-        let mut f = finding(p, c, file);
-        f.message = format!("relaxed memory only: {}", f.message);
-        if matches!(r.id.as_str(), "data-race" | "semantics") {
+        let racy = matches!(r.id.as_str(), "data-race" | "semantics");
+        let f = violated_by_extra_run(p, r, c, file, "relaxed memory");
+        if racy {
             f.help = Some(
                 "a window write can become visible after the notify that publishes it; the `fence` obligation names the line where `fence;` goes".into(),
             );
         }
-        r.status = Status::Violated;
-        r.summary = format!("relaxed memory: counterexample at {}", sb_params(c));
-        r.reason = None;
-        r.findings = vec![f];
         return;
     }
     // The relaxed run extends the sc verdict: where it did not complete (relaxed mode has
@@ -734,6 +730,31 @@ fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &st
             r.summary = format!("{} (relaxed memory incomplete: {why})", r.summary);
         }
     }
+}
+
+/// The finding of counterexample `c` of an extra run (`run`: `relaxed memory`,
+/// `wrap-around mode`), which the obligation's own runs did not show: its message
+/// starts `{run} only: `.
+fn extra_run_finding(p: &Protocol, c: &Counterexample, file: &str, run: &str) -> Finding {
+    let mut f = finding(p, c, file);
+    f.message = format!("{run} only: {}", f.message);
+    f
+}
+
+/// Makes `r` violated by counterexample `c` of an extra run (`run`, as for
+/// [`extra_run_finding`]): its one finding, returned for the caller to add help to.
+fn violated_by_extra_run<'r>(
+    p: &Protocol,
+    r: &'r mut ObligationResult,
+    c: &Counterexample,
+    file: &str,
+    run: &str,
+) -> &'r mut Finding {
+    r.status = Status::Violated;
+    r.summary = format!("{run}: counterexample at {}", sb_params(c));
+    r.reason = None;
+    r.findings = vec![extra_run_finding(p, c, file, run)];
+    &mut r.findings[0]
 }
 
 /// Adds bounded results to a report: the bounded obligations appended, an

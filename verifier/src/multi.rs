@@ -2,9 +2,11 @@
 //! theorem"): on a credit cell that two or more actors other than its owner credit, the
 //! owner's reset must come, in its program order, after a wait whose threshold is at least
 //! the call's total credits to the cell, so the owner has observed every credit of the call
-//! before it takes them back. Otherwise a writer's late credit of call k survives the reset
-//! and a wait of call k+1 passes on it. Cells with one writer (besides the owner) keep the
-//! single-writer rules of `check.rs`.
+//! before it takes them back. Otherwise the reset runs while credits of the call are still
+//! in flight (the cell goes below zero; by count those late credits only pay the reset's
+//! debt), and nothing orders the owner's release of the call after the writers it did not
+//! observe: the many-writer argument of the reuse theorem rests on that wait. Cells with one
+//! writer (besides the owner) keep the single-writer rules of `check.rs`.
 
 use crate::check::{cell_name, chain, contrib, is_add, is_wait, value_of, Acc, Ctx};
 use crate::exec::{Cell, EvKind, Run, Section};
@@ -289,7 +291,7 @@ fn check_reset(
         Some((w, need, _, _)) => {
             let k = run.syms.eval(need, &a).unwrap_or(0);
             let mut f = Finding::new(format!(
-                "{name} is credited by {} writers, but its reset follows a wait that observes only {k} of the call's {t} credits: a late credit of this call survives the reset and a wait of the next call passes on it",
+                "{name} is credited by {} writers, but its reset follows a wait that observes only {k} of the call's {t} credits: the owner goes on before every writer's credit of the call has arrived, and takes back credits still in flight",
                 writers.len()
             ));
             f.value = Some(k);
@@ -301,7 +303,7 @@ fn check_reset(
         }
         None => {
             let mut f = Finding::new(format!(
-                "{name} is credited by {} writers, but its reset follows no wait on it: a late credit of this call survives the reset and a wait of the next call passes on it",
+                "{name} is credited by {} writers, but its reset follows no wait on it: the owner goes on before every writer's credit of the call has arrived, and takes back credits still in flight",
                 writers.len()
             ));
             f.value = Some(0);
@@ -334,7 +336,7 @@ fn check_reset(
     f.contributions = ctx.contributions(run, &all, &a);
     f.notes
         .push(format!("writers of {name}: {}", who.join(", ")));
-    f.notes.push("with several unordered writers the credits that have arrived are not a prefix of one writer's sequence, so the single-writer argument of the reuse theorem does not apply: the reset must follow a wait for the whole call's credits".into());
+    f.notes.push("with several unordered writers the credits that have arrived are not a prefix of one writer's sequence, so the single-writer argument of the reuse theorem does not apply: the many-writer argument needs the reset after a wait for the whole call's credits (a credit that lands after the reset only pays its debt, by count, but no wait has ordered the owner after its writer)".into());
     f.help = Some(format!(
         "wait for every credit of the call before the reset (`>= {t}` here, as a formula: the cell's credits per call), or give each writer its own cell"
     ));

@@ -6,8 +6,6 @@
 //! (trip count `ceil((hi - lo) / s)`) equal the simulator's counts, also where the step
 //! does not divide the range.
 
-use collc_sim::report::EvKind;
-use collc_sim::{Schedule, SimConfig};
 use collc_spec::ir::Protocol;
 use collc_verifier::Status;
 use std::collections::BTreeMap;
@@ -151,28 +149,6 @@ fn step_bugs_are_refuted_with_the_smallest_counterexample() {
     }
 }
 
-/// Remote atomics, local notifies, waits and fences of one simulated round-robin call.
-fn simulated(p: &Protocol, params: &BTreeMap<String, i64>) -> [i64; 4] {
-    let cfg = SimConfig {
-        calls: 1,
-        schedule: Schedule::RoundRobin,
-        ..SimConfig::default()
-    };
-    let mut out = [0i64; 4];
-    let events = collc_sim::explore::sample_trace(p, params, &cfg).expect("simulate");
-    for e in &events {
-        match e.kind {
-            EvKind::Notify { to, .. } if to != e.rank => out[0] += 1,
-            EvKind::Notify { .. } => out[1] += 1,
-            EvKind::WaitPass { .. } => out[2] += 1,
-            EvKind::Fence => out[3] += 1,
-            EvKind::Fault | EvKind::WaitBlocked { .. } => panic!("{}: {e:?}", p.name),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// A parameter and the values it takes.
 type Axis<'a> = (&'a str, &'a [i64]);
 
@@ -237,7 +213,8 @@ fn cost_formulas_count_ceil_of_the_range_over_the_step() {
                 c.rows
             );
             let got: Vec<i64> = c.rows.iter().map(|r| r.value.expect("value")).collect();
-            assert_eq!(got, simulated(&p, &a), "{file} at {a:?}: {:#?}", c.rows);
+            let want = collc_sim::explore::call_counts(&p, &a).expect("simulate");
+            assert_eq!(got, want, "{file} at {a:?}: {:#?}", c.rows);
             checked += 1;
         }
     }

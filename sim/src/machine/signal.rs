@@ -2,9 +2,9 @@
 //! value-cell origins, stale reads of a cached cell (relaxed), sticky polling,
 //! and the barrier checks a passing wait makes.
 
+use super::credit;
 use super::state::{
-    cell_mut, insert_unit, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit,
-    UnitKey,
+    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -217,26 +217,8 @@ impl Machine<'_> {
                     clock: Rc::from(&pclock[..]),
                 };
                 match op {
-                    NotifyOp::AtomicAdd if v > 0 => insert_unit(&mut c.units, unit(v)),
-                    NotifyOp::AtomicAdd => {
-                        let mut need = -v;
-                        let mut i = 0;
-                        while need > 0 && i < c.units.len() {
-                            if c.units[i].amount > 0 {
-                                let take = c.units[i].amount.min(need);
-                                c.units[i].amount -= take;
-                                need -= take;
-                                if c.units[i].amount == 0 {
-                                    c.units.remove(i);
-                                    continue;
-                                }
-                            }
-                            i += 1;
-                        }
-                        if need > 0 {
-                            insert_unit(&mut c.units, unit(-need));
-                        }
-                    }
+                    NotifyOp::AtomicAdd if v > 0 => credit::add(&mut c.units, unit(v)),
+                    NotifyOp::AtomicAdd => credit::take_back(&mut c.units, unit(v)),
                     NotifyOp::Set => {
                         for u in c.units.drain(..) {
                             if u.amount > 0 && (u.call > call || (u.call == call && u.counted == 0))

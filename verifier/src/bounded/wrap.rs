@@ -12,7 +12,10 @@
 //! the overflow's: an `overflow-horizon` finding, whose value is the horizon the fix
 //! declares. A failure the first calls show too stays with its obligation.
 
-use super::{explore, finding, sb_params, thousands, BoundedOptions, Explored, Mode};
+use super::{
+    explore, extra_run_finding, sb_params, thousands, violated_by_extra_run, BoundedOptions,
+    Explored, Mode,
+};
 use crate::report::{ObligationResult, Status};
 use collc_sim::machine::WrapStart;
 use collc_sim::Memory;
@@ -21,6 +24,9 @@ use std::time::Instant;
 
 /// The symbolic obligation a failure past the horizon belongs to.
 pub(super) const HORIZON: &str = "overflow-horizon";
+
+/// The run, as findings and summaries name it.
+const RUN: &str = "wrap-around mode";
 
 /// The wrap-around run of `p` at `opts.wrap_bounds` within a quarter of the budget, or
 /// `None` when `p` has no monotonic signal.
@@ -79,7 +85,7 @@ fn windows(ws: &[WrapStart]) -> String {
 /// scope states the run; a failure within the horizon violates its obligation (unless an
 /// earlier run already did); failures past it are pushed as one `overflow-horizon` result.
 pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored, file: &str) {
-    let scope = format!("wrap-around mode ({}): {}", windows(&wx.wraps), wx.scope());
+    let scope = format!("{RUN} ({}): {}", windows(&wx.wraps), wx.scope());
     let mut past = Vec::new();
     let mut first_at = None;
     for r in out.iter_mut() {
@@ -91,14 +97,13 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
             r.summary = format!("{}; {scope}", r.summary);
             if !wx.checked() {
                 let why = wx.incomplete_reason().unwrap_or_default();
-                r.summary = format!("{} (wrap-around mode incomplete: {why})", r.summary);
+                r.summary = format!("{} ({RUN} incomplete: {why})", r.summary);
             }
         }
         if let Some(c) = wx.cex.get(&r.id) {
-            let mut f = finding(p, c, file);
-            f.message = format!("wrap-around mode only: {}", f.message);
             match &c.wrap {
                 Some(w) if w.crosses => {
+                    let mut f = extra_run_finding(p, c, file, RUN);
                     f.value = w.horizon;
                     f.help = w
                         .horizon
@@ -117,10 +122,7 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
                     }
                 }
                 _ => {
-                    r.status = Status::Violated;
-                    r.summary = format!("wrap-around mode: counterexample at {}", sb_params(c));
-                    r.reason = None;
-                    r.findings = vec![f];
+                    violated_by_extra_run(p, r, c, file, RUN);
                 }
             }
         }
@@ -128,7 +130,7 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
     let Some(at) = first_at else {
         return;
     };
-    let summary = format!("wrap-around mode: counterexample at {at} past the overflow horizon");
+    let summary = format!("{RUN}: counterexample at {at} past the overflow horizon");
     out.push(ObligationResult {
         id: HORIZON.into(),
         code: format!("verify::{HORIZON}"),

@@ -69,11 +69,17 @@ fn statements(p: &Protocol) -> (Vec<&Stmt>, Vec<&Stmt>) {
     (body, epi)
 }
 
-/// How often each statement naming one signal touches a symbolic cell.
+/// How often each statement naming one signal touches a symbolic cell, and what
+/// each `AtomicAdd` adds to it.
 pub struct Touches<'a> {
     walk: Walk<'a>,
     /// The statements naming the signal (by span), in program order.
     pub stmts: Vec<Span>,
+    /// Those statements, and whether each is in the body (else the epilogue).
+    pub named: Vec<(&'a Stmt, bool)>,
+    /// Per statement: what an `AtomicAdd` adds to the cell per call (0 for any other
+    /// statement), or why no closed form.
+    weights: Vec<Result<Poly, String>>,
     /// The cell's owner and index coordinates (fresh variables).
     coords: (VarId, Vec<VarId>),
     /// The signal's dimension sizes.
@@ -86,13 +92,15 @@ impl<'a> Touches<'a> {
     /// Derives, for signal `sig`, every naming statement's touches of one cell.
     pub fn new(p: &'a Protocol, sig: SignalId) -> Self {
         let (body, epi) = statements(p);
-        let named: Vec<&Stmt> = body
+        let named: Vec<(&Stmt, bool)> = body
             .into_iter()
-            .chain(epi)
-            .filter(|s| cell_of(p, s).is_some_and(|c| c.0 == sig))
+            .map(|s| (s, true))
+            .chain(epi.into_iter().map(|s| (s, false)))
+            .filter(|(s, _)| cell_of(p, s).is_some_and(|c| c.0 == sig))
             .collect();
-        let stmts: Vec<Span> = named.iter().map(|s| s.span).collect();
-        let mut walk = Walk::new(p, stmts.len());
+        let stmts: Vec<Span> = named.iter().map(|(s, _)| s.span).collect();
+        let n = stmts.len();
+        let mut walk = Walk::new(p, 2 * n);
         let wr = walk.world_range();
         let owner = walk.fresh_var((0.0, wr.1 - 1.0));
         walk.ranks.insert(owner);
@@ -109,8 +117,9 @@ impl<'a> Touches<'a> {
             index.push(i);
         }
         let coords = (owner, index);
+        // Kinds 0..n: the touches of statement k; n..2n: what it adds.
         let leaf = |w: &Walk, s: &Stmt| -> Result<Counts, String> {
-            let mut out = vec![Poly::default(); stmts.len()];
+            let mut out = vec![Poly::default(); 2 * n];
             let Some(k) = stmts.iter().position(|x| *x == s.span) else {
                 return Ok(out);
             };
@@ -118,15 +127,49 @@ impl<'a> Touches<'a> {
                 return Ok(out);
             };
             out[k] = at_cell(w, &target, &idx, &coords)?;
+            if let StmtKind::Notify {
+                op: NotifyOp::AtomicAdd,
+                value,
+                ..
+            } = &s.kind
+            {
+                out[n + k] = out[k].mul(&w.poly(value)?);
+            }
             Ok(out)
         };
-        let counts = walk.protocol(&leaf);
+        let mut counts = walk.protocol(&leaf);
+        let weights = counts.split_off(n);
         Touches {
             walk,
             stmts,
+            named,
+            weights,
             coords,
             dims,
             counts,
+        }
+    }
+
+    /// What statement `k` adds to each cell it touches, per call: its weight's factor
+    /// that does not depend on the cell (the same on every cell of its support), or
+    /// why there is none (the amount differs between the cells it reaches).
+    pub fn per_cell(&self, k: usize) -> Result<Poly, String> {
+        let m = self.weights[k].clone()?;
+        if m.is_zero() {
+            return Ok(m);
+        }
+        let (first, b) = self.split(&m)?;
+        let (b, s) = (self.normal(&b), self.normal(&self.support(k)?));
+        let c =
+            s.0.iter()
+                .next()
+                .and_then(|(mono, c)| b.0.get(mono).map(|x| *x * Rat::new(c.1, c.0)));
+        match c {
+            Some(c) if b == s.scale(c) => Ok(self.walk.tidy(&first.scale(c))),
+            _ => Err(format!(
+                "the amount `{}` differs between the cells it reaches",
+                self.walk.names().sum(&m)
+            )),
         }
     }
 
@@ -137,6 +180,22 @@ impl<'a> Touches<'a> {
     /// count it).
     fn support(&self, k: usize) -> Result<Poly, String> {
         let m = self.counts[k].clone()?;
+        let (mut first, mut b) = self.split(&m)?;
+        if self.walk.range(&first).1 <= 0.0 {
+            // m = (-first) * (-b)
+            b = b.scale(Rat::int(-1));
+            first = first.scale(Rat::int(-1));
+        }
+        let idempotent = self.normal(&b.mul(&b)) == self.normal(&b);
+        if !idempotent || self.walk.range(&first).0 < 0.0 {
+            return Err(self.unsure(&m));
+        }
+        Ok(b)
+    }
+
+    /// `m` as `first * b`: `b` a sum of constant multiples of indicators on the
+    /// coordinates, `first` free of them.
+    fn split(&self, m: &Poly) -> Result<(Poly, Poly), String> {
         let (o, idx) = &self.coords;
         let dep = |a: &Atom| {
             matches!(a, Atom::Ind(..)) && (a.mentions(*o) || idx.iter().any(|i| a.mentions(*i)))
@@ -150,34 +209,25 @@ impl<'a> Touches<'a> {
             let g = groups.entry(d).or_default();
             *g = g.add(&Poly(t));
         }
-        let Some(mut first) = groups.values().next().cloned() else {
-            return Ok(Poly::default());
+        let Some(first) = groups.values().next().cloned() else {
+            return Ok((Poly::default(), Poly::default()));
         };
         // every group's other factor is a constant times the first one
         let Some((lead, lc)) = first.0.iter().next().map(|(m, c)| (m.clone(), *c)) else {
-            return Ok(Poly::default());
+            return Ok((Poly::default(), Poly::default()));
         };
         let mut b = Poly::default();
         for (d, f) in &groups {
             let r = f.0.get(&lead).map(|c| *c * Rat::new(lc.1, lc.0));
             let r = r.filter(|r| first.scale(*r) == *f);
             let Some(r) = r else {
-                return Err(self.unsure(&m));
+                return Err(self.unsure(m));
             };
             let mut t = BTreeMap::new();
             t.insert(d.clone(), r);
             b = b.add(&Poly(t));
         }
-        if self.walk.range(&first).1 <= 0.0 {
-            // m = (-first) * (-b)
-            b = b.scale(Rat::int(-1));
-            first = first.scale(Rat::int(-1));
-        }
-        let idempotent = self.normal(&b.mul(&b)) == self.normal(&b);
-        if !idempotent || self.walk.range(&first).0 < 0.0 {
-            return Err(self.unsure(&m));
-        }
-        Ok(b)
+        Ok((first, b))
     }
 
     /// `x` with each monomial's indicators rewritten by its `coordinate == e`

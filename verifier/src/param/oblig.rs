@@ -816,7 +816,8 @@ impl Ctx<'_> {
 
     /// Several writers, one counter: the owner resets a call's credits only after a
     /// wait that has seen every credit of the call (its threshold is at least the
-    /// call's total), so no late credit of call k is left for call k+1 to count. The
+    /// call's total), so it takes back no credit still in flight and has been ordered
+    /// after every writer of the call. The
     /// single-writer prefix argument of the reuse theorem does not hold for unordered
     /// writers (README, "The reuse theorem").
     fn observes_all(&mut self, s: SignalId, waits: &[PEv]) -> Result<(), String> {
