@@ -31,7 +31,8 @@ pub use footprint::{DataAcc, DryOp, Footprint, OpKind};
 pub use pack::Pack;
 pub use state::{
     recycle, Acc, AccRec, Action, Cell, Clock, Limits, Memory, Numbers, OldCell, Origin, Outcome,
-    Part, Pending, Proc, Procs, Recycle, Shared, State, Status, Unit, WinMem, CONSUME, STAGE,
+    Part, Pending, Proc, Procs, Recycle, Shared, State, Status, Unit, UnitClock, WinMem, CONSUME,
+    STAGE,
 };
 pub use wrap::WrapStart;
 

@@ -4,7 +4,7 @@
 
 use super::state::{
     cell_mut, insert_unit, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit,
-    UnitKey,
+    UnitClock, UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -214,7 +214,7 @@ impl Machine<'_> {
                     stmt,
                     amount,
                     counted: 0,
-                    clock: Rc::from(&pclock[..]),
+                    clock: UnitClock::new(pclock),
                 };
                 match op {
                     NotifyOp::AtomicAdd if v > 0 => insert_unit(&mut c.units, unit(v)),
