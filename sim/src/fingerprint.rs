@@ -86,6 +86,33 @@ fn words(bytes: &[u8], full: u64, mut f: impl FnMut(u64)) {
     }
 }
 
+/// The hash of a run of words (a part's packed record): four multiply-rotate lanes over
+/// its 64-bit words (independent chains, so they run side by side), finished by [`mix`].
+/// It only picks the candidates the explorer's exact table compares in full
+/// ([`crate::visited`]), so it needs speed more than width.
+pub fn hash_words(w: &[u32]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let pair = |x: &[u32]| x[0] as u64 | (x[1] as u64) << 32;
+    let step = |h: u64, x: u64| (h.rotate_left(5) ^ x).wrapping_mul(K);
+    let mut l = [
+        w.len() as u64,
+        0x9e37_79b9_7f4a_7c15,
+        0x243f_6a88_85a3_08d3,
+        0,
+    ];
+    let mut octs = w.chunks_exact(8);
+    for o in &mut octs {
+        l[0] = step(l[0], pair(&o[0..2]));
+        l[1] = step(l[1], pair(&o[2..4]));
+        l[2] = step(l[2], pair(&o[4..6]));
+        l[3] = step(l[3], pair(&o[6..8]));
+    }
+    for x in octs.remainder() {
+        l[0] = step(l[0], *x as u64);
+    }
+    mix(l[0] ^ l[1].rotate_left(16) ^ l[2].rotate_left(32) ^ l[3].rotate_left(48))
+}
+
 /// The hasher of a part's fields: one 64-bit multiply-rotate lane (as FxHash), finished
 /// by [`mix`]. A part's hash only picks the candidates the explorer's exact table
 /// compares in full ([`crate::visited`]), so it needs speed more than width.
@@ -138,6 +165,11 @@ impl FpCache {
             f(&mut h);
             h.finish()
         })
+    }
+
+    /// The cached fingerprint, computed by `f` if absent.
+    pub fn get_or(&self, f: impl FnOnce() -> u64) -> u64 {
+        *self.fp.get_or_init(f)
     }
 
     /// Forgets the fingerprint and the number (the part is about to change).

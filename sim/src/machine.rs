@@ -22,6 +22,7 @@ mod describe;
 mod footprint;
 mod host;
 mod lifetime;
+mod pack;
 mod schedule;
 mod setup;
 mod signal;
@@ -29,9 +30,11 @@ mod state;
 mod wrap;
 
 pub use footprint::{DataAcc, DryOp, Footprint, OpKind};
+pub use pack::Pack;
 pub use state::{
-    recycle, Acc, AccRec, Action, Cell, Clock, Limits, Memory, OldCell, Origin, Outcome, Part,
-    Pending, Proc, Procs, Recycle, State, Status, Unit, WinMem, CONSUME, STAGE,
+    recycle, Acc, AccRec, Action, Cell, Clock, Limits, Memory, Numbers, OldCell, Origin, Outcome,
+    Part, Pending, Proc, Procs, Recycle, Shared, State, Status, Unit, UnitClock, WinMem, CONSUME,
+    STAGE,
 };
 pub use wrap::WrapStart;
 

@@ -12,8 +12,8 @@
 //! it is written; a successor shares every part its step did not touch with its
 //! parent, so numbering a state costs one lookup per part the step wrote.
 
-use crate::fingerprint::{mix, FpCache};
-use crate::machine::{recycle, Cell, Part, Proc, State, WinMem};
+use crate::fingerprint::{hash_words, mix, FpCache};
+use crate::machine::{recycle, Cell, Numbers, Part, Proc, Recycle, Shared, State, WinMem};
 use hashbrown::HashTable;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -22,44 +22,56 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// number cached by one search is never read by another.
 static TAGS: AtomicU32 = AtomicU32::new(1);
 
-/// The distinct parts of one kind, numbered in the order met.
+/// The distinct parts of one kind, numbered in the order met, each kept twice: shared
+/// (`Rc`, for the states that hold it) and as its packed record ([`crate::machine::Pack`]), all records
+/// in one arena, which is what a candidate is hashed and compared with.
 struct Parts<T> {
     items: Vec<Rc<T>>,
-    fps: Vec<u64>,
-    table: HashTable<u32>,
+    /// Part `i`'s record is `records[at[i]..at[i + 1]]`.
+    records: Vec<u32>,
+    at: Vec<usize>,
+    /// (hash, number): the hash kept with the number, so that a probe compares it
+    /// without a look-up elsewhere and growing the table reads no record.
+    table: HashTable<(u64, u32)>,
 }
 
 impl<T: Part> Parts<T> {
     fn new() -> Self {
         Parts {
             items: Vec::new(),
-            fps: Vec::new(),
+            records: Vec::new(),
+            at: vec![0],
             table: HashTable::new(),
         }
     }
 
     /// The number of `x`, and the table's copy when `x` equals a part met before
-    /// under another allocation (the caller shares the copy instead).
-    fn number(&mut self, tag: u32, x: &Rc<T>) -> (u32, Option<Rc<T>>) {
+    /// under another allocation (the caller shares the copy instead). `buf` is scratch
+    /// for `x`'s record.
+    fn number(&mut self, tag: u32, x: &Rc<T>, buf: &mut Vec<u32>) -> (u32, Option<Rc<T>>) {
         let cache: &FpCache = x.cache();
         if let Some(id) = cache.id(tag) {
             return (id, None);
         }
-        let fp = x.fp();
-        let (items, fps) = (&self.items, &self.fps);
-        let hit = self.table.find(fp, |&i| {
+        buf.clear();
+        x.pack(buf);
+        let h = hash_words(buf);
+        let (records, at) = (&self.records, &self.at);
+        let hit = self.table.find(h, |&(hi, i)| {
             let i = i as usize;
-            fps[i] == fp && (Rc::ptr_eq(&items[i], x) || *items[i] == **x)
+            hi == h && records[at[i]..at[i + 1]] == buf[..]
         });
-        if let Some(&id) = hit {
+        if let Some(&(_, id)) = hit {
             cache.set_id(tag, id);
-            return (id, Some(Rc::clone(&items[id as usize])));
+            let mine = &self.items[id as usize];
+            let copy = (!Rc::ptr_eq(mine, x)).then(|| Rc::clone(mine));
+            return (id, copy);
         }
         let id = self.items.len() as u32;
         self.items.push(Rc::clone(x));
-        self.fps.push(fp);
-        let fps = &self.fps;
-        self.table.insert_unique(fp, id, |&i| fps[i as usize]);
+        self.records.extend_from_slice(buf);
+        self.at.push(self.records.len());
+        self.table.insert_unique(h, (h, id), |&(hi, _)| hi);
         cache.set_id(tag, id);
         (id, None)
     }
@@ -75,16 +87,51 @@ pub struct Visited {
     width: usize,
     /// State `i` is `arena[i * width..(i + 1) * width]`.
     arena: Vec<u32>,
-    table: HashTable<u32>,
+    /// (hash, number) of every state (the hash kept as for the parts).
+    table: HashTable<(u64, u32)>,
+    /// Scratch for a part's packed record.
+    buf: Vec<u32>,
 }
 
-/// The hash of a state's vector of part numbers.
-fn hash_words(w: &[u32]) -> u64 {
-    let mut h = 0u64;
-    for x in w {
-        h = (h.rotate_left(5) ^ *x as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+/// The hash of number `id` at position `at` of a state's vector of part numbers; a
+/// state's hash is the wrapping sum over its positions, so a successor's is its
+/// parent's updated at the positions whose numbers changed.
+fn hash_at(at: usize, id: u32) -> u64 {
+    mix(((at as u64) << 32 | id as u64) ^ 0x243f_6a88_85a3_08d3)
+}
+
+/// Renumbers the parts of one kind written since `s`'s numbers were taken (all of them
+/// when `all`), updating the numbers at `base..` and the state's hash; a part equal to
+/// one met before is replaced by the table's copy and recycled.
+fn renumber<T: Part + Recycle>(
+    parts: &mut Parts<T>,
+    buf: &mut Vec<u32>,
+    tag: u32,
+    shared: &mut Shared<T>,
+    numbers: &mut Numbers,
+    base: usize,
+    all: bool,
+) {
+    let mut one = |shared: &mut Shared<T>, i: usize| {
+        let (id, copy) = parts.number(tag, &shared[i], buf);
+        if let Some(c) = copy {
+            recycle(shared.share(i, c));
+        }
+        let at = base + i;
+        let old = std::mem::replace(&mut numbers.words[at], id);
+        numbers.hash = numbers
+            .hash
+            .wrapping_sub(hash_at(at, old))
+            .wrapping_add(hash_at(at, id));
+    };
+    if all {
+        shared.forget_written();
+        for i in 0..shared.len() {
+            one(shared, i);
+        }
+    } else {
+        shared.take_written(one);
     }
-    mix(h)
 }
 
 impl Visited {
@@ -98,6 +145,7 @@ impl Visited {
             width: s.procs.len() + s.cells.len() + s.mem.len(),
             arena: Vec::new(),
             table: HashTable::new(),
+            buf: Vec::new(),
         }
     }
 
@@ -112,49 +160,38 @@ impl Visited {
     }
 
     /// Adds `s` (its parts replaced by the table's equal copies, so states share them):
-    /// its number if it is new, `None` if an equal state was seen before.
+    /// its number if it is new, `None` if an equal state was seen before. Only the parts
+    /// written since `s`'s numbers were taken (its parent's, when it is a successor) are
+    /// numbered again.
     pub fn insert(&mut self, s: &mut State) -> Option<u32> {
-        let at = self.arena.len();
         let tag = self.tag;
-        for p in 0..s.procs.len() {
-            let (id, copy) = self.procs.number(tag, &s.procs.shared()[p]);
-            if let Some(c) = copy {
-                s.procs.share(p, c);
-            }
-            self.arena.push(id);
+        let n = &mut s.numbers;
+        let all = n.tag != tag || n.words.len() != self.width;
+        if all {
+            n.tag = tag;
+            n.words = vec![0; self.width].into_boxed_slice();
+            n.hash = (0..self.width)
+                .map(|at| hash_at(at, 0))
+                .fold(0, u64::wrapping_add);
         }
-        for cell in s.cells.iter_mut() {
-            let (id, copy) = self.cells.number(tag, cell);
-            if let Some(x) = copy {
-                recycle(std::mem::replace(cell, x));
-            }
-            self.arena.push(id);
-        }
-        for m in s.mem.iter_mut() {
-            let (id, copy) = self.mem.number(tag, m);
-            if let Some(x) = copy {
-                recycle(std::mem::replace(m, x));
-            }
-            self.arena.push(id);
-        }
-        debug_assert_eq!(self.arena.len() - at, self.width);
+        let (np, nc) = (s.procs.len(), s.cells.len());
+        let buf = &mut self.buf;
+        renumber(&mut self.procs, buf, tag, s.procs.shared(), n, 0, all);
+        renumber(&mut self.cells, buf, tag, &mut s.cells, n, np, all);
+        renumber(&mut self.mem, buf, tag, &mut s.mem, n, np + nc, all);
         let width = self.width;
-        let (arena, new) = self.arena.split_at(at);
-        let h = hash_words(new);
-        let seen = self.table.find(h, |&i| {
-            let i = i as usize * width;
-            &arena[i..i + width] == new
+        let (h, new) = (n.hash, &n.words[..]);
+        let arena = &self.arena;
+        let seen = self.table.find(h, |&(hi, i)| {
+            let i = i as usize;
+            hi == h && &arena[i * width..(i + 1) * width] == new
         });
         if seen.is_some() {
-            self.arena.truncate(at);
             return None;
         }
-        let id = (at / width) as u32;
-        let arena = &self.arena;
-        self.table.insert_unique(h, id, |&i| {
-            let i = i as usize * width;
-            hash_words(&arena[i..i + width])
-        });
+        let id = self.table.len() as u32;
+        self.arena.extend_from_slice(new);
+        self.table.insert_unique(h, (h, id), |&(hi, _)| hi);
         Some(id)
     }
 }

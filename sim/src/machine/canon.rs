@@ -4,7 +4,6 @@
 use super::state::{cell_mut, mem_mut, AccRec, Epochs, State, Status, WinMem};
 use super::Machine;
 use std::cell::RefCell;
-use std::rc::Rc;
 
 /// The renumbering of every process's epochs: the epochs still recorded, as
 /// `(process << 32) | epoch`, sorted, and where each process's run starts. One per
@@ -294,14 +293,14 @@ impl Machine<'_> {
             r.fix(&mut c.clock);
             for u in c.units.iter_mut() {
                 if r.moves(&u.clock) {
-                    r.fix(Rc::make_mut(&mut u.clock));
+                    r.fix(u.clock.make_mut());
                 }
             }
             for h in c.history.iter_mut() {
                 r.fix(&mut h.clock);
                 for u in h.units.iter_mut() {
                     if r.moves(&u.clock) {
-                        r.fix(Rc::make_mut(&mut u.clock));
+                        r.fix(u.clock.make_mut());
                     }
                 }
             }

@@ -3,13 +3,12 @@
 //! every access and the buffered writes of relaxed mode and their draining.
 
 use super::footprint::DataAcc;
-use super::state::{mem_mut, Acc, Memory, Outcome, Pending, State, WinMem, CONSUME, STAGE};
+use super::state::{mem_mut, Acc, Memory, Outcome, Pending, Shared, State, WinMem, CONSUME, STAGE};
 use super::{fmt_call, Machine};
 use crate::code::CRegion;
 use crate::report::{EvKind, Finding};
 use crate::value::{relocate, zip, Val};
 use collc_spec::ir::*;
-use std::rc::Rc;
 
 pub(super) struct Loc {
     pub(super) rank: usize,
@@ -230,7 +229,7 @@ impl Machine<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn access(
         &self,
-        mem: &mut [Rc<WinMem>],
+        mem: &mut Shared<WinMem>,
         m: usize,
         lo: u64,
         hi: u64,

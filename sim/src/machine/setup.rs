@@ -2,7 +2,9 @@
 //! signal cells (one per call for `per call` buffers), the index of a cell or a
 //! window instance in the state, and a process's evaluation context.
 
-use super::state::{AccRec, Cell, Limits, Memory, Outcome, Proc, State, Status, Tiles, WinMem};
+use super::state::{
+    AccRec, Cell, Limits, Memory, Numbers, Outcome, Proc, State, Status, Tiles, WinMem,
+};
 use super::Machine;
 use crate::code::{CExpr, Code, Ctx};
 use crate::fingerprint::FpCache;
@@ -147,7 +149,12 @@ impl<'a> Machine<'a> {
                 }));
             }
         }
-        let mut s = State { procs, cells, mem };
+        let mut s = State {
+            procs,
+            cells,
+            mem: mem.into_iter().collect(),
+            numbers: Numbers::default(),
+        };
         self.seed_cells(&mut s);
         for r in 0..self.code.world {
             let clock = vec![0; np];

@@ -4,7 +4,8 @@
 
 use super::credit;
 use super::state::{
-    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitKey,
+    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitClock,
+    UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -214,7 +215,7 @@ impl Machine<'_> {
                     stmt,
                     amount,
                     counted: 0,
-                    clock: Rc::from(&pclock[..]),
+                    clock: UnitClock::new(pclock),
                 };
                 match op {
                     NotifyOp::AtomicAdd if v > 0 => credit::add(&mut c.units, unit(v)),
@@ -352,31 +353,36 @@ impl Machine<'_> {
         // (Joined into the waiter's clock as found: joins commute.)
         let mut acquired_units = false;
         // The keys of the units the wait counts, marked once `src` is dropped.
-        let mut mark: Option<(u128, Vec<UnitKey>)> = None;
+        let mut mark: Option<(u128, Mark)> = None;
         if let (true, Some(need)) = (self.is_credit(cell) && stale_findings.is_empty(), need) {
             acquired_units = true;
             if need > 0 {
+                // The shortest prefix reaching the threshold, `units[..n]`.
                 let mut sum = 0i64;
-                let mut prefix = Vec::new();
+                let mut n = 0;
                 for u in units {
                     sum += u.amount;
-                    prefix.push(u);
+                    n += 1;
                     if sum >= need {
                         break;
                     }
                 }
                 let bit = 1u128 << (p % 128);
-                if self.is_monotonic(cell) {
-                    // An epoch counter holds every earlier call's credits: the wait counts
-                    // the units of its own call in the prefix, and it is the unit that
-                    // reaches the threshold which must be of the waiter's call.
-                    monotonic_counted(&mut prefix, call, sum >= need);
-                }
-                let foreign: Vec<&&Unit> = prefix
-                    .iter()
-                    .filter(|u| u.amount > 0 && u.call != call)
-                    .collect();
-                let fresh = prefix.iter().any(|u| u.amount > 0 && u.counted & bit == 0);
+                let counts = Counts {
+                    n,
+                    monotonic: self.is_monotonic(cell),
+                    call,
+                    reached: sum >= need,
+                };
+                let counted = || {
+                    units[..n]
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, u)| counts.counts(*i, u))
+                        .map(|(_, u)| u)
+                };
+                let is_foreign = |u: &&Unit| u.amount > 0 && u.call != call;
+                let fresh = counted().any(|u| u.amount > 0 && u.counted & bit == 0);
                 let wait_desc = || {
                     format!(
                         "{} (call {}) passed `{}` ({} {} {}, value {value}{})",
@@ -393,8 +399,11 @@ impl Machine<'_> {
                         }
                     )
                 };
-                if !foreign.is_empty() {
-                    let what: Vec<String> = foreign.iter().map(|u| self.credit_text(u)).collect();
+                if counted().any(|u| is_foreign(&u)) {
+                    let what: Vec<String> = counted()
+                        .filter(is_foreign)
+                        .map(|u| self.credit_text(u))
+                        .collect();
                     let f = Finding::new(
                         "sim::stale-pass",
                         format!("{} by counting {}", wait_desc(), what.join(" and ")),
@@ -412,16 +421,20 @@ impl Machine<'_> {
                     stale_findings.push(f);
                 }
                 let own = &mut s.procs[p].clock;
-                for u in &prefix {
+                for u in counted() {
                     join(own, &u.clock);
                 }
-                // Both lists are sorted by key (`insert_unit`), so one merge walk marks the
-                // counted units: linear, not (units × prefix) per wait (cubic in the tiles
-                // of a per-tile barrier).
-                if prefix.iter().any(|u| u.counted & bit == 0) {
-                    let counted_keys: Vec<_> = prefix.iter().map(|u| u.key()).collect();
-                    debug_assert!(counted_keys.is_sorted());
-                    mark = Some((bit, counted_keys));
+                if counted().any(|u| u.counted & bit == 0) {
+                    // The cell's current units are the ones read unless the read was stale:
+                    // then the counted units are marked by key (both lists sorted by key,
+                    // `insert_unit`, so one merge walk: linear, not units × counted).
+                    mark = Some((
+                        bit,
+                        match hist {
+                            None => Mark::Current(counts),
+                            Some(_) => Mark::Keys(counted().map(|u| u.key()).collect()),
+                        },
+                    ));
                 }
             }
         }
@@ -429,20 +442,32 @@ impl Machine<'_> {
             join(&mut s.procs[p].clock, clock);
         }
         drop(src);
-        if let Some((bit, counted_keys)) = mark {
-            let c = cell_mut(&mut s.cells, cell);
-            let mut j = 0;
-            for u in c.units.iter_mut() {
-                while j < counted_keys.len() && counted_keys[j] < u.key() {
-                    j += 1;
-                }
-                if j == counted_keys.len() {
-                    break;
-                }
-                if counted_keys[j] == u.key() {
-                    u.counted |= bit;
+        match mark {
+            Some((bit, Mark::Current(counts))) => {
+                let c = cell_mut(&mut s.cells, cell);
+                for (i, u) in c.units.iter_mut().enumerate().take(counts.n) {
+                    if counts.counts(i, u) {
+                        u.counted |= bit;
+                    }
                 }
             }
+            Some((bit, Mark::Keys(counted_keys))) => {
+                debug_assert!(counted_keys.is_sorted());
+                let c = cell_mut(&mut s.cells, cell);
+                let mut j = 0;
+                for u in c.units.iter_mut() {
+                    while j < counted_keys.len() && counted_keys[j] < u.key() {
+                        j += 1;
+                    }
+                    if j == counted_keys.len() {
+                        break;
+                    }
+                    if counted_keys[j] == u.key() {
+                        u.counted |= bit;
+                    }
+                }
+            }
+            None => {}
         }
         if self.memory == Memory::Relaxed {
             let pr = &mut s.procs[p];
@@ -495,13 +520,30 @@ impl Machine<'_> {
     }
 }
 
-/// The units a passing wait on a monotonic cell counts, from the shortest prefix (oldest
-/// first) reaching its threshold: the units of the waiter's call, and the unit that
-/// reaches the threshold whatever its call (so a wait whose threshold is reached by an
-/// earlier call's credits, or only by a later call's, is a stale pass). `reached` is false
-/// when the prefix falls short (a `>` wait passing by the value alone).
-fn monotonic_counted(prefix: &mut Vec<&Unit>, call: u16, reached: bool) {
-    let last = if reached { prefix.pop() } else { None };
-    prefix.retain(|u| u.call == call);
-    prefix.extend(last);
+/// Which units of the shortest prefix `units[..n]` reaching a passing wait's threshold
+/// the wait counts: all of them; on a monotonic cell (an epoch counter holds every
+/// earlier call's credits) the units of the waiter's call and the unit that reaches the
+/// threshold whatever its call (so a wait whose threshold is reached by an earlier
+/// call's credits, or only by a later call's, is a stale pass). `reached` is false when
+/// the prefix falls short (a `>` wait passing by the value alone).
+#[derive(Clone, Copy)]
+struct Counts {
+    n: usize,
+    monotonic: bool,
+    call: u16,
+    reached: bool,
+}
+
+impl Counts {
+    /// Whether unit `i` of the prefix is counted.
+    fn counts(&self, i: usize, u: &Unit) -> bool {
+        i < self.n && (!self.monotonic || u.call == self.call || (self.reached && i + 1 == self.n))
+    }
+}
+
+/// The units a passing wait marks as counted by the waiter: by their place in the cell
+/// (the cell's current units were read), or by key (a stale version was read).
+enum Mark {
+    Current(Counts),
+    Keys(Vec<UnitKey>),
 }

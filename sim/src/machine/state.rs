@@ -4,7 +4,8 @@
 //! actions, a step's outcome and the loop limits.
 
 use super::footprint::DataAcc;
-use crate::fingerprint::FpCache;
+use super::pack::Pack;
+use crate::fingerprint::{hash_words, FpCache};
 use crate::report::{Event, Finding};
 use crate::value::{Piece, Segs, Val};
 use std::cell::{OnceCell, RefCell};
@@ -24,8 +25,9 @@ pub enum Memory {
 }
 
 /// A part of a state that is shared between states until written (a process, a cell,
-/// a window): its contents' fingerprint and the cache that keeps it.
-pub trait Part: Eq {
+/// a window): its contents' fingerprint and the cache that keeps it, and its packed
+/// record ([`Pack`]), equal for two parts exactly when they are equal.
+pub trait Part: Eq + Pack {
     /// The fingerprint of the contents (cached until the part is written).
     fn fp(&self) -> u64;
     /// The cache of the fingerprint and of the part's number in the explorer's table.
@@ -34,6 +36,13 @@ pub trait Part: Eq {
 
 /// A vector clock, one entry per process.
 pub type Clock = Vec<u32>;
+
+/// The fingerprint of a part: the hash of its packed record.
+fn packed_fp<T: Pack>(x: &T) -> u64 {
+    let mut w = Vec::new();
+    x.pack(&mut w);
+    hash_words(&w)
+}
 
 pub(super) fn join(a: &mut [u32], b: &[u32]) {
     for (x, y) in a.iter_mut().zip(b) {
@@ -58,9 +67,75 @@ pub struct Unit {
     pub amount: i64,
     /// Processes whose passing waits counted this unit (bit per process).
     pub counted: u128,
-    /// The writer's vector clock at the notify: what a wait counting this unit acquires
-    /// (shared between the copies of the unit in copies of the cell).
-    pub clock: Rc<[u32]>,
+    /// The writer's vector clock at the notify: what a wait counting this unit acquires.
+    pub clock: UnitClock,
+}
+
+/// The most processes whose clocks a credit unit keeps inline.
+const INLINE_CLOCK: usize = 8;
+
+/// A credit unit's vector clock: inline for up to [`INLINE_CLOCK`] processes (copying a
+/// cell copies its units' clocks with them, touching no other memory), else shared
+/// between the copies of the unit (`Rc`).
+#[derive(Debug, Clone)]
+pub enum UnitClock {
+    /// The first `len` entries of `w` (the rest zero).
+    Inline {
+        /// Entries.
+        len: u8,
+        /// Storage.
+        w: [u32; INLINE_CLOCK],
+    },
+    /// A longer clock.
+    Shared(Rc<[u32]>),
+}
+
+impl UnitClock {
+    /// A unit clock equal to `c`.
+    pub(super) fn new(c: &[u32]) -> Self {
+        if c.len() <= INLINE_CLOCK {
+            let mut w = [0; INLINE_CLOCK];
+            w[..c.len()].copy_from_slice(c);
+            UnitClock::Inline {
+                len: c.len() as u8,
+                w,
+            }
+        } else {
+            UnitClock::Shared(Rc::from(c))
+        }
+    }
+
+    /// The entries, to write (a shared clock is copied first if another unit holds it).
+    pub(super) fn make_mut(&mut self) -> &mut [u32] {
+        match self {
+            UnitClock::Inline { len, w } => &mut w[..*len as usize],
+            UnitClock::Shared(r) => Rc::make_mut(r),
+        }
+    }
+}
+
+impl std::ops::Deref for UnitClock {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        match self {
+            UnitClock::Inline { len, w } => &w[..*len as usize],
+            UnitClock::Shared(r) => r,
+        }
+    }
+}
+
+impl PartialEq for UnitClock {
+    fn eq(&self, o: &Self) -> bool {
+        **self == **o
+    }
+}
+
+impl Eq for UnitClock {}
+
+impl Hash for UnitClock {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (**self).hash(h)
+    }
 }
 
 /// A credit unit's identity and order in its cell: (call, writer, sequence).
@@ -153,23 +228,7 @@ impl Hash for Cell {
 
 impl Part for Cell {
     fn fp(&self) -> u64 {
-        let Cell {
-            value,
-            units,
-            clock,
-            version,
-            origin,
-            history,
-            fp,
-        } = self;
-        fp.get(|f| {
-            value.hash(f);
-            units.hash(f);
-            clock.hash(f);
-            version.hash(f);
-            origin.hash(f);
-            history.hash(f);
-        })
+        self.fp.get_or(|| packed_fp(self))
     }
     fn cache(&self) -> &FpCache {
         &self.fp
@@ -178,16 +237,16 @@ impl Part for Cell {
 
 /// Cell `i` of a state, to write: unshared from other states, its fingerprint cleared.
 /// Every write to a cell goes through here.
-pub(super) fn cell_mut(cells: &mut [Rc<Cell>], i: usize) -> &mut Cell {
-    let c = unshare(&mut cells[i], &CELLS);
+pub(super) fn cell_mut(cells: &mut Shared<Cell>, i: usize) -> &mut Cell {
+    let c = unshare(cells.write(i), &CELLS);
     c.fp.clear();
     c
 }
 
 /// Window memory `m` of a state, to write: unshared, its fingerprint cleared. Every
 /// write to a window goes through here.
-pub(super) fn mem_mut(mem: &mut [Rc<WinMem>], m: usize) -> &mut WinMem {
-    let w = unshare(&mut mem[m], &MEMS);
+pub(super) fn mem_mut(mem: &mut Shared<WinMem>, m: usize) -> &mut WinMem {
+    let w = unshare(mem.write(m), &MEMS);
     w.fp.clear();
     w.epochs.clear();
     w
@@ -315,16 +374,7 @@ impl Hash for WinMem {
 
 impl Part for WinMem {
     fn fp(&self) -> u64 {
-        let WinMem {
-            vals,
-            acc,
-            fp,
-            epochs: _,
-        } = self;
-        fp.get(|f| {
-            vals.hash(f);
-            acc.hash(f);
-        })
+        self.fp.get_or(|| packed_fp(self))
     }
     fn cache(&self) -> &FpCache {
         &self.fp
@@ -444,37 +494,7 @@ impl Hash for Proc {
 
 impl Part for Proc {
     fn fp(&self) -> u64 {
-        let Proc {
-            status,
-            pc,
-            call,
-            slots,
-            clock,
-            bump,
-            seq,
-            tiles,
-            pending,
-            cache,
-            steps,
-            entries,
-            pin,
-            fp,
-        } = self;
-        fp.get(|f| {
-            status.hash(f);
-            pc.hash(f);
-            call.hash(f);
-            slots.hash(f);
-            clock.hash(f);
-            bump.hash(f);
-            seq.hash(f);
-            tiles.hash(f);
-            pending.hash(f);
-            cache.hash(f);
-            steps.hash(f);
-            entries.hash(f);
-            pin.hash(f);
-        })
+        self.fp.get_or(|| packed_fp(self))
     }
     fn cache(&self) -> &FpCache {
         &self.fp
@@ -486,13 +506,13 @@ impl Part for Proc {
 /// [`Procs::iter_mut`]) unshares the process and clears its fingerprint, so every write
 /// goes through here.
 #[derive(Debug, PartialEq, Eq, Hash, Default)]
-pub struct Procs(Vec<Rc<Proc>>);
+pub struct Procs(Shared<Proc>);
 
 impl Clone for Procs {
     fn clone(&self) -> Self {
         Procs(self.0.clone())
     }
-    /// Reuses `self`'s vector (the explorer's scratch successor).
+    /// Reuses `self`'s vectors (the explorer's scratch successor).
     fn clone_from(&mut self, src: &Self) {
         self.0.clone_from(&src.0);
     }
@@ -516,19 +536,13 @@ impl Procs {
 
     /// The processes, to write (each unshared).
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Proc> + '_ {
-        self.0.iter_mut().map(proc_mut)
+        self.0.write_all().map(proc_mut)
     }
 
-    /// The shared processes themselves (for the explorer's table of distinct parts).
-    pub fn shared(&self) -> &[Rc<Proc>] {
-        &self.0
-    }
-
-    /// Replaces process `p` by an equal one (the explorer's table's copy) and recycles
-    /// the one replaced ([`recycle`]).
-    pub fn share(&mut self, p: usize, with: Rc<Proc>) {
-        debug_assert!(*self.0[p] == *with);
-        recycle(std::mem::replace(&mut self.0[p], with));
+    /// The shared processes themselves, with the record of those written (for the
+    /// explorer's table of distinct parts).
+    pub fn shared(&mut self) -> &mut Shared<Proc> {
+        &mut self.0
     }
 }
 
@@ -547,13 +561,136 @@ impl std::ops::Index<usize> for Procs {
 
 impl std::ops::IndexMut<usize> for Procs {
     fn index_mut(&mut self, i: usize) -> &mut Proc {
-        proc_mut(&mut self.0[i])
+        proc_mut(self.0.write(i))
     }
 }
 
 impl FromIterator<Proc> for Procs {
     fn from_iter<I: IntoIterator<Item = Proc>>(it: I) -> Self {
         Procs(it.into_iter().map(Rc::new).collect())
+    }
+}
+
+/// The parts of one kind of a state (its processes, cells or windows), each shared
+/// with other states until a step writes it, and which of them were handed out to
+/// write since the explorer's table last numbered the state ([`Shared::write`],
+/// [`Shared::take_written`]): the table renumbers only those. Reading is through the
+/// slice (`Deref`); equality and hashing are the parts' alone.
+#[derive(Debug)]
+pub struct Shared<T> {
+    parts: Vec<Rc<T>>,
+    /// Bit `i % 64`: some part `j` with `j % 64 == i` was handed out to write (one word,
+    /// kept in the state: beyond 64 parts a bit stands for several, each renumbered).
+    written: u64,
+}
+
+impl<T> Shared<T> {
+    /// Part `i`'s handle, to write or replace (recorded as written).
+    pub(super) fn write(&mut self, i: usize) -> &mut Rc<T> {
+        self.written |= 1 << (i % 64);
+        &mut self.parts[i]
+    }
+
+    /// Every part's handle, to write (all recorded as written).
+    pub(super) fn write_all(&mut self) -> impl Iterator<Item = &mut Rc<T>> + '_ {
+        self.written = u64::MAX;
+        self.parts.iter_mut()
+    }
+
+    /// Calls `f` with the index of every part written since the last call (and of the
+    /// parts that share a bit with one), in order, and forgets them.
+    pub fn take_written(&mut self, mut f: impl FnMut(&mut Self, usize)) {
+        let mut bits = std::mem::take(&mut self.written);
+        let n = self.parts.len();
+        if n > 64 {
+            for i in (0..n).filter(|i| bits >> (i % 64) & 1 == 1) {
+                f(self, i);
+            }
+            return;
+        }
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if i < n {
+                f(self, i);
+            }
+        }
+    }
+
+    /// Forgets which parts were written.
+    pub fn forget_written(&mut self) {
+        self.written = 0;
+    }
+
+    /// Replaces part `i` by an equal one (the explorer's table's copy; not a write)
+    /// and returns the one replaced.
+    pub fn share(&mut self, i: usize, with: Rc<T>) -> Rc<T>
+    where
+        T: PartialEq,
+    {
+        debug_assert!(*self.parts[i] == *with);
+        std::mem::replace(&mut self.parts[i], with)
+    }
+}
+
+impl<T> Default for Shared<T> {
+    fn default() -> Self {
+        Shared {
+            parts: Vec::new(),
+            written: 0,
+        }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Shared<T> {
+    type Item = &'a Rc<T>;
+    type IntoIter = std::slice::Iter<'a, Rc<T>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.parts.iter()
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = [Rc<T>];
+    fn deref(&self) -> &[Rc<T>] {
+        &self.parts
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared {
+            parts: self.parts.clone(),
+            written: self.written,
+        }
+    }
+    /// Reuses `self`'s vector.
+    fn clone_from(&mut self, src: &Self) {
+        self.parts.clone_from(&src.parts);
+        self.written = src.written;
+    }
+}
+
+impl<T: PartialEq> PartialEq for Shared<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.parts == o.parts
+    }
+}
+
+impl<T: Eq> Eq for Shared<T> {}
+
+impl<T: Hash> Hash for Shared<T> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.parts.hash(h)
+    }
+}
+
+impl<T> FromIterator<Rc<T>> for Shared<T> {
+    fn from_iter<I: IntoIterator<Item = Rc<T>>>(it: I) -> Self {
+        Shared {
+            parts: it.into_iter().collect(),
+            written: 0,
+        }
     }
 }
 
@@ -581,6 +718,11 @@ impl Tiles {
             bufs,
             fp: FpCache::default(),
         }))
+    }
+
+    /// Every tile, to read.
+    pub(super) fn bufs(&self) -> &[Segs<Val>] {
+        &self.0.bufs
     }
 
     /// Tile `t`, to read.
@@ -672,9 +814,58 @@ pub struct State {
     pub procs: Procs,
     /// Cells, rank-major. Shared between states until a step writes one
     /// (`Rc::make_mut`): a successor copies only the cells and windows its step touches.
-    pub cells: Vec<Rc<Cell>>,
+    pub cells: Shared<Cell>,
     /// Windows, rank-major (`rank * windows + w`), shared like the cells.
-    pub mem: Vec<Rc<WinMem>>,
+    pub mem: Shared<WinMem>,
+    /// The state's parts' numbers in the explorer's table, as its parent had them
+    /// until the table renumbers the parts written since ([`crate::visited`]).
+    pub numbers: Numbers,
+}
+
+/// A state's parts' numbers in the explorer's table of distinct parts (processes, then
+/// cells, then windows), the table's tag (0: none), and the state's hash, the wrapping
+/// sum of one hash per (position, number), updated as numbers change. Derived data: it
+/// takes no part in equality or hashing.
+#[derive(Debug, Default)]
+pub struct Numbers {
+    /// The tag of the table that gave the numbers.
+    pub tag: u32,
+    /// One number per part.
+    pub words: Box<[u32]>,
+    /// The hash of `words`.
+    pub hash: u64,
+}
+
+impl Clone for Numbers {
+    fn clone(&self) -> Self {
+        Numbers {
+            tag: self.tag,
+            words: self.words.clone(),
+            hash: self.hash,
+        }
+    }
+    /// Reuses `self`'s words when they are as many.
+    fn clone_from(&mut self, src: &Self) {
+        self.tag = src.tag;
+        if self.words.len() == src.words.len() {
+            self.words.copy_from_slice(&src.words);
+        } else {
+            self.words.clone_from(&src.words);
+        }
+        self.hash = src.hash;
+    }
+}
+
+impl PartialEq for Numbers {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Numbers {}
+
+impl Hash for Numbers {
+    fn hash<H: Hasher>(&self, _: &mut H) {}
 }
 
 impl Clone for State {
@@ -683,6 +874,7 @@ impl Clone for State {
             procs: self.procs.clone(),
             cells: self.cells.clone(),
             mem: self.mem.clone(),
+            numbers: self.numbers.clone(),
         }
     }
     /// Reuses `self`'s vectors: a successor that turns out to be a duplicate leaves
@@ -691,6 +883,7 @@ impl Clone for State {
         self.procs.clone_from(&src.procs);
         self.cells.clone_from(&src.cells);
         self.mem.clone_from(&src.mem);
+        self.numbers.clone_from(&src.numbers);
     }
 }
 
