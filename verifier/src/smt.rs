@@ -236,6 +236,9 @@ fn minimise(tr: &Tr, asserts: &[Bool], side: &[Bool], limit: Limit) -> Option<As
     }
 }
 
+/// The shifts `k` of the lattice lemmas (`d` within `y` of `k*y` is `k*y`, `|k| <= 2`).
+const LATTICE_SHIFT: i64 = 2;
+
 /// Translation state: Z3 terms for atoms, plus their defining side constraints.
 pub struct Tr<'a> {
     p: &'a Protocol,
@@ -248,6 +251,11 @@ pub struct Tr<'a> {
     /// With [`Tr::opaque_bits`]: the bit atoms met, each an unconstrained constant
     /// (the caller states what it knows of them).
     opaque: Option<Vec<AtomId>>,
+    /// Multiples of each symbolic divisor met (`x - x % y`, products `y * z`), for the
+    /// lattice lemmas of [`Tr::side`].
+    multiples: Vec<(Lin, Int)>,
+    /// Products `a * b` with their operands, each a candidate multiple of a divisor.
+    products: Vec<(Lin, Lin, Int)>,
 }
 
 impl<'a> Tr<'a> {
@@ -262,6 +270,8 @@ impl<'a> Tr<'a> {
             params: BTreeMap::new(),
             others: BTreeMap::new(),
             opaque: None,
+            multiples: Vec::new(),
+            products: Vec::new(),
         }
     }
     /// A translation in which every bit atom ([`Atom::Bit`]) is an unconstrained
@@ -276,9 +286,51 @@ impl<'a> Tr<'a> {
     pub fn opaque(&self) -> &[AtomId] {
         self.opaque.as_deref().unwrap_or_default()
     }
-    /// The side constraints collected so far.
-    pub fn side(&self) -> Vec<Bool> {
-        self.side.clone()
+    /// The side constraints collected so far, with the lattice lemmas of every symbolic
+    /// divisor `y`: for two multiples `a`, `b` of `y` (`x - x % y` of a remainder, of a
+    /// quotient's or a `ceil`'s dividend, a product `y * z`, and 0) and `y > 0`, a
+    /// difference within `y` of `k*y` is `k*y` (`|k| <= 2`). True of the integers (the
+    /// difference is a multiple of `y`), and linear in `a - b` for each `k`: with them,
+    /// `x % G == e` and `(x - e) % G != 0` contradict each other without nonlinear
+    /// reasoning, and a positive multiple of `G` is at least `G`.
+    pub fn side(&mut self) -> Vec<Bool> {
+        let mut out = self.side.clone();
+        let mut divisors: Vec<Lin> = Vec::new();
+        for (y, _) in &self.multiples {
+            if !divisors.contains(y) {
+                divisors.push(y.clone());
+            }
+        }
+        for y in divisors {
+            let mut ms: Vec<Int> = vec![Int::from_i64(0)];
+            ms.extend(
+                self.multiples
+                    .iter()
+                    .filter(|m| m.0 == y)
+                    .map(|m| m.1.clone()),
+            );
+            ms.extend(
+                self.products
+                    .iter()
+                    .filter(|(a, b, _)| *a == y || *b == y)
+                    .map(|m| m.2.clone()),
+            );
+            let yv = self.lin(&y);
+            let pos = yv.gt(0);
+            for i in 0..ms.len() {
+                for j in i + 1..ms.len() {
+                    let d = ms[i].clone() - ms[j].clone();
+                    // For y > 0: k*y - y < d < k*y + y means d == k*y (small k).
+                    for k in -LATTICE_SHIFT..=LATTICE_SHIFT {
+                        let ky = yv.clone() * Int::from_i64(k);
+                        let lo = d.gt(ky.clone() - yv.clone());
+                        let hi = d.lt(ky.clone() + yv.clone());
+                        out.push(Bool::and(&[pos.clone(), lo, hi]).implies(d.eq(&ky)));
+                    }
+                }
+            }
+        }
+        out
     }
     fn extract(&self, m: &z3::Model) -> Assign {
         let mut a = Assign::default();
@@ -358,24 +410,48 @@ impl<'a> Tr<'a> {
                 let trip = self.lin(&info.trip.clone());
                 self.side.push(x.ge(0));
                 self.side.push(x.lt(&trip));
+                // A loop with a symbolic step `s >= 1` over the range `r` (`param::stride`):
+                // `j < ceil(r / s)` iff `s*j < r` (the product the loop's value reads).
+                if let Some((range, st)) = self.syms.strides.get(&a).cloned() {
+                    if self.syms.lb(&st).is_some_and(|l| l >= 1) {
+                        let sx = self.lin(&st) * x.clone();
+                        let r = self.lin(&range);
+                        self.side.push(sx.lt(&r));
+                        self.side.push(sx.ge(0));
+                    }
+                }
                 self.others.insert(a, x.clone());
                 x
             }
             Atom::CeilDiv(x, y) => {
-                let (x, y) = (self.lin(&x), self.lin(&y));
+                let (xl, yl) = (x, y);
+                let (x, y) = (self.lin(&xl), self.lin(&yl));
                 self.side.push(y.eq(Int::from_i64(0)).not());
+                if yl.as_const().is_none() {
+                    let nx = -x.clone();
+                    self.multiples.push((yl, nx.clone() - nx.modulo(&y)));
+                }
                 let pos = -((-x.clone()).div(&y));
                 y.gt(0).ite(&pos, &x.div(&y))
             }
             Atom::Div(x, y) => {
-                let (x, y) = (self.lin(&x), self.lin(&y));
+                let (xl, yl) = (x, y);
+                let (x, y) = (self.lin(&xl), self.lin(&yl));
                 self.side.push(y.eq(Int::from_i64(0)).not());
+                if yl.as_const().is_none() {
+                    self.multiples.push((yl, x.clone() - x.modulo(&y)));
+                }
                 x.div(&y)
             }
             Atom::Mod(x, y) => {
-                let (x, y) = (self.lin(&x), self.lin(&y));
+                let (xl, yl) = (x, y);
+                let (x, y) = (self.lin(&xl), self.lin(&yl));
                 self.side.push(y.eq(Int::from_i64(0)).not());
-                x.modulo(&y)
+                let m = x.modulo(&y);
+                if yl.as_const().is_none() {
+                    self.multiples.push((yl, x - m.clone()));
+                }
+                m
             }
             Atom::Min(x, y) => {
                 let (x, y) = (self.lin(&x), self.lin(&y));
@@ -386,8 +462,11 @@ impl<'a> Tr<'a> {
                 x.ge(&y).ite(&x, &y)
             }
             Atom::Mul(x, y) => {
-                let (x, y) = (self.lin(&x), self.lin(&y));
-                x * y
+                let (xl, yl) = (x, y);
+                let (x, y) = (self.lin(&xl), self.lin(&yl));
+                let m = x * y;
+                self.products.push((xl, yl, m.clone()));
+                m
             }
             Atom::Tri(x) => {
                 let x = self.lin(&x);

@@ -62,7 +62,8 @@ impl Walk<'_> {
                             out = out.add(&Poly(t).mul(&g));
                             continue;
                         }
-                        if let Some(h) = self.hermite(a, v, n) {
+                        if let Some(h) = self.hermite(a, v, n).or_else(|| self.class_trips(a, v, n))
+                        {
                             let rest: Vec<Atom> = m.iter().filter(|b| b != a).cloned().collect();
                             let mut t = std::collections::BTreeMap::new();
                             t.insert(rest, *c);
@@ -96,6 +97,14 @@ impl Walk<'_> {
                     names.atom(&m[i])
                 )
             };
+            if *test == Test::Eq0 {
+                if let Some(m) = self.own_class(d, v) {
+                    // `v % m == v` iff `v < m` (v >= 0, m >= 1): the leaders `me < G`.
+                    let hi = self.clamp(&m, n);
+                    out = out.add(&self.sum(&rest, v, &hi)?);
+                    continue;
+                }
+            }
             if *test == Test::Eq0 && !rest.mentions(v) {
                 if let Some(k) = self.residues(d, v, n) {
                     out = out.add(&rest.mul(&k));
@@ -285,6 +294,68 @@ impl Walk<'_> {
             }
             let q = self.mk(Atom::Fun(Fun::CeilDiv, vec![n.sub(&c), args[1].clone()]));
             return Some(self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), q])));
+        }
+        None
+    }
+
+    /// `Σ_{v in 0..n} max(0, ceil((X - v) / d))` is `max(0, X)` for `d >= 1` and `n = d`,
+    /// or `n = min(d, Y)` with `X <= Y` (the terms at `v >= Y >= X` are 0): Hermite's
+    /// identity `Σ_{v < d} ceil((X - v) / d) = X`, each term 0 when `X <= 0`. The trips of
+    /// the leaders `v < min(G, P)` of the residue classes over their members
+    /// (`for p in v + G .. P step G`: `X = P - G`) add up to `max(0, P - G)`. Without the
+    /// `max` (the bare `ceil`), `n = d` only, and the sum is `X`.
+    pub(super) fn class_trips(&self, a: &Atom, v: VarId, n: &Poly) -> Option<Poly> {
+        let (inner, clamped) = match a {
+            Atom::Fun(Fun::Max, args) if args.first()? == &Poly::k(0) => {
+                (single(args.get(1)?)?.clone(), true)
+            }
+            a => (a.clone(), false),
+        };
+        let Atom::Fun(Fun::CeilDiv, args) = inner else {
+            return None;
+        };
+        let d = args.get(1)?;
+        let cs = args.first()?.coefficients_in(v)?;
+        if cs.len() != 2 || cs[1].as_const()? != Rat::int(-1) || d.mentions(v) {
+            return None;
+        }
+        if self.range(d).0 < 1.0 {
+            return None;
+        }
+        let x = &cs[0];
+        let fits = n == d
+            || clamped
+                && match single(n) {
+                    Some(Atom::Fun(Fun::Min, m)) if m.len() == 2 => {
+                        let y = if &m[0] == d { &m[1] } else { &m[0] };
+                        (&m[0] == d || &m[1] == d) && self.range(&x.sub(y)).1 <= 0.0
+                    }
+                    _ => false,
+                };
+        if !fits {
+            return None;
+        }
+        Some(if clamped {
+            self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), x.clone()]))
+        } else {
+            x.clone()
+        })
+    }
+
+    /// `m` when `d` is `±(v % m - v)` (`v % m == v`) with `m >= 1` not reading `v`.
+    fn own_class(&self, d: &Poly, v: VarId) -> Option<Poly> {
+        for d in [d.clone(), d.scale(Rat::int(-1))] {
+            let with_v = d.add(&Poly::var(v));
+            let Some(Atom::Fun(Fun::Mod, args)) = single(&with_v) else {
+                continue;
+            };
+            if args.len() == 2
+                && args[0] == Poly::var(v)
+                && !args[1].mentions(v)
+                && self.range(&args[1]).0 >= 1.0
+            {
+                return Some(args[1].clone());
+            }
         }
         None
     }

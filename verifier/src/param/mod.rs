@@ -33,6 +33,7 @@ mod multi_next;
 mod oblig;
 mod rank_key;
 pub mod report;
+pub mod residue;
 pub mod reuse;
 mod reuse_hop;
 mod rotate;

@@ -212,14 +212,15 @@ pub fn solve(
             break;
         }
         let solved = |x: AtomId| map.contains_key(&x);
-        let Some((k, step)) = pending
-            .iter()
-            .enumerate()
-            .find_map(|(k, d)| invert::claimed(s, vars, &solved, split, d).map(|st| (k, st)))
-        else {
+        let Some((k, step, range)) = pending.iter().enumerate().find_map(|(k, d)| {
+            super::residue::claimed(s, vars, &solved, d)
+                .or_else(|| invert::claimed(s, vars, &solved, split, d).map(|st| (st, None)))
+                .map(|(st, r)| (k, st, r))
+        }) else {
             open = true;
             continue;
         };
+        ranged.extend(range);
         let mut hyps = Vec::new();
         for (x, v) in &map {
             let d = Lin::atom(*x).sub(v)?;
@@ -410,7 +411,8 @@ pub fn flat(s: &mut Syms, g: &GLin) -> Option<Lin> {
 }
 
 /// The number of `x` in `0..trip` satisfying the conditions of `g` that mention
-/// `x` — each must be `x != e` — times the rest. `x` must not occur in the Lins.
+/// `x` — `x != e`, or also bounds and a residue class (`super::residue::count`) — times
+/// the rest. `x` must not occur in the Lins.
 pub fn count(s: &mut Syms, g: &GLin, x: AtomId, trip: &Lin) -> Result<GLin, String> {
     let mut out = Vec::new();
     for (gd, l) in g {
@@ -418,6 +420,10 @@ pub fn count(s: &mut Syms, g: &GLin, x: AtomId, trip: &Lin) -> Result<GLin, Stri
             return Err(
                 "a notify value depends on a writer that the cell does not determine".into(),
             );
+        }
+        if !super::residue::plain(s, gd, x) {
+            out.extend(super::residue::count(s, gd, l, x, trip)?);
+            continue;
         }
         let mut keep: Guard = Vec::new();
         let mut excl: Vec<Lin> = Vec::new();
