@@ -273,8 +273,10 @@ impl Names<'_> {
         }
         if parts.is_empty() && c.1 == 1 {
             // Nothing factors out of the whole: factor the terms over each set of
-            // atoms other than P apart (`P * (P - 1) + 2*ceil(P / G)`).
-            return self.by_groups(&rest).unwrap_or_else(|| self.sum(&rest));
+            // atoms other than P apart (`P * (P - 1) + 2*ceil(P / G)`). The content is
+            // 1 or -1 here; with -1, `rest` is `-x`, so the groups are those of `x`.
+            let whole = if minus { x } else { &rest };
+            return self.by_groups(whole).unwrap_or_else(|| self.sum(whole));
         }
         if rest != Poly::k(1) || parts.is_empty() {
             parts.push(wrap(self.sum(&rest)));
@@ -373,4 +375,29 @@ fn divide_root(x: &Poly, v: VarId, r: i128) -> Option<Poly> {
         pw = pw.mul(&Poly::var(v));
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A formula whose first term is negative and which nothing factors: every term
+    /// keeps its sign (the content -1 is not dropped).
+    #[test]
+    fn a_negative_sum_that_does_not_factor_keeps_its_signs() {
+        let text = "collective barrier: barrier() {\n    ranks P in 1..=16;\n    param G: int in 1..=8;\n    signal s[P];\n    body {\n        notify s[me] += 1;\n        wait s[me] >= 1;\n        notify s[me] -= 1;\n    }\n}\n";
+        let c = crate::validate(text);
+        let Some(p) = c.protocol else {
+            panic!("validates: {:?}", c.diagnostics)
+        };
+        let g = p.vars.iter().position(|v| v.name == "G").expect("G");
+        let names = Names { p: &p };
+        let pp = Poly::var(p.world);
+        let gg = Poly::var(g);
+        let x = Poly::k(0).sub(&pp).sub(&gg.scale(Rat::int(2)));
+        assert_eq!(names.formula(&x), "-P - 2 * G");
+        assert_eq!(names.formula(&x.scale(Rat::int(-1))), "P + 2 * G");
+        let y = Poly::k(3).sub(&pp.mul(&gg));
+        assert_eq!(names.formula(&y), "-P * G + 3");
+    }
 }
