@@ -4,8 +4,7 @@
 
 use super::credit;
 use super::state::{
-    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitClock,
-    UnitKey,
+    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitClock, UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
