@@ -35,7 +35,7 @@ fn line_of(text: &str, span_start: usize) -> usize {
 #[test]
 fn double_scratch_buffers_are_proved_for_every_call_and_p() {
     for (file, window, distance, hi) in [
-        ("examples/epoch_allreduce.coll", "scratch", 2, 64),
+        ("examples/epoch_allreduce.coll", "scratch", 2, 65536),
         (
             "verifier/tests/disciplines/allpairs_self_clearing.coll",
             "scratch",

@@ -5,7 +5,7 @@
 //! domains, the statement `let`s and loop ranges, `require`s, blocks, host arrays),
 //! printed without source spans; an obligation's key is its goal and path
 //! conditions, as within one check. Undecided verdicts (a timeout on a loaded
-//! machine) are not kept.
+//! machine) and bounds left unchecked are not kept.
 
 use super::encode::Defs;
 use super::obligation::Verdict;
@@ -60,7 +60,7 @@ pub(super) fn take(context: &str) -> Verdicts {
 
 /// Keeps the decided verdicts of a check for the next one.
 pub(super) fn keep(context: String, mut verdicts: Verdicts) {
-    verdicts.retain(|_, v| !matches!(v, Some(Verdict::Undecided { .. })));
+    verdicts.retain(|_, v| !matches!(v, Some(Verdict::Undecided { .. } | Verdict::Unchecked)));
     if verdicts.len() > MAX_KEPT {
         return;
     }

@@ -78,8 +78,10 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
             skipped.push(o.span);
             continue;
         }
-        if let Some(v) = solver.decide(o, deadline) {
-            out.push(obligation::diagnostic(p, o, &v));
+        match solver.decide(o, deadline) {
+            Some(obligation::Verdict::Unchecked) => skipped.push(o.span),
+            Some(v) => out.push(obligation::diagnostic(p, o, &v)),
+            None => {}
         }
     }
     memo::keep(context, solver.into_verdicts());

@@ -60,6 +60,9 @@ pub enum Verdict {
         /// What the solver said.
         reason: String,
     },
+    /// Not decided because the range check's wall-clock budget was spent before or
+    /// while it was asked: reported with the other bounds left unchecked, in one warning.
+    Unchecked,
 }
 
 impl Goal {
@@ -106,6 +109,7 @@ pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
     let (subject, bound) = (o.goal.subject(p), o.goal.bound(p));
     let (values, got) = match v {
         Verdict::Broken { values, got } => (values, got),
+        Verdict::Unchecked => return not_checked(o.span, 1),
         Verdict::Undecided { form, reason } => {
             // The form is the advice; the solver's own words only when no form
             // explains the answer (they vary with the machine's speed).

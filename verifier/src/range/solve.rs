@@ -276,13 +276,7 @@ impl<'a> Solver<'a> {
             cap: deadline,
         };
         let Some((params, limit_ms)) = crate::smt::limit_params(limit) else {
-            return Some(Verdict::Undecided {
-                form: self.hard_form(o),
-                reason: format!(
-                    "not checked: the range check's {} s budget was spent",
-                    super::BUDGET.as_secs()
-                ),
-            });
+            return Some(Verdict::Unchecked);
         };
         solver.set_params(&params);
         solver.push();
@@ -307,19 +301,18 @@ impl<'a> Solver<'a> {
                 let why = solver
                     .get_reason_unknown()
                     .unwrap_or_else(|| "unknown".into());
-                let reason = if crate::smt::ran_out_of_resources(&why) {
-                    format!(
+                if crate::smt::ran_out_of_resources(&why) {
+                    let reason = format!(
                         "unknown: Z3 gave up within its deterministic limit of {QUERY_RLIMIT} resource units ({why})"
-                    )
+                    );
+                    Some(Verdict::Undecided { form: None, reason })
                 } else if crate::smt::ran_out_of_time(&why, start.elapsed(), limit_ms) {
-                    format!(
-                        "unknown: the range check's {} s budget ran out ({why})",
-                        super::BUDGET.as_secs()
-                    )
+                    // The wall-clock cap, not the obligation: with the others left.
+                    Some(Verdict::Unchecked)
                 } else {
-                    format!("unknown: {why}")
-                };
-                Some(Verdict::Undecided { form: None, reason })
+                    let reason = format!("unknown: {why}");
+                    Some(Verdict::Undecided { form: None, reason })
+                }
             }
         };
         solver.pop(1);
