@@ -285,6 +285,7 @@ impl<'a> Solver<'a> {
         }
         let start = Instant::now();
         let r = solver.check();
+        let mut stopped = false;
         let out = match r {
             SatResult::Unsat => None,
             SatResult::Sat => {
@@ -307,7 +308,10 @@ impl<'a> Solver<'a> {
                     );
                     Some(Verdict::Undecided { form: None, reason })
                 } else if crate::smt::ran_out_of_time(&why, start.elapsed(), limit_ms) {
-                    // The wall-clock cap, not the obligation: with the others left.
+                    // The wall-clock cap stopped it: a form beyond the decision procedure
+                    // is the advice whatever stopped Z3 (the same warning as at its
+                    // resource limit); without one the bound is left with the others.
+                    stopped = true;
                     Some(Verdict::Unchecked)
                 } else {
                     let reason = format!("unknown: {why}");
@@ -316,6 +320,15 @@ impl<'a> Solver<'a> {
             }
         };
         solver.pop(1);
+        if stopped {
+            return Some(match self.hard_form(o) {
+                Some(f) => Verdict::Undecided {
+                    form: Some(f),
+                    reason: "unknown: stopped by the range check's wall-clock budget".into(),
+                },
+                None => Verdict::Unchecked,
+            });
+        }
         match out {
             Some(Verdict::Undecided { form: None, reason }) => Some(Verdict::Undecided {
                 form: self.hard_form(o),
