@@ -51,6 +51,7 @@ impl<'a> Machine<'a> {
             win_inst: if per_call_win { instances(p, calls) } else { 1 },
             cell_inst: if per_call_sig { instances(p, calls) } else { 1 },
             meanings: Default::default(),
+            clocks: Default::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::credit;
 use super::state::{
-    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitClock, UnitKey,
+    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -207,14 +207,15 @@ impl Machine<'_> {
                 });
             }
             if credit {
+                let clock = self.clocks.borrow_mut().intern(pclock);
                 let unit = |amount| Unit {
                     call,
                     writer: p as u16,
                     seq,
                     stmt,
+                    clock,
                     amount,
                     counted: 0,
-                    clock: UnitClock::new(pclock),
                 };
                 match op {
                     NotifyOp::AtomicAdd if v > 0 => credit::add(&mut c.units, unit(v)),
@@ -420,8 +421,9 @@ impl Machine<'_> {
                     stale_findings.push(f);
                 }
                 let own = &mut s.procs[p].clock;
+                let clocks = self.clocks.borrow();
                 for u in counted() {
-                    join(own, &u.clock);
+                    join(own, clocks.get(u.clock));
                 }
                 if counted().any(|u| u.counted & bit == 0) {
                     // The cell's current units are the ones read unless the read was stale:

@@ -3,6 +3,7 @@
 //! windows with their data and access history, processes, the scheduler's
 //! actions, a step's outcome and the loop limits.
 
+use super::clocks::ClockId;
 use super::footprint::DataAcc;
 use super::pack::Pack;
 use crate::fingerprint::{hash_words, FpCache};
@@ -53,7 +54,9 @@ pub(super) fn join(a: &mut [u32], b: &[u32]) {
 }
 
 /// One credit unit in a cell: who added how much, in which call, from which statement.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A plain record: its vector clock is kept in the machine's table of clocks
+/// (`clocks.rs`), by number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Unit {
     /// The writer's call (0-based).
     pub call: u16,
@@ -63,79 +66,13 @@ pub struct Unit {
     pub seq: u32,
     /// The notify statement.
     pub stmt: u32,
+    /// The writer's vector clock at the notify (what a wait counting this unit
+    /// acquires), by its number in the machine's table of clocks.
+    pub clock: ClockId,
     /// Credits (negative: a debt left by an over-subtraction).
     pub amount: i64,
     /// Processes whose passing waits counted this unit (bit per process).
     pub counted: u128,
-    /// The writer's vector clock at the notify: what a wait counting this unit acquires.
-    pub clock: UnitClock,
-}
-
-/// The most processes whose clocks a credit unit keeps inline.
-const INLINE_CLOCK: usize = 8;
-
-/// A credit unit's vector clock: inline for up to [`INLINE_CLOCK`] processes (copying a
-/// cell copies its units' clocks with them, touching no other memory), else shared
-/// between the copies of the unit (`Rc`).
-#[derive(Debug, Clone)]
-pub enum UnitClock {
-    /// The first `len` entries of `w` (the rest zero).
-    Inline {
-        /// Entries.
-        len: u8,
-        /// Storage.
-        w: [u32; INLINE_CLOCK],
-    },
-    /// A longer clock.
-    Shared(Rc<[u32]>),
-}
-
-impl UnitClock {
-    /// A unit clock equal to `c`.
-    pub(super) fn new(c: &[u32]) -> Self {
-        if c.len() <= INLINE_CLOCK {
-            let mut w = [0; INLINE_CLOCK];
-            w[..c.len()].copy_from_slice(c);
-            UnitClock::Inline {
-                len: c.len() as u8,
-                w,
-            }
-        } else {
-            UnitClock::Shared(Rc::from(c))
-        }
-    }
-
-    /// The entries, to write (a shared clock is copied first if another unit holds it).
-    pub(super) fn make_mut(&mut self) -> &mut [u32] {
-        match self {
-            UnitClock::Inline { len, w } => &mut w[..*len as usize],
-            UnitClock::Shared(r) => Rc::make_mut(r),
-        }
-    }
-}
-
-impl std::ops::Deref for UnitClock {
-    type Target = [u32];
-    fn deref(&self) -> &[u32] {
-        match self {
-            UnitClock::Inline { len, w } => &w[..*len as usize],
-            UnitClock::Shared(r) => r,
-        }
-    }
-}
-
-impl PartialEq for UnitClock {
-    fn eq(&self, o: &Self) -> bool {
-        **self == **o
-    }
-}
-
-impl Eq for UnitClock {}
-
-impl Hash for UnitClock {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        (**self).hash(h)
-    }
 }
 
 /// A credit unit's identity and order in its cell: (call, writer, sequence).
