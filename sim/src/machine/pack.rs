@@ -273,6 +273,7 @@ impl Pack for Proc {
             entries,
             pin,
             fp: _,
+            wait: _,
         } = self;
         status.pack(out);
         out.extend_from_slice(&[*pc, u32::from(*call) << 1 | u32::from(*bump), *seq, *steps]);

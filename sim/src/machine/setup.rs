@@ -115,6 +115,7 @@ impl<'a> Machine<'a> {
                 entries: Vec::new(),
                 pin: None,
                 fp: FpCache::default(),
+                wait: Default::default(),
             })
             .collect();
         let cells = (0..self.code.world * self.code.cells_per_rank * self.cell_inst)

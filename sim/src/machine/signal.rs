@@ -4,7 +4,8 @@
 
 use super::credit;
 use super::state::{
-    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitKey,
+    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, PendingWait, State, Status, Unit,
+    UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -24,12 +25,13 @@ impl Machine<'_> {
         )
     }
 
-    /// The wait a running process is blocked at or about to pass: (cell, cmp, threshold).
-    pub(super) fn pending_wait(
-        &self,
-        s: &State,
-        p: usize,
-    ) -> Option<Result<(usize, CmpOp, i64), String>> {
+    /// The wait a running process is blocked at or about to pass: (cell, cmp, threshold)
+    /// (resolved once per version of the process, [`Proc::wait`](super::state::Proc)).
+    pub(super) fn pending_wait(&self, s: &State, p: usize) -> PendingWait {
+        s.procs[p].wait.get(|| self.resolve_wait(s, p)).clone()
+    }
+
+    fn resolve_wait(&self, s: &State, p: usize) -> PendingWait {
         let pr = &s.procs[p];
         if pr.status != Status::Run {
             return None;

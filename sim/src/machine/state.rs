@@ -9,6 +9,7 @@ use super::pack::Pack;
 use crate::fingerprint::{hash_words, FpCache};
 use crate::report::{Event, Finding};
 use crate::value::{Piece, Segs, Val};
+use collc_spec::ir::CmpOp;
 use std::cell::{OnceCell, RefCell};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -373,7 +374,15 @@ pub struct Proc {
     pub(super) pin: Option<i64>,
     /// Fingerprint of the fields above (cleared by every write through [`Procs`]).
     pub(super) fp: FpCache,
+    /// The wait at the program counter, resolved (cell, comparison, threshold; computed
+    /// once per version of the process, which copies of a state share, and cleared by
+    /// every write through [`Procs`]): a function of the fields above.
+    pub(super) wait: Memo<PendingWait>,
 }
+
+/// The wait a running process is blocked at or about to pass: (cell, comparison,
+/// threshold), or why it cannot be resolved; none when the process is not at a wait.
+pub type PendingWait = Option<Result<(usize, CmpOp, i64), String>>;
 
 impl Clone for Proc {
     fn clone(&self) -> Self {
@@ -385,6 +394,7 @@ impl Clone for Proc {
             cache: self.cache.clone(),
             entries: self.entries.clone(),
             fp: self.fp.clone(),
+            wait: self.wait.clone(),
             ..*self
         }
     }
@@ -405,6 +415,7 @@ impl Clone for Proc {
             entries,
             pin,
             fp,
+            wait,
         } = src;
         self.status = *status;
         self.pc = *pc;
@@ -420,6 +431,7 @@ impl Clone for Proc {
         self.entries.clone_from(entries);
         self.pin = *pin;
         self.fp.clone_from(fp);
+        self.wait.clone_from(wait);
     }
 }
 
@@ -486,6 +498,7 @@ impl Procs {
 fn proc_mut(p: &mut Rc<Proc>) -> &mut Proc {
     let p = unshare(p, &PROCS);
     p.fp.clear();
+    p.wait.clear();
     p
 }
 
