@@ -614,9 +614,20 @@ impl<T> Clone for Shared<T> {
             written: self.written,
         }
     }
-    /// Reuses `self`'s vector.
+    /// Reuses `self`'s vector, and leaves alone the parts `self` already shares with
+    /// `src` (the explorer's scratch successor is mostly a copy of the same parent):
+    /// only the handles that differ are replaced, so the shared parts' reference counts,
+    /// in the parts' own cold memory, are not touched.
     fn clone_from(&mut self, src: &Self) {
-        self.parts.clone_from(&src.parts);
+        if self.parts.len() == src.parts.len() {
+            for (d, s) in self.parts.iter_mut().zip(&src.parts) {
+                if !Rc::ptr_eq(d, s) {
+                    *d = Rc::clone(s);
+                }
+            }
+        } else {
+            self.parts.clone_from(&src.parts);
+        }
         self.written = src.written;
     }
 }
