@@ -436,7 +436,7 @@ impl Explorer<'_, '_> {
             let en = self.m.enabled(&s);
             if self.m.stuck(&en) {
                 if let Some(t) = self.terminals.as_mut() {
-                    t.insert(fingerprint(&s));
+                    t.insert(self.m.fingerprint(&s));
                 }
                 let mut o = Outcome::default();
                 self.m.terminal(&s, &mut o);

@@ -6,7 +6,9 @@ use crate::machine::State;
 use std::cell::OnceCell;
 use std::hash::{Hash, Hasher};
 
-/// A 128-bit fingerprint of a state.
+/// A 128-bit fingerprint of a state, comparable within one search only (a cell's part
+/// holds its credit units' clocks by their number in the machine's table); two searches'
+/// states compare by [`crate::machine::Machine::fingerprint`].
 pub fn fingerprint(s: &State) -> u128 {
     let mut h = Fp::default();
     s.hash(&mut h);

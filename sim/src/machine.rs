@@ -16,6 +16,7 @@
 //! `canon` (canonicalisation).
 
 mod canon;
+mod clocks;
 mod credit;
 mod data;
 mod describe;
@@ -29,12 +30,12 @@ mod signal;
 mod state;
 mod wrap;
 
+pub use clocks::{ClockId, Clocks};
 pub use footprint::{DataAcc, DryOp, Footprint, OpKind};
 pub use pack::Pack;
 pub use state::{
     recycle, Acc, AccRec, Action, Cell, Clock, Limits, Memory, Numbers, OldCell, Origin, Outcome,
-    Part, Pending, Proc, Procs, Recycle, Shared, State, Status, Unit, UnitClock, WinMem, CONSUME,
-    STAGE,
+    Part, Pending, Proc, Procs, Recycle, Shared, State, Status, Unit, WinMem, CONSUME, STAGE,
 };
 pub use wrap::WrapStart;
 
@@ -74,6 +75,8 @@ pub struct Machine<'a> {
     /// Each rank's outputs of each call by the collective's meaning, computed at the
     /// first host step that needs them (they depend on the rank and call only).
     meanings: host::Meanings,
+    /// The credit units' vector clocks, each kept once (`clocks.rs`).
+    clocks: std::cell::RefCell<Clocks>,
 }
 
 fn fmt_call(c: u16) -> usize {

@@ -1,6 +1,7 @@
 //! Canonicalisation: renumbering epochs so states that differ only in
 //! absolute epoch values become one state.
 
+use super::clocks::{ClockId, Clocks};
 use super::state::{cell_mut, mem_mut, AccRec, Epochs, State, Status, WinMem};
 use super::Machine;
 use std::cell::RefCell;
@@ -25,6 +26,11 @@ struct Renumber {
     /// `ranks[at + v]` is `f(q, v)` for `v < len`; every epoch of `q` is below `len`.
     ranks: Vec<u32>,
     rank_at: Vec<Option<(u32, u32)>>,
+    /// The unit clocks renumbered in this state, as (old number, new number): each
+    /// distinct clock is renumbered once.
+    remap: Vec<(ClockId, ClockId)>,
+    /// Scratch for a renumbered unit clock.
+    tmp: Vec<u32>,
 }
 
 /// The bit set of epochs `1..=k` (what [`dense_len`] recognises).
@@ -80,6 +86,27 @@ impl Renumber {
         for &q in &self.moved {
             c[q] = self.f(q, c[q]);
         }
+    }
+
+    /// The number of unit clock `id` renumbered (the same number when it does not move).
+    fn fix_id(&mut self, clocks: &mut Clocks, id: ClockId) -> ClockId {
+        if let Some(&(_, new)) = self.remap.iter().find(|(old, _)| *old == id) {
+            return new;
+        }
+        let c = clocks.get(id);
+        let new = if self.moves(c) {
+            let mut tmp = std::mem::take(&mut self.tmp);
+            tmp.clear();
+            tmp.extend_from_slice(c);
+            self.fix(&mut tmp);
+            let new = clocks.intern(&tmp);
+            self.tmp = tmp;
+            new
+        } else {
+            id
+        };
+        self.remap.push((id, new));
+        new
     }
 
     /// Tabulates the moved processes' ranks (`small` only).
@@ -261,7 +288,6 @@ impl Machine<'_> {
         if r.small && !r.moved.is_empty() {
             r.tabulate();
         }
-        let r = &*r;
         if r.moved.is_empty() {
             // The identity: nothing to renumber (and every window's access records are
             // already merged, as every write to them leaves them).
@@ -279,32 +305,33 @@ impl Machine<'_> {
                 *e = r.f(q, *e);
             }
         }
+        r.remap.clear();
+        let mut clocks = self.clocks.borrow_mut();
         for i in 0..s.cells.len() {
             let c = &s.cells[i];
             let moves = r.moves(&c.clock)
-                || c.units.iter().any(|u| r.moves(&u.clock))
-                || c.history
+                || c.history.iter().any(|h| r.moves(&h.clock))
+                || c.units
                     .iter()
-                    .any(|h| r.moves(&h.clock) || h.units.iter().any(|u| r.moves(&u.clock)));
+                    .chain(c.history.iter().flat_map(|h| h.units.iter()))
+                    .any(|u| r.fix_id(&mut clocks, u.clock) != u.clock);
             if !moves {
                 continue;
             }
             let c = cell_mut(&mut s.cells, i);
             r.fix(&mut c.clock);
             for u in c.units.iter_mut() {
-                if r.moves(&u.clock) {
-                    r.fix(u.clock.make_mut());
-                }
+                u.clock = r.fix_id(&mut clocks, u.clock);
             }
             for h in c.history.iter_mut() {
                 r.fix(&mut h.clock);
                 for u in h.units.iter_mut() {
-                    if r.moves(&u.clock) {
-                        r.fix(u.clock.make_mut());
-                    }
+                    u.clock = r.fix_id(&mut clocks, u.clock);
                 }
             }
         }
+        drop(clocks);
+        let r = &*r;
         for i in 0..s.mem.len() {
             if !r.mem_moves(&s.mem[i]) {
                 continue;

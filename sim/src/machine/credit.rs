@@ -59,7 +59,6 @@ pub(super) fn take_back(units: &mut Vec<Unit>, mut debt: Unit) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::state::UnitClock;
 
     fn unit(call: u16, writer: u16, seq: u32, amount: i64) -> Unit {
         Unit {
@@ -69,7 +68,7 @@ mod tests {
             stmt: 0,
             amount,
             counted: 0,
-            clock: UnitClock::new(&[]),
+            clock: 0,
         }
     }
 

@@ -8,6 +8,7 @@
 //! records exactly when they are equal. Fields that take no part in equality (the
 //! cached fingerprints and derived memos) are not written.
 
+use super::clocks::Clocks;
 use super::state::{
     Acc, AccRec, Cell, OldCell, Origin, Pending, Proc, Status, Tiles, Unit, WinMem,
 };
@@ -186,14 +187,18 @@ impl Pack for Unit {
             writer,
             seq,
             stmt,
+            clock,
             amount,
             counted,
-            clock,
         } = self;
-        out.extend_from_slice(&[u32::from(*call) << 16 | u32::from(*writer), *seq, *stmt]);
+        out.extend_from_slice(&[
+            u32::from(*call) << 16 | u32::from(*writer),
+            *seq,
+            *stmt,
+            *clock,
+        ]);
         amount.pack(out);
         counted.pack(out);
-        words(clock, out);
     }
 }
 
@@ -268,6 +273,7 @@ impl Pack for Proc {
             entries,
             pin,
             fp: _,
+            wait: _,
         } = self;
         status.pack(out);
         out.extend_from_slice(&[*pc, u32::from(*call) << 1 | u32::from(*bump), *seq, *steps]);
@@ -313,5 +319,53 @@ impl Pack for WinMem {
         } = self;
         vals.pack(out);
         acc.pack(out);
+    }
+}
+
+/// A unit with its clock's entries in place of its clock's number.
+fn unit_resolved(u: &Unit, clocks: &Clocks, out: &mut Vec<u32>) {
+    Unit { clock: 0, ..*u }.pack(out);
+    words(clocks.get(u.clock), out);
+}
+
+fn units_resolved(units: &[Unit], clocks: &Clocks, out: &mut Vec<u32>) {
+    out.push(units.len() as u32);
+    for u in units {
+        unit_resolved(u, clocks, out);
+    }
+}
+
+/// A cell's record with its units' clocks written out instead of numbered: injective
+/// like [`Pack`], and independent of the order the search met the clocks in (for
+/// fingerprints that two searches compare).
+pub(super) fn cell_resolved(c: &Cell, clocks: &Clocks, out: &mut Vec<u32>) {
+    let Cell {
+        value,
+        units,
+        clock,
+        version,
+        origin,
+        history,
+        fp: _,
+    } = c;
+    value.pack(out);
+    version.pack(out);
+    origin.pack(out);
+    words(clock, out);
+    units_resolved(units, clocks, out);
+    out.push(history.len() as u32);
+    for h in history {
+        let OldCell {
+            version,
+            value,
+            units,
+            clock,
+            origin,
+        } = h;
+        version.pack(out);
+        value.pack(out);
+        units_resolved(units, clocks, out);
+        words(clock, out);
+        origin.pack(out);
     }
 }

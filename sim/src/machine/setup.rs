@@ -51,6 +51,7 @@ impl<'a> Machine<'a> {
             win_inst: if per_call_win { instances(p, calls) } else { 1 },
             cell_inst: if per_call_sig { instances(p, calls) } else { 1 },
             meanings: Default::default(),
+            clocks: Default::default(),
         }
     }
 
@@ -114,6 +115,7 @@ impl<'a> Machine<'a> {
                 entries: Vec::new(),
                 pin: None,
                 fp: FpCache::default(),
+                wait: Default::default(),
             })
             .collect();
         let cells = (0..self.code.world * self.code.cells_per_rank * self.cell_inst)

@@ -4,7 +4,8 @@
 
 use super::credit;
 use super::state::{
-    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, State, Status, Unit, UnitClock, UnitKey,
+    cell_mut, join, Cell, Memory, OldCell, Origin, Outcome, PendingWait, State, Status, Unit,
+    UnitKey,
 };
 use super::{fmt_call, Machine};
 use crate::code::Instr;
@@ -24,12 +25,13 @@ impl Machine<'_> {
         )
     }
 
-    /// The wait a running process is blocked at or about to pass: (cell, cmp, threshold).
-    pub(super) fn pending_wait(
-        &self,
-        s: &State,
-        p: usize,
-    ) -> Option<Result<(usize, CmpOp, i64), String>> {
+    /// The wait a running process is blocked at or about to pass: (cell, cmp, threshold)
+    /// (resolved once per version of the process, [`Proc::wait`](super::state::Proc)).
+    pub(super) fn pending_wait(&self, s: &State, p: usize) -> PendingWait {
+        s.procs[p].wait.get(|| self.resolve_wait(s, p)).clone()
+    }
+
+    fn resolve_wait(&self, s: &State, p: usize) -> PendingWait {
         let pr = &s.procs[p];
         if pr.status != Status::Run {
             return None;
@@ -207,14 +209,15 @@ impl Machine<'_> {
                 });
             }
             if credit {
+                let clock = self.clocks.borrow_mut().intern(pclock);
                 let unit = |amount| Unit {
                     call,
                     writer: p as u16,
                     seq,
                     stmt,
+                    clock,
                     amount,
                     counted: 0,
-                    clock: UnitClock::new(pclock),
                 };
                 match op {
                     NotifyOp::AtomicAdd if v > 0 => credit::add(&mut c.units, unit(v)),
@@ -420,8 +423,9 @@ impl Machine<'_> {
                     stale_findings.push(f);
                 }
                 let own = &mut s.procs[p].clock;
+                let clocks = self.clocks.borrow();
                 for u in counted() {
-                    join(own, &u.clock);
+                    join(own, clocks.get(u.clock));
                 }
                 if counted().any(|u| u.counted & bit == 0) {
                     // The cell's current units are the ones read unless the read was stale:

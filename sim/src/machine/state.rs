@@ -3,11 +3,13 @@
 //! windows with their data and access history, processes, the scheduler's
 //! actions, a step's outcome and the loop limits.
 
+use super::clocks::ClockId;
 use super::footprint::DataAcc;
 use super::pack::Pack;
 use crate::fingerprint::{hash_words, FpCache};
 use crate::report::{Event, Finding};
 use crate::value::{Piece, Segs, Val};
+use collc_spec::ir::CmpOp;
 use std::cell::{OnceCell, RefCell};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -53,7 +55,9 @@ pub(super) fn join(a: &mut [u32], b: &[u32]) {
 }
 
 /// One credit unit in a cell: who added how much, in which call, from which statement.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A plain record: its vector clock is kept in the machine's table of clocks
+/// (`clocks.rs`), by number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Unit {
     /// The writer's call (0-based).
     pub call: u16,
@@ -63,79 +67,13 @@ pub struct Unit {
     pub seq: u32,
     /// The notify statement.
     pub stmt: u32,
+    /// The writer's vector clock at the notify (what a wait counting this unit
+    /// acquires), by its number in the machine's table of clocks.
+    pub clock: ClockId,
     /// Credits (negative: a debt left by an over-subtraction).
     pub amount: i64,
     /// Processes whose passing waits counted this unit (bit per process).
     pub counted: u128,
-    /// The writer's vector clock at the notify: what a wait counting this unit acquires.
-    pub clock: UnitClock,
-}
-
-/// The most processes whose clocks a credit unit keeps inline.
-const INLINE_CLOCK: usize = 8;
-
-/// A credit unit's vector clock: inline for up to [`INLINE_CLOCK`] processes (copying a
-/// cell copies its units' clocks with them, touching no other memory), else shared
-/// between the copies of the unit (`Rc`).
-#[derive(Debug, Clone)]
-pub enum UnitClock {
-    /// The first `len` entries of `w` (the rest zero).
-    Inline {
-        /// Entries.
-        len: u8,
-        /// Storage.
-        w: [u32; INLINE_CLOCK],
-    },
-    /// A longer clock.
-    Shared(Rc<[u32]>),
-}
-
-impl UnitClock {
-    /// A unit clock equal to `c`.
-    pub(super) fn new(c: &[u32]) -> Self {
-        if c.len() <= INLINE_CLOCK {
-            let mut w = [0; INLINE_CLOCK];
-            w[..c.len()].copy_from_slice(c);
-            UnitClock::Inline {
-                len: c.len() as u8,
-                w,
-            }
-        } else {
-            UnitClock::Shared(Rc::from(c))
-        }
-    }
-
-    /// The entries, to write (a shared clock is copied first if another unit holds it).
-    pub(super) fn make_mut(&mut self) -> &mut [u32] {
-        match self {
-            UnitClock::Inline { len, w } => &mut w[..*len as usize],
-            UnitClock::Shared(r) => Rc::make_mut(r),
-        }
-    }
-}
-
-impl std::ops::Deref for UnitClock {
-    type Target = [u32];
-    fn deref(&self) -> &[u32] {
-        match self {
-            UnitClock::Inline { len, w } => &w[..*len as usize],
-            UnitClock::Shared(r) => r,
-        }
-    }
-}
-
-impl PartialEq for UnitClock {
-    fn eq(&self, o: &Self) -> bool {
-        **self == **o
-    }
-}
-
-impl Eq for UnitClock {}
-
-impl Hash for UnitClock {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        (**self).hash(h)
-    }
 }
 
 /// A credit unit's identity and order in its cell: (call, writer, sequence).
@@ -436,7 +374,15 @@ pub struct Proc {
     pub(super) pin: Option<i64>,
     /// Fingerprint of the fields above (cleared by every write through [`Procs`]).
     pub(super) fp: FpCache,
+    /// The wait at the program counter, resolved (cell, comparison, threshold; computed
+    /// once per version of the process, which copies of a state share, and cleared by
+    /// every write through [`Procs`]): a function of the fields above.
+    pub(super) wait: Memo<PendingWait>,
 }
+
+/// The wait a running process is blocked at or about to pass: (cell, comparison,
+/// threshold), or why it cannot be resolved; none when the process is not at a wait.
+pub type PendingWait = Option<Result<(usize, CmpOp, i64), String>>;
 
 impl Clone for Proc {
     fn clone(&self) -> Self {
@@ -448,6 +394,7 @@ impl Clone for Proc {
             cache: self.cache.clone(),
             entries: self.entries.clone(),
             fp: self.fp.clone(),
+            wait: self.wait.clone(),
             ..*self
         }
     }
@@ -468,6 +415,7 @@ impl Clone for Proc {
             entries,
             pin,
             fp,
+            wait,
         } = src;
         self.status = *status;
         self.pc = *pc;
@@ -483,6 +431,7 @@ impl Clone for Proc {
         self.entries.clone_from(entries);
         self.pin = *pin;
         self.fp.clone_from(fp);
+        self.wait.clone_from(wait);
     }
 }
 
@@ -549,6 +498,7 @@ impl Procs {
 fn proc_mut(p: &mut Rc<Proc>) -> &mut Proc {
     let p = unshare(p, &PROCS);
     p.fp.clear();
+    p.wait.clear();
     p
 }
 
@@ -664,9 +614,20 @@ impl<T> Clone for Shared<T> {
             written: self.written,
         }
     }
-    /// Reuses `self`'s vector.
+    /// Reuses `self`'s vector, and leaves alone the parts `self` already shares with
+    /// `src` (the explorer's scratch successor is mostly a copy of the same parent):
+    /// only the handles that differ are replaced, so the shared parts' reference counts,
+    /// in the parts' own cold memory, are not touched.
     fn clone_from(&mut self, src: &Self) {
-        self.parts.clone_from(&src.parts);
+        if self.parts.len() == src.parts.len() {
+            for (d, s) in self.parts.iter_mut().zip(&src.parts) {
+                if !Rc::ptr_eq(d, s) {
+                    *d = Rc::clone(s);
+                }
+            }
+        } else {
+            self.parts.clone_from(&src.parts);
+        }
         self.written = src.written;
     }
 }
