@@ -8,6 +8,7 @@
 pub mod alg;
 pub mod cells;
 pub mod concrete;
+pub mod normal;
 pub mod show;
 pub mod simplify;
 pub mod sum;

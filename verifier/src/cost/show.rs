@@ -28,6 +28,25 @@ fn wrap(s: String) -> String {
     }
 }
 
+/// A power's base: in parentheses when an operator outside parentheses would bind
+/// it loosely (`(P - 1)^2`, `(2*P)^2`; not `min(P, G)^2`).
+fn wrap_base(s: String) -> String {
+    if top_level(&s, &["+", "-", "*", "/", "%", "^", "&", "|"]) || s.starts_with('-') {
+        format!("({s})")
+    } else {
+        s
+    }
+}
+
+/// An atom's text as a factor of a product: parentheses around `%`, `/` and the bit
+/// operations (`2*(x % y)`, `T*(a ^ b)`).
+fn factor(a: &Atom, s: String) -> String {
+    match a {
+        Atom::Fun(Fun::Mod | Fun::Div | Fun::Xor | Fun::And | Fun::Or, _) => format!("({s})"),
+        _ => s,
+    }
+}
+
 fn wrap_product(s: String) -> String {
     if s.contains(' ') || s.contains('*') || s.contains('/') {
         format!("({s})")
@@ -96,18 +115,27 @@ impl Names<'_> {
     }
 
     fn mono(&self, m: &Mono) -> String {
+        self.product(m, false)
+    }
+
+    /// A monomial; with `scaled` (a coefficient before it) or more than one factor,
+    /// the factors that are `%`, `/` or bit operations in parentheses.
+    fn product(&self, m: &Mono, scaled: bool) -> String {
         let mut parts: Vec<String> = Vec::new();
         let mut i = 0;
+        let several = scaled || m.iter().any(|a| *a != m[0]);
         while i < m.len() {
             let mut k = 1;
             while i + k < m.len() && m[i + k] == m[i] {
                 k += 1;
             }
             let a = self.atom(&m[i]);
-            parts.push(if k == 1 {
+            parts.push(if k == 1 && several {
+                factor(&m[i], a)
+            } else if k == 1 {
                 a
             } else {
-                format!("{}^{k}", wrap(a))
+                format!("{}^{k}", wrap_base(a))
             });
             i += k;
         }
@@ -140,7 +168,7 @@ impl Names<'_> {
             } else if mag == Rat::int(1) {
                 self.mono(m)
             } else {
-                format!("{num}*{}", self.mono(m))
+                format!("{num}*{}", self.product(m, true))
             };
             if s.is_empty() {
                 if neg {
@@ -158,9 +186,18 @@ impl Names<'_> {
         }
     }
 
+    /// A polynomial in normal form ([`super::normal`]: equal formulas print equal),
+    /// each `min`/`max` in its shortest form, factored for reading.
+    pub fn formula(&self, x: &Poly) -> String {
+        let w = super::walk::Walk::new(self.p, 0);
+        let n = super::normal::normal(x, &|y| w.range(y));
+        let f = super::normal::fold(&n, &|y| self.layout(y).len());
+        self.layout(&f)
+    }
+
     /// A polynomial factored for reading; terms under an indicator follow the
     /// factored rest as a plain sum.
-    pub fn formula(&self, x: &Poly) -> String {
+    fn layout(&self, x: &Poly) -> String {
         let (ind, plain): (BTreeMap<Mono, Rat>, BTreeMap<Mono, Rat>) =
             x.0.iter()
                 .map(|(m, c)| (m.clone(), *c))
@@ -170,6 +207,9 @@ impl Names<'_> {
             let tail = self.sum(&Poly(ind));
             if s == "0" {
                 return tail;
+            }
+            if top_level(&s, &["^", "&", "|"]) {
+                s = format!("({s})");
             }
             match tail.strip_prefix('-') {
                 Some(t) => s = format!("{s} - {t}"),
@@ -202,12 +242,10 @@ impl Names<'_> {
                 Some(b) => (true, b.to_string()),
                 None => (false, f),
             };
-            let body = if body.contains(" + ") || body.contains(" - ") && !body.starts_with('(') {
-                if body.split(" * ").count() > 1 {
-                    body
-                } else {
-                    format!("({body})")
-                }
+            // a group that is a sum keeps its terms together after a minus: `- (P - G)`
+            let body = if top_level(&body, &["^", "&", "|"]) || neg && top_level(&body, &["+", "-"])
+            {
+                format!("({body})")
             } else {
                 body
             };
@@ -290,6 +328,13 @@ impl Names<'_> {
                 }
             }
         }
+        if parts.len() > 1 || minus || c.1 != 1 {
+            for part in &mut parts {
+                if top_level(part, &["+", "-", "/", "%", "^", "&", "|"]) {
+                    *part = format!("({part})");
+                }
+            }
+        }
         let mut s = parts.join(" * ");
         if minus {
             s = format!("-{s}");
@@ -299,6 +344,30 @@ impl Names<'_> {
         }
         s
     }
+}
+
+/// Whether `s` has one of the binary operators `ops` outside parentheses and
+/// brackets (written between spaces: ` - `, ` * `, ` ^ `; a product `2*P` counts as
+/// `*`, a power `P^2` never).
+fn top_level(s: &str, ops: &[&str]) -> bool {
+    let mut depth = 0i32;
+    let b = s.as_bytes();
+    for (i, c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            _ if depth != 0 => {}
+            b'*' if ops.contains(&"*") => return true,
+            _ if i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' ') => {
+                let op = std::str::from_utf8(&b[i..i + 1]).unwrap_or_default();
+                if ops.contains(&op) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `x = c * common * rest` with `c` the rational content (sign of the first term)

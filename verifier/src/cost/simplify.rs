@@ -497,7 +497,8 @@ impl Walk<'_> {
         if x.0.len() != 1 || *c != Rat::int(1) {
             return false;
         }
-        let VarKind::Derived(Expr::Min(a, b)) = &self.p.vars[*v].kind else {
+        // a summation index (an id past the protocol's) is no `let`
+        let Some(VarKind::Derived(Expr::Min(a, b))) = self.p.vars.get(*v).map(|x| &x.kind) else {
             return false;
         };
         let (Ok(a), Ok(b)) = (self.poly(a), self.poly(b)) else {
