@@ -792,26 +792,73 @@ impl Ctx<'_> {
 
     /// True when a cell of `s` may receive credits from more than one (rank, block)
     /// in one call: a statement whose writer the cell does not determine, or two
-    /// statements whose writers differ.
+    /// statements whose writers differ — unless every cell is shown to receive at most
+    /// one body credit per call ([`Ctx::one_credit_per_cell`]).
     fn many_writers(&mut self, s: SignalId) -> Result<bool, String> {
         let (o, idx) = self.generic_cell(s)?;
         let actor: Vec<AtomId> = std::iter::once(self.b.me).chain(self.b.blk).collect();
         let mut writer: Option<Vec<Lin>> = None;
+        let mut many = false;
         for e in self.body_credits(s) {
             let Some((map, _, free)) = self.reach(Side::B, &e, &o, &idx, &Map::new(), &[])? else {
                 continue;
             };
             if actor.iter().any(|x| free.contains(x)) {
-                return Ok(true);
+                many = true;
+                break;
             }
             let w: Vec<Lin> = actor.iter().filter_map(|x| map.get(x).cloned()).collect();
             match &writer {
                 None => writer = Some(w),
                 Some(prev) if *prev == w => {}
-                Some(_) => return Ok(true),
+                Some(_) => {
+                    many = true;
+                    break;
+                }
             }
         }
-        Ok(false)
+        Ok(many && !self.one_credit_per_cell(s))
+    }
+
+    /// Every cell of `s` receives at most one body credit execution per call (Z3, the
+    /// executions counted at the generic cell), and no credit statement of `s` reads the
+    /// call index: one writer per cell, the same in every call (statements with different
+    /// writers reach different cells, like a release sent by rank 0 to the leaders and by
+    /// each leader to its members), so the single-writer argument of the reuse theorem
+    /// applies. Not shown (a Z3 answer other than unsat included): `false`.
+    fn one_credit_per_cell(&mut self, s: SignalId) -> bool {
+        let credits = self.body_credits(s);
+        if let Some(c) = self
+            .p
+            .call
+            .map(|c| self.run.syms.intern(crate::sym::Atom::Param(c)))
+        {
+            let sy = &self.run.syms;
+            let reads = |e: &PEv| {
+                e.guard
+                    .iter()
+                    .any(|g| crate::epoch::cond_mentions(sy, *g, c))
+                    || e.index
+                        .iter()
+                        .chain([&e.owner])
+                        .any(|l| crate::epoch::mentions(sy, l, c))
+                    || match &e.kind {
+                        PKind::Notify { value: Some(v), .. } => crate::epoch::mentions(sy, v, c),
+                        _ => true,
+                    }
+            };
+            if credits.iter().any(reads) {
+                return false;
+            }
+        }
+        let saved = self.stats.clone();
+        let named = self.named.len();
+        if self.at_most_one(&credits, s).is_ok() {
+            return true;
+        }
+        self.stats = saved;
+        self.named.truncate(named);
+        false
     }
 
     /// Several writers, one counter: the owner resets a call's credits only after a
