@@ -14,8 +14,8 @@
 //!   `q >= 0` (every positive integer is an odd multiple of a power of two); the lowest
 //!   set bit of `x` is `2^j`, and `x - 2^j = 2^(j+1) q` is 0 or at least `2^(j+1)`.
 //! - (L2) for `a`, `b` in `1..=2^62` and a power `w = 2^i` with `b = a + w`:
-//!   `w < low(a) ⇒ low(b) = w`; `w > low(a) ⇒ low(b) = low(a)`; `w = low(a) ⇒ low(b)
-//!   >= 2w`; and the same with `a`, `b` swapped (`a = b - w`). Proof: with `low(a) =
+//!   `w < low(a) ⇒ low(b) = w`; `w > low(a) ⇒ low(b) = low(a)`; `w = low(a) ⇒
+//!   low(b) >= 2w`; and the same with `a`, `b` swapped (`a = b - w`). Proof: with `low(a) =
 //!   2^j`, `a = 2^j (2q + 1)`. If `i < j`, `b = 2^i (2^(j-i) (2q + 1) + 1)`, an odd
 //!   multiple of `2^i`. If `i > j`, `b = 2^j (2q + 1 + 2^(i-j))`, and `2q + 1 + 2^(i-j)`
 //!   is odd. If `i = j`, `b = 2^(j+1) (q + 1)`, a multiple of `2^(j+1)`, so `low(b) >=
@@ -210,11 +210,11 @@ mod tests {
             let (a, i) = (BV::new_const("a", w), BV::new_const("i", w));
             let pw = one.bvshl(&i);
             let b = a.bvadd(&pw);
-            let lo = |x: &BV| x.bvand(&x.bvneg());
+            let lo = |x: &BV| x.bvand(x.bvneg());
             let pos = |x: &BV| Bool::and(&[x.bvuge(&one), x.bvule(&top)]);
             let (la, lb) = (lo(&a), lo(&b));
             let two = |x: &BV| x.bvshl(&one);
-            let power = |x: &BV| Bool::and(&[x.bvuge(&one), x.bvand(&x.bvsub(&one)).eq(&zero)]);
+            let power = |x: &BV| Bool::and(&[x.bvuge(&one), x.bvand(x.bvsub(&one)).eq(&zero)]);
             let pre = Bool::and(&[pos(&a), pos(&b), i.bvult(BV::from_u64(u64::from(w) - 2, w))]);
             let mut thms = vec![
                 pos(&a).implies(Bool::and(&[
@@ -234,7 +234,7 @@ mod tests {
             }
             for t in thms {
                 let s = Solver::new();
-                s.assert(&t.not());
+                s.assert(t.not());
                 assert_eq!(s.check(), SatResult::Unsat, "width {w}: {t}");
             }
         }
