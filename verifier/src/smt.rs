@@ -274,8 +274,8 @@ impl<'a> Tr<'a> {
             products: Vec::new(),
         }
     }
-    /// A translation in which every bit atom ([`Atom::Bit`]) is an unconstrained
-    /// integer constant, listed by [`Tr::opaque`].
+    /// A translation in which every bit atom ([`Atom::Bit`]), and every remainder by a
+    /// symbolic divisor, is an unconstrained integer constant, listed by [`Tr::opaque`].
     pub fn opaque_bits(p: &'a Protocol, syms: &'a Syms) -> Self {
         Tr {
             opaque: Some(Vec::new()),
@@ -442,6 +442,10 @@ impl<'a> Tr<'a> {
                     self.multiples.push((yl, x.clone() - x.modulo(&y)));
                 }
                 x.div(&y)
+            }
+            Atom::Mod(_, y) if self.opaque.is_some() && y.as_const().is_none() => {
+                self.opaque.get_or_insert_with(Vec::new).push(a);
+                Int::new_const(format!("mod#{a}"))
             }
             Atom::Mod(x, y) => {
                 let (xl, yl) = (x, y);

@@ -15,7 +15,8 @@
 //! - `x ^ 2^k` is `x + 2^k` or `x - 2^k` (one bit flips), `x + 2^k` when
 //!   `0 <= x < 2^k`, and below `2^m` exactly when `x` is, for `k < m` (the bits at
 //!   `m` and above do not change);
-//! - `x & 2^k` is 0 or `2^k`, 0 when `0 <= x < 2^k`;
+//! - `x & y` with `y` equal to a power `2^k` is 0 or `2^k`, 0 when `0 <= x < 2^k`;
+//! - the lowest set bit `x & -x` and remainders by a symbolic divisor: [`super::lowbit`];
 //! - on non-negative operands: `|x - y| <= x ^ y <= x + y`, `max(x, y) <= x | y <= x + y`,
 //!   `x & y <= min(x, y)`, and `^ |` stay below `2^m` when both operands do;
 //!   `0 <= x >> s <= x` for `s` in `0..=62`.
@@ -24,9 +25,11 @@
 //! the encoding over-approximates: a query proved here holds; anything else says
 //! nothing, and the caller poses the exact query.
 
+use super::lowbit::{self, Low, Rem};
 use crate::smt::{Prop, Tr};
 use crate::sym::{Atom, AtomId, BitFn, CondId, Lin, Syms};
 use collc_spec::ir::Protocol;
+use std::collections::HashMap;
 use z3::ast::{Bool, Int};
 use z3::{Params, SatResult, Solver};
 
@@ -36,17 +39,21 @@ const RLIMIT: u32 = 2_000_000;
 
 /// `v = 2^e` wherever `c` holds.
 #[derive(Clone)]
-struct View {
+pub(super) struct View {
     /// The power as a term of the query (to recognise it as an operand).
-    lin: Lin,
-    v: Int,
-    e: Int,
-    c: Bool,
+    pub lin: Lin,
+    pub v: Int,
+    pub e: Int,
+    pub c: Bool,
 }
 
 /// True when `assumptions ∧ extra ⇒ prop` is proved with every bit atom opaque and
-/// constrained by the facts above only.
+/// constrained by the facts above only (with those of [`super::lowbit`]).
+///
+/// Answers are kept in `memo` by the query's terms (before the facts, which follow from
+/// them): a query posed again, by another obligation or claim, is answered once.
 pub fn valid(
+    memo: &mut Memo,
     p: &Protocol,
     s: &Syms,
     assumptions: &[CondId],
@@ -68,11 +75,18 @@ pub fn valid(
     if tr.opaque().is_empty() {
         return false;
     }
+    let mut keyed = asserts.clone();
+    keyed.extend(tr.side());
+    let key = Bool::and(&keyed).to_string();
+    if let Some(r) = memo.0.get(&key) {
+        return *r;
+    }
     asserts.extend(facts(s, &mut tr));
     asserts.extend(tr.side());
     // The linear-integer solver: about a fifth of the general one's time on these small
-    // queries (its set-up dominates). A product or remainder of two symbolic values is
-    // outside it: unknown, and the exact encoding takes the query.
+    // queries (its set-up dominates). A product of two symbolic values or a quotient by a
+    // symbolic divisor is outside it: unknown, and the exact encoding takes the query
+    // (remainders by a symbolic divisor are opaque, with the facts of `lowbit`).
     let solver = Solver::new_for_logic("QF_LIA").unwrap_or_default();
     let mut params = Params::new();
     params.set_u32("rlimit", RLIMIT);
@@ -80,8 +94,14 @@ pub fn valid(
     for a in &asserts {
         solver.assert(a);
     }
-    solver.check() == SatResult::Unsat
+    let r = solver.check() == SatResult::Unsat;
+    memo.0.insert(key, r);
+    r
 }
+
+/// Answers of the width-free queries posed so far, by their terms.
+#[derive(Default)]
+pub struct Memo(HashMap<String, bool>);
 
 /// One bit atom: its function, operands and opaque value.
 struct Op {
@@ -97,12 +117,25 @@ struct Op {
 /// The facts about every opaque atom of `tr` (translating their operands may meet more).
 fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
     let mut ops = Vec::new();
+    let mut rems = Vec::new();
     let mut i = 0;
     while i < tr.opaque().len() {
         let a = tr.opaque()[i];
         i += 1;
-        let Atom::Bit(f, x, y) = s.atoms[a as usize].clone() else {
-            continue;
+        let (f, x, y) = match s.atoms[a as usize].clone() {
+            Atom::Bit(f, x, y) => (f, x, y),
+            Atom::Mod(x, y) => {
+                let (tx, ty) = (tr.lin(&x), tr.lin(&y));
+                let v = tr.atom(a);
+                rems.push(Rem {
+                    x: tx,
+                    y: ty,
+                    ylin: y,
+                    v,
+                });
+                continue;
+            }
+            _ => continue,
         };
         let (tx, ty) = (tr.lin(&x), tr.lin(&y));
         let v = tr.atom(a);
@@ -118,7 +151,25 @@ fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
     }
     let mut out = Vec::new();
     let mut views = Vec::new();
+    let mut lows = Vec::new();
     for (n, o) in ops.iter().enumerate() {
+        if o.f == BitFn::And && o.x.scale(-1).as_ref() == Some(&o.y) {
+            // `x & -x` is `(-x) & x`: either operand may be the positive one.
+            for (side, t) in [&o.tx, &o.ty].into_iter().enumerate() {
+                let low = Low {
+                    x: t.clone(),
+                    v: o.v.clone(),
+                };
+                out.extend(lowbit::alone(&low));
+                views.push(View {
+                    lin: Lin::atom(o.id),
+                    v: o.v.clone(),
+                    e: Int::new_const(format!("el#{n}#{side}")),
+                    c: lowbit::view_cond(&low),
+                });
+                lows.push(low);
+            }
+        }
         match o.f {
             BitFn::Pow2 => {
                 let c = in_shift(&o.tx);
@@ -164,6 +215,21 @@ fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
     }
     for o in &ops {
         out.extend(op(o, &views));
+    }
+    for (i, a) in lows.iter().enumerate() {
+        for w in &views {
+            out.push(lowbit::of_power(a, w));
+            for b in &lows[i + 1..] {
+                out.extend(lowbit::step(a, b, w));
+                out.extend(lowbit::step(b, a, w));
+            }
+        }
+    }
+    for (i, a) in rems.iter().enumerate() {
+        out.push(lowbit::rem_alone(a));
+        for b in rems[i + 1..].iter().filter(|b| b.ylin == a.ylin) {
+            out.push(lowbit::rem_pair(a, b));
+        }
     }
     out
 }
@@ -247,11 +313,15 @@ fn op(o: &Op, views: &[View]) -> Vec<Bool> {
             out.push(Bool::or(&[x.ge(0), y.ge(0)]).implies(v.ge(&zero)));
             out.push(x.ge(0).implies(v.le(x)));
             out.push(y.ge(0).implies(v.le(y)));
-            for (w, z) in flips {
-                let Some(w) = w else { continue };
-                out.push(w.c.implies(Bool::or(&[v.eq(&zero), v.eq(&w.v)])));
-                let small = Bool::and(&[w.c.clone(), z.ge(0), z.lt(&w.v)]);
-                out.push(small.implies(v.eq(&zero)));
+            // An operand equal to a power (not only one written as it: `(m - 1) & m`
+            // with `m` the lowest set bit of a rank).
+            for w in views {
+                for (z, t) in [(x, y), (y, x)] {
+                    let on = Bool::and(&[w.c.clone(), t.eq(&w.v)]);
+                    out.push(on.implies(Bool::or(&[v.eq(&zero), v.eq(&w.v)])));
+                    let small = Bool::and(&[on, z.ge(0), z.lt(&w.v)]);
+                    out.push(small.implies(v.eq(&zero)));
+                }
             }
         }
         BitFn::Or => {
@@ -345,7 +415,14 @@ mod tests {
             };
             assume.push(c);
         }
-        valid(&p, &s, &assume, &[], &Prop::Ge0(below))
+        valid(
+            &mut Memo::default(),
+            &p,
+            &s,
+            &assume,
+            &[],
+            &Prop::Ge0(below),
+        )
     }
 
     #[test]

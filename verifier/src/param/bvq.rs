@@ -562,8 +562,9 @@ enum Enc {
 /// Answers of the bit-vector queries posed so far, by their Z3 term (the translation
 /// names constants by position, so queries that differ only in fresh atoms meet).
 /// Only decided answers are kept: an unknown depends on the limit it was posed with.
+/// With them, the width-free queries' answers ([`super::bitlemma::Memo`]).
 #[derive(Default)]
-pub struct Cache(HashMap<(u32, Enc, String), Answer>);
+pub struct Cache(HashMap<(u32, Enc, String), Answer>, super::bitlemma::Memo);
 
 /// Checks `assumptions ∧ extra ⇒ prop` as a bit-vector problem; `None` when the query
 /// cannot be translated exactly (the caller uses the integer encoding). Remainders are
@@ -582,7 +583,7 @@ pub fn check(
     limit: Limit,
 ) -> Option<Answer> {
     // Width-free first: its cost does not grow with the bounds.
-    if super::bitlemma::valid(p, s, assumptions, extra, prop) {
+    if super::bitlemma::valid(&mut cache.1, p, s, assumptions, extra, prop) {
         return Some(Answer::Valid);
     }
     let q = Query {

@@ -29,6 +29,7 @@ mod epoch;
 pub mod extract;
 pub mod horizon;
 pub mod invert;
+mod lowbit;
 mod multi_next;
 mod oblig;
 mod rank_key;
