@@ -14,18 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn coll_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    v.retain(|p| p.extension().is_some_and(|x| x == "coll"));
-    v.sort();
-    v
-}
+mod common;
 
 fn files() -> Vec<PathBuf> {
     let mut v = Vec::new();
@@ -35,7 +24,7 @@ fn files() -> Vec<PathBuf> {
         "collc/tests/cost_fixtures",
         "verifier/tests/step",
     ] {
-        let here = coll_files(&root().join(d));
+        let here = common::coll_files(d);
         assert!(!here.is_empty(), "{d} holds fixtures");
         v.extend(here);
     }
