@@ -76,6 +76,18 @@ pub struct PEv {
 }
 
 impl PEv {
+    /// True when its cell (owner, index) or its path condition reads the atom `a` (the
+    /// call index, in the reuse rules).
+    pub fn cell_or_guard_mentions(&self, s: &Syms, a: AtomId) -> bool {
+        self.guard
+            .iter()
+            .any(|g| crate::epoch::cond_mentions(s, *g, a))
+            || self
+                .index
+                .iter()
+                .chain([&self.owner])
+                .any(|l| crate::epoch::mentions(s, l, a))
+    }
     /// Textual position: the epilogue after the body, then the source order.
     pub fn pos(&self) -> (bool, usize) {
         (self.epilogue, self.span.start)

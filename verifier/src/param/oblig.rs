@@ -835,13 +835,7 @@ impl Ctx<'_> {
         {
             let sy = &self.run.syms;
             let reads = |e: &PEv| {
-                e.guard
-                    .iter()
-                    .any(|g| crate::epoch::cond_mentions(sy, *g, c))
-                    || e.index
-                        .iter()
-                        .chain([&e.owner])
-                        .any(|l| crate::epoch::mentions(sy, l, c))
+                e.cell_or_guard_mentions(sy, c)
                     || match &e.kind {
                         PKind::Notify { value: Some(v), .. } => crate::epoch::mentions(sy, v, c),
                         _ => true,

@@ -72,16 +72,11 @@ pub(super) fn next_call(
             .map(|c| cx.run.syms.intern(crate::sym::Atom::Param(c)))
     {
         let s = &cx.run.syms;
-        let reads = |e: &PEv| {
-            e.guard
-                .iter()
-                .any(|g| crate::epoch::cond_mentions(s, *g, c))
-                || e.index
-                    .iter()
-                    .chain([&e.owner])
-                    .any(|l| crate::epoch::mentions(s, l, c))
-        };
-        if sets.iter().chain(waits).any(reads) {
+        if sets
+            .iter()
+            .chain(waits)
+            .any(|e| e.cell_or_guard_mentions(s, c))
+        {
             return Err("a Set or a read whose cell or condition reads the call index".into());
         }
     }
