@@ -12,25 +12,15 @@ use collc_verifier::cost::cells::{at, At as Span};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn coll_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    v.retain(|p| p.extension().is_some_and(|x| x == "coll"));
-    v.sort();
-    v
-}
+mod common;
+use common::{coll_files, repo_root as root};
 
 /// The merged examples, this test's fixtures (guards on loop variables, a ring, group
 /// leaders) and the review's root-only broadcast.
 fn examples() -> Vec<PathBuf> {
-    let mut v = coll_files(&root().join("examples"));
+    let mut v = coll_files("examples");
     assert!(v.len() >= 8, "examples/ holds the merged kernels");
-    v.extend(coll_files(&root().join("collc/tests/cost_fixtures")));
+    v.extend(coll_files("collc/tests/cost_fixtures"));
     // The review's root-only broadcast: counts split by `me == root`.
     v.push(root().join("collc/tests/verify_fixtures/broadcast_root_only.coll"));
     v
