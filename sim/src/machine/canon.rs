@@ -170,6 +170,77 @@ fn epochs(m: &WinMem) -> &Epochs {
     })
 }
 
+/// The first call whose entry epochs are still needed: while some process may still
+/// leave that call (the call-entry epochs of earlier calls are no longer checked).
+fn live_call(s: &State) -> usize {
+    s.procs
+        .iter()
+        .map(|q| match q.status {
+            Status::Run => q.call as usize,
+            Status::CallDone => q.call as usize + 1,
+            Status::Finished | Status::Fault => usize::MAX,
+        })
+        .min()
+        .unwrap_or(usize::MAX)
+}
+
+/// Whether a state that was canonical when the explorer's table last numbered its parts
+/// (a successor of a canonical state: its parent's numbers) still is, looking only at
+/// what was written since (`Shared::written`). False when that cannot be told cheaply
+/// (a window was written: an overwritten access record may have held the last copy of
+/// any process's epoch), and then the caller renumbers from scratch.
+///
+/// Exact: with no window written, a process the step did not write records the same
+/// epochs as in the canonical parent, unless a call-entry epoch is cleared (checked
+/// here for every process), and keeps its own clock entry; so only the written
+/// processes' epochs need to be `1..=k` with their own clock entry at most `k`.
+fn still_canonical(s: &mut State) -> bool {
+    let (np, nw) = (s.procs.len(), s.mem.len());
+    if s.mem.written() != 0 || np > 64 || nw > 64 {
+        return false;
+    }
+    let live = live_call(s);
+    if s.procs
+        .iter()
+        .any(|q| q.entries.iter().take(live).any(|e| *e != 0))
+    {
+        return false;
+    }
+    let mut bits = s.procs.shared().written();
+    while bits != 0 {
+        let p = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        if p >= np {
+            break;
+        }
+        let pr = &s.procs[p];
+        let own = (!pr.bump).then_some(pr.clock[p]);
+        let mut mask = 0u128;
+        for e in own
+            .into_iter()
+            .chain(pr.entries.iter().skip(live).copied().filter(|e| *e != 0))
+        {
+            if e >= 128 {
+                return false;
+            }
+            mask |= 1u128 << e;
+        }
+        for m in &s.mem {
+            let Some(v) = &epochs(m).masks else {
+                return false;
+            };
+            if let Some((_, x)) = v.iter().find(|(q, _)| *q as usize == p) {
+                mask |= *x;
+            }
+        }
+        match dense_len(mask) {
+            Some(k) if pr.clock[p] <= k => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 impl Machine<'_> {
     /// Renumbers every epoch of every process to its rank among the epochs of
     /// that process still recorded in the state (its current epoch, epochs of
@@ -178,6 +249,11 @@ impl Machine<'_> {
     /// and a recorded epoch, and the renumbering preserves all of those, so
     /// states that differ only in absolute epoch values become one state.
     /// Cells and windows the renumbering leaves as they are stay shared.
+    ///
+    /// A state whose parts the explorer's table numbered (`State::numbers`) is taken to
+    /// have been canonical then (the explorer numbers only canonical states), so a
+    /// successor whose step wrote no window is checked through the processes it wrote
+    /// alone ([`still_canonical`]; debug builds check that against the full renumbering).
     pub fn canonicalize(&self, s: &mut State) {
         thread_local! {
             static SCRATCH: RefCell<Renumber> = RefCell::new(Renumber::default());
@@ -189,19 +265,24 @@ impl Machine<'_> {
     }
 
     fn canonicalize_with(&self, s: &mut State, r: &mut Renumber) {
+        if s.numbers.tag != 0 && still_canonical(s) {
+            #[cfg(debug_assertions)]
+            {
+                let mut full = s.clone();
+                self.renumber_all(&mut full, &mut Renumber::default());
+                debug_assert!(full == *s, "a state the step left canonical was renumbered");
+            }
+            return;
+        }
+        self.renumber_all(s, r);
+    }
+
+    /// Canonicalisation from scratch: every process and window examined.
+    fn renumber_all(&self, s: &mut State, r: &mut Renumber) {
         let np = s.procs.len();
         let key = |q: usize, e: u32| ((q as u64) << 32) | e as u64;
         // Call-entry epochs are needed while some process may still leave that call.
-        let live = s
-            .procs
-            .iter()
-            .map(|q| match q.status {
-                Status::Run => q.call as usize,
-                Status::CallDone => q.call as usize + 1,
-                Status::Finished | Status::Fault => usize::MAX,
-            })
-            .min()
-            .unwrap_or(usize::MAX);
+        let live = live_call(s);
         for q in 0..np {
             let entries = &s.procs[q].entries;
             if entries.iter().take(live).any(|e| *e != 0) {

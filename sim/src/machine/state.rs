@@ -567,6 +567,12 @@ impl<T> Shared<T> {
         }
     }
 
+    /// Which parts were handed out to write since the last [`Shared::take_written`]
+    /// (bit `i % 64` for part `i`), without forgetting them.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
     /// Forgets which parts were written.
     pub fn forget_written(&mut self) {
         self.written = 0;
