@@ -143,31 +143,53 @@ impl Renumber {
 }
 
 /// The epochs recorded in window `m`'s access records (computed once per version of
-/// the window).
+/// the window): one bit set per process while every epoch is below 128 (no sorting, no
+/// key vector), the sorted keys otherwise.
 fn epochs(m: &WinMem) -> &Epochs {
     m.epochs.get(|| {
-        let mut keys: Vec<u64> = m
-            .acc
-            .segs
-            .iter()
-            .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
-            .map(|a| ((a.proc as u64) << 32) | a.epoch as u64)
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let masks = keys.iter().all(|k| (*k as u32) < 128).then(|| {
-            let mut v: Vec<(u32, u128)> = Vec::new();
-            for k in &keys {
-                let (q, bit) = ((*k >> 32) as u32, 1u128 << (*k as u32));
-                match v.last_mut() {
-                    Some((last, m)) if *last == q => *m |= bit,
-                    _ => v.push((q, bit)),
-                }
+        let accs = || {
+            m.acc
+                .segs
+                .iter()
+                .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
+        };
+        let mut masks: Vec<(u32, u128)> = Vec::new();
+        for a in accs() {
+            if a.epoch >= 128 {
+                let mut keys: Vec<u64> = accs()
+                    .map(|a| ((a.proc as u64) << 32) | a.epoch as u64)
+                    .collect();
+                keys.sort_unstable();
+                keys.dedup();
+                return Epochs { keys, masks: None };
             }
-            v
-        });
-        Epochs { keys, masks }
+            let (q, bit) = (u32::from(a.proc), 1u128 << a.epoch);
+            match masks.iter_mut().find(|(p, _)| *p == q) {
+                Some((_, x)) => *x |= bit,
+                None => masks.push((q, bit)),
+            }
+        }
+        Epochs {
+            keys: Vec::new(),
+            masks: Some(masks),
+        }
     })
+}
+
+/// Appends the keys `(process << 32) | epoch` of the epochs `e` records.
+fn extend_keys(keys: &mut Vec<u64>, e: &Epochs) {
+    match &e.masks {
+        Some(v) => {
+            for &(q, m) in v {
+                keys.extend(
+                    (0..128u64)
+                        .filter(|b| m >> b & 1 == 1)
+                        .map(|b| (u64::from(q) << 32) | b),
+                );
+            }
+        }
+        None => keys.extend_from_slice(&e.keys),
+    }
 }
 
 /// The first call whose entry epochs are still needed: while some process may still
@@ -352,7 +374,7 @@ impl Machine<'_> {
                 );
             }
             for m in &s.mem {
-                keys.extend_from_slice(&epochs(m).keys);
+                extend_keys(keys, epochs(m));
             }
             keys.sort_unstable();
             keys.dedup();
@@ -374,7 +396,15 @@ impl Machine<'_> {
             // already merged, as every write to them leaves them).
             return;
         }
-        for q in 0..np {
+        self.renumber_procs(s, r);
+        self.renumber_cells(s, r);
+        renumber_mems(s, r);
+    }
+
+    /// Renumbers the processes' clocks and call-entry epochs (`r.moved` not empty).
+    #[inline(never)]
+    fn renumber_procs(&self, s: &mut State, r: &Renumber) {
+        for q in 0..s.procs.len() {
             let pr = &s.procs[q];
             let entries_move = pr.entries.iter().any(|e| *e != 0 && r.f(q, *e) != *e);
             if !r.moves(&pr.clock) && !entries_move {
@@ -386,6 +416,11 @@ impl Machine<'_> {
                 *e = r.f(q, *e);
             }
         }
+    }
+
+    /// Renumbers the cells' release clocks and their units' clocks (`r.moved` not empty).
+    #[inline(never)]
+    fn renumber_cells(&self, s: &mut State, r: &mut Renumber) {
         r.remap.clear();
         let mut clocks = self.clocks.borrow_mut();
         for i in 0..s.cells.len() {
@@ -411,23 +446,26 @@ impl Machine<'_> {
                 }
             }
         }
-        drop(clocks);
-        let r = &*r;
-        for i in 0..s.mem.len() {
-            if !r.mem_moves(&s.mem[i]) {
-                continue;
-            }
-            let m = mem_mut(&mut s.mem, i);
-            for (_, rec) in m.acc.segs.iter_mut() {
-                if let Some(w) = rec.write.as_mut() {
-                    w.epoch = r.f(w.proc as usize, w.epoch);
-                }
-                for a in rec.reads.iter_mut() {
-                    a.epoch = r.f(a.proc as usize, a.epoch);
-                }
-            }
-            m.acc.normalize();
+    }
+}
+
+/// Renumbers the windows' access records (`r.moved` not empty).
+#[inline(never)]
+fn renumber_mems(s: &mut State, r: &Renumber) {
+    for i in 0..s.mem.len() {
+        if !r.mem_moves(&s.mem[i]) {
+            continue;
         }
+        let m = mem_mut(&mut s.mem, i);
+        for (_, rec) in m.acc.segs.iter_mut() {
+            if let Some(w) = rec.write.as_mut() {
+                w.epoch = r.f(w.proc as usize, w.epoch);
+            }
+            for a in rec.reads.iter_mut() {
+                a.epoch = r.f(a.proc as usize, a.epoch);
+            }
+        }
+        m.acc.normalize();
     }
 }
 
