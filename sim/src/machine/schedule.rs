@@ -203,8 +203,10 @@ impl Machine<'_> {
             }
             Action::Stale(p) => {
                 let p = p as usize;
-                s.procs[p].steps += 1;
+                // Counted after the wait: writing the process first would drop the
+                // wait it resolved for the enabled set (`Proc::wait`).
                 self.exec_visible(s, p, Some(()), out);
+                s.procs[p].steps += 1;
                 self.run_invisible(s, p, out);
             }
             Action::Drain(p) => {
@@ -226,13 +228,16 @@ impl Machine<'_> {
         dry: bool,
         out: &mut Outcome,
     ) -> Option<DryOp> {
-        s.procs[p].steps += 1;
+        // The transition is counted after its notify or wait (which do not read the
+        // count): writing the process first would drop the wait it resolved for the
+        // enabled set (`Proc::wait`), shared with the state stepped from.
         let op = if dry {
             self.dry_visible(s, p, out)
         } else {
             self.exec_visible(s, p, None, out);
             None
         };
+        s.procs[p].steps += 1;
         self.run_invisible(s, p, out);
         op
     }
