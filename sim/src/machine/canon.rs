@@ -31,6 +31,47 @@ struct Renumber {
     remap: Vec<(ClockId, ClockId)>,
     /// Scratch for a renumbered unit clock.
     tmp: Vec<u32>,
+    /// The windows' numbers in the explorer's table (its tag first) that `win_union`
+    /// was computed for: equal numbers in one table are equal windows, so the
+    /// successors of one state, which share its windows, compute it once.
+    win_key: Vec<u32>,
+    /// The union of the windows' epoch sets, per process (none: an epoch is 128 or more).
+    win_union: Option<Vec<u128>>,
+}
+
+impl Renumber {
+    /// The union of `s`'s windows' epoch sets per process, when every epoch is below
+    /// 128; `s`'s windows must be unwritten since the table numbered them.
+    fn window_union(&mut self, s: &State) -> Option<&[u128]> {
+        let (np, nw) = (s.procs.len(), s.mem.len());
+        let n = &s.numbers;
+        let at = n.words.len().checked_sub(nw)?;
+        let key = &n.words[at..];
+        let hit = self.win_key.first() == Some(&n.tag) && self.win_key[1..] == *key;
+        if !hit {
+            self.win_key.clear();
+            self.win_key.push(n.tag);
+            self.win_key.extend_from_slice(key);
+            let mut u = self.win_union.take().unwrap_or_default();
+            u.clear();
+            u.resize(np, 0);
+            let mut small = true;
+            for m in &s.mem {
+                match &epochs(m).masks {
+                    Some(v) => {
+                        for (q, x) in v {
+                            if let Some(y) = u.get_mut(*q as usize) {
+                                *y |= *x;
+                            }
+                        }
+                    }
+                    None => small = false,
+                }
+            }
+            self.win_union = small.then_some(u);
+        }
+        self.win_union.as_deref()
+    }
 }
 
 /// The bit set of epochs `1..=k` (what [`dense_len`] recognises).
@@ -215,8 +256,10 @@ fn live_call(s: &State) -> usize {
 /// Exact: with no window written, a process the step did not write records the same
 /// epochs as in the canonical parent, unless a call-entry epoch is cleared (checked
 /// here for every process), and keeps its own clock entry; so only the written
-/// processes' epochs need to be `1..=k` with their own clock entry at most `k`.
-fn still_canonical(s: &mut State) -> bool {
+/// processes' epochs need to be `1..=k` with their own clock entry at most `k`. Their
+/// epochs in the windows come from [`Renumber::window_union`], computed once for the
+/// successors of one state (the windows are their parent's, and so are their numbers).
+fn still_canonical(s: &mut State, r: &mut Renumber) -> bool {
     let (np, nw) = (s.procs.len(), s.mem.len());
     if s.mem.written() != 0 || np > 64 || nw > 64 {
         return false;
@@ -229,6 +272,9 @@ fn still_canonical(s: &mut State) -> bool {
         return false;
     }
     let mut bits = s.procs.shared().written();
+    let Some(windows) = r.window_union(s) else {
+        return false;
+    };
     while bits != 0 {
         let p = bits.trailing_zeros() as usize;
         bits &= bits - 1;
@@ -247,15 +293,7 @@ fn still_canonical(s: &mut State) -> bool {
             }
             mask |= 1u128 << e;
         }
-        for m in &s.mem {
-            let Some(v) = &epochs(m).masks else {
-                return false;
-            };
-            if let Some((_, x)) = v.iter().find(|(q, _)| *q as usize == p) {
-                mask |= *x;
-            }
-        }
-        match dense_len(mask) {
+        match dense_len(mask | windows[p]) {
             Some(k) if pr.clock[p] <= k => {}
             _ => return false,
         }
@@ -287,7 +325,7 @@ impl Machine<'_> {
     }
 
     fn canonicalize_with(&self, s: &mut State, r: &mut Renumber) {
-        if s.numbers.tag != 0 && still_canonical(s) {
+        if s.numbers.tag != 0 && still_canonical(s, r) {
             #[cfg(debug_assertions)]
             {
                 let mut full = s.clone();
