@@ -303,27 +303,43 @@ impl Machine<'_> {
     }
 
     /// Runs local instructions until the next notify, wait or the end of the call.
+    /// The program counter is kept here and stored into the process when something
+    /// else writes it, before anything else reads the state, and at the end: a jump
+    /// alone does not write (and so copy) the process.
     pub(super) fn run_invisible(&self, s: &mut State, p: usize, out: &mut Outcome) {
+        let mut pc = s.procs[p].pc;
+        // Stores the program counter, when it moved.
+        let sync = |s: &mut State, pc: u32| {
+            if s.procs[p].pc != pc {
+                s.procs[p].pc = pc;
+            }
+        };
         loop {
             if s.procs[p].status != Status::Run {
-                return;
+                return sync(s, pc);
             }
-            let pc = s.procs[p].pc as usize;
             out.instrs += 1;
-            match &self.code.instrs[pc] {
-                Instr::Notify { .. } | Instr::Wait { .. } => return,
-                Instr::Let { slot, value } => {
-                    match self.ctx(s, p).eval(value) {
-                        Ok(v) => s.procs[p].slots[*slot as usize] = v,
-                        Err(m) => return self.fault(s, p, None, m, out),
+            match &self.code.instrs[pc as usize] {
+                Instr::Notify { .. } | Instr::Wait { .. } => return sync(s, pc),
+                Instr::Let { slot, value } => match self.ctx(s, p).eval(value) {
+                    Ok(v) => {
+                        pc += 1;
+                        let pr = &mut s.procs[p];
+                        pr.slots[*slot as usize] = v;
+                        pr.pc = pc;
                     }
-                    s.procs[p].pc += 1;
-                }
+                    Err(m) => {
+                        sync(s, pc);
+                        return self.fault(s, p, None, m, out);
+                    }
+                },
                 Instr::Kill { slots } => {
+                    pc += 1;
+                    let pr = &mut s.procs[p];
                     for x in slots {
-                        s.procs[p].slots[*x as usize] = 0;
+                        pr.slots[*x as usize] = 0;
                     }
-                    s.procs[p].pc += 1;
+                    pr.pc = pc;
                 }
                 Instr::LoopInit {
                     var,
@@ -359,7 +375,10 @@ impl Machine<'_> {
                     };
                     let (first, h, st) = match res {
                         Ok(x) => x,
-                        Err(m) => return self.fault(s, p, Some(*stmt), m, out),
+                        Err(m) => {
+                            sync(s, pc);
+                            return self.fault(s, p, Some(*stmt), m, out);
+                        }
                     };
                     let trip = if h > first {
                         (h - first + st - 1) / st
@@ -373,7 +392,9 @@ impl Machine<'_> {
                             self.proc_name(p),
                             self.limits.max_trip
                         ));
-                        s.procs[p].status = Status::Fault;
+                        let pr = &mut s.procs[p];
+                        pr.status = Status::Fault;
+                        pr.pc = pc;
                         return;
                     }
                     // The whole nest: this loop's trip times the iterations the enclosing
@@ -395,17 +416,20 @@ impl Machine<'_> {
                             self.proc_name(p),
                             self.limits.max_nest
                         ));
-                        s.procs[p].status = Status::Fault;
+                        let pr = &mut s.procs[p];
+                        pr.status = Status::Fault;
+                        pr.pc = pc;
                         return;
                     }
-                    let pr = &mut s.procs[p];
                     if first < h {
+                        pc += 1;
+                        let pr = &mut s.procs[p];
                         pr.slots[*var as usize] = first;
                         pr.slots[*hi as usize] = h;
                         pr.slots[*step as usize] = st;
-                        pr.pc += 1;
+                        pr.pc = pc;
                     } else {
-                        pr.pc = *exit;
+                        pc = *exit;
                     }
                 }
                 Instr::LoopNext {
@@ -416,26 +440,32 @@ impl Machine<'_> {
                     body,
                 } => {
                     let (r, _) = self.who(p);
-                    let pr = &mut s.procs[p];
+                    let pr = &s.procs[p];
                     let mut v = pr.slots[*var as usize] + pr.slots[*step as usize];
                     if *peers && v == r as i64 {
                         v += 1;
                     }
                     if v < pr.slots[*hi as usize] {
+                        pc = *body;
+                        let pr = &mut s.procs[p];
                         pr.slots[*var as usize] = v;
-                        pr.pc = *body;
+                        pr.pc = pc;
                     } else {
-                        pr.pc += 1;
+                        pc += 1;
                     }
                 }
                 Instr::JumpIfNot { cond, target } => match self.ctx(s, p).cond(cond) {
-                    Ok(true) => s.procs[p].pc += 1,
-                    Ok(false) => s.procs[p].pc = *target,
-                    Err(m) => return self.fault(s, p, None, m, out),
+                    Ok(true) => pc += 1,
+                    Ok(false) => pc = *target,
+                    Err(m) => {
+                        sync(s, pc);
+                        return self.fault(s, p, None, m, out);
+                    }
                 },
-                Instr::Jump { target } => s.procs[p].pc = *target,
+                Instr::Jump { target } => pc = *target,
                 Instr::Return { cond, stmt } => match self.ctx(s, p).cond(cond) {
                     Ok(true) => {
+                        sync(s, pc);
                         let call = s.procs[p].call;
                         self.event(out, p, call, Some(*stmt), || {
                             (
@@ -447,17 +477,22 @@ impl Machine<'_> {
                         self.end_call(s, p, out);
                         return;
                     }
-                    Ok(false) => s.procs[p].pc += 1,
-                    Err(m) => return self.fault(s, p, Some(*stmt), m, out),
+                    Ok(false) => pc += 1,
+                    Err(m) => {
+                        sync(s, pc);
+                        return self.fault(s, p, Some(*stmt), m, out);
+                    }
                 },
-                Instr::EndBody => s.procs[p].pc += 1,
+                Instr::EndBody => pc += 1,
                 Instr::EndCall => {
+                    sync(s, pc);
                     self.end_call(s, p, out);
                     return;
                 }
                 Instr::Fence { stmt } => {
                     let stmt = *stmt;
                     if self.memory == Memory::Relaxed {
+                        sync(s, pc);
                         while !s.procs[p].pending.is_empty() {
                             self.drain_one(s, p, out);
                         }
@@ -471,15 +506,16 @@ impl Machine<'_> {
                     }
                     let call = s.procs[p].call;
                     self.event(out, p, call, Some(stmt), || (EvKind::Fence, "fence".into()));
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Copy { dst, src, stmt } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     if let Err(m) = self.data_op(s, p, dst, r, src, r, None, stmt, "copy", out) {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Get {
                     dst,
@@ -489,24 +525,26 @@ impl Machine<'_> {
                 } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     let res = self.ctx(s, p).eval(from).and_then(|x| self.rank(x));
                     let res = res
                         .and_then(|f| self.data_op(s, p, dst, r, src, f, None, stmt, "get", out));
                     if let Err(m) = res {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Put { dst, to, src, stmt } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     let res = self.ctx(s, p).eval(to).and_then(|x| self.rank(x));
                     let res = res
                         .and_then(|t| self.data_op(s, p, dst, t, src, r, None, stmt, "put", out));
                     if let Err(m) = res {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Reduce {
                     op,
@@ -517,6 +555,7 @@ impl Machine<'_> {
                 } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     let res = match from {
                         Some(f) => self.ctx(s, p).eval(f).and_then(|x| self.rank(x)),
                         None => Ok(r),
@@ -527,7 +566,7 @@ impl Machine<'_> {
                     if let Err(m) = res {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
             }
         }
