@@ -203,10 +203,7 @@ impl Machine<'_> {
             }
             Action::Stale(p) => {
                 let p = p as usize;
-                // Counted after the wait: writing the process first would drop the
-                // wait it resolved for the enabled set (`Proc::wait`).
                 self.exec_visible(s, p, Some(()), out);
-                s.procs[p].steps += 1;
                 self.run_invisible(s, p, out);
             }
             Action::Drain(p) => {
@@ -228,16 +225,14 @@ impl Machine<'_> {
         dry: bool,
         out: &mut Outcome,
     ) -> Option<DryOp> {
-        // The transition is counted after its notify or wait (which do not read the
-        // count): writing the process first would drop the wait it resolved for the
-        // enabled set (`Proc::wait`), shared with the state stepped from.
         let op = if dry {
-            self.dry_visible(s, p, out)
+            let op = self.dry_visible(s, p, out);
+            s.procs[p].steps += 1;
+            op
         } else {
             self.exec_visible(s, p, None, out);
             None
         };
-        s.procs[p].steps += 1;
         self.run_invisible(s, p, out);
         op
     }
@@ -272,34 +267,43 @@ impl Machine<'_> {
         out.findings.push(f);
     }
 
-    /// Executes the notify or wait at the process's pc.
+    /// Executes the notify or wait at the process's pc, and counts the transition in
+    /// the process (`Proc::steps`, with the program counter's step: one write). The
+    /// count comes after the notify or wait (which do not read it): writing the
+    /// process first would drop the wait it resolved for the enabled set
+    /// (`Proc::wait`), shared with the state stepped from.
     fn exec_visible(&self, s: &mut State, p: usize, stale: Option<()>, out: &mut Outcome) {
         let pc = s.procs[p].pc as usize;
-        match &self.code.instrs[pc] {
-            Instr::Notify { op, stmt, .. } => {
-                let res = self.notify_args(s, p);
-                match res {
-                    Ok((to, cell, v)) => self.notify(s, p, to, cell, *op, v, *stmt, out),
-                    Err(m) => {
-                        self.fault(s, p, Some(*stmt), m, out);
-                        return;
-                    }
+        let advance = match &self.code.instrs[pc] {
+            Instr::Notify { op, stmt, .. } => match self.notify_args(s, p) {
+                Ok((to, cell, v)) => {
+                    self.notify(s, p, to, cell, *op, v, *stmt, out);
+                    1
                 }
-                s.procs[p].pc += 1;
-            }
+                Err(m) => {
+                    self.fault(s, p, Some(*stmt), m, out);
+                    0
+                }
+            },
             Instr::Wait { stmt, .. } => {
                 let stmt = *stmt;
                 match self.pending_wait(s, p) {
                     Some(Ok((cell, cmp, k))) => {
                         self.wait_pass(s, p, cell, cmp, k, stmt, stale.is_some(), out);
-                        s.procs[p].pc += 1;
+                        1
                     }
-                    Some(Err(m)) => self.fault(s, p, Some(stmt), m, out),
-                    None => {}
+                    Some(Err(m)) => {
+                        self.fault(s, p, Some(stmt), m, out);
+                        0
+                    }
+                    None => 0,
                 }
             }
-            _ => {}
-        }
+            _ => 0,
+        };
+        let pr = &mut s.procs[p];
+        pr.pc += advance;
+        pr.steps += 1;
     }
 
     /// Runs local instructions until the next notify, wait or the end of the call.
