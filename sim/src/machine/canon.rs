@@ -31,6 +31,47 @@ struct Renumber {
     remap: Vec<(ClockId, ClockId)>,
     /// Scratch for a renumbered unit clock.
     tmp: Vec<u32>,
+    /// The windows' numbers in the explorer's table (its tag first) that `win_union`
+    /// was computed for: equal numbers in one table are equal windows, so the
+    /// successors of one state, which share its windows, compute it once.
+    win_key: Vec<u32>,
+    /// The union of the windows' epoch sets, per process (none: an epoch is 128 or more).
+    win_union: Option<Vec<u128>>,
+}
+
+impl Renumber {
+    /// The union of `s`'s windows' epoch sets per process, when every epoch is below
+    /// 128; `s`'s windows must be unwritten since the table numbered them.
+    fn window_union(&mut self, s: &State) -> Option<&[u128]> {
+        let (np, nw) = (s.procs.len(), s.mem.len());
+        let n = &s.numbers;
+        let at = n.words.len().checked_sub(nw)?;
+        let key = &n.words[at..];
+        let hit = self.win_key.first() == Some(&n.tag) && self.win_key[1..] == *key;
+        if !hit {
+            self.win_key.clear();
+            self.win_key.push(n.tag);
+            self.win_key.extend_from_slice(key);
+            let mut u = self.win_union.take().unwrap_or_default();
+            u.clear();
+            u.resize(np, 0);
+            let mut small = true;
+            for m in &s.mem {
+                match &epochs(m).masks {
+                    Some(v) => {
+                        for (q, x) in v {
+                            if let Some(y) = u.get_mut(*q as usize) {
+                                *y |= *x;
+                            }
+                        }
+                    }
+                    None => small = false,
+                }
+            }
+            self.win_union = small.then_some(u);
+        }
+        self.win_union.as_deref()
+    }
 }
 
 /// The bit set of epochs `1..=k` (what [`dense_len`] recognises).
@@ -143,31 +184,121 @@ impl Renumber {
 }
 
 /// The epochs recorded in window `m`'s access records (computed once per version of
-/// the window).
+/// the window): one bit set per process while every epoch is below 128 (no sorting, no
+/// key vector), the sorted keys otherwise.
 fn epochs(m: &WinMem) -> &Epochs {
     m.epochs.get(|| {
-        let mut keys: Vec<u64> = m
-            .acc
-            .segs
-            .iter()
-            .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
-            .map(|a| ((a.proc as u64) << 32) | a.epoch as u64)
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let masks = keys.iter().all(|k| (*k as u32) < 128).then(|| {
-            let mut v: Vec<(u32, u128)> = Vec::new();
-            for k in &keys {
-                let (q, bit) = ((*k >> 32) as u32, 1u128 << (*k as u32));
-                match v.last_mut() {
-                    Some((last, m)) if *last == q => *m |= bit,
-                    _ => v.push((q, bit)),
-                }
+        let accs = || {
+            m.acc
+                .segs
+                .iter()
+                .flat_map(|(_, rec)| rec.write.iter().chain(rec.reads.iter()))
+        };
+        let mut masks: Vec<(u32, u128)> = Vec::new();
+        for a in accs() {
+            if a.epoch >= 128 {
+                let mut keys: Vec<u64> = accs()
+                    .map(|a| ((a.proc as u64) << 32) | a.epoch as u64)
+                    .collect();
+                keys.sort_unstable();
+                keys.dedup();
+                return Epochs { keys, masks: None };
             }
-            v
-        });
-        Epochs { keys, masks }
+            let (q, bit) = (u32::from(a.proc), 1u128 << a.epoch);
+            match masks.iter_mut().find(|(p, _)| *p == q) {
+                Some((_, x)) => *x |= bit,
+                None => masks.push((q, bit)),
+            }
+        }
+        Epochs {
+            keys: Vec::new(),
+            masks: Some(masks),
+        }
     })
+}
+
+/// Appends the keys `(process << 32) | epoch` of the epochs `e` records.
+fn extend_keys(keys: &mut Vec<u64>, e: &Epochs) {
+    match &e.masks {
+        Some(v) => {
+            for &(q, m) in v {
+                keys.extend(
+                    (0..128u64)
+                        .filter(|b| m >> b & 1 == 1)
+                        .map(|b| (u64::from(q) << 32) | b),
+                );
+            }
+        }
+        None => keys.extend_from_slice(&e.keys),
+    }
+}
+
+/// The first call whose entry epochs are still needed: while some process may still
+/// leave that call (the call-entry epochs of earlier calls are no longer checked).
+fn live_call(s: &State) -> usize {
+    s.procs
+        .iter()
+        .map(|q| match q.status {
+            Status::Run => q.call as usize,
+            Status::CallDone => q.call as usize + 1,
+            Status::Finished | Status::Fault => usize::MAX,
+        })
+        .min()
+        .unwrap_or(usize::MAX)
+}
+
+/// Whether a state that was canonical when the explorer's table last numbered its parts
+/// (a successor of a canonical state: its parent's numbers) still is, looking only at
+/// what was written since (`Shared::written`). False when that cannot be told cheaply
+/// (a window was written: an overwritten access record may have held the last copy of
+/// any process's epoch), and then the caller renumbers from scratch.
+///
+/// Exact: with no window written, a process the step did not write records the same
+/// epochs as in the canonical parent, unless a call-entry epoch is cleared (checked
+/// here for every process), and keeps its own clock entry; so only the written
+/// processes' epochs need to be `1..=k` with their own clock entry at most `k`. Their
+/// epochs in the windows come from [`Renumber::window_union`], computed once for the
+/// successors of one state (the windows are their parent's, and so are their numbers).
+fn still_canonical(s: &mut State, r: &mut Renumber) -> bool {
+    let (np, nw) = (s.procs.len(), s.mem.len());
+    if s.mem.written() != 0 || np > 64 || nw > 64 {
+        return false;
+    }
+    let live = live_call(s);
+    if s.procs
+        .iter()
+        .any(|q| q.entries.iter().take(live).any(|e| *e != 0))
+    {
+        return false;
+    }
+    let mut bits = s.procs.shared().written();
+    let Some(windows) = r.window_union(s) else {
+        return false;
+    };
+    while bits != 0 {
+        let p = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        if p >= np {
+            break;
+        }
+        let pr = &s.procs[p];
+        let own = (!pr.bump).then_some(pr.clock[p]);
+        let mut mask = 0u128;
+        for e in own
+            .into_iter()
+            .chain(pr.entries.iter().skip(live).copied().filter(|e| *e != 0))
+        {
+            if e >= 128 {
+                return false;
+            }
+            mask |= 1u128 << e;
+        }
+        match dense_len(mask | windows[p]) {
+            Some(k) if pr.clock[p] <= k => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 impl Machine<'_> {
@@ -178,6 +309,11 @@ impl Machine<'_> {
     /// and a recorded epoch, and the renumbering preserves all of those, so
     /// states that differ only in absolute epoch values become one state.
     /// Cells and windows the renumbering leaves as they are stay shared.
+    ///
+    /// A state whose parts the explorer's table numbered (`State::numbers`) is taken to
+    /// have been canonical then (the explorer numbers only canonical states), so a
+    /// successor whose step wrote no window is checked through the processes it wrote
+    /// alone ([`still_canonical`]; debug builds check that against the full renumbering).
     pub fn canonicalize(&self, s: &mut State) {
         thread_local! {
             static SCRATCH: RefCell<Renumber> = RefCell::new(Renumber::default());
@@ -189,19 +325,24 @@ impl Machine<'_> {
     }
 
     fn canonicalize_with(&self, s: &mut State, r: &mut Renumber) {
+        if s.numbers.tag != 0 && still_canonical(s, r) {
+            #[cfg(debug_assertions)]
+            {
+                let mut full = s.clone();
+                self.renumber_all(&mut full, &mut Renumber::default());
+                debug_assert!(full == *s, "a state the step left canonical was renumbered");
+            }
+            return;
+        }
+        self.renumber_all(s, r);
+    }
+
+    /// Canonicalisation from scratch: every process and window examined.
+    fn renumber_all(&self, s: &mut State, r: &mut Renumber) {
         let np = s.procs.len();
         let key = |q: usize, e: u32| ((q as u64) << 32) | e as u64;
         // Call-entry epochs are needed while some process may still leave that call.
-        let live = s
-            .procs
-            .iter()
-            .map(|q| match q.status {
-                Status::Run => q.call as usize,
-                Status::CallDone => q.call as usize + 1,
-                Status::Finished | Status::Fault => usize::MAX,
-            })
-            .min()
-            .unwrap_or(usize::MAX);
+        let live = live_call(s);
         for q in 0..np {
             let entries = &s.procs[q].entries;
             if entries.iter().take(live).any(|e| *e != 0) {
@@ -271,7 +412,7 @@ impl Machine<'_> {
                 );
             }
             for m in &s.mem {
-                keys.extend_from_slice(&epochs(m).keys);
+                extend_keys(keys, epochs(m));
             }
             keys.sort_unstable();
             keys.dedup();
@@ -293,7 +434,15 @@ impl Machine<'_> {
             // already merged, as every write to them leaves them).
             return;
         }
-        for q in 0..np {
+        self.renumber_procs(s, r);
+        self.renumber_cells(s, r);
+        renumber_mems(s, r);
+    }
+
+    /// Renumbers the processes' clocks and call-entry epochs (`r.moved` not empty).
+    #[inline(never)]
+    fn renumber_procs(&self, s: &mut State, r: &Renumber) {
+        for q in 0..s.procs.len() {
             let pr = &s.procs[q];
             let entries_move = pr.entries.iter().any(|e| *e != 0 && r.f(q, *e) != *e);
             if !r.moves(&pr.clock) && !entries_move {
@@ -305,6 +454,11 @@ impl Machine<'_> {
                 *e = r.f(q, *e);
             }
         }
+    }
+
+    /// Renumbers the cells' release clocks and their units' clocks (`r.moved` not empty).
+    #[inline(never)]
+    fn renumber_cells(&self, s: &mut State, r: &mut Renumber) {
         r.remap.clear();
         let mut clocks = self.clocks.borrow_mut();
         for i in 0..s.cells.len() {
@@ -330,23 +484,26 @@ impl Machine<'_> {
                 }
             }
         }
-        drop(clocks);
-        let r = &*r;
-        for i in 0..s.mem.len() {
-            if !r.mem_moves(&s.mem[i]) {
-                continue;
-            }
-            let m = mem_mut(&mut s.mem, i);
-            for (_, rec) in m.acc.segs.iter_mut() {
-                if let Some(w) = rec.write.as_mut() {
-                    w.epoch = r.f(w.proc as usize, w.epoch);
-                }
-                for a in rec.reads.iter_mut() {
-                    a.epoch = r.f(a.proc as usize, a.epoch);
-                }
-            }
-            m.acc.normalize();
+    }
+}
+
+/// Renumbers the windows' access records (`r.moved` not empty).
+#[inline(never)]
+fn renumber_mems(s: &mut State, r: &Renumber) {
+    for i in 0..s.mem.len() {
+        if !r.mem_moves(&s.mem[i]) {
+            continue;
         }
+        let m = mem_mut(&mut s.mem, i);
+        for (_, rec) in m.acc.segs.iter_mut() {
+            if let Some(w) = rec.write.as_mut() {
+                w.epoch = r.f(w.proc as usize, w.epoch);
+            }
+            for a in rec.reads.iter_mut() {
+                a.epoch = r.f(a.proc as usize, a.epoch);
+            }
+        }
+        m.acc.normalize();
     }
 }
 

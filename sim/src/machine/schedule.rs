@@ -203,7 +203,6 @@ impl Machine<'_> {
             }
             Action::Stale(p) => {
                 let p = p as usize;
-                s.procs[p].steps += 1;
                 self.exec_visible(s, p, Some(()), out);
                 self.run_invisible(s, p, out);
             }
@@ -226,9 +225,10 @@ impl Machine<'_> {
         dry: bool,
         out: &mut Outcome,
     ) -> Option<DryOp> {
-        s.procs[p].steps += 1;
         let op = if dry {
-            self.dry_visible(s, p, out)
+            let op = self.dry_visible(s, p, out);
+            s.procs[p].steps += 1;
+            op
         } else {
             self.exec_visible(s, p, None, out);
             None
@@ -267,58 +267,83 @@ impl Machine<'_> {
         out.findings.push(f);
     }
 
-    /// Executes the notify or wait at the process's pc.
+    /// Executes the notify or wait at the process's pc, and counts the transition in
+    /// the process (`Proc::steps`, with the program counter's step: one write). The
+    /// count comes after the notify or wait (which do not read it): writing the
+    /// process first would drop the wait it resolved for the enabled set
+    /// (`Proc::wait`), shared with the state stepped from.
     fn exec_visible(&self, s: &mut State, p: usize, stale: Option<()>, out: &mut Outcome) {
         let pc = s.procs[p].pc as usize;
-        match &self.code.instrs[pc] {
-            Instr::Notify { op, stmt, .. } => {
-                let res = self.notify_args(s, p);
-                match res {
-                    Ok((to, cell, v)) => self.notify(s, p, to, cell, *op, v, *stmt, out),
-                    Err(m) => {
-                        self.fault(s, p, Some(*stmt), m, out);
-                        return;
-                    }
+        let advance = match &self.code.instrs[pc] {
+            Instr::Notify { op, stmt, .. } => match self.notify_args(s, p) {
+                Ok((to, cell, v)) => {
+                    self.notify(s, p, to, cell, *op, v, *stmt, out);
+                    1
                 }
-                s.procs[p].pc += 1;
-            }
+                Err(m) => {
+                    self.fault(s, p, Some(*stmt), m, out);
+                    0
+                }
+            },
             Instr::Wait { stmt, .. } => {
                 let stmt = *stmt;
                 match self.pending_wait(s, p) {
                     Some(Ok((cell, cmp, k))) => {
                         self.wait_pass(s, p, cell, cmp, k, stmt, stale.is_some(), out);
-                        s.procs[p].pc += 1;
+                        1
                     }
-                    Some(Err(m)) => self.fault(s, p, Some(stmt), m, out),
-                    None => {}
+                    Some(Err(m)) => {
+                        self.fault(s, p, Some(stmt), m, out);
+                        0
+                    }
+                    None => 0,
                 }
             }
-            _ => {}
-        }
+            _ => 0,
+        };
+        let pr = &mut s.procs[p];
+        pr.pc += advance;
+        pr.steps += 1;
     }
 
     /// Runs local instructions until the next notify, wait or the end of the call.
+    /// The program counter is kept here and stored into the process when something
+    /// else writes it, before anything else reads the state, and at the end: a jump
+    /// alone does not write (and so copy) the process.
     pub(super) fn run_invisible(&self, s: &mut State, p: usize, out: &mut Outcome) {
+        let mut pc = s.procs[p].pc;
+        // Stores the program counter, when it moved.
+        let sync = |s: &mut State, pc: u32| {
+            if s.procs[p].pc != pc {
+                s.procs[p].pc = pc;
+            }
+        };
         loop {
             if s.procs[p].status != Status::Run {
-                return;
+                return sync(s, pc);
             }
-            let pc = s.procs[p].pc as usize;
             out.instrs += 1;
-            match &self.code.instrs[pc] {
-                Instr::Notify { .. } | Instr::Wait { .. } => return,
-                Instr::Let { slot, value } => {
-                    match self.ctx(s, p).eval(value) {
-                        Ok(v) => s.procs[p].slots[*slot as usize] = v,
-                        Err(m) => return self.fault(s, p, None, m, out),
+            match &self.code.instrs[pc as usize] {
+                Instr::Notify { .. } | Instr::Wait { .. } => return sync(s, pc),
+                Instr::Let { slot, value } => match self.ctx(s, p).eval(value) {
+                    Ok(v) => {
+                        pc += 1;
+                        let pr = &mut s.procs[p];
+                        pr.slots[*slot as usize] = v;
+                        pr.pc = pc;
                     }
-                    s.procs[p].pc += 1;
-                }
+                    Err(m) => {
+                        sync(s, pc);
+                        return self.fault(s, p, None, m, out);
+                    }
+                },
                 Instr::Kill { slots } => {
+                    pc += 1;
+                    let pr = &mut s.procs[p];
                     for x in slots {
-                        s.procs[p].slots[*x as usize] = 0;
+                        pr.slots[*x as usize] = 0;
                     }
-                    s.procs[p].pc += 1;
+                    pr.pc = pc;
                 }
                 Instr::LoopInit {
                     var,
@@ -354,7 +379,10 @@ impl Machine<'_> {
                     };
                     let (first, h, st) = match res {
                         Ok(x) => x,
-                        Err(m) => return self.fault(s, p, Some(*stmt), m, out),
+                        Err(m) => {
+                            sync(s, pc);
+                            return self.fault(s, p, Some(*stmt), m, out);
+                        }
                     };
                     let trip = if h > first {
                         (h - first + st - 1) / st
@@ -368,7 +396,9 @@ impl Machine<'_> {
                             self.proc_name(p),
                             self.limits.max_trip
                         ));
-                        s.procs[p].status = Status::Fault;
+                        let pr = &mut s.procs[p];
+                        pr.status = Status::Fault;
+                        pr.pc = pc;
                         return;
                     }
                     // The whole nest: this loop's trip times the iterations the enclosing
@@ -390,17 +420,20 @@ impl Machine<'_> {
                             self.proc_name(p),
                             self.limits.max_nest
                         ));
-                        s.procs[p].status = Status::Fault;
+                        let pr = &mut s.procs[p];
+                        pr.status = Status::Fault;
+                        pr.pc = pc;
                         return;
                     }
-                    let pr = &mut s.procs[p];
                     if first < h {
+                        pc += 1;
+                        let pr = &mut s.procs[p];
                         pr.slots[*var as usize] = first;
                         pr.slots[*hi as usize] = h;
                         pr.slots[*step as usize] = st;
-                        pr.pc += 1;
+                        pr.pc = pc;
                     } else {
-                        pr.pc = *exit;
+                        pc = *exit;
                     }
                 }
                 Instr::LoopNext {
@@ -411,26 +444,32 @@ impl Machine<'_> {
                     body,
                 } => {
                     let (r, _) = self.who(p);
-                    let pr = &mut s.procs[p];
+                    let pr = &s.procs[p];
                     let mut v = pr.slots[*var as usize] + pr.slots[*step as usize];
                     if *peers && v == r as i64 {
                         v += 1;
                     }
                     if v < pr.slots[*hi as usize] {
+                        pc = *body;
+                        let pr = &mut s.procs[p];
                         pr.slots[*var as usize] = v;
-                        pr.pc = *body;
+                        pr.pc = pc;
                     } else {
-                        pr.pc += 1;
+                        pc += 1;
                     }
                 }
                 Instr::JumpIfNot { cond, target } => match self.ctx(s, p).cond(cond) {
-                    Ok(true) => s.procs[p].pc += 1,
-                    Ok(false) => s.procs[p].pc = *target,
-                    Err(m) => return self.fault(s, p, None, m, out),
+                    Ok(true) => pc += 1,
+                    Ok(false) => pc = *target,
+                    Err(m) => {
+                        sync(s, pc);
+                        return self.fault(s, p, None, m, out);
+                    }
                 },
-                Instr::Jump { target } => s.procs[p].pc = *target,
+                Instr::Jump { target } => pc = *target,
                 Instr::Return { cond, stmt } => match self.ctx(s, p).cond(cond) {
                     Ok(true) => {
+                        sync(s, pc);
                         let call = s.procs[p].call;
                         self.event(out, p, call, Some(*stmt), || {
                             (
@@ -442,17 +481,22 @@ impl Machine<'_> {
                         self.end_call(s, p, out);
                         return;
                     }
-                    Ok(false) => s.procs[p].pc += 1,
-                    Err(m) => return self.fault(s, p, Some(*stmt), m, out),
+                    Ok(false) => pc += 1,
+                    Err(m) => {
+                        sync(s, pc);
+                        return self.fault(s, p, Some(*stmt), m, out);
+                    }
                 },
-                Instr::EndBody => s.procs[p].pc += 1,
+                Instr::EndBody => pc += 1,
                 Instr::EndCall => {
+                    sync(s, pc);
                     self.end_call(s, p, out);
                     return;
                 }
                 Instr::Fence { stmt } => {
                     let stmt = *stmt;
                     if self.memory == Memory::Relaxed {
+                        sync(s, pc);
                         while !s.procs[p].pending.is_empty() {
                             self.drain_one(s, p, out);
                         }
@@ -466,15 +510,16 @@ impl Machine<'_> {
                     }
                     let call = s.procs[p].call;
                     self.event(out, p, call, Some(stmt), || (EvKind::Fence, "fence".into()));
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Copy { dst, src, stmt } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     if let Err(m) = self.data_op(s, p, dst, r, src, r, None, stmt, "copy", out) {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Get {
                     dst,
@@ -484,24 +529,26 @@ impl Machine<'_> {
                 } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     let res = self.ctx(s, p).eval(from).and_then(|x| self.rank(x));
                     let res = res
                         .and_then(|f| self.data_op(s, p, dst, r, src, f, None, stmt, "get", out));
                     if let Err(m) = res {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Put { dst, to, src, stmt } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     let res = self.ctx(s, p).eval(to).and_then(|x| self.rank(x));
                     let res = res
                         .and_then(|t| self.data_op(s, p, dst, t, src, r, None, stmt, "put", out));
                     if let Err(m) = res {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
                 Instr::Reduce {
                     op,
@@ -512,6 +559,7 @@ impl Machine<'_> {
                 } => {
                     let stmt = *stmt;
                     let (r, _) = self.who(p);
+                    sync(s, pc);
                     let res = match from {
                         Some(f) => self.ctx(s, p).eval(f).and_then(|x| self.rank(x)),
                         None => Ok(r),
@@ -522,7 +570,7 @@ impl Machine<'_> {
                     if let Err(m) = res {
                         return self.fault(s, p, Some(stmt), m, out);
                     }
-                    s.procs[p].pc += 1;
+                    pc += 1;
                 }
             }
         }

@@ -247,9 +247,10 @@ pub struct WinMem {
     pub(super) epochs: Memo<Epochs>,
 }
 
-/// The epochs recorded in a window's access history: as `(process << 32) | epoch`,
-/// sorted and deduplicated, and, when every one is below 128, as one bit set per
-/// process that has any (`(q, m)`: bit `e` of `m` says process `q`'s epoch `e` is recorded).
+/// The epochs recorded in a window's access history: when every one is below 128, as
+/// one bit set per process that has any (`(q, m)`: bit `e` of `m` says process `q`'s
+/// epoch `e` is recorded; in no particular order), else (`masks` none) as
+/// `(process << 32) | epoch`, sorted and deduplicated (`keys`, empty otherwise).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Epochs {
     pub(super) keys: Vec<u64>,
@@ -565,6 +566,12 @@ impl<T> Shared<T> {
                 f(self, i);
             }
         }
+    }
+
+    /// Which parts were handed out to write since the last [`Shared::take_written`]
+    /// (bit `i % 64` for part `i`), without forgetting them.
+    pub fn written(&self) -> u64 {
+        self.written
     }
 
     /// Forgets which parts were written.
