@@ -16,6 +16,9 @@
 //!   claim `0 <= X < s` (Euclidean division is unique); the loop's range `0 <= s*j < hi -
 //!   lo` is then stated linearly as `E >= 0` (`s*j = s*floor(E / s)`) and `E - X < hi -
 //!   lo`.
+//! - *Loops from a residue* (`for p in me % G .. P step G`, a rank's own class) need no
+//!   claim: `super::stride::solve` solves them exactly, with `G*j` the solved `t - me % G`
+//!   and membership `(t - me) % G == 0`, `0 <= t < P` (the theorem is there).
 
 use super::invert::Step;
 use crate::sym::{Atom, AtomId, CondV, Formula, Guard, Lin, Syms};

@@ -30,10 +30,14 @@ fn touches(s: &Syms, a: AtomId, m: &Map) -> bool {
 }
 
 /// True when `m` replaces an atom that is not an iteration atom (every atom is then
-/// rebuilt: only iteration atoms are tracked through the terms that contain them).
+/// rebuilt: only iteration atoms are tracked through the terms that contain them), unless
+/// that atom reads an iteration atom `m` replaces too (`s*x` next to `x`: every term that
+/// contains it contains `x`, and is rebuilt for `x`).
 fn deep(s: &Syms, m: &Map) -> bool {
-    m.keys()
-        .any(|k| !matches!(s.atoms[*k as usize], Atom::Iter(_)))
+    m.keys().any(|k| {
+        !matches!(s.atoms[*k as usize], Atom::Iter(_))
+            && !s.iters[*k as usize].iter().any(|x| m.contains_key(x))
+    })
 }
 
 fn atom(s: &mut Syms, a: AtomId, m: &Map) -> Option<Lin> {
@@ -196,7 +200,9 @@ pub fn solve(
                     if val.2 {
                         ranged.push(x);
                     }
-                    bind(s, &mut map, x, val.0)?;
+                    let mut both: Map = [(x, val.0)].into_iter().collect();
+                    both.extend(val.3);
+                    bind(s, &mut map, both)?;
                     progress = true;
                 }
                 _ => rest.push(d),
@@ -284,20 +290,25 @@ fn closed(s: &Syms, vars: &[AtomId], map: &Map, x: AtomId, v: &Lin) -> bool {
         .any(|y| *y != x && !map.contains_key(y) && (v.coeff(*y) != 0 || s.nested(v, *y)))
 }
 
-/// Records `x := v`; already-solved values may mention `x`.
-fn bind(s: &mut Syms, map: &mut Map, x: AtomId, v: Lin) -> Option<()> {
-    map.insert(x, v.clone());
-    let single: Map = [(x, v)].into_iter().collect();
+/// Records `x := v` for every entry of `new` (a variable, and the product atom `s*x` of a
+/// strided loop's variable); already-solved values may mention them.
+fn bind(s: &mut Syms, map: &mut Map, new: Map) -> Option<()> {
     let keys: Vec<AtomId> = map.keys().copied().collect();
     for k in keys {
-        if k != x {
+        if !new.contains_key(&k) {
             let v = map.get(&k)?.clone();
-            let nv = lin(s, &v, &single)?;
+            let nv = lin(s, &v, &new)?;
             map.insert(k, nv);
         }
     }
+    map.extend(new);
     Some(())
 }
+
+/// One equation solved: the variable's value, the facts the solution needs, whether they
+/// state the variable's range, and a product atom with its value (`s*x` of a strided loop,
+/// [`super::stride::Solved`]).
+type Sol1 = (Lin, Vec<Formula>, bool, Option<(AtomId, Lin)>);
 
 /// One equation `d == 0`: a variable with coefficient ±1 that occurs nowhere else
 /// in `d`, or `(x + c) % m == e` with `x` in `0..m`. The second part of the answer
@@ -309,7 +320,7 @@ fn solve_one(
     map: &Map,
     trips: &HashMap<AtomId, Lin>,
     d: &Lin,
-) -> Option<(AtomId, (Lin, Vec<Formula>, bool))> {
+) -> Option<(AtomId, Sol1)> {
     for x in vars {
         if map.contains_key(x) {
             continue;
@@ -319,17 +330,17 @@ fn solve_one(
             let (_, rest) = d.split(*x);
             // k*x + rest = 0  =>  x = -rest / k
             let v = rest.scale(-k)?;
-            return Some((*x, (v, Vec::new(), false)));
+            return Some((*x, (v, Vec::new(), false, None)));
         }
     }
-    if let Some((x, v, f, ranged)) = super::stride::solve(s, vars, &|x| map.contains_key(&x), d) {
-        return Some((x, (v, f, ranged)));
+    if let Some(st) = super::stride::solve(s, vars, &|x| map.contains_key(&x), d) {
+        return Some((st.var, (st.val, st.facts, st.ranged, Some(st.product))));
     }
     if let Some((x, v)) = super::bits::solve_xor(s, vars, &|x| map.contains_key(&x), d) {
-        return Some((x, (v, Vec::new(), false)));
+        return Some((x, (v, Vec::new(), false, None)));
     }
     if let Some((x, v, f)) = invert::pow2(s, vars, &|x| map.contains_key(&x), d) {
-        return Some((x, (v, f, false)));
+        return Some((x, (v, f, false, None)));
     }
     // (x + c) % m == e
     for (k, inner, m, others) in invert::mod_terms(s, d) {
@@ -355,7 +366,10 @@ fn solve_one(
             let arg = e.sub(&c)?;
             let v = invert::rem(s, &arg, &m)?;
             let hi = m.sub(&e)?.add(&Lin::k(-1))?;
-            return Some((*x, (v, vec![Formula::Ge0(e), Formula::Ge0(hi)], false)));
+            return Some((
+                *x,
+                (v, vec![Formula::Ge0(e), Formula::Ge0(hi)], false, None),
+            ));
         }
     }
     None
