@@ -9,6 +9,7 @@ pub mod alg;
 pub mod cells;
 pub mod concrete;
 pub mod normal;
+pub mod prove;
 pub mod show;
 pub mod simplify;
 pub mod sum;

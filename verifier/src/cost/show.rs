@@ -189,10 +189,15 @@ impl Names<'_> {
     /// A polynomial in normal form ([`super::normal`]: equal formulas print equal),
     /// each `min`/`max` in its shortest form, factored for reading.
     pub fn formula(&self, x: &Poly) -> String {
+        self.layout(&self.shown(x))
+    }
+
+    /// The polynomial [`Names::formula`] prints: `x` in normal form, each ramp folded
+    /// to its shortest printed form.
+    pub fn shown(&self, x: &Poly) -> Poly {
         let w = super::walk::Walk::new(self.p, 0);
         let n = super::normal::normal(x, &|y| w.range(y));
-        let f = super::normal::fold(&n, &|y| self.layout(y).len());
-        self.layout(&f)
+        super::normal::fold(&n, &|y| self.layout(y).len())
     }
 
     /// A polynomial factored for reading; terms under an indicator follow the
