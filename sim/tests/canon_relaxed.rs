@@ -6,30 +6,15 @@
 //! builds compile the check out, so this test exists only in debug builds.
 #![cfg(debug_assertions)]
 
+mod common;
+
 use collc_sim::bounded::{param_grid, Bounds};
 use collc_sim::{simulate, Budget, Memory, SimConfig};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-fn coll_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut v = Vec::new();
-    for dir in ["examples", "examples/bugs"] {
-        if let Ok(rd) = std::fs::read_dir(root.join(dir)) {
-            v.extend(
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "coll")),
-            );
-        }
-    }
-    v.sort();
-    v
-}
 
 #[test]
 fn relaxed_searches_keep_canonical_forms() {
-    let files = coll_files();
+    let files = common::coll_files(&["examples", "examples/bugs"]);
     assert!(files.len() > 40, "found only {} .coll files", files.len());
     let bounds = Bounds {
         ranks: (2, 3),

@@ -6,29 +6,14 @@
 //! codes — for each protocol as declared and with every window and value signal
 //! declared the other way (`per call` ↔ `reused`), so both lifetimes are covered.
 
+mod common;
+
 use collc_sim::bounded::{param_grid, Bounds};
 use collc_sim::explore::terminal_states;
 use collc_sim::{Budget, Schedule, SimConfig};
 use collc_spec::ir::Lifetime;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-fn coll_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut v = Vec::new();
-    for dir in ["examples", "examples/bugs", "examples/outside_model"] {
-        if let Ok(rd) = std::fs::read_dir(root.join(dir)) {
-            v.extend(
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "coll")),
-            );
-        }
-    }
-    v.sort();
-    v
-}
 
 fn config(reduce: bool) -> SimConfig {
     SimConfig {
@@ -46,7 +31,7 @@ fn config(reduce: bool) -> SimConfig {
 
 #[test]
 fn reduction_keeps_every_terminal_state_and_finding() {
-    let files = coll_files();
+    let files = common::coll_files(&["examples", "examples/bugs", "examples/outside_model"]);
     assert!(files.len() > 40, "found only {} .coll files", files.len());
     let bounds = Bounds {
         ranks: (2, 3),
