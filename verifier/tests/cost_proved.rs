@@ -6,11 +6,13 @@
 //! counterexample fails; an unknown answer is named and counted, and the number proved
 //! is asserted.
 
+mod common;
+
 use collc_verifier::cost::alg::Poly;
 use collc_verifier::cost::prove::{equal, Verdict};
 use collc_verifier::cost::show::Names;
 use collc_verifier::cost::walk::Walk;
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 const DIRS: [&str; 5] = [
@@ -21,25 +23,6 @@ const DIRS: [&str; 5] = [
     "verifier/tests/disciplines",
 ];
 
-fn files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut out = Vec::new();
-    for d in DIRS {
-        let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(d))
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        assert!(!here.is_empty(), "{d} holds fixtures");
-        here.sort();
-        out.extend(here);
-    }
-    out
-}
-
 /// Tallies of the proofs.
 #[derive(Default)]
 struct Tally {
@@ -47,14 +30,33 @@ struct Tally {
     proved: usize,
     unknown: Vec<String>,
     refuted: Vec<String>,
+    /// Verdicts by question in the current file (whose domains give the ranges): a
+    /// question another row of the file poses again is answered once.
+    asked: BTreeMap<(Poly, Poly), Verdict>,
 }
 
 impl Tally {
     fn prove(&mut self, what: &str, a: &Poly, b: &Poly, range: &dyn Fn(&Poly) -> (f64, f64)) {
         self.formulas += 1;
-        match equal(a, b, range) {
+        let key = (a.clone(), b.clone());
+        let verdict = match self.asked.get(&key) {
+            Some(v) => v.clone(),
+            None => {
+                let v = equal(a, b, range);
+                self.asked.insert(key, v.clone());
+                v
+            }
+        };
+        match verdict {
             Verdict::Proved => self.proved += 1,
-            Verdict::Unknown(why) => self.unknown.push(format!("{what}: unknown ({why})")),
+            Verdict::Unknown(why) => {
+                // Z3 decides linear integer arithmetic with min/max/ceil within the limit
+                assert!(
+                    a.has_product() || b.has_product(),
+                    "{what}: unknown ({why}) though linear"
+                );
+                self.unknown.push(format!("{what}: unknown ({why})"))
+            }
             Verdict::Refuted(at) => self.refuted.push(format!("{what}: differs at {at:?}")),
         }
     }
@@ -64,7 +66,7 @@ impl Tally {
 fn every_printed_cost_formula_is_proved_equal_to_the_derived_one() {
     let mut t = Tally::default();
     let (mut deriving, mut proving) = (Duration::ZERO, Duration::ZERO);
-    for path in files() {
+    for path in common::coll_files(&DIRS) {
         let start = Instant::now();
         let text = std::fs::read_to_string(&path).expect("read .coll");
         let Some(p) = collc_verifier::validate(&text).protocol else {
@@ -98,6 +100,7 @@ fn every_printed_cost_formula_is_proved_equal_to_the_derived_one() {
         }
         deriving += start.elapsed();
         let start = Instant::now();
+        t.asked.clear();
         for (what, x) in polys {
             let n = collc_verifier::cost::normal::normal(&x, &range);
             let shown = names.shown(&x);
@@ -121,6 +124,9 @@ fn every_printed_cost_formula_is_proved_equal_to_the_derived_one() {
     assert!(t.refuted.is_empty(), "refuted: {:#?}", t.refuted);
     assert!(t.formulas >= 200, "{} equalities posed", t.formulas);
     assert_eq!(t.proved + t.unknown.len(), t.formulas);
-    // within the resource limit, Z3 leaves products of several ramps unknown
-    assert!(t.proved >= 1332, "{} proved", t.proved);
+    // within the resource limit, Z3 leaves products of several ramps unknown (only
+    // nonlinear ones: asserted in `Tally::prove`); 4 in the runs recorded in the
+    // verifier README, and the count can move near the limit (`prove::RLIMIT`), so the
+    // bound leaves a margin
+    assert!(t.unknown.len() <= 8, "{} unknown", t.unknown.len());
 }

@@ -210,6 +210,19 @@ impl Poly {
     pub fn mentions(&self, v: VarId) -> bool {
         self.0.keys().any(|m| m.iter().any(|a| a.mentions(v)))
     }
+    /// Whether some monomial, here or inside a function or indicator, multiplies two or
+    /// more atoms: the nonlinear forms (`P * max(0, G - 1)`) Z3's arithmetic may leave
+    /// undecided.
+    pub fn has_product(&self) -> bool {
+        self.0.keys().any(|m| {
+            m.len() >= 2
+                || m.iter().any(|a| match a {
+                    Atom::Var(_) => false,
+                    Atom::Fun(_, args) => args.iter().any(Poly::has_product),
+                    Atom::Ind(_, d) => d.has_product(),
+                })
+        })
+    }
     /// Replaces variable `v` by `by` everywhere; functions and indicators are
     /// rebuilt through `mk` (which simplifies them).
     pub fn subst(&self, v: VarId, by: &Poly, mk: &dyn Fn(Atom) -> Poly) -> Poly {

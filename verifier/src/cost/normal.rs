@@ -404,7 +404,11 @@ mod tests {
                 prove::Verdict::Proved => {}
                 prove::Verdict::Refuted(at) => panic!("{what} of {a:?}: {b:?} differs at {at:?}"),
                 prove::Verdict::Unknown(why) => {
-                    return Err(format!("{what} of {a:?}: unknown ({why})"))
+                    assert!(
+                        a.has_product() || b.has_product(),
+                        "{what} of {a:?}: unknown ({why}) though linear"
+                    );
+                    return Err(format!("{what} of {a:?}: unknown ({why})"));
                 }
             }
         }
@@ -640,9 +644,11 @@ mod tests {
             "{n_proved} of 300 random formulas proved, {} unknown",
             unknown.len()
         );
-        // within the resource limit, Z3 leaves the ones with products of ramps unknown
+        // within the resource limit, Z3 leaves some with products of ramps unknown (only
+        // those: asserted in `proved`); 291-293 are proved depending on what else runs in
+        // the process (`prove::RLIMIT`), the floor leaves a margin below that
         assert!(
-            n_proved >= 292,
+            n_proved >= 285,
             "{n_proved} proved, {} unknown",
             unknown.len()
         );
