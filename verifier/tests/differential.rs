@@ -26,22 +26,13 @@
 //! counterpart), and a bounded `checked` where the symbolic route is violated (the symbolic
 //! route reaches world sizes the bounded run does not).
 
+mod common;
+
 use collc_verifier::bounded::BoundedOptions;
 use collc_verifier::Status;
 use collc_verifier::{ObligationResult, Options};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn files(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
-    let mut v: Vec<_> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// The mutation operators: (name, edit). Each returns the mutated text, or `None` when
 /// the operator does not apply.
@@ -204,7 +195,7 @@ fn disagreements(name: &str, text: &str) -> Vec<String> {
 /// stride (deterministic).
 fn mutants() -> Vec<(String, String)> {
     let mut all = Vec::new();
-    for f in files("examples") {
+    for f in common::coll_files(&["examples"]) {
         let text = std::fs::read_to_string(&f).expect("read");
         let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());
         for (what, op) in OPS {
@@ -224,7 +215,7 @@ fn bounded_counterexamples_are_never_proved_away() {
     let start = Instant::now();
     let mut cases: Vec<(String, String)> = Vec::new();
     for dir in ["examples", "examples/bugs"] {
-        for f in files(dir) {
+        for f in common::coll_files(&[dir]) {
             let text = std::fs::read_to_string(&f).expect("read");
             cases.push((f.display().to_string(), text));
         }

@@ -1,17 +1,8 @@
 //! The parametric route (P symbolic) on every shipped example.
 
-use std::time::Duration;
+mod common;
 
-fn examples() -> Vec<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut v: Vec<_> = std::fs::read_dir(&dir)
-        .expect("examples/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    v.sort();
-    v
-}
+use std::time::Duration;
 
 fn outcome(text: &str) -> collc_verifier::param::Outcome {
     let c = collc_verifier::validate(text);
@@ -45,7 +36,7 @@ fn declined(f: &std::path::Path) -> Option<&'static [&'static str]> {
 
 #[test]
 fn every_example_is_proved_with_p_symbolic() {
-    for f in examples() {
+    for f in common::coll_files(&["examples"]) {
         let text = std::fs::read_to_string(&f).expect("read");
         let o = outcome(&text);
         if let Some(forms) = declined(&f) {
@@ -177,17 +168,6 @@ fn a_counter_with_many_writers_is_counted() {
     );
 }
 
-fn fixtures() -> Vec<std::path::PathBuf> {
-    let bugs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/bugs");
-    let mut b: Vec<_> = std::fs::read_dir(&bugs)
-        .expect("examples/bugs/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    b.sort();
-    b
-}
-
 /// The obligations a fixture's `// expect:` annotations say are violated.
 fn expected(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -215,7 +195,7 @@ fn expected(text: &str) -> Vec<String> {
 #[test]
 fn never_proves_an_annotated_violation() {
     let mut bad = Vec::new();
-    for f in fixtures() {
+    for f in common::coll_files(&["examples/bugs"]) {
         let text = std::fs::read_to_string(&f).expect("read");
         let c = collc_verifier::validate(&text);
         let Some(p) = c.protocol else { continue };
@@ -238,8 +218,8 @@ fn never_proves_an_annotated_violation() {
 #[test]
 fn agrees_with_enumeration() {
     let mut bad = Vec::new();
-    let mut files = examples();
-    files.extend(fixtures());
+    let mut files = common::coll_files(&["examples"]);
+    files.extend(common::coll_files(&["examples/bugs"]));
     for f in files {
         let text = std::fs::read_to_string(&f).expect("read");
         let c = collc_verifier::validate(&text);
@@ -362,7 +342,7 @@ fn mutants_never_get_a_proof_enumeration_refutes() {
     ];
     let mut bad = Vec::new();
     let mut checked = 0;
-    for f in examples() {
+    for f in common::coll_files(&["examples"]) {
         let text = std::fs::read_to_string(&f).expect("read");
         for (from, to) in MUTATIONS {
             for (n, (at, _)) in text.match_indices(from).take(2).enumerate() {

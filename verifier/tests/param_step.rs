@@ -10,24 +10,13 @@
 //! proved with P and G symbolic (`param::residue`), their bug variants refuted at their
 //! smallest P.
 
+mod common;
+
 use collc_spec::ir::Protocol;
 use collc_verifier::Status;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-fn dir(sub: &str) -> Vec<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join(sub);
-    let mut v: Vec<_> = std::fs::read_dir(&d)
-        .expect("fixture dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    v.sort();
-    v
-}
 
 fn protocol(f: &Path) -> (String, Protocol) {
     let text = std::fs::read_to_string(f).expect("read");
@@ -69,7 +58,7 @@ fn enumerated_sound(f: &Path, p: &Protocol) {
 
 #[test]
 fn correct_fixtures_are_proved_for_every_p_and_agree_with_enumeration() {
-    let files = dir("step");
+    let files = common::coll_files(&["verifier/tests/step"]);
     assert!(files.len() >= 6);
     for f in files {
         proved_but(&f, None);
@@ -125,7 +114,7 @@ fn smallest(text: &str) -> Vec<(String, i64)> {
 
 #[test]
 fn step_bugs_are_refuted_with_the_smallest_counterexample() {
-    let files = dir("step/bugs");
+    let files = common::coll_files(&["verifier/tests/step/bugs"]);
     assert!(files.len() >= 7);
     for f in files {
         let (text, p) = protocol(&f);

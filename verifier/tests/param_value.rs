@@ -1,27 +1,15 @@
 //! `value-signal` and `fence` with P symbolic, and the scope every proved line states.
 
+mod common;
+
 use collc_verifier::report::Report;
 use collc_verifier::{Options, Status};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-fn coll_files(dir: &str) -> Vec<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
-    let mut v: Vec<_> = std::fs::read_dir(&d)
-        .expect("a directory of .coll files")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "coll"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// Every example, bug fixture and verify fixture.
 fn all_files() -> Vec<PathBuf> {
-    let mut v = coll_files("examples");
-    v.extend(coll_files("examples/bugs"));
-    v.extend(coll_files("collc/tests/verify_fixtures"));
-    v
+    common::coll_files(&["examples", "examples/bugs", "collc/tests/verify_fixtures"])
 }
 
 fn protocol(text: &str) -> Option<collc_spec::ir::Protocol> {
