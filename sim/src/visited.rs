@@ -89,6 +89,8 @@ pub struct Visited {
     arena: Vec<u32>,
     /// (hash, number) of every state (the hash kept as for the parts).
     table: HashTable<(u64, u32)>,
+    /// State `i`'s hash, for [`Visited::load`].
+    hashes: Vec<u64>,
     /// Scratch for a part's packed record.
     buf: Vec<u32>,
 }
@@ -145,6 +147,7 @@ impl Visited {
             width: s.procs.len() + s.cells.len() + s.mem.len(),
             arena: Vec::new(),
             table: HashTable::new(),
+            hashes: Vec::new(),
             buf: Vec::new(),
         }
     }
@@ -192,6 +195,39 @@ impl Visited {
         let id = self.table.len() as u32;
         self.arena.extend_from_slice(new);
         self.table.insert_unique(h, (h, id), |&(hi, _)| hi);
+        self.hashes.push(h);
         Some(id)
+    }
+
+    /// Makes `s` (a state of this table's shape, whatever it holds) state `id`: its parts
+    /// the table's copies, its numbers the table's, none recorded as written. A handle
+    /// `s` already holds is left alone, so loading a state much like the one `s` was
+    /// touches only the parts that differ.
+    pub fn load(&self, id: u32, s: &mut State) {
+        let width = self.width;
+        let id = id as usize;
+        let w = &self.arena[id * width..(id + 1) * width];
+        let (np, nc) = (s.procs.len(), s.cells.len());
+        let procs = s.procs.shared();
+        for (i, &k) in w[..np].iter().enumerate() {
+            procs.set(i, &self.procs.items[k as usize]);
+        }
+        procs.forget_written();
+        for (i, &k) in w[np..np + nc].iter().enumerate() {
+            s.cells.set(i, &self.cells.items[k as usize]);
+        }
+        s.cells.forget_written();
+        for (i, &k) in w[np + nc..].iter().enumerate() {
+            s.mem.set(i, &self.mem.items[k as usize]);
+        }
+        s.mem.forget_written();
+        let n = &mut s.numbers;
+        n.tag = self.tag;
+        if n.words.len() == width {
+            n.words.copy_from_slice(w);
+        } else {
+            n.words = w.into();
+        }
+        n.hash = self.hashes[id];
     }
 }

@@ -579,6 +579,15 @@ impl<T> Shared<T> {
         self.written = 0;
     }
 
+    /// Makes part `i` the given one (the explorer's table's copy of the part a state it
+    /// loads has there; not a write): the handle is replaced only when it differs, so a
+    /// part already held is not touched.
+    pub fn set(&mut self, i: usize, to: &Rc<T>) {
+        if !Rc::ptr_eq(&self.parts[i], to) {
+            self.parts[i] = Rc::clone(to);
+        }
+    }
+
     /// Replaces part `i` by an equal one (the explorer's table's copy; not a write)
     /// and returns the one replaced.
     pub fn share(&mut self, i: usize, with: Rc<T>) -> Rc<T>
