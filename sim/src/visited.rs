@@ -13,7 +13,7 @@
 //! parent, so numbering a state costs one lookup per part the step wrote.
 
 use crate::fingerprint::{hash_words, mix, FpCache};
-use crate::machine::{recycle, Cell, Numbers, Part, Proc, Recycle, Shared, State, WinMem};
+use crate::machine::{Cell, Numbers, Part, Proc, Shared, State, WinMem};
 use hashbrown::HashTable;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -45,13 +45,14 @@ impl<T: Part> Parts<T> {
         }
     }
 
-    /// The number of `x`, and the table's copy when `x` equals a part met before
-    /// under another allocation (the caller shares the copy instead). `buf` is scratch
-    /// for `x`'s record.
-    fn number(&mut self, tag: u32, x: &Rc<T>, buf: &mut Vec<u32>) -> (u32, Option<Rc<T>>) {
+    /// The number of `x`. A part equal to one met before keeps its own allocation
+    /// (the state holding it is a successor being made, which the search drops or
+    /// overwrites: the table holds the states it keeps by their numbers alone), so the
+    /// table's copy, in cold memory, is not touched. `buf` is scratch for `x`'s record.
+    fn number(&mut self, tag: u32, x: &Rc<T>, buf: &mut Vec<u32>) -> u32 {
         let cache: &FpCache = x.cache();
         if let Some(id) = cache.id(tag) {
-            return (id, None);
+            return id;
         }
         buf.clear();
         x.pack(buf);
@@ -63,9 +64,7 @@ impl<T: Part> Parts<T> {
         });
         if let Some(&(_, id)) = hit {
             cache.set_id(tag, id);
-            let mine = &self.items[id as usize];
-            let copy = (!Rc::ptr_eq(mine, x)).then(|| Rc::clone(mine));
-            return (id, copy);
+            return id;
         }
         let id = self.items.len() as u32;
         self.items.push(Rc::clone(x));
@@ -73,7 +72,7 @@ impl<T: Part> Parts<T> {
         self.at.push(self.records.len());
         self.table.insert_unique(h, (h, id), |&(hi, _)| hi);
         cache.set_id(tag, id);
-        (id, None)
+        id
     }
 }
 
@@ -103,9 +102,8 @@ fn hash_at(at: usize, id: u32) -> u64 {
 }
 
 /// Renumbers the parts of one kind written since `s`'s numbers were taken (all of them
-/// when `all`), updating the numbers at `base..` and the state's hash; a part equal to
-/// one met before is replaced by the table's copy and recycled.
-fn renumber<T: Part + Recycle>(
+/// when `all`), updating the numbers at `base..` and the state's hash.
+fn renumber<T: Part>(
     parts: &mut Parts<T>,
     buf: &mut Vec<u32>,
     tag: u32,
@@ -115,10 +113,7 @@ fn renumber<T: Part + Recycle>(
     all: bool,
 ) {
     let mut one = |shared: &mut Shared<T>, i: usize| {
-        let (id, copy) = parts.number(tag, &shared[i], buf);
-        if let Some(c) = copy {
-            recycle(shared.share(i, c));
-        }
+        let id = parts.number(tag, &shared[i], buf);
         let at = base + i;
         let old = std::mem::replace(&mut numbers.words[at], id);
         numbers.hash = numbers

@@ -582,9 +582,12 @@ impl<T> Shared<T> {
     /// Makes part `i` the given one (the explorer's table's copy of the part a state it
     /// loads has there; not a write): the handle is replaced only when it differs, so a
     /// part already held is not touched.
-    pub fn set(&mut self, i: usize, to: &Rc<T>) {
+    pub fn set(&mut self, i: usize, to: &Rc<T>)
+    where
+        T: Recycle,
+    {
         if !Rc::ptr_eq(&self.parts[i], to) {
-            self.parts[i] = Rc::clone(to);
+            recycle(std::mem::replace(&mut self.parts[i], Rc::clone(to)));
         }
     }
 
@@ -623,7 +626,7 @@ impl<T> std::ops::Deref for Shared<T> {
     }
 }
 
-impl<T> Clone for Shared<T> {
+impl<T: Recycle> Clone for Shared<T> {
     fn clone(&self) -> Self {
         Shared {
             parts: self.parts.clone(),
@@ -633,12 +636,13 @@ impl<T> Clone for Shared<T> {
     /// Reuses `self`'s vector, and leaves alone the parts `self` already shares with
     /// `src` (the explorer's scratch successor is mostly a copy of the same parent):
     /// only the handles that differ are replaced, so the shared parts' reference counts,
-    /// in the parts' own cold memory, are not touched.
+    /// in the parts' own cold memory, are not touched. A replaced part that nothing
+    /// else holds (a part a step wrote) is recycled.
     fn clone_from(&mut self, src: &Self) {
         if self.parts.len() == src.parts.len() {
             for (d, s) in self.parts.iter_mut().zip(&src.parts) {
                 if !Rc::ptr_eq(d, s) {
-                    *d = Rc::clone(s);
+                    recycle(std::mem::replace(d, Rc::clone(s)));
                 }
             }
         } else {
