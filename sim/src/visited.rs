@@ -27,12 +27,13 @@ static TAGS: AtomicU32 = AtomicU32::new(1);
 /// in one arena, which is what a candidate is hashed and compared with.
 struct Parts<T> {
     items: Vec<Rc<T>>,
-    /// Part `i`'s record is `records[at[i]..at[i + 1]]`.
+    /// The records, each after its part's number and its length: a probe reads one run
+    /// of the arena (no separate table of offsets).
     records: Vec<u32>,
-    at: Vec<usize>,
-    /// (hash, number): the hash kept with the number, so that a probe compares it
-    /// without a look-up elsewhere and growing the table reads no record.
-    table: HashTable<(u64, u32)>,
+    /// (hash, offset in `records` of the number before the record): the hash kept with
+    /// the offset, so that a probe compares it without a look-up elsewhere and growing
+    /// the table reads no record.
+    table: HashTable<(u64, usize)>,
 }
 
 impl<T: Part> Parts<T> {
@@ -40,7 +41,6 @@ impl<T: Part> Parts<T> {
         Parts {
             items: Vec::new(),
             records: Vec::new(),
-            at: vec![0],
             table: HashTable::new(),
         }
     }
@@ -57,20 +57,23 @@ impl<T: Part> Parts<T> {
         buf.clear();
         x.pack(buf);
         let h = hash_words(buf);
-        let (records, at) = (&self.records, &self.at);
-        let hit = self.table.find(h, |&(hi, i)| {
-            let i = i as usize;
-            hi == h && records[at[i]..at[i + 1]] == buf[..]
+        let records = &self.records;
+        let hit = self.table.find(h, |&(hi, at)| {
+            hi == h
+                && records[at + 1] as usize == buf.len()
+                && records[at + 2..at + 2 + buf.len()] == buf[..]
         });
-        if let Some(&(_, id)) = hit {
+        if let Some(&(_, at)) = hit {
+            let id = self.records[at];
             cache.set_id(tag, id);
             return id;
         }
         let id = self.items.len() as u32;
         self.items.push(Rc::clone(x));
+        let at = self.records.len();
+        self.records.extend_from_slice(&[id, buf.len() as u32]);
         self.records.extend_from_slice(buf);
-        self.at.push(self.records.len());
-        self.table.insert_unique(h, (h, id), |&(hi, _)| hi);
+        self.table.insert_unique(h, (h, at), |&(hi, _)| hi);
         cache.set_id(tag, id);
         id
     }
