@@ -160,8 +160,8 @@ impl Visited {
         self.table.is_empty()
     }
 
-    /// Adds `s` (its parts replaced by the table's equal copies, so states share them):
-    /// its number if it is new, `None` if an equal state was seen before. Only the parts
+    /// Adds `s` (the table keeps its vector of part numbers, and a copy of each part not
+    /// met before): its number if it is new, `None` if an equal state was seen before. Only the parts
     /// written since `s`'s numbers were taken (its parent's, when it is a successor) are
     /// numbered again.
     pub fn insert(&mut self, s: &mut State) -> Option<u32> {

@@ -590,16 +590,6 @@ impl<T> Shared<T> {
             recycle(std::mem::replace(&mut self.parts[i], Rc::clone(to)));
         }
     }
-
-    /// Replaces part `i` by an equal one (the explorer's table's copy; not a write)
-    /// and returns the one replaced.
-    pub fn share(&mut self, i: usize, with: Rc<T>) -> Rc<T>
-    where
-        T: PartialEq,
-    {
-        debug_assert!(*self.parts[i] == *with);
-        std::mem::replace(&mut self.parts[i], with)
-    }
 }
 
 impl<T> Default for Shared<T> {
@@ -758,8 +748,8 @@ fn keep<T>(x: Rc<T>, pool: &'static LocalKey<Pool<T>>) {
     }
 }
 
-/// A part the explorer's table replaced by its equal copy (a successor's written part
-/// that was met before): kept for the next write if nothing else holds it.
+/// A part whose handle the explorer replaced (a successor's written part, when the
+/// state holding it is overwritten): kept for the next write if nothing else holds it.
 pub trait Recycle: Sized {
     /// Keeps `x` for reuse when it is not shared.
     fn recycle(x: Rc<Self>);
