@@ -11,7 +11,7 @@ use crate::report::{EvKind, Finding, SimReport, Stats, Verdict};
 use crate::visited::Visited;
 use collc_spec::ir::Protocol;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -401,8 +401,6 @@ impl Explorer<'_, '_> {
         let mut nodes: Vec<(u32, Action, u32)> = vec![(u32::MAX, Action::Run(0), 0)];
         let mut seen = Visited::new(&s0);
         seen.insert(&mut s0);
-        let mut queue: VecDeque<(u32, State)> = VecDeque::new();
-        queue.push_back((0, s0));
         let path_to = |nodes: &Vec<(u32, Action, u32)>, mut i: u32| {
             let mut v = Vec::new();
             while i != 0 {
@@ -413,16 +411,22 @@ impl Explorer<'_, '_> {
             v
         };
         let mut polls = 0u64;
-        // A successor found to be a duplicate: its vectors are reused by the next copy.
+        // The states are numbered in the order they are met, so the breadth-first queue
+        // is the numbers from `node` to `seen.len()`: a state is expanded from its parts'
+        // numbers (`Visited::load`) into `cur`, and its successors are made in two
+        // reused states, `cur` itself (the last successor) and a scratch copy of it (the
+        // others), so the search allocates no state.
+        let mut cur = s0;
         let mut scratch: Option<State> = None;
-        while let Some((node, s)) = queue.pop_front() {
+        let mut node = 0u32;
+        while (node as usize) < seen.len() {
             polls += 1;
             if polls.is_multiple_of(STOP_POLL) {
                 let why = self.interrupted(|| {
                     format!(
                         "with {} states seen and {} still queued",
                         seen.len(),
-                        queue.len() + 1
+                        seen.len() - node as usize
                     )
                 });
                 if why.is_some() {
@@ -430,45 +434,43 @@ impl Explorer<'_, '_> {
                     break;
                 }
             }
-            if self.m.faulted(&s) {
+            if node != 0 {
+                seen.load(node, &mut cur);
+            }
+            let this = node;
+            node += 1;
+            let s = &cur;
+            if self.m.faulted(s) {
                 continue;
             }
-            let en = self.m.enabled(&s);
+            let en = self.m.enabled(s);
             if self.m.stuck(&en) {
                 if let Some(t) = self.terminals.as_mut() {
-                    t.insert(self.m.fingerprint(&s));
+                    t.insert(self.m.fingerprint(s));
                 }
                 let mut o = Outcome::default();
-                self.m.terminal(&s, &mut o);
+                self.m.terminal(s, &mut o);
                 if !o.findings.is_empty() {
-                    self.record(o.findings, &|| path_to(&nodes, node), true);
+                    self.record(o.findings, &|| path_to(&nodes, this), true);
                 }
                 continue;
             }
-            let en = self.reduce(&s, en);
-            let depth = nodes[node as usize].2;
-            // The last successor takes the state itself; the others copy it (sharing
-            // its parts until a step writes one) into the vectors of the last duplicate.
-            let mut s = Some(s);
+            let en = self.reduce(s, en);
+            let depth = nodes[this as usize].2;
+            // The last successor takes `cur` itself (it is loaded again for the next
+            // state); the others copy it (sharing its parts until a step writes one)
+            // into the scratch state's vectors.
             let last = en.len().saturating_sub(1);
             for (i, a) in en.into_iter().enumerate() {
-                let mut t = match s.take() {
-                    Some(x) if i == last => x,
-                    Some(x) => {
-                        let t = match scratch.take() {
-                            Some(mut t) => {
-                                t.clone_from(&x);
-                                t
-                            }
-                            None => x.clone(),
-                        };
-                        s = Some(x);
-                        t
-                    }
-                    None => break,
+                let t = if i == last {
+                    &mut cur
+                } else {
+                    let t = scratch.get_or_insert_with(|| cur.clone());
+                    t.clone_from(&cur);
+                    t
                 };
                 let mut o = Outcome::default();
-                self.m.step(&mut t, a, &mut o);
+                self.m.step(t, a, &mut o);
                 self.stats.transitions += 1;
                 self.stats.instrs += o.instrs;
                 if let Some(stop) = o.stop {
@@ -480,28 +482,25 @@ impl Explorer<'_, '_> {
                     self.record(
                         o.findings,
                         &|| {
-                            let mut v = path_to(nodes_ref, node);
+                            let mut v = path_to(nodes_ref, this);
                             v.push(a);
                             v
                         },
                         false,
                     );
                 }
-                self.m.canonicalize(&mut t);
-                if let Some(idx) = seen.insert(&mut t) {
+                self.m.canonicalize(t);
+                if let Some(idx) = seen.insert(t) {
                     debug_assert_eq!(idx as usize, nodes.len());
-                    nodes.push((node, a, depth + 1));
+                    nodes.push((this, a, depth + 1));
                     self.stats.max_depth = self.stats.max_depth.max(depth as u64 + 1);
-                    queue.push_back((idx, t));
-                } else {
-                    scratch = Some(t);
                 }
             }
             if seen.len() as u64 >= self.budget.max_states {
                 self.stats.stopped = Some(format!(
                     "state budget of {} exhausted ({} states still queued)",
                     self.budget.max_states,
-                    queue.len()
+                    seen.len() - node as usize
                 ));
                 break;
             }

@@ -13,7 +13,7 @@
 //! parent, so numbering a state costs one lookup per part the step wrote.
 
 use crate::fingerprint::{hash_words, mix, FpCache};
-use crate::machine::{recycle, Cell, Numbers, Part, Proc, Recycle, Shared, State, WinMem};
+use crate::machine::{Cell, Numbers, Part, Proc, Shared, State, WinMem};
 use hashbrown::HashTable;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -27,12 +27,13 @@ static TAGS: AtomicU32 = AtomicU32::new(1);
 /// in one arena, which is what a candidate is hashed and compared with.
 struct Parts<T> {
     items: Vec<Rc<T>>,
-    /// Part `i`'s record is `records[at[i]..at[i + 1]]`.
+    /// The records, each after its part's number and its length: a probe reads one run
+    /// of the arena (no separate table of offsets).
     records: Vec<u32>,
-    at: Vec<usize>,
-    /// (hash, number): the hash kept with the number, so that a probe compares it
-    /// without a look-up elsewhere and growing the table reads no record.
-    table: HashTable<(u64, u32)>,
+    /// (hash, offset in `records` of the number before the record): the hash kept with
+    /// the offset, so that a probe compares it without a look-up elsewhere and growing
+    /// the table reads no record.
+    table: HashTable<(u64, usize)>,
 }
 
 impl<T: Part> Parts<T> {
@@ -40,40 +41,41 @@ impl<T: Part> Parts<T> {
         Parts {
             items: Vec::new(),
             records: Vec::new(),
-            at: vec![0],
             table: HashTable::new(),
         }
     }
 
-    /// The number of `x`, and the table's copy when `x` equals a part met before
-    /// under another allocation (the caller shares the copy instead). `buf` is scratch
-    /// for `x`'s record.
-    fn number(&mut self, tag: u32, x: &Rc<T>, buf: &mut Vec<u32>) -> (u32, Option<Rc<T>>) {
+    /// The number of `x`. A part equal to one met before keeps its own allocation
+    /// (the state holding it is a successor being made, which the search drops or
+    /// overwrites: the table holds the states it keeps by their numbers alone), so the
+    /// table's copy, in cold memory, is not touched. `buf` is scratch for `x`'s record.
+    fn number(&mut self, tag: u32, x: &Rc<T>, buf: &mut Vec<u32>) -> u32 {
         let cache: &FpCache = x.cache();
         if let Some(id) = cache.id(tag) {
-            return (id, None);
+            return id;
         }
         buf.clear();
         x.pack(buf);
         let h = hash_words(buf);
-        let (records, at) = (&self.records, &self.at);
-        let hit = self.table.find(h, |&(hi, i)| {
-            let i = i as usize;
-            hi == h && records[at[i]..at[i + 1]] == buf[..]
+        let records = &self.records;
+        let hit = self.table.find(h, |&(hi, at)| {
+            hi == h
+                && records[at + 1] as usize == buf.len()
+                && records[at + 2..at + 2 + buf.len()] == buf[..]
         });
-        if let Some(&(_, id)) = hit {
+        if let Some(&(_, at)) = hit {
+            let id = self.records[at];
             cache.set_id(tag, id);
-            let mine = &self.items[id as usize];
-            let copy = (!Rc::ptr_eq(mine, x)).then(|| Rc::clone(mine));
-            return (id, copy);
+            return id;
         }
         let id = self.items.len() as u32;
         self.items.push(Rc::clone(x));
+        let at = self.records.len();
+        self.records.extend_from_slice(&[id, buf.len() as u32]);
         self.records.extend_from_slice(buf);
-        self.at.push(self.records.len());
-        self.table.insert_unique(h, (h, id), |&(hi, _)| hi);
+        self.table.insert_unique(h, (h, at), |&(hi, _)| hi);
         cache.set_id(tag, id);
-        (id, None)
+        id
     }
 }
 
@@ -89,6 +91,8 @@ pub struct Visited {
     arena: Vec<u32>,
     /// (hash, number) of every state (the hash kept as for the parts).
     table: HashTable<(u64, u32)>,
+    /// State `i`'s hash, for [`Visited::load`].
+    hashes: Vec<u64>,
     /// Scratch for a part's packed record.
     buf: Vec<u32>,
 }
@@ -101,9 +105,8 @@ fn hash_at(at: usize, id: u32) -> u64 {
 }
 
 /// Renumbers the parts of one kind written since `s`'s numbers were taken (all of them
-/// when `all`), updating the numbers at `base..` and the state's hash; a part equal to
-/// one met before is replaced by the table's copy and recycled.
-fn renumber<T: Part + Recycle>(
+/// when `all`), updating the numbers at `base..` and the state's hash.
+fn renumber<T: Part>(
     parts: &mut Parts<T>,
     buf: &mut Vec<u32>,
     tag: u32,
@@ -113,10 +116,7 @@ fn renumber<T: Part + Recycle>(
     all: bool,
 ) {
     let mut one = |shared: &mut Shared<T>, i: usize| {
-        let (id, copy) = parts.number(tag, &shared[i], buf);
-        if let Some(c) = copy {
-            recycle(shared.share(i, c));
-        }
+        let id = parts.number(tag, &shared[i], buf);
         let at = base + i;
         let old = std::mem::replace(&mut numbers.words[at], id);
         numbers.hash = numbers
@@ -145,6 +145,7 @@ impl Visited {
             width: s.procs.len() + s.cells.len() + s.mem.len(),
             arena: Vec::new(),
             table: HashTable::new(),
+            hashes: Vec::new(),
             buf: Vec::new(),
         }
     }
@@ -159,8 +160,8 @@ impl Visited {
         self.table.is_empty()
     }
 
-    /// Adds `s` (its parts replaced by the table's equal copies, so states share them):
-    /// its number if it is new, `None` if an equal state was seen before. Only the parts
+    /// Adds `s` (the table keeps its vector of part numbers, and a copy of each part not
+    /// met before): its number if it is new, `None` if an equal state was seen before. Only the parts
     /// written since `s`'s numbers were taken (its parent's, when it is a successor) are
     /// numbered again.
     pub fn insert(&mut self, s: &mut State) -> Option<u32> {
@@ -192,6 +193,39 @@ impl Visited {
         let id = self.table.len() as u32;
         self.arena.extend_from_slice(new);
         self.table.insert_unique(h, (h, id), |&(hi, _)| hi);
+        self.hashes.push(h);
         Some(id)
+    }
+
+    /// Makes `s` (a state of this table's shape, whatever it holds) state `id`: its parts
+    /// the table's copies, its numbers the table's, none recorded as written. A handle
+    /// `s` already holds is left alone, so loading a state much like the one `s` was
+    /// touches only the parts that differ.
+    pub fn load(&self, id: u32, s: &mut State) {
+        let width = self.width;
+        let id = id as usize;
+        let w = &self.arena[id * width..(id + 1) * width];
+        let (np, nc) = (s.procs.len(), s.cells.len());
+        let procs = s.procs.shared();
+        for (i, &k) in w[..np].iter().enumerate() {
+            procs.set(i, &self.procs.items[k as usize]);
+        }
+        procs.forget_written();
+        for (i, &k) in w[np..np + nc].iter().enumerate() {
+            s.cells.set(i, &self.cells.items[k as usize]);
+        }
+        s.cells.forget_written();
+        for (i, &k) in w[np + nc..].iter().enumerate() {
+            s.mem.set(i, &self.mem.items[k as usize]);
+        }
+        s.mem.forget_written();
+        let n = &mut s.numbers;
+        n.tag = self.tag;
+        if n.words.len() == width {
+            n.words.copy_from_slice(w);
+        } else {
+            n.words = w.into();
+        }
+        n.hash = self.hashes[id];
     }
 }

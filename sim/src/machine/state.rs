@@ -579,14 +579,16 @@ impl<T> Shared<T> {
         self.written = 0;
     }
 
-    /// Replaces part `i` by an equal one (the explorer's table's copy; not a write)
-    /// and returns the one replaced.
-    pub fn share(&mut self, i: usize, with: Rc<T>) -> Rc<T>
+    /// Makes part `i` the given one (the explorer's table's copy of the part a state it
+    /// loads has there; not a write): the handle is replaced only when it differs, so a
+    /// part already held is not touched.
+    pub fn set(&mut self, i: usize, to: &Rc<T>)
     where
-        T: PartialEq,
+        T: Recycle,
     {
-        debug_assert!(*self.parts[i] == *with);
-        std::mem::replace(&mut self.parts[i], with)
+        if !Rc::ptr_eq(&self.parts[i], to) {
+            recycle(std::mem::replace(&mut self.parts[i], Rc::clone(to)));
+        }
     }
 }
 
@@ -614,7 +616,7 @@ impl<T> std::ops::Deref for Shared<T> {
     }
 }
 
-impl<T> Clone for Shared<T> {
+impl<T: Recycle> Clone for Shared<T> {
     fn clone(&self) -> Self {
         Shared {
             parts: self.parts.clone(),
@@ -624,12 +626,13 @@ impl<T> Clone for Shared<T> {
     /// Reuses `self`'s vector, and leaves alone the parts `self` already shares with
     /// `src` (the explorer's scratch successor is mostly a copy of the same parent):
     /// only the handles that differ are replaced, so the shared parts' reference counts,
-    /// in the parts' own cold memory, are not touched.
+    /// in the parts' own cold memory, are not touched. A replaced part that nothing
+    /// else holds (a part a step wrote) is recycled.
     fn clone_from(&mut self, src: &Self) {
         if self.parts.len() == src.parts.len() {
             for (d, s) in self.parts.iter_mut().zip(&src.parts) {
                 if !Rc::ptr_eq(d, s) {
-                    *d = Rc::clone(s);
+                    recycle(std::mem::replace(d, Rc::clone(s)));
                 }
             }
         } else {
@@ -745,8 +748,8 @@ fn keep<T>(x: Rc<T>, pool: &'static LocalKey<Pool<T>>) {
     }
 }
 
-/// A part the explorer's table replaced by its equal copy (a successor's written part
-/// that was met before): kept for the next write if nothing else holds it.
+/// A part whose handle the explorer replaced (a successor's written part, when the
+/// state holding it is overwritten): kept for the next write if nothing else holds it.
 pub trait Recycle: Sized {
     /// Keeps `x` for reuse when it is not shared.
     fn recycle(x: Rc<Self>);
