@@ -460,3 +460,54 @@ fn all_to_all_v_relaxed_run_completes_p2_within_the_default_budget() {
         );
     }
 }
+
+/// Bugs whose only symbolic trace is a warning (`garbage-credit`) at a world size past the
+/// ladder's P=2..8: the bounded search explores the P the warning names, and the bug there
+/// is a violation (exit 1) at that P, stated as a targeted run.
+#[test]
+fn a_warnings_world_size_is_explored() {
+    let cases = [
+        (
+            "examples/bugs/central_barrier_unobserved_rank.coll",
+            &["semantics"][..],
+        ),
+        (
+            "examples/bugs/broadcast_partial_read_complete.coll",
+            &["data-race", "semantics"][..],
+        ),
+    ];
+    for (f, ids) in cases {
+        let (code, out, err) = collc(&["verify", "--format", "json", f]);
+        assert_eq!(code, 1, "{f}: {out}{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        let w = obligation(&j, "garbage-credit");
+        assert_eq!(w["status"], "warning", "{f}: {w}");
+        assert!(
+            w["findings"][0]["params"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "P" && p["value"] == 10),
+            "{f}: {w}"
+        );
+        for id in ids {
+            let o = obligation(&j, id);
+            assert_eq!(o["status"], "violated", "{f}: {id}: {o}");
+            let ps = o["findings"][0]["params"].as_array().unwrap();
+            assert!(
+                ps.iter().any(|p| p["name"] == "P" && p["value"] == 10),
+                "{f}: {id}: {ps:?}"
+            );
+        }
+        // The ladder (P=2..8) alone finds nothing: its scope says which P completed.
+        let o = obligation(&j, "stale-pass");
+        assert_eq!(o["status"], "checked", "{f}: {o}");
+        assert!(
+            o["scope"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("targeted P=10"),
+            "{f}: {o}"
+        );
+    }
+}
