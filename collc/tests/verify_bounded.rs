@@ -511,3 +511,36 @@ fn a_warnings_world_size_is_explored() {
         );
     }
 }
+
+/// A bug past the ladder with no symbolic finding at all: at P = 10 no notify -> wait chain
+/// can order rank 0's entry before rank 9's exit (`pair_order`), so the bounded search
+/// explores P = 10 and the broken barrier there is a `semantics` violation (exit 1).
+#[test]
+fn a_world_size_with_an_unordered_pair_is_explored() {
+    let f = "examples/bugs/central_barrier_early_release.coll";
+    let (code, out, err) = collc(&["verify", "--format", "json", f]);
+    assert_eq!(code, 1, "{f}: {out}{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for o in j["report"]["obligations"].as_array().unwrap() {
+        if o["id"] != "semantics" {
+            assert!(
+                matches!(o["status"].as_str(), Some("proved" | "checked")),
+                "{f}: {o}"
+            );
+        }
+    }
+    let o = obligation(&j, "semantics");
+    assert_eq!(o["status"], "violated", "{f}: {o}");
+    let ps = o["findings"][0]["params"].as_array().unwrap();
+    assert!(
+        ps.iter().any(|p| p["name"] == "P" && p["value"] == 10),
+        "{f}: {ps:?}"
+    );
+    assert!(
+        obligation(&j, "data-race")["scope"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("targeted P=10"),
+        "{f}"
+    );
+}

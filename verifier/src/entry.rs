@@ -111,7 +111,20 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             // verdict does not count (credits nobody waits for), and what it hides — a
             // rank whose notify orders nothing — may break the collective only at that
             // size, past the ladder's world sizes.
-            for w in param.named_worlds.iter().chain(&warned_worlds(p, &report)) {
+            // And where no notify -> wait chain can order a pair of ranks the collective's
+            // meaning orders (`pair_order`): the run there shows the broken order.
+            let unordered: Vec<i64> = crate::pair_order::first_unordered_world(
+                p,
+                Instant::now() + Duration::from_millis(opts.symbolic.timeout_ms),
+            )
+            .into_iter()
+            .collect();
+            for w in param
+                .named_worlds
+                .iter()
+                .chain(&warned_worlds(p, &report))
+                .chain(&unordered)
+            {
                 if !b.target_worlds.contains(w) {
                     b.target_worlds.push(*w);
                 }
