@@ -544,3 +544,30 @@ fn a_world_size_with_an_unordered_pair_is_explored() {
         "{f}"
     );
 }
+
+/// Correct protocols whose ranks are all ordered (every pair has a chain at every enumerated
+/// P) take no targeted run and verify: the reversed butterfly barrier (`me ^ d`, rounds
+/// descending) and the group barriers of the test fixtures.
+#[test]
+fn ordered_protocols_take_no_targeted_run() {
+    for f in [
+        "collc/tests/verify_fixtures/butterfly_barrier_reversed.coll",
+        "collc/tests/verify_fixtures/hier_barrier.coll",
+        "collc/tests/verify_fixtures/all_to_all_v_entry_barrier.coll",
+    ] {
+        let (code, out, err) = collc(&["verify", "--format", "json", f]);
+        assert_eq!(code, 0, "{f}: {out}{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        for id in BOUNDED {
+            let o = obligation(&j, id);
+            assert!(
+                matches!(o["status"].as_str(), Some("proved" | "checked")),
+                "{f}: {id}: {o}"
+            );
+            assert!(
+                !o["scope"].as_str().unwrap_or_default().contains("targeted"),
+                "{f}: {id}: {o}"
+            );
+        }
+    }
+}
