@@ -460,3 +460,114 @@ fn all_to_all_v_relaxed_run_completes_p2_within_the_default_budget() {
         );
     }
 }
+
+/// Bugs whose only symbolic trace is a warning (`garbage-credit`) at a world size past the
+/// ladder's P=2..8: the bounded search explores the P the warning names, and the bug there
+/// is a violation (exit 1) at that P, stated as a targeted run.
+#[test]
+fn a_warnings_world_size_is_explored() {
+    let cases = [
+        (
+            "examples/bugs/central_barrier_unobserved_rank.coll",
+            &["semantics"][..],
+        ),
+        (
+            "examples/bugs/broadcast_partial_read_complete.coll",
+            &["data-race", "semantics"][..],
+        ),
+    ];
+    for (f, ids) in cases {
+        let (code, out, err) = collc(&["verify", "--format", "json", f]);
+        assert_eq!(code, 1, "{f}: {out}{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        let w = obligation(&j, "garbage-credit");
+        assert_eq!(w["status"], "warning", "{f}: {w}");
+        assert!(
+            w["findings"][0]["params"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "P" && p["value"] == 10),
+            "{f}: {w}"
+        );
+        for id in ids {
+            let o = obligation(&j, id);
+            assert_eq!(o["status"], "violated", "{f}: {id}: {o}");
+            let ps = o["findings"][0]["params"].as_array().unwrap();
+            assert!(
+                ps.iter().any(|p| p["name"] == "P" && p["value"] == 10),
+                "{f}: {id}: {ps:?}"
+            );
+        }
+        // The ladder (P=2..8) alone finds nothing: its scope says which P completed.
+        let o = obligation(&j, "stale-pass");
+        assert_eq!(o["status"], "checked", "{f}: {o}");
+        assert!(
+            o["scope"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("targeted P=10"),
+            "{f}: {o}"
+        );
+    }
+}
+
+/// A bug past the ladder with no symbolic finding at all: at P = 10 no notify -> wait chain
+/// can order rank 0's entry before rank 9's exit (`pair_order`), so the bounded search
+/// explores P = 10 and the broken barrier there is a `semantics` violation (exit 1).
+#[test]
+fn a_world_size_with_an_unordered_pair_is_explored() {
+    let f = "examples/bugs/central_barrier_early_release.coll";
+    let (code, out, err) = collc(&["verify", "--format", "json", f]);
+    assert_eq!(code, 1, "{f}: {out}{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for o in j["report"]["obligations"].as_array().unwrap() {
+        if o["id"] != "semantics" {
+            assert!(
+                matches!(o["status"].as_str(), Some("proved" | "checked")),
+                "{f}: {o}"
+            );
+        }
+    }
+    let o = obligation(&j, "semantics");
+    assert_eq!(o["status"], "violated", "{f}: {o}");
+    let ps = o["findings"][0]["params"].as_array().unwrap();
+    assert!(
+        ps.iter().any(|p| p["name"] == "P" && p["value"] == 10),
+        "{f}: {ps:?}"
+    );
+    assert!(
+        obligation(&j, "data-race")["scope"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("targeted P=10"),
+        "{f}"
+    );
+}
+
+/// Correct protocols whose ranks are all ordered (every pair has a chain at every enumerated
+/// P) take no targeted run and verify: the reversed butterfly barrier (`me ^ d`, rounds
+/// descending) and the group barriers of the test fixtures.
+#[test]
+fn ordered_protocols_take_no_targeted_run() {
+    for f in [
+        "collc/tests/verify_fixtures/butterfly_barrier_reversed.coll",
+        "collc/tests/verify_fixtures/hier_barrier.coll",
+        "collc/tests/verify_fixtures/all_to_all_v_entry_barrier.coll",
+    ] {
+        let (code, out, err) = collc(&["verify", "--format", "json", f]);
+        assert_eq!(code, 0, "{f}: {out}{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        for id in BOUNDED {
+            let o = obligation(&j, id);
+            assert!(
+                matches!(o["status"].as_str(), Some("proved" | "checked")),
+                "{f}: {id}: {o}"
+            );
+            assert!(
+                !o["scope"].as_str().unwrap_or_default().contains("targeted"),
+                "{f}: {id}: {o}"
+            );
+        }
+    }
+}

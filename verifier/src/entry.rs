@@ -107,7 +107,24 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             }
             // Where Z3 refuted a question of the parametric route (a world size it names),
             // the simulator looks too (the targeted runs ignore sizes already explored).
-            for w in &param.named_worlds {
+            // So does it where a warning names one: a warning refutes a question the
+            // verdict does not count (credits nobody waits for), and what it hides — a
+            // rank whose notify orders nothing — may break the collective only at that
+            // size, past the ladder's world sizes.
+            // And where no notify -> wait chain can order a pair of ranks the collective's
+            // meaning orders (`pair_order`): the run there shows the broken order.
+            let unordered: Vec<i64> = crate::pair_order::first_unordered_world(
+                p,
+                Instant::now() + Duration::from_millis(opts.symbolic.timeout_ms),
+            )
+            .into_iter()
+            .collect();
+            for w in param
+                .named_worlds
+                .iter()
+                .chain(&warned_worlds(p, &report))
+                .chain(&unordered)
+            {
                 if !b.target_worlds.contains(w) {
                     b.target_worlds.push(*w);
                 }
@@ -123,4 +140,22 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
         crate::fix::attach(&mut report, src);
     }
     report
+}
+
+/// The world sizes named by the counterexamples of `report`'s warnings (ascending, once
+/// each).
+fn warned_worlds(p: &Protocol, report: &Report) -> Vec<i64> {
+    let world = &p.vars[p.world].name;
+    let mut out: Vec<i64> = report
+        .obligations
+        .iter()
+        .filter(|o| o.status == crate::report::Status::Warning)
+        .flat_map(|o| &o.findings)
+        .flat_map(|f| &f.params)
+        .filter(|v| &v.name == world)
+        .map(|v| v.value)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }

@@ -19,6 +19,7 @@ pub mod fix;
 pub mod gate;
 mod multi;
 mod order;
+pub mod pair_order;
 pub mod param;
 pub mod range;
 pub mod range_obligation;
