@@ -12,6 +12,7 @@ pub mod normal;
 pub mod prove;
 pub mod show;
 pub mod simplify;
+pub mod split;
 pub mod sum;
 pub mod tree;
 pub mod walk;

@@ -26,8 +26,9 @@
 
 use super::alg::{Atom, Fun, Poly, Rat, Test};
 use super::normal::Range;
+use super::split;
 use collc_spec::ir::VarId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use z3::ast::{Ast, Bool, Int};
 use z3::{FuncDecl, Goal, Params, SatResult, Solver, Sort, Tactic};
 
@@ -56,18 +57,91 @@ pub fn normal(x: &Poly, range: Range) -> Verdict {
 }
 
 /// Asks Z3 for a point, within the assumptions `range` gives (module documentation),
-/// where `a` is defined and `b` is not, or has another value.
+/// where `a` is defined and `b` is not, or has another value. With a `min` or `max` on
+/// either side, the question is split first ([`split`]): each case whose sides are then
+/// the same polynomial (and where `b` can be undefined only where `a` is) is proved with
+/// no query, each other case is asked of Z3 with its conditions and its `ite`-free sides,
+/// and `a == b` is proved when every case is (a case Z3 refutes refutes it; the first
+/// case left unknown leaves it unknown). Past [`split::MAX_CASES`] cases it is one query.
 pub fn equal(a: &Poly, b: &Poly, range: Range) -> Verdict {
     if a == b {
         // the same polynomial: equal wherever it is defined, no query needed
         return Verdict::Proved;
     }
+    let Some(cases) = split::cases(a, b) else {
+        return match query(a, b, None, range) {
+            Verdict::Unknown(why) => Verdict::Unknown(format!(
+                "{why}; not split: more than {} cases of min and max",
+                split::MAX_CASES
+            )),
+            v => v,
+        };
+    };
+    let (n, defined) = (cases.len(), defined_where(a, b));
+    for (i, c) in cases.iter().enumerate() {
+        if c.a == c.b && defined {
+            continue;
+        }
+        match query(a, b, Some(c), range) {
+            Verdict::Proved => {}
+            Verdict::Unknown(why) if n > 1 => {
+                return Verdict::Unknown(format!("case {} of {n}: {why}", i + 1))
+            }
+            v => return v,
+        }
+    }
+    Verdict::Proved
+}
+
+/// Whether `b` is defined wherever `a` is: each atom of `b` that can be undefined (all
+/// but variables, indicators and `min`/`max` of integer polynomials) occurs in `a`.
+fn defined_where(a: &Poly, b: &Poly) -> bool {
+    let (mut in_a, mut in_b) = (BTreeSet::new(), BTreeSet::new());
+    atoms(a, &mut in_a);
+    atoms(b, &mut in_b);
+    in_b.iter().all(|x| match x {
+        Atom::Var(_) | Atom::Ind(..) => true,
+        Atom::Fun(Fun::Min | Fun::Max, args) if args.len() == 2 => {
+            args.iter().all(|p| p.0.values().all(|c| c.1 == 1)) || in_a.contains(x)
+        }
+        _ => in_a.contains(x),
+    })
+}
+
+/// Every atom of `p`, inside arguments too.
+fn atoms<'p>(p: &'p Poly, out: &mut BTreeSet<&'p Atom>) {
+    for x in p.0.keys().flatten() {
+        if out.insert(x) {
+            match x {
+                Atom::Var(_) => {}
+                Atom::Fun(_, args) => args.iter().for_each(|y| atoms(y, out)),
+                Atom::Ind(_, d) => atoms(d, out),
+            }
+        }
+    }
+}
+
+/// One Z3 query: a point where `a` is defined and, in `case` (under its conditions, with
+/// its sides' values) or else as they are, `b` is undefined or differs.
+fn query(a: &Poly, b: &Poly, case: Option<&split::Case>, range: Range) -> Verdict {
     let mut tr = Tr::new(range);
-    let (na, da, defa) = tr.poly(a);
-    let (nb, db, defb) = tr.poly(b);
+    let (va, vb, conds) = match case {
+        Some(c) => (&c.a, &c.b, &c.conds[..]),
+        None => (a, b, &[][..]),
+    };
+    let (na, da, _) = tr.poly(va);
+    let (nb, db, _) = tr.poly(vb);
     let same = (na * Int::from_i128(db)).eq(&(nb * Int::from_i128(da)));
     let lemmas = tr.quotient_lemmas();
+    // definedness from the sides as given (a case's replacements drop some of it)
+    let (_, _, defa) = tr.poly(a);
+    let (_, _, defb) = tr.poly(b);
     let goal = Goal::new(true, false, false);
+    for (d, ge) in conds {
+        let (n, _, _) = tr.poly(d);
+        let zero = Int::from_i64(0);
+        goal.assert(&if *ge { n.ge(&zero) } else { n.lt(&zero) });
+    }
     for x in &tr.assume {
         goal.assert(x);
     }
@@ -448,5 +522,74 @@ pub(crate) mod tests {
         let r = |x: &Poly| if *x == l(v(0)) { (1.0, 5.0) } else { any(x) };
         let ramp = f(Fun::Max, Poly::default(), l(v(0)).sub(&Poly::k(1)));
         assert_equal(&ramp, &l(v(0)).sub(&Poly::k(1)), &r);
+    }
+
+    fn ramp(x: Poly) -> Poly {
+        f(Fun::Max, Poly::default(), x)
+    }
+
+    #[test]
+    fn products_of_ramps_are_split() {
+        // P * max(G, 1) * min(P, N) == P * (1 + max(0, G - 1)) * (N - max(0, N - P))
+        let a = v(0)
+            .mul(&f(Fun::Max, v(1), Poly::k(1)))
+            .mul(&f(Fun::Min, v(0), v(2)));
+        let b = v(0)
+            .mul(&Poly::k(1).add(&ramp(v(1).sub(&Poly::k(1)))))
+            .mul(&v(2).sub(&ramp(v(2).sub(&v(0)))));
+        assert_equal(&a, &b, &any);
+        // max(0, N - P)^2 * T == max(0, N - P) * (N - P) * T
+        let r = ramp(v(2).sub(&v(0)));
+        let a = r.mul(&r).mul(&v(3));
+        let b = r.mul(&v(2).sub(&v(0))).mul(&v(3));
+        assert_equal(&a, &b, &any);
+        // a quotient keeps its definedness: ceil(P / max(0, G)) is undefined at G <= 0
+        let c = f(Fun::CeilDiv, v(0), ramp(v(1)));
+        let pos = |x: &Poly| if *x == v(1) { (1.0, 9.0) } else { any(x) };
+        assert_equal(&v(0).mul(&c), &v(0).mul(&f(Fun::CeilDiv, v(0), v(1))), &pos);
+        // every case of P + max(c, 0) - max(0, c) is P, but not where c is undefined
+        let q = f(Fun::CeilDiv, v(0), v(1));
+        let b = v(0)
+            .add(&f(Fun::Max, q.clone(), Poly::default()))
+            .sub(&ramp(q));
+        let Verdict::Refuted(at) = equal(&v(0), &b, &any) else {
+            panic!("refuted")
+        };
+        assert!(at.contains(&(1, 0)), "{at:?}");
+        // P + ceil(P / max(0, G)) * max(0, -G) is P only where G > 0
+        let b = v(0).add(&c.mul(&ramp(v(1).scale(Rat::int(-1)))));
+        let Verdict::Refuted(at) = equal(&v(0), &b, &any) else {
+            panic!("refuted")
+        };
+        assert!(at.iter().any(|p| p.0 == 1 && p.1 <= 0), "{at:?}");
+        assert_equal(&v(0), &b, &pos);
+    }
+
+    #[test]
+    fn a_wrong_rewrite_of_a_product_of_ramps_is_refuted() {
+        // P * max(0, G - 1) is not P * (G - 1): they differ where G < 1 and P != 0
+        let a = v(0).mul(&ramp(v(1).sub(&Poly::k(1))));
+        let b = v(0).mul(&v(1).sub(&Poly::k(1)));
+        let Verdict::Refuted(at) = equal(&a, &b, &any) else {
+            panic!("refuted")
+        };
+        let val = |x: VarId| at.iter().find(|p| p.0 == x).map(|p| p.1);
+        assert_ne!(a.eval(&val), b.eval(&val), "{at:?}");
+    }
+
+    #[test]
+    fn past_the_bound_of_cases_one_query_is_asked() {
+        // 11 independent products x * max(0, y)^2 == x * max(0, y) * y: 2^11 cases
+        let (mut a, mut b) = (Poly::default(), Poly::default());
+        for i in 0..11 {
+            let r = ramp(v(2 * i + 1));
+            a = a.add(&v(2 * i).mul(&r).mul(&r));
+            b = b.add(&v(2 * i).mul(&r).mul(&v(2 * i + 1)));
+        }
+        assert!(split::cases(&a, &b).is_none());
+        let Verdict::Unknown(why) = equal(&a, &b, &any) else {
+            panic!("unknown")
+        };
+        assert!(why.contains("not split: more than 1024 cases"), "{why}");
     }
 }
