@@ -512,37 +512,44 @@ fn a_warnings_world_size_is_explored() {
     }
 }
 
-/// A bug past the ladder with no symbolic finding at all: at P = 10 no notify -> wait chain
-/// can order rank 0's entry before rank 9's exit (`pair_order`), so the bounded search
-/// explores P = 10 and the broken barrier there is a `semantics` violation (exit 1).
+/// Bugs past the ladder with no symbolic finding at all: at the world size given no
+/// notify -> wait chain can order some rank's exit after another's entry (`pair_order`), so
+/// the bounded search explores it and the broken barrier there is a `semantics` violation
+/// (exit 1). The last two lie past the enumerated domain (P <= 16), at sizes the protocols'
+/// literals name (`me < 20` spelled `me * 2 < 41`; `1..min(P, 20)`).
 #[test]
 fn a_world_size_with_an_unordered_pair_is_explored() {
-    let f = "examples/bugs/central_barrier_early_release.coll";
-    let (code, out, err) = collc(&["verify", "--format", "json", f]);
-    assert_eq!(code, 1, "{f}: {out}{err}");
-    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    for o in j["report"]["obligations"].as_array().unwrap() {
-        if o["id"] != "semantics" {
-            assert!(
-                matches!(o["status"].as_str(), Some("proved" | "checked")),
-                "{f}: {o}"
-            );
+    for (f, world) in [
+        ("examples/bugs/central_barrier_early_release.coll", 10),
+        ("examples/bugs/central_barrier_release_cap_past16.coll", 22),
+        ("examples/bugs/central_barrier_unobserved_past16.coll", 21),
+    ] {
+        let (code, out, err) = collc(&["verify", "--format", "json", f]);
+        assert_eq!(code, 1, "{f}: {out}{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        for o in j["report"]["obligations"].as_array().unwrap() {
+            if o["id"] != "semantics" {
+                assert!(
+                    matches!(o["status"].as_str(), Some("proved" | "checked")),
+                    "{f}: {o}"
+                );
+            }
         }
+        let o = obligation(&j, "semantics");
+        assert_eq!(o["status"], "violated", "{f}: {o}");
+        let ps = o["findings"][0]["params"].as_array().unwrap();
+        assert!(
+            ps.iter().any(|p| p["name"] == "P" && p["value"] == world),
+            "{f}: {ps:?}"
+        );
+        assert!(
+            obligation(&j, "data-race")["scope"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(&format!("targeted P={world}")),
+            "{f}"
+        );
     }
-    let o = obligation(&j, "semantics");
-    assert_eq!(o["status"], "violated", "{f}: {o}");
-    let ps = o["findings"][0]["params"].as_array().unwrap();
-    assert!(
-        ps.iter().any(|p| p["name"] == "P" && p["value"] == 10),
-        "{f}: {ps:?}"
-    );
-    assert!(
-        obligation(&j, "data-race")["scope"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("targeted P=10"),
-        "{f}"
-    );
 }
 
 /// Correct protocols whose ranks are all ordered (every pair has a chain at every enumerated

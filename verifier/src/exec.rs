@@ -356,10 +356,18 @@ pub type ConfigFn<'a> = dyn FnMut(&[(VarId, i64)]) -> bool + 'a;
 /// [`enumerated_world`], then the other enumerated parameters ascending in declaration
 /// order). `f` returns false to stop.
 pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
+    let worlds: Vec<i64> = enumerated_world(p).map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect());
+    configs_at(p, plan, &worlds, f);
+}
+
+/// [`configs`] with the world size running over `worlds` (in that order) instead of
+/// [`enumerated_world`].
+pub fn configs_at(p: &Protocol, plan: &Plan, worlds: &[i64], f: &mut ConfigFn) {
     let mut cur: Vec<(VarId, i64)> = Vec::new();
     fn rec(
         p: &Protocol,
         plan: &Plan,
+        worlds: &[i64],
         i: usize,
         cur: &mut Vec<(VarId, i64)>,
         f: &mut ConfigFn,
@@ -369,16 +377,16 @@ pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
         }
         let v = plan.enumerated[i];
         let world = cur.iter().find(|x| x.0 == p.world).map_or(1, |x| x.1);
-        let (lo, hi) = match &p.vars[v].kind {
-            VarKind::World { .. } => enumerated_world(p).unwrap_or((1, 0)),
+        let values: Box<dyn Iterator<Item = i64>> = match &p.vars[v].kind {
+            VarKind::World { .. } => Box::new(worlds.iter().copied()),
             VarKind::Param {
                 domain: Some((lo, hi)),
-            } => (*lo, *hi),
-            _ => (0, world - 1),
+            } => Box::new(*lo..=*hi),
+            _ => Box::new(0..world),
         };
-        for x in lo..=hi {
+        for x in values {
             cur.push((v, x));
-            let go = rec(p, plan, i + 1, cur, f);
+            let go = rec(p, plan, worlds, i + 1, cur, f);
             cur.pop();
             if !go {
                 return false;
@@ -386,7 +394,7 @@ pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
         }
         true
     }
-    rec(p, plan, 0, &mut cur, f);
+    rec(p, plan, worlds, 0, &mut cur, f);
 }
 
 #[derive(Clone, Debug)]

@@ -13,17 +13,27 @@
 //! through its call before `r` enters it breaks the collective: the simulator, run at that
 //! world size, shows it. The answer only chooses world sizes to explore; the verdict is the
 //! simulator's.
+//!
+//! The world sizes looked at: the enumerated domain (`1..=ENUM_WORLD_MAX`), then, in the
+//! declared domain up to [`CRITICAL_MAX`], those around where a guard or loop bound of the
+//! protocol can change which ranks do what (`me < 20`, `1..min(P, 20)`, `p * 3 < 50`):
+//! `t - 1 ..= t + 2` for every literal `t` of the protocol's expressions and every sum,
+//! difference, product and quotient of two of them. A protocol whose literals are all
+//! small (the usual 0, 1, 2) gets no size past the enumerated domain, and costs nothing
+//! more; a change of behaviour at a size no literal names (a power of two of `me ^ d`) is
+//! not looked for.
 
-use crate::exec::{self, Cell, Plan, Run, Stop};
+use crate::exec::{self, Cell, Plan, Run, Stop, ENUM_WORLD_MAX};
 use crate::sym::FxMap;
 use collc_spec::ir::{NotifyOp, Protocol, Semantics};
 use std::time::Instant;
 
-/// The smallest world size of the enumerated domain (P ascending, up to
-/// `ENUM_WORLD_MAX`) at which some pair of ranks the collective's meaning orders has no
+/// The first world size of [`worlds`] (the enumerated domain ascending, then the critical
+/// sizes past it) at which some pair of ranks the collective's meaning orders has no
 /// notify → wait chain; `None` when there is none, or when the configurations cannot be
 /// executed (the obligations then say why) or `deadline` passes first.
 pub fn first_unordered_world(p: &Protocol, deadline: Instant) -> Option<i64> {
+    let worlds = worlds(p);
     let mut plan = Plan::initial(p);
     for _ in 0..8 {
         let mut found = None;
@@ -31,7 +41,7 @@ pub fn first_unordered_world(p: &Protocol, deadline: Instant) -> Option<i64> {
         if plan.count(p) > exec::CONFIG_LIMIT {
             return None;
         }
-        exec::configs(p, &plan, &mut |cfg| match exec::run(p, cfg) {
+        exec::configs_at(p, &plan, &worlds, &mut |cfg| match exec::run(p, cfg) {
             _ if Instant::now() >= deadline => false,
             Ok(Some(run)) => {
                 if !ordered(p, &run) {
@@ -114,4 +124,126 @@ fn ordered(p: &Protocol, run: &Run) -> bool {
         }
     }
     true
+}
+
+/// The largest world size looked at past the enumerated domain.
+pub const CRITICAL_MAX: i64 = 256;
+
+/// The world sizes looked at, in order (module documentation).
+fn worlds(p: &Protocol) -> Vec<i64> {
+    let (lo, hi) = exec::declared_world(p);
+    let mut out: Vec<i64> =
+        exec::enumerated_world(p).map_or(Vec::new(), |(a, b)| (a..=b).collect());
+    let top = hi.min(CRITICAL_MAX);
+    let mut lits: Vec<i64> = literals(p)
+        .into_iter()
+        .filter(|t| t.abs() <= CRITICAL_MAX)
+        .collect();
+    lits.sort_unstable();
+    lits.dedup();
+    let mut thresholds: Vec<i64> = lits.clone();
+    for a in &lits {
+        for b in &lits {
+            thresholds.extend([a + b, a - b, a * b]);
+            if *b != 0 {
+                thresholds.push(a / b);
+            }
+        }
+    }
+    let mut extra: Vec<i64> = thresholds
+        .into_iter()
+        .flat_map(|t| t - 1..=t + 2)
+        .filter(|w| *w > ENUM_WORLD_MAX && *w >= lo && *w <= top)
+        .collect();
+    extra.sort_unstable();
+    extra.dedup();
+    out.extend(extra);
+    out
+}
+
+/// Every integer literal of the protocol's expressions (`let`s, `require`s, body and
+/// epilogue), read from the IR's serialised form: every `Expr::Int`.
+fn literals(p: &Protocol) -> Vec<i64> {
+    fn collect(v: &serde_json::Value, out: &mut Vec<i64>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x.as_i64()) {
+                        ("Int", Some(n)) => out.push(n),
+                        _ => collect(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| collect(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let parts = (&p.vars, &p.requires, &p.body, &p.epilogue);
+    if let Ok(v) = serde_json::to_value(parts) {
+        collect(&v, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protocol(text: &str) -> Protocol {
+        crate::validate(text).protocol.expect("the case validates")
+    }
+
+    const CAPPED: &str = "collective c: barrier() {
+        ranks P in 1..=65536;
+        signal arr[P];
+        signal rel[1];
+        body {
+            if me != 0 {
+                notify arr[me] @ rank(0) += 1;
+                if me * 2 < 41 { wait rel[0] >= 1; }
+            } else {
+                for p in peers { wait arr[p] >= 1; }
+                for p in peers { if p * 2 < 41 { notify rel[0] @ p += 1; } }
+            }
+        }
+        epilogue {
+            if me == 0 { for p in peers { notify arr[p] -= 1; } }
+            else if me * 2 < 41 { notify rel[0] -= 1; }
+            fence;
+        }
+    }";
+
+    #[test]
+    fn sizes_past_the_enumeration_come_from_the_literals() {
+        let w = worlds(&protocol(CAPPED));
+        assert_eq!(&w[..16], &(1..=16).collect::<Vec<_>>()[..]);
+        // 41 / 2 = 20 and 41 - 2 = 39, 41 +- 1, 41 * 2 = 82, ...: around each
+        for x in [19, 20, 21, 22, 38, 39, 40, 41, 42, 43, 81, 82, 83, 84] {
+            assert!(w.contains(&x), "{x} in {w:?}");
+        }
+        assert!(w.iter().all(|x| *x <= CRITICAL_MAX));
+        assert!(w.windows(2).skip(16).all(|p| p[0] < p[1]), "{w:?}");
+    }
+
+    #[test]
+    fn small_literals_add_no_size() {
+        let barrier = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/barrier.coll"
+        ))
+        .expect("read");
+        assert_eq!(worlds(&protocol(&barrier)), (1..=16).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_capped_barrier_is_unordered_first_at_22() {
+        let far = Instant::now() + std::time::Duration::from_secs(120);
+        assert_eq!(first_unordered_world(&protocol(CAPPED), far), Some(22));
+        // the same barrier with the cap removed is ordered at every size looked at
+        let fixed = CAPPED
+            .replace("me * 2 < 41", "me >= 1")
+            .replace("p * 2 < 41", "p >= 1");
+        assert_eq!(first_unordered_world(&protocol(&fixed), far), None);
+    }
 }
