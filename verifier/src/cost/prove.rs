@@ -587,9 +587,14 @@ pub(crate) mod tests {
             b = b.add(&v(2 * i).mul(&r).mul(&v(2 * i + 1)));
         }
         assert!(split::cases(&a, &b).is_none());
-        let Verdict::Unknown(why) = equal(&a, &b, &any) else {
-            panic!("unknown")
-        };
-        assert!(why.contains("not split: more than 1024 cases"), "{why}");
+        // the one query is nonlinear: Z3 4.8 leaves it unknown, and then the reason says
+        // why it was not split; a Z3 that proves it is right too, never a refutation
+        match equal(&a, &b, &any) {
+            Verdict::Unknown(why) => {
+                assert!(why.contains("not split: more than 1024 cases"), "{why}")
+            }
+            Verdict::Proved => {}
+            Verdict::Refuted(at) => panic!("refuted at {at:?}"),
+        }
     }
 }
