@@ -214,14 +214,9 @@ impl Poly {
     /// more atoms: the nonlinear forms (`P * max(0, G - 1)`) Z3's arithmetic may leave
     /// undecided.
     pub fn has_product(&self) -> bool {
-        self.0.keys().any(|m| {
-            m.len() >= 2
-                || m.iter().any(|a| match a {
-                    Atom::Var(_) => false,
-                    Atom::Fun(_, args) => args.iter().any(Poly::has_product),
-                    Atom::Ind(_, d) => d.has_product(),
-                })
-        })
+        self.0
+            .keys()
+            .any(|m| m.len() >= 2 || m.iter().any(|a| a.operands().iter().any(Poly::has_product)))
     }
     /// Replaces variable `v` by `by` everywhere; functions and indicators are
     /// rebuilt through `mk` (which simplifies them).
@@ -286,12 +281,20 @@ impl Poly {
 }
 
 impl Atom {
+    /// The polynomials the atom is made of: a function's arguments, an indicator's
+    /// tested polynomial, none for a variable.
+    pub fn operands(&self) -> &[Poly] {
+        match self {
+            Atom::Var(_) => &[],
+            Atom::Fun(_, args) => args,
+            Atom::Ind(_, d) => std::slice::from_ref(d),
+        }
+    }
     /// Whether variable `v` occurs in the atom.
     pub fn mentions(&self, v: VarId) -> bool {
         match self {
             Atom::Var(x) => *x == v,
-            Atom::Fun(_, args) => args.iter().any(|a| a.mentions(v)),
-            Atom::Ind(_, d) => d.mentions(v),
+            _ => self.operands().iter().any(|a| a.mentions(v)),
         }
     }
     /// Evaluates, given values of the variables (the protocol's integer semantics).

@@ -360,23 +360,17 @@ fn single(x: &Poly) -> Option<&Atom> {
 mod tests {
     use super::*;
     use crate::cost::prove;
-
     // variables: 0 = P, 1 = G, 2 = T
-    fn v(i: usize) -> Poly {
-        Poly::var(i)
-    }
+    use crate::cost::prove::tests::{any, f, v};
+
     fn k(c: i128) -> Poly {
         Poly::k(c)
     }
     fn min(a: Poly, b: Poly) -> Poly {
-        Poly::atom(Atom::Fun(Fun::Min, vec![a, b]))
+        f(Fun::Min, a, b)
     }
     fn max(a: Poly, b: Poly) -> Poly {
-        Poly::atom(Atom::Fun(Fun::Max, vec![a, b]))
-    }
-    /// No domains: every variable any integer.
-    fn any(_: &Poly) -> (f64, f64) {
-        (f64::NEG_INFINITY, f64::INFINITY)
+        f(Fun::Max, a, b)
     }
     fn normal(x: &Poly) -> Poly {
         super::normal(x, &any)

@@ -112,11 +112,7 @@ fn defined_where(a: &Poly, b: &Poly) -> bool {
 fn atoms<'p>(p: &'p Poly, out: &mut BTreeSet<&'p Atom>) {
     for x in p.0.keys().flatten() {
         if out.insert(x) {
-            match x {
-                Atom::Var(_) => {}
-                Atom::Fun(_, args) => args.iter().for_each(|y| atoms(y, out)),
-                Atom::Ind(_, d) => atoms(d, out),
-            }
+            x.operands().iter().for_each(|y| atoms(y, out));
         }
     }
 }
@@ -436,13 +432,16 @@ pub(crate) mod tests {
         }
     }
 
-    fn any(_: &Poly) -> (f64, f64) {
+    /// No domains: every variable any integer.
+    pub(crate) fn any(_: &Poly) -> (f64, f64) {
         (f64::NEG_INFINITY, f64::INFINITY)
     }
-    fn v(i: usize) -> Poly {
+    /// Variable `i`.
+    pub(crate) fn v(i: usize) -> Poly {
         Poly::var(i)
     }
-    fn f(g: Fun, a: Poly, b: Poly) -> Poly {
+    /// `g(a, b)`.
+    pub(crate) fn f(g: Fun, a: Poly, b: Poly) -> Poly {
         Poly::atom(Atom::Fun(g, vec![a, b]))
     }
 

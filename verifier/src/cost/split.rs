@@ -86,15 +86,14 @@ fn known(conds: &[Cond], d: &Poly) -> Option<bool> {
 
 /// A `min` or `max` of two operands in `p` with none inside its operands, with them.
 fn innermost(p: &Poly) -> Option<(Atom, Fun, Poly, Poly)> {
-    p.0.keys().flatten().find_map(|a| match a {
-        Atom::Var(_) => None,
-        Atom::Ind(_, d) => innermost(d),
-        Atom::Fun(f, args) => args.iter().find_map(innermost).or_else(|| match &args[..] {
-            [x, y] if matches!(f, Fun::Min | Fun::Max) => {
-                Some((a.clone(), *f, x.clone(), y.clone()))
-            }
+    p.0.keys().flatten().find_map(|a| {
+        a.operands().iter().find_map(innermost).or_else(|| match a {
+            Atom::Fun(f @ (Fun::Min | Fun::Max), args) => match &args[..] {
+                [x, y] => Some((a.clone(), *f, x.clone(), y.clone())),
+                _ => None,
+            },
             _ => None,
-        }),
+        })
     })
 }
 
@@ -128,13 +127,7 @@ fn replace_atom(x: &Atom, at: &Atom, by: &Poly) -> Poly {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn v(i: usize) -> Poly {
-        Poly::var(i)
-    }
-    fn f(g: Fun, a: Poly, b: Poly) -> Poly {
-        Poly::atom(Atom::Fun(g, vec![a, b]))
-    }
+    use crate::cost::prove::tests::{f, v};
 
     #[test]
     fn a_ramp_and_its_dual_decide_each_other() {

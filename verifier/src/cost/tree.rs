@@ -271,13 +271,10 @@ pub(super) fn marked(p: &Poly, u: VarId) -> (Poly, Poly) {
 pub(super) fn vars_of(p: &Poly, out: &mut BTreeSet<VarId>) {
     for mono in p.0.keys() {
         for a in mono {
-            match a {
-                Atom::Var(v) => {
-                    out.insert(*v);
-                }
-                Atom::Fun(_, args) => args.iter().for_each(|x| vars_of(x, out)),
-                Atom::Ind(_, d) => vars_of(d, out),
+            if let Atom::Var(v) = a {
+                out.insert(*v);
             }
+            a.operands().iter().for_each(|x| vars_of(x, out));
         }
     }
 }

@@ -521,15 +521,15 @@ impl<'a> Walk<'a> {
 
 /// `k` of a `(v + k) % P` in `f` (at any depth), with `k` free of `v`.
 fn rotation_of(f: &Poly, v: VarId, world: &Poly) -> Option<Poly> {
-    f.0.keys().flatten().find_map(|a| match a {
-        Atom::Var(_) => None,
-        Atom::Fun(Fun::Mod, args) if args.get(1) == Some(world) => args[0]
-            .coefficients_in(v)
-            .filter(|cs| cs.len() == 2 && cs[1] == Poly::k(1) && !cs[0].is_zero())
-            .map(|cs| cs[0].clone())
-            .or_else(|| args.iter().find_map(|x| rotation_of(x, v, world))),
-        Atom::Fun(_, args) => args.iter().find_map(|x| rotation_of(x, v, world)),
-        Atom::Ind(_, d) => rotation_of(d, v, world),
+    f.0.keys().flatten().find_map(|a| {
+        let here = match a {
+            Atom::Fun(Fun::Mod, args) if args.get(1) == Some(world) => args[0]
+                .coefficients_in(v)
+                .filter(|cs| cs.len() == 2 && cs[1] == Poly::k(1) && !cs[0].is_zero())
+                .map(|cs| cs[0].clone()),
+            _ => None,
+        };
+        here.or_else(|| a.operands().iter().find_map(|x| rotation_of(x, v, world)))
     })
 }
 
