@@ -2,9 +2,10 @@
 //! [`crate::exec::run`]: per-cell closed-form sums, literal arithmetic first, Z3
 //! for what literal arithmetic cannot close.
 
-use crate::exec::{self, Cell, EvKind, Event, Plan, Run, Section, Stop};
+use crate::exec::{self, Cell, EvKind, Event, Plan, Run, Section};
 use crate::report::*;
 use crate::smt::{Answer, Prop, Smt, Tr};
+use crate::sweep::{self, Visit};
 use crate::sym::{union, Assign, AtomId, CondV, Guard, Lin, Printer, Syms};
 use collc_grammar::Span;
 use collc_spec::ir::*;
@@ -308,93 +309,55 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let start = Instant::now();
     let deadline = start + Duration::from_millis(opts.timeout_ms);
     let mut smt = Smt::new();
-    let mut plan = Plan::initial(p);
-    let mut stats;
-    let mut promote_failed: Option<(String, Span)> = None;
-    let mut prof = (Duration::ZERO, Duration::ZERO);
-    let (mut accs, garbage) = loop {
-        let mut accs: Vec<Acc> = OBLIGATIONS
+    let fresh = || -> Vec<Acc> {
+        OBLIGATIONS
             .iter()
             .chain([crate::value_signal::ID].iter())
             .map(|id| Acc::new(id, deadline))
-            .collect();
-        let mut garbage = Garbage::default();
-        stats = Stats::default();
-        let mut need: Option<(Vec<VarId>, String, Span)> = None;
-        let mut failed: Option<(String, Span)> = None;
-        if plan.count(p) > exec::CONFIG_LIMIT {
-            failed = Some((
-                format!(
-                    "{} configurations to enumerate ({}); the limit is {}",
-                    plan.count(p),
-                    plan.describe(p),
-                    exec::CONFIG_LIMIT
-                ),
-                p.span,
-            ));
-        } else {
-            exec::configs(p, &plan, &mut |cfg| {
-                if accs.iter().all(|a| a.done() || a.unknown.is_some()) {
-                    return false;
-                }
-                if Instant::now() >= deadline {
-                    for a in accs.iter_mut() {
-                        if !a.done() {
-                            a.timed_out();
-                        }
-                    }
-                    return false;
-                }
-                let t0 = Instant::now();
-                let r = exec::run(p, cfg);
-                prof.0 += t0.elapsed();
-                match r {
-                    Ok(None) => true,
-                    Ok(Some(mut run)) => {
-                        let t1 = Instant::now();
-                        stats.configurations += 1;
-                        stats.events += run.events.len() as u64;
-                        let mut ctx = Ctx {
-                            p,
-                            plan: &plan,
-                            smt: &mut smt,
-                        };
-                        check_run(&mut ctx, &mut run, &mut accs, &mut garbage);
-                        prof.1 += t1.elapsed();
-                        true
-                    }
-                    Err(Stop::Need(vars, what, span)) => {
-                        need = Some((vars, what, span));
-                        false
-                    }
-                    Err(Stop::Unsupported(msg, span)) => {
-                        failed = Some((msg, span));
-                        false
-                    }
-                    Err(Stop::Iter(_, what, span)) => {
-                        failed = Some((crate::exec::symbolic_iteration(&what), span));
-                        false
-                    }
-                }
-            });
-        }
-        if let Some((vars, what, span)) = need {
-            match plan.promote(p, &vars) {
-                Ok(()) => continue,
-                Err(msg) => {
-                    promote_failed = Some((format!("{what} must be concrete: {msg}"), span))
-                }
-            }
-        }
-        if let Some(f) = failed.or(promote_failed.clone()) {
-            for a in accs.iter_mut() {
-                if !a.done() {
-                    a.unknown(format!("unsupported form: {}", f.0), Some(f.1));
-                }
-            }
-        }
-        break (accs, garbage);
+            .collect()
     };
+    let mut accs = fresh();
+    let mut garbage = Garbage::default();
+    let mut stats = Stats::default();
+    let mut check_time = Duration::ZERO;
+    let sweep = sweep::each_run(p, None, &mut |visit| match visit {
+        Visit::Restart => {
+            accs = fresh();
+            garbage = Garbage::default();
+            stats = Stats::default();
+            true
+        }
+        Visit::Run(plan, run) => {
+            if Instant::now() >= deadline {
+                for a in accs.iter_mut() {
+                    if !a.done() {
+                        a.timed_out();
+                    }
+                }
+                return false;
+            }
+            let t1 = Instant::now();
+            stats.configurations += 1;
+            stats.events += run.events.len() as u64;
+            let mut ctx = Ctx {
+                p,
+                plan,
+                smt: &mut smt,
+            };
+            check_run(&mut ctx, run, &mut accs, &mut garbage);
+            check_time += t1.elapsed();
+            !accs.iter().all(|a| a.done() || a.unknown.is_some())
+        }
+    });
+    if let Some(f) = &sweep.failure {
+        for a in accs.iter_mut() {
+            if !a.done() {
+                a.unknown(f.message(), f.span());
+            }
+        }
+    }
+    let plan = sweep.plan;
+    let prof = (sweep.exec_time, check_time);
     stats.exec_millis = prof.0.as_millis() as u64;
     stats.check_millis = prof.1.as_millis() as u64;
     stats.z3_calls = smt.calls as u64;

@@ -15,6 +15,7 @@ use crate::check::{cell_name, contrib, is_wait, value_of, Acc, Ctx};
 use crate::exec::{self, Cell, EvKind, Run};
 use crate::report::{Finding, ObligationResult, Status, WorldRange};
 use crate::smt::{Answer, Prop};
+use crate::sweep::{self, Visit};
 use crate::sym::{Atom, AtomId, CondV, Formula, Lin, Syms};
 use collc_grammar::Span;
 use collc_spec::ir::{CmpOp, Protocol};
@@ -424,23 +425,18 @@ pub fn horizon(
 fn enumerated_growth(
     p: &Protocol,
 ) -> Result<(Option<CellGrowth>, Option<Span>, String), (String, Option<Span>)> {
-    let plan = exec::Plan::initial(p);
-    if plan.count(p) > exec::CONFIG_LIMIT {
-        return Err(("too many configurations to enumerate".into(), None));
-    }
     let mut worst: Option<CellGrowth> = None;
     let mut ge_wait: Option<Span> = None;
     let mut failed: Option<(String, Option<Span>)> = None;
-    exec::configs(p, &plan, &mut |cfg| {
-        let mut run = match exec::run(p, cfg) {
-            Ok(Some(r)) => r,
-            Ok(None) => return true,
-            Err(e) => {
-                failed = Some((format!("{e:?}"), None));
-                return false;
+    let sweep = sweep::each_run(p, None, &mut |visit| {
+        let run = match visit {
+            Visit::Run(_, r) => r,
+            Visit::Restart => {
+                (worst, ge_wait) = (None, None);
+                return true;
             }
         };
-        if let Err((r, sp)) = reduce(p, &mut run) {
+        if let Err((r, sp)) = reduce(p, run) {
             failed = Some((r, Some(sp)));
             return false;
         }
@@ -459,7 +455,7 @@ fn enumerated_growth(
         }
         for (cell, evs) in &cells {
             let span = run.events[evs[0]].span;
-            let n = match per_call_credit(&mut run, evs) {
+            let n = match per_call_credit(run, evs) {
                 Ok(n) => n,
                 Err((r, sp)) => {
                     failed = Some((r, Some(sp)));
@@ -491,10 +487,13 @@ fn enumerated_growth(
         }
         true
     });
+    if let Some(f) = sweep.failure {
+        return Err((f.message(), f.span()));
+    }
     if let Some(f) = failed {
         return Err(f);
     }
-    Ok((worst, ge_wait, plan.describe(p)))
+    Ok((worst, ge_wait, sweep.plan.describe(p)))
 }
 
 /// `l` with atom `a` replaced by `by` everywhere, nested atoms included (`None` for a form

@@ -26,6 +26,7 @@ pub mod range_obligation;
 pub mod report;
 pub mod reuse;
 pub mod smt;
+pub mod sweep;
 pub mod sym;
 pub mod table;
 pub mod validate;

@@ -23,7 +23,8 @@
 //! more; a change of behaviour at a size no literal names (a power of two of `me ^ d`) is
 //! not looked for.
 
-use crate::exec::{self, Cell, Plan, Run, Stop, ENUM_WORLD_MAX};
+use crate::exec::{self, Cell, Run, ENUM_WORLD_MAX};
+use crate::sweep::{self, Visit};
 use crate::sym::FxMap;
 use collc_spec::ir::{NotifyOp, Protocol, Semantics};
 use std::time::Instant;
@@ -34,39 +35,20 @@ use std::time::Instant;
 /// executed (the obligations then say why) or `deadline` passes first.
 pub fn first_unordered_world(p: &Protocol, deadline: Instant) -> Option<i64> {
     let worlds = worlds(p);
-    let mut plan = Plan::initial(p);
-    for _ in 0..8 {
-        let mut found = None;
-        let mut need = None;
-        if plan.count(p) > exec::CONFIG_LIMIT {
-            return None;
+    let mut found = None;
+    let sweep = sweep::each_run(p, Some(&worlds), &mut |visit| match visit {
+        _ if Instant::now() >= deadline => false,
+        Visit::Restart => true,
+        Visit::Run(_, run) => {
+            if ordered(p, run) {
+                return true;
+            }
+            found = Some(run.world);
+            false
         }
-        exec::configs_at(p, &plan, &worlds, &mut |cfg| match exec::run(p, cfg) {
-            _ if Instant::now() >= deadline => false,
-            Ok(Some(run)) => {
-                if !ordered(p, &run) {
-                    found = Some(run.world);
-                    return false;
-                }
-                true
-            }
-            Ok(None) => true,
-            Err(Stop::Need(vars, ..)) => {
-                need = Some(vars);
-                false
-            }
-            Err(_) => false,
-        });
-        match need {
-            Some(vars) if found.is_none() => {
-                if plan.promote(p, &vars).is_err() {
-                    return None;
-                }
-            }
-            _ => return found,
-        }
-    }
-    None
+    });
+    // A configuration that cannot be executed: the obligations say why.
+    found.filter(|_| sweep.failure.is_none())
 }
 
 /// True when every pair `(r, s)` the meaning orders has a possible chain in `run`.

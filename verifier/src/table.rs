@@ -12,7 +12,8 @@
 use crate::check::{chain, contrib};
 use crate::cost::alg::Poly;
 use crate::cost::cells::{at, At, Touches};
-use crate::exec::{self, EvKind, Plan, Run, Section, Stop};
+use crate::exec::{self, EvKind, Run, Section};
+use crate::sweep::{self, Visit};
 use crate::sym::{Atom, Lin, Printer};
 use collc_spec::ir::*;
 use serde::Serialize;
@@ -20,57 +21,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Per configuration, how many cells a row has.
 type Points = Vec<(Vec<(VarId, i64)>, i64)>;
-
-/// Runs every configuration of the (possibly promoted) plan.
-fn each_run(p: &Protocol, f: &mut dyn FnMut(&mut Run)) -> Result<Plan, String> {
-    if exec::enumerated_world(p).is_none() {
-        return Err(crate::check::enumeration_scope(p));
-    }
-    let mut plan = Plan::initial(p);
-    loop {
-        if plan.count(p) > exec::CONFIG_LIMIT {
-            return Err(format!(
-                "{} configurations to enumerate (limit {}); narrow the domains of the parameters that select cells",
-                plan.count(p),
-                exec::CONFIG_LIMIT
-            ));
-        }
-        let mut need = None;
-        let mut fail = None;
-        let mut runs: Vec<Run> = Vec::new();
-        exec::configs(p, &plan, &mut |cfg| match exec::run(p, cfg) {
-            Ok(Some(r)) => {
-                runs.push(r);
-                true
-            }
-            Ok(None) => true,
-            Err(Stop::Need(v, what, _)) => {
-                need = Some((v, what));
-                false
-            }
-            Err(Stop::Unsupported(m, _)) => {
-                fail = Some(m);
-                false
-            }
-            Err(Stop::Iter(_, what, _)) => {
-                fail = Some(exec::symbolic_iteration(&what));
-                false
-            }
-        });
-        if let Some(m) = fail {
-            return Err(format!("unsupported form: {m}"));
-        }
-        if let Some((v, what)) = need {
-            plan.promote(p, &v)
-                .map_err(|m| format!("{what} must be concrete: {m}"))?;
-            continue;
-        }
-        for r in runs.iter_mut() {
-            f(r);
-        }
-        return Ok(plan);
-    }
-}
 
 /// One row of the credit table.
 #[derive(Debug, Clone, Serialize)]
@@ -176,55 +126,20 @@ struct Part {
 /// The per-cell credit table: one row per cell class, rows of equal columns merged.
 pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
     let mut seen: Vec<Config> = Vec::new();
-    let plan = each_run(p, &mut |run| {
-        let mut cells: BTreeMap<exec::Cell, Vec<usize>> = BTreeMap::new();
-        for (i, e) in run.events.iter().enumerate() {
-            if let Some(c) = &e.cell {
-                cells.entry(*c).or_default().push(i);
-            }
+    if exec::enumerated_world(p).is_none() {
+        return Err(crate::check::enumeration_scope(p));
+    }
+    let sweep = sweep::each_run(p, None, &mut |visit| {
+        match visit {
+            Visit::Restart => seen.clear(),
+            Visit::Run(_, run) => seen.push(tally(p, run)),
         }
-        let mut here: BTreeMap<Class, Seen> = BTreeMap::new();
-        for (cell, evs) in &cells {
-            let mut credits = Lin::k(0);
-            let mut reset = Lin::k(0);
-            let mut sets = Vec::new();
-            for &e in evs {
-                let ev = run.events[e].clone();
-                if let EvKind::Notify { op, value, .. } = &ev.kind {
-                    match op {
-                        NotifyOp::Set => sets.push(Printer { syms: &run.syms, p }.lin(value)),
-                        NotifyOp::AtomicAdd => {
-                            let c = contrib(run, e, value).unwrap_or_default();
-                            if ev.section == Section::Body {
-                                credits = credits.add(&c).unwrap_or(credits);
-                            } else {
-                                reset = reset.add(&c).unwrap_or(reset);
-                            }
-                        }
-                    }
-                }
-            }
-            let pr = Printer { syms: &run.syms, p };
-            let mut cs = pr.lin(&credits);
-            if !sets.is_empty() {
-                cs = format!("{cs}; Set {}", sets.join(", "));
-            }
-            let net = credits.add(&reset).map(|n| pr.lin(&n)).unwrap_or_default();
-            let key = (
-                p.signals[cell.signal].name.clone(),
-                cs,
-                waits_of(p, run, evs),
-                pr.lin(&reset),
-                net,
-            );
-            let touched = evs.iter().map(|e| at(run.events[*e].span)).collect();
-            let s = here.entry((cell.signal, touched)).or_default();
-            s.cells += 1;
-            *s.keys.entry(key).or_insert(0) += 1;
-            s.amounts.insert((credits.as_const(), reset.as_const()));
-        }
-        seen.push((run.config.clone(), here));
-    })?;
+        true
+    });
+    if let Some(f) = sweep.failure {
+        return Err(f.message());
+    }
+    let plan = sweep.plan;
     let mut classes: BTreeSet<Class> = seen.iter().flat_map(|(_, m)| m.keys().cloned()).collect();
     let mut touches: BTreeMap<SignalId, Touches> = BTreeMap::new();
     let mut derived = true;
@@ -621,4 +536,56 @@ impl CreditTable {
         }
         s
     }
+}
+
+/// One configuration's cell classes: each class's cells, their columns as printed, and
+/// their constant amounts.
+fn tally(p: &Protocol, run: &mut Run) -> Config {
+    let mut cells: BTreeMap<exec::Cell, Vec<usize>> = BTreeMap::new();
+    for (i, e) in run.events.iter().enumerate() {
+        if let Some(c) = &e.cell {
+            cells.entry(*c).or_default().push(i);
+        }
+    }
+    let mut here: BTreeMap<Class, Seen> = BTreeMap::new();
+    for (cell, evs) in &cells {
+        let mut credits = Lin::k(0);
+        let mut reset = Lin::k(0);
+        let mut sets = Vec::new();
+        for &e in evs {
+            let ev = run.events[e].clone();
+            if let EvKind::Notify { op, value, .. } = &ev.kind {
+                match op {
+                    NotifyOp::Set => sets.push(Printer { syms: &run.syms, p }.lin(value)),
+                    NotifyOp::AtomicAdd => {
+                        let c = contrib(run, e, value).unwrap_or_default();
+                        if ev.section == Section::Body {
+                            credits = credits.add(&c).unwrap_or(credits);
+                        } else {
+                            reset = reset.add(&c).unwrap_or(reset);
+                        }
+                    }
+                }
+            }
+        }
+        let pr = Printer { syms: &run.syms, p };
+        let mut cs = pr.lin(&credits);
+        if !sets.is_empty() {
+            cs = format!("{cs}; Set {}", sets.join(", "));
+        }
+        let net = credits.add(&reset).map(|n| pr.lin(&n)).unwrap_or_default();
+        let key = (
+            p.signals[cell.signal].name.clone(),
+            cs,
+            waits_of(p, run, evs),
+            pr.lin(&reset),
+            net,
+        );
+        let touched = evs.iter().map(|e| at(run.events[*e].span)).collect();
+        let s = here.entry((cell.signal, touched)).or_default();
+        s.cells += 1;
+        *s.keys.entry(key).or_insert(0) += 1;
+        s.amounts.insert((credits.as_const(), reset.as_const()));
+    }
+    (run.config.clone(), here)
 }
