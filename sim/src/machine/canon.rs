@@ -47,8 +47,10 @@ struct Renumber {
     memo: Memos,
 }
 
-/// The most entries [`Memos`] keeps before it starts again.
-const MEMO_CAP: usize = 1 << 18;
+/// The most entries [`Memos`] keeps per kind before it starts again: the memoised parts
+/// are held alive, and a memo of 2^18 entries made the reduced searches whose states move
+/// often slower (more memory touched) though they executed fewer instructions.
+const MEMO_CAP: usize = 1 << 12;
 
 /// A map with the parts' fast hasher.
 type Map<K, V> = HashMap<K, V, BuildHasherDefault<PartHasher>>;
