@@ -2,9 +2,15 @@
 //! absolute epoch values become one state.
 
 use super::clocks::{ClockId, Clocks};
-use super::state::{cell_mut, mem_mut, AccRec, Epochs, State, Status, WinMem};
-use super::Machine;
+use super::state::{
+    cell_mut, mem_mut, recycle, AccRec, Cell, Epochs, Proc, Recycle, Shared, State, Status, WinMem,
+};
+use super::{Machine, Part};
+use crate::fingerprint::PartHasher;
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::rc::Rc;
 
 /// The renumbering of every process's epochs: the epochs still recorded, as
 /// `(process << 32) | epoch`, sorted, and where each process's run starts. One per
@@ -37,6 +43,95 @@ struct Renumber {
     win_key: Vec<u32>,
     /// The union of the windows' epoch sets, per process (none: an epoch is 128 or more).
     win_union: Option<Vec<u128>>,
+    /// The renumbered parts, by the explorer's table ([`Memos`]).
+    memo: Memos,
+}
+
+/// The most entries [`Memos`] keeps per kind before it starts again: the memoised parts
+/// are held alive, and a memo of 2^18 entries made the reduced searches whose states move
+/// often slower (more memory touched) though they executed fewer instructions.
+const MEMO_CAP: usize = 1 << 12;
+
+/// A map with the parts' fast hasher.
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<PartHasher>>;
+
+/// (renumbering, part's number in the table, position for a process) → the part
+/// renumbered (none: the renumbering leaves it as it is).
+type Renumbered<T> = Map<(u32, u32, u32), Option<Rc<T>>>;
+
+/// The parts renumbered so far in one search: a part the explorer's table numbered,
+/// renumbered by one renumbering, is always the same part, so a state whose epochs
+/// move takes the result of the first time (shared, and numbered in the table once the
+/// first state holding it was) instead of copying, renumbering and numbering the part
+/// again. A renumbering is identified by the moved processes and their epoch sets
+/// (`small` only: the ranks are a function of the sets), numbered in `sigs`; a part by
+/// its number in the table tagged `tag`, and a process also by its position (its
+/// call-entry epochs are renumbered as its own). The unit clocks a renumbered cell
+/// holds were interned when it was made, so reusing it interns nothing.
+#[derive(Default)]
+struct Memos {
+    tag: u32,
+    /// (moved process, its epoch set) of every moved process, in order → the
+    /// renumbering's number.
+    sigs: Map<Vec<u128>, u32>,
+    /// The current state's renumbering (none: not memoised).
+    sig: Option<u32>,
+    procs: Renumbered<Proc>,
+    cells: Renumbered<Cell>,
+    mems: Renumbered<WinMem>,
+    /// Scratch for a renumbering's key.
+    key: Vec<u128>,
+}
+
+impl Memos {
+    /// Names the renumbering of the moved processes `moved`, whose epoch sets are in
+    /// `masks`, for a state whose parts the table tagged `tag` numbered (0: none, not
+    /// memoised).
+    fn start(&mut self, tag: u32, moved: &[usize], masks: &[u128]) {
+        self.sig = None;
+        if tag == 0 {
+            return;
+        }
+        let sizes = [
+            self.sigs.len(),
+            self.procs.len(),
+            self.cells.len(),
+            self.mems.len(),
+        ];
+        if self.tag != tag || sizes.iter().any(|n| *n > MEMO_CAP) {
+            self.tag = tag;
+            self.sigs.clear();
+            self.procs.clear();
+            self.cells.clear();
+            self.mems.clear();
+        }
+        self.key.clear();
+        for &q in moved {
+            self.key.extend_from_slice(&[q as u128, masks[q]]);
+        }
+        let next = self.sigs.len() as u32;
+        let sig = match self.sigs.get(&self.key[..]) {
+            Some(&n) => n,
+            None => {
+                self.sigs.insert(self.key.clone(), next);
+                next
+            }
+        };
+        self.sig = Some(sig);
+    }
+
+    /// The key of part `x` (at position `pos`) under the current renumbering, if it is
+    /// memoised.
+    fn key<T: Part>(&self, x: &T, pos: usize) -> Option<(u32, u32, u32)> {
+        Some((self.sig?, x.cache().id(self.tag)?, pos as u32))
+    }
+}
+
+/// Makes part `i` of `parts` the memoised renumbering `hit` (when it moves).
+fn take_memo<T: Recycle>(parts: &mut Shared<T>, i: usize, hit: &Option<Rc<T>>) {
+    if let Some(h) = hit {
+        recycle(std::mem::replace(parts.write(i), Rc::clone(h)));
+    }
 }
 
 impl Renumber {
@@ -428,6 +523,9 @@ impl Machine<'_> {
         }
         if r.small && !r.moved.is_empty() {
             r.tabulate();
+            r.memo.start(s.numbers.tag, &r.moved, &r.masks);
+        } else {
+            r.memo.sig = None;
         }
         if r.moved.is_empty() {
             // The identity: nothing to renumber (and every window's access records are
@@ -439,72 +537,161 @@ impl Machine<'_> {
         renumber_mems(s, r);
     }
 
-    /// Renumbers the processes' clocks and call-entry epochs (`r.moved` not empty).
+    /// Renumbers the processes' clocks and call-entry epochs (`r.moved` not empty). A
+    /// process met before under the same renumbering takes the memoised result
+    /// ([`Memos`]).
     #[inline(never)]
-    fn renumber_procs(&self, s: &mut State, r: &Renumber) {
+    fn renumber_procs(&self, s: &mut State, r: &mut Renumber) {
         for q in 0..s.procs.len() {
-            let pr = &s.procs[q];
-            let entries_move = pr.entries.iter().any(|e| *e != 0 && r.f(q, *e) != *e);
-            if !r.moves(&pr.clock) && !entries_move {
+            let key = r.memo.key(&s.procs[q], q);
+            if let Some(hit) = key.and_then(|k| r.memo.procs.get(&k)) {
+                #[cfg(debug_assertions)]
+                {
+                    let mut p = s.procs[q].clone();
+                    let moved = proc_moves(&p, q, r);
+                    if moved {
+                        renumber_proc(&mut p, q, r);
+                    }
+                    match hit {
+                        Some(h) => debug_assert!(moved && **h == p, "memoised process"),
+                        None => debug_assert!(!moved, "memoised unmoved process"),
+                    }
+                }
+                take_memo(s.procs.shared(), q, hit);
                 continue;
             }
-            let pr = &mut s.procs[q];
-            r.fix(&mut pr.clock);
-            for e in pr.entries.iter_mut().filter(|e| **e != 0) {
-                *e = r.f(q, *e);
+            let moves = proc_moves(&s.procs[q], q, r);
+            if moves {
+                renumber_proc(&mut s.procs[q], q, r);
+            }
+            if let Some(k) = key {
+                let done = moves.then(|| Rc::clone(&s.procs.shared()[q]));
+                r.memo.procs.insert(k, done);
             }
         }
     }
 
     /// Renumbers the cells' release clocks and their units' clocks (`r.moved` not empty).
+    /// A cell met before under the same renumbering takes the memoised result
+    /// ([`Memos`]).
     #[inline(never)]
     fn renumber_cells(&self, s: &mut State, r: &mut Renumber) {
         r.remap.clear();
         let mut clocks = self.clocks.borrow_mut();
         for i in 0..s.cells.len() {
-            let c = &s.cells[i];
-            let moves = r.moves(&c.clock)
-                || c.history.iter().any(|h| r.moves(&h.clock))
-                || c.units
-                    .iter()
-                    .chain(c.history.iter().flat_map(|h| h.units.iter()))
-                    .any(|u| r.fix_id(&mut clocks, u.clock) != u.clock);
-            if !moves {
+            let key = r.memo.key(&*s.cells[i], 0);
+            if let Some(hit) = key.and_then(|k| r.memo.cells.get(&k)) {
+                // The check below renumbers the cell again, which needs `r` to write.
+                #[cfg(debug_assertions)]
+                let hit = &hit.clone();
+                #[cfg(debug_assertions)]
+                {
+                    let mut c = (*s.cells[i]).clone();
+                    let moved = cell_moves(&c, r, &mut clocks);
+                    if moved {
+                        renumber_cell(&mut c, r, &mut clocks);
+                    }
+                    match hit {
+                        Some(h) => debug_assert!(moved && **h == c, "memoised cell"),
+                        None => debug_assert!(!moved, "memoised unmoved cell"),
+                    }
+                }
+                take_memo(&mut s.cells, i, hit);
                 continue;
             }
-            let c = cell_mut(&mut s.cells, i);
-            r.fix(&mut c.clock);
-            for u in c.units.iter_mut() {
-                u.clock = r.fix_id(&mut clocks, u.clock);
+            let moves = cell_moves(&s.cells[i], r, &mut clocks);
+            if moves {
+                renumber_cell(cell_mut(&mut s.cells, i), r, &mut clocks);
             }
-            for h in c.history.iter_mut() {
-                r.fix(&mut h.clock);
-                for u in h.units.iter_mut() {
-                    u.clock = r.fix_id(&mut clocks, u.clock);
-                }
+            if let Some(k) = key {
+                let done = moves.then(|| Rc::clone(&s.cells[i]));
+                r.memo.cells.insert(k, done);
             }
         }
     }
 }
 
-/// Renumbers the windows' access records (`r.moved` not empty).
+/// Whether the renumbering changes a process's clock or call-entry epochs (process `q`).
+fn proc_moves(p: &Proc, q: usize, r: &Renumber) -> bool {
+    r.moves(&p.clock) || p.entries.iter().any(|e| *e != 0 && r.f(q, *e) != *e)
+}
+
+/// Renumbers a process's clock and call-entry epochs (process `q`).
+fn renumber_proc(p: &mut Proc, q: usize, r: &Renumber) {
+    r.fix(&mut p.clock);
+    for e in p.entries.iter_mut().filter(|e| **e != 0) {
+        *e = r.f(q, *e);
+    }
+}
+
+/// Whether the renumbering changes a cell's release clocks or its units' clocks.
+fn cell_moves(c: &Cell, r: &mut Renumber, clocks: &mut Clocks) -> bool {
+    r.moves(&c.clock)
+        || c.history.iter().any(|h| r.moves(&h.clock))
+        || c.units
+            .iter()
+            .chain(c.history.iter().flat_map(|h| h.units.iter()))
+            .any(|u| r.fix_id(clocks, u.clock) != u.clock)
+}
+
+/// Renumbers a cell's release clocks and its units' clocks.
+fn renumber_cell(c: &mut Cell, r: &mut Renumber, clocks: &mut Clocks) {
+    r.fix(&mut c.clock);
+    for u in c.units.iter_mut() {
+        u.clock = r.fix_id(clocks, u.clock);
+    }
+    for h in c.history.iter_mut() {
+        r.fix(&mut h.clock);
+        for u in h.units.iter_mut() {
+            u.clock = r.fix_id(clocks, u.clock);
+        }
+    }
+}
+
+/// Renumbers the windows' access records (`r.moved` not empty). A window met before
+/// under the same renumbering takes the memoised result ([`Memos`]).
 #[inline(never)]
-fn renumber_mems(s: &mut State, r: &Renumber) {
+fn renumber_mems(s: &mut State, r: &mut Renumber) {
     for i in 0..s.mem.len() {
-        if !r.mem_moves(&s.mem[i]) {
+        let key = r.memo.key(&*s.mem[i], 0);
+        if let Some(hit) = key.and_then(|k| r.memo.mems.get(&k)) {
+            #[cfg(debug_assertions)]
+            {
+                let mut m = (*s.mem[i]).clone();
+                let moved = r.mem_moves(&m);
+                if moved {
+                    renumber_mem(&mut m, r);
+                }
+                match hit {
+                    Some(h) => debug_assert!(moved && **h == m, "memoised window"),
+                    None => debug_assert!(!moved, "memoised unmoved window"),
+                }
+            }
+            take_memo(&mut s.mem, i, hit);
             continue;
         }
-        let m = mem_mut(&mut s.mem, i);
-        for (_, rec) in m.acc.segs.iter_mut() {
-            if let Some(w) = rec.write.as_mut() {
-                w.epoch = r.f(w.proc as usize, w.epoch);
-            }
-            for a in rec.reads.iter_mut() {
-                a.epoch = r.f(a.proc as usize, a.epoch);
-            }
+        let moves = r.mem_moves(&s.mem[i]);
+        if moves {
+            renumber_mem(mem_mut(&mut s.mem, i), r);
         }
-        m.acc.normalize();
+        if let Some(k) = key {
+            let done = moves.then(|| Rc::clone(&s.mem[i]));
+            r.memo.mems.insert(k, done);
+        }
     }
+}
+
+/// Renumbers a window's access records.
+fn renumber_mem(m: &mut WinMem, r: &Renumber) {
+    for (_, rec) in m.acc.segs.iter_mut() {
+        if let Some(w) = rec.write.as_mut() {
+            w.epoch = r.f(w.proc as usize, w.epoch);
+        }
+        for a in rec.reads.iter_mut() {
+            a.epoch = r.f(a.proc as usize, a.epoch);
+        }
+    }
+    m.acc.normalize();
 }
 
 #[cfg(test)]
