@@ -442,7 +442,8 @@ fn incomplete_or_skipped_is_never_checked() {
 /// all_to_all_v's relaxed run (no partial-order reduction: 127,549 states at P=2, 1 tile,
 /// 2 calls) completes P=2 with the default budget whatever the machine's load: the floor
 /// of a relaxed run is limited by states, not by the wall clock, so the test profile and
-/// other processes on the machine cannot make it `not explored`.
+/// other processes on the machine cannot make it `not explored`. How far past the floor
+/// the budget reaches (2 tiles at P=2 on a fast machine) depends on the machine.
 #[test]
 fn all_to_all_v_relaxed_run_completes_p2_within_the_default_budget() {
     let (code, out, err) = collc(&["verify", "--format", "json", "examples/all_to_all_v.coll"]);
@@ -454,10 +455,12 @@ fn all_to_all_v_relaxed_run_completes_p2_within_the_default_budget() {
         let (_, relaxed) = scope
             .split_once("; relaxed memory: ")
             .unwrap_or_else(|| panic!("{id}: no relaxed part in {scope}"));
-        assert!(
-            relaxed.starts_with("P=2, 1 tile, 2 calls: 127,549 states, complete"),
-            "{id}: relaxed part {relaxed:?}"
-        );
+        // The floor (1 tile) is 127,549 states; a machine with budget to spare also
+        // completes 2 tiles at P=2 and reports the rung `1..2 tiles` with more states.
+        let p2 = relaxed.split("; ").next().unwrap_or_default();
+        let floor = p2 == "P=2, 1 tile, 2 calls: 127,549 states, complete";
+        let wider = p2.starts_with("P=2, 1..") && p2.ends_with("states, complete");
+        assert!(floor || wider, "{id}: relaxed part {relaxed:?}");
     }
 }
 
