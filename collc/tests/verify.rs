@@ -581,7 +581,7 @@ fn z3_closes_what_literal_arithmetic_cannot() {
 fn bugs_only_above_p4_are_found_at_their_smallest_p() {
     // (fixture, violated obligation, the smallest counterexample's values)
     type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)]);
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
         (
             "examples/bugs/arrival_barrier_partial_wait.coll",
             "stale-credit",
@@ -601,6 +601,12 @@ fn bugs_only_above_p4_are_found_at_their_smallest_p() {
             "examples/bugs/all_to_all_v_near_handshake.coll",
             "value-signal",
             &[("P", 6)],
+        ),
+        // Past the enumeration: a size the literal `21` names.
+        (
+            "examples/bugs/broadcast_fence_cap_past16.coll",
+            "fence",
+            &[("P", 21)],
         ),
     ];
     for (file, id, want) in cases {

@@ -327,11 +327,14 @@ impl Plan {
     }
     /// Number of configurations (an upper bound; `require`s may drop some).
     pub fn count(&self, p: &Protocol) -> u64 {
-        let Some((wlo, whi)) = enumerated_world(p) else {
-            return 0;
-        };
+        let worlds: Vec<i64> =
+            enumerated_world(p).map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect());
+        self.count_at(p, &worlds)
+    }
+    /// [`Plan::count`] with the world size over `worlds`.
+    pub fn count_at(&self, p: &Protocol, worlds: &[i64]) -> u64 {
         let mut total = 0u64;
-        for w in wlo..=whi {
+        for &w in worlds {
             let mut n = 1u64;
             for v in &self.enumerated {
                 let size = match &p.vars[*v].kind {

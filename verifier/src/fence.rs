@@ -472,22 +472,22 @@ fn staged(p: &Protocol, env: &Env, r: u32) -> BTreeSet<WindowId> {
     meaning::inputs(p, &shape, r as usize).into_iter().collect()
 }
 
-fn analyse(p: &Protocol, plan: &Plan, deadline: Instant) -> Analysis {
+fn analyse(p: &Protocol, plan: &Plan, worlds: &[i64], deadline: Instant) -> Analysis {
     let mut a = Analysis {
         configs: 0,
         pairs: BTreeSet::new(),
         suspects: BTreeMap::new(),
         unsupported: None,
     };
-    if plan.count(p) > exec::CONFIG_LIMIT {
+    if plan.count_at(p, worlds) > exec::CONFIG_LIMIT {
         a.unsupported = Some(format!(
             "{} configurations to enumerate; the limit is {}",
-            plan.count(p),
+            plan.count_at(p, worlds),
             exec::CONFIG_LIMIT
         ));
         return a;
     }
-    exec::configs(p, plan, &mut |cfg| {
+    exec::configs_at(p, plan, worlds, &mut |cfg| {
         if Instant::now() >= deadline {
             a.unsupported = Some("the time budget (--timeout-ms) was spent".into());
             return false;
@@ -758,14 +758,17 @@ fn relaxed_only(
 /// The relaxed bounded check of the suspect pairs: for P ascending within
 /// [`relaxed_bounds`] (one tile, two calls), each attempt within [`RELAXED_MAX_STATES`]
 /// states per assignment and all within [`RELAXED_BUDGET`].
-fn relaxed(p: &Protocol, file: &str) -> Relaxed {
+fn relaxed(p: &Protocol, file: &str, at: Option<i64>) -> Relaxed {
     let bounds = relaxed_bounds();
     let deadline = Instant::now() + RELAXED_BUDGET;
     let world = p.vars[p.world].name.clone();
-    let mut ps: Vec<i64> = sb::param_grid(p, &bounds, &BTreeMap::new())
-        .iter()
-        .filter_map(|g| g.get(&world).copied())
-        .collect();
+    let mut ps: Vec<i64> = match at {
+        Some(w) => vec![w],
+        None => sb::param_grid(p, &bounds, &BTreeMap::new())
+            .iter()
+            .filter_map(|g| g.get(&world).copied())
+            .collect(),
+    };
     ps.dedup();
     let mut parts = Vec::new();
     let mut complete_first = false;
@@ -841,6 +844,14 @@ fn relaxed(p: &Protocol, file: &str) -> Relaxed {
         ),
         complete_first,
     }
+}
+
+/// The world size of a configuration.
+fn world_of(p: &Protocol, config: &[(VarId, i64)]) -> i64 {
+    config
+        .iter()
+        .find(|(v, _)| *v == p.world)
+        .map_or(1, |(_, x)| *x)
 }
 
 fn params(p: &Protocol, config: &[(VarId, i64)]) -> Vec<ParamValue> {
@@ -988,9 +999,39 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             findings: Vec::new(),
         };
     }
-    let a = analyse(p, plan, deadline);
     let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
+    let enumerated: Vec<i64> = covered.map_or(Vec::new(), |w| (w.lo..=w.hi).collect());
+    let mut a = analyse(p, plan, &enumerated, deadline);
+    // Past the enumeration, the sizes where the protocol's literals can change what ranks
+    // do (`if P < 21 { fence; }`): a pair that is suspect only there is new.
+    let past = crate::critical::past_enumeration(p);
+    let mut far_writes: BTreeMap<PairKey, Suspect> = BTreeMap::new();
+    if !past.is_empty() && covered.is_some() && a.unsupported.is_none() {
+        let far = analyse(p, plan, &past, deadline);
+        a.unsupported = far.unsupported;
+        a.configs += far.configs;
+        a.pairs.extend(far.pairs);
+        for (k, s) in far.suspects {
+            if a.suspects.contains_key(&k) {
+                continue;
+            }
+            if s.read {
+                a.suspects.insert(k, s);
+            } else {
+                far_writes.insert(k, s);
+            }
+        }
+    }
     let capped = covered.is_some_and(|w| w.hi < exec::declared_world(p).1);
+    let enumeration = if past.is_empty() {
+        crate::check::enumeration_scope(p)
+    } else {
+        format!(
+            "{}; also {} (the sizes around the thresholds its literals form)",
+            crate::check::enumeration_scope(p),
+            crate::critical::describe(p, &past)
+        )
+    };
     let mk = |status, scope, reason, summary: String, findings| ObligationResult {
         id: ID.to_string(),
         code: code.clone(),
@@ -999,7 +1040,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         world: covered.filter(|_| status != Status::Unknown),
         reason,
         summary: if capped && status != Status::Unknown {
-            format!("{summary}; {}", crate::check::enumeration_scope(p))
+            format!("{summary}; {enumeration}")
         } else {
             summary
         },
@@ -1018,8 +1059,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             vec![Finding::new(why)],
         );
     }
-    let private = a.pairs.len() - a.suspects.len();
-    let mut a = a;
+    let private = a.pairs.len() - a.suspects.len() - far_writes.len();
     let reads: Vec<Finding> = a
         .suspects
         .values()
@@ -1037,7 +1077,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         );
         let mut findings = reads;
         if !a.suspects.is_empty() {
-            let rx = relaxed(p, file);
+            let rx = relaxed(p, file, None);
             if let Some(w) = write_findings(p, &a.suspects, &rx) {
                 findings.extend(w);
                 scope.push_str(&format!("; unfenced writes: {}", rx.scope));
@@ -1059,7 +1099,46 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
     );
     if capped {
         // Enumeration decides P up to ENUM_WORLD_MAX only: past that, nothing is proved.
-        proved_part = format!("{}; {proved_part}", crate::check::enumeration_scope(p));
+        proved_part = format!("{enumeration}; {proved_part}");
+    }
+    // The violation a relaxed-only race or wrong result of the simulator makes.
+    let relaxed_violation = |suspects: &BTreeMap<PairKey, Suspect>, rx: &Relaxed| {
+        write_findings(p, suspects, rx).map(|findings| {
+            mk(
+                Status::Violated,
+                Some(rx.scope.clone()),
+                None,
+                "not: every window write a peer reads is fenced before the notify that releases it"
+                    .into(),
+                findings,
+            )
+        })
+    };
+    if let Some(first) = far_writes.values().min_by_key(|s| world_of(p, &s.config)) {
+        // Suspect only past the enumeration: the relaxed check at the smallest such size.
+        let w = world_of(p, &first.config);
+        let rx = relaxed(p, file, Some(w));
+        if let Some(v) = relaxed_violation(&far_writes, &rx) {
+            return v;
+        }
+        if !rx.complete_first {
+            let why = format!(
+                "{} unfenced write/notify pair(s) may be observed by another process only from {} = {w} on (a size the protocol's literals name, past the enumerated ones), and the relaxed bounded check there did not complete: {}",
+                far_writes.len(),
+                p.var_name(p.world),
+                rx.scope
+            );
+            let mut f = pair_finding(p, first, "the relaxed bounded check did not complete");
+            f.message = why.clone();
+            return mk(
+                Status::Unknown,
+                Some(format!("{proved_part}; {}", rx.scope)),
+                Some(why),
+                "undecided: every window write a peer reads is fenced before the notify that releases it".into(),
+                vec![f],
+            );
+        }
+        a.suspects.extend(far_writes);
     }
     if a.suspects.is_empty() {
         return mk(
@@ -1076,16 +1155,9 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             Vec::new(),
         );
     }
-    let rx = relaxed(p, file);
-    if let Some(findings) = write_findings(p, &a.suspects, &rx) {
-        return mk(
-            Status::Violated,
-            Some(rx.scope.clone()),
-            None,
-            "not: every window write a peer reads is fenced before the notify that releases it"
-                .into(),
-            findings,
-        );
+    let rx = relaxed(p, file, None);
+    if let Some(v) = relaxed_violation(&a.suspects, &rx) {
+        return v;
     }
     let lines = a.suspects.len();
     let scope = format!(

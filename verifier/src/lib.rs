@@ -11,6 +11,7 @@
 pub mod bounded;
 pub mod check;
 pub mod cost;
+mod critical;
 pub mod entry;
 pub mod epoch;
 pub mod exec;

@@ -14,16 +14,12 @@
 //! world size, shows it. The answer only chooses world sizes to explore; the verdict is the
 //! simulator's.
 //!
-//! The world sizes looked at: the enumerated domain (`1..=ENUM_WORLD_MAX`), then, in the
-//! declared domain up to [`CRITICAL_MAX`], those around where a guard or loop bound of the
-//! protocol can change which ranks do what (`me < 20`, `1..min(P, 20)`, `p * 3 < 50`):
-//! `t - 1 ..= t + 2` for every literal `t` of the protocol's expressions and every sum,
-//! difference, product and quotient of two of them. A protocol whose literals are all
-//! small (the usual 0, 1, 2) gets no size past the enumerated domain, and costs nothing
-//! more; a change of behaviour at a size no literal names (a power of two of `me ^ d`) is
-//! not looked for.
+//! The world sizes looked at: the enumerated domain (`1..=ENUM_WORLD_MAX`), then the sizes
+//! past it where a guard or loop bound of the protocol can change which ranks do what
+//! ([`critical::past_enumeration`]).
 
-use crate::exec::{self, Cell, Run, ENUM_WORLD_MAX};
+use crate::critical;
+use crate::exec::{self, Cell, Run};
 use crate::sweep::{self, Visit};
 use crate::sym::FxMap;
 use collc_spec::ir::{NotifyOp, Protocol, Semantics};
@@ -108,69 +104,19 @@ fn ordered(p: &Protocol, run: &Run) -> bool {
     true
 }
 
-/// The largest world size looked at past the enumerated domain.
-pub const CRITICAL_MAX: i64 = 256;
-
-/// The world sizes looked at, in order (module documentation).
+/// The world sizes looked at, in order (module documentation): the enumerated domain,
+/// then [`critical::past_enumeration`].
 fn worlds(p: &Protocol) -> Vec<i64> {
-    let (lo, hi) = exec::declared_world(p);
     let mut out: Vec<i64> =
         exec::enumerated_world(p).map_or(Vec::new(), |(a, b)| (a..=b).collect());
-    let top = hi.min(CRITICAL_MAX);
-    let mut lits: Vec<i64> = literals(p)
-        .into_iter()
-        .filter(|t| t.abs() <= CRITICAL_MAX)
-        .collect();
-    lits.sort_unstable();
-    lits.dedup();
-    let mut thresholds: Vec<i64> = lits.clone();
-    for a in &lits {
-        for b in &lits {
-            thresholds.extend([a + b, a - b, a * b]);
-            if *b != 0 {
-                thresholds.push(a / b);
-            }
-        }
-    }
-    let mut extra: Vec<i64> = thresholds
-        .into_iter()
-        .flat_map(|t| t - 1..=t + 2)
-        .filter(|w| *w > ENUM_WORLD_MAX && *w >= lo && *w <= top)
-        .collect();
-    extra.sort_unstable();
-    extra.dedup();
-    out.extend(extra);
-    out
-}
-
-/// Every integer literal of the protocol's expressions (`let`s, `require`s, body and
-/// epilogue), read from the IR's serialised form: every `Expr::Int`.
-fn literals(p: &Protocol) -> Vec<i64> {
-    fn collect(v: &serde_json::Value, out: &mut Vec<i64>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    match (k.as_str(), x.as_i64()) {
-                        ("Int", Some(n)) => out.push(n),
-                        _ => collect(x, out),
-                    }
-                }
-            }
-            serde_json::Value::Array(a) => a.iter().for_each(|x| collect(x, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    let parts = (&p.vars, &p.requires, &p.body, &p.epilogue);
-    if let Ok(v) = serde_json::to_value(parts) {
-        collect(&v, &mut out);
-    }
+    out.extend(critical::past_enumeration(p));
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::critical::CRITICAL_MAX;
 
     fn protocol(text: &str) -> Protocol {
         crate::validate(text).protocol.expect("the case validates")

@@ -84,7 +84,7 @@ pub fn each_run(
     let mut plan = Plan::initial(p);
     let mut exec_time = Duration::ZERO;
     loop {
-        let count = plan.count(p);
+        let count = plan.count_at(p, worlds);
         if count > exec::CONFIG_LIMIT {
             let failure = Some(Failure::TooMany(count, plan.describe(p)));
             return Sweep {

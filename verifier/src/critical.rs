@@ -1,0 +1,127 @@
+//! The world sizes past the enumerated domain (`1..=ENUM_WORLD_MAX`) where a protocol's
+//! behaviour can change: where a guard or loop bound can change which ranks do what
+//! (`me < 20`, `1..min(P, 20)`, `p * 3 < 50`, `if P < 21 { fence; }`). Those are the sizes
+//! around the thresholds the protocol's literals form: `t - 1 ..= t + 2` for every literal
+//! `t` of the protocol's expressions and every sum, difference, product and quotient of two
+//! of them, in the declared domain, up to [`CRITICAL_MAX`]. A protocol whose literals are
+//! all small (the usual 0, 1, 2) gets none and costs nothing more; a change of behaviour at
+//! a size no literal names (a power of two of `me ^ d`, a literal past 256) is not looked
+//! for. The enumerating obligations that cannot be proved with P symbolic (the pair-order
+//! search, the `fence` obligation's enumerated route) look at these sizes too.
+
+use crate::exec::{self, ENUM_WORLD_MAX};
+use collc_spec::ir::Protocol;
+
+/// The largest world size looked at past the enumerated domain.
+pub const CRITICAL_MAX: i64 = 256;
+
+/// The sizes past the enumerated domain (module documentation), ascending, once each.
+pub fn past_enumeration(p: &Protocol) -> Vec<i64> {
+    let (lo, hi) = exec::declared_world(p);
+    let top = hi.min(CRITICAL_MAX);
+    let mut lits: Vec<i64> = literals(p)
+        .into_iter()
+        .filter(|t| t.abs() <= CRITICAL_MAX)
+        .collect();
+    lits.sort_unstable();
+    lits.dedup();
+    let mut thresholds: Vec<i64> = lits.clone();
+    for a in &lits {
+        for b in &lits {
+            thresholds.extend([a + b, a - b, a * b]);
+            if *b != 0 {
+                thresholds.push(a / b);
+            }
+        }
+    }
+    let mut extra: Vec<i64> = thresholds
+        .into_iter()
+        .flat_map(|t| t - 1..=t + 2)
+        .filter(|w| *w > ENUM_WORLD_MAX && *w >= lo && *w <= top)
+        .collect();
+    extra.sort_unstable();
+    extra.dedup();
+    extra
+}
+
+/// `P = 19, 20, 21, 22` or `P = 19..=22, 38..=43`: the sizes, runs of consecutive ones
+/// joined.
+pub fn describe(p: &Protocol, worlds: &[i64]) -> String {
+    let mut runs: Vec<(i64, i64)> = Vec::new();
+    for w in worlds {
+        match runs.last_mut() {
+            Some((_, b)) if *b + 1 == *w => *b = *w,
+            _ => runs.push((*w, *w)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|(a, b)| match b - a {
+            0 => a.to_string(),
+            1 => format!("{a}, {b}"),
+            _ => format!("{a}..={b}"),
+        })
+        .collect();
+    format!("{} = {}", p.var_name(p.world), parts.join(", "))
+}
+
+/// Every integer literal of the protocol's expressions (`let`s, `require`s, body and
+/// epilogue), read from the IR's serialised form: every `Expr::Int`.
+fn literals(p: &Protocol) -> Vec<i64> {
+    fn collect(v: &serde_json::Value, out: &mut Vec<i64>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x.as_i64()) {
+                        ("Int", Some(n)) => out.push(n),
+                        _ => collect(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| collect(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let parts = (&p.vars, &p.requires, &p.body, &p.epilogue);
+    if let Ok(v) = serde_json::to_value(parts) {
+        collect(&v, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protocol(text: &str) -> Protocol {
+        crate::validate(text).protocol.expect("the case validates")
+    }
+
+    #[test]
+    fn runs_of_sizes_are_joined() {
+        let p = protocol("collective c: barrier() { ranks P in 1..=64; signal s[1]; body { } }");
+        assert_eq!(
+            describe(&p, &[19, 20, 21, 22, 40, 41, 60]),
+            "P = 19..=22, 40, 41, 60"
+        );
+    }
+
+    const GUARDED: &str = "collective c: barrier() {
+        ranks P in 1..=65536;
+        signal s[1];
+        body { if P < 21 { fence; } }
+    }";
+
+    #[test]
+    fn a_literal_guard_names_the_sizes_around_it() {
+        let w = past_enumeration(&protocol(GUARDED));
+        for x in [20, 21, 22, 23] {
+            assert!(w.contains(&x), "{x} in {w:?}");
+        }
+        assert!(w.iter().all(|x| *x > ENUM_WORLD_MAX && *x <= CRITICAL_MAX));
+        // a domain that ends below the threshold names none of them
+        let small = protocol(&GUARDED.replace("65536", "16"));
+        assert!(past_enumeration(&small).is_empty());
+    }
+}
