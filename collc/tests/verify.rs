@@ -581,7 +581,7 @@ fn z3_closes_what_literal_arithmetic_cannot() {
 fn bugs_only_above_p4_are_found_at_their_smallest_p() {
     // (fixture, violated obligation, the smallest counterexample's values)
     type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)]);
-    let cases: [Case; 5] = [
+    let cases: [Case; 6] = [
         (
             "examples/bugs/arrival_barrier_partial_wait.coll",
             "stale-credit",
@@ -607,6 +607,11 @@ fn bugs_only_above_p4_are_found_at_their_smallest_p() {
             "examples/bugs/broadcast_fence_cap_past16.coll",
             "fence",
             &[("P", 21)],
+        ),
+        (
+            "examples/bugs/arrival_retry_credit_past16.coll",
+            "credit-balance",
+            &[("P", 22)],
         ),
     ];
     for (file, id, want) in cases {

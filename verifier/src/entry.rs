@@ -85,6 +85,7 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
     let value =
         crate::param::value::prove(p, &param, Duration::from_millis(opts.symbolic.timeout_ms));
     crate::param::scope::apply_value(&value, &mut report);
+    crate::critical::check_past(p, &opts.symbolic, &mut report);
     report.stats.param_millis = param.millis;
     report
         .obligations
