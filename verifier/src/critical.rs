@@ -151,10 +151,11 @@ fn literals(p: &Protocol) -> Vec<i64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn protocol(text: &str) -> Protocol {
+    /// The protocol of a test case's text.
+    pub(crate) fn protocol(text: &str) -> Protocol {
         crate::validate(text).protocol.expect("the case validates")
     }
 

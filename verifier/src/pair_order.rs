@@ -116,11 +116,8 @@ fn worlds(p: &Protocol) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::critical::tests::protocol;
     use crate::critical::CRITICAL_MAX;
-
-    fn protocol(text: &str) -> Protocol {
-        crate::validate(text).protocol.expect("the case validates")
-    }
 
     const CAPPED: &str = "collective c: barrier() {
         ranks P in 1..=65536;
