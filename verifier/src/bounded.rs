@@ -180,6 +180,9 @@ struct Explored {
     targeted: BTreeMap<i64, (i64, usize, u64)>,
     /// Targeted world sizes not explored completely (budget).
     targets_missed: Vec<i64>,
+    /// Targeted world sizes not explored because a counterexample was found first (the
+    /// verdict is decided; they make no obligation undecided).
+    targets_skipped: Vec<i64>,
     /// Where the wrap-around mode placed the calls (distinct placements), when it was on.
     wraps: Vec<WrapStart>,
 }
@@ -299,6 +302,12 @@ impl Explored {
             parts.push(format!(
                 "targeted {} not explored (budget)",
                 group_text(&self.targets_missed)
+            ));
+        }
+        if !self.targets_skipped.is_empty() {
+            parts.push(format!(
+                "targeted {} not explored (a counterexample was found first)",
+                group_text(&self.targets_skipped)
             ));
         }
         parts.join("; ")
@@ -459,6 +468,10 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
     targets.sort_unstable();
     targets.dedup();
     for pv in targets {
+        if !ex.cex.is_empty() {
+            ex.targets_skipped.push(pv);
+            continue;
+        }
         if deadline <= Instant::now() || opts.stopped() {
             ex.targets_missed.push(pv);
             continue;

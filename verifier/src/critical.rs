@@ -2,8 +2,9 @@
 //! behaviour can change: where a guard or loop bound can change which ranks do what
 //! (`me < 20`, `1..min(P, 20)`, `p * 3 < 50`, `if P < 21 { fence; }`). Those are the sizes
 //! around the thresholds the protocol's literals form: `t - 1 ..= t + 2` for every literal
-//! `t` of the protocol's expressions and every sum, difference, product and quotient of two
-//! of them, in the declared domain, up to [`CRITICAL_MAX`]. A protocol whose literals are
+//! `t` of a comparison or expression that also reads a rank-valued quantity (the world
+//! size, a rank, or what is computed from them: [`literals`]) and every sum, difference,
+//! product and quotient of two of them, in the declared domain, up to [`CRITICAL_MAX`]. A protocol whose literals are
 //! all small (the usual 0, 1, 2) gets none and costs nothing more; a change of behaviour at
 //! a size no literal names (a power of two of `me ^ d`, a literal past 256) is not looked
 //! for. The enumerating obligations that cannot be proved with P symbolic (the pair-order
@@ -14,6 +15,7 @@ use crate::check;
 use crate::exec::{self, ENUM_WORLD_MAX};
 use crate::report::{Report, Status};
 use collc_spec::ir::Protocol;
+use std::collections::BTreeSet;
 
 /// The largest world size looked at past the enumerated domain.
 pub const CRITICAL_MAX: i64 = 256;
@@ -125,29 +127,130 @@ pub fn check_past(p: &Protocol, opts: &check::Options, report: &mut Report) {
     }
 }
 
-/// Every integer literal of the protocol's expressions (`let`s, `require`s, body and
-/// epilogue), read from the IR's serialised form: every `Expr::Int`.
+/// Every integer literal of the protocol's comparisons and expressions (`let`s,
+/// `require`s, body and epilogue) that also read a rank-valued quantity: the world size, a
+/// rank (`me`, a rank parameter, a loop over ranks), or a loop variable or `let` computed
+/// from one. Read from the IR's serialised form. A literal only compared with element
+/// counts (`min(n, 256)`, `8 * ceil(n / 8)`) cannot change which ranks do what, and names
+/// no world size.
 fn literals(p: &Protocol) -> Vec<i64> {
-    fn collect(v: &serde_json::Value, out: &mut Vec<i64>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    match (k.as_str(), x.as_i64()) {
-                        ("Int", Some(n)) => out.push(n),
-                        _ => collect(x, out),
+    let Ok(vars) = serde_json::to_value(&p.vars) else {
+        return Vec::new();
+    };
+    let Ok(code) = serde_json::to_value((&p.requires, &p.body, &p.epilogue)) else {
+        return Vec::new();
+    };
+    let ranked = rank_valued(p, &vars, &code);
+    let mut out = Vec::new();
+    units(&code, &mut |u| {
+        if mentions(u, &ranked) {
+            ints(u, &mut out);
+        }
+    });
+    for v in vars.as_array().into_iter().flatten() {
+        if let Some(d) = v.get("kind").and_then(|k| k.get("Derived")) {
+            if mentions(d, &ranked) {
+                ints(d, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The names of an expression's variant, as serialised.
+const EXPR_KEYS: [&str; 11] = [
+    "Int", "Var", "Array", "Neg", "Bin", "CeilDiv", "Min", "Max", "Rank", "Log2", "Pow2",
+];
+
+/// Calls `f` with every comparison and every outermost expression under `v`.
+fn units(v: &serde_json::Value, f: &mut dyn FnMut(&serde_json::Value)) {
+    match v {
+        serde_json::Value::Object(m) => {
+            let single = (m.len() == 1).then(|| m.keys().next()).flatten();
+            match single.map(String::as_str) {
+                Some("Cmp") => f(v),
+                Some(k) if EXPR_KEYS.contains(&k) => f(v),
+                _ => m.values().for_each(|x| units(x, f)),
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| units(x, f)),
+        _ => {}
+    }
+}
+
+/// Every `Int` literal under `v`.
+fn ints(v: &serde_json::Value, out: &mut Vec<i64>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x.as_i64()) {
+                    ("Int", Some(n)) => out.push(n),
+                    _ => ints(x, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| ints(x, out)),
+        _ => {}
+    }
+}
+
+/// Whether `v` reads one of the variables `set`.
+fn mentions(v: &serde_json::Value, set: &BTreeSet<u64>) -> bool {
+    match v {
+        serde_json::Value::Object(m) => m.iter().any(|(k, x)| match (k.as_str(), x.as_u64()) {
+            ("Var", Some(id)) => set.contains(&id),
+            _ => mentions(x, set),
+        }),
+        serde_json::Value::Array(a) => a.iter().any(|x| mentions(x, set)),
+        _ => false,
+    }
+}
+
+/// The rank-valued variables: the world size and every variable of rank type, then, to a
+/// fixpoint, the loop variables whose range and the `let`s (statement-level or top-level)
+/// whose value reads one.
+fn rank_valued(p: &Protocol, vars: &serde_json::Value, code: &serde_json::Value) -> BTreeSet<u64> {
+    let mut set: BTreeSet<u64> = BTreeSet::from([p.world as u64]);
+    for (i, v) in vars.as_array().into_iter().flatten().enumerate() {
+        if v.get("ty").and_then(|t| t.as_str()) == Some("Rank") {
+            set.insert(i as u64);
+        }
+    }
+    loop {
+        let before = set.len();
+        for (i, v) in vars.as_array().into_iter().flatten().enumerate() {
+            if let Some(d) = v.get("kind").and_then(|k| k.get("Derived")) {
+                if mentions(d, &set) {
+                    set.insert(i as u64);
+                }
+            }
+        }
+        bound_vars(code, &mut set);
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Adds the `for` and `let` variables under `v` whose range or value reads `set`.
+fn bound_vars(v: &serde_json::Value, set: &mut BTreeSet<u64>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for key in ["For", "Let"] {
+                let Some(s) = m.get(key) else { continue };
+                let from = s.get(if key == "For" { "range" } else { "value" });
+                let var = s.get("var").and_then(|x| x.as_u64());
+                if let (Some(from), Some(var)) = (from, var) {
+                    if mentions(from, set) {
+                        set.insert(var);
                     }
                 }
             }
-            serde_json::Value::Array(a) => a.iter().for_each(|x| collect(x, out)),
-            _ => {}
+            m.values().for_each(|x| bound_vars(x, set));
         }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| bound_vars(x, set)),
+        _ => {}
     }
-    let mut out = Vec::new();
-    let parts = (&p.vars, &p.requires, &p.body, &p.epilogue);
-    if let Ok(v) = serde_json::to_value(parts) {
-        collect(&v, &mut out);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -218,7 +321,7 @@ pub(crate) mod tests {
         let o = r.get("credit-balance").expect("obligation");
         assert_eq!(o.status, Status::Checked, "{}", o.summary);
         assert!(
-            o.summary.contains("by enumeration") && o.summary.contains("also P = 18..=23"),
+            o.summary.contains("by enumeration") && o.summary.contains("also P = 19..=22"),
             "{}",
             o.summary
         );

@@ -120,11 +120,19 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             )
             .into_iter()
             .collect();
+            // And at the sizes past the enumeration where the protocol's literals can
+            // change what ranks do (`critical`), as far as the simulator runs: a data bug
+            // there (`for d in 0..min(P, 20)`) breaks no credit or order, only the result.
+            let past: Vec<i64> = crate::critical::past_enumeration(p)
+                .into_iter()
+                .filter(|w| *w <= collc_sim::code::MAX_WORLD)
+                .collect();
             for w in param
                 .named_worlds
                 .iter()
                 .chain(&warned_worlds(p, &report))
                 .chain(&unordered)
+                .chain(&past)
             {
                 if !b.target_worlds.contains(w) {
                     b.target_worlds.push(*w);
