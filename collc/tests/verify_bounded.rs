@@ -515,6 +515,36 @@ fn a_warnings_world_size_is_explored() {
     }
 }
 
+/// Verifies the bug fixture `f`: exit 1, `semantics` violated with its counterexample at
+/// `world`, every other obligation proved or checked (but those of `warned`, a warning).
+fn semantics_violated_at(f: &str, world: i64, warned: &[&str]) -> serde_json::Value {
+    let (code, out, err) = collc(&["verify", "--format", "json", f]);
+    assert_eq!(code, 1, "{f}: {out}{err}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for o in j["report"]["obligations"].as_array().unwrap() {
+        let id = o["id"].as_str().unwrap_or_default();
+        let want: &[&str] = if warned.contains(&id) {
+            &["warning"]
+        } else {
+            &["proved", "checked"]
+        };
+        if id != "semantics" {
+            assert!(
+                want.contains(&o["status"].as_str().unwrap_or_default()),
+                "{f}: {o}"
+            );
+        }
+    }
+    let o = obligation(&j, "semantics");
+    assert_eq!(o["status"], "violated", "{f}: {o}");
+    let ps = o["findings"][0]["params"].as_array().unwrap();
+    assert!(
+        ps.iter().any(|p| p["name"] == "P" && p["value"] == world),
+        "{f}: {ps:?}"
+    );
+    j
+}
+
 /// Bugs past the ladder with no symbolic finding at all: at the world size given no
 /// notify -> wait chain can order some rank's exit after another's entry (`pair_order`), so
 /// the bounded search explores it and the broken barrier there is a `semantics` violation
@@ -527,27 +557,14 @@ fn a_world_size_with_an_unordered_pair_is_explored() {
         ("examples/bugs/central_barrier_release_cap_past16.coll", 22),
         ("examples/bugs/central_barrier_unobserved_past16.coll", 21),
     ] {
-        let (code, out, err) = collc(&["verify", "--format", "json", f]);
-        assert_eq!(code, 1, "{f}: {out}{err}");
-        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-        for o in j["report"]["obligations"].as_array().unwrap() {
-            // The unobserved rank's credits are also a garbage-credit warning at P = 21
-            // (enumerated at the sizes the literals name, `critical`).
-            let warned = o["id"] == "garbage-credit" && world == 21;
-            if o["id"] != "semantics" && !warned {
-                assert!(
-                    matches!(o["status"].as_str(), Some("proved" | "checked")),
-                    "{f}: {o}"
-                );
-            }
-        }
-        let o = obligation(&j, "semantics");
-        assert_eq!(o["status"], "violated", "{f}: {o}");
-        let ps = o["findings"][0]["params"].as_array().unwrap();
-        assert!(
-            ps.iter().any(|p| p["name"] == "P" && p["value"] == world),
-            "{f}: {ps:?}"
-        );
+        // The unobserved rank's credits are also a garbage-credit warning at P = 21
+        // (enumerated at the sizes the literals name, `critical`).
+        let warned: &[&str] = if world == 21 {
+            &["garbage-credit"]
+        } else {
+            &[]
+        };
+        let j = semantics_violated_at(f, world, warned);
         assert!(
             obligation(&j, "data-race")["scope"]
                 .as_str()
@@ -593,24 +610,7 @@ fn ordered_protocols_take_no_targeted_run() {
 #[test]
 fn a_world_size_a_literal_names_past_the_enumeration_is_explored() {
     let f = "examples/bugs/allgather_row_cap_past16.coll";
-    let (code, out, err) = collc(&["verify", "--format", "json", f]);
-    assert_eq!(code, 1, "{f}: {out}{err}");
-    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    for o in j["report"]["obligations"].as_array().unwrap() {
-        if o["id"] != "semantics" {
-            assert!(
-                matches!(o["status"].as_str(), Some("proved" | "checked")),
-                "{f}: {o}"
-            );
-        }
-    }
-    let o = obligation(&j, "semantics");
-    assert_eq!(o["status"], "violated", "{f}: {o}");
-    let ps = o["findings"][0]["params"].as_array().unwrap();
-    assert!(
-        ps.iter().any(|p| p["name"] == "P" && p["value"] == 21),
-        "{f}: {ps:?}"
-    );
+    let j = semantics_violated_at(f, 21, &[]);
     // The sizes past the counterexample are stated as not explored, not as undecided.
     let scope = obligation(&j, "stale-pass")["scope"]
         .as_str()
