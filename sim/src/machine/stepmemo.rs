@@ -10,9 +10,10 @@
 //!
 //! The memo is looked up by (process, its number); each entry lists the parts (by
 //! position in the state's vector of numbers) its step read, with their numbers, and
-//! matches when the state holds those numbers. A step that matches no entry runs, with
-//! every read recorded ([`Shared::reads`]: by index, the part; any other access, every
-//! part of the kind), and is noted. Steps that report findings or stop the run, and runs
+//! matches when the state holds those numbers. The first step of a process version
+//! only notes the version as met (most versions a reduced search meets step once); a
+//! later step that matches no entry runs, with every read recorded ([`Shared::reads`]:
+//! by index, the part; any other access, every part of the kind), and is noted. Steps that report findings or stop the run, and runs
 //! that trace or record accesses, are not memoised. Debug builds run every step the
 //! memo answers again and compare. Relaxed mode is not memoised (its steps are
 //! `Stale` and `Drain` actions as well; they run as they are).
@@ -75,11 +76,18 @@ impl StepMemo {
         let key = (p as u64) << 32 | s.numbers.words[p] as u64;
         let h = mix(key);
         let words = &s.numbers.words;
-        let hit = self.table.find(h, |e| e.0 == key).and_then(|(_, v)| {
-            v.iter()
-                .rev()
-                .find(|e| e.reads.iter().all(|&(at, n)| words[at as usize] == n))
-        });
+        let Some((_, v)) = self.table.find(h, |e| e.0 == key) else {
+            // The first step of this process version: only noted as met, since most
+            // versions a search meets once (a reduced search's) never step again.
+            self.misses += 1;
+            self.grow();
+            self.table.insert_unique(h, (key, Vec::new()), |e| mix(e.0));
+            return m.step(s, a, out);
+        };
+        let hit = v
+            .iter()
+            .rev()
+            .find(|e| e.reads.iter().all(|&(at, n)| words[at as usize] == n));
         if let Some(e) = hit {
             self.hits += 1;
             #[cfg(debug_assertions)]
@@ -133,11 +141,7 @@ impl StepMemo {
             mem: written(&s.mem),
             instrs: out.instrs - before,
         };
-        if self.len >= CAP {
-            self.table.clear();
-            self.len = 0;
-        }
-        self.len += 1;
+        self.grow();
         match self.table.find_mut(h, |e| e.0 == key) {
             Some((_, v)) => {
                 if v.len() >= PER_KEY {
@@ -150,6 +154,16 @@ impl StepMemo {
                 self.table.insert_unique(h, (key, vec![e]), |e| mix(e.0));
             }
         }
+    }
+
+    /// Counts one more entry (a step, or a process version met), starting the memo
+    /// again when it is full.
+    fn grow(&mut self) {
+        if self.len >= CAP {
+            self.table.clear();
+            self.len = 0;
+        }
+        self.len += 1;
     }
 
     /// The memo answers this step's kind: `sc`, no trace or access recording, and a
