@@ -220,3 +220,50 @@ fn replay<T: Recycle>(shared: &mut Shared<T>, parts: &[(u32, Rc<T>)]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{each, Shared};
+    use std::rc::Rc;
+
+    fn indices(bits: u64, n: usize) -> Vec<usize> {
+        let mut v = Vec::new();
+        each(bits, n, |i| v.push(i));
+        v
+    }
+
+    #[test]
+    fn each_lists_the_parts_a_word_of_bits_stands_for() {
+        assert_eq!(indices(0b1010, 8), vec![1, 3]);
+        assert_eq!(indices(1 << 9, 8), Vec::<usize>::new());
+        assert_eq!(indices(u64::MAX, 3), vec![0, 1, 2]);
+        // Beyond 64 parts a bit stands for every part sharing it.
+        assert_eq!(indices(0b10, 130), vec![1, 65, 129]);
+        assert_eq!(indices(0, 130), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn shared_records_reads_by_index_and_all_parts_otherwise() {
+        let s: Shared<u32> = (0..5).map(Rc::new).collect();
+        assert_eq!(s.reads(), 0);
+        assert_eq!(s.len(), 5);
+        assert_eq!(s.reads(), 0, "the length reads no part");
+        assert_eq!(*s[3], 3);
+        assert_eq!(s.get(1).map(|x| **x), Some(1));
+        assert_eq!(s.reads(), 0b1010);
+        s.clear_reads();
+        assert_eq!(s.iter().count(), 5);
+        assert_eq!(s.reads(), u64::MAX);
+        s.clear_reads();
+        assert_eq!(s.first().map(|x| **x), Some(0), "through the slice");
+        assert_eq!(s.reads(), u64::MAX);
+        let mut s = s;
+        s.clear_reads();
+        *s.write(2) = Rc::new(7);
+        assert_eq!(
+            (s.reads(), s.written()),
+            (0b100, 0b100),
+            "a write is a read"
+        );
+    }
+}
