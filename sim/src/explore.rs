@@ -5,7 +5,7 @@
 use crate::code::Code;
 pub use crate::fingerprint::fingerprint;
 use crate::fingerprint::mix;
-use crate::machine::{Action, Limits, Machine, Memory, Outcome, State, WrapStart};
+use crate::machine::{Action, Limits, Machine, Memory, Outcome, State, StepMemo, WrapStart};
 use crate::por::Reduction;
 use crate::report::{EvKind, Finding, SimReport, Stats, Verdict};
 use crate::visited::Visited;
@@ -418,6 +418,7 @@ impl Explorer<'_, '_> {
         // others), so the search allocates no state.
         let mut cur = s0;
         let mut scratch: Option<State> = None;
+        let mut memo = StepMemo::new();
         let mut node = 0u32;
         while (node as usize) < seen.len() {
             polls += 1;
@@ -470,7 +471,7 @@ impl Explorer<'_, '_> {
                     t
                 };
                 let mut o = Outcome::default();
-                self.m.step(t, a, &mut o);
+                memo.step(self.m, t, a, &mut o);
                 self.stats.transitions += 1;
                 self.stats.instrs += o.instrs;
                 if let Some(stop) = o.stop {

@@ -12,8 +12,8 @@
 //! `credit` (a counter's credit units, accounted by count),
 //! `data` (regions and window accesses), `host` (staging, call ends, the
 //! output check), `lifetime` (declared lifetimes as findings), `footprint` (for
-//! the partial-order reduction), `describe` (names and trace events) and
-//! `canon` (canonicalisation).
+//! the partial-order reduction), `describe` (names and trace events),
+//! `canon` (canonicalisation) and `stepmemo` (the exhaustive search's memo of steps).
 
 mod canon;
 mod clocks;
@@ -28,6 +28,7 @@ mod schedule;
 mod setup;
 mod signal;
 mod state;
+mod stepmemo;
 mod wrap;
 
 pub use clocks::{ClockId, Clocks};
@@ -37,6 +38,7 @@ pub use state::{
     recycle, Acc, AccRec, Action, Cell, Clock, Limits, Memory, Numbers, OldCell, Origin, Outcome,
     Part, Pending, Proc, Procs, Recycle, Shared, State, Status, Unit, WinMem, CONSUME, STAGE,
 };
+pub use stepmemo::StepMemo;
 pub use wrap::WrapStart;
 
 use crate::code::Code;

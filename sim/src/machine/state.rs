@@ -525,27 +525,74 @@ impl FromIterator<Proc> for Procs {
 /// The parts of one kind of a state (its processes, cells or windows), each shared
 /// with other states until a step writes it, and which of them were handed out to
 /// write since the explorer's table last numbered the state ([`Shared::write`],
-/// [`Shared::take_written`]): the table renumbers only those. Reading is through the
-/// slice (`Deref`); equality and hashing are the parts' alone.
+/// [`Shared::take_written`]): the table renumbers only those. Reading is by index
+/// (`shared[i]`), by [`Shared::iter`] or through the slice (`Deref`); every read is
+/// recorded ([`Shared::reads`]: by index, the part read; otherwise every part), which is
+/// what the memo of steps (`stepmemo.rs`) keys a step by. Equality and hashing are the
+/// parts' alone.
 #[derive(Debug)]
 pub struct Shared<T> {
     parts: Vec<Rc<T>>,
     /// Bit `i % 64`: some part `j` with `j % 64 == i` was handed out to write (one word,
     /// kept in the state: beyond 64 parts a bit stands for several, each renumbered).
     written: u64,
+    /// Bit `i % 64`: some part `j` with `j % 64 == i` was read or handed out to write
+    /// since [`Shared::clear_reads`] (derived data: no part in equality).
+    read: std::cell::Cell<u64>,
 }
 
 impl<T> Shared<T> {
-    /// Part `i`'s handle, to write or replace (recorded as written).
+    /// Part `i`'s handle, to write or replace (recorded as written, and as read).
     pub(super) fn write(&mut self, i: usize) -> &mut Rc<T> {
         self.written |= 1 << (i % 64);
+        self.mark(i);
         &mut self.parts[i]
     }
 
-    /// Every part's handle, to write (all recorded as written).
+    /// Every part's handle, to write (all recorded as written and read).
     pub(super) fn write_all(&mut self) -> impl Iterator<Item = &mut Rc<T>> + '_ {
         self.written = u64::MAX;
+        self.read.set(u64::MAX);
         self.parts.iter_mut()
+    }
+
+    /// Records a read of part `i`.
+    #[inline]
+    fn mark(&self, i: usize) {
+        self.read.set(self.read.get() | 1 << (i % 64));
+    }
+
+    /// Number of parts (not a read of any).
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// True when there is no part.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Part `i`, if there is one (a read of it).
+    pub fn get(&self, i: usize) -> Option<&Rc<T>> {
+        self.mark(i);
+        self.parts.get(i)
+    }
+
+    /// Every part, to read (a read of all).
+    pub fn iter(&self) -> std::slice::Iter<'_, Rc<T>> {
+        self.read.set(u64::MAX);
+        self.parts.iter()
+    }
+
+    /// Which parts were read or handed out to write since the last
+    /// [`Shared::clear_reads`] (bit `i % 64` for part `i`, as [`Shared::written`]).
+    pub fn reads(&self) -> u64 {
+        self.read.get()
+    }
+
+    /// Forgets the reads recorded.
+    pub fn clear_reads(&self) {
+        self.read.set(0);
     }
 
     /// Calls `f` with the index of every part written since the last call (and of the
@@ -597,6 +644,7 @@ impl<T> Default for Shared<T> {
         Shared {
             parts: Vec::new(),
             written: 0,
+            read: std::cell::Cell::new(0),
         }
     }
 }
@@ -605,14 +653,26 @@ impl<'a, T> IntoIterator for &'a Shared<T> {
     type Item = &'a Rc<T>;
     type IntoIter = std::slice::Iter<'a, Rc<T>>;
     fn into_iter(self) -> Self::IntoIter {
-        self.parts.iter()
+        self.iter()
     }
 }
 
+/// The slice of every part: a read of all of them.
 impl<T> std::ops::Deref for Shared<T> {
     type Target = [Rc<T>];
     fn deref(&self) -> &[Rc<T>] {
+        self.read.set(u64::MAX);
         &self.parts
+    }
+}
+
+/// Part `i`: a read of it.
+impl<T> std::ops::Index<usize> for Shared<T> {
+    type Output = Rc<T>;
+    #[inline]
+    fn index(&self, i: usize) -> &Rc<T> {
+        self.mark(i);
+        &self.parts[i]
     }
 }
 
@@ -621,6 +681,7 @@ impl<T: Recycle> Clone for Shared<T> {
         Shared {
             parts: self.parts.clone(),
             written: self.written,
+            read: std::cell::Cell::new(0),
         }
     }
     /// Reuses `self`'s vector, and leaves alone the parts `self` already shares with
@@ -661,6 +722,7 @@ impl<T> FromIterator<Rc<T>> for Shared<T> {
         Shared {
             parts: it.into_iter().collect(),
             written: 0,
+            read: std::cell::Cell::new(0),
         }
     }
 }
