@@ -555,6 +555,71 @@ fn a_world_size_with_an_unordered_pair_is_explored() {
     }
 }
 
+/// Bugs that show only at a value past the bounded grid (P=2..8, 1..3 tiles, the lowest two
+/// values of every other parameter) that a literal of the protocol names, or at which
+/// `pair_order` finds an unordered pair once a parameter is concrete: each is violated
+/// (exit 1) with that value in its counterexample, the run there is stated as targeted, and
+/// nothing else is violated.
+#[test]
+fn a_value_past_the_grid_that_a_literal_names_is_explored() {
+    // (fixture, violated obligation, the counterexample's values, the targeted run)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)], &'a str);
+    let cases: [Case; 4] = [
+        (
+            "examples/bugs/lane_barrier_skips_lane2.coll",
+            "semantics",
+            &[("P", 3), ("L", 3)],
+            "targeted P=3, L=3, 2 calls",
+        ),
+        (
+            "examples/bugs/allreduce_mesh_block_cap.coll",
+            "semantics",
+            &[("P", 2), ("C", 5)],
+            "targeted P=2, C=5, 1 tile, 2 calls",
+        ),
+        (
+            "examples/bugs/allgather_row_cap.coll",
+            "semantics",
+            &[("P", 13)],
+            "targeted P=13, 1 tile, 2 calls",
+        ),
+        (
+            "examples/bugs/credit_window_pipeline_short_ring.coll",
+            "data-race",
+            &[("P", 2), ("n", 1024)],
+            "targeted P=2, 4 tiles, 2 calls, every root",
+        ),
+    ];
+    for (f, id, want, run) in cases {
+        let (code, out, err) = collc(&["verify", "--format", "json", f]);
+        assert_eq!(code, 1, "{f}: {out}{err}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        let o = obligation(&j, id);
+        assert_eq!(o["status"], "violated", "{f}: {id}: {o}");
+        let ps = o["findings"][0]["params"].as_array().unwrap();
+        for (name, value) in want {
+            assert!(
+                ps.iter()
+                    .any(|p| p["name"] == *name && p["value"] == *value),
+                "{f}: {id}: {ps:?}"
+            );
+        }
+        assert!(
+            o["scope"].as_str().unwrap_or_default().contains(run),
+            "{f}: {id}: {o}"
+        );
+        // The symbolic obligations all hold: only the run past the grid shows the bug.
+        for o in j["report"]["obligations"].as_array().unwrap() {
+            if !BOUNDED.contains(&o["id"].as_str().unwrap_or_default()) {
+                assert!(
+                    matches!(o["status"].as_str(), Some("proved" | "checked")),
+                    "{f}: {o}"
+                );
+            }
+        }
+    }
+}
+
 /// Correct protocols whose ranks are all ordered (every pair has a chain at every enumerated
 /// P) take no targeted run and verify: the reversed butterfly barrier (`me ^ d`, rounds
 /// descending) and the group barriers of the test fixtures.
