@@ -215,13 +215,14 @@ fn sc_scope(o: &serde_json::Value) -> &str {
         .map_or(scope, |(a, _)| a)
 }
 
-/// The world sizes an sc scope states as explored completely, ascending: each part
-/// `P=2..4, ...: N states, complete` or `P=2,4, ...` names them before its first `, `.
+/// The world sizes an sc scope states as explored completely on the ladder, ascending:
+/// each part `P=2..4, ...: N states, complete` or `P=2,4, ...` names them before its first
+/// `, ` (the `targeted ...` runs past the ladder are not counted).
 fn complete_worlds(scope: &str) -> Vec<i64> {
     let mut ws = Vec::new();
     for part in scope
         .split("; ")
-        .filter(|p| p.ends_with(" states, complete"))
+        .filter(|p| p.ends_with(" states, complete") && !p.starts_with("targeted "))
     {
         let ps = part.split(", ").next().unwrap().trim_start_matches("P=");
         let ps = ps.split(':').next().unwrap();
