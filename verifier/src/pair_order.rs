@@ -45,6 +45,7 @@ pub fn first_unordered(p: &Protocol, deadline: Instant) -> Option<BTreeMap<Strin
         return Some(found);
     }
     let lits = probe::literals(p);
+    let changes = probe::change_points(p);
     let plain = probe::plain_params(p);
     let enumerated: Vec<i64> =
         exec::enumerated_world(p).map_or(Vec::new(), |(a, b)| (a..=b).collect());
@@ -58,7 +59,12 @@ pub fn first_unordered(p: &Protocol, deadline: Instant) -> Option<BTreeMap<Strin
         if !plain.contains(&v) {
             continue;
         }
-        for x in probe::candidates(lo, hi, &lits) {
+        let mut xs = probe::candidates(lo, hi, &lits);
+        xs.extend(changes.iter().filter(|c| c.0 == v).map(|c| c.1));
+        xs.retain(|x| (lo..=hi).contains(x));
+        xs.sort_unstable();
+        xs.dedup();
+        for x in xs {
             if Instant::now() >= deadline {
                 return None;
             }

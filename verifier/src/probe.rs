@@ -21,7 +21,8 @@
 //! compared with another parameter (`min(C, stride)`) or with a loop variable, and sizes
 //! no literal names (`pow2`, products of parameters).
 
-use collc_spec::ir::{Expr, Protocol, VarId, VarKind};
+use collc_spec::eval::{self, Env};
+use collc_spec::ir::{CmpOp, Cond, Expr, Protocol, VarId, VarKind};
 use std::collections::BTreeSet;
 
 /// The largest literal whose neighbours [`worlds`] explores (P = t + 1, t + 2).
@@ -80,13 +81,26 @@ fn walk(v: &serde_json::Value, f: &mut dyn FnMut(&str, &serde_json::Value)) {
 /// `WORLD_LITERAL_MIN..=WORLD_LITERAL_MAX`, within the declared world domain, ascending.
 pub fn worlds(p: &Protocol) -> Vec<i64> {
     let (lo, hi) = crate::exec::declared_world(p);
-    let out: BTreeSet<i64> = constants(p)
+    let mut out: BTreeSet<i64> = constants(p)
         .into_iter()
         .filter(|t| (WORLD_LITERAL_MIN..=WORLD_LITERAL_MAX).contains(t))
         .flat_map(|t| [t + 1, t + 2])
-        .filter(|w| (lo..=hi).contains(w))
         .collect();
-    out.into_iter().collect()
+    // A comparison on P changes at P = x; one on a rank or a loop variable (which the
+    // world size bounds) at x is first reached at P = x + 1.
+    for (v, x) in change_points(p) {
+        let first = match p.vars[v].kind {
+            VarKind::World { .. } => x,
+            VarKind::Me | VarKind::Loop | VarKind::Param { domain: None } => x + 1,
+            _ => continue,
+        };
+        out.extend([first, first + 1]);
+    }
+    out.into_iter()
+        .filter(|w| {
+            (lo..=hi).contains(w) && (WORLD_LITERAL_MIN + 1..=WORLD_LITERAL_MAX + 2).contains(w)
+        })
+        .collect()
 }
 
 /// Tile counts past the ladder's that a literal names: t + 1 for every literal t in
@@ -161,9 +175,35 @@ fn constant_side(p: &Protocol, e: &Expr) -> Option<Vec<i64>> {
 /// the protocol whose one side reads the variable (through `let`s) and whose
 /// other side is literals and `const`s only, that side's literals.
 fn thresholds(p: &Protocol) -> Vec<(VarId, i64)> {
-    let mut pairs: Vec<(Expr, Expr)> = Vec::new();
-    let mut locals: Vec<(VarId, Expr)> = Vec::new();
-    let parts = (&p.vars, &p.requires, &p.body, &p.epilogue);
+    let (conds, locals) = comparisons(p);
+    let mut out = Vec::new();
+    for c in conds {
+        let Cond::Cmp(_, a, b) = c else { continue };
+        for (x, c) in [(&a, &b), (&b, &a)] {
+            let Some(ts) = constant_side(p, c) else {
+                continue;
+            };
+            for v in reads(p, &locals, x) {
+                out.extend(ts.iter().map(|t| (v, *t)));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A statement-level `let`: its variable and value.
+type Local = (VarId, Expr);
+
+/// Every comparison of the protocol's `let`s, body and epilogue, and every `min(a, b)` / `max(a, b)` as `a <= b` (which
+/// side it takes), with the statement-level `let`s.
+fn comparisons(p: &Protocol) -> (Vec<Cond>, Vec<Local>) {
+    let mut conds: Vec<Cond> = Vec::new();
+    let mut locals: Vec<Local> = Vec::new();
+    // Not the `require`s: they bound the domain (`P & (P - 1) == 0`), they change no
+    // behaviour inside it.
+    let parts = (&p.vars, &p.body, &p.epilogue);
     if let Ok(v) = serde_json::to_value(parts) {
         walk(&v, &mut |k, x| {
             if k == "Let" {
@@ -178,31 +218,71 @@ fn thresholds(p: &Protocol) -> Vec<(VarId, i64)> {
                 }
                 return;
             }
-            let sides = match (k, x.as_array().map(|a| a.as_slice())) {
-                ("Cmp", Some([_, a, b])) | ("Min" | "Max", Some([a, b])) => (a, b),
+            let (op, a, b) = match (k, x.as_array().map(|a| a.as_slice())) {
+                ("Cmp", Some([op, a, b])) => (serde_json::from_value(op.clone()).ok(), a, b),
+                ("Min" | "Max", Some([a, b])) => (Some(CmpOp::Le), a, b),
                 _ => return,
             };
-            let a = serde_json::from_value::<Expr>(sides.0.clone());
-            let b = serde_json::from_value::<Expr>(sides.1.clone());
-            if let (Ok(a), Ok(b)) = (a, b) {
-                pairs.push((a, b));
+            let a = serde_json::from_value::<Expr>(a.clone());
+            let b = serde_json::from_value::<Expr>(b.clone());
+            if let (Some(op), Ok(a), Ok(b)) = (op, a, b) {
+                conds.push(Cond::Cmp(op, a, b));
             }
         });
     }
-    let mut out = Vec::new();
-    for (a, b) in pairs {
-        for (x, c) in [(&a, &b), (&b, &a)] {
-            let Some(ts) = constant_side(p, c) else {
-                continue;
-            };
-            for v in reads(p, &locals, x) {
-                out.extend(ts.iter().map(|t| (v, *t)));
+    (conds, locals)
+}
+
+/// The largest value [`change_points`] scans a variable to.
+pub const CHANGE_MAX: i64 = 256;
+
+/// Where a comparison changes its truth as the one variable it reads varies: for every
+/// comparison (and `min`/`max`) of the protocol's `let`s, body and epilogue reading
+/// exactly one variable besides
+/// `const`s (through `let`s) — a parameter, the world size, a rank, a loop variable — each
+/// x in 1..=[`CHANGE_MAX`] at which it evaluates differently than at x - 1 (`d * 3 < 40`:
+/// d = 14; `min(C, 4)`: C = 5); (variable, x), ascending.
+pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
+    let (conds, locals) = comparisons(p);
+    let mut out: BTreeSet<(VarId, i64)> = BTreeSet::new();
+    for c in &conds {
+        let Cond::Cmp(_, a, b) = c else { continue };
+        let mut vs = reads(p, &locals, a);
+        vs.extend(reads(p, &locals, b));
+        vs.retain(|v| {
+            !matches!(
+                p.vars[*v].kind,
+                VarKind::Const(_) | VarKind::Derived(_) | VarKind::Local
+            )
+        });
+        let [v] = vs.into_iter().collect::<Vec<_>>()[..] else {
+            continue;
+        };
+        let truth = |x: i64| -> Option<bool> {
+            let mut env = Env::new(p);
+            env.set(v, x);
+            env.set_top_level(p);
+            for _ in 0..locals.len().min(8) {
+                for (l, e) in &locals {
+                    if let Ok(y) = eval::eval(p, e, &env) {
+                        env.set(*l, y);
+                    }
+                }
             }
+            eval::eval_cond(p, c, &env).ok()
+        };
+        let mut prev = truth(0);
+        for x in 1..=CHANGE_MAX {
+            let now = truth(x);
+            if let (Some(a), Some(b)) = (prev, now) {
+                if a != b {
+                    out.insert((v, x));
+                }
+            }
+            prev = now;
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    out
+    out.into_iter().collect()
 }
 
 /// Values of the [`plain_params`] past the grid's (`GRID_SMALL_INTS` lowest) that a literal
@@ -223,6 +303,16 @@ pub fn param_values(p: &Protocol) -> Vec<(VarId, i64)> {
         }
         for x in [t, t + 1] {
             if x >= lo.saturating_add(GRID_SMALL_INTS) && x <= hi {
+                out.insert((v, x));
+            }
+        }
+    }
+    for (v, x) in change_points(p) {
+        if let VarKind::Param {
+            domain: Some((lo, hi)),
+        } = p.vars[v].kind
+        {
+            if plain.contains(&v) && x >= lo.saturating_add(GRID_SMALL_INTS) && x <= hi {
                 out.insert((v, x));
             }
         }
@@ -361,6 +451,39 @@ mod tests {
             named(&p, &param_values(&p)),
             vec![("L".into(), 5), ("L".into(), 6)]
         );
+    }
+
+    #[test]
+    fn a_comparison_changes_where_its_one_variable_crosses_it() {
+        let p = protocol(
+            "collective c: allgather(input, target) {
+                ranks P in 1..=65536;
+                require P & (P - 1) == 0;
+                param m: int in 1..=1024;
+                param L: int in 1..=8;
+                signal sig[P];
+                window input: f32[m] per call;
+                window target: f32[P][m] per call;
+                body {
+                    for d in ranks {
+                        if d * 3 < 40 { put target[me][0 .. m] @ d <- input[0 .. m]; }
+                    }
+                    if L * 2 < 9 { fence; }
+                }
+                epilogue { }
+            }",
+        );
+        let named = named(&p, &change_points(&p));
+        // d = 14 is the first rank past the cap, L = 5 the first lane count; the require
+        // (powers of two) bounds the domain and is not scanned
+        assert_eq!(named, vec![("L".into(), 5), ("d".into(), 14)]);
+        // d = 14 is reached first at P = 15; the literal 9 names P = 10, 11
+        assert_eq!(worlds(&p), vec![10, 11, 15, 16]);
+        assert_eq!(named_values(&p), vec![("L".into(), 5)]);
+    }
+
+    fn named_values(p: &Protocol) -> Vec<(String, i64)> {
+        named(p, &param_values(p))
     }
 
     #[test]
