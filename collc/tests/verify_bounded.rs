@@ -557,15 +557,28 @@ fn a_world_size_with_an_unordered_pair_is_explored() {
 }
 
 /// Bugs that show only at a value past the bounded grid (P=2..8, 1..3 tiles, the lowest two
-/// values of every other parameter) that a literal of the protocol names, or at which
-/// `pair_order` finds an unordered pair once a parameter is concrete: each is violated
+/// values of every other parameter) that a literal of the protocol or a change point of a
+/// comparison (`d * 3 < 40`, `L * 2 < 9`) names, or at which `pair_order` finds an
+/// unordered pair once a parameter is concrete: each is violated
 /// (exit 1) with that value in its counterexample, the run there is stated as targeted, and
 /// nothing else is violated.
 #[test]
 fn a_value_past_the_grid_that_a_literal_names_is_explored() {
     // (fixture, violated obligation, the counterexample's values, the targeted run)
     type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)], &'a str);
-    let cases: [Case; 4] = [
+    let cases: [Case; 6] = [
+        (
+            "examples/bugs/allgather_row_cap_product.coll",
+            "semantics",
+            &[("P", 15)],
+            "targeted P=15, 1 tile, 2 calls",
+        ),
+        (
+            "examples/bugs/central_barrier_release_cap_param.coll",
+            "semantics",
+            &[("P", 2), ("L", 5)],
+            "targeted P=2, L=5, 2 calls",
+        ),
         (
             "examples/bugs/lane_barrier_skips_lane2.coll",
             "semantics",
