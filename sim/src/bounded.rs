@@ -211,8 +211,9 @@ pub const OBLIGATIONS: [(&str, &[&str]); 5] = [
 /// The values a parameter takes, given the values chosen for earlier ones.
 type Choices<'a> = Box<dyn Fn(&BTreeMap<String, i64>) -> Vec<i64> + 'a>;
 
-/// Variables whose value sizes a window or tile (directly or through top-level lets).
-fn sizing_params(p: &Protocol) -> Vec<VarId> {
+/// Variables whose value sizes a window or tile (directly or through top-level lets): the
+/// element counts the grid gives in tiles.
+pub fn sizing_params(p: &Protocol) -> Vec<VarId> {
     let mut out = Vec::new();
     let visit = |e: &Expr, out: &mut Vec<VarId>| {
         let mut stack = vec![e.clone()];

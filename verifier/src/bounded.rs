@@ -62,6 +62,13 @@ pub struct BoundedOptions {
     /// world domain or already in `bounds.ranks` are ignored; one that is not explored
     /// completely leaves the obligation `unknown`. The relaxed runs do not take them.
     pub target_worlds: Vec<i64>,
+    /// Assignments explored after `target_worlds` (a value past the grid that a literal
+    /// names, `crate::probe`; an unordered pair's parameter values, `crate::pair_order`),
+    /// each at 2 calls and its tiles, the parameters it does not fix over the grid's values,
+    /// stated in the scope as `targeted P=2, C=5, ...`. One the grid already covers, or
+    /// whose fixed values no domain or `require` admits, is skipped. The relaxed runs do not
+    /// take them.
+    pub probes: Vec<Probe>,
     /// Stops the check when set (a cancelled editor request): the running search stops
     /// within a few hundred states, as if the budget were spent.
     pub stop: Option<StopFlag>,
@@ -80,6 +87,23 @@ pub struct BoundedOptions {
     /// the time budget); `collc verify` sets 8 (`crate::entry::BOUNDED_UNTIMED_RANKS`:
     /// the sc ladder's P=2..8). The relaxed and wrap-around runs do not take it.
     pub untimed_ranks: i64,
+}
+
+/// An assignment the bounded search explores besides its ladder
+/// ([`BoundedOptions::probes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The parameters it fixes, the world size among them.
+    pub fixed: BTreeMap<String, i64>,
+    /// Tiles per element count (1: the ladder's smallest bounds).
+    pub tiles: i64,
+    /// Named by an analysis that certainly expects a failure there (`pair_order`): run
+    /// within the time budget, and one not explored completely leaves the obligations
+    /// `unknown`, like a target world. Otherwise (a value a literal names) it is limited
+    /// by states only, like the ladder's floor, while no counterexample is found, so whether
+    /// it completes does not depend on the load; one that does not complete is stated in
+    /// the scope and changes no status.
+    pub required: bool,
 }
 
 /// The wall-clock ceiling of an untimed floor attempt ([`BoundedOptions::untimed_floor`]):
@@ -121,6 +145,7 @@ impl Default for BoundedOptions {
             wrap_max_states: 100_000,
             full_ranks: 4,
             target_worlds: Vec::new(),
+            probes: Vec::new(),
             stop: None,
             untimed_floor: false,
             untimed_ranks: 0,
@@ -183,6 +208,10 @@ struct Explored {
     /// Targeted world sizes not explored because a counterexample was found first (the
     /// verdict is decided; they make no obligation undecided).
     targets_skipped: Vec<i64>,
+    /// Probes explored completely: (label, tiles, calls, states).
+    probes: Vec<(String, i64, usize, u64)>,
+    /// Probes not explored completely: (label, required).
+    probes_missed: Vec<(String, bool)>,
     /// Where the wrap-around mode placed the calls (distinct placements), when it was on.
     wraps: Vec<WrapStart>,
 }
@@ -310,6 +339,16 @@ impl Explored {
                 group_text(&self.targets_skipped)
             ));
         }
+        for (label, t, c, s) in &self.probes {
+            parts.push(format!(
+                "targeted {}: {} states, complete",
+                probe_bounds_text(label, self.shape, *t, *c),
+                thousands(*s)
+            ));
+        }
+        for (label, _) in &self.probes_missed {
+            parts.push(format!("targeted {label} not explored completely"));
+        }
         parts.join("; ")
     }
 
@@ -322,7 +361,17 @@ impl Explored {
             .filter(|p| !self.done.contains_key(p))
             .chain(self.untried.iter().copied())
             .collect();
-        if missing.is_empty() && self.errors.is_empty() && self.targets_missed.is_empty() {
+        let probes_missed: Vec<&str> = self
+            .probes_missed
+            .iter()
+            .filter(|m| m.1)
+            .map(|m| m.0.as_str())
+            .collect();
+        if missing.is_empty()
+            && self.errors.is_empty()
+            && self.targets_missed.is_empty()
+            && probes_missed.is_empty()
+        {
             return None;
         }
         let mut why = Vec::new();
@@ -331,6 +380,9 @@ impl Explored {
                 "targeted {} not explored completely",
                 group_text(&self.targets_missed)
             ));
+        }
+        for label in probes_missed {
+            why.push(format!("targeted {label} not explored completely"));
         }
         if let Some((p, t, c, s, w)) = self
             .failed
@@ -364,7 +416,7 @@ impl Explored {
 
     /// Checked: something explored completely and the missing P values are only larger ones.
     fn checked(&self) -> bool {
-        if !self.targets_missed.is_empty() {
+        if !self.targets_missed.is_empty() || self.probes_missed.iter().any(|m| m.1) {
             return false;
         }
         let Some(first_missing) = self
@@ -436,7 +488,9 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             } else {
                 Limit::Time(deadline)
             };
-            match attempt(p, opts, mode, pv, lv[li], limit, &mut ex) {
+            let fixed = BTreeMap::from([(world.clone(), pv)]);
+            let tiles = (opts.bounds.tiles.0, lv[li].0);
+            match attempt(p, opts, mode, &fixed, tiles, lv[li].1, limit, &mut ex) {
                 Ok(states) => {
                     ex.done.insert(pv, (lv[li].0, lv[li].1, states));
                     break;
@@ -476,12 +530,15 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             ex.targets_missed.push(pv);
             continue;
         }
+        let fixed = BTreeMap::from([(world.clone(), pv)]);
+        let tiles = (opts.bounds.tiles.0, lv[smallest].0);
         match attempt(
             p,
             opts,
             mode,
-            pv,
-            lv[smallest],
+            &fixed,
+            tiles,
+            lv[smallest].1,
             Limit::Time(deadline),
             &mut ex,
         ) {
@@ -492,7 +549,139 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             Err(_) => ex.targets_missed.push(pv),
         }
     }
+    for pr in &opts.probes {
+        explore_probe(p, opts, mode, deadline, &ps, pr, &mut ex);
+    }
     ex
+}
+
+/// Explores one probe (see [`BoundedOptions::probes`]) into `ex`: skipped when the ladder
+/// covers it or no assignment admits its values.
+fn explore_probe(
+    p: &Protocol,
+    opts: &BoundedOptions,
+    mode: Mode,
+    deadline: Instant,
+    ladder: &[i64],
+    pr: &Probe,
+    ex: &mut Explored,
+) {
+    let world = p.vars[p.world].name.clone();
+    let calls = opts.bounds.calls.min(2);
+    let bounds = Bounds {
+        ranks: opts.bounds.ranks,
+        tiles: (pr.tiles, pr.tiles),
+        calls,
+        small_ints: opts.bounds.small_ints,
+    };
+    if covered(p, opts, ladder, pr) {
+        return;
+    }
+    let Some(fixed) = admitted(p, &bounds, &pr.fixed) else {
+        return;
+    };
+    let label = probe_label(&world, &fixed);
+    let timed = pr.required || !ex.cex.is_empty();
+    if opts.stopped() || (timed && deadline <= Instant::now()) {
+        ex.probes_missed.push((label, pr.required));
+        return;
+    }
+    let limit = if timed {
+        Limit::Time(deadline)
+    } else {
+        Limit::States
+    };
+    match attempt(
+        p,
+        opts,
+        mode,
+        &fixed,
+        (pr.tiles, pr.tiles),
+        calls,
+        limit,
+        ex,
+    ) {
+        Ok(states) => ex.probes.push((label, pr.tiles, calls, states)),
+        Err(_) => ex.probes_missed.push((label, pr.required)),
+    }
+}
+
+/// True when the ladder already runs every assignment of `pr`: its world size is on the
+/// ladder, it has 1 tile, and every value it fixes is one the grid gives that parameter.
+fn covered(p: &Protocol, opts: &BoundedOptions, ladder: &[i64], pr: &Probe) -> bool {
+    let world = &p.vars[p.world].name;
+    if pr.tiles > opts.bounds.tiles.0 || pr.fixed.get(world).is_none_or(|w| !ladder.contains(w)) {
+        return false;
+    }
+    let grid = sb::param_grid(p, &opts.bounds, &BTreeMap::new());
+    pr.fixed
+        .iter()
+        .all(|(k, v)| grid.iter().any(|g| g.get(k) == Some(v)))
+}
+
+/// `fixed` when some assignment of the grid with those values satisfies every domain and
+/// `require`; else `fixed` with one more integer parameter (of at most 64 values) set to
+/// the smallest value that makes one satisfy them (`require stride >= C` with C = 5 runs
+/// stride = 5); `None` when neither does.
+fn admitted(
+    p: &Protocol,
+    bounds: &Bounds,
+    fixed: &BTreeMap<String, i64>,
+) -> Option<BTreeMap<String, i64>> {
+    if !sb::param_grid(p, bounds, fixed).is_empty() {
+        return Some(fixed.clone());
+    }
+    for v in crate::probe::plain_params(p) {
+        let var = &p.vars[v];
+        let VarKind::Param {
+            domain: Some((lo, hi)),
+        } = var.kind
+        else {
+            continue;
+        };
+        if fixed.contains_key(&var.name) || hi - lo >= 64 {
+            continue;
+        }
+        for x in lo..=hi {
+            let mut f = fixed.clone();
+            f.insert(var.name.clone(), x);
+            if !sb::param_grid(p, bounds, &f).is_empty() {
+                return Some(f);
+            }
+        }
+    }
+    None
+}
+
+/// `P=2, C=5`: the world size first, then the other fixed values by name.
+fn probe_label(world: &str, fixed: &BTreeMap<String, i64>) -> String {
+    let mut parts: Vec<String> = fixed
+        .get(world)
+        .map(|w| format!("{world}={w}"))
+        .into_iter()
+        .collect();
+    parts.extend(
+        fixed
+            .iter()
+            .filter(|(k, _)| k.as_str() != world)
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    parts.join(", ")
+}
+
+/// `P=2, C=5, 4 tiles, 2 calls` (the parts the protocol has).
+fn probe_bounds_text(label: &str, shape: Option<GridShape>, t: i64, c: usize) -> String {
+    let mut parts = vec![label.to_string()];
+    match shape {
+        Some(s) if !s.tiles => {}
+        _ if t == 1 => parts.push("1 tile".into()),
+        _ => parts.push(format!("{t} tiles")),
+    }
+    parts.push(calls_text(c));
+    if shape.is_some_and(|s| s.roots) {
+        parts.push("every root".into());
+    }
+    parts.join(", ")
 }
 
 /// What limits one attempt besides its states per assignment.
@@ -505,19 +694,21 @@ enum Limit {
     States,
 }
 
-/// One attempt: every assignment at world size `pv` with `(tiles, calls)`, within
-/// `limit`. The states explored when it completed; else the states and why not, or
+/// One attempt: every assignment with the values `fixed` (the world size among them) and
+/// `tiles` (a range per element count) at `calls`, within `limit`. The states explored when it completed; else the states and why not, or
 /// `None` when nothing could be run (the errors are in `ex`). Counterexamples go into `ex` (the first per obligation: the smallest P).
+#[allow(clippy::too_many_arguments)]
 fn attempt(
     p: &Protocol,
     opts: &BoundedOptions,
     mode: Mode,
-    pv: i64,
-    (tiles, calls): (i64, usize),
+    fixed: &BTreeMap<String, i64>,
+    tiles: (i64, i64),
+    calls: usize,
     limit: Limit,
     ex: &mut Explored,
 ) -> Result<u64, Option<(u64, String)>> {
-    let world = p.vars[p.world].name.clone();
+    let pv = fixed.get(&p.vars[p.world].name).copied().unwrap_or(0);
     let left = match limit {
         Limit::Time(deadline) => deadline
             .saturating_duration_since(Instant::now())
@@ -527,7 +718,7 @@ fn attempt(
     let cfg = BoundedConfig {
         bounds: Bounds {
             ranks: (pv, pv),
-            tiles: (opts.bounds.tiles.0, tiles),
+            tiles,
             calls,
             small_ints: opts.bounds.small_ints,
         },
@@ -538,7 +729,7 @@ fn attempt(
             ..Budget::default()
         },
         total_time: left,
-        fixed: BTreeMap::from([(world, pv)]),
+        fixed: fixed.clone(),
         sticky_poll: false,
         wrap: mode.wrap,
         stop: opts.stop.clone(),
@@ -655,6 +846,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
     let ropts = BoundedOptions {
         bounds: opts.relaxed_bounds.clone(),
         target_worlds: Vec::new(),
+        probes: Vec::new(),
         max_states: opts.relaxed_max_states,
         budget: opts.budget / 2,
         untimed_floor: true,
@@ -784,4 +976,79 @@ pub fn add(report: &mut crate::Report, results: Vec<ObligationResult>) {
 
 fn sb_params(c: &Counterexample) -> String {
     collc_sim::report::params_text(&c.params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protocol(text: &str) -> Protocol {
+        crate::validate(text).protocol.expect("the case validates")
+    }
+
+    const MESH: &str = "collective c: barrier() {
+        ranks P in 1..=8;
+        param C: int in 1..=8;
+        param stride: int in 1..=8;
+        require stride >= C;
+        signal s[P][stride];
+        body { }
+        epilogue { }
+    }";
+
+    #[test]
+    fn a_probe_past_a_require_takes_the_smallest_value_that_admits_it() {
+        let p = protocol(MESH);
+        let b = BoundedOptions::default().bounds;
+        let fixed = BTreeMap::from([("P".to_string(), 2), ("C".to_string(), 5)]);
+        let got = admitted(&p, &b, &fixed).expect("stride = 5 admits C = 5");
+        assert_eq!(got.get("stride"), Some(&5));
+        assert_eq!(got.get("C"), Some(&5));
+        // a value the grid already admits is kept as it is
+        let small = BTreeMap::from([("P".to_string(), 2), ("C".to_string(), 1)]);
+        assert_eq!(admitted(&p, &b, &small), Some(small));
+        // no value of the other parameters admits one outside the domain
+        let out = BTreeMap::from([("P".to_string(), 2), ("C".to_string(), 9)]);
+        assert_eq!(admitted(&p, &b, &out), None);
+    }
+
+    #[test]
+    fn a_probe_on_the_grid_is_covered_and_one_past_it_is_not() {
+        let p = protocol(MESH);
+        let opts = BoundedOptions::default();
+        let probe = |c: i64, tiles: i64| Probe {
+            fixed: BTreeMap::from([("P".to_string(), 3), ("C".to_string(), c)]),
+            tiles,
+            required: false,
+        };
+        let ladder = [2, 3, 4];
+        assert!(covered(&p, &opts, &ladder, &probe(2, 1)));
+        assert!(
+            !covered(&p, &opts, &ladder, &probe(3, 1)),
+            "C = 3 is past the grid"
+        );
+        assert!(!covered(&p, &opts, &ladder, &probe(2, 4)), "4 tiles");
+        assert!(
+            !covered(&p, &opts, &[2], &probe(2, 1)),
+            "P = 3 is off the ladder"
+        );
+    }
+
+    #[test]
+    fn a_probe_is_labelled_world_first() {
+        let f = BTreeMap::from([
+            ("C".to_string(), 5),
+            ("P".to_string(), 2),
+            ("a".to_string(), 1),
+        ]);
+        assert_eq!(probe_label("P", &f), "P=2, C=5, a=1");
+        let shape = Some(GridShape {
+            tiles: true,
+            roots: true,
+        });
+        assert_eq!(
+            probe_bounds_text("P=2", shape, 4, 2),
+            "P=2, 4 tiles, 2 calls, every root"
+        );
+    }
 }

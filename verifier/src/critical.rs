@@ -180,18 +180,11 @@ fn units(v: &serde_json::Value, f: &mut dyn FnMut(&serde_json::Value)) {
 
 /// Every `Int` literal under `v`.
 fn ints(v: &serde_json::Value, out: &mut Vec<i64>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                match (k.as_str(), x.as_i64()) {
-                    ("Int", Some(n)) => out.push(n),
-                    _ => ints(x, out),
-                }
-            }
+    crate::probe::walk(v, &mut |k, x| {
+        if let ("Int", Some(n)) = (k, x.as_i64()) {
+            out.push(n);
         }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| ints(x, out)),
-        _ => {}
-    }
+    });
 }
 
 /// Whether `v` reads one of the variables `set`.

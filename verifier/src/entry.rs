@@ -9,6 +9,7 @@ use crate::check;
 use crate::report::Report;
 use collc_grammar::Source;
 use collc_spec::ir::Protocol;
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Default wall-clock safety cap (`--timeout-ms`) of each symbolic obligation of the
@@ -113,13 +114,24 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             // rank whose notify orders nothing — may break the collective only at that
             // size, past the ladder's world sizes.
             // And where no notify -> wait chain can order a pair of ranks the collective's
-            // meaning orders (`pair_order`): the run there shows the broken order.
-            let unordered: Vec<i64> = crate::pair_order::first_unordered_world(
+            // meaning orders (`pair_order`): the run there shows the broken order; when the
+            // search names parameter values besides the world size, the run has them too.
+            let unordered = crate::pair_order::first_unordered(
                 p,
                 Instant::now() + Duration::from_millis(opts.symbolic.timeout_ms),
-            )
-            .into_iter()
-            .collect();
+            );
+            let world = &p.vars[p.world].name;
+            let mut unordered_world = Vec::new();
+            if let Some(found) = unordered {
+                match found.get(world) {
+                    Some(w) if found.len() == 1 => unordered_world.push(*w),
+                    _ => b.probes.push(bounded::Probe {
+                        fixed: found,
+                        tiles: 1,
+                        required: true,
+                    }),
+                }
+            }
             // And at the sizes past the enumeration where the protocol's literals can
             // change what ranks do (`critical`), as far as the simulator runs: a data bug
             // there (`for d in 0..min(P, 20)`) breaks no credit or order, only the result.
@@ -131,13 +143,15 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
                 .named_worlds
                 .iter()
                 .chain(&warned_worlds(p, &report))
-                .chain(&unordered)
+                .chain(&unordered_world)
                 .chain(&past)
             {
                 if !b.target_worlds.contains(w) {
                     b.target_worlds.push(*w);
                 }
             }
+            // Values past the grid that the protocol's literals name (`probe`).
+            b.probes.extend(literal_probes(p));
             bounded::add(&mut report, bounded::check(p, &b));
             report.stats.bounded_millis = t0.elapsed().as_millis() as u64;
         }
@@ -149,6 +163,46 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
         crate::fix::attach(&mut report, src);
     }
     report
+}
+
+/// The assignments past the bounded grid that the protocol's literals name (`probe.rs`):
+/// world sizes just past a literal in 9..=16, then at the smallest world size of the
+/// ladder (P = 2 when the domain has it) tile counts just past a literal in 3..=8, then
+/// each integer parameter at the values at and past the literals it is compared with.
+fn literal_probes(p: &Protocol) -> Vec<bounded::Probe> {
+    let world = p.vars[p.world].name.clone();
+    let (lo, hi) = crate::exec::declared_world(p);
+    let small = lo.max(2);
+    let mut out: Vec<bounded::Probe> = crate::probe::worlds(p)
+        .into_iter()
+        .map(|w| bounded::Probe {
+            fixed: BTreeMap::from([(world.clone(), w)]),
+            tiles: 1,
+            required: false,
+        })
+        .collect();
+    if small > hi {
+        return out;
+    }
+    out.extend(
+        crate::probe::tile_counts(p)
+            .into_iter()
+            .map(|t| bounded::Probe {
+                fixed: BTreeMap::from([(world.clone(), small)]),
+                tiles: t,
+                required: false,
+            }),
+    );
+    out.extend(
+        crate::probe::param_values(p)
+            .into_iter()
+            .map(|(v, x)| bounded::Probe {
+                fixed: BTreeMap::from([(world.clone(), small), (p.var_name(v).to_string(), x)]),
+                tiles: 1,
+                required: false,
+            }),
+    );
+    out
 }
 
 /// The world sizes named by the counterexamples of `report`'s warnings (ascending, once

@@ -22,6 +22,7 @@ mod multi;
 mod order;
 pub mod pair_order;
 pub mod param;
+pub mod probe;
 pub mod range;
 pub mod range_obligation;
 pub mod report;

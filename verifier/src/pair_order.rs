@@ -19,27 +19,88 @@
 //! ([`critical::past_enumeration`]).
 
 use crate::critical;
-use crate::exec::{self, Cell, Run};
+use crate::exec::{self, Cell, Plan, Run};
+use crate::probe;
 use crate::sweep::{self, Visit};
 use crate::sym::FxMap;
-use collc_spec::ir::{NotifyOp, Protocol, Semantics};
+use collc_spec::ir::{NotifyOp, Protocol, Semantics, VarKind};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// The first world size of [`worlds`] (the enumerated domain ascending, then the critical
-/// sizes past it) at which some pair of ranks the collective's meaning orders has no
-/// notify → wait chain; `None` when there is none, or when the configurations cannot be
+/// The first configuration of [`worlds`] (the enumerated domain ascending, then the
+/// critical sizes past it) at which some pair of ranks the collective's meaning orders has
+/// no notify → wait chain, as the values of the world size and of the integer parameters
+/// the run had concrete (rank parameters left out: the bounded search tries every root);
+/// when there is none, the same search with each integer parameter the sweep keeps symbolic
+/// pinned to each of its [`probe::candidates`] in turn, over the enumerated domain (a guard
+/// such as `lane != 2` on a symbolic parameter is not evaluated by the over-approximation, a
+/// concrete one is). `None` when nothing is unordered, when the configurations cannot be
 /// executed (the obligations then say why) or `deadline` passes first.
-pub fn first_unordered_world(p: &Protocol, deadline: Instant) -> Option<i64> {
-    let worlds = worlds(p);
+pub fn first_unordered(p: &Protocol, deadline: Instant) -> Option<BTreeMap<String, i64>> {
+    if let Some(found) = search(p, &worlds(p), Plan::initial(p), deadline) {
+        return Some(found);
+    }
+    let lits = probe::literals(p);
+    let changes = probe::change_points(p);
+    let plain = probe::plain_params(p);
+    let enumerated: Vec<i64> =
+        exec::enumerated_world(p).map_or(Vec::new(), |(a, b)| (a..=b).collect());
+    for v in Plan::initial(p).symbolic {
+        let Some((lo, hi)) = probe::plain_domain(p, &plain, v) else {
+            continue;
+        };
+        let mut xs = probe::candidates(lo, hi, &lits);
+        xs.extend(changes.iter().filter(|c| c.0 == v).map(|c| c.1));
+        xs.retain(|x| (lo..=hi).contains(x));
+        xs.sort_unstable();
+        xs.dedup();
+        for x in xs {
+            if Instant::now() >= deadline {
+                return None;
+            }
+            let mut q = p.clone();
+            q.vars[v].kind = VarKind::Param {
+                domain: Some((x, x)),
+            };
+            let mut plan = Plan::initial(&q);
+            if plan.promote(&q, &[v]).is_err() {
+                continue;
+            }
+            if let Some(found) = search(&q, &enumerated, plan, deadline) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+/// The first unordered configuration of the sweep over `worlds` from `plan` (see
+/// [`first_unordered`]).
+fn search(
+    p: &Protocol,
+    worlds: &[i64],
+    plan: Plan,
+    deadline: Instant,
+) -> Option<BTreeMap<String, i64>> {
     let mut found = None;
-    let sweep = sweep::each_run(p, Some(&worlds), &mut |visit| match visit {
+    let sweep = sweep::each_run_from(p, Some(worlds), plan, &mut |visit| match visit {
         _ if Instant::now() >= deadline => false,
         Visit::Restart => true,
         Visit::Run(_, run) => {
             if ordered(p, run) {
                 return true;
             }
-            found = Some(run.world);
+            let values = run
+                .config
+                .iter()
+                .filter(|(v, _)| match p.vars[*v].kind {
+                    VarKind::World { .. } => true,
+                    VarKind::Param { domain } => domain.is_some(),
+                    _ => false,
+                })
+                .map(|(v, x)| (p.var_name(*v).to_string(), *x))
+                .collect();
+            found = Some(values);
             false
         }
     });
@@ -162,13 +223,62 @@ mod tests {
     }
 
     #[test]
+    fn a_skipped_lane_is_unordered_first_at_its_parameter_value() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/bugs/lane_barrier_skips_lane2.coll"
+        ))
+        .expect("read");
+        let far = Instant::now() + std::time::Duration::from_secs(120);
+        let found = first_unordered(&protocol(&text), far).expect("unordered");
+        let want: BTreeMap<String, i64> = [("P".to_string(), 3), ("L".to_string(), 3)].into();
+        assert_eq!(found, want);
+        // with the lane kept, every L and P looked at is ordered
+        let fixed = text.replace("% L != 2", "% L != L");
+        assert_eq!(first_unordered(&protocol(&fixed), far), None);
+    }
+
+    /// A guard on a parameter the initial plan keeps symbolic (it picks no cell, target or
+    /// loop): found at the first value that drops the release, with that value named.
+    #[test]
+    fn a_symbolic_parameter_is_tried_at_its_candidates() {
+        let text = "collective c: barrier() {
+            ranks P in 1..=8;
+            param D: int in 1..=8;
+            signal arr[P];
+            signal rel[1];
+            body {
+                if me != 0 {
+                    notify arr[me] @ rank(0) += 1;
+                    if D < 4 { wait rel[0] >= 1; }
+                } else {
+                    for p in peers { wait arr[p] >= 1; }
+                    if D < 4 { for p in peers { notify rel[0] @ p += 1; } }
+                }
+            }
+            epilogue {
+                if me == 0 { for p in peers { notify arr[p] -= 1; } }
+                else if D < 4 { notify rel[0] -= 1; }
+            }
+        }";
+        let p = protocol(text);
+        let d = p.vars.iter().position(|v| v.name == "D").expect("D");
+        assert!(Plan::initial(&p).symbolic.contains(&d), "D starts symbolic");
+        let far = Instant::now() + std::time::Duration::from_secs(120);
+        let found = first_unordered(&p, far).expect("unordered");
+        let want: BTreeMap<String, i64> = [("P".to_string(), 2), ("D".to_string(), 4)].into();
+        assert_eq!(found, want);
+    }
+
+    #[test]
     fn the_capped_barrier_is_unordered_first_at_22() {
         let far = Instant::now() + std::time::Duration::from_secs(120);
-        assert_eq!(first_unordered_world(&protocol(CAPPED), far), Some(22));
+        let found = first_unordered(&protocol(CAPPED), far).expect("unordered");
+        assert_eq!(found.get("P"), Some(&22));
         // the same barrier with the cap removed is ordered at every size looked at
         let fixed = CAPPED
             .replace("me * 2 < 41", "me >= 1")
             .replace("p * 2 < 41", "p >= 1");
-        assert_eq!(first_unordered_world(&protocol(&fixed), far), None);
+        assert_eq!(first_unordered(&protocol(&fixed), far), None);
     }
 }

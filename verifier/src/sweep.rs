@@ -73,6 +73,17 @@ pub fn each_run(
     worlds: Option<&[i64]>,
     visit: &mut dyn FnMut(Visit) -> bool,
 ) -> Sweep {
+    each_run_from(p, worlds, Plan::initial(p), visit)
+}
+
+/// [`each_run`] starting from `plan` instead of [`Plan::initial`] (a parameter enumerated
+/// from the start: `pair_order` pins one to a single value).
+pub fn each_run_from(
+    p: &Protocol,
+    worlds: Option<&[i64]>,
+    plan: Plan,
+    visit: &mut dyn FnMut(Visit) -> bool,
+) -> Sweep {
     let all: Vec<i64>;
     let worlds = match worlds {
         Some(w) => w,
@@ -81,7 +92,7 @@ pub fn each_run(
             &all
         }
     };
-    let mut plan = Plan::initial(p);
+    let mut plan = plan;
     let mut exec_time = Duration::ZERO;
     loop {
         let count = plan.count_at(p, worlds);

@@ -37,6 +37,7 @@ pub(super) fn explore_wrapped(p: &Protocol, opts: &BoundedOptions) -> Option<Exp
     let wopts = BoundedOptions {
         bounds: opts.wrap_bounds.clone(),
         target_worlds: Vec::new(),
+        probes: Vec::new(),
         max_states: opts.wrap_max_states,
         budget: opts.budget / 4,
         untimed_floor: false,

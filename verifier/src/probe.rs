@@ -1,0 +1,499 @@
+//! Parameter values and world sizes past the bounded grid that the protocol's literals name:
+//! the assignments the bounded search explores besides its ladder (`bounded::Probe`).
+//!
+//! The ladder tries P=2..8, 1..3 tiles per element count and the lowest two values of every
+//! other integer parameter. A protocol whose behaviour changes at a value past those — a
+//! guard `C > 4`, a clamp `min(C, 4)`, a loop capped at `min(P, 12)`, a ring of 3 slots
+//! behind a window of 4 chunks — passes the ladder and fails at that value. The values a
+//! literal names are where such changes sit, so each is run once at the ladder's smallest
+//! bounds:
+//!
+//! - [`worlds`]: P = t + 1 and t + 2 for every literal t in 9..=16 (in the declared domain);
+//! - [`tile_counts`]: t + 1 tiles for every literal t in 3..=8 (the first count at which a
+//!   loop over chunks reaches index t: `t % 3`, `t < 4`), at P = 2;
+//! - [`param_values`]: t and t + 1 for every literal t an integer parameter (other than an
+//!   element count) is compared with (`==`, `<`, `min`, `max`, ...; through `let`s),
+//!   within its domain and past the grid's lowest two values, at P = 2.
+//!
+//! A literal is an integer in an expression or a `const`. What is not looked for: a value
+//! no literal names, a literal past these ranges (P past 16 only where `pair_order` finds an
+//! unordered pair), two parameters both past their grid values at once, a parameter
+//! compared with another parameter (`min(C, stride)`) or with a loop variable, and sizes
+//! no literal names (`pow2`, products of parameters).
+
+use collc_spec::eval::{self, Env};
+use collc_spec::ir::{CmpOp, Cond, Expr, Protocol, VarId, VarKind};
+use std::collections::BTreeSet;
+
+/// The largest literal whose neighbours [`worlds`] explores (P = t + 1, t + 2).
+pub const WORLD_LITERAL_MAX: i64 = 16;
+/// The smallest literal [`worlds`] looks at: smaller world sizes are on the ladder.
+pub const WORLD_LITERAL_MIN: i64 = 9;
+/// The largest literal whose next tile count [`tile_counts`] runs.
+pub const TILE_LITERAL_MAX: i64 = 8;
+/// The tiles the ladder reaches (1..3 per element count).
+pub const LADDER_TILES: i64 = 3;
+/// The lowest values of a parameter the grid tries (`Bounds::small_ints` of the sc ladder).
+pub const GRID_SMALL_INTS: i64 = 2;
+
+/// Every integer literal of the protocol's expressions (`let`s, `require`s, body and
+/// epilogue), read from the IR's serialised form: every `Expr::Int`.
+pub fn literals(p: &Protocol) -> Vec<i64> {
+    let mut out = Vec::new();
+    let parts = (&p.vars, &p.requires, &p.body, &p.epilogue);
+    if let Ok(v) = serde_json::to_value(parts) {
+        walk(&v, &mut |k, x| {
+            if let ("Int", Some(n)) = (k, x.as_i64()) {
+                out.push(n);
+            }
+        });
+    }
+    out
+}
+
+/// [`literals`] and the values of the `const`s, ascending, once each.
+pub fn constants(p: &Protocol) -> Vec<i64> {
+    let mut out = literals(p);
+    out.extend(p.vars.iter().filter_map(|v| match v.kind {
+        VarKind::Const(c) => Some(c),
+        _ => None,
+    }));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Calls `f(key, value)` for every entry of every object in `v`, depth first.
+pub(crate) fn walk(v: &serde_json::Value, f: &mut dyn FnMut(&str, &serde_json::Value)) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                f(k, x);
+                walk(x, f);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, f)),
+        _ => {}
+    }
+}
+
+/// World sizes past the ladder that a literal names: t + 1 and t + 2 for every literal t in
+/// `WORLD_LITERAL_MIN..=WORLD_LITERAL_MAX`, within the declared world domain, ascending.
+pub fn worlds(p: &Protocol) -> Vec<i64> {
+    let (lo, hi) = crate::exec::declared_world(p);
+    let mut out: BTreeSet<i64> = constants(p)
+        .into_iter()
+        .filter(|t| (WORLD_LITERAL_MIN..=WORLD_LITERAL_MAX).contains(t))
+        .flat_map(|t| [t + 1, t + 2])
+        .collect();
+    // A comparison on P changes at P = x; one on a rank or a loop variable (which the
+    // world size bounds) at x is first reached at P = x + 1.
+    for (v, x) in change_points(p) {
+        let first = match p.vars[v].kind {
+            VarKind::World { .. } => x,
+            VarKind::Me | VarKind::Loop | VarKind::Param { domain: None } => x + 1,
+            _ => continue,
+        };
+        out.extend([first, first + 1]);
+    }
+    out.into_iter()
+        .filter(|w| {
+            (lo..=hi).contains(w) && (WORLD_LITERAL_MIN + 1..=WORLD_LITERAL_MAX + 2).contains(w)
+        })
+        .collect()
+}
+
+/// Tile counts past the ladder's that a literal names: t + 1 for every literal t in
+/// `LADDER_TILES..=TILE_LITERAL_MAX`, ascending; none when no parameter sizes a window.
+pub fn tile_counts(p: &Protocol) -> Vec<i64> {
+    if !collc_sim::bounded::grid_shape(p).tiles {
+        return Vec::new();
+    }
+    let out: BTreeSet<i64> = constants(p)
+        .into_iter()
+        .filter(|t| (LADDER_TILES..=TILE_LITERAL_MAX).contains(t))
+        .map(|t| t + 1)
+        .collect();
+    out.into_iter().collect()
+}
+
+/// The integer parameters with a domain that no window or tile is sized by (the grid gives
+/// them their lowest values, not tiles), in declaration order.
+pub fn plain_params(p: &Protocol) -> Vec<VarId> {
+    let sizing = collc_sim::bounded::sizing_params(p);
+    p.inputs()
+        .into_iter()
+        .filter(|v| {
+            matches!(p.vars[*v].kind, VarKind::Param { domain: Some(_) }) && !sizing.contains(v)
+        })
+        .collect()
+}
+
+/// The variables `e` reads, through top-level `let`s and the statement-level `let`s of
+/// `locals` (variable, value).
+fn reads(p: &Protocol, locals: &[(VarId, Expr)], e: &Expr) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![e.clone()];
+    while let Some(e) = stack.pop() {
+        e.for_each_var(&mut |v| {
+            if out.insert(v) {
+                if let VarKind::Derived(d) = &p.vars[v].kind {
+                    stack.push(d.clone());
+                }
+                stack.extend(locals.iter().filter(|l| l.0 == v).map(|l| l.1.clone()));
+            }
+        });
+    }
+    out
+}
+
+/// The literals of `e` (its `Int`s and the values of the `const`s it reads) when it reads
+/// nothing else; `None` when it reads a parameter, a rank, a loop variable, ...
+fn constant_side(p: &Protocol, e: &Expr) -> Option<Vec<i64>> {
+    let mut vals = Vec::new();
+    let mut ok = true;
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Int(n) => vals.push(*n),
+            Expr::Var(v) => match p.vars[*v].kind {
+                VarKind::Const(c) => vals.push(c),
+                _ => ok = false,
+            },
+            Expr::Array(..) => ok = false,
+            Expr::Neg(a) | Expr::Rank(a) | Expr::Log2(a) | Expr::Pow2(a) => stack.push(a),
+            Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
+                stack.push(a);
+                stack.push(b);
+            }
+        }
+    }
+    ok.then_some(vals)
+}
+
+/// The literals each variable is compared with: for every comparison, `min` and `max` of
+/// the protocol whose one side reads the variable (through `let`s) and whose
+/// other side is literals and `const`s only, that side's literals.
+fn thresholds(p: &Protocol) -> Vec<(VarId, i64)> {
+    let (conds, locals) = comparisons(p);
+    let mut out = Vec::new();
+    for c in conds {
+        let Cond::Cmp(_, a, b) = c else { continue };
+        for (x, c) in [(&a, &b), (&b, &a)] {
+            let Some(ts) = constant_side(p, c) else {
+                continue;
+            };
+            for v in reads(p, &locals, x) {
+                out.extend(ts.iter().map(|t| (v, *t)));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A statement-level `let`: its variable and value.
+type Local = (VarId, Expr);
+
+/// Every comparison of the protocol's `let`s, body and epilogue, and every `min(a, b)` / `max(a, b)` as `a <= b` (which
+/// side it takes), with the statement-level `let`s.
+fn comparisons(p: &Protocol) -> (Vec<Cond>, Vec<Local>) {
+    let mut conds: Vec<Cond> = Vec::new();
+    let mut locals: Vec<Local> = Vec::new();
+    // Not the `require`s: they bound the domain (`P & (P - 1) == 0`), they change no
+    // behaviour inside it.
+    let parts = (&p.vars, &p.body, &p.epilogue);
+    if let Ok(v) = serde_json::to_value(parts) {
+        walk(&v, &mut |k, x| {
+            if k == "Let" {
+                let var = x
+                    .get("var")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok());
+                let value = x
+                    .get("value")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok());
+                if let (Some(var), Some(value)) = (var, value) {
+                    locals.push((var, value));
+                }
+                return;
+            }
+            let (op, a, b) = match (k, x.as_array().map(|a| a.as_slice())) {
+                ("Cmp", Some([op, a, b])) => (serde_json::from_value(op.clone()).ok(), a, b),
+                ("Min" | "Max", Some([a, b])) => (Some(CmpOp::Le), a, b),
+                _ => return,
+            };
+            let a = serde_json::from_value::<Expr>(a.clone());
+            let b = serde_json::from_value::<Expr>(b.clone());
+            if let (Some(op), Ok(a), Ok(b)) = (op, a, b) {
+                conds.push(Cond::Cmp(op, a, b));
+            }
+        });
+    }
+    (conds, locals)
+}
+
+/// The largest value [`change_points`] scans a variable to.
+pub const CHANGE_MAX: i64 = 256;
+
+/// Where a comparison changes its truth as the one variable it reads varies: for every
+/// comparison (and `min`/`max`) of the protocol's `let`s, body and epilogue reading
+/// exactly one variable besides
+/// `const`s (through `let`s) — a parameter, the world size, a rank, a loop variable — each
+/// x in 1..=[`CHANGE_MAX`] at which it evaluates differently than at x - 1 (`d * 3 < 40`:
+/// d = 14; `min(C, 4)`: C = 5); (variable, x), ascending.
+pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
+    let (conds, locals) = comparisons(p);
+    let mut out: BTreeSet<(VarId, i64)> = BTreeSet::new();
+    for c in &conds {
+        let Cond::Cmp(_, a, b) = c else { continue };
+        let mut vs = reads(p, &locals, a);
+        vs.extend(reads(p, &locals, b));
+        vs.retain(|v| {
+            !matches!(
+                p.vars[*v].kind,
+                VarKind::Const(_) | VarKind::Derived(_) | VarKind::Local
+            )
+        });
+        let [v] = vs.into_iter().collect::<Vec<_>>()[..] else {
+            continue;
+        };
+        let truth = |x: i64| -> Option<bool> {
+            let mut env = Env::new(p);
+            env.set(v, x);
+            env.set_top_level(p);
+            for _ in 0..locals.len().min(8) {
+                for (l, e) in &locals {
+                    if let Ok(y) = eval::eval(p, e, &env) {
+                        env.set(*l, y);
+                    }
+                }
+            }
+            eval::eval_cond(p, c, &env).ok()
+        };
+        let mut prev = truth(0);
+        for x in 1..=CHANGE_MAX {
+            let now = truth(x);
+            if let (Some(a), Some(b)) = (prev, now) {
+                if a != b {
+                    out.insert((v, x));
+                }
+            }
+            prev = now;
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Values of the [`plain_params`] past the grid's (`GRID_SMALL_INTS` lowest) that a literal
+/// they are compared with names: t and t + 1 (`x > t` changes at t + 1, `x >= t`, `x != t`
+/// at t), within the domain; (parameter, value), by parameter then value.
+pub fn param_values(p: &Protocol) -> Vec<(VarId, i64)> {
+    let plain = plain_params(p);
+    let mut out: BTreeSet<(VarId, i64)> = BTreeSet::new();
+    for (v, t) in thresholds(p) {
+        let Some((lo, hi)) = plain_domain(p, &plain, v) else {
+            continue;
+        };
+        for x in [t, t + 1] {
+            if x >= lo.saturating_add(GRID_SMALL_INTS) && x <= hi {
+                out.insert((v, x));
+            }
+        }
+    }
+    for (v, x) in change_points(p) {
+        if let Some((lo, hi)) = plain_domain(p, &plain, v) {
+            if x >= lo.saturating_add(GRID_SMALL_INTS) && x <= hi {
+                out.insert((v, x));
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The declared domain of `v` when it is one of the `plain` parameters ([`plain_params`]).
+pub fn plain_domain(p: &Protocol, plain: &[VarId], v: VarId) -> Option<(i64, i64)> {
+    match p.vars[v].kind {
+        VarKind::Param {
+            domain: Some((lo, hi)),
+        } if plain.contains(&v) => Some((lo, hi)),
+        _ => None,
+    }
+}
+
+/// The values of a parameter with domain `lo..=hi` that `pair_order` tries concretely: its
+/// first four, the top of the domain, and `t - 1 ..= t + 2` for every literal t; ascending.
+pub fn candidates(lo: i64, hi: i64, lits: &[i64]) -> Vec<i64> {
+    let mut out: BTreeSet<i64> = (lo..=hi).take(4).collect();
+    out.insert(hi);
+    for t in lits {
+        out.extend((t.saturating_sub(1)..=t.saturating_add(2)).filter(|x| (lo..=hi).contains(x)));
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protocol(text: &str) -> Protocol {
+        crate::validate(text).protocol.expect("the case validates")
+    }
+
+    fn bug(name: &str) -> Protocol {
+        let path = format!(
+            "{}/../examples/bugs/{name}.coll",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        protocol(&std::fs::read_to_string(path).expect("read"))
+    }
+
+    fn example(name: &str) -> Protocol {
+        let path = format!("{}/../examples/{name}.coll", env!("CARGO_MANIFEST_DIR"));
+        protocol(&std::fs::read_to_string(path).expect("read"))
+    }
+
+    fn named(p: &Protocol, vs: &[(VarId, i64)]) -> Vec<(String, i64)> {
+        vs.iter()
+            .map(|(v, x)| (p.var_name(*v).to_string(), *x))
+            .collect()
+    }
+
+    #[test]
+    fn a_capped_row_loop_names_the_sizes_just_past_its_cap() {
+        assert_eq!(worlds(&bug("allgather_row_cap")), vec![13, 14]);
+        // 256 is past the range, 0, 1, 2 are on the ladder
+        assert!(worlds(&example("allgather")).is_empty());
+    }
+
+    #[test]
+    fn world_sizes_stay_in_the_declared_domain() {
+        let p = protocol(
+            "collective c: barrier() {
+                ranks P in 1..=13;
+                signal s[P];
+                body { for d in 0..min(P, 12) { notify s[me] @ rank(d) += 1; } }
+                epilogue { }
+            }",
+        );
+        assert_eq!(worlds(&p), vec![13]);
+    }
+
+    #[test]
+    fn a_short_ring_names_the_tile_count_past_its_slots() {
+        // `ring[t % 3]` and `const K = 4`: 4 and 5 tiles
+        assert_eq!(
+            tile_counts(&bug("credit_window_pipeline_short_ring")),
+            vec![4, 5]
+        );
+        // K = 2 and 256 name nothing past the ladder's 3 tiles
+        assert!(tile_counts(&example("credit_window_pipeline")).is_empty());
+        // a barrier sizes no window
+        assert!(tile_counts(&example("barrier")).is_empty());
+    }
+
+    #[test]
+    fn a_clamp_names_the_values_at_and_past_its_literal() {
+        let p = bug("allreduce_mesh_block_cap");
+        // `let A = min(C, 4)`; n sizes a window (tiles), so it has no values here
+        assert_eq!(
+            named(&p, &param_values(&p)),
+            vec![("C".into(), 4), ("C".into(), 5)]
+        );
+        // the shipped mesh clamps with a parameter, not a literal
+        let m = example("allreduce_mesh");
+        assert!(
+            param_values(&m).is_empty(),
+            "{:?}",
+            named(&m, &param_values(&m))
+        );
+    }
+
+    #[test]
+    fn comparisons_with_loop_variables_or_on_the_grid_name_nothing() {
+        let p = protocol(
+            "collective c: barrier() {
+                ranks P in 1..=8;
+                param G: int in 1..=8;
+                param H: int in 1..=8;
+                signal s[P];
+                body {
+                    for k in 0..G { if k > 5 { notify s[me] @ rank(0) += 0; } }
+                    if H == 2 { notify s[me] @ rank(0) += 0; }
+                    if H >= 7 { notify s[me] @ rank(0) += 0; }
+                    if H < 9 { notify s[me] @ rank(0) += 0; }
+                }
+                epilogue { }
+            }",
+        );
+        // `k > 5` reads a loop variable; H == 2 is on the grid (1, 2), H = 3 is not;
+        // 9 is past the domain
+        assert_eq!(
+            named(&p, &param_values(&p)),
+            vec![("H".into(), 3), ("H".into(), 7), ("H".into(), 8)]
+        );
+    }
+
+    #[test]
+    fn a_comparison_through_a_statement_let_names_its_parameter() {
+        let p = protocol(
+            "collective c: barrier() {
+                ranks P in 1..=8;
+                param L: int in 1..=8;
+                signal s[P];
+                body {
+                    let lane = me % L;
+                    if lane != 5 { notify s[me] @ rank(0) += 0; }
+                }
+                epilogue { }
+            }",
+        );
+        assert_eq!(
+            named(&p, &param_values(&p)),
+            vec![("L".into(), 5), ("L".into(), 6)]
+        );
+    }
+
+    #[test]
+    fn a_comparison_changes_where_its_one_variable_crosses_it() {
+        let p = protocol(
+            "collective c: allgather(input, target) {
+                ranks P in 1..=65536;
+                require P & (P - 1) == 0;
+                param m: int in 1..=1024;
+                param L: int in 1..=8;
+                signal sig[P];
+                window input: f32[m] per call;
+                window target: f32[P][m] per call;
+                body {
+                    for d in ranks {
+                        if d * 3 < 40 { put target[me][0 .. m] @ d <- input[0 .. m]; }
+                    }
+                    if L * 2 < 9 { fence; }
+                }
+                epilogue { }
+            }",
+        );
+        let named = named(&p, &change_points(&p));
+        // d = 14 is the first rank past the cap, L = 5 the first lane count; the require
+        // (powers of two) bounds the domain and is not scanned
+        assert_eq!(named, vec![("L".into(), 5), ("d".into(), 14)]);
+        // d = 14 is reached first at P = 15; the literal 9 names P = 10, 11
+        assert_eq!(worlds(&p), vec![10, 11, 15, 16]);
+        assert_eq!(named_values(&p), vec![("L".into(), 5)]);
+    }
+
+    fn named_values(p: &Protocol) -> Vec<(String, i64)> {
+        named(p, &param_values(p))
+    }
+
+    #[test]
+    fn candidates_are_the_first_values_the_top_and_around_the_literals() {
+        assert_eq!(candidates(1, 8, &[0, 2]), vec![1, 2, 3, 4, 8]);
+        assert_eq!(
+            candidates(1, 64, &[20]),
+            vec![1, 2, 3, 4, 19, 20, 21, 22, 64]
+        );
+        assert_eq!(candidates(5, 5, &[100]), vec![5]);
+    }
+}
