@@ -696,7 +696,7 @@ enum Limit {
 
 /// One attempt: every assignment with the values `fixed` (the world size among them) and
 /// `tiles` (a range per element count) at `calls`, within `limit`. The states explored when it completed; else the states and why not, or
-/// `None` when nothing could be run (the errors are in `ex`). Counterexamples go into `ex` (the first per obligation: the smallest P).
+/// `None` when nothing could be run (the errors are in `ex`). Counterexamples go into `ex` (per obligation the one of the smallest P, the first of equals).
 #[allow(clippy::too_many_arguments)]
 fn attempt(
     p: &Protocol,
@@ -740,9 +740,23 @@ fn attempt(
             ex.wraps.push(w.clone());
         }
     }
+    // The smallest world size's counterexample per obligation: the ladder runs P
+    // ascending, but a targeted size (time-limited) can come before a probe (states-
+    // limited) at a smaller one.
+    let world = &p.vars[p.world].name;
+    let size = |c: &Counterexample| c.params.get(world).copied().unwrap_or(i64::MAX);
     for o in r.obligations {
         if let Some(c) = o.counterexample {
-            ex.cex.entry(o.name).or_insert(c);
+            match ex.cex.entry(o.name) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(c);
+                }
+                std::collections::btree_map::Entry::Occupied(mut e) => {
+                    if size(&c) < size(e.get()) {
+                        e.insert(c);
+                    }
+                }
+            }
         }
     }
     let states: u64 = r.configs.iter().map(|c| c.states).sum();
