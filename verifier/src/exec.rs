@@ -25,6 +25,11 @@ pub const CONFIG_LIMIT: u64 = 500_000;
 /// holds for those P only (a domain going further gets `checked`, with the bound stated).
 pub const ENUM_WORLD_MAX: i64 = 16;
 
+/// The world sizes of [`enumerated_world`], ascending (none when it enumerates none).
+pub fn enumerated_worlds(p: &Protocol) -> Vec<i64> {
+    enumerated_world(p).map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect())
+}
+
 /// The world sizes an enumeration covers: the declared domain cut at [`ENUM_WORLD_MAX`]
 /// (`None` when the domain starts above it).
 pub fn enumerated_world(p: &Protocol) -> Option<(i64, i64)> {
@@ -327,9 +332,7 @@ impl Plan {
     }
     /// Number of configurations (an upper bound; `require`s may drop some).
     pub fn count(&self, p: &Protocol) -> u64 {
-        let worlds: Vec<i64> =
-            enumerated_world(p).map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect());
-        self.count_at(p, &worlds)
+        self.count_at(p, &enumerated_worlds(p))
     }
     /// [`Plan::count`] with the world size over `worlds`.
     pub fn count_at(&self, p: &Protocol, worlds: &[i64]) -> u64 {
@@ -359,8 +362,7 @@ pub type ConfigFn<'a> = dyn FnMut(&[(VarId, i64)]) -> bool + 'a;
 /// [`enumerated_world`], then the other enumerated parameters ascending in declaration
 /// order). `f` returns false to stop.
 pub fn configs(p: &Protocol, plan: &Plan, f: &mut ConfigFn) {
-    let worlds: Vec<i64> = enumerated_world(p).map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect());
-    configs_at(p, plan, &worlds, f);
+    configs_at(p, plan, &enumerated_worlds(p), f);
 }
 
 /// [`configs`] with the world size running over `worlds` (in that order) instead of

@@ -1000,7 +1000,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         };
     }
     let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
-    let enumerated: Vec<i64> = covered.map_or(Vec::new(), |w| (w.lo..=w.hi).collect());
+    let enumerated = exec::enumerated_worlds(p);
     let mut a = analyse(p, plan, &enumerated, deadline);
     // Past the enumeration, the sizes where the protocol's literals can change what ranks
     // do (`if P < 21 { fence; }`): a pair that is suspect only there is new.

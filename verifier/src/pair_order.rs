@@ -43,8 +43,7 @@ pub fn first_unordered(p: &Protocol, deadline: Instant) -> Option<BTreeMap<Strin
     let lits = probe::literals(p);
     let changes = probe::change_points(p);
     let plain = probe::plain_params(p);
-    let enumerated: Vec<i64> =
-        exec::enumerated_world(p).map_or(Vec::new(), |(a, b)| (a..=b).collect());
+    let enumerated: Vec<i64> = exec::enumerated_worlds(p);
     for v in Plan::initial(p).symbolic {
         let Some((lo, hi)) = probe::plain_domain(p, &plain, v) else {
             continue;
@@ -168,8 +167,7 @@ fn ordered(p: &Protocol, run: &Run) -> bool {
 /// The world sizes looked at, in order (module documentation): the enumerated domain,
 /// then [`critical::past_enumeration`].
 fn worlds(p: &Protocol) -> Vec<i64> {
-    let mut out: Vec<i64> =
-        exec::enumerated_world(p).map_or(Vec::new(), |(a, b)| (a..=b).collect());
+    let mut out: Vec<i64> = exec::enumerated_worlds(p);
     out.extend(critical::past_enumeration(p));
     out
 }

@@ -88,7 +88,7 @@ pub fn each_run_from(
     let worlds = match worlds {
         Some(w) => w,
         None => {
-            all = exec::enumerated_world(p).map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect());
+            all = exec::enumerated_worlds(p);
             &all
         }
     };
