@@ -145,6 +145,23 @@ pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
         .collect()
 }
 
+/// The Ascend kernel (`collc emit --target ascend`, no verifier gate) of a `.coll` file.
+/// Panics (test support) if it does not check or emit.
+pub fn ascend_kernel(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let src = collc_grammar::Source::new(path.display().to_string(), text.clone());
+    let p = collc_spec::check(&text)
+        .protocol
+        .unwrap_or_else(|| panic!("{} does not check", path.display()));
+    let opts = crate::cpp::EmitOptions {
+        source: Some(&src),
+        warning: Vec::new(),
+        world_limit: None,
+    };
+    crate::cpp::emit(&p, crate::cpp::Target::Ascend, &opts)
+        .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()))
+}
+
 /// Back-to-back calls a test runs `p` for: 3, or 6 when the protocol carries state from call
 /// to call or reuses buffer parts in turn (it reads the call index, has a monotonic signal, or
 /// indexes a `reused` window with `% k`: a parity or ring buffer), so that every part is

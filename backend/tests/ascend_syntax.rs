@@ -8,10 +8,8 @@
 //! Without a C++ compiler these tests print a loud SKIP line and pass.
 
 use collc_backend::ascend_check::syntax_check;
-use collc_backend::cpp::{emit, EmitOptions, Target};
 use collc_backend::host::compile::{self, CompileError};
-use collc_backend::testing::{coll_files, compiler_or_skip};
-use collc_grammar::Source;
+use collc_backend::testing::{ascend_kernel, coll_files, compiler_or_skip};
 use std::path::{Path, PathBuf};
 
 fn setup() -> bool {
@@ -26,17 +24,7 @@ fn examples() -> Vec<PathBuf> {
 }
 
 fn ascend_source(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).expect("readable");
-    let src = Source::new(path.display().to_string(), text.clone());
-    let p = collc_spec::check(&text)
-        .protocol
-        .unwrap_or_else(|| panic!("{} does not check", path.display()));
-    let opts = EmitOptions {
-        source: Some(&src),
-        warning: Vec::new(),
-        world_limit: None,
-    };
-    emit(&p, Target::Ascend, &opts).unwrap_or_else(|d| panic!("{}: {d:?}", path.display()))
+    ascend_kernel(path)
 }
 
 fn example(name: &str) -> String {
@@ -120,7 +108,11 @@ fn integer_operands_of_dcci_and_tnotify_are_rejected() {
         return;
     }
     let k = example("barrier");
-    let bad = k.replacen("dcci(sig, ENTIRE_DATA_CACHE);", "dcci(sig, 1);", 1);
+    let bad = k.replacen(
+        "dcci(sig, cache_line_t::ENTIRE_DATA_CACHE);",
+        "dcci(sig, 1);",
+        1,
+    );
     assert_ne!(bad, k, "mutation applied");
     assert!(rejected(&bad).contains("dcci"));
     let bad = k.replacen(
@@ -153,4 +145,23 @@ fn an_unaligned_tile_is_rejected_where_the_cpu_build_accepts_it() {
         host_build_accepts(&bad),
         "the CPU build accepts the unaligned tile"
     );
+}
+
+/// The cache-line operand unqualified (`ENTIRE_DATA_CACHE`): pto-isa's CPU simulation declares
+/// it only as `cache_line_t::ENTIRE_DATA_CACHE` (a static member of `struct cache_line_t`), so
+/// the bare name does not build there; the declarations reject it too (`ascend_real.rs`
+/// shows the real headers do).
+#[test]
+fn an_unqualified_cache_line_operand_is_rejected() {
+    if !setup() {
+        return;
+    }
+    let k = example("barrier");
+    let bad = k.replacen(
+        "dcci(sig, cache_line_t::ENTIRE_DATA_CACHE);",
+        "dcci(sig, ENTIRE_DATA_CACHE);",
+        1,
+    );
+    assert_ne!(bad, k, "mutation applied");
+    assert!(rejected(&bad).contains("ENTIRE_DATA_CACHE"));
 }

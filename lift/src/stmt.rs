@@ -408,7 +408,9 @@ impl<'a> Reader<'a> {
             }
             "pipe_barrier" if argt(0) == "PIPE_ALL" => S::Barrier,
             "dsb" if argt(0) == "DSB_DDR" => S::Dsb,
-            "dcci" if argt(1) == "ENTIRE_DATA_CACHE" => S::Dcci,
+            "dcci" if argt(1).trim_start_matches("cache_line_t::") == "ENTIRE_DATA_CACHE" => {
+                S::Dcci
+            }
             "pto::comm::TNOTIFY" => {
                 arity(3)?;
                 let (signal, index, target) = self.view(args[0])?;

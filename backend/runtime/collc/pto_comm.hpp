@@ -6,7 +6,9 @@
 // collc/pto_comm_cpu.hpp. Ranks are threads, windows are shared host memory, signal cells are
 // std::atomic<int32_t>. That file documents the API and its memory model in full.
 //
-// Ascend builds (__CCE_AICORE__ defined by the CCE compiler): the real pto-isa headers plus a
+// Ascend builds (__CCE_AICORE__ defined by the CCE compiler) and pto-isa's CPU simulation
+// (__CPU_SIM, the a2a3sim build of pypto's kernels, where TNOTIFY / TWAIT / TLOAD / ... are
+// pto-isa's own CPU implementations): the real pto-isa headers plus a
 // thin adapter that gives the collc data-tile API (collc::Tile / TLOAD / TSTORE / TADD / ...)
 // and CommRemotePtr on top of pto::Tile / pto::GlobalTensor. THE ASCEND BRANCH IS BEST EFFORT:
 // there is no CCE toolchain here, so it has never been built by ccec. It follows the shapes of
@@ -15,7 +17,9 @@
 // What IS checked without the toolchain: every example's Ascend build compiles under g++
 // -fsyntax-only against declarations of the public API it uses (backend/runtime/ascend_decls/,
 // each citing its source; backend/tests/ascend_syntax.rs), so C++ type errors and pto-isa's
-// compile-time constraints (e.g. 32-byte aligned tile rows) fail the tests.
+// compile-time constraints (e.g. 32-byte aligned tile rows) fail the tests; and, with
+// PTO_ISA_ROOT and SIMPLER_ROOT set, against the real headers in the CPU simulation
+// (backend/tests/ascend_real.rs).
 //
 // The generator may use exactly this surface (identical spelling on both targets):
 //
@@ -29,8 +33,8 @@
 //                  pto::comm::TNOTIFY(sig, value, pto::comm::NotifyOp::AtomicAdd | Set);
 //                  pto::comm::TWAIT(sig, expected, pto::comm::WaitCmp::GE | EQ | ...);
 //                  pto::comm::TTEST(sig, expected, cmp) -> bool
-//   fences         pipe_barrier(PIPE_ALL); dsb(DSB_DDR); dcci(ptr, ENTIRE_DATA_CACHE);
-//                  dcci(ptr, SINGLE_CACHE_LINE, CACHELINE_OUT)
+//   fences         pipe_barrier(PIPE_ALL); dsb(DSB_DDR); dcci(ptr, cache_line_t::ENTIRE_DATA_CACHE)
+//                  (qualified: pto-isa's CPU simulation declares no bare ENTIRE_DATA_CACHE)
 //   data tiles     collc::Tile<T, N> t(ub_byte_addr);   T = float | int32_t
 //                  collc::TLOAD(t, gm_src, len); collc::TSTORE(gm_dst, t, len);
 //                  collc::TADD / TMUL / TMAX / TMIN (dst, a, b); collc::TMOV(dst, src)
@@ -50,9 +54,10 @@
 
 #include <cstdint>
 
-#if defined(__CCE_AICORE__)
+#if defined(__CCE_AICORE__) || defined(__CPU_SIM)
 // ============================================================================================
-// Ascend (not built by ccec here: syntax-checked against backend/runtime/ascend_decls/).
+// Ascend (not built by ccec here: syntax-checked against backend/runtime/ascend_decls/) and
+// pto-isa's CPU simulation (-D__CPU_SIM with the real pto-isa and simpler include paths).
 // ============================================================================================
 #include <pto/pto-inst.hpp>
 #include <pto/comm/comm_types.hpp>

@@ -234,6 +234,7 @@ const RESERVED: &[&str] = &[
     "PIPE_ALL",
     "DSB_DDR",
     "ENTIRE_DATA_CACHE",
+    "cache_line_t",
     "COLLC_CHECK",
     "INT64_C",
     "min",

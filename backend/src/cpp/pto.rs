@@ -185,7 +185,7 @@ impl Dialect for Pto {
             .unwrap_or_else(|| "args".to_string());
         w.line("pipe_barrier(PIPE_ALL);");
         w.line(format!(
-            "dcci({target}, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying"
+            "dcci({target}, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying"
         ));
     }
 

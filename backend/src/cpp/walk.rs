@@ -438,8 +438,10 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
         "//   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been",
     );
     w.line("//     stored since the last notify (the notify publishes it);");
-    w.line("//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the");
-    w.line("//     wait released do not hit stale cache lines.");
+    w.line(
+        "//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so",
+    );
+    w.line("//     reads of data the wait released do not hit stale cache lines.");
     if k.ub_bytes() > super::UB_BYTES {
         w.line(format!(
             "// NOTE: the tiles need {} bytes of Unified Buffer at the parameter domains' maximum; an",

@@ -13,8 +13,8 @@
 // Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):
 //   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been
 //     stored since the last notify (the notify publishes it);
-//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the
-//     wait released do not hit stale cache lines.
+//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so
+//     reads of data the wait released do not hit stale cache lines.
 // Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make
 // trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.
 
@@ -85,7 +85,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
         }
         pipe_barrier(PIPE_ALL);
-        dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+        dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // incore_allreduce_mesh.coll:33  for k in 0..K
         for (int64_t k = 0; k < K; ++k) {
             const int64_t col = k * cc;  // incore_allreduce_mesh.coll:34  let col = k * cc;
@@ -126,7 +126,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 pto::comm::TWAIT(cell, static_cast<int32_t>(1 + 1 + k), pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
-            dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+            dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // incore_allreduce_mesh.coll:48  copy data[col .. col + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(col, col + len, n) && collc_slice(0, len, CHUNK), "copy data[col .. col + len] <- acc[0 .. len]; (index, rank or slice out of range)");
             COLLC_TRACE_PUT(data + col, static_cast<int32_t>(len));

@@ -12,8 +12,8 @@
 // Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):
 //   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been
 //     stored since the last notify (the notify publishes it);
-//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the
-//     wait released do not hit stale cache lines.
+//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so
+//     reads of data the wait released do not hit stale cache lines.
 // Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make
 // trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.
 
@@ -67,7 +67,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 pto::comm::TWAIT(cell, static_cast<int32_t>(call + 1), pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
-            dcci(arrived, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+            dcci(arrived, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             pipe_barrier(PIPE_ALL);
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
             // sense_reversing_barrier.coll:27  for p in peers
@@ -92,7 +92,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 pto::comm::TWAIT(cell, static_cast<int32_t>(collc_mod(call + 1, 2)), pto::comm::WaitCmp::EQ);
             }
             pipe_barrier(PIPE_ALL);
-            dcci(arrived, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+            dcci(arrived, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         }
     }
 

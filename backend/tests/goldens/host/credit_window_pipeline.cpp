@@ -16,8 +16,8 @@
 // Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):
 //   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been
 //     stored since the last notify (the notify publishes it);
-//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the
-//     wait released do not hit stale cache lines.
+//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so
+//     reads of data the wait released do not hit stale cache lines.
 // Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make
 // trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.
 
@@ -92,7 +92,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     pto::comm::TWAIT(cell, static_cast<int32_t>(t - K + 1), pto::comm::WaitCmp::GE);
                 }
                 pipe_barrier(PIPE_ALL);
-                dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+                dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
                 // credit_window_pipeline.coll:37  for q in peers
                 for (int64_t q = 0; q < P; ++q) {
                     if (q == me) continue;
@@ -128,7 +128,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     pto::comm::TWAIT(cell, static_cast<int32_t>(t + 1), pto::comm::WaitCmp::GE);
                 }
                 pipe_barrier(PIPE_ALL);
-                dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+                dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
                 // credit_window_pipeline.coll:46  copy data[base .. base + len] <- ring[t % K][0 .. len];
                 COLLC_CHECK(collc_slice(base, base + len, n) && collc_in(collc_mod(t, K), K) && collc_slice(0, len, CH), "copy data[base .. base + len] <- ring[t % K][0 .. len]; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(ring + ((collc_mod(t, K)) * CH), static_cast<int32_t>(len));
@@ -163,7 +163,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 pto::comm::TWAIT(cell, static_cast<int32_t>(T), pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
-            dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+            dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         }
     }
 

@@ -13,8 +13,8 @@
 // Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):
 //   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been
 //     stored since the last notify (the notify publishes it);
-//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the
-//     wait released do not hit stale cache lines.
+//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so
+//     reads of data the wait released do not hit stale cache lines.
 // Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make
 // trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.
 
@@ -105,7 +105,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     pto::comm::TWAIT(cell, static_cast<int32_t>(2 * k + 1), pto::comm::WaitCmp::GE);
                 }
                 pipe_barrier(PIPE_ALL);
-                dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+                dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
                 // incore_allreduce_ring.coll:45  if len > 0
                 if (len > 0) {
                     // incore_allreduce_ring.coll:46  get recv[0 .. len] <- data[off .. off + len] @ left;
@@ -143,7 +143,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     pto::comm::TWAIT(cell, static_cast<int32_t>(2 * k + 2), pto::comm::WaitCmp::GE);
                 }
                 pipe_barrier(PIPE_ALL);
-                dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+                dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
                 // incore_allreduce_ring.coll:57  if len > 0
                 if (len > 0) {
                     // incore_allreduce_ring.coll:58  copy data[off .. off + len] <- acc[0 .. len];
@@ -184,7 +184,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     pto::comm::TWAIT(cell, static_cast<int32_t>(2 * k + 1), pto::comm::WaitCmp::GE);
                 }
                 pipe_barrier(PIPE_ALL);
-                dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+                dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
                 // incore_allreduce_ring.coll:76  if len > 0
                 if (len > 0) {
                     // incore_allreduce_ring.coll:77  get recv[0 .. len] <- data[off .. off + len] @ left;
@@ -215,7 +215,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     pto::comm::TWAIT(cell, static_cast<int32_t>(2 * k + 2), pto::comm::WaitCmp::GE);
                 }
                 pipe_barrier(PIPE_ALL);
-                dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+                dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
                 // incore_allreduce_ring.coll:86  if len > 0
                 if (len > 0) {
                     // incore_allreduce_ring.coll:87  copy data[off .. off + len] <- recv[0 .. len];

@@ -13,8 +13,8 @@
 // Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):
 //   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been
 //     stored since the last notify (the notify publishes it);
-//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the
-//     wait released do not hit stale cache lines.
+//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so
+//     reads of data the wait released do not hit stale cache lines.
 // NOTE: the tiles need 524288 bytes of Unified Buffer at the parameter domains' maximum; an
 // Ascend AIV core has 196608 bytes: the Ascend build needs smaller tiles or domains.
 // Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make
@@ -74,7 +74,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
         }
         pipe_barrier(PIPE_ALL);
-        dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+        dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // incore_reduce_scatter.coll:24  copy acc[0 .. m] <- data[me][0 .. m];
         COLLC_CHECK(collc_slice(0, m, m), "copy acc[0 .. m] <- data[me][0 .. m]; (index, rank or slice out of range)");
         COLLC_TRACE_GET(data + (me * m), static_cast<int32_t>(m));
@@ -111,7 +111,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             pto::comm::TWAIT(cell, 2, pto::comm::WaitCmp::GE);
         }
         pipe_barrier(PIPE_ALL);
-        dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+        dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         // incore_reduce_scatter.coll:36  copy data[me][0 .. m] <- acc[0 .. m];
         COLLC_CHECK(collc_slice(0, m, m), "copy data[me][0 .. m] <- acc[0 .. m]; (index, rank or slice out of range)");
         COLLC_TRACE_PUT(data + (me * m), static_cast<int32_t>(m));

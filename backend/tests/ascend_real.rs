@@ -1,0 +1,126 @@
+//! collc's Ascend output against the real pto-isa and simpler headers (`PTO_ISA_ROOT`,
+//! `SIMPLER_ROOT`) in pto-isa's CPU simulation (`-D__CPU_SIM`, the a2a3sim build of pypto's
+//! kernels; `collc_backend::pto_sim`), and the declarations of `backend/runtime/ascend_decls/`
+//! checked against the real headers they stand in for.
+//!
+//! Without the real sources (or a compiler that builds pto-isa's CPU headers) each test prints
+//! one line saying it skipped and why, and checks nothing.
+
+use collc_backend::ascend_check::DECL_FILES;
+use collc_backend::host::compile::{self, CompileError};
+use collc_backend::pto_sim::{self, Roots};
+use collc_backend::testing::{ascend_kernel, coll_files};
+use std::path::{Path, PathBuf};
+
+/// The real sources and a compiler for them, or one skip line.
+fn roots(test: &str) -> Option<Roots> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        compile::set_cache_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache"))
+    });
+    let r = match Roots::from_env() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("SKIP {test}: {e}");
+            return None;
+        }
+    };
+    match pto_sim::compiler(&r) {
+        Ok(_) => Some(r),
+        Err(e) => {
+            eprintln!("SKIP {test}: {e}");
+            None
+        }
+    }
+}
+
+fn examples() -> Vec<PathBuf> {
+    coll_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples"))
+}
+
+fn ascend_source(path: &Path) -> String {
+    ascend_kernel(path)
+}
+
+fn rejected(source: &str, roots: &Roots) -> String {
+    match pto_sim::syntax_check(source, roots) {
+        Ok(cmd) => panic!("the mutated kernel compiled: {cmd}"),
+        Err(CompileError::Failed { output, .. }) => output,
+        Err(e) => panic!("the check did not run: {e}"),
+    }
+}
+
+#[test]
+fn every_example_type_checks_against_the_real_headers_in_the_cpu_simulation() {
+    let Some(r) = roots("every_example_type_checks_against_the_real_headers_in_the_cpu_simulation")
+    else {
+        return;
+    };
+    let files = examples();
+    assert!(files.len() >= 26, "examples found: {}", files.len());
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            pto_sim::syntax_check(&ascend_source(path), &r)
+                .err()
+                .map(|e| format!("{}:\n{e}", path.display()))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The difference that made every example fail in the CPU simulation: pto-isa declares the
+/// cache-line operand only as `cache_line_t::ENTIRE_DATA_CACHE` there.
+#[test]
+fn the_real_headers_reject_an_unqualified_cache_line_operand() {
+    let Some(r) = roots("the_real_headers_reject_an_unqualified_cache_line_operand") else {
+        return;
+    };
+    let k = ascend_source(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/barrier.coll"));
+    let bad = k.replacen(
+        "dcci(sig, cache_line_t::ENTIRE_DATA_CACHE);",
+        "dcci(sig, ENTIRE_DATA_CACHE);",
+        1,
+    );
+    assert_ne!(bad, k, "mutation applied");
+    assert!(rejected(&bad, &r).contains("ENTIRE_DATA_CACHE"));
+}
+
+/// Every `static_assert` of a declaration file, compiled after the real header it stands in
+/// for: the layouts collc's declarations (and its CPU shim) assume are the real ones.
+fn asserts_of(file: &str) -> String {
+    let text = DECL_FILES
+        .iter()
+        .find(|(p, _)| *p == file)
+        .map(|(_, c)| c.to_string())
+        .or_else(|| {
+            std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("runtime")
+                    .join(file),
+            )
+            .ok()
+        })
+        .unwrap_or_else(|| panic!("{file} not found"));
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("static_assert("))
+        .collect();
+    assert!(!lines.is_empty(), "{file} has no static_assert");
+    lines.join("\n")
+}
+
+#[test]
+fn the_declared_layouts_are_the_real_ones() {
+    let Some(r) = roots("the_declared_layouts_are_the_real_ones") else {
+        return;
+    };
+    let probe = format!(
+        "#include <cstddef>\n#include \"platform_comm/comm_context.h\"\n#include \"tensor.h\"\n{}\n{}\n",
+        asserts_of("platform_comm/comm_context.h"),
+        asserts_of("collc/chip_tensor.hpp"),
+    );
+    if let Err(e) = pto_sim::syntax_check(&probe, &r) {
+        panic!("{e}");
+    }
+}
