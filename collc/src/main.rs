@@ -38,12 +38,12 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: cmd::check::Format,
     },
-    /// Format .coll files canonically (in place).
+    /// Format .coll files canonically, in place (`-`: standard input to standard output).
     Fmt {
         /// Only report files that would change (exit 1 if any).
         #[arg(long)]
         check: bool,
-        /// Files to format.
+        /// Files to format (`-`: standard input).
         #[arg(required = true)]
         files: Vec<String>,
     },

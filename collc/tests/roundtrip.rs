@@ -103,6 +103,10 @@ const STRESS: &[(&str, &str)] = &[
         "collective c: allreduce(sum, data) {\n  ranks P in 1..=16;\n  param n: int in 1..=4096;\n  const A = -(3 - 5) * -2 % 7;\n  let B = n - (n - 1) - -1;\n  let C = ceil((n + 1) / (2 * 3));\n  require !(n < 2) && (n % 2 == 0 || !!(n > 8));\n  window data: f32[n];\n  tile t: f32[256];\n  body {\n    let k = n / 2 / 2 - (n - 3) * -1;\n    for i in 0..min(k, 3) step 2 {\n      copy t[..] <- data[i .. i + 1];\n      copy t[0..] <- data[..n];\n    }\n    return if (me == rank(0));\n  }\n}\n",
     ),
     (
+        "bit operations and arithmetic",
+        "collective c: barrier() {\n  const M = (4 + 4) << 1 & 255;\n  ranks P in 1..=16;\n  param n: int in 1..=64;\n  require P & (P - 1) == 0 && (n & n - 1) == 0;\n  signal sig[P];\n  body {\n    let k = n * 2 | n >> 1 + 1;\n    let j = (n + 1) & (n ^ 3) * 2;\n  }\n}\n",
+    ),
+    (
         "multicore and arrays",
         "collective c: all_to_all_v(input, target, send, recv) {\n  ranks P in 1..=16;\n  param R: int in 1..=64;\n  blocks b in 0..2;\n  array send: int[P] in 0..=64;\n  signal recv[P] as value;\n  signal ready[P][2];\n  window input: f32[P][R];\n  window target: f32[P][R];\n  body {\n    for p in ranks {\n      notify recv[me] @ p = min(send[p], R);\n      notify ready[me][b] @ p += 1;\n    }\n    for p in ranks { wait ready[p][b] >= 1; }\n    put target[me][0 .. 1] @ rank(0) <- input[0][0 .. 1];\n    reduce max input[0][0 .. R] <- target[0][0 .. R];\n  }\n  epilogue { for p in ranks { notify ready[p][b] -= 1; } }\n}\n",
     ),

@@ -106,12 +106,12 @@ fn write_expr(p: &Protocol, e: &Expr, min_prec: u8, out: &mut String) {
             if wrap {
                 out.push('(');
             }
-            write_expr(p, a, prec, out);
+            write_expr(p, a, operand_prec(*op, ir_bin_op(a), prec), out);
             out.push(' ');
             out.push_str(op.as_str());
             out.push(' ');
             // Left-associative: the right operand needs parentheses at equal precedence.
-            write_expr(p, b, prec + 1, out);
+            write_expr(p, b, operand_prec(*op, ir_bin_op(b), prec + 1), out);
             if wrap {
                 out.push(')');
             }
@@ -149,6 +149,36 @@ fn write_expr(p: &Protocol, e: &Expr, min_prec: u8, out: &mut String) {
             write_expr(p, a, 0, out);
             out.push(')');
         }
+    }
+}
+
+/// The precedence an operand of `op` must reach to print without parentheses.
+/// An operand that mixes bit operations with arithmetic (`P & (P - 1)`,
+/// `(a + b) << 2`) is always parenthesised, as clippy's `precedence` lint asks
+/// of Rust: the author's parentheses survive formatting, and text without them
+/// gains them.
+fn operand_prec(op: BinOp, operand: Option<BinOp>, prec: u8) -> u8 {
+    match operand {
+        Some(inner) if inner.is_bitwise() != op.is_bitwise() => u8::MAX,
+        _ => prec,
+    }
+}
+
+/// The operator of an IR expression that is a binary operation.
+fn ir_bin_op(e: &Expr) -> Option<BinOp> {
+    match e {
+        Expr::Bin(op, ..) => Some(*op),
+        _ => None,
+    }
+}
+
+/// The operator of an AST expression that is a binary operation, looking
+/// through parentheses.
+fn ast_bin_op(e: &ast::Expr) -> Option<BinOp> {
+    match &e.kind {
+        ast::ExprKind::Bin(op, ..) => Some(*op),
+        ast::ExprKind::Paren(a) => ast_bin_op(a),
+        _ => None,
     }
 }
 
@@ -261,11 +291,11 @@ fn write_ast_expr(e: &ast::Expr, min_prec: u8, out: &mut String) {
             if wrap {
                 out.push('(');
             }
-            write_ast_expr(a, prec, out);
+            write_ast_expr(a, operand_prec(*op, ast_bin_op(a), prec), out);
             out.push(' ');
             out.push_str(op.as_str());
             out.push(' ');
-            write_ast_expr(b, prec + 1, out);
+            write_ast_expr(b, operand_prec(*op, ast_bin_op(b), prec + 1), out);
             if wrap {
                 out.push(')');
             }

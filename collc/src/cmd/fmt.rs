@@ -1,10 +1,12 @@
-//! `collc fmt [--check] FILE...`: canonical formatting.
+//! `collc fmt [--check] FILE...`: canonical formatting, in place; `-` reads standard
+//! input and prints the formatted text to standard output.
 
 use crate::driver::{load, LoadError};
 use crate::output::{exit, Output};
 use crate::render::Style;
 
-/// Formats files in place, or with `check` only reports which would change.
+/// Formats files in place (`-`: standard input to standard output), or with `check`
+/// only reports which would change (`-` is named `<stdin>`).
 pub fn run(files: &[String], check: bool, style: Style, out: &mut Output) -> i32 {
     let mut code = exit::OK;
     for f in files {
@@ -25,11 +27,16 @@ pub fn run(files: &[String], check: bool, style: Style, out: &mut Output) -> i32
             }
         };
         let formatted = collc_spec::print::format_with_source(&l.protocol, &l.source.text);
+        if f == "-" && !check {
+            // Standard input: the formatted text goes to stdout, as rustfmt and gofmt do.
+            out.out(formatted);
+            continue;
+        }
         if *formatted == *l.source.text {
             continue;
         }
         if check {
-            out.out(format!("would reformat {f}"));
+            out.out(format!("would reformat {}", l.source.name));
             code = code.max(exit::INPUT);
         } else if let Err(e) = replace_file(f, &formatted) {
             out.err(format!("error: cannot write `{f}`: {e}"));

@@ -168,15 +168,15 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             return exit::USAGE;
         }
     };
-    render::run::mpi(&args.file, &report, &gate.stamp, args.verbose, out);
+    render::run::mpi(&l.source.name, &report, &gate.stamp, args.verbose, out);
     let conforms = match &trace {
         None => true,
         Some(Ok(c)) => {
-            render::trace::conformance(&args.file, &l.protocol, &l.source, c, style, out);
+            render::trace::conformance(&l.source.name, &l.protocol, &l.source, c, style, out);
             c.conforms()
         }
         Some(Err(e)) => {
-            out.err(format!("error: collc run {}: {e}", args.file));
+            out.err(format!("error: collc run {}: {e}", l.source.name));
             false
         }
     };

@@ -130,16 +130,16 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
     };
     match result {
         Ok((report, trace)) => {
-            render::run::host(&args.file, &report, &gate.stamp, args.verbose, out);
+            render::run::host(&l.source.name, &report, &gate.stamp, args.verbose, out);
             let conforms = match &trace {
                 None => true,
                 Some(Ok(c)) => {
-                    let f = &args.file;
+                    let f = &l.source.name;
                     render::trace::conformance(f, &l.protocol, &l.source, c, style, out);
                     c.conforms()
                 }
                 Some(Err(e)) => {
-                    out.err(format!("error: collc run {}: {e}", args.file));
+                    out.err(format!("error: collc run {}: {e}", l.source.name));
                     false
                 }
             };
@@ -162,7 +162,7 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             exit::USAGE
         }
         Err(RunError::Exec(e)) => {
-            out.err(format!("error: collc run {}: {e}", args.file));
+            out.err(format!("error: collc run {}: {e}", l.source.name));
             exit::INPUT
         }
     }
