@@ -457,6 +457,24 @@ fn a_dying_rank_stops_the_job_with_a_clear_report() {
     assert!(live.is_empty(), "ranks still running: {live:?}");
 }
 
+#[test]
+fn a_window_allocation_failing_on_one_rank_stops_every_rank() {
+    let Some((o, bin)) = fault_run("alloc:1", Duration::from_secs(60)) else {
+        return;
+    };
+    eprintln!("{}", verdict_text(&o));
+    assert_eq!(o.verdict, launch::Verdict::RuntimeError, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("failed on this rank") || o.stderr.contains("failed on another rank"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.elapsed < Duration::from_secs(30), "took {:?}", o.elapsed);
+    assert_eq!(o.leftover, 0);
+    let live = live_processes_of(&bin);
+    assert!(live.is_empty(), "ranks still running: {live:?}");
+}
+
 // ---- the command line ------------------------------------------------------------------
 
 struct Cli {

@@ -173,7 +173,10 @@
 // Test aid: COLLC_MPI_TEST_FAULT=kill:R | hang:R: at its first wait, rank R raises SIGKILL
 // (a rank that dies) or pauses forever, ignoring every deadline (a rank that hangs outside
 // the runtime's control); used to test that `collc run --target mpi` stops the job within
-// its own deadline and leaves no process behind (collc/tests/mpi.rs).
+// its own deadline and leaves no process behind (collc/tests/mpi.rs). alloc:R: rank R's
+// first window allocation in the process counts as failed, to test
+// that the failure is an error on every rank (program: exit 4; library: every rank's
+// comm_create returns ESYSTEM).
 //
 // Requires C++14 or later (tested: g++ 12, -std=c++14/17/20) and an MPI-3 library
 // (tested: Open MPI 4.1.4 with osc/sm, osc/rdma, osc/pt2pt). Single-threaded (MPI_Init).
@@ -339,7 +342,7 @@ struct State {
   long jitter_us = 0;        // COLLC_MPI_JITTER_US: random delay before get/put/notify
   long lag_us = 0;           // COLLC_MPI_LAG_US: ranks != 0 sleep before get/put and check
   int fault_rank = -1;       // COLLC_MPI_TEST_FAULT=kill:R|hang:R (test aid)
-  int fault_kind = 0;        // 1 kill, 2 hang
+  int fault_kind = 0;        // 1 kill, 2 hang, 3 alloc
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   int call = -1;
   bool throw_on_fail = false;  // library mode: failures throw Failure instead of MPI_Abort
@@ -415,7 +418,7 @@ inline void lag() {
 /// the job within its deadline and leaves no process behind.
 inline void fault_point() {
   State& S = st();
-  if (S.fault_kind == 0 || S.me != S.fault_rank) return;
+  if (S.fault_kind == 0 || S.fault_kind == 3 || S.me != S.fault_rank) return;
   fprintf(stderr, "collc_mpi: rank=%d call=%d: COLLC_MPI_TEST_FAULT: %s\n", S.me, S.call,
           S.fault_kind == 1 ? "killing this rank (SIGKILL)" : "hanging this rank forever");
   fflush(stderr);
@@ -444,6 +447,41 @@ inline void check_mpi(int rc, const char* what, const char* file, int line) {
   int len = 0;
   MPI_Error_string(rc, msg, &len);
   die(4, "%s failed at %s:%d: %s", what, file, line, msg);
+}
+
+/// Test aid (COLLC_MPI_TEST_FAULT=alloc:R): true once per process, on rank R, at its first
+/// window allocation, which then counts as failed on that rank.
+inline bool alloc_fault() {
+  static bool used = false;
+  State& S = st();
+  if (S.fault_kind != 3 || S.me != S.fault_rank || used) return false;
+  used = true;
+  return true;
+}
+
+/// After a collective MPI_Win_allocate that returned `rc` on this rank: every rank learns
+/// whether it succeeded everywhere (MPI_Allreduce over the communicator). A window that
+/// failed on any rank is dropped (not freed) and the failure is raised on every rank
+/// (die(4): MPI_Abort, or Failure in library mode), so no rank goes on to use a window a
+/// peer lacks and none waits for it in a later collective.
+inline void agree_allocated(int rc_, MPI_Win* win, const char* name, long bytes) {
+  auto& S = st();
+  int rc = rc_;
+  if (alloc_fault()) rc = MPI_ERR_NO_MEM;
+  int mine = rc == MPI_SUCCESS ? 1 : 0, all = 0;
+  check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, S.comm), "MPI_Allreduce (window allocation)", __FILE__,
+            __LINE__);
+  if (all == 1) return;
+  // Left allocated where it exists: MPI_Win_free is collective, and a rank without the
+  // window would not join it.
+  *win = MPI_WIN_NULL;
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    die(4, "MPI_Win_allocate of window \"%s\" (%ld bytes) failed on this rank: %s", name, bytes, msg);
+  }
+  die(4, "MPI_Win_allocate of window \"%s\" (%ld bytes) failed on another rank", name, bytes);
 }
 
 inline long env_long(const char* name, long dflt, long min_ok) {
@@ -505,13 +543,13 @@ inline void attach(MPI_Comm comm) {
       const std::string kind = spec.substr(0, colon);
       char* end = nullptr;
       const long r = colon == std::string::npos ? -1 : strtol(spec.c_str() + colon + 1, &end, 10);
-      if ((kind != "kill" && kind != "hang") || r < 0 || !end || *end != '\0') {
-        fprintf(stderr, "collc_mpi: invalid COLLC_MPI_TEST_FAULT=\"%s\" (need kill:RANK or hang:RANK)\n", f);
+      if ((kind != "kill" && kind != "hang" && kind != "alloc") || r < 0 || !end || *end != '\0') {
+        fprintf(stderr, "collc_mpi: invalid COLLC_MPI_TEST_FAULT=\"%s\" (need kill:RANK, hang:RANK or alloc:RANK)\n", f);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 2);
       }
       S.fault_rank = int(r);
-      S.fault_kind = kind == "kill" ? 1 : 2;
+      S.fault_kind = kind == "kill" ? 1 : kind == "hang" ? 2 : 3;
     }
   }
   S.rng ^= uint64_t(S.me + 1) * 0xBF58476D1CE4E5B9ull;
@@ -1264,9 +1302,9 @@ class Session {
       if (w.kind == WinKind::Signal) COLLC_MPI_CHECK(MPI_Info_set(info, "accumulate_ordering", "none"));
       COLLC_MPI_CHECK(MPI_Info_set(info, "same_size", "true"));
       COLLC_MPI_CHECK(MPI_Info_set(info, "same_disp_unit", "true"));
-      COLLC_MPI_CHECK(MPI_Win_allocate(MPI_Aint(w.count) * w.elem_size, w.elem_size, info, S.comm,
-                                       &w.base, &w.win));
+      const int rc = MPI_Win_allocate(MPI_Aint(w.count) * w.elem_size, w.elem_size, info, S.comm, &w.base, &w.win);
       COLLC_MPI_CHECK(MPI_Info_free(&info));
+      detail::agree_allocated(rc, &w.win, w.name.c_str(), long(w.count) * w.elem_size);
       COLLC_MPI_CHECK(MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN));
       int* model = nullptr;
       int flag = 0;
@@ -1280,7 +1318,8 @@ class Session {
     if (detail::tracing()) {
       // The trace's per-rank notify counters (see "Tracing"): no lock_all epoch, only
       // exclusive locks.
-      COLLC_MPI_CHECK(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, S.comm, &S.seqbase, &S.seqwin));
+      const int rc = MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, S.comm, &S.seqbase, &S.seqwin);
+      detail::agree_allocated(rc, &S.seqwin, "trace counters", long(sizeof(int64_t)));
       COLLC_MPI_CHECK(MPI_Win_set_errhandler(S.seqwin, MPI_ERRORS_RETURN));
       COLLC_MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, S.me, 0, S.seqwin));
       std::memset(S.seqbase, 0, sizeof(int64_t));

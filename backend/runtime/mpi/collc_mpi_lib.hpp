@@ -16,14 +16,24 @@
 //     collective's call c uses instance c % k), packaged only when verified at that distance.
 //     A call stages the caller's input into its window copy before the kernel (the first
 //     notify's MPI_Win_sync publishes it) and copies the output back after it.
+//   * Counts per call: a collective whose data window is f32[n] for a parameter n that sizes
+//     nothing else (Coll::size_param on the Rust side) has its windows sized once for the
+//     configured n, the largest count; each call runs the protocol at its own count (the
+//     generated resize function sets n and re-checks the domain and every `require`). A
+//     call whose count differs from that collective's previous call first waits until every
+//     peer has entered it (await_entered: every earlier call has ended everywhere, every
+//     credit is back at zero), so the protocol starts from the state it was verified from;
+//     calls at an unchanged count run back to back, as verified.
 //   * Call records: one extra window holds np int64 per process; slot q holds process q's
-//     latest record, (call index + 1) << 16 | collective id + 1, which q writes into every
-//     process's window (MPI_Accumulate REPLACE, flushed) at each call's entry, before its
-//     protocol. The call then reads its own slots: a peer that entered the same call index
-//     with another collective makes it return EMISMATCH at once; and every wait of the
-//     protocol that has not passed re-reads them once per millisecond (State::poll_hook),
-//     so a mismatch published later is found within about a millisecond, not after the wait
-//     timeout. Both ranks of a mismatch find it (each publishes before it reads).
+//     latest record (call index, collective, count, a failed flag; see Record), which q
+//     writes into every process's window (MPI_Accumulate REPLACE, flushed) at each call's
+//     entry, before its protocol. The call then reads its own slots: a peer that entered the
+//     same call index with another collective or another count makes it return EMISMATCH at
+//     once, a peer whose communicator failed (e.g. a bad argument there) EBROKEN; and every
+//     wait of the protocol that has not passed re-reads them once per millisecond
+//     (State::poll_hook), so a mismatch or a failure published later is found within about a
+//     millisecond, not after the wait timeout. Both ranks of a mismatch find it (each
+//     publishes before it reads).
 //   * After a failure the communicator refuses every call (EBROKEN); free it.
 
 #ifndef COLLC_MPI_LIB_HPP
@@ -104,12 +114,19 @@ class Comm {
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_size", "true");
     const MPI_Aint bytes = MPI_Aint(sizeof(int64_t)) * np();
-    if (MPI_Win_allocate(bytes, sizeof(int64_t), info, comm_, &record_base_, &records_) != MPI_SUCCESS) {
-      MPI_Info_free(&info);
-      detach();
-      return fail(kESystem, "cannot allocate the call-record window");
-    }
+    int rc = MPI_Win_allocate(bytes, sizeof(int64_t), info, comm_, &record_base_, &records_);
     MPI_Info_free(&info);
+    if (detail::alloc_fault()) rc = MPI_ERR_NO_MEM;
+    // Every rank learns whether the window exists everywhere (a failure on one rank is an
+    // error on every rank, not a hang in the barrier below).
+    int mine = rc == MPI_SUCCESS ? 1 : 0, all = 0;
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) all = 0;
+    if (all != 1) {
+      records_ = MPI_WIN_NULL;  // not freed: MPI_Win_free is collective and a rank without it would not join
+      detach();
+      return fail(kESystem, rc != MPI_SUCCESS ? "cannot allocate the call-record window on this rank"
+                                              : "cannot allocate the call-record window: it failed on another rank");
+    }
     MPI_Win_set_errhandler(records_, MPI_ERRORS_RETURN);
     for (int q = 0; q < np(); ++q) static_cast<int64_t*>(record_base_)[q] = 0;
     MPI_Win_lock_all(MPI_MODE_NOCHECK, records_);
@@ -139,26 +156,33 @@ class Comm {
     return fail(kEBroken, "the communicator failed earlier and cannot be used (free it): %s", first_failure_.c_str());
   }
 
-  // A bad argument: this process's communicator is unusable from now on.
+  // A bad argument: this process's communicator is unusable from now on, and its peers
+  // learn it promptly (the broken flag in its call record, read by their call entry and by
+  // their pending waits about once per millisecond): they return EBROKEN instead of
+  // waiting for the timeout.
   __attribute__((format(printf, 3, 4))) int poison(int code, const char* fmt, ...) {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    mark(buf);
+    mark(buf, false);
     last_error() = buf;
     return code;
   }
 
-  // One call of collective `c`, its own call `kc` (the protocol's call index): publish the
-  // call record to every peer, check theirs, stage, kernel (whose waits keep checking the
-  // records), collect. Inside a Use of this communicator.
-  int call(int c, int64_t kc, const std::function<void()>& stage, const std::function<void(const Ctx&)>& kernel,
-           const std::function<void()>& collect) {
+  // One call of collective `c`, its own call `kc` (the protocol's call index), with
+  // element count `count` (0 for a collective whose count is fixed at creation): publish
+  // the call record to every peer, check theirs, stage, kernel (whose waits keep checking
+  // the records), collect. `fresh`: the protocol runs at another count than in this
+  // collective's previous call, so the call first waits until every peer has entered it
+  // (i.e. left every earlier call: every credit is back at zero and nothing of the
+  // previous count is in flight) - the protocol then starts from the state it was
+  // verified from. Inside a Use of this communicator.
+  int call(int c, int64_t kc, int64_t count, bool fresh, const std::function<void()>& stage,
+           const std::function<void(const Ctx&)>& kernel, const std::function<void()>& collect) {
     if (broken_) return refuse_broken();
     const int64_t k = calls_++;
-    const int64_t entry = ((k + 1) << 16) | int64_t(c + 1);
     Ctx ctx;
     ctx.me = me();
     ctx.np = np();
@@ -168,6 +192,7 @@ class Comm {
     auto& S = detail::st();
     cur_k_ = k;
     cur_c_ = c;
+    cur_count_ = count;
     struct Unhook {
       detail::State& s;
       ~Unhook() {
@@ -178,28 +203,31 @@ class Comm {
     try {
       // The record goes into slot `me` of every process's record window (self included),
       // flushed before the check and before the protocol's first notify.
-      for (int q = 0; q < np(); ++q)
-        COLLC_MPI_CHECK(MPI_Accumulate(&entry, 1, MPI_INT64_T, q, me(), 1, MPI_INT64_T, MPI_REPLACE, records_));
-      COLLC_MPI_CHECK(MPI_Win_flush_all(records_));
+      publish(encode(k, c, count, true, false));
       check_records();
+      if (fresh) await_entered(k);
       S.poll_hook = &Comm::poll;
       S.poll_ctx = this;
       stage();
       kernel(ctx);
       collect();
     } catch (const Failure& f) {
-      int code = f.code == 3 ? kETimeout : f.code == 2 ? kEDomain : f.code == kFailMismatch ? kEMismatch : kEKernel;
+      int code = f.code == 3                ? kETimeout
+                 : f.code == 2              ? kEDomain
+                 : f.code == kFailMismatch  ? kEMismatch
+                 : f.code == kFailBroken    ? kEBroken
+                                            : kEKernel;
       std::string msg = f.what;
       if (f.code == 3) {
         std::string peers;
-        if (mismatch(k, c, &peers) >= 0) {
+        if (mismatch(k, c, count, &peers) >= 0) {
           code = kEMismatch;
           msg = peers + "(" + msg + ")";
         } else {
           msg += "; " + peers;
         }
       }
-      mark(msg);
+      mark(msg, true);
       last_error() = msg;
       return code;
     }
@@ -207,49 +235,142 @@ class Comm {
   }
 
   // Reads the call records peers published into this process's window; returns a peer
-  // that entered call k with another collective (or -1) and describes where every peer is.
-  int mismatch(int64_t k, int c, std::string* text) {
+  // that entered call k with another collective or another count (or -1) and describes
+  // where every peer is.
+  int mismatch(int64_t k, int c, int64_t count, std::string* text) {
     int found = -1;
     for (int q = 0; q < np(); ++q) {
       if (q == me()) continue;
-      int64_t dummy = 0, e = 0;
-      if (MPI_Fetch_and_op(&dummy, &e, MPI_INT64_T, me(), q, MPI_NO_OP, records_) != MPI_SUCCESS ||
-          MPI_Win_flush(me(), records_) != MPI_SUCCESS) {
+      Record r;
+      if (!read_record(q, &r)) {
         *text += "rank " + std::to_string(q) + ": record unreadable; ";
         continue;
       }
-      const int64_t qk = (e >> 16) - 1;
-      const int qc = int(e & 0xffff) - 1;
-      const std::string qname = qc >= 0 && size_t(qc) < names_.size() ? names_[size_t(qc)] : "nothing";
-      if (qk < 0) {
+      const std::string qname = r.c >= 0 && size_t(r.c) < names_.size() ? names_[size_t(r.c)] : "nothing";
+      if (r.none) {
         *text += "rank " + std::to_string(q) + " has made no call; ";
       } else {
-        *text += "rank " + std::to_string(q) + " last entered call " + std::to_string(qk) + " (" + qname + "); ";
+        *text += "rank " + std::to_string(q) + " last entered call " + std::to_string(call_of(r.k, k)) + " (" + qname +
+                 (r.count != 0 ? ", count " + std::to_string(r.count) : std::string()) + ")" +
+                 (r.broken ? ", then failed" : "") + "; ";
       }
-      if (qk == k && qc != c && found < 0) found = q;
+      if (!r.none && r.entered && same_call(r.k, k) && (r.c != c || r.count != (count & kCountMask)) && found < 0)
+        found = q;
     }
     if (found >= 0) {
-      *text = "rank " + std::to_string(me()) + " called " + names_[size_t(c)] + " as call " + std::to_string(k) +
+      *text = "rank " + std::to_string(me()) + " called " + names_[size_t(c)] +
+              (count != 0 ? " with count " + std::to_string(count) : std::string()) + " as call " + std::to_string(k) +
               " but rank " + std::to_string(found) +
-              " called another collective (every rank must call the same collectives in the same order); " + *text;
+              " called another collective or count (every rank must call the same collectives with the same counts in "
+              "the same order); " +
+              *text;
     }
     return found;
   }
 
  private:
-  // Failure code of a detected mismatch (the runtime's own codes are 2..4).
+  // Failure codes of a detected mismatch and of a peer that failed (the runtime's own
+  // codes are 2..4).
   static constexpr int kFailMismatch = 100;
+  static constexpr int kFailBroken = 101;
 
-  // Throws if a peer's record says it entered the current call with another collective.
+  // A call record (one int64; 0: no call yet): bits 40..63 (call index + 1) mod 2^24,
+  // bits 32..39 collective id + 1, bit 31 "this communicator failed", bit 30 "entered the
+  // call" (a record written when a bad argument refused the call before it began has it
+  // clear: no mismatch is read from it), bits 0..29 the call's count mod 2^30 (0 for a
+  // collective whose count is fixed). Call indices are compared modulo 2^24: ranks of one
+  // communicator are never that many calls apart.
+  static constexpr int64_t kCountMask = 0x3fffffff;
+  static constexpr int64_t kCallMask = 0xffffff;
+  struct Record {
+    bool none = true, broken = false, entered = false;
+    int64_t k = 0;  // call index mod 2^24
+    int c = -1;
+    int64_t count = 0;
+  };
+  static int64_t encode(int64_t k, int c, int64_t count, bool entered, bool broken) {
+    return (((k + 1) & kCallMask) << 40) | (int64_t(c + 1) & 0xff) << 32 | (broken ? int64_t(1) << 31 : 0) |
+           (entered ? int64_t(1) << 30 : 0) | (count & kCountMask);
+  }
+  static bool same_call(int64_t a, int64_t b) { return ((a - b) & kCallMask) == 0; }
+  // The full call index of a record's k, taken as the one nearest `near`.
+  static int64_t call_of(int64_t rk, int64_t near) {
+    int64_t d = (rk - near) & kCallMask;
+    if (d >= (kCallMask + 1) / 2) d -= kCallMask + 1;
+    return near + d;
+  }
+
+  bool read_record(int q, Record* r) {
+    int64_t dummy = 0, e = 0;
+    if (MPI_Fetch_and_op(&dummy, &e, MPI_INT64_T, me(), q, MPI_NO_OP, records_) != MPI_SUCCESS ||
+        MPI_Win_flush(me(), records_) != MPI_SUCCESS)
+      return false;
+    r->none = e == 0;
+    r->k = (((e >> 40) & kCallMask) - 1) & kCallMask;
+    r->c = int((e >> 32) & 0xff) - 1;
+    r->broken = ((e >> 31) & 1) != 0;
+    r->entered = ((e >> 30) & 1) != 0;
+    r->count = e & kCountMask;
+    return true;
+  }
+
+  // Writes this process's record into slot `me` of every process's record window.
+  void publish(int64_t entry) {
+    for (int q = 0; q < np(); ++q)
+      COLLC_MPI_CHECK(MPI_Accumulate(&entry, 1, MPI_INT64_T, q, me(), 1, MPI_INT64_T, MPI_REPLACE, records_));
+    COLLC_MPI_CHECK(MPI_Win_flush_all(records_));
+  }
+
+  // Throws if a peer entered the current call with another collective or count (first:
+  // the peer of a mismatch marks itself failed when it finds it), or if a peer failed.
   void check_records() {
     std::string text;
-    if (mismatch(cur_k_, cur_c_, &text) >= 0) throw Failure{kFailMismatch, text};
+    if (mismatch(cur_k_, cur_c_, cur_count_, &text) >= 0) throw Failure{kFailMismatch, text};
+    for (int q = 0; q < np(); ++q) {
+      Record r;
+      if (q == me() || !read_record(q, &r) || !r.broken) continue;
+      throw Failure{kFailBroken, "rank " + std::to_string(q) + "'s communicator failed (a bad argument or an error there)"};
+    }
+  }
+
+  // Waits (with the wait timeout) until every peer has entered call k.
+  void await_entered(int64_t k) {
+    const auto& S = detail::st();
+    const uint64_t t0 = detail::now_ns(), deadline = t0 + uint64_t(S.timeout_ms) * 1000000ull;
+    for (long polls = 0;; ++polls) {
+      bool all = true;
+      for (int q = 0; q < np() && all; ++q) {
+        Record r;
+        if (q != me() && (!read_record(q, &r) || r.none || call_of(r.k, k) < k)) all = false;
+      }
+      if (all) return;
+      check_records();
+      if (detail::now_ns() >= deadline)
+        throw Failure{3, "a peer did not enter call " + std::to_string(k) + " within the wait timeout"};
+      if (polls < 100) {
+        sched_yield();
+      } else {
+        timespec ts{0, 50000};
+        nanosleep(&ts, nullptr);
+      }
+    }
   }
 
   static void poll(void* self) { static_cast<Comm*>(self)->check_records(); }
 
-  void mark(const std::string& why) {
-    if (!broken_) first_failure_ = why;
+  // `entered`: the failure happened inside the current call (its record stays a record of
+  // that call); else a bad argument refused the next call before it began.
+  void mark(const std::string& why, bool entered) {
+    if (!broken_) {
+      first_failure_ = why;
+      // Best effort: peers read the flag at their next call entry or pending wait.
+      if (records_ != MPI_WIN_NULL) {
+        const int64_t entry = entered ? encode(cur_k_, cur_c_, cur_count_, true, true) : encode(calls_, -1, 0, false, true);
+        for (int q = 0; q < np(); ++q)
+          MPI_Accumulate(&entry, 1, MPI_INT64_T, q, me(), 1, MPI_INT64_T, MPI_REPLACE, records_);
+        MPI_Win_flush_all(records_);
+      }
+    }
     broken_ = true;
   }
 
@@ -261,6 +382,7 @@ class Comm {
   int64_t calls_ = 0;
   int64_t cur_k_ = 0;
   int cur_c_ = 0;
+  int64_t cur_count_ = 0;
   bool broken_ = false;
   std::string first_failure_;
 };

@@ -162,6 +162,42 @@ impl<'a> Coll<'a> {
             .collect()
     }
 
+    /// The parameter that is the element count of each call, when the collective takes its
+    /// count per call (MPI library): an allreduce or broadcast whose data window is `f32[n]`
+    /// for an integer parameter `n`, where `n` sizes nothing else that must stay fixed for
+    /// the communicator's lifetime (signal arrays, the block count, host arrays, other
+    /// windows) and the protocol carries no state from call to call beyond credits that
+    /// return to zero (no `monotonic` or value signal, no read of `call`). Windows are sized
+    /// for the configured `n` (the largest count) once; a call runs the protocol at its own
+    /// count. `None`: the count is fixed at creation.
+    pub fn size_param(&self) -> Option<VarId> {
+        let p = self.p();
+        let data = match self.kind {
+            Kind::Allreduce { data } | Kind::Broadcast { data, .. } => data,
+            _ => return None,
+        };
+        let v = match p.windows[data].dims.as_slice() {
+            [collc_spec::ir::Expr::Var(v)] => *v,
+            _ => return None,
+        };
+        if !matches!(p.vars[v].kind, VarKind::Param { domain: Some(_) }) {
+            return None;
+        }
+        let carries_state = p.call.is_some()
+            || p.signals
+                .iter()
+                .any(|s| s.monotonic || s.kind == collc_spec::ir::SignalKind::Value);
+        let reads = |e: &collc_spec::ir::Expr| reads_var(p, e, v);
+        let fixed_dims_read_it = p.signals.iter().any(|s| s.dims.iter().any(reads))
+            || p.arrays.iter().any(|a| a.dims.iter().any(reads))
+            || p.blocks.as_ref().is_some_and(|b| reads(&b.count))
+            || p.windows
+                .iter()
+                .enumerate()
+                .any(|(w, win)| w != data && win.dims.iter().any(reads));
+        (!carries_state && !fixed_dims_read_it).then_some(v)
+    }
+
     /// One line describing a parameter's domain.
     pub fn param_doc(&self, v: VarId) -> String {
         let var = &self.p().vars[v];
@@ -231,4 +267,17 @@ pub fn per_call_reuse_refused(p: &Protocol, k: u32, blockers: &[String]) -> Diag
     .with_help(format!(
         "make a rank unable to start call c+{k} before every peer is done with call c's `{name}` (e.g. a read-complete round, as examples/broadcast_read_complete.coll does), or declare it `reused` and verify the protocol under that contract"
     ))
+}
+
+/// Whether `e` reads variable `v`, directly or through top-level `let`s.
+fn reads_var(p: &Protocol, e: &collc_spec::ir::Expr, v: VarId) -> bool {
+    let mut found = false;
+    e.for_each_var(&mut |x| {
+        if x == v {
+            found = true;
+        } else if let VarKind::Derived(d) = &p.vars[x].kind {
+            found |= reads_var(p, d, v);
+        }
+    });
+    found
 }

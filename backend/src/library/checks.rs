@@ -10,7 +10,8 @@ use collc_spec::ir::WindowId;
 /// other than the configuration's and all_to_all_v send counts outside the verified domain
 /// (EDOMAIN), each poisoning the communicator through `comm->comm.poison(code, fmt, ...)`.
 /// `rank`: the C++ rank; `len(w)`: window `w`'s element count as a C++ expression;
-/// `nranks`: P.
+/// `nranks`: P. `count_is_size`: the call's `count` is its element count (checked against
+/// the domain by the caller), not the capacity of `data`.
 pub fn arguments(
     name: &str,
     c: &Coll,
@@ -18,6 +19,7 @@ pub fn arguments(
     rank: &str,
     len: &dyn Fn(WindowId) -> String,
     nranks: &str,
+    count_is_size: bool,
 ) {
     let f = &c.func;
     let bufs: Vec<(&str, &str, String)> = match c.kind {
@@ -42,6 +44,9 @@ pub fn arguments(
     };
     for (buf, count, n) in &bufs {
         w.line(format!("if ({buf} == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: {buf} is NULL\", {rank});"));
+        if count_is_size {
+            continue;
+        }
         w.line(format!("if ({count} < static_cast<size_t>({n})) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: {buf} holds %zu elements, the collective needs %llu\", {rank}, {count}, static_cast<unsigned long long>({n}));"));
     }
     if let Kind::Broadcast { root, .. } = c.kind {

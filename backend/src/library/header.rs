@@ -93,8 +93,10 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     ));
     w.line(" * the calling thread. A call never hangs: a bad argument on a valid rank poisons the");
     w.line(
-        " * communicator (host: peers blocked in the same call return at once with EBROKEN), and a",
+        " * communicator (host: peers blocked in the same call return at once with EBROKEN; MPI: peers",
     );
+    w.line(" * find the failure in its call record at their call's entry or within about a millisecond of");
+    w.line(" * a pending wait, and return EBROKEN), and a");
     w.line(
         " * wait that is never satisfied ends after wait_timeout_ms with ETIMEOUT. After a failure",
     );
@@ -134,8 +136,17 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         if params.is_empty() {
             w.line("    int64_t unused_; /* no parameters */");
         }
+        let per_call = target == LibTarget::Mpi && c.size_param().is_some();
         for (v, cname) in &params {
-            w.line(format!("    int64_t {cname}; /* {} */", c.param_doc(*v)));
+            let more = if per_call && c.size_param() == Some(*v) {
+                ": the largest count of a call (windows are sized for it once; each call passes its own count)"
+            } else {
+                ""
+            };
+            w.line(format!(
+                "    int64_t {cname}; /* {}{more} */",
+                c.param_doc(*v)
+            ));
         }
         w.line(format!("}} {name}_{}_params;", c.func));
         w.line("");
@@ -145,7 +156,10 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     for c in colls {
         w.line(format!("    {name}_{f}_params {f};", f = c.func));
     }
-    w.line("    int64_t wait_timeout_ms; /* a wait not satisfied after this long fails the call (0: default) */");
+    w.line(match target {
+        LibTarget::Host => "    int64_t wait_timeout_ms; /* a wait not satisfied after this long fails the call (0: $COLLC_TWAIT_TIMEOUT_MS, else 10000) */",
+        LibTarget::Mpi => "    int64_t wait_timeout_ms; /* a wait not satisfied after this long fails the call (0: $COLLC_MPI_WAIT_TIMEOUT_MS, else 20000) */",
+    });
     w.line(format!("}} {name}_config;"));
     w.line("");
     w.line(format!("typedef struct {name}_comm {name}_comm;"));
@@ -182,10 +196,16 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         doc(name, target, c, &mut w);
         w.line(format!("{up}_API {};", prototype(name, target, c)));
         for n in counts(c) {
-            w.line(format!(
-                "/* Elements {} needs for the communicator's parameters (0 for a NULL comm). */",
-                n.what
-            ));
+            if target == LibTarget::Mpi && c.size_param().is_some() {
+                w.line(
+                    "/* The largest count of a call: the configured one (0 for a NULL comm). */",
+                );
+            } else {
+                w.line(format!(
+                    "/* Elements {} needs for the communicator's parameters (0 for a NULL comm). */",
+                    n.what
+                ));
+            }
             w.line(format!(
                 "{up}_API size_t {name}_{}_{}(const {name}_comm* comm);",
                 c.func, n.suffix
@@ -212,7 +232,11 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
         LibTarget::Mpi => "this process",
     };
     let p = c.p();
+    let size = c.size_param().filter(|_| target == LibTarget::Mpi);
     match c.kind {
+        Kind::Allreduce { .. } | Kind::Broadcast { .. } if size.is_some() => {
+            per_call_doc(name, c, size.unwrap_or_default(), w)
+        }
         Kind::Barrier => {
             w.line(format!(
                 "/* {name}_{}: {who} returns once every rank has entered this call.",
@@ -309,6 +333,42 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
     w.line(format!(
         " * Errors: EINVAL, EDOMAIN, ESIZE, EMISMATCH, ETIMEOUT, EKERNEL, EBROKEN{busy}. */"
     ));
+}
+
+/// An allreduce or broadcast that takes its element count per call.
+fn per_call_doc(name: &str, c: &Coll, v: collc_spec::ir::VarId, w: &mut Writer) {
+    let p = c.p();
+    let n = &p.vars[v].name;
+    let lo = match p.vars[v].kind {
+        collc_spec::ir::VarKind::Param {
+            domain: Some((lo, _)),
+        } => lo,
+        _ => 1,
+    };
+    let what = match (c.kind, &p.semantics) {
+        (Kind::Allreduce { .. }, collc_spec::ir::Semantics::Allreduce { op, .. }) => format!(
+            "data[0..count) becomes the element-wise {} over every rank's data[0..count)",
+            format!("{op:?}").to_lowercase()
+        ),
+        _ => "every rank's data[0..count) becomes the root's".to_string(),
+    };
+    w.line(format!(
+        "/* {name}_{}: {what}. count is this call's element count (`{n}` of the protocol), in",
+        c.func
+    ));
+    w.line(format!(
+        " * {lo}..=config.{}.{} (EDOMAIN otherwise, or if a `require` fails at that count); every rank passes",
+        c.func,
+        c.k.var(v)
+    ));
+    w.line(" * the same count (EMISMATCH). A call at another count than the previous one first waits until every");
+    w.line(" * rank has entered it.");
+    if let Kind::Broadcast { root, .. } = c.kind {
+        w.line(format!(
+            " * root must equal the configuration's `{}` (EDOMAIN).",
+            p.vars[root].name
+        ));
+    }
 }
 
 /// One element-count query function of a collective (`NAME_<func>_<suffix>(comm)`).

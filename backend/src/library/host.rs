@@ -174,7 +174,7 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     ));
     let ci = c.index;
     let slot = |x| format!("e[{}]", c.slot(x));
-    super::checks::arguments(name, c, w, "rank", &slot, "comm->comm.nranks()");
+    super::checks::arguments(name, c, w, "rank", &slot, "comm->comm.nranks()", false);
     let (stage, collect) = match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {

@@ -6,9 +6,11 @@
 use super::api::{Coll, Kind};
 use super::header::{counts, prototype};
 use super::LibTarget;
-use crate::cpp::{c_string, Writer};
+use crate::cpp::{c_string, int_lit, Writer};
 use crate::mpi::program::Names;
 use collc_grammar::Diagnostic;
+use collc_spec::ir::{Decl, VarId, VarKind};
+use collc_spec::print::cond_to_string;
 
 /// `coll_<i>.cpp`.
 pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
@@ -84,6 +86,9 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     w.line("*len = 0;");
     w.line("return nullptr;");
     w.close();
+    if let Some(v) = c.size_param() {
+        resize(c, &ns, v, &names, &mut w);
+    }
     if matches!(c.kind, Kind::AllToAllV { .. }) {
         w.line(
             "// The caller's counts -> this rank's host array `arr` (ArrayId; int64, rank-local).",
@@ -129,6 +134,89 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     Ok(s)
 }
 
+/// `collc_lib_mpi_resize_<i>(args, count, err, errlen)`: the protocol's size parameter `v`
+/// becomes `count` for the next call, after checking it against its declared domain, the
+/// data window's allocated size and every `require` (the rank-uniform values recomputed as
+/// `setup()` does); 1 = ok, 0 = the reason in `err` and nothing changed.
+fn resize(c: &Coll, ns: &str, v: VarId, names: &Names, w: &mut Writer) {
+    let k = &c.k;
+    let p = c.p();
+    let data = match c.kind {
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => data,
+        _ => return,
+    };
+    w.line("// The element count of the next call: checked against the domain, the window and every `require`.");
+    w.open(format!(
+        "__attribute__((visibility(\"hidden\"))) int collc_lib_mpi_resize_{}(void* a, int64_t count, char* err, size_t errlen)",
+        c.index
+    ));
+    w.line(format!(
+        "using namespace {ns};  // the program's helpers (collc_min, collc_ceil_div, ...)"
+    ));
+    w.line("Args* x = static_cast<Args*>(a);");
+    for d in &p.decls {
+        match *d {
+            Decl::Var(x) => {
+                let var = &p.vars[x];
+                let cn = k.var(x);
+                match &var.kind {
+                    VarKind::World { .. } => w.line(format!(
+                        "[[maybe_unused]] const int64_t {cn} = collc_mpi::detail::st().np;"
+                    )),
+                    VarKind::Param { domain } if x == v => {
+                        let (lo, hi) = domain.unwrap_or((1, i64::MAX));
+                        w.line(format!("[[maybe_unused]] const int64_t {cn} = count;"));
+                        w.open(format!(
+                            "if ({cn} < {} || {cn} > {} || {cn} > static_cast<int64_t>(x->{}->count))",
+                            int_lit(lo),
+                            int_lit(hi),
+                            names.window_field(data)
+                        ));
+                        w.line(format!(
+                            "std::snprintf(err, errlen, \"count %lld is outside {lo}..=%lld (the verified domain of `{}`, at most the configured {})\", static_cast<long long>(count), static_cast<long long>(x->{}->count));",
+                            var.name, var.name, names.window_field(data)
+                        ));
+                        w.line("return 0;");
+                        w.close();
+                    }
+                    VarKind::Param { .. } => w.line(format!(
+                        "[[maybe_unused]] const int64_t {cn} = x->{};",
+                        names.param_field(x)
+                    )),
+                    VarKind::Const(n) => w.line(format!(
+                        "[[maybe_unused]] constexpr int64_t {cn} = {};",
+                        int_lit(*n)
+                    )),
+                    VarKind::Derived(e) => w.line(format!(
+                        "[[maybe_unused]] const int64_t {cn} = {};",
+                        k.expr(e)
+                    )),
+                    _ => {}
+                }
+            }
+            Decl::Require(r) => {
+                let r = &p.requires[r];
+                let text = format!(
+                    "require {}; does not hold for count %lld",
+                    cond_to_string(p, &r.cond).replace('%', "%%")
+                );
+                w.open(format!("if (!({}))", k.cond(&r.cond)));
+                w.line(format!(
+                    "std::snprintf(err, errlen, {}, static_cast<long long>(count));",
+                    c_string(&text)
+                ));
+                w.line("return 0;");
+                w.close();
+            }
+            _ => {}
+        }
+    }
+    w.line(format!("x->{} = count;", names.param_field(v)));
+    w.line(format!("x->{} = count;", names.window_len(data)));
+    w.line("return 1;");
+    w.close();
+}
+
 /// `NAME.cpp`.
 pub fn glue(name: &str, colls: &[Coll]) -> String {
     let mut w = Writer::default();
@@ -155,6 +243,11 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         w.line(format!(
             "float* collc_lib_mpi_window_{i}(const void* a, int w, int64_t* len);"
         ));
+        if c.size_param().is_some() {
+            w.line(format!(
+                "int collc_lib_mpi_resize_{i}(void* a, int64_t count, char* err, size_t errlen);"
+            ));
+        }
         if matches!(c.kind, Kind::AllToAllV { .. }) {
             w.line(format!(
                 "void collc_lib_mpi_counts_in_{i}(const void* a, int arr, const int32_t* src);"
@@ -188,6 +281,9 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line(format!("    void* args[{n}] = {{}};"));
     w.line(format!(
         "    int64_t calls[{n}] = {{}};  // calls of each collective by this process"
+    ));
+    w.line(format!(
+        "    int64_t counts[{n}] = {{}};  // element count of each collective's previous call (0: none yet, or fixed)"
     ));
     w.line("    bool attached = false;");
     w.line(format!("    ~{name}_comm();"));
@@ -287,6 +383,15 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
                 c.func, n.suffix
             ));
             w.line("if (comm == nullptr) return 0;");
+            if let Some(v) = c.size_param() {
+                w.line(format!(
+                    "return static_cast<size_t>(comm->config.{}.{});  // the largest count of a call",
+                    c.func,
+                    c.k.var(v)
+                ));
+                w.close();
+                continue;
+            }
             w.line("int64_t len = 0;");
             w.line(format!(
                 "collc_lib_mpi_window_{}(comm->args[{}], {}, &len);",
@@ -321,7 +426,16 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
         "auto kernel = [a](const collc_mpi::Ctx& ctx) {{ collc_lib_mpi_kernel_{i}(ctx, a); }};"
     ));
     let len = |x| format!("collc_lib_mpi_len(collc_lib_mpi_window_{i}, a, {x})");
-    super::checks::arguments(name, c, w, "comm->comm.me()", &len, "comm->comm.np()");
+    let per_call = c.size_param().is_some();
+    super::checks::arguments(
+        name,
+        c,
+        w,
+        "comm->comm.me()",
+        &len,
+        "comm->comm.np()",
+        per_call,
+    );
     let (stage, collect) = match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
@@ -359,8 +473,17 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     w.line(format!(
         "collc_lib_mpi_begin_call_{i}(comm->args[{i}], kc);"
     ));
+    let (count, fresh) = if per_call {
+        w.line("char collc_err[256];");
+        w.line(format!("if (!collc_lib_mpi_resize_{i}(comm->args[{i}], static_cast<int64_t>(count), collc_err, sizeof collc_err)) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: %s\", comm->comm.me(), collc_err);"));
+        w.line(format!("const bool fresh = comm->counts[{i}] != 0 && comm->counts[{i}] != static_cast<int64_t>(count);  // another count than the previous call"));
+        w.line(format!("comm->counts[{i}] = static_cast<int64_t>(count);"));
+        ("static_cast<int64_t>(count)", "fresh")
+    } else {
+        ("0", "false")
+    };
     w.line(format!(
-        "return comm->comm.call({i}, kc, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
+        "return comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
     ));
     w.close();
 }

@@ -258,6 +258,93 @@ fn forwarded_env(cfg: &LaunchConfig) -> Vec<(String, String)> {
     env
 }
 
+/// A private directory for one `mpirun` job: its Open MPI session directory and, on one
+/// machine, the backing files of its shared-memory segments (btl/vader, osc/sm). Removed
+/// with everything in it when dropped (also what a killed job left behind).
+///
+/// By default every job on a machine shares the session tree `$TMPDIR/ompi.HOST.UID` and
+/// `/dev/shm`, with file names keyed by a 16-bit hash of mpirun's pid; jobs running side by
+/// side (tests, benches) then race on that tree and a rank's `open(2)` of a segment can fail
+/// ("A system call failed during shared memory initialization"). A job in its own directory
+/// shares nothing with another job.
+#[derive(Debug)]
+pub struct JobDir {
+    path: PathBuf,
+}
+
+impl JobDir {
+    /// Creates a fresh directory under `/dev/shm` (memory-backed, where Open MPI puts its
+    /// segments by default) or, where that is missing, the system temp directory.
+    pub fn new() -> Result<JobDir, MpiError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let shm = Path::new("/dev/shm");
+        let base = if shm.is_dir() {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = base.join(format!(
+            "collc-mpi-{}-{}-{nanos:x}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&path).map_err(|e| {
+            MpiError::Launch(format!(
+                "cannot create the job directory {}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(JobDir { path })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The environment of `mpirun` that puts the job's files in this directory. `local`:
+    /// every rank runs on this machine (then the session tree of every process and the
+    /// shared-memory backing files go there; with a hostfile only `TMPDIR`, which places
+    /// this machine's session directory and is not forwarded, since MCA variables in
+    /// mpirun's environment reach the remote ranks, whose machines lack the directory).
+    /// An MCA variable the caller's environment already sets is left to it (Open MPI
+    /// refuses `orte_tmpdir_base` next to `orte_local_tmpdir_base`, so either of those in the
+    /// caller's environment leaves the session tree to the caller).
+    pub fn env(&self, local: bool) -> Vec<(String, String)> {
+        let dir = self.path.display().to_string();
+        let mut keys = vec!["TMPDIR"];
+        let caller_tree = [
+            "OMPI_MCA_orte_local_tmpdir_base",
+            "OMPI_MCA_orte_remote_tmpdir_base",
+        ]
+        .iter()
+        .any(|k| std::env::var_os(k).is_some());
+        if local && !caller_tree {
+            keys.push("OMPI_MCA_orte_tmpdir_base");
+        }
+        if local {
+            keys.extend([
+                "OMPI_MCA_btl_vader_backing_directory",
+                "OMPI_MCA_osc_sm_backing_directory",
+            ]);
+        }
+        keys.into_iter()
+            .filter(|k| *k == "TMPDIR" || std::env::var_os(k).is_none())
+            .map(|k| (k.to_string(), dir.clone()))
+            .collect()
+    }
+}
+
+impl Drop for JobDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// The program's own arguments (`oracle`: the table's file).
 fn program_args(cfg: &LaunchConfig, oracle: Option<&Path>) -> Vec<String> {
     let mut a = vec!["--calls".to_string(), cfg.calls.to_string()];
@@ -401,6 +488,7 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
     args.push(binary.display().to_string());
     args.extend(program_args(cfg, oracle.as_ref().map(|f| f.0.as_path())));
     let env = forwarded_env(cfg);
+    let job_dir = JobDir::new()?;
     let mut command = String::new();
     for (k, v) in &env {
         if cfg.env.iter().any(|(x, _)| x == k) || k == "COLLC_MPI_WAIT_TIMEOUT_MS" {
@@ -412,6 +500,7 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
     let mut cmd = Command::new(&tc.mpirun);
     cmd.args(&args)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .envs(job_dir.env(cfg.hostfile.is_none()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -570,5 +659,37 @@ fn classify(
             }
         )),
         (None, _) => Verdict::RankDied("mpirun was killed by a signal".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_dir_is_private_points_open_mpi_at_itself_and_is_removed() {
+        let a = JobDir::new().expect("job dir");
+        let b = JobDir::new().expect("job dir");
+        assert_ne!(a.path(), b.path());
+        assert!(a.path().is_dir());
+        let local = a.env(true);
+        let dir = a.path().display().to_string();
+        let get = |k: &str| local.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone());
+        assert_eq!(get("TMPDIR"), Some(dir.clone()));
+        for k in [
+            "OMPI_MCA_orte_tmpdir_base",
+            "OMPI_MCA_btl_vader_backing_directory",
+            "OMPI_MCA_osc_sm_backing_directory",
+        ] {
+            if std::env::var_os(k).is_none() {
+                assert_eq!(get(k), Some(dir.clone()), "{k}");
+            }
+        }
+        // A cluster run: nothing that mpirun would forward to the other machines.
+        assert!(a.env(false).iter().all(|(k, _)| k == "TMPDIR"));
+        std::fs::write(a.path().join("left-behind"), "x").expect("write");
+        let path = a.path().to_path_buf();
+        drop(a);
+        assert!(!path.exists(), "{} survived", path.display());
     }
 }

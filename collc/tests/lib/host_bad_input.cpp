@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     s = create_status(2, c, &m);
     expect("n = 0", s == COLL_EDOMAIN && m.find("n = 0") != std::string::npos, m);
     c = good();
-    c.broadcast.n = 2000000;
+    c.broadcast.n = 5000000;
     s = create_status(2, c, &m);
     expect("n above its domain", s == COLL_EDOMAIN, m);
     c = good();

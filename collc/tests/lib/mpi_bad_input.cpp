@@ -64,16 +64,55 @@ int main(int argc, char** argv) {
     s = collmpi_comm_free(comm);
     expect("free: credit cells back at 0", s == COLLMPI_OK, collmpi_last_error());
 
-    // ---- buffer too small on rank 0: ESIZE there, ETIMEOUT on the waiting peer ------------
+    // ---- counts per call: any count up to the configured one, on one communicator ------
+    collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    {
+        bool right = true;
+        std::string why = "allreduce and broadcast at 600, 1, 300, 300, 599, 600 elements equal MPI_Allreduce / the root's";
+        const size_t counts[] = {600, 1, 300, 300, 599, 600};
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0] && right; ++k) {
+            const size_t n = counts[k];
+            std::vector<float> a(n), want(n), b(n);
+            for (size_t i = 0; i < n; ++i) a[i] = static_cast<float>((me * 7 + static_cast<int>(i + k)) % 23);
+            MPI_Allreduce(a.data(), want.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            s = collmpi_allreduce(comm, a.data(), n);
+            if (s != COLLMPI_OK || a != want) {
+                right = false;
+                why = "allreduce at " + std::to_string(n) + ": " + collmpi_strerror(s) + " " + collmpi_last_error();
+            }
+            for (size_t i = 0; i < n; ++i) b[i] = me == 1 ? static_cast<float>((i * 3 + k) % 17) : -1.0f;
+            s = collmpi_broadcast(comm, b.data(), n, 1);
+            for (size_t i = 0; i < n && right; ++i)
+                if (s != COLLMPI_OK || b[i] != static_cast<float>((i * 3 + k) % 17)) {
+                    right = false;
+                    why = "broadcast at " + std::to_string(n) + ": " + collmpi_strerror(s) + " " + collmpi_last_error();
+                }
+        }
+        expect("counts per call", right, why);
+    }
+    s = collmpi_comm_free(comm);
+    expect("free after several counts: credit cells back at 0", s == COLLMPI_OK, collmpi_last_error());
+
+    // ---- a count above the configured one on rank 0: EDOMAIN there, EBROKEN on the peer
+    // promptly (its wait timeout is an hour: the peer learns it from rank 0's call record) ---
+    c.wait_timeout_ms = 3600 * 1000;
     collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
     double t0 = MPI_Wtime();
-    s = collmpi_allreduce(comm, d.data(), me == 0 ? 599 : d.size());
+    s = collmpi_allreduce(comm, d.data(), me == 0 ? 601 : d.size());
     double ms = (MPI_Wtime() - t0) * 1e3;
-    expect("buffer too small", me == 0 ? s == COLLMPI_ESIZE : (s == COLLMPI_ETIMEOUT && ms < 5000),
+    expect("count above the configured one", me == 0 ? s == COLLMPI_EDOMAIN : (s == COLLMPI_EBROKEN && ms < 5000),
            std::string(collmpi_strerror(s)) + ": " + collmpi_last_error());
     s = collmpi_allreduce(comm, d.data(), d.size());
     expect("later calls refused", s == COLLMPI_EBROKEN, collmpi_last_error());
     collmpi_comm_free(comm);
+
+    // ---- different counts on the ranks: EMISMATCH on both, found by the call records ------
+    collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    s = collmpi_allreduce(comm, d.data(), me == 0 ? 599 : d.size());
+    expect("different counts at the same call", s == COLLMPI_EMISMATCH && std::string(collmpi_last_error()).find("count") != std::string::npos,
+           std::string(collmpi_strerror(s)) + ": " + collmpi_last_error());
+    collmpi_comm_free(comm);
+    c = good();
 
     // ---- different collectives at the same call index: EMISMATCH on both -----------------
     collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);

@@ -75,7 +75,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t C = static_cast<int64_t>(get_block_num(args));  // param C: the launch's block count
     const int64_t stride = collc_signal_cols(collc_sig_tensor);  // param stride: signal columns
     // The tensors must hold the .coll buffers (shapes are the same on every rank).
-    if ((P >= 1 && P <= kMaxSupportedRanks && n >= 1 && n <= 1048576 && C >= 1 && C <= 8 && stride >= 1 && stride <= 8) && (collc_numel(collc_data_tensor) < n || collc_numel(collc_sig_tensor) < P * stride)) {
+    if ((P >= 1 && P <= kMaxSupportedRanks && n >= 1 && n <= 4194304 && C >= 1 && C <= 8 && stride >= 1 && stride <= 8) && (collc_numel(collc_data_tensor) < n || collc_numel(collc_sig_tensor) < P * stride)) {
         pipe_barrier(PIPE_ALL);
         return;
     }
@@ -86,7 +86,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
-        n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
+        n < 1 || n > 4194304 ||  // param n: int in 1..=4194304
         C < 1 || C > 8 ||  // param C: int in 1..=8
         stride < 1 || stride > 8 ||  // param stride: int in 1..=8
         !(stride >= C) ||  // require stride >= C;

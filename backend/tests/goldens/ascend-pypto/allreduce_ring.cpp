@@ -69,7 +69,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ int32_t* sig = reinterpret_cast<__gm__ int32_t*>(collc_sig_tensor->buffer.addr) + collc_sig_tensor->start_offset;
     const int64_t n = collc_numel(collc_data_tensor);  // param n: element count
     // The tensors must hold the .coll buffers (shapes are the same on every rank).
-    if ((P >= 1 && P <= kMaxSupportedRanks && n >= 1 && n <= 1048576) && (collc_numel(collc_data_tensor) < n || collc_numel(collc_sig_tensor) < (2 * (P - 1) + 1) * P)) {
+    if ((P >= 1 && P <= kMaxSupportedRanks && n >= 1 && n <= 4194304) && (collc_numel(collc_data_tensor) < n || collc_numel(collc_sig_tensor) < (2 * (P - 1) + 1) * P)) {
         pipe_barrier(PIPE_ALL);
         return;
     }
@@ -81,7 +81,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
-        n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
+        n < 1 || n > 4194304 ||  // param n: int in 1..=4194304
         !(collc_mod(n, P) == 0)) {  // require n % P == 0;
         pipe_barrier(PIPE_ALL);
         return;

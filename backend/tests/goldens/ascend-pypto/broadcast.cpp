@@ -70,7 +70,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t root = static_cast<int64_t>(COLLC_PYPTO_ROOT);  // param root: pypto's compile-time kRoot
     const int64_t n = collc_numel(collc_data_tensor);  // param n: element count
     // The tensors must hold the .coll buffers (shapes are the same on every rank).
-    if ((P >= 1 && P <= kMaxSupportedRanks && n >= 1 && n <= 1048576) && (collc_numel(collc_data_tensor) < n || collc_numel(collc_sig_tensor) < P)) {
+    if ((P >= 1 && P <= kMaxSupportedRanks && n >= 1 && n <= 4194304) && (collc_numel(collc_data_tensor) < n || collc_numel(collc_sig_tensor) < P)) {
         pipe_barrier(PIPE_ALL);
         return;
     }
@@ -82,7 +82,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         root < 0 || root >= P ||  // param root: rank
-        n < 1 || n > 1048576) {  // param n: int in 1..=1048576
+        n < 1 || n > 4194304) {  // param n: int in 1..=4194304
         pipe_barrier(PIPE_ALL);
         return;
     }

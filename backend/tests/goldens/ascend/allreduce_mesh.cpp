@@ -57,7 +57,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
-        n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
+        n < 1 || n > 4194304 ||  // param n: int in 1..=4194304
         C < 1 || C > 8 ||  // param C: int in 1..=8
         stride < 1 || stride > 8 ||  // param stride: int in 1..=8
         !(stride >= C) ||  // require stride >= C;

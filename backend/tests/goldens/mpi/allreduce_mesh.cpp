@@ -6,7 +6,7 @@
 //
 // Symmetric objects (declared by setup() in this order on every rank):
 //   ranks P in 1..=65536: mpirun -np
-//   param n: int in 1..=1048576: --param n=V (required)
+//   param n: int in 1..=4194304: --param n=V (required)
 //   param C: int in 1..=8: --param C=V (required)
 //   param stride: int in 1..=8: --param stride=V (required)
 //   signal sig[P][stride]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
@@ -103,7 +103,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
-        n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
+        n < 1 || n > 4194304 ||  // param n: int in 1..=4194304
         C < 1 || C > 8 ||  // param C: int in 1..=8
         stride < 1 || stride > 8 ||  // param stride: int in 1..=8
         !(stride >= C) ||  // require stride >= C;
@@ -221,9 +221,9 @@ void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
     [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
     if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
-    if (!s.has_param("n")) collc_mpi::usage_error("missing --param n=VALUE (param n: int in 1..=1048576)");
+    if (!s.has_param("n")) collc_mpi::usage_error("missing --param n=VALUE (param n: int in 1..=4194304)");
     [[maybe_unused]] const int64_t n = s.param_i64("n", 0);
-    if (n < 1 || n > 1048576) collc_mpi::usage_error("--param n=%lld is outside 1..=1048576", static_cast<long long>(n));
+    if (n < 1 || n > 4194304) collc_mpi::usage_error("--param n=%lld is outside 1..=4194304", static_cast<long long>(n));
     args.p_n = n;
     if (!s.has_param("C")) collc_mpi::usage_error("missing --param C=VALUE (param C: int in 1..=8)");
     [[maybe_unused]] const int64_t C = s.param_i64("C", 0);

@@ -7,7 +7,7 @@
 // Symmetric objects (declared by setup() in this order on every rank):
 //   ranks P in 1..=65536: mpirun -np
 //   param root: rank: --param root=R (default 0)
-//   param n: int in 1..=1048576: --param n=V (required)
+//   param n: int in 1..=4194304: --param n=V (required)
 //   signal sig[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
 //   window data: f32[n] (MPI_Win_allocate; reused: one window for every call)
 //
@@ -97,7 +97,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         root < 0 || root >= P ||  // param root: rank
-        n < 1 || n > 1048576) {  // param n: int in 1..=1048576
+        n < 1 || n > 4194304) {  // param n: int in 1..=4194304
         return;
     }
 
@@ -201,9 +201,9 @@ void setup(collc_mpi::Session& s, Args& args) {
     [[maybe_unused]] const int64_t root = s.param_i64("root", 0);  // param root: rank (default 0)
     if (root < 0 || root >= P) collc_mpi::usage_error("--param root=%lld is not a rank in 0..%lld", static_cast<long long>(root), static_cast<long long>(P));
     args.p_root = root;
-    if (!s.has_param("n")) collc_mpi::usage_error("missing --param n=VALUE (param n: int in 1..=1048576)");
+    if (!s.has_param("n")) collc_mpi::usage_error("missing --param n=VALUE (param n: int in 1..=4194304)");
     [[maybe_unused]] const int64_t n = s.param_i64("n", 0);
-    if (n < 1 || n > 1048576) collc_mpi::usage_error("--param n=%lld is outside 1..=1048576", static_cast<long long>(n));
+    if (n < 1 || n > 4194304) collc_mpi::usage_error("--param n=%lld is outside 1..=4194304", static_cast<long long>(n));
     args.p_n = n;
     [[maybe_unused]] constexpr int64_t TILE = 256;  // const TILE
     [[maybe_unused]] const int64_t T = collc_ceil_div(n, TILE);  // let T = ceil(n / TILE)
