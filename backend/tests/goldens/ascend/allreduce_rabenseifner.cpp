@@ -70,7 +70,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
         B < 1 || B > 65536 ||  // param B: int in 1..=65536
-        !((P & (P - 1)) == 0)) {  // require P & P - 1 == 0;
+        !((P & (P - 1)) == 0)) {  // require P & (P - 1) == 0;
         pipe_barrier(PIPE_ALL);
         return;
     }

@@ -116,7 +116,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         B < 1 || B > 65536 ||  // param B: int in 1..=65536
-        !((P & (P - 1)) == 0)) {  // require P & P - 1 == 0;
+        !((P & (P - 1)) == 0)) {  // require P & (P - 1) == 0;
         return;
     }
 
@@ -281,7 +281,7 @@ void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
     [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
     if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
-    if (!((P & (P - 1)) == 0)) collc_mpi::usage_error("%s", "require P & P - 1 == 0; does not hold for these parameters");
+    if (!((P & (P - 1)) == 0)) collc_mpi::usage_error("%s", "require P & (P - 1) == 0; does not hold for these parameters");
     if (!s.has_param("B")) collc_mpi::usage_error("missing --param B=VALUE (param B: int in 1..=65536)");
     [[maybe_unused]] const int64_t B = s.param_i64("B", 0);
     if (B < 1 || B > 65536) collc_mpi::usage_error("--param B=%lld is outside 1..=65536", static_cast<long long>(B));

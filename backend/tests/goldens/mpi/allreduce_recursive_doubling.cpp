@@ -121,7 +121,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
         n < 1 || n > 1048576 ||  // param n: int in 1..=1048576
-        !((P & (P - 1)) == 0)) {  // require P & P - 1 == 0;
+        !((P & (P - 1)) == 0)) {  // require P & (P - 1) == 0;
         return;
     }
 
@@ -241,7 +241,7 @@ void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
     [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
     if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
-    if (!((P & (P - 1)) == 0)) collc_mpi::usage_error("%s", "require P & P - 1 == 0; does not hold for these parameters");
+    if (!((P & (P - 1)) == 0)) collc_mpi::usage_error("%s", "require P & (P - 1) == 0; does not hold for these parameters");
     if (!s.has_param("n")) collc_mpi::usage_error("missing --param n=VALUE (param n: int in 1..=1048576)");
     [[maybe_unused]] const int64_t n = s.param_i64("n", 0);
     if (n < 1 || n > 1048576) collc_mpi::usage_error("--param n=%lld is outside 1..=1048576", static_cast<long long>(n));
