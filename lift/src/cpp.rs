@@ -1,13 +1,68 @@
 //! The C++ front end: tree-sitter with its C++ grammar, plus the few Ascend qualifiers the
-//! grammar does not know (`__gm__`, `__aicore__`, `__ubuf__`), blanked to spaces of the same
-//! length before parsing so byte offsets and lines stay those of the file.
+//! grammar does not know (`__gm__`, `__aicore__`, `__ubuf__`, `AICORE`), blanked to spaces of
+//! the same length before parsing so byte offsets and lines stay those of the file. Lines of
+//! preprocessor directives keep them (`#ifndef __gm__` names the macro). pypto's template
+//! placeholders (`{{dtype_cpp}}`, ...) are read as the values pypto renders by default,
+//! padded to the placeholder's length ([`PLACEHOLDERS`]).
 
 use collc_grammar::{Diagnostic, Span};
 use tree_sitter::{Node, Parser, Tree};
 
 /// Ascend address-space and function qualifiers: macros the lifter knows, with no meaning
 /// for the protocol.
-const QUALIFIERS: [&str; 3] = ["__gm__", "__aicore__", "__ubuf__"];
+const QUALIFIERS: [&str; 4] = ["__gm__", "__aicore__", "__ubuf__", "AICORE"];
+
+/// pypto's builtin-template placeholders and the text a template is read with: pypto's
+/// renderer (`pto_backend.py`, `_render_builtin_template`) substitutes them textually, with
+/// these values for the f32 sum variants its builtins register.
+pub const PLACEHOLDERS: [(&str, &str); 5] = [
+    ("{{dtype_cpp}}", "float"),
+    ("{{reduce_inst}}", "TADD"),
+    ("{{root_cpp}}", "0"),
+    ("{{op_cpp}}", "ReduceOp::kSum"),
+    ("{{template_package}}", "template"),
+];
+
+/// `text` with the qualifiers blanked outside preprocessor lines and the placeholders
+/// substituted, every line keeping its length.
+fn blank(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for l in text.split_inclusive('\n') {
+        let mut l = l.to_string();
+        for (p, v) in PLACEHOLDERS {
+            if l.contains(p) {
+                l = l.replace(p, &format!("{v:<width$}", width = p.len()));
+            }
+        }
+        if !l.trim_start().starts_with('#') {
+            for q in QUALIFIERS {
+                l = blank_word(&l, q);
+            }
+        }
+        out.push_str(&l);
+    }
+    out
+}
+
+/// `l` with every whole-word occurrence of `w` replaced by spaces.
+fn blank_word(l: &str, w: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(l.len());
+    let mut rest = l;
+    while let Some(i) = rest.find(w) {
+        let before = rest[..i].chars().next_back().or(out.chars().next_back());
+        let after = rest[i + w.len()..].chars().next();
+        out.push_str(&rest[..i]);
+        if word(before) || word(after) {
+            out.push_str(w);
+        } else {
+            out.push_str(&" ".repeat(w.len()));
+        }
+        rest = &rest[i + w.len()..];
+    }
+    out.push_str(rest);
+    out
+}
 
 /// A parsed C++ file.
 pub struct Cpp {
@@ -19,10 +74,7 @@ pub struct Cpp {
 
 /// Parses `text`; a syntax error (an `ERROR` or missing node) is a diagnostic at its line.
 pub fn parse(text: &str) -> Result<Cpp, Diagnostic> {
-    let mut blanked = text.to_string();
-    for q in QUALIFIERS {
-        blanked = blanked.replace(q, &" ".repeat(q.len()));
-    }
+    let blanked = blank(text);
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_cpp::LANGUAGE.into())

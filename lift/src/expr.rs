@@ -174,11 +174,61 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// Binds a C++ name to itself.
+    /// Binds a C++ name to itself, or to `name_` when it is a `.coll` keyword (`step`,
+    /// `window`, ...).
     pub fn bind(&mut self, name: &str) {
-        self.names.insert(name.to_string(), name.to_string());
+        let coll = if KEYWORDS.contains(&name) {
+            format!("{name}_")
+        } else {
+            name.to_string()
+        };
+        self.names.insert(name.to_string(), coll);
+    }
+
+    /// The `.coll` name of a bound C++ name (itself if unbound).
+    pub fn coll(&self, name: &str) -> String {
+        self.names
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
     }
 }
+
+/// `.coll`'s keywords (`grammar/src/coll.pest`), which are not names.
+const KEYWORDS: [&str; 32] = [
+    "collective",
+    "ranks",
+    "param",
+    "const",
+    "let",
+    "blocks",
+    "signal",
+    "window",
+    "tile",
+    "array",
+    "require",
+    "body",
+    "epilogue",
+    "for",
+    "in",
+    "peers",
+    "if",
+    "else",
+    "return",
+    "notify",
+    "wait",
+    "copy",
+    "get",
+    "put",
+    "reduce",
+    "fence",
+    "step",
+    "as",
+    "value",
+    "true",
+    "false",
+    "calls",
+];
 
 /// Strips parentheses and casts.
 pub fn strip<'a>(mut n: Node<'a>, src: &str) -> Node<'a> {
@@ -281,6 +331,23 @@ pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
             Ok(E::Bin(op, Box::new(a), Box::new(b)))
         }
         "conditional_expression" => min_max(n, src, s),
+        "sizeof_expression" => {
+            let t = text(n, src).replace(' ', "");
+            let ty = t.trim_start_matches("sizeof").trim_matches(['(', ')']);
+            let bytes = match ty {
+                "float" | "int" | "int32_t" | "uint32_t" => 4,
+                "int64_t" | "uint64_t" | "double" => 8,
+                "half" | "bfloat16_t" | "int16_t" => 2,
+                _ => {
+                    return Err(unsupported(
+                        n,
+                        src,
+                        "the size of a type the lifter does not know",
+                    ))
+                }
+            };
+            Ok(E::Int(bytes))
+        }
         "pointer_expression" => Err(unsupported(
             n,
             src,

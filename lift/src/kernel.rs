@@ -48,6 +48,12 @@ pub struct Outline {
     pub epilogue: Vec<L>,
     /// The line of the kernel function.
     pub line: usize,
+    /// pypto: the host values read from tensor shapes (declared `param` outside the code).
+    pub host: Vec<String>,
+    /// pypto: the block count's name (`get_block_num(args)`).
+    pub block_count: Option<String>,
+    /// A pypto builtin kernel (`ChipTensor` args).
+    pub pypto: bool,
 }
 
 /// Finds the kernel function: `kernel_entry` (pto::comm) or `kernel_block` (MPI).
@@ -88,7 +94,9 @@ fn visit<'t>(n: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
 fn globals(cpp: &Cpp) -> BTreeMap<String, i64> {
     let mut out = BTreeMap::new();
     visit(cpp.tree.root_node(), &mut |n| {
-        if n.kind() == "declaration" && text(n, &cpp.text).trim_start().starts_with("constexpr") {
+        let t = text(n, &cpp.text).trim_start();
+        let t = t.strip_prefix("static ").unwrap_or(t).trim_start();
+        if n.kind() == "declaration" && t.starts_with("constexpr") {
             let parent_fn = {
                 let mut p = n.parent();
                 let mut inside = false;
@@ -134,34 +142,65 @@ fn slot_of(n: Node, src: &str) -> Option<usize> {
 }
 
 /// Reads the kernel. `dims(name, kind)` gives a buffer's dimensions (`.coll` text).
-pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
+pub fn outline(
+    cpp: &Cpp,
+    dims: &DimsOf,
+    host: &std::collections::BTreeSet<String>,
+) -> R<(Outline, Layout, Dialect)> {
     let (f, dialect) = find_kernel(cpp)?;
     let src = cpp.text.as_str();
     let body = field(f, "body").ok_or_else(|| unsupported(f, src, "a kernel without a body"))?;
+    let pypto = crate::pypto::is_pypto(cpp);
+    let px = crate::pypto::scan(
+        cpp,
+        if pypto {
+            host.clone()
+        } else {
+            Default::default()
+        },
+    );
     let mut o = Outline {
         globals: globals(cpp),
         line: line(f),
+        pypto,
         ..Outline::default()
     };
     let mut layout = Layout::default();
     let mut scope = Scope::default();
     scope.names.insert("me".into(), "me".into());
+    for h in &px.host {
+        scope.bind(h);
+        o.host.push(h.clone());
+    }
     for (k, v) in &o.globals {
-        if k != "kMaxSupportedRanks" && k != "kStage" {
+        if k != "kMaxSupportedRanks" && k != "kStage" && !px.host.contains(k) {
             scope.bind(k);
             o.tops.push(Top::Const(k.clone(), *v));
         }
     }
-    let items: Vec<Node> = all_kids(body)
+    let mut items: Vec<Node> = all_kids(body)
         .into_iter()
         .filter(|k| k.kind() != "comment")
         .collect();
+    if pypto {
+        items = crate::pypto::flatten(items, src)?;
+    }
+    if pypto {
+        for n in &items {
+            if n.kind() == "declaration" && text(*n, src).contains("->buffer.addr") {
+                px_top(*n, src, &px, &mut o, &mut layout, &mut scope, dims)?;
+            }
+        }
+    }
     let mut i = 0;
     let mut me_seen = false;
     // ---- before `me`: args, rank-uniform values, guards ----
     while i < items.len() && !me_seen {
         let n = items[i];
         i += 1;
+        if pypto && px_top(n, src, &px, &mut o, &mut layout, &mut scope, dims)? {
+            continue;
+        }
         match n.kind() {
             "declaration" => {
                 let t = text(n, src);
@@ -182,7 +221,7 @@ pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
                 }
                 let name = text(nm, src).to_string();
                 let vt = text(v, src).replace(' ', "");
-                if vt.contains("ctx->rankId") || vt.contains("ctx.me") {
+                if vt.contains("->rankId") || vt.contains("ctx.me") {
                     me_seen = true;
                     scope.names.insert(name, "me".into());
                     continue;
@@ -366,7 +405,13 @@ pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
             }
         }
     }
+    if pypto {
+        px_tiles(body, src, &px, &mut o, &mut layout);
+    }
     let mut reader = Reader::new(src, &layout, dialect, scope);
+    if pypto {
+        reader = reader.with_px(&px);
+    }
     let blocks = rest.iter().all(|n| n.kind() == "compound_statement");
     if blocks && (rest.len() == 1 || rest.len() == 2) {
         o.body = reader.block(rest[0])?;
@@ -379,6 +424,134 @@ pub fn outline(cpp: &Cpp, dims: &DimsOf) -> R<(Outline, Layout, Dialect)> {
         o.body = out;
     }
     Ok((o, layout, dialect))
+}
+
+/// A statement of a pypto kernel before `me` that is not collc's: the `ChipTensor`s, the
+/// buffers inside them, the host values read from their shapes, the block index and count.
+#[allow(clippy::too_many_arguments)]
+fn px_top(
+    n: Node,
+    src: &str,
+    px: &crate::pypto::Px,
+    o: &mut Outline,
+    layout: &mut Layout,
+    scope: &mut Scope,
+    dims: &DimsOf,
+) -> R<bool> {
+    let t = text(n, src).replace(' ', "");
+    if n.kind() == "declaration" && t.contains("get_block_num(args)") {
+        let name = field(n, "declarator")
+            .and_then(|d| field(d, "declarator"))
+            .map(|x| text(x, src).to_string())
+            .unwrap_or_default();
+        if !px.host.contains(&name) {
+            return Err(unsupported(
+                n,
+                src,
+                &format!("the block count: declare `param {name}: int in 1..=HI;`"),
+            ));
+        }
+        o.block_count = Some(name);
+        return Ok(true);
+    }
+    if let Some(w) = crate::pypto::host_stmt(n, src, &px.host) {
+        if let Some(bad) = w.iter().find(|x| !px.host.contains(*x)) {
+            return Err(unsupported(
+                n,
+                src,
+                &format!("a value computed from a tensor's shape that the declarations do not give: declare `param {bad}: int in LO..=HI;`"),
+            ));
+        }
+        return Ok(true);
+    }
+    if n.kind() != "declaration" {
+        return Ok(false);
+    }
+    let Some(d) = field(n, "declarator") else {
+        return Ok(false);
+    };
+    let mut nm = field(d, "declarator").unwrap_or(d);
+    while matches!(nm.kind(), "pointer_declarator" | "reference_declarator") {
+        match kids(nm).last() {
+            Some(x) => nm = *x,
+            None => break,
+        }
+    }
+    let name = text(nm, src).to_string();
+    if t.contains("ChipTensor*") {
+        return Ok(true);
+    }
+    if t.contains("->buffer.addr") {
+        if layout.bufs.contains_key(&name) {
+            return Ok(true);
+        }
+        let kind = if t.starts_with("int32_t*") {
+            BufKind::Signal
+        } else {
+            BufKind::Window
+        };
+        let (cname, ds) = dims(&name, kind)?;
+        layout.bufs.insert(
+            name.clone(),
+            Buf {
+                name: cname,
+                dims: ds,
+                kind,
+            },
+        );
+        let what = if kind == BufKind::Signal {
+            "signal"
+        } else {
+            "window"
+        };
+        o.buffers.push((name, kind, what));
+        return Ok(true);
+    }
+    if t.contains("get_block_idx(args)") {
+        o.block = Some(name.clone());
+        scope.bind(&name);
+        scope.block = Some(name);
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// pypto's tiles: every declaration in the kernel of a `using` alias of `pto::Tile`.
+fn px_tiles(body: Node, src: &str, px: &crate::pypto::Px, o: &mut Outline, layout: &mut Layout) {
+    fn visit<'t>(n: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
+        f(n);
+        for k in kids(n) {
+            visit(k, f);
+        }
+    }
+    visit(body, &mut |n| {
+        if n.kind() != "declaration" {
+            return;
+        }
+        let ty = field(n, "type").map(|t| text(t, src)).unwrap_or("").trim();
+        let Some(crate::pypto::Alias::Tile(cap)) = px.aliases.get(ty).copied() else {
+            return;
+        };
+        let Some(name) = field(n, "declarator")
+            .and_then(|d| field(d, "declarator"))
+            .map(|x| text(x, src).to_string())
+        else {
+            return;
+        };
+        if layout.bufs.contains_key(&name) {
+            return;
+        }
+        let dims = cap.map(|c| c.to_string()).unwrap_or_default();
+        layout.bufs.insert(
+            name.clone(),
+            Buf {
+                name: name.clone(),
+                dims: vec![dims],
+                kind: BufKind::Tile,
+            },
+        );
+        o.tiles.push((name, cap));
+    });
 }
 
 /// The call index's C++ name, if `n` declares it: `const int64_t c =
@@ -442,9 +615,16 @@ fn guard(c: Node, src: &str, scope: &mut Scope, o: &mut Outline) -> R<()> {
     s.bind("get_block_num");
     let c = cpp_guard(c, src, &s)?;
     for d in c.disjuncts() {
-        o.guards.push((d, 0));
+        if d != shape_check() {
+            o.guards.push((d, 0));
+        }
     }
     Ok(())
+}
+
+/// The stand-in for a guard disjunct that checks a tensor's shape (dropped).
+fn shape_check() -> C {
+    C::Cmp("!=", E::Name("collc_shape".into()), E::Int(0))
 }
 
 /// A guard condition, with `get_block_num(args)` / `args.collc_blocks` read as the name
@@ -465,6 +645,10 @@ fn cpp_guard(n: Node, src: &str, s: &Scope) -> R<C> {
         ));
     }
     let t = text(n, src).replace(' ', "");
+    if t.contains("->ndims") || t.contains("->shapes") {
+        // pypto: the host's check of a tensor's shape; the declarations give the shapes.
+        return Ok(shape_check());
+    }
     if t.contains("get_block_num(args)") || t.contains("args.collc_blocks") {
         if let Some(r) = field(n, "right") {
             return Ok(C::Cmp(

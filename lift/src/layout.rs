@@ -104,6 +104,11 @@ pub fn unflatten(flat: &E, dims: &[String]) -> Option<Vec<E>> {
             {
                 Some(b)
             }
+            // `base + d + i`: the row `1` (pypto writes `flag + nranks + p`).
+            t if sign == "+" && prefix.is_none() && norm(&t.coll()) == *last_dim => {
+                prefix = Some(E::Int(1));
+                continue;
+            }
             _ => None,
         };
         match hit {

@@ -21,6 +21,7 @@ mod kernel;
 pub mod layout;
 pub mod model;
 mod order;
+pub mod pypto;
 mod stmt;
 pub mod text;
 pub mod validate;
@@ -44,9 +45,15 @@ pub struct Lifted {
 }
 
 /// Reads the kernel's outline and takes the dialect's orderings out of its body and epilogue.
-fn read(cpp: &cpp::Cpp, dims: &layout::DimsOf) -> Result<(Outline, Dialect), Diagnostic> {
-    let (mut o, _layout, dialect) = kernel::outline(cpp, dims)?;
-    if dialect == Dialect::Pto {
+fn read(
+    cpp: &cpp::Cpp,
+    dims: &layout::DimsOf,
+    host: &std::collections::BTreeSet<String>,
+) -> Result<(Outline, Dialect), Diagnostic> {
+    let (mut o, _layout, dialect) = kernel::outline(cpp, dims, host)?;
+    // pypto's kernels order with `pipe_barrier` (a fence) where they see fit; collc's
+    // publish/acquire discipline is collc's own.
+    if dialect == Dialect::Pto && !o.pypto {
         let (body, dirty) = order::normalize(std::mem::take(&mut o.body), true)?;
         let (epi, _) = order::normalize(std::mem::take(&mut o.epilogue), dirty)?;
         o.body = body;
@@ -71,11 +78,63 @@ fn print_blocks(out: &mut Out, o: &Outline, mut ranks: Ranks) {
 
 /// Lifts a `pto::comm` kernel (`kernel_entry(int64_t* args)`) to a `.coll` protocol.
 pub fn lift(source: &str) -> Result<Lifted, Vec<Diagnostic>> {
-    let cpp = cpp::parse(source).map_err(|d| vec![d])?;
-    let decls = comment_decls(source);
-    let header = source
+    lift_with(source, "")
+}
+
+/// Declarations given outside the C++: the lines of `decls` and the file's `// collc: DECL`
+/// comment lines, each a `.coll` declaration (`collective NAME: KIND(ARGS)`, `signal ...;`,
+/// `window ...;`, `param NAME: ...;`, `calls <= N;`). Returns (the collective line, the
+/// declarations by the name they declare, the other lines in order).
+fn given_decls(source: &str, decls: &str) -> (Option<String>, Vec<(String, String)>) {
+    let mut header = None;
+    let mut out = Vec::new();
+    let from_src = source
         .lines()
-        .find_map(|l| l.trim_start().strip_prefix("// collective ").map(str::trim).map(str::to_string))
+        .filter_map(|l| l.trim_start().strip_prefix("// collc:"));
+    let from_file = decls.lines().filter(|l| !l.trim_start().starts_with("//"));
+    for l in from_src.chain(from_file) {
+        let l = l.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if let Some(h) = l.strip_prefix("collective ") {
+            header = Some(h.trim().trim_end_matches('{').trim().to_string());
+            continue;
+        }
+        let mut words = l.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+        let kw = words.next().unwrap_or("");
+        let name = words.find(|w| !w.is_empty()).unwrap_or("").to_string();
+        let key = match kw {
+            "calls" => "calls".to_string(),
+            "require" => format!("require {}", out.len()),
+            _ => name,
+        };
+        out.push((key, l.to_string()));
+    }
+    (header, out)
+}
+
+/// Lifts a kernel with declarations given outside it (`collc lift --decls FILE`; see
+/// [`given_decls`]): pypto's kernels read their buffers' shapes at run time, so their
+/// declarations cannot come from the code.
+pub fn lift_with(source: &str, extra: &str) -> Result<Lifted, Vec<Diagnostic>> {
+    let cpp = cpp::parse(source).map_err(|d| vec![d])?;
+    let mut decls = comment_decls(source);
+    let (given_header, given) = given_decls(source, extra);
+    let mut host = std::collections::BTreeSet::new();
+    let mut calls = None;
+    for (k, d) in &given {
+        if d.starts_with("param ") || d.starts_with("let ") {
+            host.insert(k.clone());
+        }
+        if k == "calls" {
+            calls = Some(d.clone());
+        }
+        decls.insert(k.clone(), d.clone());
+    }
+    let header = given_header.or_else(|| source
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("// collective ").map(str::trim).map(str::to_string)))
         .ok_or_else(|| {
             vec![Diagnostic::error(
                 "lift::no-collective",
@@ -93,7 +152,7 @@ pub fn lift(source: &str) -> Result<Lifted, Vec<Diagnostic>> {
         })?;
         Ok((name.to_string(), dims_of_decl(d)))
     };
-    let (o, dialect) = read(&cpp, &dims).map_err(|d| vec![d])?;
+    let (o, dialect) = read(&cpp, &dims, &host).map_err(|d| vec![d])?;
     if dialect != Dialect::Pto {
         return Err(vec![Diagnostic::error(
             "lift::dialect",
@@ -104,7 +163,10 @@ pub fn lift(source: &str) -> Result<Lifted, Vec<Diagnostic>> {
     let mut ranks = Ranks::default();
     ranks.known.insert("me".into());
     out.line(0, &format!("collective {header} {{"), 0);
-    declarations(&mut out, &o, &decls, &mut ranks).map_err(|d| vec![d])?;
+    if let Some(c) = calls {
+        out.line(1, &c, 0);
+    }
+    declarations(&mut out, &o, &decls, &given, &mut ranks).map_err(|d| vec![d])?;
     out.line(0, "", 0);
     print_blocks(&mut out, &o, ranks);
     let checked = collc_spec::check(&out.text);
@@ -156,12 +218,29 @@ fn recovered_errors(diags: Vec<Diagnostic>, out: &Out, code: &str) -> Vec<Diagno
         .collect()
 }
 
+/// The host values (declared `param` or `let` outside the code), in the given order, then
+/// the given requirements (the callers' contract).
+fn given_host(out: &mut Out, o: &Outline, given: &[(String, String)]) {
+    for (k, d) in given {
+        let host = d.starts_with("param ") || d.starts_with("let ");
+        if host && o.host.contains(k) {
+            out.line(1, d, 0);
+        }
+    }
+    for (_, d) in given {
+        if d.starts_with("require ") {
+            out.line(1, d, 0);
+        }
+    }
+}
+
 /// The declarations of a lifted file: world, params (domains from the guards), constants and
 /// lets, requires, blocks, buffers, tiles.
 fn declarations(
     out: &mut Out,
     o: &Outline,
     decls: &std::collections::BTreeMap<String, String>,
+    given: &[(String, String)],
     ranks: &mut Ranks,
 ) -> Result<(), Diagnostic> {
     let lo_hi = |name: &str| -> (Option<i64>, Option<i64>, bool) {
@@ -179,6 +258,10 @@ fn declarations(
         }
         (lo, hi, rank)
     };
+    // A host value declared `param x: rank;`: its range guards are the declaration's.
+    let host_rank = |x: &str| {
+        o.host.iter().any(|h| h == x) && decls.get(x).is_some_and(|d| d.contains(": rank"))
+    };
     let bounds_guard = |g: &C| -> bool {
         match g {
             C::Cmp(op, E::Name(x), rhs) => {
@@ -186,7 +269,8 @@ fn declarations(
                     && matches!(rhs, E::Int(_))
                     && matches!(*op, "<" | "<=" | ">" | ">=")
                     || (*x == o.world && matches!(rhs, E::Name(k) if k == "kMaxSupportedRanks"))
-                    || (o.params.contains(x)
+                    || (host_rank(x) && matches!(rhs, E::Int(0)) && *op == "<")
+                    || ((o.params.contains(x) || host_rank(x))
                         && *op == ">="
                         && matches!(rhs, E::Name(w) if *w == o.world))
                     || x == "collc_blocks"
@@ -209,6 +293,7 @@ fn declarations(
         )));
     };
     out.line(1, &format!("ranks {} in {lo}..={hi};", o.world), 0);
+    given_host(out, o, given);
     for p in &o.params {
         match lo_hi(p) {
             (_, _, true) => {
@@ -231,8 +316,16 @@ fn declarations(
             Top::Let(n, e) => out.line(1, &format!("let {n} = {};", e.coll()), 0),
         }
     }
+    let on_block = |g: &C| -> bool {
+        let b = o.block.as_deref().unwrap_or("");
+        match g {
+            C::Cmp("<", E::Name(x), E::Int(0)) => x == b,
+            C::Cmp(">=", E::Name(x), E::Name(n)) => x == b && o.block_count.as_deref() == Some(n),
+            _ => false,
+        }
+    };
     for (g, _) in &o.guards {
-        if bounds_guard(g) {
+        if bounds_guard(g) || (o.block_count.is_some() && on_block(g)) {
             continue;
         }
         let r = match g {
@@ -246,6 +339,7 @@ fn declarations(
             C::Cmp("!=", E::Name(x), e) if x == "collc_blocks" => Some(e.coll()),
             _ => None,
         });
+        let n = n.or_else(|| o.block_count.clone());
         let n = n.ok_or_else(|| need("the block index is read but no guard `get_block_num(args) != C` fixes the block count"))?;
         out.line(1, &format!("blocks {b} in 0..{n};"), 0);
     }

@@ -9,6 +9,7 @@ use collc_grammar::Diagnostic;
 use std::collections::BTreeMap;
 use tree_sitter::Node;
 
+mod px;
 mod seq;
 
 /// A pointer into a buffer: which, the flat element offset, and the rank if remote.
@@ -42,6 +43,21 @@ pub struct Reader<'a> {
     ptrs: BTreeMap<String, Ptr>,
     /// collc's `collc_seq_len` counts of power-of-two and reversed loops, by name.
     seqs: BTreeMap<String, seq::SeqLen>,
+    /// pypto's kernels: the file's helpers, switches and aliases (`None` for collc's).
+    px: Option<&'a crate::pypto::Px<'a>>,
+    /// pypto: `ShapeDyn` values by name (their length).
+    px_shapes: BTreeMap<String, E>,
+    /// pypto: `GlobalTensor` views by name (pointer and length).
+    px_views: BTreeMap<String, (Ptr, E)>,
+    /// pypto: a tile's valid length (`SetValidShape`, `ColMaskInternal`).
+    px_valid: BTreeMap<String, E>,
+    /// pypto: counters (their current value is the scope's alias).
+    counters: std::collections::BTreeSet<String>,
+    /// Helper-call nesting.
+    depth: usize,
+    /// The values of the `let`s read so far (`.coll` name -> value), to see through them in
+    /// pointer offsets.
+    lets: BTreeMap<String, E>,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -79,6 +95,42 @@ impl<'a> Reader<'a> {
             cells: BTreeMap::new(),
             ptrs: BTreeMap::new(),
             seqs: BTreeMap::new(),
+            px: None,
+            px_shapes: BTreeMap::new(),
+            px_views: BTreeMap::new(),
+            px_valid: BTreeMap::new(),
+            counters: Default::default(),
+            depth: 0,
+            lets: BTreeMap::new(),
+        }
+    }
+
+    /// The same reader for one of pypto's kernels.
+    pub fn with_px(mut self, px: &'a crate::pypto::Px<'a>) -> Self {
+        self.px = Some(px);
+        self
+    }
+
+    /// pypto: an offset with no row term is in row 0 (`flag + k` of `flag[2][P]` is
+    /// `flag[0][k]`; the verifier's index-range check sees `k` against the row length).
+    fn first_row(&self, flat: &E, dims: &[String]) -> Option<Vec<E>> {
+        self.px?;
+        let mut idx = vec![E::Int(0); dims.len().saturating_sub(1)];
+        idx.push(flat.clone());
+        Some(idx)
+    }
+
+    /// `e` with the names of `let`s replaced by their values.
+    fn through_lets(&self, e: &E) -> E {
+        let go = |x: &E| Box::new(self.through_lets(x));
+        match e {
+            E::Name(n) => self.lets.get(n).cloned().unwrap_or_else(|| e.clone()),
+            E::Neg(a) => E::Neg(go(a)),
+            E::Bin(op, a, b) => E::Bin(op, go(a), go(b)),
+            E::Fun1(f, a) => E::Fun1(f, go(a)),
+            E::Fun(f, a, b) => E::Fun(f, go(a), go(b)),
+            E::Rank(a) => E::Rank(go(a)),
+            E::Int(_) | E::Index(..) => e.clone(),
         }
     }
 
@@ -114,6 +166,11 @@ impl<'a> Reader<'a> {
         while i < items.len() {
             let n = items[i];
             i += 1;
+            let mut skip = false;
+            if self.px_item(n, items.get(i).copied(), &mut skip, out)? {
+                i += usize::from(skip);
+                continue;
+            }
             match n.kind() {
                 "comment" => {}
                 "compound_statement" => {
@@ -140,7 +197,7 @@ impl<'a> Reader<'a> {
                         out.push(L::new(s, line(n)));
                     }
                 }
-                "for_statement" => out.push(self.for_loop(n)?),
+                "for_statement" => out.extend(self.for_loop(n)?),
                 "if_statement" => out.push(self.if_stmt(n)?),
                 _ => return Err(self.bad(n, "a statement the lifter does not accept")),
             }
@@ -206,10 +263,18 @@ impl<'a> Reader<'a> {
             self.scope.aliases.insert(name, v);
             return Ok(());
         }
-        if !text(n, src).trim_start().starts_with("const") && !text(n, src).contains("const ") {
+        let unmutated = self
+            .px
+            .is_some_and(|p| !p.mutated.contains_key(&name) && !p.host.contains(&name));
+        if !unmutated
+            && !text(n, src).trim_start().starts_with("const")
+            && !text(n, src).contains("const ")
+        {
             return Err(self.bad(n, "a mutable variable (only `const` values can be lifted)"));
         }
         self.scope.bind(&name);
+        let name = self.scope.coll(&name);
+        self.lets.insert(name.clone(), v.clone());
         out.push(L::new(S::Let { name, value: v }, line(n)));
         Ok(())
     }
@@ -251,12 +316,15 @@ impl<'a> Reader<'a> {
             .get(&p.buf)
             .filter(|b| b.kind == BufKind::Signal)
             .ok_or_else(|| self.bad(n, "a signal view of something not a signal"))?;
-        let idx = unflatten(&p.flat, &b.dims).ok_or_else(|| {
-            self.bad(
-                n,
-                "a cell offset that is not row-major in the signal's dimensions",
-            )
-        })?;
+        let idx = unflatten(&p.flat, &b.dims)
+            .or_else(|| unflatten(&self.through_lets(&p.flat), &b.dims))
+            .or_else(|| self.first_row(&p.flat, &b.dims))
+            .ok_or_else(|| {
+                self.bad(
+                    n,
+                    "a cell offset that is not row-major in the signal's dimensions",
+                )
+            })?;
         Ok((b.name.clone(), idx, p.rank))
     }
 
@@ -327,12 +395,15 @@ impl<'a> Reader<'a> {
         if !matches!(b.kind, BufKind::Window | BufKind::Tile) {
             return Err(self.bad(n, "a data move on a signal or staging tile"));
         }
-        let mut idx = unflatten(&p.flat, &b.dims).ok_or_else(|| {
-            self.bad(
-                n,
-                "an offset that is not row-major in the buffer's dimensions",
-            )
-        })?;
+        let mut idx = unflatten(&p.flat, &b.dims)
+            .or_else(|| unflatten(&self.through_lets(&p.flat), &b.dims))
+            .or_else(|| self.first_row(&p.flat, &b.dims))
+            .ok_or_else(|| {
+                self.bad(
+                    n,
+                    "an offset that is not row-major in the buffer's dimensions",
+                )
+            })?;
         let lo = idx.pop().unwrap_or(E::Int(0));
         Ok(Reg {
             buf: b.name.clone(),
@@ -833,9 +904,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn for_loop(&mut self, n: Node) -> R<L> {
+    fn for_loop(&mut self, n: Node) -> R<Option<L>> {
         if let Some(l) = self.seq_loop(n)? {
-            return Ok(l);
+            return Ok(Some(l));
         }
         let src = self.src;
         let bad = |what: &str| unsupported(n, src, what);
@@ -877,6 +948,7 @@ impl<'a> Reader<'a> {
         items.retain(|k| k.kind() != "comment");
         let saved = (self.scope.clone(), self.cells.clone(), self.ptrs.clone());
         self.scope.bind(&var);
+        let coll_var = self.scope.coll(&var);
         let mut range = Range::Span(lo.clone(), hi.clone(), step.clone());
         if let Some(first) = items.first().copied() {
             if self.is_skip_me(first, &var) {
@@ -891,17 +963,22 @@ impl<'a> Reader<'a> {
                 items.remove(0);
             }
         }
+        let counters = self.enter_counters(&items, &coll_var, &lo, &step)?;
         let mut out = Vec::new();
         self.list(&items, &mut out)?;
         (self.scope, self.cells, self.ptrs) = saved;
-        Ok(L::new(
+        self.leave_counters(counters, &lo, &hi, &step);
+        if self.px.is_some() && !px::effectful(&out) {
+            return Ok(None);
+        }
+        Ok(Some(L::new(
             S::For {
-                var,
+                var: coll_var,
                 range,
                 body: out,
             },
             line(n),
-        ))
+        )))
     }
 
     fn is_skip_me(&self, n: Node, var: &str) -> bool {
@@ -926,7 +1003,11 @@ impl<'a> Reader<'a> {
             .find(|(_, v)| v.as_str() == "me")
             .map(|(k, _)| k.clone())
             .unwrap_or_else(|| "me".into());
-        is_continue && (c == format!("{var}=={me}") || c == format!("{me}=={var}"))
+        let is_me = |e: &E| *e == E::Name("me".into());
+        let read = field(n, "condition").and_then(|c| self.c(c).ok());
+        let by_value = matches!(&read, Some(C::Cmp("==", E::Name(v), m)) if v == var && is_me(m))
+            || matches!(&read, Some(C::Cmp("==", m, E::Name(v))) if v == var && is_me(m));
+        is_continue && (by_value || c == format!("{var}=={me}") || c == format!("{me}=={var}"))
     }
 
     fn if_stmt(&mut self, n: Node) -> R<L> {

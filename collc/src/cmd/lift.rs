@@ -15,6 +15,11 @@ pub struct LiftArgs {
     /// Output file (default: stdout).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<String>,
+    /// Declarations the C++ does not state, one `.coll` declaration a line (`collective
+    /// NAME: KIND(ARGS)`, `signal ...;`, `window ...;`, `param NAME: ...;`, `calls <= N;`):
+    /// pypto's kernels read their buffers' shapes at run time (docs/lift.md).
+    #[arg(long = "decls", value_name = "FILE")]
+    pub decls: Option<String>,
 }
 
 /// Runs `collc lift`.
@@ -30,7 +35,17 @@ pub fn run(args: &LiftArgs, style: Style, out: &mut Output) -> i32 {
             return exit::INPUT;
         }
     };
-    let lifted = match collc_lift::lift(&source.text) {
+    let decls = match &args.decls {
+        None => String::new(),
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(t) => t,
+            Err(e) => {
+                out.err(format!("error: cannot read `{p}`: {e}"));
+                return exit::USAGE;
+            }
+        },
+    };
+    let lifted = match collc_lift::lift_with(&source.text, &decls) {
         Ok(l) => l,
         Err(diags) => {
             out.diagnostics(&source, &diags, style);
