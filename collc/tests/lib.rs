@@ -13,7 +13,12 @@
 //!   (no hang, no abort);
 //! * `collc/tests/lib/mpi_two_comms.cpp`: two MPI communicators in one process (world and a
 //!   split), called alternately;
-//! * the README's example program and (when `cmake` is installed) `find_package`;
+//! * the README's example program and (when `cmake` is installed) `find_package`; the MPI
+//!   library's folder moved elsewhere, built through pkg-config and a C++-only CMake project;
+//! * MPI: counts per call, a count above the configured one (EDOMAIN there, EBROKEN on the
+//!   peer within seconds under a one-hour wait timeout), different counts (EMISMATCH), a
+//!   window allocation failing on one rank (`mpi_alloc_fail.cpp`: ESYSTEM on every rank), and
+//!   nothing printed to stderr by the library;
 //! * `examples/apps/host_kinds_app.cpp` / `mpi_kinds_app.cpp`: reduce_scatter, all_to_all_v
 //!   and a `per call` allgather (rotated over two instances, verified at that distance)
 //!   against references (MPI_Reduce_scatter_block, MPI_Alltoallv), and their bad input
@@ -336,6 +341,68 @@ fn host_readme_example_builds_and_runs() {
     assert!(o.status.success(), "{}", text(&o));
 }
 
+/// The MPI library folder moved elsewhere still builds through pkg-config (`${pcfiledir}`)
+/// and through CMake in a C++-only project (`find_package(MPI COMPONENTS CXX)`,
+/// `MPI::MPI_CXX`), and the programs run.
+#[test]
+fn mpi_library_moved_builds_with_pkg_config_and_a_cxx_only_cmake_project() {
+    let Some(lib) = mpi_lib() else { return };
+    let dir = scratch("mpi-moved");
+    let moved = dir.join("prefix");
+    let o = Command::new("cp")
+        .arg("-a")
+        .arg(lib)
+        .arg(&moved)
+        .output()
+        .expect("cp");
+    assert!(o.status.success(), "{}", text(&o));
+    let pc = std::fs::read_to_string(moved.join("collmpi.pc")).expect("collmpi.pc");
+    assert!(
+        !pc.contains(&lib.display().to_string()),
+        "the .pc names the folder it was generated in:\n{pc}"
+    );
+    let exe = dir.join("example");
+    build(
+        "mpicxx",
+        &moved.join("example_collmpi.cpp"),
+        &moved,
+        "collmpi",
+        &exe,
+    );
+    let o = mpirun(2, &exe, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    if !have("cmake") {
+        skip("find_package (MPI)", "cmake is not installed");
+        return;
+    }
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.16)\nproject(app LANGUAGES CXX)\nset(CMAKE_CXX_STANDARD 17)\nfind_package(collmpi CONFIG REQUIRED PATHS {})\nadd_executable(app {})\ntarget_link_libraries(app PRIVATE collmpi::collmpi)\n",
+            moved.display(),
+            moved.join("example_collmpi.cpp").display()
+        ),
+    )
+    .expect("CMakeLists");
+    let b = dir.join("build");
+    let o = Command::new("cmake")
+        .arg("-S")
+        .arg(&dir)
+        .arg("-B")
+        .arg(&b)
+        .output()
+        .expect("cmake");
+    assert!(o.status.success(), "{}", text(&o));
+    let o = Command::new("cmake")
+        .arg("--build")
+        .arg(&b)
+        .output()
+        .expect("cmake --build");
+    assert!(o.status.success(), "{}", text(&o));
+    let o = mpirun(2, &b.join("app"), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
 #[test]
 fn mpi_app_allreduce_matches_mpi_allreduce_in_a_compute_loop() {
     let Some(lib) = mpi_lib() else { return };
@@ -372,6 +439,9 @@ fn mpi_bad_input_returns_documented_codes() {
     assert!(o.status.success(), "{t}");
     assert!(!t.contains("FAIL"), "{t}");
     assert_eq!(t.matches("PASS").count(), 15, "every case ran: {t}");
+    // The library reports through its statuses and last_error() only.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("collc_mpi"), "the library printed:\n{err}");
 }
 
 /// Two communicators in one process (world and a split of it), each on its own duplicated
@@ -422,6 +492,8 @@ fn mpi_allocation_failing_on_one_rank_fails_create_on_every_rank() {
             t.contains("on this rank") && t.contains("on another rank"),
             "{t}"
         );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("collc_mpi"), "the library printed:\n{err}");
     }
 }
 

@@ -490,6 +490,8 @@ inline long env_long(const char* name, long dflt, long min_ok) {
   char* end = nullptr;
   long v = strtol(s, &end, 10);
   if (*end != '\0' || v < min_ok) {
+    if (st().throw_on_fail)  // library mode: an error status, nothing printed
+      throw Failure{2, std::string("invalid ") + name + "=\"" + s + "\" (need an integer >= " + std::to_string(min_ok) + ")"};
     fprintf(stderr, "collc_mpi: invalid %s=\"%s\" (need an integer >= %ld)\n", name, s, min_ok);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -544,6 +546,7 @@ inline void attach(MPI_Comm comm) {
       char* end = nullptr;
       const long r = colon == std::string::npos ? -1 : strtol(spec.c_str() + colon + 1, &end, 10);
       if ((kind != "kill" && kind != "hang" && kind != "alloc") || r < 0 || !end || *end != '\0') {
+        if (S.throw_on_fail) throw Failure{2, "invalid COLLC_MPI_TEST_FAULT=\"" + spec + "\""};
         fprintf(stderr, "collc_mpi: invalid COLLC_MPI_TEST_FAULT=\"%s\" (need kill:RANK, hang:RANK or alloc:RANK)\n", f);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 2);

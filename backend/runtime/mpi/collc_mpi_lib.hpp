@@ -104,9 +104,15 @@ class Comm {
     if (comm == MPI_COMM_NULL) return fail(kEInval, "MPI_COMM_NULL");
     if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) return fail(kESystem, "MPI_Comm_dup failed");
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-    collc_mpi::attach(comm_);
     auto& S = detail::st();
-    S.throw_on_fail = true;
+    S.throw_on_fail = true;  // before attach: a bad COLLC_MPI_* variable is a status, not a message
+    try {
+      collc_mpi::attach(comm_);
+    } catch (const Failure& f) {
+      S.throw_on_fail = false;
+      MPI_Comm_free(&comm_);
+      return fail(kEInval, "%s", f.what.c_str());
+    }
     if (wait_timeout_ms > 0) S.timeout_ms = long(wait_timeout_ms);
     S.inited = true;
     names_ = std::move(names);

@@ -265,7 +265,6 @@ pub fn install(
     let dir = dir
         .canonicalize()
         .map_err(|e| LibError::Io(format!("`{}`: {e}", dir.display())))?;
-    // The packaging files name the folder: generate with it known.
     let files = generate(members, name, target)?;
     let mut written = Vec::new();
     for f in &files {
@@ -274,8 +273,7 @@ pub fn install(
             std::fs::create_dir_all(parent)
                 .map_err(|e| LibError::Io(format!("cannot create `{}`: {e}", parent.display())))?;
         }
-        let text = f.text.replace(package::PREFIX_MARK, &dir.to_string_lossy());
-        std::fs::write(&path, text)
+        std::fs::write(&path, &f.text)
             .map_err(|e| LibError::Io(format!("cannot write `{}`: {e}", path.display())))?;
         written.push(f.path.clone());
     }

@@ -1,15 +1,13 @@
 //! Packaging of a library: `NAME.pc` (pkg-config), `NAMEConfig.cmake` (CMake
 //! `find_package(NAME CONFIG PATHS DIR)`), and `README.md` with an example program and the
 //! build lines. The output folder is the prefix: header, library and both config files sit
-//! in it side by side.
+//! in it side by side, and both config files find it from their own location
+//! (`${pcfiledir}`, `CMAKE_CURRENT_LIST_FILE`), so the folder can be moved.
 
 use super::api::{Coll, Kind};
 use super::LibTarget;
 use crate::cpp::Writer;
 use collc_spec::ir::VarKind;
-
-/// Replaced by the output folder's absolute path when the files are written.
-pub const PREFIX_MARK: &str = "@COLLC_PREFIX@";
 
 /// The packaging files.
 pub fn files(name: &str, target: LibTarget, colls: &[Coll]) -> Vec<super::File> {
@@ -47,7 +45,7 @@ fn pkg_config(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         LibTarget::Mpi => "MPI processes; build with mpicxx",
     };
     format!(
-        "prefix={PREFIX_MARK}\nlibdir=${{prefix}}\nincludedir=${{prefix}}\n\nName: {name}\nDescription: collc-generated verified collectives ({}; ranks are {ranks})\nVersion: 1.0.0\nLibs: -L${{libdir}} -Wl,-rpath,${{libdir}} -l{name} -pthread\nCflags: -I${{includedir}}\n",
+        "prefix=${{pcfiledir}}\nlibdir=${{prefix}}\nincludedir=${{prefix}}\n\nName: {name}\nDescription: collc-generated verified collectives ({}; ranks are {ranks})\nVersion: 1.0.0\nLibs: -L${{libdir}} -Wl,-rpath,${{libdir}} -l{name} -pthread\nCflags: -I${{includedir}}\n",
         funcs(colls)
     )
 }
@@ -64,7 +62,8 @@ fn cmake(name: &str, target: LibTarget) -> String {
     w.line("include(CMakeFindDependencyMacro)");
     w.line("find_dependency(Threads)");
     if target == LibTarget::Mpi {
-        w.line("find_dependency(MPI COMPONENTS C)");
+        // The C++ component: an application's project may enable only CXX.
+        w.line("find_dependency(MPI COMPONENTS CXX)");
     }
     w.line(format!("if(NOT TARGET {name}::{name})"));
     w.line(format!("  add_library({name}::{name} SHARED IMPORTED)"));
@@ -75,7 +74,7 @@ fn cmake(name: &str, target: LibTarget) -> String {
     w.line("    INTERFACE_INCLUDE_DIRECTORIES \"${_collc_dir}\"");
     let deps = match target {
         LibTarget::Host => "Threads::Threads",
-        LibTarget::Mpi => "Threads::Threads;MPI::MPI_C",
+        LibTarget::Mpi => "Threads::Threads;MPI::MPI_CXX",
     };
     w.line(format!("    INTERFACE_LINK_LIBRARIES \"{deps}\")"));
     w.line("endif()");
