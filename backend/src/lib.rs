@@ -15,6 +15,7 @@
 //!   hash), run it on P rank threads for K calls, check the outputs ([`oracle`]).
 
 pub mod ascend_check;
+pub mod calls;
 pub mod cpp;
 pub mod host;
 pub mod layout;

@@ -610,3 +610,51 @@ fn refusals() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
     }
 }
+
+/// examples/sense_reversing_barrier.coll with `calls <= 2`, packaged as library `name`.
+fn calls_bound_library(target: &str, name: &'static str) -> PathBuf {
+    let dir = scratch(&format!("calls-bound-{target}"));
+    let text = std::fs::read_to_string(repo().join("examples/sense_reversing_barrier.coll"))
+        .expect("example");
+    let text = text.replace("calls <= 100000000;", "calls <= 2;");
+    assert!(text.contains("calls <= 2;"));
+    let f = dir.join("sense_reversing_barrier.coll");
+    std::fs::write(&f, text).expect("written");
+    library_of(target, name, &[f.to_str().expect("utf-8")])
+}
+
+#[test]
+fn host_library_refuses_the_call_past_calls_bound() {
+    if !have("g++") || !have("pkg-config") {
+        return skip(
+            "host_library_refuses_the_call_past_calls_bound",
+            "needs g++ and pkg-config",
+        );
+    }
+    let lib = calls_bound_library("host", "bnd");
+    let exe = lib.join("calls_bound_host");
+    let src = repo().join("collc/tests/lib/calls_bound_host.cpp");
+    build("g++", &src, &lib, "bnd", &exe);
+    let o = run(Command::new(&exe), Duration::from_secs(60));
+    let t = text(&o);
+    assert!(o.status.success() && !t.contains("FAIL"), "{t}");
+    assert_eq!(t.matches("PASS").count(), 3, "{t}");
+}
+
+#[test]
+fn mpi_library_refuses_the_call_past_calls_bound() {
+    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
+        return skip(
+            "mpi_library_refuses_the_call_past_calls_bound",
+            "needs Open MPI and pkg-config",
+        );
+    }
+    let lib = calls_bound_library("mpi", "bndm");
+    let exe = lib.join("calls_bound_mpi");
+    let src = repo().join("collc/tests/lib/calls_bound_mpi.cpp");
+    build("mpicxx", &src, &lib, "bndm", &exe);
+    let o = mpirun(2, &exe, &[]);
+    let t = text(&o);
+    assert!(o.status.success() && !t.contains("FAIL"), "{t}");
+    assert_eq!(t.matches("PASS").count(), 4, "{t}");
+}

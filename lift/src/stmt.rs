@@ -468,6 +468,8 @@ impl<'a> Reader<'a> {
         };
         Ok(Some(match f.as_str() {
             "COLLC_CHECK" => return Ok(None),
+            // `calls <= N` of the emitted kernel (a refusal of call N + 1, not a statement).
+            "COLLC_CALLS_BOUND" => return Ok(None),
             // Trace points observe a `.coll` fence or a data statement's window access.
             "COLLC_TRACE_FENCE" => return arity(0).map(|()| None),
             "COLLC_TRACE_GET" | "COLLC_TRACE_PUT" => {

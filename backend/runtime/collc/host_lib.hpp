@@ -98,6 +98,8 @@ struct CollSpec {
     KernelFn kernel = nullptr;
     std::vector<BufferSpec> buffers;  // args order
     std::vector<int64_t> scalars;     // args order (P first)
+    int64_t max_calls = 0;            // `calls <= N` of the protocol (0: no bound)
+    std::string calls_decl;           // "calls <= N (file.coll:LINE)", for the refusal
     int32_t blocks = 1;
 };
 
@@ -224,6 +226,12 @@ public:
     int call(int c, int32_t rank, Stage stage, Collect collect) {
         const CollSpec& cs = colls_[static_cast<size_t>(c)];
         RankSlot& me = slots_[rank];
+        const int64_t done = coll_calls_[static_cast<size_t>(rank) * colls_.size() + static_cast<size_t>(c)];
+        if (cs.max_calls > 0 && done >= cs.max_calls) {
+            // Refused before anything is published: the communicator stays usable.
+            return fail(kEDomain, "%s: call %lld on rank %d refused: past %s, the verified domain", cs.name.c_str(),
+                        static_cast<long long>(done + 1), rank, cs.calls_decl.c_str());
+        }
         const int64_t k = me.calls++;
         const uint64_t entry = (static_cast<uint64_t>(k + 1) << 16) | static_cast<uint64_t>(c + 1);
         me.ring[k % kRing].store(entry, std::memory_order_seq_cst);

@@ -46,6 +46,8 @@
 //                  TADD_AT / TMUL_AT / TMAX_AT / TMIN_AT (d, doff, a, aoff, b, boff, len)
 //   checks         COLLC_CHECK(cond, "what"): index/rank/slice checks of generated code (CPU:
 //                  a loud kernel error; Ascend: compiled out)
+//                  COLLC_CALLS_BOUND(N, "what"): `calls <= N` (CPU: call N + 1 of a run is a
+//                  loud kernel error; Ascend: compiled out, the host must not launch it)
 //
 // Everything else in either implementation is private.
 
@@ -249,6 +251,9 @@ COLLC_ASCEND_BINARY_AT(TMIN_AT, TMIN)
 }  // namespace collc
 
 #define COLLC_CHECK(cond, what) ((void)0)
+// `calls <= N`: a kernel cannot count its launches, so on Ascend the host enforces the bound
+// (it must not launch call N + 1 on one signal buffer); the CPU runtime refuses it.
+#define COLLC_CALLS_BOUND(max, what) ((void)0)
 #define COLLC_TRACE_FENCE() ((void)0)
 #define COLLC_TRACE_GET(ptr, len) ((void)0)
 #define COLLC_TRACE_PUT(ptr, len) ((void)0)

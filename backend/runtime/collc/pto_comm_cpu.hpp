@@ -23,6 +23,7 @@
 //                   TSTORE_N(dst, src, len) that the generator emits, and the offset forms
 //                   TLOAD_AT, TSTORE_AT, TMOV_AT, TADD_AT/TMUL_AT/TMAX_AT/TMIN_AT (tile slices)
 //   Checks          COLLC_CHECK(cond, "what")  (generated index/rank/slice checks)
+//                   COLLC_CALLS_BOUND(N, "what")  (`calls <= N`: call N + 1 of a run is refused)
 //
 // Memory model of the CPU build (how the NPU primitives are mapped):
 //
@@ -411,6 +412,17 @@ inline std::string who(const ThreadState* t) {
     ThreadState* t = tl_thread;
     std::string text = (t != nullptr ? who(t) + ": " : std::string()) + msg;
     abort_run(FailKind::KernelError, text, nullptr);
+}
+
+// `calls <= N` of the protocol (COLLC_CALLS_BOUND in generated kernels): the verified domain
+// is N back-to-back calls per launcher run, so call N + 1 (the call index counted by the
+// launcher, or a library's per-collective count) fails loudly instead of running.
+inline void calls_bound(int64_t max, const char* what) {
+    ThreadState* t = tl_thread;
+    if (t != nullptr && t->call >= max) {
+        kernel_error("call %d refused: past %s, the verified domain (at most %lld back-to-back calls)", t->call + 1,
+                     what, static_cast<long long>(max));
+    }
 }
 
 // Spin-then-yield-then-sleep backoff for every wait loop of the runtime. Designed so that
@@ -857,6 +869,7 @@ AICORE inline bool TTEST(Signal& signal, int32_t cmpValue, WaitCmp cmp, WaitEven
     do {                                                                   \
         if (!(cond)) collc::rt::kernel_error("check failed: %s", (what)); \
     } while (0)
+#define COLLC_CALLS_BOUND(max, what) collc::rt::calls_bound((max), (what))
 
 // ---------------------------------------------------------------------------------------------
 // collc data tiles: a minimal, pto-styled Unified-Buffer tile API for data movement.

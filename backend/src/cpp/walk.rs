@@ -139,6 +139,18 @@ pub trait Dialect {
     fn supports_tile_offsets(&self) -> bool {
         false
     }
+    /// The refusal of a call past `calls <= max` (`what` names the declaration and where it
+    /// is): the CPU runtime refuses it, an Ascend host must (the kernel cannot count calls).
+    fn calls_bound(&self, w: &mut Writer, max: i64, what: &str) {
+        w.line(format!(
+            "// {what}: the verified domain is at most {max} back-to-back calls on one signal buffer."
+        ));
+        w.line(format!(
+            "// The host must not launch call {} (on Ascend that is the host's duty; the CPU build refuses it).",
+            max.saturating_add(1)
+        ));
+        w.line(format!("COLLC_CALLS_BOUND({max}, {});", c_string(what)));
+    }
     /// The check statement for a runtime condition (`what` is the `.coll` text).
     fn check(&self, w: &mut Writer, cond: &str, what: &str) {
         w.line(format!("COLLC_CHECK({cond}, {});", c_string(what)));
@@ -297,6 +309,10 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
         d.call_index(k, &mut f, k.var(c));
     }
     d.scratch(k, &mut f);
+    if let Some(b) = &p.calls {
+        let what = format!("calls <= {} ({})", b.max, k.at(b.span));
+        d.calls_bound(&mut f, b.max, &what);
+    }
 
     let mut st = State {
         k,

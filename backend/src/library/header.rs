@@ -326,6 +326,16 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
             w.line(" * EINVAL for a NULL counts array.");
         }
     }
+    if let Some(b) = &p.calls {
+        w.line(format!(
+            " * At most {} calls of {name}_{} per communicator (`calls <= {}`, {}, the verified domain):",
+            b.max,
+            c.func,
+            b.max,
+            c.k.at(b.span)
+        ));
+        w.line(" * the next one returns EDOMAIN without touching the communicator.");
+    }
     let busy = match target {
         LibTarget::Host => ", EBUSY",
         LibTarget::Mpi => "",

@@ -103,6 +103,13 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
         w.line(format!("cs.name = {};", c_string(&c.func)));
         w.line(format!("cs.kernel = collc_lib_kernel_{};", c.index));
         w.line("cs.blocks = static_cast<int32_t>(blocks);");
+        if let Some(b) = &c.k.p.calls {
+            w.line(format!("cs.max_calls = {};", b.max));
+            w.line(format!(
+                "cs.calls_decl = {};",
+                c_string(&format!("calls <= {} ({})", b.max, c.k.at(b.span)))
+            ));
+        }
         for (i, b) in c.k.abi.buffers.iter().enumerate() {
             w.line(format!(
                 "cs.buffers.push_back(BufferSpec{{{}, elems[{i}] * {}, {}, {}}});",

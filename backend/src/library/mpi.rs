@@ -469,6 +469,16 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
         ),
     };
+    if let Some(b) = &c.p().calls {
+        // `calls <= N`: call N + 1 is refused before anything is published (the communicator
+        // stays usable); every rank counts the same calls, so every rank refuses it.
+        w.line(format!(
+            "if (comm->calls[{i}] >= {}) return fail(kEDomain, \"{name}_{}: call %lld refused: past %s, the verified domain\", static_cast<long long>(comm->calls[{i}] + 1), {});",
+            b.max,
+            c.func,
+            c_string(&format!("calls <= {} ({})", b.max, c.k.at(b.span)))
+        ));
+    }
     w.line(format!("const int64_t kc = comm->calls[{i}]++;"));
     w.line(format!(
         "collc_lib_mpi_begin_call_{i}(comm->args[{i}], kc);"

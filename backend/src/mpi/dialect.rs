@@ -434,6 +434,18 @@ impl Dialect for Mpi {
         ));
     }
 
+    fn calls_bound(&self, w: &mut Writer, max: i64, what: &str) {
+        w.line(format!(
+            "// {what}: the verified domain is at most {max} back-to-back calls; call {} is refused.",
+            max.saturating_add(1)
+        ));
+        self.check(
+            w,
+            &format!("ctx.call < {max}"),
+            &format!("a call past {what}, outside the verified domain"),
+        );
+    }
+
     fn check(&self, w: &mut Writer, cond: &str, what: &str) {
         w.line(format!(
             "COLLC_CHECK({cond}, {});",

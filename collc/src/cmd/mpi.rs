@@ -123,6 +123,10 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
             return exit::USAGE;
         }
     };
+    if let Some(d) = collc_backend::calls::refusal(&l.protocol, args.calls) {
+        out.diagnostics(&l.source, &[d], style);
+        return exit::USAGE;
+    }
     let mut opts = MpiOptions {
         source: Some(&l.source),
         warning: Vec::new(),

@@ -102,6 +102,10 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         out.err("error: --calls must be at least 1");
         return exit::USAGE;
     }
+    if let Some(d) = collc_backend::calls::refusal(&l.protocol, args.calls) {
+        out.diagnostics(&l.source, &[d], style);
+        return exit::USAGE;
+    }
     let gate = match super::gate::check(&l, &args.gate, Action::Run, style, out) {
         Ok(g) => g,
         Err(code) => return code,

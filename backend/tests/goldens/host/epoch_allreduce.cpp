@@ -65,6 +65,9 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     // ---- scratch tiles (Unified Buffer, 32768 bytes) ----
     collc::Tile<float, kStage> stage_a(0x0);  // staging for window-to-window moves
     collc::Tile<float, kStage> stage_b(0x4000);  // staging for window-to-window moves
+    // calls <= 100000000 (epoch_allreduce.coll:15): the verified domain is at most 100000000 back-to-back calls on one signal buffer.
+    // The host must not launch call 100000001 (on Ascend that is the host's duty; the CPU build refuses it).
+    COLLC_CALLS_BOUND(100000000, "calls <= 100000000 (epoch_allreduce.coll:15)");
 
     // ---- body (epoch_allreduce.coll:21) ----
     {

@@ -54,6 +54,9 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     static thread_local int64_t collc_calls_made = 0;
     const int64_t call = collc_calls_made++;
     #endif
+    // calls <= 100000000 (sense_reversing_barrier.coll:18): the verified domain is at most 100000000 back-to-back calls on one signal buffer.
+    // The host must not launch call 100000001 (on Ascend that is the host's duty; the CPU build refuses it).
+    COLLC_CALLS_BOUND(100000000, "calls <= 100000000 (sense_reversing_barrier.coll:18)");
 
     // ---- body (sense_reversing_barrier.coll:22) ----
     {

@@ -100,6 +100,8 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     // ---- scratch tiles: rank-local memory (Session::local_buffer), not windows ----
     [[maybe_unused]] float* const stage_a = args.stage_a;  // staging for remote reductions
     [[maybe_unused]] float* const stage_b = args.stage_b;  // staging for remote reductions
+    // calls <= 100000000 (epoch_allreduce.coll:15): the verified domain is at most 100000000 back-to-back calls; call 100000001 is refused.
+    COLLC_CHECK(ctx.call < 100000000, "a call past calls <= 100000000 (epoch_allreduce.coll:15), outside the verified domain");
 
     // ---- body (epoch_allreduce.coll:21) ----
     {

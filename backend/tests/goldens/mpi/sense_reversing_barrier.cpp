@@ -86,6 +86,8 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
 
     const int64_t me = static_cast<int64_t>(ctx.me);
     const int64_t call = static_cast<int64_t>(ctx.call);  // the call index: the launcher counts this rank's calls
+    // calls <= 100000000 (sense_reversing_barrier.coll:18): the verified domain is at most 100000000 back-to-back calls; call 100000001 is refused.
+    COLLC_CHECK(ctx.call < 100000000, "a call past calls <= 100000000 (sense_reversing_barrier.coll:18), outside the verified domain");
 
     // ---- body (sense_reversing_barrier.coll:22) ----
     {
