@@ -60,7 +60,7 @@ fn never_overwrites_and_refuses_bad_input() {
         std::fs::read_to_string(dir.join("b.coll")).ok().as_deref(),
         Some("keep me")
     );
-    let (code, _, err) = collc(&dir, &["new", "gather", "g"]);
+    let (code, _, err) = collc(&dir, &["new", "allscatter", "g"]);
     assert_eq!(code, 2);
     assert!(
         err.contains("not a collective kind") && err.contains("allreduce"),

@@ -27,6 +27,54 @@ const ITEM_KEYWORDS: [&str; 12] = [
     "body", "epilogue",
 ];
 
+/// The reserved keywords (the grammar's `keyword` rule): never a name.
+pub(crate) const RESERVED: [&str; 31] = [
+    "collective",
+    "ranks",
+    "param",
+    "const",
+    "let",
+    "blocks",
+    "signal",
+    "window",
+    "tile",
+    "array",
+    "require",
+    "body",
+    "epilogue",
+    "for",
+    "in",
+    "peers",
+    "if",
+    "else",
+    "return",
+    "notify",
+    "wait",
+    "copy",
+    "get",
+    "put",
+    "reduce",
+    "fence",
+    "step",
+    "as",
+    "value",
+    "true",
+    "false",
+];
+/// The keywords a declared name follows (`let NAME`, `for NAME in`, `collective NAME:`).
+const DECLARERS: [&str; 10] = [
+    "collective",
+    "param",
+    "const",
+    "let",
+    "blocks",
+    "signal",
+    "window",
+    "tile",
+    "array",
+    "for",
+];
+
 /// Parses a file with pest. On failure, reports the first syntax error and
 /// every further one found after skipping the statement or declaration that
 /// holds the previous one (at most [`MAX_SYNTAX_ERRORS`]).
@@ -203,6 +251,16 @@ fn describe(text: &str, code: &[bool], wanted: &Expected, pos: usize) -> Diagnos
         }
         return d;
     }
+    if let Some((word, at)) = keyword_as_name(text, code, pos) {
+        return Diagnostic::error(
+            "parse::keyword-name",
+            format!("`{word}` is a keyword and cannot be a name"),
+        )
+        .with_primary(at, "a reserved keyword, used here as a name")
+        .with_help(format!(
+            "rename it everywhere, e.g. `{word}_`; the reserved keywords are listed in LANGUAGE.md §2"
+        ));
+    }
     let here = token_span(text, pos);
     // A misspelt keyword: `notfy`, `retrun`, `epilog`.
     let word = token_at(text, pos);
@@ -230,6 +288,42 @@ fn describe(text: &str, code: &[bool], wanted: &Expected, pos: usize) -> Diagnos
             .with_label(here, format!("found {found}")),
         _ => d.with_primary(here, "unexpected here"),
     }
+}
+
+/// A reserved keyword written where a name goes, next to an error at `pos` (the word at
+/// `pos` or the one just before it): the word and its span, when the word before it declares
+/// a name (`let step = 1;`, `for step in ..`, `collective reduce:`) or it is followed by `[`,
+/// `:` or `=` (`wait step[0] >= 1`, `window reduce: ..`), which no keyword is.
+fn keyword_as_name(text: &str, code: &[bool], pos: usize) -> Option<(String, Span)> {
+    let word_at = |i: usize| -> Option<Span> {
+        let b = text.as_bytes();
+        let w = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        if i >= b.len() || !code[i] || !w(b[i]) || (i > 0 && w(b[i - 1])) {
+            return None;
+        }
+        let end = (i..b.len()).find(|&j| !w(b[j])).unwrap_or(b.len());
+        Some(Span::new(i, end))
+    };
+    let before = |i: usize| -> Option<Span> {
+        let end = previous_code_end(text, code, i)?;
+        let start = (0..end)
+            .rev()
+            .find(|&j| !(text.as_bytes()[j].is_ascii_alphanumeric() || text.as_bytes()[j] == b'_'))
+            .map_or(0, |j| j + 1);
+        word_at(start).filter(|s| s.end == end)
+    };
+    let pos = pos.min(text.len());
+    let candidates = [word_at(pos), before(pos)];
+    let at = candidates
+        .into_iter()
+        .flatten()
+        .find(|s| RESERVED.contains(&&text[s.start..s.end]))?;
+    let declared = before(at.start).is_some_and(|p| DECLARERS.contains(&&text[p.start..p.end]));
+    let rest = text[at.end..].trim_start();
+    let used = rest.starts_with('[')
+        || rest.starts_with(':')
+        || (rest.starts_with('=') && !rest.starts_with("=="));
+    (declared || used).then(|| (text[at.start..at.end].to_string(), at))
 }
 
 /// True when some code (not blank, not comment) starts at or after `pos`.
@@ -526,5 +620,74 @@ fn join_or(items: &[String]) -> String {
             items[..items.len() - 1].join(", "),
             items[items.len() - 1]
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_is_the_grammar_keyword_rule() {
+        for w in RESERVED {
+            assert!(CollParser::parse(Rule::keyword, w).is_ok(), "{w}");
+            assert!(CollParser::parse(Rule::ident, w).is_err(), "{w}");
+        }
+        for w in [
+            "rank",
+            "int",
+            "f32",
+            "calls",
+            "monotonic",
+            "per",
+            "reused",
+            "steps",
+        ] {
+            assert!(CollParser::parse(Rule::ident, w).is_ok(), "{w}");
+        }
+    }
+
+    #[test]
+    fn a_keyword_as_a_name_is_named() {
+        let cases = [
+            ("let step = 1;", "step"),
+            ("for step in 0..3 { fence; }", "step"),
+            ("wait reduce[0] >= 1;", "reduce"),
+        ];
+        for (stmt, word) in cases {
+            let text = format!("collective c: barrier() {{ ranks P in 1..=4; body {{ {stmt} }} }}");
+            let Err(d) = parse_file(&text) else {
+                panic!("a syntax error")
+            };
+            assert_eq!(d[0].code, "parse::keyword-name", "{stmt}: {:?}", d[0]);
+            assert!(
+                d[0].message.contains(&format!("`{word}` is a keyword")),
+                "{stmt}"
+            );
+            let at = d[0].labels[0].span;
+            assert_eq!(&text[at.start..at.end], word, "{stmt}");
+        }
+        for decl in [
+            "window reduce: f32[4];",
+            "param step: int in 1..=3;",
+            "signal value[P];",
+        ] {
+            let text = format!("collective c: barrier() {{ ranks P in 1..=4; {decl} body {{ }} }}");
+            let Err(d) = parse_file(&text) else {
+                panic!("a syntax error")
+            };
+            assert_eq!(d[0].code, "parse::keyword-name", "{decl}: {:?}", d[0]);
+        }
+        let text = "collective reduce: barrier() { ranks P in 1..=4; body { } }";
+        let Err(d) = parse_file(text) else {
+            panic!("a syntax error")
+        };
+        assert_eq!(d[0].code, "parse::keyword-name");
+        // Not a name: an ordinary syntax error stays one.
+        let text = "collective c: barrier() { ranks P in 1..=4; body { wait x[0] >= ; } }";
+        let Err(d) = parse_file(text) else {
+            panic!("a syntax error")
+        };
+        assert_eq!(d[0].code, "parse::syntax");
     }
 }

@@ -241,7 +241,7 @@ pub struct Code {
     pub epilogue_pc: u32,
     /// A tile size for messages (the constant `TILE` if declared, else 256).
     pub tile_size: i64,
-    /// The root rank for broadcast semantics.
+    /// The root rank of a rooted kind (broadcast, reduce, gather, scatter).
     pub root: Option<usize>,
 }
 
@@ -375,10 +375,10 @@ impl Code {
             .and_then(|(i, _)| b.env.get(i))
             .filter(|t| *t > 0)
             .unwrap_or(256);
-        let root = match &p.semantics {
-            Semantics::Broadcast { root, .. } => b.env.get(*root).map(|r| r as usize),
-            _ => None,
-        };
+        let root = p
+            .semantics
+            .root()
+            .and_then(|root| b.env.get(root).map(|r| r as usize));
         Ok(Code {
             instrs: c.instrs,
             stmts: c.stmts,

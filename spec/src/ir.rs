@@ -298,6 +298,56 @@ pub enum Semantics {
     },
     /// No data; every rank leaves only after every rank has entered.
     Barrier,
+    /// The root's `data` becomes the reduction of all ranks' `data` (other ranks' `data`
+    /// unspecified after the call).
+    Reduce {
+        op: ReduceOp,
+        root: VarId,
+        data: WindowId,
+    },
+    /// The root's `target` is `[P][m]`: its row j becomes rank j's `input` (m elements);
+    /// other ranks' `target` unspecified.
+    Gather {
+        root: VarId,
+        input: WindowId,
+        target: WindowId,
+    },
+    /// The root's `input` is `[P][m]`: every rank r's `target` (m elements) becomes the
+    /// root's row r.
+    Scatter {
+        root: VarId,
+        input: WindowId,
+        target: WindowId,
+    },
+}
+
+impl Semantics {
+    /// The kind as written in the header (`allreduce`, `reduce`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Semantics::Allreduce { .. } => "allreduce",
+            Semantics::Broadcast { .. } => "broadcast",
+            Semantics::ReduceScatter { .. } => "reduce_scatter",
+            Semantics::Allgather { .. } => "allgather",
+            Semantics::AllToAll { .. } => "all_to_all",
+            Semantics::AllToAllV { .. } => "all_to_all_v",
+            Semantics::Barrier => "barrier",
+            Semantics::Reduce { .. } => "reduce",
+            Semantics::Gather { .. } => "gather",
+            Semantics::Scatter { .. } => "scatter",
+        }
+    }
+
+    /// The `param NAME: rank` that names the root, for the rooted kinds.
+    pub fn root(&self) -> Option<VarId> {
+        match self {
+            Semantics::Broadcast { root, .. }
+            | Semantics::Reduce { root, .. }
+            | Semantics::Gather { root, .. }
+            | Semantics::Scatter { root, .. } => Some(*root),
+            _ => None,
+        }
+    }
 }
 
 /// A block of statements.

@@ -9,6 +9,9 @@ use collc_grammar::{Diagnostic, Fix, Span};
 use std::collections::HashMap;
 
 mod epoch;
+mod semantics;
+
+pub use semantics::kind_names;
 
 /// Lowers a parsed file to a validated protocol, or returns every error found.
 /// Warnings are returned alongside a successful result.
@@ -948,159 +951,6 @@ impl Lowerer {
             d = d.with_help("declare it with `param`, `const`, `let`, `signal`, `window`, `tile` or `array` before use");
         }
         self.diags.push(d);
-    }
-
-    fn semantics(&mut self, s: &ast::Semantics) -> Semantics {
-        let kind = s.kind.name.as_str();
-        let arity = match kind {
-            "allreduce" | "reduce_scatter" | "broadcast" | "allgather" | "all_to_all" => 2,
-            "all_to_all_v" => 4,
-            "barrier" => 0,
-            _ => {
-                self.diags.push(
-                    err("semantics::unknown", format!("unknown collective `{kind}`"), s.kind.span, "not a collective collc knows")
-                        .with_help("one of: allreduce, broadcast, reduce_scatter, allgather, all_to_all, all_to_all_v, barrier"),
-                );
-                return Semantics::Barrier;
-            }
-        };
-        if s.args.len() != arity {
-            let shape = match kind {
-                "allreduce" | "reduce_scatter" => "(OP, WINDOW)",
-                "broadcast" => "(ROOT, WINDOW)",
-                "allgather" | "all_to_all" => "(INPUT, TARGET)",
-                "all_to_all_v" => "(INPUT, TARGET, SEND_COUNTS, RECV_COUNTS)",
-                _ => "()",
-            };
-            self.diags.push(
-                err(
-                    "semantics::arity",
-                    format!("`{kind}` takes {arity} arguments, found {}", s.args.len()),
-                    s.span,
-                    "wrong number of arguments",
-                )
-                .with_help(format!("write `{kind}{shape}`")),
-            );
-            return Semantics::Barrier;
-        }
-        let op = |l: &mut Self, a: &ast::Ident| -> ReduceOp {
-            ReduceOp::from_name(&a.name).unwrap_or_else(|| {
-                l.diags.push(
-                    err(
-                        "semantics::reduce-op",
-                        format!("unknown reduction `{}`", a.name),
-                        a.span,
-                        "not a reduction",
-                    )
-                    .with_help("one of: sum, max, min, prod"),
-                );
-                ReduceOp::Sum
-            })
-        };
-        let w = |l: &mut Self, a: &ast::Ident| l.window_arg(a).unwrap_or(0);
-        match kind {
-            "allreduce" => Semantics::Allreduce {
-                op: op(self, &s.args[0]),
-                data: w(self, &s.args[1]),
-            },
-            "reduce_scatter" => Semantics::ReduceScatter {
-                op: op(self, &s.args[0]),
-                data: w(self, &s.args[1]),
-            },
-            "broadcast" => {
-                let root = match self.lookup(&s.args[0].name) {
-                    Some(Name::Var(v))
-                        if self.vars[v].ty == Ty::Rank
-                            && matches!(self.vars[v].kind, VarKind::Param { .. }) =>
-                    {
-                        v
-                    }
-                    Some(_) => {
-                        self.diags.push(
-                            err(
-                                "type::expected-rank",
-                                format!("`{}` is not a rank parameter", s.args[0].name),
-                                s.args[0].span,
-                                "expected `param NAME: rank`",
-                            )
-                            .with_help("declare the root as `param root: rank;`"),
-                        );
-                        0
-                    }
-                    None => {
-                        self.unknown(&s.args[0]);
-                        0
-                    }
-                };
-                Semantics::Broadcast {
-                    root,
-                    data: w(self, &s.args[1]),
-                }
-            }
-            "allgather" => Semantics::Allgather {
-                input: w(self, &s.args[0]),
-                target: w(self, &s.args[1]),
-            },
-            "all_to_all" => Semantics::AllToAll {
-                input: w(self, &s.args[0]),
-                target: w(self, &s.args[1]),
-            },
-            "all_to_all_v" => {
-                let input = w(self, &s.args[0]);
-                let target = w(self, &s.args[1]);
-                let send_counts = match self.lookup(&s.args[2].name) {
-                    Some(Name::Array(a)) => a,
-                    None => {
-                        self.unknown(&s.args[2]);
-                        0
-                    }
-                    other => {
-                        self.diags.push(
-                            err(
-                                "type::expected-array",
-                                format!("`{}` is not a host array", s.args[2].name),
-                                s.args[2].span,
-                                format!("this is {}", what_is(other)),
-                            )
-                            .with_help("send counts are given in `array NAME: int[P] in LO..=HI;`"),
-                        );
-                        0
-                    }
-                };
-                let recv_counts = match self.lookup(&s.args[3].name) {
-                    Some(Name::Signal(sg)) if self.signals[sg].kind == SignalKind::Value => sg,
-                    None => {
-                        self.unknown(&s.args[3]);
-                        0
-                    }
-                    other => {
-                        let is = match other {
-                            Some(Name::Signal(_)) => "a credit signal".to_string(),
-                            _ => what_is(other).to_string(),
-                        };
-                        self.diags.push(
-                            err(
-                                "type::expected-value-signal",
-                                format!("`{}` is not a value signal", s.args[3].name),
-                                s.args[3].span,
-                                format!("this is {is}"),
-                            )
-                            .with_help(
-                                "receive counts are carried in value cells: `signal NAME[..] as value;`",
-                            ),
-                        );
-                        0
-                    }
-                };
-                Semantics::AllToAllV {
-                    input,
-                    target,
-                    send_counts,
-                    recv_counts,
-                }
-            }
-            _ => Semantics::Barrier,
-        }
     }
 
     fn block(&mut self, b: &ast::Block) -> Block {

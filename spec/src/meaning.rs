@@ -27,7 +27,7 @@ use crate::ir::{ArrayId, Protocol, ReduceOp, Semantics, SignalId, WindowId};
 pub struct Shape {
     /// P.
     pub world: usize,
-    /// The broadcast root (0 for other kinds).
+    /// The root of a rooted kind (broadcast, reduce, gather, scatter; 0 for other kinds).
     pub root: usize,
     /// Elements of every window (row-major product of its dimensions).
     pub window_len: Vec<u64>,
@@ -70,10 +70,10 @@ impl Shape {
             .iter()
             .map(|a| dims(p, b, &a.dims).map(|d| d.0))
             .collect::<Result<_, _>>()?;
-        let root = match p.semantics {
-            Semantics::Broadcast { root, .. } => b.env.get(root).unwrap_or(0).max(0) as usize,
-            _ => 0,
-        };
+        let root = p
+            .semantics
+            .root()
+            .map_or(0, |root| b.env.get(root).unwrap_or(0).max(0) as usize);
         Ok(Shape {
             world: b.world.max(1) as usize,
             root,
@@ -180,8 +180,10 @@ impl std::error::Error for ShapeError {}
 /// element; no other window is written by the host). Host arrays are staged on every rank.
 pub fn inputs(p: &Protocol, shape: &Shape, r: usize) -> Vec<WindowId> {
     match &p.semantics {
-        Semantics::Allreduce { data, .. } | Semantics::ReduceScatter { data, .. } => vec![*data],
-        Semantics::Broadcast { data, .. } => {
+        Semantics::Allreduce { data, .. }
+        | Semantics::ReduceScatter { data, .. }
+        | Semantics::Reduce { data, .. } => vec![*data],
+        Semantics::Broadcast { data, .. } | Semantics::Scatter { input: data, .. } => {
             if r == shape.root {
                 vec![*data]
             } else {
@@ -189,6 +191,7 @@ pub fn inputs(p: &Protocol, shape: &Shape, r: usize) -> Vec<WindowId> {
             }
         }
         Semantics::Allgather { input, .. }
+        | Semantics::Gather { input, .. }
         | Semantics::AllToAll { input, .. }
         | Semantics::AllToAllV { input, .. } => vec![*input],
         Semantics::Barrier => Vec::new(),
@@ -198,7 +201,9 @@ pub fn inputs(p: &Protocol, shape: &Shape, r: usize) -> Vec<WindowId> {
 /// The reduction operator of the kind (what payloads must be exact under), if any.
 pub fn reduce_op(p: &Protocol) -> Option<ReduceOp> {
     match p.semantics {
-        Semantics::Allreduce { op, .. } | Semantics::ReduceScatter { op, .. } => Some(op),
+        Semantics::Allreduce { op, .. }
+        | Semantics::ReduceScatter { op, .. }
+        | Semantics::Reduce { op, .. } => Some(op),
         _ => None,
     }
 }
@@ -284,128 +289,234 @@ pub fn outputs(
     shape: &Shape,
     array: &dyn Fn(usize, ArrayId, u64) -> Option<i64>,
 ) -> Result<Meaning, ShapeError> {
-    let np = shape.world;
-    let all = |w: WindowId, offset: i64| -> Vec<Source> {
-        (0..np)
-            .map(|q| Source {
-                rank: q,
-                window: w,
-                offset,
-            })
-            .collect()
-    };
-    let one = |rank: usize, window: WindowId, offset: i64| Want {
+    if matches!(p.semantics, Semantics::Barrier) {
+        return Ok(Meaning::Barrier);
+    }
+    let per_rank = (0..shape.world)
+        .map(|r| rank_outputs(p, shape, array, r))
+        .collect::<Result<_, _>>()?;
+    Ok(Meaning::Data(per_rank))
+}
+
+/// Every rank's `w` with the given element offset (the sources of a reduction).
+fn all(np: usize, w: WindowId, offset: i64) -> Vec<Source> {
+    (0..np)
+        .map(|q| Source {
+            rank: q,
+            window: w,
+            offset,
+        })
+        .collect()
+}
+
+/// A copy of element `e + offset` of `rank`'s `window`.
+fn one(rank: usize, window: WindowId, offset: i64) -> Want {
+    Want {
         combine: Combine::Copy,
         sources: vec![Source {
             rank,
             window,
             offset,
         }],
-    };
-    let seg = |window: WindowId, lo: u64, hi: u64, want: Option<Want>| Segment {
+    }
+}
+
+fn seg(window: WindowId, lo: u64, hi: u64, want: Option<Want>) -> Segment {
+    Segment {
         window,
         lo,
         hi,
         want,
+    }
+}
+
+/// `data` as a whole: the op-reduction of every rank's `data`.
+fn reduced(shape: &Shape, op: ReduceOp, data: WindowId) -> Segment {
+    let want = Want {
+        combine: Combine::Reduce(op),
+        sources: all(shape.world, data, 0),
     };
-    let mut per_rank = Vec::with_capacity(np);
-    for r in 0..np {
-        let mut out = RankOutputs::default();
-        match &p.semantics {
-            Semantics::Barrier => return Ok(Meaning::Barrier),
-            Semantics::Allreduce { op, data } => {
-                let want = Want {
-                    combine: Combine::Reduce(*op),
-                    sources: all(*data, 0),
-                };
-                out.segments
-                    .push(seg(*data, 0, shape.window_len[*data], Some(want)));
-            }
-            Semantics::Broadcast { data, .. } => {
-                let want = one(shape.root, *data, 0);
-                out.segments
-                    .push(seg(*data, 0, shape.window_len[*data], Some(want)));
-            }
-            Semantics::ReduceScatter { op, data } => {
-                let m = rows_of(p, shape, *data, "reduce_scatter")?;
-                let want = Want {
-                    combine: Combine::Reduce(*op),
-                    sources: all(*data, 0),
-                };
-                let lo = r as u64 * m;
-                out.segments.push(seg(*data, lo, lo + m, Some(want)));
-            }
-            Semantics::Allgather { input, target } => {
-                let m = rows_of(p, shape, *target, "allgather")?;
-                if shape.window_len[*input] != m {
-                    return Err(ShapeError(format!(
-                        "allgather: `{}` has {} elements but each row of `{}` has {m}",
-                        p.windows[*input].name, shape.window_len[*input], p.windows[*target].name
-                    )));
-                }
-                for j in 0..np {
-                    let lo = j as u64 * m;
-                    out.segments
-                        .push(seg(*target, lo, lo + m, Some(one(j, *input, -(lo as i64)))));
-                }
-            }
-            Semantics::AllToAll { input, target } => {
-                let m = rows_of(p, shape, *target, "all_to_all")?;
-                if shape.window_len[*input] != shape.window_len[*target] {
-                    return Err(ShapeError(format!(
-                        "all_to_all: `{}` has {} elements but `{}` has {}; both must be {np} rows of {m}",
-                        p.windows[*input].name,
-                        shape.window_len[*input],
-                        p.windows[*target].name,
-                        shape.window_len[*target]
-                    )));
-                }
-                for j in 0..np {
-                    let lo = j as u64 * m;
-                    let src = r as u64 * m;
-                    let want = one(j, *input, src as i64 - lo as i64);
-                    out.segments.push(seg(*target, lo, lo + m, Some(want)));
-                }
-            }
-            Semantics::AllToAllV {
-                input,
-                target,
-                send_counts,
-                recv_counts,
-            } => {
-                let lay = a2av_blocks(p, shape)?;
-                for j in 0..np {
-                    let sent = array(j, *send_counts, r as u64).ok_or_else(|| {
-                        ShapeError(format!(
-                            "all_to_all_v: rank {j} has no `{}[{r}]`",
-                            p.arrays[*send_counts].name
-                        ))
-                    })?;
-                    let value = sent.min(lay.rows as i64);
-                    out.cells.push(Cell {
-                        signal: *recv_counts,
-                        index: j as u64,
-                        value,
-                        from: j,
-                        sent: (*send_counts, sent),
-                    });
-                    let rows = value.clamp(0, lay.rows as i64) as u64;
-                    let lo = j as u64 * lay.block;
-                    let mid = lo + rows * lay.row;
-                    let src = r as u64 * lay.block;
-                    if rows > 0 {
-                        let want = one(j, *input, src as i64 - lo as i64);
-                        out.segments.push(seg(*target, lo, mid, Some(want)));
-                    }
-                    if mid < lo + lay.block {
-                        out.segments.push(seg(*target, mid, lo + lay.block, None));
-                    }
-                }
+    seg(data, 0, shape.window_len[data], Some(want))
+}
+
+/// Rank `r`'s outputs of one call (the kinds with data).
+fn rank_outputs(
+    p: &Protocol,
+    shape: &Shape,
+    array: &dyn Fn(usize, ArrayId, u64) -> Option<i64>,
+    r: usize,
+) -> Result<RankOutputs, ShapeError> {
+    let mut out = RankOutputs::default();
+    let root = r == shape.root;
+    match &p.semantics {
+        Semantics::Barrier => {}
+        Semantics::Allreduce { op, data } => out.segments.push(reduced(shape, *op, *data)),
+        Semantics::Reduce { op, data, .. } => {
+            if root {
+                out.segments.push(reduced(shape, *op, *data));
             }
         }
-        per_rank.push(out);
+        Semantics::Broadcast { data, .. } => {
+            let want = one(shape.root, *data, 0);
+            out.segments
+                .push(seg(*data, 0, shape.window_len[*data], Some(want)));
+        }
+        Semantics::ReduceScatter { op, data } => {
+            let m = rows_of(p, shape, *data, "reduce_scatter")?;
+            let want = Want {
+                combine: Combine::Reduce(*op),
+                sources: all(shape.world, *data, 0),
+            };
+            let lo = r as u64 * m;
+            out.segments.push(seg(*data, lo, lo + m, Some(want)));
+        }
+        Semantics::Allgather { input, target } => {
+            out.segments = gathered(p, shape, *input, *target, "allgather")?;
+        }
+        Semantics::Gather { input, target, .. } => {
+            let rows = gathered(p, shape, *input, *target, "gather")?;
+            if root {
+                out.segments = rows;
+            }
+        }
+        Semantics::Scatter { input, target, .. } => {
+            out.segments.push(scattered(p, shape, *input, *target, r)?);
+        }
+        Semantics::AllToAll { input, target } => {
+            out.segments = exchanged(p, shape, *input, *target, r)?;
+        }
+        Semantics::AllToAllV {
+            send_counts,
+            recv_counts,
+            input,
+            target,
+        } => {
+            let lay = a2av_blocks(p, shape)?;
+            for j in 0..shape.world {
+                let sent = array(j, *send_counts, r as u64).ok_or_else(|| {
+                    ShapeError(format!(
+                        "all_to_all_v: rank {j} has no `{}[{r}]`",
+                        p.arrays[*send_counts].name
+                    ))
+                })?;
+                let (cell, segs) = a2av_block(&lay, (*input, *target), j, r, sent);
+                out.cells.push(Cell {
+                    signal: *recv_counts,
+                    sent: (*send_counts, sent),
+                    ..cell
+                });
+                out.segments.extend(segs);
+            }
+        }
     }
-    Ok(Meaning::Data(per_rank))
+    Ok(out)
+}
+
+/// `target` = `[P][m]`, row j a copy of rank j's `input` (m elements).
+fn gathered(
+    p: &Protocol,
+    shape: &Shape,
+    input: WindowId,
+    target: WindowId,
+    kind: &str,
+) -> Result<Vec<Segment>, ShapeError> {
+    let m = rows_of(p, shape, target, kind)?;
+    if shape.window_len[input] != m {
+        return Err(ShapeError(format!(
+            "{kind}: `{}` has {} elements but each row of `{}` has {m}",
+            p.windows[input].name, shape.window_len[input], p.windows[target].name
+        )));
+    }
+    Ok((0..shape.world)
+        .map(|j| {
+            let lo = j as u64 * m;
+            seg(target, lo, lo + m, Some(one(j, input, -(lo as i64))))
+        })
+        .collect())
+}
+
+/// Rank r's `target` (m elements) = row r of the root's `input` (`[P][m]`).
+fn scattered(
+    p: &Protocol,
+    shape: &Shape,
+    input: WindowId,
+    target: WindowId,
+    r: usize,
+) -> Result<Segment, ShapeError> {
+    let m = rows_of(p, shape, input, "scatter")?;
+    if shape.window_len[target] != m {
+        return Err(ShapeError(format!(
+            "scatter: `{}` has {} elements but each row of `{}` has {m}",
+            p.windows[target].name, shape.window_len[target], p.windows[input].name
+        )));
+    }
+    let want = one(shape.root, input, r as i64 * m as i64);
+    Ok(seg(target, 0, m, Some(want)))
+}
+
+/// Rank r's `target` row j = row r of rank j's `input` (both `[P][m]`).
+fn exchanged(
+    p: &Protocol,
+    shape: &Shape,
+    input: WindowId,
+    target: WindowId,
+    r: usize,
+) -> Result<Vec<Segment>, ShapeError> {
+    let np = shape.world;
+    let m = rows_of(p, shape, target, "all_to_all")?;
+    if shape.window_len[input] != shape.window_len[target] {
+        return Err(ShapeError(format!(
+            "all_to_all: `{}` has {} elements but `{}` has {}; both must be {np} rows of {m}",
+            p.windows[input].name,
+            shape.window_len[input],
+            p.windows[target].name,
+            shape.window_len[target]
+        )));
+    }
+    Ok((0..np)
+        .map(|j| {
+            let lo = j as u64 * m;
+            let src = r as u64 * m;
+            seg(
+                target,
+                lo,
+                lo + m,
+                Some(one(j, input, src as i64 - lo as i64)),
+            )
+        })
+        .collect())
+}
+
+/// Block j of rank r's all_to_all_v `target`, rank j having sent `sent` rows: the count
+/// cell (signal and array left for the caller) and the segments.
+fn a2av_block(
+    lay: &Blocks,
+    (input, target): (WindowId, WindowId),
+    j: usize,
+    r: usize,
+    sent: i64,
+) -> (Cell, Vec<Segment>) {
+    let value = sent.min(lay.rows as i64);
+    let cell = Cell {
+        signal: 0,
+        index: j as u64,
+        value,
+        from: j,
+        sent: (0, sent),
+    };
+    let rows = value.clamp(0, lay.rows as i64) as u64;
+    let lo = j as u64 * lay.block;
+    let mid = lo + rows * lay.row;
+    let src = r as u64 * lay.block;
+    let mut segs = Vec::new();
+    if rows > 0 {
+        let want = one(j, input, src as i64 - lo as i64);
+        segs.push(seg(target, lo, mid, Some(want)));
+    }
+    if mid < lo + lay.block {
+        segs.push(seg(target, mid, lo + lay.block, None));
+    }
+    (cell, segs)
 }
 
 /// The windows and value signals whose content the host reads after a call (the outputs).
@@ -413,8 +524,11 @@ pub fn output_windows(p: &Protocol) -> Vec<WindowId> {
     match &p.semantics {
         Semantics::Allreduce { data, .. }
         | Semantics::Broadcast { data, .. }
-        | Semantics::ReduceScatter { data, .. } => vec![*data],
+        | Semantics::ReduceScatter { data, .. }
+        | Semantics::Reduce { data, .. } => vec![*data],
         Semantics::Allgather { target, .. }
+        | Semantics::Gather { target, .. }
+        | Semantics::Scatter { target, .. }
         | Semantics::AllToAll { target, .. }
         | Semantics::AllToAllV { target, .. } => vec![*target],
         Semantics::Barrier => Vec::new(),
@@ -480,5 +594,68 @@ mod tests {
         let s = shape(&p, &[("P", 2), ("m", 4), ("k", 3)]);
         let e = outputs(&p, &s, &|_, _, _| None).expect_err("input shorter than a row");
         assert!(e.0.contains("each row of `target` has 4"), "{e}");
+    }
+
+    fn data(p: &Protocol, s: &Shape) -> Vec<RankOutputs> {
+        match outputs(p, s, &|_, _, _| None) {
+            Ok(Meaning::Data(out)) => out,
+            other => panic!("a data meaning, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reduce_fills_only_the_root() {
+        let p = protocol(
+            "collective r: reduce(max, root, data) {
+            ranks P in 1..=8; param root: rank; param n: int in 1..=64;
+            window data: f32[n]; body { } epilogue { } }",
+        );
+        let s = shape(&p, &[("P", 3), ("n", 5), ("root", 2)]);
+        assert_eq!(inputs(&p, &s, 0), vec![0], "every rank stages its data");
+        let out = data(&p, &s);
+        assert!(out[0].segments.is_empty() && out[1].segments.is_empty());
+        let seg = &out[2].segments[0];
+        assert_eq!((seg.lo, seg.hi), (0, 5));
+        let want = seg.want.as_ref().expect("compared");
+        assert_eq!(want.combine, Combine::Reduce(ReduceOp::Max));
+        let ranks: Vec<usize> = want.sources.iter().map(|x| x.rank).collect();
+        assert_eq!(ranks, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn gather_fills_the_root_and_scatter_every_rank() {
+        let p = protocol(
+            "collective g: gather(root, input, target) {
+            ranks P in 1..=8; param root: rank; param m: int in 1..=64;
+            window input: f32[m]; window target: f32[P][m]; body { } epilogue { } }",
+        );
+        let s = shape(&p, &[("P", 3), ("m", 4), ("root", 1)]);
+        let out = data(&p, &s);
+        assert!(out[0].segments.is_empty() && out[2].segments.is_empty());
+        // The root's row 2 (elements 8..12) is rank 2's input (elements 0..4).
+        let seg = &out[1].segments[2];
+        let src = seg.want.as_ref().expect("compared").sources[0];
+        assert_eq!((seg.lo, src.rank, seg.lo as i64 + src.offset), (8, 2, 0));
+
+        let p = protocol(
+            "collective s: scatter(root, input, target) {
+            ranks P in 1..=8; param root: rank; param m: int in 1..=64;
+            window input: f32[P][m]; window target: f32[m]; body { } epilogue { } }",
+        );
+        let s = shape(&p, &[("P", 3), ("m", 4), ("root", 1)]);
+        assert_eq!(inputs(&p, &s, 1), vec![0], "the root stages its input");
+        assert!(inputs(&p, &s, 0).is_empty());
+        let out = data(&p, &s);
+        // Rank 2's target (elements 0..4) is the root's input row 2 (elements 8..12).
+        let seg = &out[2].segments[0];
+        let src = seg.want.as_ref().expect("compared").sources[0];
+        assert_eq!((seg.lo, seg.hi, src.rank, src.offset), (0, 4, 1, 8));
+        let mut short = s.clone();
+        short.window_len[1] = 3;
+        let e = outputs(&p, &short, &|_, _, _| None).expect_err("target shorter than a row");
+        assert!(
+            e.0.contains("`target` has 3 elements but each row of `input` has 4"),
+            "{e}"
+        );
     }
 }

@@ -501,6 +501,30 @@ impl<'a> Printer<'a> {
                 p.signals[*recv_counts].name
             ),
             Semantics::Barrier => "barrier()".to_string(),
+            Semantics::Reduce { op, root, data } => {
+                let root = &p.vars[*root].name;
+                format!("reduce({}, {root}, {})", op.as_str(), w(*data))
+            }
+            Semantics::Gather {
+                root,
+                input,
+                target,
+            } => format!(
+                "gather({}, {}, {})",
+                p.vars[*root].name,
+                w(*input),
+                w(*target)
+            ),
+            Semantics::Scatter {
+                root,
+                input,
+                target,
+            } => format!(
+                "scatter({}, {}, {})",
+                p.vars[*root].name,
+                w(*input),
+                w(*target)
+            ),
         }
     }
 

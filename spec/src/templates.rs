@@ -16,7 +16,7 @@ pub struct Template {
 }
 
 /// Every kind, with the example it starts from.
-pub const TEMPLATES: [Template; 7] = [
+pub const TEMPLATES: [Template; 10] = [
     Template {
         kind: "barrier",
         example: "barrier",
@@ -31,6 +31,28 @@ pub const TEMPLATES: [Template; 7] = [
         change: "the rank domain, the element count's domain (`param n`), TILE (elements per \
                  transfer: thresholds `>= t + 1` and the epilogue's `-= T` follow it), and the \
                  window's lifetime (`per call` or `reused`, LANGUAGE.md §5.8.1)",
+    },
+    Template {
+        kind: "reduce",
+        example: "reduce",
+        text: include_str!("../../examples/reduce.coll"),
+        change: "the rank domain, `n`'s domain, the reduction in the header (`sum`); the root \
+                 reduces each peer's data once it has arrived and releases the peers only after \
+                 a `fence` completes its remote reads",
+    },
+    Template {
+        kind: "gather",
+        example: "gather",
+        text: include_str!("../../examples/gather.coll"),
+        change: "the rank domain, the row length `m`, the windows' lifetimes (with `per call` \
+                 windows the ready round can go, with its epilogue reset)",
+    },
+    Template {
+        kind: "scatter",
+        example: "scatter",
+        text: include_str!("../../examples/scatter.coll"),
+        change: "the rank domain, the row length `m`, the windows' lifetimes; the root leaves \
+                 only after every peer has taken its row (`taken`)",
     },
     Template {
         kind: "allreduce",
@@ -150,5 +172,19 @@ pub fn new(kind: &str, name: &str) -> Result<String, NewError> {
     match crate::check(&text).protocol {
         Some(_) => Ok(text),
         None => Err(NewError::BadName(name.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_kind_has_a_template() {
+        for kind in crate::lower::kind_names() {
+            assert!(
+                super::TEMPLATES.iter().any(|t| t.kind == kind),
+                "`collc new {kind}` has no template"
+            );
+        }
+        assert_eq!(super::TEMPLATES.len(), crate::lower::kind_names().count());
     }
 }

@@ -455,12 +455,12 @@ struct Analysis {
 }
 
 /// The windows rank `r`'s host stages with the input of every call, per
-/// [`meaning::inputs`] (the broadcast root from `env`; any rank when not concrete).
+/// [`meaning::inputs`] (the root of a rooted kind from `env`; any rank when not concrete).
 fn staged(p: &Protocol, env: &Env, r: u32) -> BTreeSet<WindowId> {
-    let root = match &p.semantics {
-        Semantics::Broadcast { root, .. } => env.get(*root).map_or(r as usize, |x| x as usize),
-        _ => 0,
-    };
+    let root = p
+        .semantics
+        .root()
+        .map_or(0, |root| env.get(root).map_or(r as usize, |x| x as usize));
     let shape = meaning::Shape {
         world: 0,
         root,

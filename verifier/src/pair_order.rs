@@ -3,8 +3,9 @@
 //!
 //! Every collective's meaning needs such orders: a barrier's rank leaves only after every
 //! rank entered; an allreduce, reduce_scatter, allgather or all_to_all rank's output holds
-//! every rank's input of the call; a broadcast's rank holds the root's. The only thing that
-//! orders two ranks is a notify → wait chain (LANGUAGE.md §13.5). This module
+//! every rank's input of the call; a broadcast's or scatter's rank holds the root's, a
+//! reduce's or gather's root every rank's. The only thing that orders two ranks is a
+//! notify → wait chain (LANGUAGE.md §13.5). This module
 //! over-approximates the chains of one enumerated configuration: a notify that can add
 //! credit (an AtomicAdd not known to be `<= 0`, or a Set) may release every wait on its
 //! cell, whatever the guards, thresholds and calls; a process released by any of its waits
@@ -113,12 +114,20 @@ fn ordered(p: &Protocol, run: &Run) -> bool {
     if world < 2 {
         return true;
     }
-    let sources: Vec<u32> = match &p.semantics {
-        Semantics::Broadcast { root, .. } => match run.config.iter().find(|(v, _)| v == root) {
-            Some((_, r)) => vec![*r as u32],
+    let everyone: Vec<u32> = (0..world as u32).collect();
+    let root = match p.semantics.root() {
+        Some(root) => match run.config.iter().find(|(v, _)| *v == root) {
+            Some((_, r)) => Some(*r as u32),
             None => return true,
         },
-        _ => (0..world as u32).collect(),
+        None => None,
+    };
+    // Who must reach whom: from the root (broadcast, scatter), to the root (reduce,
+    // gather), every rank to every rank (the others).
+    let (sources, sinks) = match (&p.semantics, root) {
+        (Semantics::Broadcast { .. } | Semantics::Scatter { .. }, Some(r)) => (vec![r], everyone),
+        (Semantics::Reduce { .. } | Semantics::Gather { .. }, Some(r)) => (everyone, vec![r]),
+        _ => (everyone.clone(), everyone),
     };
     // The notifies of each actor, and the waits on each cell.
     let mut notifies: FxMap<(u32, u32), Vec<Cell>> = Default::default();
@@ -157,7 +166,7 @@ fn ordered(p: &Protocol, run: &Run) -> bool {
                 }
             }
         }
-        if reached.iter().any(|x| !x) {
+        if sinks.iter().any(|s| !reached[*s as usize]) {
             return false;
         }
     }

@@ -97,6 +97,15 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
         Vec<WindowId>,
         Vec<BufferSource>,
     ) = match &p.semantics {
+        Semantics::Reduce { .. } | Semantics::Gather { .. } | Semantics::Scatter { .. } => {
+            let kind = p.semantics.kind();
+            return Err(refuse(
+                p,
+                p.span,
+                "this collective",
+                format!("pypto has no `{kind}` builtin"),
+            ));
+        }
         Semantics::Barrier => ("builtin.tensor.barrier", "barrier", vec![], vec![]),
         Semantics::Broadcast { data, .. } => {
             ("builtin.tensor.broadcast", "broadcast", vec![*data], vec![])

@@ -477,35 +477,7 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
 
 /// `allreduce(sum, data)` etc.
 pub fn semantics_text(p: &Protocol) -> String {
-    let w = |x: WindowId| p.windows[x].name.clone();
-    match &p.semantics {
-        Semantics::Allreduce { op, data } => format!("allreduce({}, {})", op.as_str(), w(*data)),
-        Semantics::Broadcast { root, data } => {
-            format!("broadcast({}, {})", p.vars[*root].name, w(*data))
-        }
-        Semantics::ReduceScatter { op, data } => {
-            format!("reduce_scatter({}, {})", op.as_str(), w(*data))
-        }
-        Semantics::Allgather { input, target } => {
-            format!("allgather({}, {})", w(*input), w(*target))
-        }
-        Semantics::AllToAll { input, target } => {
-            format!("all_to_all({}, {})", w(*input), w(*target))
-        }
-        Semantics::AllToAllV {
-            input,
-            target,
-            send_counts,
-            recv_counts,
-        } => format!(
-            "all_to_all_v({}, {}, {}, {})",
-            w(*input),
-            w(*target),
-            p.arrays[*send_counts].name,
-            p.signals[*recv_counts].name
-        ),
-        Semantics::Barrier => "barrier()".to_string(),
-    }
+    collc_spec::print::semantics_to_string(p)
 }
 
 fn helpers(k: &Kernel, w: &mut Writer) {

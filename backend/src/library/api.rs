@@ -75,6 +75,17 @@ impl<'a> Coll<'a> {
     pub fn new(k: Kernel<'a>, index: usize) -> Result<Coll<'a>, Vec<Diagnostic>> {
         let p = k.p;
         let (func, kind) = match &p.semantics {
+            Semantics::Reduce { .. } | Semantics::Gather { .. } | Semantics::Scatter { .. } => {
+                return Err(vec![Diagnostic::error(
+                    "lib::unsupported-kind",
+                    format!(
+                        "collective `{}` is a {}; a library packages barrier, allreduce, broadcast, reduce_scatter, allgather, all_to_all and all_to_all_v",
+                        p.name,
+                        p.semantics.kind()
+                    ),
+                )
+                .with_primary(p.span, "this collective")]);
+            }
             Semantics::Barrier => ("barrier", Kind::Barrier),
             Semantics::Allreduce { data, .. } => ("allreduce", Kind::Allreduce { data: *data }),
             Semantics::Broadcast { root, data } => (

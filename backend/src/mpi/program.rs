@@ -170,12 +170,14 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
         ));
     }
     w.line("int64_t collc_blocks = 1;  // blocks per rank (run one after another by kernel())");
-    match &p.semantics {
-        Semantics::Broadcast { .. } => w.line("int64_t collc_root = 0;  // the broadcast root"),
-        Semantics::Barrier => w.line(
+    if p.semantics.root().is_some() {
+        let kind = p.semantics.kind();
+        w.line(format!("int64_t collc_root = 0;  // the {kind} root"));
+    }
+    if matches!(p.semantics, Semantics::Barrier) {
+        w.line(
             "collc_mpi::Window* collc_arrivals = nullptr;  // harness only (check): int32[1] arrival counter on rank 0",
-        ),
-        _ => {}
+        );
     }
     w.close();
     // `struct Args { ... };`: the writer closes blocks with `}`.
@@ -357,18 +359,16 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
             "args.{st} = s.local_buffer<float>(\"collc_{st}\", kStage);"
         ));
     }
-    match &p.semantics {
-        Semantics::Broadcast { root, .. } => {
-            let world = k.var(p.world);
-            w.line(format!("args.collc_root = {};", k.var(*root)));
-            w.line(format!(
-                "if (args.collc_root < 0 || args.collc_root >= {world}) collc_mpi::usage_error(\"broadcast root %lld is not a rank\", static_cast<long long>(args.collc_root));"
-            ));
-        }
-        Semantics::Barrier => {
-            w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", 1);");
-        }
-        _ => {}
+    if let Some(root) = p.semantics.root() {
+        let world = k.var(p.world);
+        let kind = p.semantics.kind();
+        w.line(format!("args.collc_root = {};", k.var(root)));
+        w.line(format!(
+            "if (args.collc_root < 0 || args.collc_root >= {world}) collc_mpi::usage_error(\"{kind} root %lld is not a rank\", static_cast<long long>(args.collc_root));"
+        ));
+    }
+    if matches!(p.semantics, Semantics::Barrier) {
+        w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", 1);");
     }
     w.close();
 }

@@ -7,8 +7,8 @@ use crate::output::{exit, Output};
 /// Arguments of `collc new`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct NewArgs {
-    /// The collective kind: barrier, broadcast, allreduce, reduce_scatter, allgather,
-    /// all_to_all, all_to_all_v.
+    /// The collective kind: barrier, broadcast, reduce, allreduce, reduce_scatter,
+    /// allgather, gather, scatter, all_to_all, all_to_all_v.
     pub kind: String,
     /// The collective's name (also the file name).
     pub name: String,
