@@ -16,8 +16,8 @@
 // Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):
 //   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been
 //     stored since the last notify (the notify publishes it);
-//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the
-//     wait released do not hit stale cache lines.
+//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so
+//     reads of data the wait released do not hit stale cache lines.
 // Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make
 // trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.
 
@@ -88,7 +88,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
-            dcci(input, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+            dcci(input, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         } else {
             // scatter.coll:27  wait avail[0] >= 1;
             {
@@ -96,7 +96,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
-            dcci(input, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+            dcci(input, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
             // scatter.coll:28  get target[0 .. m] <- input[me][0 .. m] @ root;
             COLLC_TRACE_GET(CommRemotePtr(ctx, input + (me * m), root), static_cast<int32_t>(m));
             COLLC_TRACE_PUT(target, static_cast<int32_t>(m));

@@ -15,8 +15,8 @@
 // Ordering inserted by collc (the .coll `fence` is pipe_barrier(PIPE_ALL)):
 //   before a notify: pipe_barrier(PIPE_ALL), plus dsb(DSB_DDR) when data may have been
 //     stored since the last notify (the notify publishes it);
-//   after a wait: pipe_barrier(PIPE_ALL) and dcci(ENTIRE_DATA_CACHE), so reads of data the
-//     wait released do not hit stale cache lines.
+//   after a wait: pipe_barrier(PIPE_ALL) and dcci(cache_line_t::ENTIRE_DATA_CACHE), so
+//     reads of data the wait released do not hit stale cache lines.
 // Runtime checks (COLLC_CHECK) guard every index, rank and slice the .coll does not make
 // trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.
 
@@ -67,7 +67,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
                 }
                 pipe_barrier(PIPE_ALL);
-                dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+                dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
                 // reduce.coll:21  reduce sum data[0 .. n] <- data[0 .. n] @ p;
                 COLLC_TRACE_GET(CommRemotePtr(ctx, data, p), static_cast<int32_t>(n));
                 COLLC_TRACE_PUT(data, static_cast<int32_t>(n));
@@ -108,7 +108,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
-            dcci(data, ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
+            dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
         }
     }
 
