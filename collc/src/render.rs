@@ -117,10 +117,44 @@ pub const MAX_SNIPPET_LINE: usize = 400;
 
 /// Renders one diagnostic as a human-readable report.
 pub fn render(d: &Diagnostic, source: &Source, style: Style) -> String {
+    let mapped;
+    let d = match lifted_from(d, &source.text) {
+        Some(at) => {
+            mapped = d.clone().with_note(format!("lifted from {at}"));
+            &mapped
+        }
+        None => d,
+    };
     if source.text.trim().is_empty() || d.labels.iter().any(|l| long_line(&source.text, l.span)) {
         return render_report(&without_snippet(d, source), source, style);
     }
     render_report(d, source, style)
+}
+
+/// The prefix of the source-map line `collc lift` writes at the end of a protocol it lifted
+/// from pypto's C++: `// collc-source-map: FILE L1 L2 ...`, the C++ line of each line of
+/// the protocol (0: none).
+pub const SOURCE_MAP: &str = "// collc-source-map: ";
+
+/// `FILE:LINE` of the C++ the diagnostic's primary line was lifted from, when the text
+/// carries a source map.
+fn lifted_from(d: &Diagnostic, text: &str) -> Option<String> {
+    let map = text
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(SOURCE_MAP))?;
+    let mut words = map.split_whitespace();
+    let file = words.next()?;
+    let lines: Vec<usize> = words.map(|w| w.parse().unwrap_or(0)).collect();
+    let at = d.primary_span()?.start.min(text.len());
+    let row = text.as_bytes()[..at]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count();
+    match lines.get(row) {
+        Some(l) if *l > 0 => Some(format!("{file}:{l}")),
+        _ => None,
+    }
 }
 
 /// True when a label touches a line longer than [`MAX_SNIPPET_LINE`].

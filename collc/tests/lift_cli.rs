@@ -84,3 +84,29 @@ fn an_unliftable_construct_exits_1_naming_its_line() {
         "{err}"
     );
 }
+
+/// A pypto-style kernel: `collc lift` appends the source map, and `collc verify -` on the
+/// lifted text names the C++ line of each finding (`lifted from FILE:LINE`).
+#[test]
+fn lift_then_verify_names_the_cpp_line() {
+    let file = "lift/tests/fixtures/pypto_barrier_no_reset.cpp";
+    let (code, lifted, err) = collc(&["lift", file], "");
+    assert_eq!(code, 0, "{err}");
+    let map = lifted
+        .lines()
+        .find(|l| l.starts_with("// collc-source-map: "))
+        .expect("a source map line");
+    assert!(map.contains(file), "{map}");
+    let (code, _, err) = collc(&["verify", "-"], &lifted);
+    assert_eq!(code, 1, "{err}");
+    let cpp = std::fs::read_to_string(repo_root().join(file)).expect("fixture");
+    let wait = cpp
+        .lines()
+        .position(|l| l.contains("pto::comm::TWAIT"))
+        .expect("the wait")
+        + 1;
+    assert!(
+        err.contains(&format!("lifted from {file}:{wait}")),
+        "no finding names the TWAIT line {wait}:\n{err}"
+    );
+}

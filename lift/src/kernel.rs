@@ -54,6 +54,8 @@ pub struct Outline {
     pub block_count: Option<String>,
     /// A pypto builtin kernel (`ChipTensor` args).
     pub pypto: bool,
+    /// `calls <= N` read from the kernel (`COLLC_CALLS_BOUND`).
+    pub calls: Option<i64>,
 }
 
 /// Finds the kernel function: `kernel_entry` (pto::comm) or `kernel_block` (MPI).
@@ -145,20 +147,17 @@ fn slot_of(n: Node, src: &str) -> Option<usize> {
 pub fn outline(
     cpp: &Cpp,
     dims: &DimsOf,
-    host: &std::collections::BTreeSet<String>,
+    given: &crate::pypto::Given,
 ) -> R<(Outline, Layout, Dialect)> {
     let (f, dialect) = find_kernel(cpp)?;
     let src = cpp.text.as_str();
     let body = field(f, "body").ok_or_else(|| unsupported(f, src, "a kernel without a body"))?;
     let pypto = crate::pypto::is_pypto(cpp);
-    let px = crate::pypto::scan(
-        cpp,
-        if pypto {
-            host.clone()
-        } else {
-            Default::default()
-        },
-    );
+    let px = if pypto {
+        crate::pypto::scan(cpp, given.host.clone(), given.arrays.clone())
+    } else {
+        crate::pypto::scan(cpp, Default::default(), Default::default())
+    };
     let mut o = Outline {
         globals: globals(cpp),
         line: line(f),
@@ -423,6 +422,7 @@ pub fn outline(
         reader.list(&rest, &mut out)?;
         o.body = out;
     }
+    o.calls = reader.calls_bound;
     Ok((o, layout, dialect))
 }
 
@@ -464,6 +464,9 @@ fn px_top(
         }
         return Ok(true);
     }
+    if n.kind() == "expression_statement" && crate::pypto::core_setup(n, src) {
+        return Ok(true);
+    }
     if n.kind() != "declaration" {
         return Ok(false);
     }
@@ -482,7 +485,14 @@ fn px_top(
         return Ok(true);
     }
     if t.contains("->buffer.addr") {
-        if layout.bufs.contains_key(&name) {
+        if layout.bufs.contains_key(&name) || scope.arrays.contains_key(&name) {
+            return Ok(true);
+        }
+        if px.arrays.contains(&name) {
+            // A host array the kernel reads (`array NAME: int[d] in LO..=HI;`).
+            scope.arrays.insert(name.clone(), name.clone());
+            o.arrays.push(name.clone());
+            o.buffers.push((name, BufKind::Window, "array"));
             return Ok(true);
         }
         let kind = if t.starts_with("int32_t*") {

@@ -42,15 +42,18 @@ pub struct Lifted {
     pub coll: String,
     /// The protocol.
     pub protocol: Protocol,
+    /// For pypto's kernels, whose protocol is printed as recovered (`coll` is that text): the
+    /// C++ line of each line of `coll` (0: none), for a source map.
+    pub lines: Option<Vec<usize>>,
 }
 
 /// Reads the kernel's outline and takes the dialect's orderings out of its body and epilogue.
 fn read(
     cpp: &cpp::Cpp,
     dims: &layout::DimsOf,
-    host: &std::collections::BTreeSet<String>,
+    given: &pypto::Given,
 ) -> Result<(Outline, Dialect), Diagnostic> {
-    let (mut o, _layout, dialect) = kernel::outline(cpp, dims, host)?;
+    let (mut o, _layout, dialect) = kernel::outline(cpp, dims, given)?;
     // pypto's kernels order with `pipe_barrier` (a fence) where they see fit; collc's
     // publish/acquire discipline is collc's own.
     if dialect == Dialect::Pto && !o.pypto {
@@ -121,11 +124,14 @@ pub fn lift_with(source: &str, extra: &str) -> Result<Lifted, Vec<Diagnostic>> {
     let cpp = cpp::parse(source).map_err(|d| vec![d])?;
     let mut decls = comment_decls(source);
     let (given_header, given) = given_decls(source, extra);
-    let mut host = std::collections::BTreeSet::new();
+    let mut host = pypto::Given::default();
     let mut calls = None;
     for (k, d) in &given {
         if d.starts_with("param ") || d.starts_with("let ") {
-            host.insert(k.clone());
+            host.host.insert(k.clone());
+        }
+        if d.starts_with("array ") {
+            host.arrays.insert(k.clone());
         }
         if k == "calls" {
             calls = Some(d.clone());
@@ -163,17 +169,25 @@ pub fn lift_with(source: &str, extra: &str) -> Result<Lifted, Vec<Diagnostic>> {
     let mut ranks = Ranks::default();
     ranks.known.insert("me".into());
     out.line(0, &format!("collective {header} {{"), 0);
-    if let Some(c) = calls {
-        out.line(1, &c, 0);
+    match (calls, o.calls) {
+        (Some(c), _) => out.line(1, &c, 0),
+        (None, Some(n)) => out.line(1, &format!("calls <= {n};"), 0),
+        (None, None) => {}
     }
     declarations(&mut out, &o, &decls, &given, &mut ranks).map_err(|d| vec![d])?;
     out.line(0, "", 0);
     print_blocks(&mut out, &o, ranks);
     let checked = collc_spec::check(&out.text);
     match checked.protocol {
+        Some(p) if !checked.diagnostics.iter().any(|d| d.is_error()) && o.pypto => Ok(Lifted {
+            lines: Some(out.lines.clone()),
+            coll: out.text,
+            protocol: p,
+        }),
         Some(p) if !checked.diagnostics.iter().any(|d| d.is_error()) => Ok(Lifted {
             coll: collc_spec::print::print(&p),
             protocol: p,
+            lines: None,
         }),
         _ => Err(recovered_errors(checked.diagnostics, &out, "lift::invalid")),
     }

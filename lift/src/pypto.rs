@@ -11,6 +11,16 @@ use crate::cpp::{field, kids, text, Cpp};
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
 
+/// The names the declarations given outside the code declare: host values (`param`,
+/// `let`) and host arrays (`array`).
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    /// `param` and `let` names.
+    pub host: BTreeSet<String>,
+    /// `array` names.
+    pub arrays: BTreeSet<String>,
+}
+
 /// What a `using` alias names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alias {
@@ -38,6 +48,23 @@ pub struct Px<'t> {
     /// Names declared `param` in the declarations: values the host derives from tensor
     /// shapes (`numel`, `signal_stride`, the block count).
     pub host: BTreeSet<String>,
+    /// Buffers declared `array` (host arrays the kernel reads, e.g. send counts).
+    pub arrays: BTreeSet<String>,
+}
+
+/// A call that sets up the core or its pipes and moves no data a peer sees: vector masks,
+/// pipe flags, tile addresses, cache maintenance.
+pub fn core_setup(n: Node, src: &str) -> bool {
+    let Some(c) = kids(n).first().copied() else {
+        return false;
+    };
+    let Some((f, _)) = crate::cpp::call(c, src) else {
+        return false;
+    };
+    matches!(
+        f.as_str(),
+        "set_mask_norm" | "set_vector_mask" | "set_flag" | "wait_flag" | "TASSIGN" | "dsb" | "dcci"
+    )
 }
 
 fn visit<'t>(n: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
@@ -53,10 +80,11 @@ pub fn is_pypto(cpp: &Cpp) -> bool {
 }
 
 /// The facts of `cpp`; `host` are the names the declarations give as `param`.
-pub fn scan<'t>(cpp: &'t Cpp, host: BTreeSet<String>) -> Px<'t> {
+pub fn scan<'t>(cpp: &'t Cpp, host: BTreeSet<String>, arrays: BTreeSet<String>) -> Px<'t> {
     let src = cpp.text.as_str();
     let mut px = Px {
         host,
+        arrays,
         ..Px::default()
     };
     visit(cpp.tree.root_node(), &mut |n| match n.kind() {

@@ -55,6 +55,8 @@ pub struct Reader<'a> {
     counters: std::collections::BTreeSet<String>,
     /// Helper-call nesting.
     depth: usize,
+    /// `COLLC_CALLS_BOUND(N, "...")` of a kernel collc emitted: `calls <= N`.
+    pub calls_bound: Option<i64>,
     /// The values of the `let`s read so far (`.coll` name -> value), to see through them in
     /// pointer offsets.
     lets: BTreeMap<String, E>,
@@ -102,6 +104,7 @@ impl<'a> Reader<'a> {
             counters: Default::default(),
             depth: 0,
             lets: BTreeMap::new(),
+            calls_bound: None,
         }
     }
 
@@ -109,6 +112,30 @@ impl<'a> Reader<'a> {
     pub fn with_px(mut self, px: &'a crate::pypto::Px<'a>) -> Self {
         self.px = Some(px);
         self
+    }
+
+    /// `COLLC_CALLS_BOUND(N, "calls <= N (file.coll:LINE)");`: what `collc emit` writes for
+    /// `calls <= N` (the CPU runtime refuses call N + 1; on Ascend it is the host's to refuse).
+    fn calls_bound_stmt(&mut self, n: Node) -> R<bool> {
+        if n.kind() != "expression_statement" {
+            return Ok(false);
+        }
+        let Some((f, args)) = kids(n).first().and_then(|c| call(*c, self.src)) else {
+            return Ok(false);
+        };
+        if f != "COLLC_CALLS_BOUND" {
+            return Ok(false);
+        }
+        match (args.first().map(|a| self.e(*a)), self.calls_bound) {
+            (Some(Ok(E::Int(v))), None) if v >= 1 && args.len() == 2 => {
+                self.calls_bound = Some(v);
+                Ok(true)
+            }
+            _ => Err(self.bad(
+                n,
+                "a calls bound other than one `COLLC_CALLS_BOUND(N, \"...\")` with a literal N >= 1",
+            )),
+        }
     }
 
     /// pypto: an offset with no row term is in row 0 (`flag + k` of `flag[2][P]` is
@@ -166,6 +193,9 @@ impl<'a> Reader<'a> {
         while i < items.len() {
             let n = items[i];
             i += 1;
+            if self.calls_bound_stmt(n)? {
+                continue;
+            }
             let mut skip = false;
             if self.px_item(n, items.get(i).copied(), &mut skip, out)? {
                 i += usize::from(skip);

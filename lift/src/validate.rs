@@ -51,7 +51,8 @@ pub fn validate(
             d.iter().map(|e| norm(&expr_to_string(p, e))).collect(),
         ))
     };
-    let (o, dialect) = crate::read(&cpp, &dims, &Default::default()).map_err(|d| vec![d])?;
+    let (o, dialect) =
+        crate::read(&cpp, &dims, &crate::pypto::Given::default()).map_err(|d| vec![d])?;
     let printed = collc_spec::print::print(p);
     let mut out = Out::default();
     for l in printed.lines() {

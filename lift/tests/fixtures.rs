@@ -120,3 +120,34 @@ fn deeply_nested_cpp_is_refused_not_overflowed() {
     let errs = collc_lift::lift("int main( {").expect_err("refused");
     assert_eq!(errs[0].code, "lift::syntax", "{}", errs[0].message);
 }
+
+/// `calls <= N` as `collc emit` states it after the prologue (`COLLC_CALLS_BOUND(N, "...")`)
+/// is read back as the protocol's calls bound; a second one, or a non-literal N, is refused
+/// at its line.
+#[test]
+fn the_calls_bound_is_read_back() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let text = std::fs::read_to_string(dir.join("barrier.cpp")).expect("barrier.cpp");
+    let me = "    const int32_t me = static_cast<int32_t>(ctx->rankId);\n";
+    assert!(text.contains(me), "barrier.cpp reads its rank as expected");
+    let bound = "    COLLC_CALLS_BOUND(3, \"calls <= 3 (barrier.coll:4)\");\n";
+    let with = text.replacen(me, &format!("{me}{bound}"), 1);
+    let l = collc_lift::lift(&with).expect("lifts");
+    assert_eq!(l.protocol.calls.as_ref().map(|c| c.max), Some(3));
+    assert!(l.coll.contains("calls <= 3;"), "{}", l.coll);
+    let plain = collc_lift::lift(&text).expect("lifts");
+    assert_eq!(plain.protocol.calls.as_ref().map(|c| c.max), None);
+    let twice = text.replacen(me, &format!("{me}{bound}{bound}"), 1);
+    let errs = collc_lift::lift(&twice).expect_err("a second bound is refused");
+    assert_eq!(errs[0].code, "lift::unsupported", "{}", errs[0].message);
+    let line = with
+        .lines()
+        .position(|l| l.contains("COLLC_CALLS_BOUND"))
+        .unwrap_or(0)
+        + 2;
+    assert!(
+        errs[0].message.starts_with(&format!("line {line}:")),
+        "{}",
+        errs[0].message
+    );
+}

@@ -52,12 +52,28 @@ pub fn run(args: &LiftArgs, style: Style, out: &mut Output) -> i32 {
             return exit::INPUT;
         }
     };
+    let mut text = lifted.coll;
+    if let Some(lines) = &lifted.lines {
+        // The source map `collc verify` renders diagnostics through (render::SOURCE_MAP).
+        let file = if args.file == "-" {
+            "<stdin>"
+        } else {
+            &args.file
+        };
+        let nums: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let file: String = file.split_whitespace().collect::<Vec<_>>().join("_");
+        text.push_str(&format!(
+            "{}{file} {}\n",
+            crate::render::SOURCE_MAP,
+            nums.join(" ")
+        ));
+    }
     match &args.output {
         None => {
-            out.out(lifted.coll);
+            out.out(text);
             exit::OK
         }
-        Some(path) => match std::fs::write(path, lifted.coll) {
+        Some(path) => match std::fs::write(path, text) {
             Ok(()) => exit::OK,
             Err(e) => {
                 out.err(format!("error: cannot write `{path}`: {e}"));

@@ -289,7 +289,8 @@ impl<'a> Reader<'a> {
         let short = f.split('<').next().unwrap_or(&f).to_string();
         let short = short.as_str();
         match short {
-            "set_flag" | "wait_flag" | "TASSIGN" | "dsb" | "dcci" => Ok(true),
+            "set_flag" | "wait_flag" | "TASSIGN" | "dsb" | "dcci" | "set_mask_norm"
+            | "set_vector_mask" => Ok(true),
             "pipe_barrier" => {
                 out.push(L::new(S::Fence, line(n)));
                 Ok(true)
