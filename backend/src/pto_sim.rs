@@ -159,12 +159,12 @@ fn find_compiler(roots: &Roots) -> Result<Compiler, String> {
         None => SIM_COMPILERS.iter().map(|s| s.to_string()).collect(),
     };
     let dir = compile::cache_dir().map_err(|e| e.to_string())?;
-    let probe = dir.join("pto-sim-probe.cpp");
-    compile::write_once(
-        &probe,
-        b"#include <pto/pto-inst.hpp>\nint main() { return 0; }\n",
-    )
-    .map_err(|e| e.to_string())?;
+    // What every kernel starts with (pto-isa's headers assume <cstdint> is included).
+    const PROBE: &[u8] =
+        b"#include <cstdint>\n#include <pto/pto-inst.hpp>\nint main() { return 0; }\n";
+    let hash = compile::content_hash(&[PROBE]);
+    let probe = dir.join(format!("pto-sim-probe-{}.cpp", &hash[..16]));
+    compile::write_once(&probe, PROBE).map_err(|e| e.to_string())?;
     let mut tried = Vec::new();
     for c in candidates {
         let Some(v) = version(&c) else {

@@ -116,11 +116,44 @@ fn the_declared_layouts_are_the_real_ones() {
         return;
     };
     let probe = format!(
-        "#include <cstddef>\n#include \"platform_comm/comm_context.h\"\n#include \"tensor.h\"\n{}\n{}\n",
+        "#include <cstddef>\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n#include \"platform_comm/comm_context.h\"\n#include \"tensor.h\"\n{}\n{}\n",
         asserts_of("platform_comm/comm_context.h"),
         asserts_of("collc/chip_tensor.hpp"),
     );
     if let Err(e) = pto_sim::syntax_check(&probe, &r) {
         panic!("{e}");
     }
+}
+
+/// Every `--abi pypto` kernel in pypto's a2a3sim environment: simpler's own `ChipTensor`
+/// (`tensor.h`) and `CommContext`, pto-isa's `pto::comm` instructions, no collc stand-in
+/// for their types: simpler's `tensor.h` is included first, so a kernel declaring its own
+/// `ChipTensor` fails (a broadcast's root is the macro `COLLC_PYPTO_ROOT`, defined here).
+#[test]
+fn every_pypto_abi_kernel_type_checks_with_simplers_types_in_the_cpu_simulation() {
+    let Some(r) =
+        roots("every_pypto_abi_kernel_type_checks_with_simplers_types_in_the_cpu_simulation")
+    else {
+        return;
+    };
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for path in examples() {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let p = collc_spec::check(&text).protocol.expect("checks");
+        let Ok(k) =
+            collc_backend::cpp::pypto::emit(&p, &collc_backend::cpp::EmitOptions::default())
+        else {
+            continue; // no builtin counterpart (refused with backend::pypto-abi)
+        };
+        // simpler's tensor.h first (after pto-isa's headers, as in pypto's kernels): a kernel
+        // declaring its own ChipTensor fails to compile.
+        let source = format!("#define COLLC_PYPTO_ROOT 1\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n#include \"tensor.h\"\n{k}");
+        checked += 1;
+        if let Err(e) = pto_sim::syntax_check(&source, &r) {
+            failures.push(format!("{}:\n{e}", path.display()));
+        }
+    }
+    assert!(checked >= 18, "pypto-ABI kernels checked: {checked}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -529,7 +529,7 @@ impl Dialect for Pypto {
 
     fn includes(&self, k: &Kernel, w: &mut Writer) {
         self.pto.includes(k, w);
-        w.line("#if defined(__CCE_AICORE__)");
+        w.line("#if defined(__CCE_AICORE__) || defined(__CPU_SIM)");
         w.line(
             "#include \"tensor.h\"  // simpler's ChipTensor (the tensors of pypto's args block)",
         );

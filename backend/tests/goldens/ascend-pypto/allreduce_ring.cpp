@@ -19,7 +19,7 @@
 // trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.
 
 #include "collc/pto_comm.hpp"
-#if defined(__CCE_AICORE__)
+#if defined(__CCE_AICORE__) || defined(__CPU_SIM)
 #include "tensor.h"  // simpler's ChipTensor (the tensors of pypto's args block)
 #else
 #include "collc/chip_tensor.hpp"  // the same layout for CPU builds (collc's pypto shim)
