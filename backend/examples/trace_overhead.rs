@@ -5,7 +5,7 @@
 //! Each round runs K back-to-back calls per variant, the variants interleaved so that machine
 //! load drifts over all three alike; prints the median and the best launcher time per call
 //! of the rounds and the ratios to the compiled-out build
-//! (figures in benches/README.md, "Tracing overhead").
+//! (figures in benches/history.md, "Tracing overhead").
 
 use collc_backend::cpp::{emit, EmitOptions, Target};
 use collc_backend::host::compile::{self, Build};

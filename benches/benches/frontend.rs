@@ -1,7 +1,7 @@
 //! Front-end throughput (bytes of `.coll` per second): parse, parse + check,
 //! `fmt` and `print` over the examples and bug fixtures, and parse + check of
 //! a large generated file and of a file full of syntax errors (the recovery
-//! path). Figures are recorded in benches/README.md under "Front end".
+//! path). Figures are recorded in benches/history.md under "Front end".
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;

@@ -1,5 +1,5 @@
 //! Host backend: generated kernels on CPU threads vs the physical limits measured in the same
-//! run (figures and ratios in benches/README.md, "Host backend").
+//! run (figures and ratios in benches/history.md, "Host backend").
 //!
 //! * `host_barrier_p2`: one barrier round trip at P=2 through the kernel generated from
 //!   examples/barrier.coll (K back-to-back calls in one launcher run; time per call), vs

@@ -1,6 +1,6 @@
 //! MPI backend: collc's GENERATED programs over MPI-3 RMA vs the native collectives of the
 //! same Open MPI, in the same `mpirun`, at the same process count (figures and analysis in
-//! benches/README.md, "MPI backend").
+//! benches/history.md, "MPI backend").
 //!
 //! The programs are generated from the examples with `collc_backend::mpi::emit` and spliced
 //! into `backend/runtime/mpi/bench/bench_server.cpp`, a persistent timing server (one

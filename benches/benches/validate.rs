@@ -1,7 +1,7 @@
 //! Static translation validation (`collc emit --validate`, `collc_lift::validate`): the time
 //! to recover the protocol from the generated C++ of every example and compare it with the
 //! IR, per target (the emission itself is outside the measured loop), and `collc lift` of
-//! the pto::comm source. Figures are recorded in benches/README.md under "Validate".
+//! the pto::comm source. Figures are recorded in benches/history.md under "Validate".
 
 use collc_backend::cpp::{self, EmitOptions, Target};
 use collc_grammar::Source;

@@ -277,9 +277,12 @@ fn verify_log(files: &[&str]) -> (i32, String) {
 
 /// Masks the wall time of the summary line: `(1.3 s)` -> `(T s)`.
 fn mask_time(line: &str) -> String {
-    match line.rfind(" (") {
-        Some(i) if line.ends_with(" s)") => format!("{} (T s)", &line[..i]),
-        _ => line.to_string(),
+    let Some(end) = line.find(" s)") else {
+        return line.to_string();
+    };
+    match line[..end].rfind(" (") {
+        Some(i) => format!("{} (T s){}", &line[..i], &line[end + 3..]),
+        None => line.to_string(),
     }
 }
 
@@ -293,24 +296,32 @@ fn multi_file_verify_groups_each_file_and_ends_with_a_summary() {
     ];
     let (code, log) = verify_log(&files);
     assert_eq!(code, 2, "an unreadable file is a usage error: {log}");
-    // Each file's diagnostics sit between its table and the next file's table.
+    // Each file's diagnostics sit between its line and the next file's line.
     let at = |needle: &str| {
         log.find(needle)
             .unwrap_or_else(|| panic!("`{needle}` missing from\n{log}"))
     };
-    let bug_table = at("verify examples/bugs/barrier_no_epilogue.coll:");
+    let bug_line = at("violated examples/bugs/barrier_no_epilogue.coll:");
     let bug_diag = at("sig[1] on rank 0 is left at 1 after one call");
     let invalid_diag = at("resolve::");
-    assert!(at("verify examples/barrier.coll:") < bug_table);
-    assert!(bug_table < bug_diag && bug_diag < invalid_diag, "{log}");
+    assert!(at("undecided examples/barrier.coll:") < bug_line);
+    assert!(bug_line < bug_diag && bug_diag < invalid_diag, "{log}");
     let last = log.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("verify: 4 files:"),
         "the summary ends the log: {log}"
     );
+    // The summary names every file not verified.
+    for f in &files {
+        assert!(last.contains(f), "{f} not named: {last}");
+    }
     let headers: Vec<String> = log
         .lines()
-        .filter(|l| l.starts_with("verify "))
+        .filter(|l| {
+            ["verified ", "violated ", "undecided "]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
         .chain(std::iter::once(last))
         .map(mask_time)
         .collect();

@@ -70,7 +70,11 @@ fn a_lifted_hand_written_kernel_verifies_through_stdin() {
     assert_eq!(code, 0, "{err}");
     let (code, out, _) = collc(&["verify", "-"], &coll);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("op-exclusivity  violated"), "{out}");
+    let line = out.lines().next().unwrap_or("");
+    assert!(
+        line.starts_with("violated <stdin>: ") && line.contains("op-exclusivity"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -406,6 +406,7 @@ fn per_call_window_read_before_written_is_a_lifetimes_violation() {
 fn incomplete_or_skipped_is_never_checked() {
     let (code, out, err) = collc(&[
         "verify",
+        "--verbose",
         "--bounded-max-states",
         "5",
         "examples/barrier.coll",
@@ -429,7 +430,12 @@ fn incomplete_or_skipped_is_never_checked() {
         assert!(line.contains("explored completely: nothing"), "{line}");
     }
     // Skipped is not a pass: exit 3 (undecided), as for unknown.
-    let (code, out, err) = collc(&["verify", "--no-bounded", "examples/barrier.coll"]);
+    let (code, out, err) = collc(&[
+        "verify",
+        "--verbose",
+        "--no-bounded",
+        "examples/barrier.coll",
+    ]);
     assert_eq!(code, 3, "{out}{err}");
     for id in BOUNDED.iter().filter(|id| **id != "deadlock") {
         let line = out

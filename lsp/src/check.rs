@@ -196,7 +196,9 @@ impl Job {
         if self.cancelled() {
             return None;
         }
+        let symbolic = report.obligations.clone();
         bounded::add(&mut report, bounded);
+        keep_proofs(&mut report, &symbolic);
         report.locate(&source);
         collc_verifier::fix::attach(&mut report, &source);
         let mut diags = checked.diagnostics;
@@ -220,6 +222,26 @@ impl Job {
         if self.edits.load(Ordering::SeqCst) == self.edits_then {
             let n = diagnostics::publication(&self.uri, &self.text, found, self.version);
             let _ = out.send(n.into());
+        }
+    }
+}
+
+/// After the bounded results are added, what the symbolic half proved for every world
+/// size stands unless a bounded run violated it — the rule `collc_verifier::verify`
+/// applies (the P-symbolic deadlock proof is applied after the bounded runs), so
+/// `collc/check` and `collc verify` give an obligation the same status. (Adding the
+/// bounded results alone replaced the deadlock proof with the bounded search's
+/// `unknown`: the check said "undecided" where `collc verify` said "proved".)
+fn keep_proofs(report: &mut Report, symbolic: &[ObligationResult]) {
+    for o in report.obligations.iter_mut() {
+        if o.status == Status::Violated {
+            continue;
+        }
+        if let Some(s) = symbolic
+            .iter()
+            .find(|s| s.id == o.id && s.status == Status::Proved)
+        {
+            *o = s.clone();
         }
     }
 }

@@ -59,6 +59,27 @@ pub fn to_lsp(d: &Diagnostic, idx: &LineIndex, uri: &Uri) -> lsp_types::Diagnost
     }
 }
 
+/// One root cause (`collc_verifier::cause`) as one LSP diagnostic: the diagnostic shown,
+/// with every other obligation that found the same place as related information
+/// (`also CODE: message`), as `collc verify` lists them and SARIF relates them.
+pub fn cause_to_lsp(
+    c: &collc_verifier::cause::RootCause,
+    idx: &LineIndex,
+    uri: &Uri,
+) -> lsp_types::Diagnostic {
+    let mut out = to_lsp(&c.diagnostic, idx, uri);
+    let also = c.also.iter().filter_map(|a| {
+        collc_verifier::cause::primary_span(a).map(|s| DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), idx.range(s)),
+            message: format!("also {}: {}", a.code, a.message),
+        })
+    });
+    let mut related = out.related_information.take().unwrap_or_default();
+    related.extend(also);
+    out.related_information = (!related.is_empty()).then_some(related);
+    out
+}
+
 /// The front end's diagnostics of a text, and, when `verify` and the text
 /// validates, the symbolic verifier's (bounded obligations skipped, so they add
 /// nothing).
@@ -76,7 +97,8 @@ pub fn of_text(text: &str, verify: bool, name: &str) -> Vec<Diagnostic> {
     out
 }
 
-/// The `textDocument/publishDiagnostics` notification of `found` in `text`.
+/// The `textDocument/publishDiagnostics` notification of `found` in `text`: one LSP
+/// diagnostic per root cause.
 pub fn publication(
     uri: &Uri,
     text: &str,
@@ -85,7 +107,10 @@ pub fn publication(
 ) -> lsp_server::Notification {
     use lsp_types::notification::Notification as _;
     let idx = LineIndex::new(text);
-    let diags = found.iter().map(|d| to_lsp(d, &idx, uri)).collect();
+    let diags = collc_verifier::cause::root_causes(found.to_vec())
+        .iter()
+        .map(|c| cause_to_lsp(c, &idx, uri))
+        .collect();
     lsp_server::Notification::new(
         lsp_types::notification::PublishDiagnostics::METHOD.to_string(),
         lsp_types::PublishDiagnosticsParams::new(uri.clone(), diags, version),

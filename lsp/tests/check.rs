@@ -200,3 +200,77 @@ fn cancel_mid_check_is_answered_at_once_and_the_server_stays_responsive() {
 fn id_number(id: &RequestId) -> Value {
     serde_json::to_value(id).expect("an id")
 }
+
+/// What the verifier proves with P symbolic, `collc/check` reports as proved too, even
+/// when its bounded stages run out of budget: the bounded results do not replace a
+/// symbolic proof (the check once said "deadlock undecided" where `collc verify` said
+/// "proved"). The answer and the published diagnostics are the CLI's: one diagnostic
+/// per root cause, the other obligations of the same place as related information.
+#[test]
+fn a_check_keeps_what_the_verifier_proves_and_groups_root_causes() {
+    let path = root().join("examples/allreduce_mesh.coll");
+    let text = read(&path);
+    let p = collc_verifier::validate(&text).protocol.expect("valid");
+    let symbolic = collc_verifier::verify(&p, &collc_verifier::Options::symbolic_only());
+    let proved: Vec<&str> = symbolic
+        .obligations
+        .iter()
+        .filter(|o| o.status == collc_verifier::Status::Proved)
+        .map(|o| o.id.as_str())
+        .collect();
+    assert!(proved.contains(&"deadlock"), "{proved:?}");
+    let mut c = Client::initialized();
+    let uri = uri_of(&path);
+    c.open(&uri, &text);
+    // A budget of 1 ms: the bounded stages stop at once, undecided.
+    let id = c.send_request(
+        "collc/check",
+        json!({ "textDocument": { "uri": uri }, "maxRanks": 3, "budgetMs": 1 }),
+    );
+    let (_, _, answer) = until_answer(&c, &id);
+    let answer = answer.expect("a result");
+    let status = |id: &str| {
+        answer["obligations"]
+            .as_array()
+            .expect("obligations")
+            .iter()
+            .find(|o| o["id"] == json!(id))
+            .map(|o| o["status"].clone())
+    };
+    for id in &proved {
+        assert_eq!(status(id), Some(json!("proved")), "{id}: {answer}");
+    }
+
+    // A fixture where two obligations find the same statement: one published
+    // diagnostic there, the other obligation as related information.
+    let path = root().join("examples/bugs/barrier_no_epilogue.coll");
+    let text = read(&path);
+    let uri = uri_of(&path);
+    c.open(&uri, &text);
+    let id = c.send_request(
+        "collc/check",
+        json!({ "textDocument": { "uri": uri }, "maxRanks": 2, "budgetMs": 8000 }),
+    );
+    let (_, published, answer) = until_answer(&c, &id);
+    assert_eq!(answer.expect("a result")["verdict"], json!("violated"));
+    let last = published.last().expect("published");
+    let diags = last["diagnostics"].as_array().expect("diagnostics");
+    let mut places: Vec<String> = diags.iter().map(|d| d["range"].to_string()).collect();
+    places.sort();
+    places.dedup();
+    assert_eq!(
+        places.len(),
+        diags.len(),
+        "one diagnostic per place: {last}"
+    );
+    let also = diags.iter().any(|d| {
+        d["relatedInformation"].as_array().is_some_and(|r| {
+            r.iter().any(|x| {
+                x["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("also verify::"))
+            })
+        })
+    });
+    assert!(also, "{last}");
+}

@@ -9,6 +9,7 @@
 //! what is stamped into it).
 
 pub mod bounded;
+pub mod cause;
 pub mod check;
 pub mod cost;
 mod critical;

@@ -12,8 +12,11 @@ use crate::render::Style;
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Per file: a summary per obligation on stdout, diagnostics on stderr.
+    /// Per file one line on stdout, and when it is not verified one diagnostic per root
+    /// cause on stderr (`--verbose`: the obligation table and every diagnostic).
     Text,
+    /// One line per root cause on stdout: `FILE:LINE:COL: error[verify::CODE]: message`.
+    Short,
     /// One JSON object per file on stdout (schema in verifier/README.md).
     Json,
     /// One SARIF 2.1.0 log for all files on stdout (code-scanning services).
@@ -32,6 +35,10 @@ pub struct VerifyArgs {
     /// Print the per-cell credit table (credits per call, waits, reset) instead.
     #[arg(long)]
     pub explain: bool,
+    /// Text: per file the table of every obligation, and every diagnostic with the
+    /// simulator's trace.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// The verifier's budgets.
     #[command(flatten)]
     pub verify: VerifyOptArgs,
@@ -55,23 +62,24 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
                     log.add_io_error(&msg);
                 }
                 io = true;
-                tally.invalid += 1;
+                tally.add_invalid(f);
                 continue;
             }
             Err(LoadError::Invalid(src, diags)) => {
-                if sarif {
-                    log.add_diagnostics(&src, &diags);
-                } else {
-                    out.diagnostics(&src, &diags, style);
+                match args.format {
+                    _ if args.explain => out.diagnostics(&src, &diags, style),
+                    Format::Sarif => log.add_diagnostics(&src, &diags),
+                    Format::Short => show::short(&src, diags, out),
+                    Format::Text | Format::Json => out.diagnostics(&src, &diags, style),
                 }
-                tally.invalid += 1;
+                tally.add_invalid(f);
                 continue;
             }
         };
         if args.explain {
             match collc_verifier::table::explain(&l.protocol) {
                 Ok(t) => match args.format {
-                    Format::Text => out.out(t.render()),
+                    Format::Text | Format::Short => out.out(t.render()),
                     Format::Json | Format::Sarif => out.out(
                         serde_json::to_string(&serde_json::json!({"file": f, "table": t}))
                             .unwrap_or_default(),
@@ -85,14 +93,17 @@ pub fn run(args: &VerifyArgs, style: Style, out: &mut Output) -> i32 {
             continue;
         }
         let report = collc_verifier::verify(&l.protocol, &args.verify.options(&l.source));
-        tally.add(collc_verifier::gate::verdict(&report));
+        tally.add(f, collc_verifier::gate::verdict(&report));
         match args.format {
-            Format::Text => show::text(&report, &l.source, style, out),
+            Format::Text if args.verbose => show::table(&report, &l.source, style, out),
+            Format::Text => show::quiet(&report, &l.source, style, out),
+            Format::Short => show::short(&l.source, report.diagnostics(), out),
             Format::Json => show::json(&report, &l.source, out),
             Format::Sarif => log.add_report(&report, &l.source),
         }
     }
-    if args.files.len() > 1 && !args.explain && args.format == Format::Text {
+    let summed = matches!(args.format, Format::Text | Format::Short);
+    if args.files.len() > 1 && !args.explain && summed {
         out.out(show::summary(&tally, start.elapsed()));
     }
     let code = if io {

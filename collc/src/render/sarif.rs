@@ -5,7 +5,9 @@
 //! the diagnostic's severity (an undecided obligation is a warning, as on the terminal,
 //! and, like a violation, makes the exit code non-zero); the location is the primary
 //! label, the other labels are related locations; help, notes and the replay command of
-//! a bounded counterexample are the result's properties.
+//! a bounded counterexample are the result's properties. One result per root cause
+//! (`collc_verifier::cause`): the other obligations that found the same place are
+//! related locations too, and listed in the `also` property.
 
 use collc_grammar::{Diagnostic, Severity, Source, Span};
 use collc_verifier::report::Report;
@@ -77,9 +79,13 @@ impl SarifLog {
     }
 
     /// Adds diagnostics of one file (front end or verifier).
+    /// One result per root cause (`collc_verifier::cause`): the obligations that found
+    /// the same place are its related locations (`also CODE: message`) and its `also`
+    /// property.
     pub fn add_diagnostics(&mut self, src: &Source, diags: &[Diagnostic]) {
         self.artifact(&src.name);
-        for d in diags {
+        for c in collc_verifier::cause::root_causes(diags.to_vec()) {
+            let d = &c.diagnostic;
             let rule = self.rule(&d.code);
             let mut locations = Vec::new();
             let mut related = Vec::new();
@@ -89,6 +95,15 @@ impl SarifLog {
                 } else {
                     let id = related.len();
                     let mut r = self.location(src, l.span, Some(&l.message));
+                    r["id"] = json!(id);
+                    related.push(r);
+                }
+            }
+            for a in &c.also {
+                if let Some(span) = collc_verifier::cause::primary_span(a) {
+                    let id = related.len();
+                    let m = format!("also {}: {}", a.code, a.message);
+                    let mut r = self.location(src, span, Some(&m));
                     r["id"] = json!(id);
                     related.push(r);
                 }
@@ -106,6 +121,10 @@ impl SarifLog {
             }
             if !d.notes.is_empty() {
                 props["notes"] = json!(d.notes);
+            }
+            if !c.also.is_empty() {
+                let codes: Vec<&str> = c.also.iter().map(|a| a.code.as_str()).collect();
+                props["also"] = json!(codes);
             }
             if let Some(r) = d
                 .notes
