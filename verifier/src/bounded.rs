@@ -8,6 +8,7 @@
 //! obligations also run in relaxed memory and, for a protocol with a monotonic signal,
 //! in the simulator's wrap-around mode (`bounded/wrap.rs`). See `verifier/README.md`.
 
+use crate::evidence::Evidence;
 use crate::report::{Finding, ObligationResult, ParamValue, Status, Trace};
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample, GridShape};
 use collc_sim::machine::WrapStart;
@@ -166,6 +167,7 @@ pub fn skipped() -> Vec<ObligationResult> {
             reason: Some("--no-bounded".into()),
             summary: "not run (--no-bounded); this is not a pass".into(),
             findings: Vec::new(),
+            evidence: Evidence::none(),
         })
         .collect()
 }
@@ -813,6 +815,7 @@ fn finding(p: &Protocol, c: &Counterexample, file: &str) -> Finding {
     f.primary_label = format!("{}: {}", c.code, c.message);
     f.help.clone_from(&c.help);
     f.notes.push(format!("replay: {replay}"));
+    f.replay = Some(replay);
     f.notes.extend(c.notes.iter().cloned());
     f.trace = Some(Trace {
         title: format!(
@@ -881,7 +884,11 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
 
 /// One obligation's result from what was explored.
 fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> ObligationResult {
-    let mk = |status, scope: Option<String>, reason: Option<String>, summary: String, findings| {
+    let mk = |status,
+              scope: Option<String>,
+              reason: Option<String>,
+              summary: String,
+              findings: Vec<Finding>| {
         ObligationResult {
             id: id.to_string(),
             code: format!("verify::{id}"),
@@ -890,6 +897,7 @@ fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> O
             // Sampled instances, not every world size of a range.
             world: None,
             reason,
+            evidence: Evidence::of_bounded(status, &findings),
             summary,
             findings,
         }
@@ -973,6 +981,7 @@ fn violated_by_extra_run<'r>(
     r.summary = format!("{run}: counterexample at {}", sb_params(c));
     r.reason = None;
     r.findings = vec![extra_run_finding(p, c, file, run)];
+    r.evidence.add(&Evidence::of_findings(&r.findings));
     &mut r.findings[0]
 }
 

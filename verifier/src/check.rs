@@ -425,6 +425,7 @@ pub(crate) fn verify_at(p: &Protocol, opts: &Options, worlds: Option<&[i64]>) ->
                 _ => None,
             },
             world: covered.filter(|_| status != Status::Unknown),
+            evidence: crate::evidence::Evidence::of_enumeration(status, covered, &findings),
             reason,
             summary,
             findings,
@@ -472,7 +473,19 @@ pub fn enumeration_scope(p: &Protocol) -> String {
 }
 
 fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
-    let what = match id {
+    let what = what(id);
+    match st {
+        Status::Proved | Status::Checked => {
+            format!("{what} ({items} checks: {lit} by literal arithmetic, {z3} by Z3)")
+        }
+        Status::Violated | Status::Warning => format!("not: {what}"),
+        _ => format!("undecided: {what}"),
+    }
+}
+
+/// What an enumerating obligation (the six credit obligations, `value-signal`) states.
+pub fn what(id: &str) -> &'static str {
+    match id {
         "credit-balance" => "every written credit cell nets exactly 0 per call",
         "op-exclusivity" => "no cell is written with both Set and AtomicAdd",
         "wait-reachable" => "every wait's threshold is reached by its cell's credits",
@@ -480,13 +493,6 @@ fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
         "garbage-credit" => "every credited cell is read by some wait",
         "value-signal" => "every value cell is Set once per call and read only after that Set, before the next call's",
         _ => "early returns depend only on rank-uniform values",
-    };
-    match st {
-        Status::Proved | Status::Checked => {
-            format!("{what} ({items} checks: {lit} by literal arithmetic, {z3} by Z3)")
-        }
-        Status::Violated | Status::Warning => format!("not: {what}"),
-        _ => format!("undecided: {what}"),
     }
 }
 

@@ -13,7 +13,7 @@
 
 use crate::check;
 use crate::exec::{self, ENUM_WORLD_MAX};
-use crate::report::{Report, Status};
+use crate::report::{Report, Status, WorldRange};
 use collc_spec::ir::Protocol;
 use std::collections::BTreeSet;
 
@@ -101,8 +101,10 @@ pub fn check_past(p: &Protocol, opts: &check::Options, report: &mut Report) {
                     "{}; found among {} past the enumeration, where the protocol's literals can change what ranks do",
                     f.summary, sizes
                 );
+                let before = std::mem::take(&mut o.evidence);
                 *o = f.clone();
                 o.summary = summary;
+                o.evidence = before.join(&f.evidence);
             }
             Status::Unknown => {
                 let why = format!(
@@ -121,6 +123,13 @@ pub fn check_past(p: &Protocol, opts: &check::Options, report: &mut Report) {
                 o.summary.push_str(&also);
                 if let Some(sc) = o.scope.as_mut() {
                     sc.push_str(&also);
+                }
+                for w in &past {
+                    o.evidence
+                        .add(&crate::evidence::Evidence::enumerated(WorldRange {
+                            lo: *w,
+                            hi: *w,
+                        }));
                 }
             }
         }

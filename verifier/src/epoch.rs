@@ -12,6 +12,7 @@
 //! `calls·N <= 2^31 - 1`.
 
 use crate::check::{cell_name, contrib, is_wait, value_of, Acc, Ctx};
+use crate::evidence::Evidence;
 use crate::exec::{self, Cell, EvKind, Run};
 use crate::report::{Finding, ObligationResult, Status, WorldRange};
 use crate::smt::{Answer, Prop};
@@ -314,9 +315,16 @@ pub fn horizon(
                     reason: Some(why),
                     summary: "undecided: the calls before a monotonic cell wraps int32".into(),
                     findings: vec![f],
+                    evidence: Evidence::none(),
                 });
             }
         },
+    };
+    // What a proof here showed: the maximisation with P symbolic, or the enumeration.
+    let shown = match covered {
+        Some(w) if sym.is_some() => Evidence::symbolic(w),
+        Some(w) => Evidence::enumerated(w),
+        None => Evidence::none(),
     };
     let Some(w) = worst.filter(|w| w.per_call > 0) else {
         return Some(ObligationResult {
@@ -328,6 +336,7 @@ pub fn horizon(
             reason: None,
             summary: format!("no monotonic cell receives credits: nothing can wrap{how}"),
             findings: Vec::new(),
+            evidence: shown,
         });
     };
     let h = CELL_MAX / w.per_call;
@@ -369,6 +378,7 @@ pub fn horizon(
             world: covered,
             reason: None,
             summary: format!("violated: {formula}"),
+            evidence: Evidence::of_findings(std::slice::from_ref(&f)),
             findings: vec![f],
         }
     };
@@ -395,6 +405,7 @@ pub fn horizon(
             reason: None,
             summary: format!("{formula}; declared calls <= {} fits{how}", c.max),
             findings: Vec::new(),
+            evidence: shown.clone(),
         }),
         None => match ge_wait {
             Some(sp) => Some(violated(
@@ -414,6 +425,7 @@ pub fn horizon(
                 reason: None,
                 summary: format!("{formula}; no `>=` wait reads a monotonic cell{how}"),
                 findings: Vec::new(),
+                evidence: shown,
             }),
         },
     }

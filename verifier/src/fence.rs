@@ -51,6 +51,7 @@
 //! with the read findings, if any); none is `checked` with those bounds (not a proof for
 //! the whole domain).
 
+use crate::evidence::Evidence;
 use crate::exec::{self, Plan};
 use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
 use collc_grammar::Span;
@@ -960,6 +961,7 @@ fn write_findings(
                 .collect();
             f.params.sort_by_key(|x| x.name != p.vars[p.world].name);
             f.notes.push(format!("replay: {replay}"));
+            f.replay = Some(replay.clone());
             f
         })
         .collect();
@@ -997,6 +999,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
                 "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({why}); {domain}, P symbolic"
             ),
             findings: Vec::new(),
+            evidence: Evidence::symbolic(WorldRange { lo, hi }),
         };
     }
     let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
@@ -1032,12 +1035,13 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             crate::critical::describe(p, &past)
         )
     };
-    let mk = |status, scope, reason, summary: String, findings| ObligationResult {
+    let mk = |status, scope, reason, summary: String, findings: Vec<Finding>| ObligationResult {
         id: ID.to_string(),
         code: code.clone(),
         status,
         scope,
         world: covered.filter(|_| status != Status::Unknown),
+        evidence: Evidence::of_enumeration(status, covered, &findings),
         reason,
         summary: if capped && status != Status::Unknown {
             format!("{summary}; {enumeration}")
@@ -1165,13 +1169,16 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         rx.scope
     );
     if rx.complete_first {
-        mk(
+        let mut r = mk(
             Status::Checked,
             Some(scope),
             None,
             format!("{lines} unfenced write/notify pair(s) not separable symbolically; no relaxed race or wrong result within the bounds"),
             Vec::new(),
-        )
+        );
+        // The suspect pairs are decided by the relaxed bounded check, not by enumeration.
+        r.evidence = Evidence::bounded();
+        r
     } else {
         let why = format!(
             "{lines} unfenced write/notify pair(s) may be observed by another process and the relaxed bounded check did not complete: {}",

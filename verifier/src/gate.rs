@@ -217,6 +217,7 @@ mod tests {
                     } else {
                         Vec::new()
                     },
+                    evidence: crate::evidence::Evidence::none(),
                 }
             })
             .collect();

@@ -15,6 +15,7 @@ pub mod cost;
 mod critical;
 pub mod entry;
 pub mod epoch;
+pub mod evidence;
 pub mod exec;
 pub mod fence;
 pub mod fix;

@@ -40,6 +40,12 @@ pub fn check(p: &Protocol, source: Option<&Source>) -> ObligationResult {
             reason,
             summary,
             findings: Vec::new(),
+            // Decided for every value of the declared domains, P symbolic, by Z3.
+            evidence: if status == Status::Proved {
+                crate::evidence::Evidence::symbolic(declared)
+            } else {
+                crate::evidence::Evidence::none()
+            },
         };
     let file = match collc_grammar::parse(text) {
         Ok(f) => f,
@@ -74,6 +80,8 @@ pub fn check(p: &Protocol, source: Option<&Source>) -> ObligationResult {
                 f
             })
             .collect();
+        // The values that break each bound are in its message (the front end's).
+        r.evidence = crate::evidence::Evidence::of_findings(&r.findings);
         return r;
     }
     let unproved: Vec<String> = diags
@@ -96,7 +104,10 @@ pub fn check(p: &Protocol, source: Option<&Source>) -> ObligationResult {
         Status::Proved,
         Some(SCOPE),
         None,
-        format!("every index, slice and `@` rank in range ({SCOPE})"),
+        format!(
+            "every index, slice and `@` rank in range ({SCOPE}); {}, P symbolic",
+            crate::param::world_phrase(declared.lo, declared.hi)
+        ),
     )
 }
 

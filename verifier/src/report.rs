@@ -98,6 +98,10 @@ pub struct Finding {
     /// [`crate::verify`] when the source is given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<collc_grammar::Fix>,
+    /// The `collc sim` command that replays a bounded counterexample (`FILE` until
+    /// [`Report::locate`] names the file).
+    #[serde(skip)]
+    pub replay: Option<String>,
     /// The edit the help proposes, as data, decided where the finding is made;
     /// [`crate::fix`] turns it into the source edits of `fix`.
     #[serde(skip)]
@@ -157,6 +161,7 @@ impl Finding {
             trace: None,
             fence_before: None,
             fix: None,
+            replay: None,
             rewrite: None,
         }
     }
@@ -193,6 +198,10 @@ pub struct ObligationResult {
     pub summary: String,
     /// Counterexamples and warnings.
     pub findings: Vec<Finding>,
+    /// What the routes showed, as data ([`crate::evidence`]): the world sizes proved with
+    /// P symbolic, by enumeration or vacuously, a complete bounded search, the
+    /// counterexample. What reads how something was proved reads this.
+    pub evidence: crate::evidence::Evidence,
 }
 
 /// Counters.
@@ -249,7 +258,15 @@ impl Report {
     /// and trace events, the file name in replay commands, and the help of findings that
     /// say where a `fence;` goes.
     pub fn locate(&mut self, src: &Source) {
+        let named = |r: &mut Option<String>| {
+            if let Some(rest) = r.as_deref().and_then(|x| x.strip_prefix("collc sim FILE ")) {
+                *r = Some(format!("collc sim {} {rest}", src.name));
+            }
+        };
         for o in &mut self.obligations {
+            if let Some(c) = o.evidence.counterexample.as_mut() {
+                named(&mut c.replay);
+            }
             for f in &mut o.findings {
                 f.line = f.primary.map_or(0, |s| src.line_col(s.start).0);
                 for c in &mut f.contributions {
@@ -258,6 +275,7 @@ impl Report {
                 for e in f.trace.iter_mut().flat_map(|t| t.events.iter_mut()) {
                     e.line = e.span.map(|s| src.line_col(s.start).0 as u32);
                 }
+                named(&mut f.replay);
                 for n in f.notes.iter_mut() {
                     if let Some(rest) = n.strip_prefix("replay: collc sim FILE ") {
                         *n = format!("replay: collc sim {} {rest}", src.name);

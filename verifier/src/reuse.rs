@@ -4,6 +4,7 @@
 //! call by another rank is done. Decided with P and the call index symbolic by
 //! `crate::param::reuse`; this module turns its verdict into the report's line.
 
+use crate::evidence::Evidence;
 use crate::param::reuse::{Unordered, Verdict, DMAX};
 use crate::param::{world_phrase, Outcome};
 use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
@@ -54,6 +55,7 @@ pub fn check(p: &Protocol, credits: &Outcome, timeout: Duration) -> Option<Oblig
                     dist.join(", ")
                 ),
                 findings: Vec::new(),
+                evidence: Evidence::symbolic(declared),
             }
         }
         Verdict::Unordered(u) => violated(p, &u, code, declared),
@@ -74,6 +76,7 @@ pub fn check(p: &Protocol, credits: &Outcome, timeout: Duration) -> Option<Oblig
                 reason: Some(reason),
                 summary: "undecided: whether a later call writes a reused window before an earlier call's accesses are done".into(),
                 findings: Vec::new(),
+                evidence: Evidence::none(),
             }
         }
     })
@@ -121,6 +124,7 @@ fn violated(p: &Protocol, u: &Unordered, code: String, declared: WorldRange) -> 
             "violated: `{}` is written by {later} before an access of call c by another rank is shown done",
             u.window
         ),
+        evidence: Evidence::of_findings(std::slice::from_ref(&f)),
         findings: vec![f],
     }
 }

@@ -140,6 +140,7 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
         world: None,
         reason: None,
         summary,
+        evidence: crate::evidence::Evidence::of_findings(&past),
         findings: past,
     });
 }
@@ -159,4 +160,5 @@ pub(super) fn fold_horizon(o: &mut ObligationResult, r: ObligationResult) {
         None => r.scope.unwrap_or_default(),
     });
     o.findings.extend(r.findings);
+    o.evidence.add(&r.evidence);
 }

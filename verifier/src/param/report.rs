@@ -5,6 +5,7 @@
 //! still wins: it is a violation).
 
 use super::Outcome;
+use crate::evidence::Evidence;
 use crate::report::{Report, Status, WorldRange};
 
 /// The symbolic obligations (the first six of the report).
@@ -43,8 +44,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 // Checked: enumeration stopped at its cap; the symbolic proof covers the
                 // whole domain, cross-checked by enumeration up to the cap.
                 // The enumeration's counts of checks give way to this route's.
-                let base = ob.summary.split("; checked for").next().unwrap_or_default();
-                let base = super::scope::strip_counts(base);
+                let base = crate::check::what(&ob.id);
                 let pr = out
                     .proof(&ob.id)
                     .map_or((0, 0, 0), |p| (p.items, p.literal, p.z3));
@@ -59,6 +59,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 ob.scope = Some(format!("{s}; cross-checked by enumeration ({enumerated})"));
                 ob.status = Status::Proved;
                 ob.world = Some(declared);
+                ob.evidence.add(&Evidence::symbolic(declared));
             }
             (Status::Unknown, Some(s)) => {
                 // The enumerated route could not decide (a form it does not cover, or a
@@ -67,7 +68,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 ob.status = Status::Proved;
                 ob.summary = format!(
                     "{}; {}, P symbolic",
-                    ob.summary.replacen("undecided: ", "", 1),
+                    crate::check::what(&ob.id),
                     out.domain()
                 );
                 ob.scope = Some(format!(
@@ -75,6 +76,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 ));
                 ob.findings.clear();
                 ob.world = Some(declared);
+                ob.evidence.add(&Evidence::symbolic(declared));
             }
             (Status::Proved, None) => {
                 // `scope::finish` adds the enumerated range to the summary.
@@ -117,6 +119,7 @@ pub fn apply_vacuous_value_signal(p: &collc_spec::ir::Protocol, report: &mut Rep
             ob.findings.clear();
             ob.status = Status::Proved;
             ob.world = Some(WorldRange { lo, hi });
+            ob.evidence.add(&Evidence::vacuous(WorldRange { lo, hi }));
             ob.summary = format!(
                 "vacuous: no value signals (`as value`), nothing to order; {}",
                 super::world_phrase(lo, hi)
@@ -150,10 +153,12 @@ pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
         ob.status = Status::Proved;
         ob.reason = None;
         ob.findings.clear();
-        ob.world = Some(WorldRange {
+        let declared = WorldRange {
             lo: out.world.0,
             hi: out.world.1,
-        });
+        };
+        ob.world = Some(declared);
+        ob.evidence.add(&Evidence::symbolic(declared));
         ob.summary = format!(
             "no reachable state where no process can move: every wait is reached by credits (on a value signal: the Set of the awaited value) sent at earlier program points; {}, P symbolic",
             out.domain()

@@ -1,10 +1,12 @@
 //! Every `proved` line says how it was shown (README, "What `proved` means"): `P
 //! symbolic` for the whole declared domain, `by enumeration over P in LO..=HI`, or
-//! `vacuous`. [`apply_value`] puts the parametric route's `value-signal` result into the
-//! report; [`finish`] gives every proved line that has no such phrase yet its enumeration
-//! range (the world it was decided for) and writes the header's count.
+//! `vacuous`, as its evidence ([`crate::evidence`]) records. [`apply_value`] puts the
+//! parametric route's `value-signal` result into the report; [`finish`] gives every line
+//! proved by enumeration its enumeration range (the world it was decided for) and writes
+//! the header's count.
 
 use super::{world_phrase, Proof};
+use crate::evidence::{Evidence, How};
 use crate::report::{Report, Status, WorldRange};
 
 /// The obligations that decide a range of world sizes (the header counts them): the
@@ -14,33 +16,18 @@ fn deciding(id: &str) -> bool {
         || [crate::value_signal::ID, crate::fence::ID, crate::reuse::ID].contains(&id)
 }
 
-/// The phrases that state a proved line's scope.
-const PHRASES: [&str; 3] = ["P symbolic", "by enumeration", "vacuous"];
-
-fn has_phrase(s: &str) -> bool {
-    PHRASES.iter().any(|x| s.contains(x))
-}
-
-/// How a `proved` obligation was shown: `P symbolic`, `by enumeration` or `vacuous`
-/// (`None` for other statuses).
+/// How a `proved` obligation was shown, from its evidence: `P symbolic`, `by enumeration`
+/// or `vacuous` (`None` for other statuses).
 pub fn how(o: &crate::report::ObligationResult) -> Option<&'static str> {
     if o.status != Status::Proved {
         return None;
     }
-    PHRASES.into_iter().find(|x| o.summary.contains(x))
+    shown(o).map(How::phrase)
 }
 
-/// A summary without its trailing count of checks (` (N checks: ...)`).
-pub fn strip_counts(s: &str) -> &str {
-    match s.rfind(" (") {
-        Some(i)
-            if s[i + 2..].starts_with(|c: char| c.is_ascii_digit())
-                && s[i..].contains(" checks: ") =>
-        {
-            &s[..i]
-        }
-        _ => s,
-    }
+/// How the evidence of a proved obligation covers the world sizes it decided.
+fn shown(o: &crate::report::ObligationResult) -> Option<How> {
+    o.evidence.how(o.world?)
 }
 
 /// `P in lo..=hi`.
@@ -57,7 +44,7 @@ fn range(w: &WorldRange) -> String {
 pub fn apply_value(r: &Result<Proof, String>, report: &mut Report) {
     let declared = report.world;
     for ob in report.obligations.iter_mut() {
-        if ob.id != crate::value_signal::ID || ob.summary.contains("vacuous") {
+        if ob.id != crate::value_signal::ID || !ob.evidence.vacuous.is_empty() {
             continue;
         }
         match (ob.status, r) {
@@ -74,16 +61,11 @@ pub fn apply_value(r: &Result<Proof, String>, report: &mut Report) {
                     ),
                 };
                 // The enumeration's counts of checks give way to the symbolic route's.
-                let base = ob
-                    .summary
-                    .split("; checked for")
-                    .next()
-                    .unwrap_or_default()
-                    .replacen("undecided: ", "", 1);
-                let base = strip_counts(&base);
+                let base = crate::check::what(ob.id.as_str());
                 ob.status = Status::Proved;
                 ob.findings.clear();
                 ob.world = Some(declared);
+                ob.evidence.add(&Evidence::symbolic(declared));
                 ob.summary = format!(
                     "{base} ({} checks: {} by literal arithmetic, {} by Z3); {domain}, P symbolic",
                     pr.items, pr.literal, pr.z3
@@ -102,8 +84,9 @@ pub fn apply_value(r: &Result<Proof, String>, report: &mut Report) {
     }
 }
 
-/// The scope phrase of every proved line, and the header's count (after every obligation
-/// is in the report).
+/// The scope phrase of every line proved by enumeration, and the header's count (after
+/// every obligation is in the report). What decides is each obligation's evidence: a line
+/// proved with P symbolic or vacuously already says so where it was recorded.
 pub fn finish(report: &mut Report) {
     let declared = report.world;
     let mut symbolic = 0;
@@ -116,28 +99,21 @@ pub fn finish(report: &mut Report) {
             }
             continue;
         }
-        let scope = ob.scope.clone().unwrap_or_default();
-        if !has_phrase(&ob.summary) {
-            if scope.contains("every value of the declared domains") {
-                // Decided by Z3 with P symbolic (the front end's range obligations).
-                ob.summary = format!(
-                    "{}; {}, P symbolic",
-                    ob.summary,
-                    world_phrase(declared.lo, declared.hi)
-                );
-            } else if let Some(w) = ob.world {
-                let phrase = format!("by enumeration over {}", range(&w));
-                ob.summary = format!("{}; {phrase}", ob.summary);
-                if !scope.contains("by enumeration") {
-                    ob.scope = Some(format!("{phrase}: {scope}"));
-                }
+        let how = shown(ob);
+        if let (Some(How::Enumerated), Some(w)) = (how, ob.world) {
+            let phrase = format!("by enumeration over {}", range(&w));
+            ob.summary = format!("{}; {phrase}", ob.summary);
+            // The six credit obligations' scopes say it already (`report::apply_symbolic`).
+            if !super::report::SYMBOLIC.contains(&ob.id.as_str()) {
+                let scope = ob.scope.clone().unwrap_or_default();
+                ob.scope = Some(format!("{phrase}: {scope}"));
             }
         }
         if !deciding(&ob.id) {
             continue;
         }
         decided += 1;
-        if ob.summary.contains("P symbolic") || ob.summary.contains("vacuous") {
+        if matches!(how, Some(How::Symbolic | How::Vacuous)) {
             symbolic += 1;
         } else {
             enumerated.push(ob.id.clone());
