@@ -47,6 +47,14 @@ fn lift_of_emit_is_the_identity_on_every_example() {
         let code = emit(&p, &src, "ascend");
         match collc_lift::lift(&code) {
             Ok(l) => {
+                let bound = |p: &Protocol| p.calls.as_ref().map(|c| c.max);
+                if bound(&l.protocol) != bound(&p) {
+                    failures.push(format!(
+                        "{path}: calls bound lifted {:?}, declared {:?}",
+                        bound(&l.protocol),
+                        bound(&p)
+                    ));
+                }
                 if let Err(es) =
                     collc_lift::validate::compare(&p, &l.protocol, Dialect::Pto, None, Some(&src))
                 {
