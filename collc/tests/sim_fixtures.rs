@@ -421,3 +421,16 @@ fn merged_examples_pass_exhaustively_at_the_full_bounds() {
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The simulator's first call is not preceded by a barrier: a multicore gather whose lane
+/// stride makes two cells alias races in call 1 (the root's host reads before a peer's put
+/// is ordered), and one call of exhaustive exploration finds it. It used to pass at 1 call
+/// (every process's first accesses were at epoch 0, known to every other process).
+#[test]
+fn a_race_in_the_first_call_is_found_in_one_call() {
+    let text = std::fs::read_to_string(repo().join("examples/bugs/gather_lane_stride.coll"))
+        .expect("fixture");
+    let (found, complete) = found_codes_calls(&text, Memory::Sc, false, 1).expect("runs");
+    assert!(complete);
+    assert!(found.contains("sim::data-race"), "{found:?}");
+}

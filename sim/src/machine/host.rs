@@ -47,7 +47,7 @@ impl Machine<'_> {
         }
         pr.clock = clock.clone();
         pr.seq = 0;
-        if matches!(self.p.semantics, Semantics::Barrier) && call > 0 {
+        if matches!(self.p.semantics, Semantics::Barrier) {
             // The entry is an event of its own (a fresh epoch), so that a peer's exit
             // can be checked to be ordered after it.
             pr.bump = true;

@@ -158,11 +158,18 @@ impl<'a> Machine<'a> {
             numbers: Numbers::default(),
         };
         self.seed_cells(&mut s);
+        // Nothing orders the ranks' first calls: each host's staging and each process's
+        // first accesses get an epoch of their own, which no other rank knows until a
+        // notify -> wait chain carries it (as in every later call). With all epochs 0 they
+        // were ordered before everything, as if a barrier preceded call 1.
         for r in 0..self.code.world {
-            let clock = vec![0; np];
+            let b0 = r * self.code.blocks;
+            s.procs[b0].bump = true;
             self.stage(&mut s, r, 0, out);
+            let clock = s.procs[b0].clock.clone();
             for b in 0..self.code.blocks {
-                self.start_call(&mut s, r * self.code.blocks + b, 0, &clock, out);
+                self.start_call(&mut s, b0 + b, 0, &clock, out);
+                s.procs[b0 + b].bump = true;
             }
         }
         for p in 0..np {
