@@ -54,7 +54,7 @@ const POW2_TILED: (&str, &str) = ("P=2,4, 1..3 tiles, 3 calls: ", "; P=8, 1 tile
 /// worded for what the kernel has (no tiles for a barrier; every root for a broadcast):
 /// P=2..4 at the full bounds, then P=5..8 at one tile and two calls. Every kernel, as
 /// declared (`per call` or `reused` buffers), checks every obligation.
-const EXAMPLES: [(&str, (&str, &str)); 26] = [
+const EXAMPLES: [(&str, (&str, &str)); 29] = [
     ("all_to_all", TILED),
     ("all_to_all_v", TILED),
     ("allgather", TILED),
@@ -71,6 +71,7 @@ const EXAMPLES: [(&str, (&str, &str)); 26] = [
     ("credit_window_pipeline", ROOTED),
     ("dissemination_barrier", UNTILED),
     ("epoch_allreduce", TILED),
+    ("gather", ROOTED),
     ("incore_all_to_all", TILED),
     ("incore_all_to_all_v", TILED),
     ("incore_allgather", TILED),
@@ -79,7 +80,9 @@ const EXAMPLES: [(&str, (&str, &str)); 26] = [
     ("incore_barrier", UNTILED),
     ("incore_broadcast", ROOTED),
     ("incore_reduce_scatter", TILED),
+    ("reduce", ROOTED),
     ("reduce_scatter", TILED),
+    ("scatter", ROOTED),
     ("sense_reversing_barrier", UNTILED),
 ];
 
