@@ -58,7 +58,9 @@ fn emit_ascend_prints_the_kernel_with_coll_line_comments() {
         out.contains("// barrier.coll:14  notify sig[me] @ p += 1;"),
         "{out}"
     );
-    assert!(out.contains("dsb(DSB_DDR)") && out.contains("dcci(sig, ENTIRE_DATA_CACHE)"));
+    assert!(
+        out.contains("dsb(DSB_DDR)") && out.contains("dcci(sig, cache_line_t::ENTIRE_DATA_CACHE)")
+    );
     assert!(
         !out.contains("WARNING"),
         "a verified protocol carries no warning"
