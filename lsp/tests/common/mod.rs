@@ -177,6 +177,19 @@ pub fn lines_and_codes(published: &Value) -> Vec<(usize, String)> {
             (line, code)
         })
         .collect();
+    // A root cause's other findings at the same place are published as related
+    // information (`also CODE: message`): they are published too.
+    for d in published["diagnostics"].as_array().into_iter().flatten() {
+        for r in d["relatedInformation"].as_array().into_iter().flatten() {
+            let msg = r["message"].as_str().unwrap_or("");
+            if let Some((code, _)) = msg.strip_prefix("also ").and_then(|m| m.split_once(':')) {
+                let line = r["location"]["range"]["start"]["line"]
+                    .as_u64()
+                    .unwrap_or(0) as usize;
+                out.push((line + 1, code.to_string()));
+            }
+        }
+    }
     out.sort();
     out
 }
