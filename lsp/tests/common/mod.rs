@@ -182,7 +182,7 @@ pub fn lines_and_codes(published: &Value) -> Vec<(usize, String)> {
     for d in published["diagnostics"].as_array().into_iter().flatten() {
         for r in d["relatedInformation"].as_array().into_iter().flatten() {
             let msg = r["message"].as_str().unwrap_or("");
-            if let Some((code, _)) = msg.strip_prefix("also ").and_then(|m| m.split_once(':')) {
+            if let Some((code, _)) = msg.strip_prefix("also ").and_then(|m| m.split_once(": ")) {
                 let line = r["location"]["range"]["start"]["line"]
                     .as_u64()
                     .unwrap_or(0) as usize;
