@@ -14,7 +14,11 @@
 //! (GCC 13 or Clang 17 and later); `COLLC_SIM_CXX` names one, else the first of
 //! [`SIM_COMPILERS`] that compiles `#include <pto/pto-inst.hpp>` is used.
 
-use crate::host::compile::{self, CompileError, Compiler};
+use crate::cpp::{self, EmitOptions, Target};
+use crate::host::compile::{self, Build, CompileError, Compiler};
+use crate::host::{self, job, RunConfig, RunError, RunReport};
+use collc_grammar::Source;
+use collc_spec::ir::Protocol;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -223,4 +227,152 @@ pub fn syntax_check(source: &str, roots: &Roots) -> Result<String, CompileError>
     let src = dir.join(format!("pto-sim-{}.cpp", &hash[..16]));
     compile::write_once(&src, source.as_bytes())?;
     compile::run_compiler(&cxx, &syntax_args(roots, &[rt.as_path()], &src))
+}
+
+/// The flags of a runnable kernel library in the CPU simulation (after [`SIM_FLAGS`]): the
+/// kernel binds its own symbols (`-Wl,-Bsymbolic`), since the process also holds collc's CPU
+/// runtime, whose `pto::comm` names are the same.
+pub const SIM_LIB_FLAGS: &[&str] = &["-O2", "-shared", "-fPIC", "-Wl,-Bsymbolic"];
+
+/// What a kernel library's cache key covers besides the source, the compiler and the flags:
+/// the roots' paths and the contents of their marker headers (a checkout moved to another
+/// revision at the same path whose markers differ gets a fresh build).
+fn roots_key(roots: &Roots) -> Vec<u8> {
+    let mut v = Vec::new();
+    for (dir, mark) in [
+        (&roots.pto_isa, PTO_ISA_MARK),
+        (&roots.simpler, SIMPLER_MARK),
+    ] {
+        v.extend_from_slice(dir.display().to_string().as_bytes());
+        v.extend(std::fs::read(dir.join(mark)).unwrap_or_default());
+    }
+    v
+}
+
+/// Builds an emitted Ascend kernel (`collc emit --target ascend`) for pto-isa's CPU simulation
+/// as a shared library with `collc/pto_sim_bridge.hpp` as its entry (cached by content hash):
+/// what `collc run --target pto-isa` loads.
+pub fn kernel_library(kernel: &str, roots: &Roots) -> Result<compile::Built, CompileError> {
+    let cxx = compiler(roots)?;
+    let rt = compile::runtime_dir()?;
+    let dir = compile::cache_dir()?;
+    let source = format!("{kernel}\n#include \"collc/pto_sim_bridge.hpp\"\n");
+    let key = roots_key(roots);
+    let hash = compile::content_hash(&[
+        source.as_bytes(),
+        compile::runtime_hash().as_bytes(),
+        cxx.path.as_bytes(),
+        cxx.version.as_bytes(),
+        SIM_FLAGS.join(" ").as_bytes(),
+        SIM_LIB_FLAGS.join(" ").as_bytes(),
+        &key,
+    ]);
+    let src = dir.join(format!("pto-sim-run-{}.cpp", &hash[..16]));
+    let lib = dir.join(format!("libpto-sim-{}.so", &hash[..16]));
+    let args = |out: &Path| {
+        let mut a: Vec<String> = SIM_FLAGS.iter().map(|s| s.to_string()).collect();
+        a.extend(SIM_LIB_FLAGS.iter().map(|s| s.to_string()));
+        for d in roots.include_dirs().iter().chain(std::iter::once(&rt)) {
+            a.push(format!("-I{}", d.display()));
+        }
+        a.extend([
+            src.display().to_string(),
+            "-o".into(),
+            out.display().to_string(),
+        ]);
+        a
+    };
+    let command = std::iter::once(cxx.path.clone())
+        .chain(args(&lib))
+        .map(|a| compile::shell_quote(&a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if lib.exists() {
+        return Ok(compile::Built {
+            path: lib,
+            command,
+            cached: true,
+        });
+    }
+    compile::write_once(&src, source.as_bytes())?;
+    let tmp = compile::tmp_name(&lib);
+    let built = compile::run_compiler(&cxx, &args(&tmp)).and_then(|_| {
+        std::fs::rename(&tmp, &lib)
+            .map_err(|e| CompileError::Io(format!("cannot rename {}: {e}", tmp.display())))
+    });
+    if let Err(e) = built {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(match e {
+            CompileError::Failed { output, .. } => CompileError::Failed { command, output },
+            other => other,
+        });
+    }
+    Ok(compile::Built {
+        path: lib,
+        command,
+        cached: false,
+    })
+}
+
+/// The collc launcher alone (no kernel: the runner passes the simulation kernel as
+/// `CollcRunConfig::kernel`).
+const LAUNCHER_ONLY: &str =
+    "// collc launcher only: the kernel is CollcRunConfig::kernel (collc/pto_sim_bridge.hpp)\n";
+
+/// The args block's entries before simpler's `LocalContext*` at `args[48]`
+/// (`SPMD_LOCAL_CONTEXT_INDEX` in simpler's `intrinsic.h`): buffers, scalars, `CommContext*`.
+pub const SIM_MAX_ARGS: usize = 48;
+
+/// `collc run --target pto-isa`: emits the Ascend kernel, builds it against the real headers
+/// in pto-isa's CPU simulation ([`kernel_library`]), runs P ranks x C blocks as threads of the
+/// collc launcher for K back-to-back calls (TNOTIFY / TWAIT / TGET / TPUT / TLOAD / ... are
+/// pto-isa's CPU implementations; the kernel reads simpler's `CommContext` and
+/// `LocalContext`), and checks the outputs and every credit cell exactly as
+/// [`crate::host::run`] does. A wait that never holds hangs (pto-isa's TWAIT has no deadline
+/// collc can see): the runner is killed after `cfg.wall_limit`. `cfg.build`, `cfg.exec`,
+/// `cfg.chaos` and `cfg.twait_timeout_ms` do not apply (refused when set).
+pub fn run(
+    p: &Protocol,
+    source: Option<&Source>,
+    cfg: &RunConfig,
+    roots: &Roots,
+) -> Result<RunReport, RunError> {
+    if cfg.build != Build::Opt || cfg.chaos.is_some() {
+        return Err(RunError::Config(
+            "pto-isa's CPU simulation runs the plain build: no ThreadSanitizer, no chaos injection \
+             (collc's hooks are not in pto-isa's TNOTIFY)"
+                .into(),
+        ));
+    }
+    let (bindings, job, plan) = host::job_of(p, cfg)?;
+    let nargs = job.buffers.len() + job.scalars.len() + 1;
+    if nargs > SIM_MAX_ARGS {
+        return Err(RunError::Config(format!(
+            "the args block has {nargs} entries; simpler's LocalContext* sits at args[{SIM_MAX_ARGS}]"
+        )));
+    }
+    let opts = EmitOptions {
+        source,
+        warning: Vec::new(),
+        world_limit: cfg.world_limit,
+    };
+    let kernel = cpp::emit(p, Target::Ascend, &opts).map_err(RunError::Emit)?;
+    let built = kernel_library(&kernel, roots).map_err(RunError::Compile)?;
+    let launcher = compile::library(LAUNCHER_ONLY, Build::Opt).map_err(RunError::Compile)?;
+    let runner = compile::runner(Build::Opt).map_err(RunError::Compile)?;
+    let out = job::execute_subprocess_with(
+        &runner.path,
+        &launcher.path,
+        Some(&built.path),
+        &job,
+        cfg.wall_limit,
+    )
+    .map_err(RunError::Exec)?;
+    let prep = host::Prepared {
+        bindings,
+        job,
+        plan,
+        built,
+    };
+    Ok(host::report_of(p, &prep, cfg.calls, out))
 }

@@ -204,3 +204,23 @@ fn any_region(b: &Block, f: &dyn Fn(&Region) -> bool) -> bool {
         _ => false,
     })
 }
+
+/// For tests against the real sources: `PTO_ISA_ROOT` and `SIMPLER_ROOT`
+/// ([`crate::pto_sim::Roots::from_env`]) and a compiler that builds pto-isa's CPU headers, or
+/// `None` after one line saying that `test` skipped and why.
+pub fn real_roots_or_skip(test: &str) -> Option<crate::pto_sim::Roots> {
+    let found = crate::pto_sim::Roots::from_env()
+        .map_err(|e| e.to_string())
+        .and_then(|r| {
+            crate::pto_sim::compiler(&r)
+                .map(|_| r)
+                .map_err(|e| e.to_string())
+        });
+    match found {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("SKIP {test}: {e}");
+            None
+        }
+    }
+}

@@ -18,20 +18,7 @@ fn roots(test: &str) -> Option<Roots> {
     ONCE.call_once(|| {
         compile::set_cache_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache"))
     });
-    let r = match Roots::from_env() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("SKIP {test}: {e}");
-            return None;
-        }
-    };
-    match pto_sim::compiler(&r) {
-        Ok(_) => Some(r),
-        Err(e) => {
-            eprintln!("SKIP {test}: {e}");
-            None
-        }
-    }
+    collc_backend::testing::real_roots_or_skip(test)
 }
 
 fn examples() -> Vec<PathBuf> {

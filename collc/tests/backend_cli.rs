@@ -377,3 +377,70 @@ fn the_kernels_rank_limit_is_the_verdicts_not_the_declared_domain() {
         "{err}"
     );
 }
+
+/// `collc run --target pto-isa` without the real sources: exit 2 and an error naming what to
+/// set, before anything is verified or built; a flag the simulation cannot honour is refused.
+#[test]
+fn run_pto_isa_says_what_to_set_without_the_real_sources() {
+    let o = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .current_dir(root())
+        .env("COLLC_CACHE_DIR", cache())
+        .env_remove("PTO_ISA_ROOT")
+        .env_remove("SIMPLER_ROOT")
+        .args(["--color", "never", "run", "--target", "pto-isa"])
+        .args(["examples/barrier.coll", "-P", "2"])
+        .output()
+        .expect("collc runs");
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(err.contains("PTO_ISA_ROOT is not set"), "{err}");
+    assert!(err.contains("SIMPLER_ROOT is not set"), "{err}");
+    assert!(err.contains("CONTRIBUTING.md"), "{err}");
+    let o = collc(&[
+        "run",
+        "--target",
+        "pto-isa",
+        "examples/barrier.coll",
+        "-P",
+        "2",
+        "--chaos",
+        "7",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--chaos does not apply to --target pto-isa"),
+        "{err}"
+    );
+}
+
+/// With the real sources: an example runs on pto-isa's CPU simulation from the command line
+/// (the kernel library is built by the simulation's compiler); one skip line without them.
+#[test]
+fn run_pto_isa_runs_an_example_on_the_cpu_simulation() {
+    if collc_backend::pto_sim::Roots::from_env().is_err() {
+        eprintln!("SKIP run_pto_isa_runs_an_example_on_the_cpu_simulation: PTO_ISA_ROOT / SIMPLER_ROOT not set (CONTRIBUTING.md)");
+        return;
+    }
+    let o = collc(&[
+        "run",
+        "--target",
+        "pto-isa",
+        "examples/allreduce_ring.coll",
+        "-P",
+        "4",
+        "--param",
+        "n=1000",
+        "--calls",
+        "2",
+        "-v",
+    ]);
+    let (out, err) = text(&o);
+    if err.contains("no C++ compiler found") {
+        eprintln!("SKIP run_pto_isa_runs_an_example_on_the_cpu_simulation: {err}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("ok: P=4 x 1 block(s), 2 call(s)"), "{out}");
+    assert!(err.contains("-D__CPU_SIM"), "{err}");
+}

@@ -302,6 +302,18 @@ void reset_report(CollcRunReport* report) {
 
 extern "C" uint32_t collc_host_abi_version(void) { return COLLC_ABI_VERSION; }
 
+extern "C" int32_t collc_host_current(int32_t* rank, int32_t* block, int32_t* nblocks, int32_t* nranks,
+                                      uint8_t* const** windows) {
+    const ThreadState* t = collc::rt::tl_thread;
+    if (t == nullptr || t->run == nullptr) return -1;
+    *rank = t->rank;
+    *block = t->block;
+    *nblocks = t->nblocks;
+    *nranks = t->run->nranks;
+    *windows = t->run->windows;
+    return 0;
+}
+
 extern "C" void collc_host_trace(const char* path, uint64_t capacity) {
     std::lock_guard<std::mutex> g(g_trace_mu);
     g_trace_path = path != nullptr ? path : "";

@@ -234,6 +234,13 @@ typedef struct CollcRunReport {
  * (then env COLLC_TRACE_FILE, if set, names the file). */
 void collc_host_trace(const char* path, uint64_t capacity);
 
+/* The (rank, block) thread of a run calling this, for a CollcRunConfig::kernel that is not
+ * built against collc's CPU runtime (collc/pto_sim_bridge.hpp): its rank, block, the run's
+ * block and rank counts, and the run's P window bases (windows[pe]). Returns 0, or -1 (nothing
+ * written) outside a launcher thread. */
+int32_t collc_host_current(int32_t* rank, int32_t* block, int32_t* nblocks, int32_t* nranks,
+                           uint8_t* const** windows);
+
 /* ABI version of this library (COLLC_ABI_VERSION). */
 uint32_t collc_host_abi_version(void);
 

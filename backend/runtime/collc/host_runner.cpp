@@ -5,7 +5,16 @@
 // semantics: the Rust side (collc_backend::host) generates the payloads and checks the
 // outputs. Build it with the same flags as the library (-fsanitize=thread for TSan runs).
 //
-//   collc-runner LIB.so  < job  > result
+//   collc-runner LIB.so [SIM_KERNEL.so]  < job  > result
+//
+// With SIM_KERNEL.so (`collc run --target pto-isa`): LIB.so is the launcher alone (no kernel)
+// and the kernel is SIM_KERNEL.so, an Ascend kernel built for pto-isa's CPU simulation with
+// collc/pto_sim_bridge.hpp (loaded RTLD_LOCAL; it binds its own symbols). Every (rank, block)
+// thread calls its collc_pto_sim_call with the args block's B + S entries, which lays out
+// simpler's CommContext and LocalContext and calls the kernel. The runner sets
+// PTO_CPU_SIM_TWAIT_MAX_SPINS=0 (pto-isa's TWAIT otherwise RETURNS unsatisfied after its spin
+// limit; a wait that never holds now hangs, and the caller's wall-clock limit kills it) and
+// PTO_CPU_SIM_TRACE_ENABLE=0 (no instruction trace files).
 //
 // Job (stdin, little-endian):
 //   "COLLCJB2"
@@ -36,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <thread>
@@ -123,6 +133,48 @@ void collect(void* user, int32_t rank, int32_t call, uint8_t*, uint8_t* const* b
     }
 }
 
+// --- pto-isa CPU simulation (SIM_KERNEL.so) ---
+using SimCallFn = int32_t (*)(const int64_t*, int32_t, int32_t, int32_t, uint8_t* const*, int32_t, int32_t);
+using CurrentFn = int32_t (*)(int32_t*, int32_t*, int32_t*, int32_t*, uint8_t* const**);
+SimCallFn g_sim_call = nullptr;
+CurrentFn g_current = nullptr;
+int32_t g_sim_nargs = 0;  // B + S: the collc args before the CommContext*
+
+struct SimCallFailed : std::exception {
+    const char* what() const noexcept override {
+        return "collc_pto_sim_call refused the call (args block or world too large for simpler's contexts)";
+    }
+};
+
+void sim_kernel(int64_t* args) {
+    int32_t rank = 0, block = 0, nblocks = 1, nranks = 1;
+    uint8_t* const* windows = nullptr;
+    if (g_current(&rank, &block, &nblocks, &nranks, &windows) != 0 ||
+        g_sim_call(args, g_sim_nargs, rank, nranks, windows, block, nblocks) != 0) {
+        throw SimCallFailed();
+    }
+}
+
+// Loads SIM_KERNEL.so and points cfg->kernel at it; false (with a message) on failure.
+bool load_sim_kernel(const char* path, void* launcher, int32_t nargs, CollcRunConfig* cfg) {
+    setenv("PTO_CPU_SIM_TWAIT_MAX_SPINS", "0", 1);
+    setenv("PTO_CPU_SIM_TRACE_ENABLE", "0", 1);
+    void* k = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (k == nullptr) {
+        std::fprintf(stderr, "collc-runner: dlopen %s: %s\n", path, dlerror());
+        return false;
+    }
+    g_sim_call = reinterpret_cast<SimCallFn>(dlsym(k, "collc_pto_sim_call"));
+    g_current = reinterpret_cast<CurrentFn>(dlsym(launcher, "collc_host_current"));
+    if (g_sim_call == nullptr || g_current == nullptr) {
+        std::fprintf(stderr, "collc-runner: %s has no collc_pto_sim_call or the launcher no collc_host_current\n", path);
+        return false;
+    }
+    g_sim_nargs = nargs;
+    cfg->kernel = sim_kernel;
+    return true;
+}
+
 int bad(const char* what) {
     std::fprintf(stderr, "collc-runner: bad job: %s\n", what);
     return 2;
@@ -131,8 +183,8 @@ int bad(const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s LIB.so < job > result\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        std::fprintf(stderr, "usage: %s LIB.so [SIM_KERNEL.so] < job > result\n", argv[0]);
         return 2;
     }
     void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -209,6 +261,7 @@ int main(int argc, char** argv) {
     cfg.collect = collect;
     cfg.chaos_seed = j.chaos_seed;
     cfg.chaos_max_us = j.chaos_max_us;
+    if (argc == 3 && !load_sim_kernel(argv[2], lib, B + S, &cfg)) return 2;
 
     std::unique_ptr<CollcRunReport> report(new CollcRunReport);
     const int32_t status = run(&cfg, report.get());

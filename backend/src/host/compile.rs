@@ -42,6 +42,10 @@ pub const RUNTIME_FILES: &[(&str, &str)] = &[
         "collc/host_runner.cpp",
         include_str!("../../runtime/collc/host_runner.cpp"),
     ),
+    (
+        "collc/pto_sim_bridge.hpp",
+        include_str!("../../runtime/collc/pto_sim_bridge.hpp"),
+    ),
 ];
 
 /// Build configuration (its flags are part of every cache key).
@@ -195,7 +199,7 @@ pub fn cache_dir() -> Result<PathBuf, CompileError> {
     Ok(dir)
 }
 
-fn runtime_hash() -> &'static str {
+pub(crate) fn runtime_hash() -> &'static str {
     static H: OnceLock<String> = OnceLock::new();
     H.get_or_init(|| {
         let mut parts: Vec<&[u8]> = Vec::new();

@@ -287,14 +287,33 @@ pub fn execute_subprocess(
     job: &Job,
     limit: Duration,
 ) -> Result<Outcome, ExecError> {
-    let command = format!("{} {}", runner.display(), lib.display());
+    execute_subprocess_with(runner, lib, None, job, limit)
+}
+
+/// As [`execute_subprocess`]; with `sim_kernel`, `lib` is the launcher alone and the kernel is
+/// that library (an Ascend kernel built for pto-isa's CPU simulation with
+/// `collc/pto_sim_bridge.hpp`, [`crate::pto_sim`]).
+pub fn execute_subprocess_with(
+    runner: &Path,
+    lib: &Path,
+    sim_kernel: Option<&Path>,
+    job: &Job,
+    limit: Duration,
+) -> Result<Outcome, ExecError> {
+    let mut command = format!("{} {}", runner.display(), lib.display());
     let mut cmd = Command::new(runner);
+    if let Some(k) = sim_kernel {
+        command.push_str(&format!(" {}", k.display()));
+    }
     if let Some(t) = &job.trace_file {
         cmd.env("COLLC_TRACE_FILE", t)
             .env("COLLC_TRACE_CAPACITY", job.trace_capacity.to_string());
     }
+    cmd.arg(lib);
+    if let Some(k) = sim_kernel {
+        cmd.arg(k);
+    }
     let mut child = cmd
-        .arg(lib)
         .env("TSAN_OPTIONS", tsan_options())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

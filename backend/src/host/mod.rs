@@ -253,6 +253,21 @@ pub fn prepare_with(
             "ThreadSanitizer builds run in the subprocess runner (the sanitizer runtime must be in the executable)".into(),
         ));
     }
+    let (bindings, job, plan) = job_of(p, cfg)?;
+    let text = text(&bindings)?;
+    let built = compile::library(&text, cfg.build).map_err(RunError::Compile)?;
+    Ok(Prepared {
+        bindings,
+        job,
+        plan,
+        built,
+    })
+}
+
+/// Binds the parameters (world and block counts within the CPU launcher's) and builds the
+/// job (staged payloads, flags of `cfg`) and the oracle's plan: everything of a run but the
+/// kernel.
+pub fn job_of(p: &Protocol, cfg: &RunConfig) -> Result<(Bindings, Job, Plan), RunError> {
     let bindings = bind(p, &cfg.params).map_err(|e| RunError::Params(e.to_string()))?;
     crate::ranks::check_run_world(
         p,
@@ -268,8 +283,6 @@ pub fn prepare_with(
             bindings.blocks
         )));
     }
-    let text = text(&bindings)?;
-    let built = compile::library(&text, cfg.build).map_err(RunError::Compile)?;
     let (mut job, plan) =
         oracle::build_job(p, &bindings, cfg.calls as usize).map_err(RunError::Params)?;
     if cfg.host_barrier {
@@ -281,12 +294,7 @@ pub fn prepare_with(
         job.chaos_max_us = 200;
     }
     job.twait_timeout_ms = cfg.twait_timeout_ms;
-    Ok(Prepared {
-        bindings,
-        job,
-        plan,
-        built,
-    })
+    Ok((bindings, job, plan))
 }
 
 /// Executes a prepared run and checks it.
@@ -299,8 +307,13 @@ pub fn execute(p: &Protocol, prep: &Prepared, cfg: &RunConfig) -> Result<RunRepo
         }
     }
     .map_err(RunError::Exec)?;
+    Ok(report_of(p, prep, cfg.calls, out))
+}
+
+/// Checks a run's outcome against the collective's semantics: the report.
+pub fn report_of(p: &Protocol, prep: &Prepared, calls: u32, out: Outcome) -> RunReport {
     let check = oracle::check(p, &prep.bindings, &prep.plan, &prep.job, &out);
-    Ok(RunReport {
+    RunReport {
         status: out.status,
         message: out.message,
         calls_completed: out.calls_completed,
@@ -310,8 +323,8 @@ pub fn execute(p: &Protocol, prep: &Prepared, cfg: &RunConfig) -> Result<RunRepo
         library: prep.built.path.clone(),
         compile_command: prep.built.command.clone(),
         cached: prep.built.cached,
-        shape: (prep.bindings.world, prep.bindings.blocks, cfg.calls),
-    })
+        shape: (prep.bindings.world, prep.bindings.blocks, calls),
+    }
 }
 
 /// Generates, compiles (cached), runs and checks a protocol on CPU threads.

@@ -17,7 +17,9 @@ use crate::driver::load_or_report;
 use crate::output::{exit, Output};
 use crate::render::gate::Action;
 use crate::render::{self, Style};
-use collc_backend::host::{self, Build, Exec, RunConfig, RunError};
+use collc_backend::host::{self, Build, Exec, RunConfig, RunError, RunReport, TraceFailure};
+use collc_backend::pto_sim::Roots;
+use collc_backend::trace::Conformance;
 use std::time::Duration;
 
 /// The execution target of `collc run` (more targets, e.g. MPI, join later).
@@ -27,6 +29,9 @@ pub enum RunTarget {
     Host,
     /// One process per rank over MPI-3 RMA, via mpicxx and mpirun (see `cmd::mpi`).
     Mpi,
+    /// The Ascend kernel built against the real pto-isa and simpler headers (PTO_ISA_ROOT,
+    /// SIMPLER_ROOT) in pto-isa's CPU simulation, on CPU threads (see `run_pto_sim`).
+    PtoIsa,
 }
 
 /// Arguments of `collc run`.
@@ -86,6 +91,16 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
     if args.target == RunTarget::Mpi {
         return super::mpi::run(args, style, out);
     }
+    let roots = match args.target {
+        RunTarget::PtoIsa => match pto_sim_roots(args) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                out.err(format!("error: {e}"));
+                return exit::USAGE;
+            }
+        },
+        _ => None,
+    };
     let l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
         Err(code) => return code,
@@ -121,6 +136,11 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         wall_limit: Duration::from_secs(args.wall_limit.max(1)),
         world_limit: Some(gate.world_limit),
     };
+    if let Some(roots) = roots {
+        let result = collc_backend::pto_sim::run(&l.protocol, Some(&l.source), &cfg, &roots)
+            .map(|r| (r, None));
+        return finish(args, &l, result, &gate.stamp, style, out);
+    }
     let result = if args.trace {
         host::run_traced(
             &l.protocol,
@@ -132,9 +152,44 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
     } else {
         host::run_with_source(&l.protocol, Some(&l.source), &cfg).map(|r| (r, None))
     };
+    finish(args, &l, result, &gate.stamp, style, out)
+}
+
+/// `--target pto-isa`: the real sources from the environment, and no flag it cannot honour.
+fn pto_sim_roots(args: &RunArgs) -> Result<Roots, String> {
+    let refused = [
+        (args.trace, "--trace"),
+        (args.chaos.is_some(), "--chaos"),
+        (args.tsan, "--tsan"),
+        (args.twait_timeout_ms != 10_000, "--twait-timeout-ms"),
+        (args.hostfile.is_some(), "--hostfile"),
+        (!args.mpirun_args.is_empty(), "--mpirun-arg"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag));
+    if let Some(flag) = refused {
+        return Err(format!(
+            "{flag} does not apply to --target pto-isa (pto-isa's own TNOTIFY and TWAIT run; a wait that never holds ends at --wall-limit)"
+        ));
+    }
+    Roots::from_env().map_err(|e| format!("collc run --target pto-isa needs the real sources: {e}"))
+}
+
+/// A run's report and, when traced, its trace's conformance.
+type Ran = Result<(RunReport, Option<Result<Conformance, TraceFailure>>), RunError>;
+
+/// Renders a run's result; the exit code.
+fn finish(
+    args: &RunArgs,
+    l: &crate::driver::Loaded,
+    result: Ran,
+    stamp: &[String],
+    style: Style,
+    out: &mut Output,
+) -> i32 {
     match result {
         Ok((report, trace)) => {
-            render::run::host(&l.source.name, &report, &gate.stamp, args.verbose, out);
+            render::run::host(&l.source.name, &report, stamp, args.verbose, out);
             let conforms = match &trace {
                 None => true,
                 Some(Ok(c)) => {

@@ -1,0 +1,114 @@
+//! `collc run --target pto-isa` (`collc_backend::pto_sim::run`): every example's Ascend kernel,
+//! built against the real pto-isa and simpler headers (`PTO_ISA_ROOT`, `SIMPLER_ROOT`) in
+//! pto-isa's CPU simulation, run at P = 2 and P = 4 for back-to-back calls and checked as the
+//! host runs are (outputs against the collective's semantics, every credit cell back at 0);
+//! and that what ran was pto-isa's TWAIT and a check that can fail (a leaky barrier leaves
+//! residue, a deadlock hangs until the wall-clock limit).
+//!
+//! Each example's kernel is compiled once (cached by content hash; P and the parameters are
+//! run-time arguments). Without the real sources (or a compiler that builds pto-isa's CPU
+//! headers) each test prints one line saying it skipped and why, and checks nothing.
+
+use collc_backend::host::{ExecError, RunConfig, RunError, RunReport};
+use collc_backend::pto_sim::{self, Roots};
+use collc_backend::testing::{default_params, examples, test_calls};
+use collc_grammar::Source;
+use collc_spec::ir::Protocol;
+use std::path::Path;
+use std::time::Duration;
+
+/// The real sources, a compiler for them and a C++ compiler for the launcher, or one skip line.
+fn roots(test: &str) -> Option<Roots> {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("collc-cache");
+    if !collc_backend::testing::compiler_or_skip(&cache, "the pto-isa simulation runs") {
+        return None;
+    }
+    collc_backend::testing::real_roots_or_skip(test)
+}
+
+fn run(
+    p: &Protocol,
+    src: &Source,
+    world: i64,
+    calls: u32,
+    wall: u64,
+    r: &Roots,
+) -> Result<RunReport, RunError> {
+    let params = default_params(p, world)
+        .unwrap_or_else(|| panic!("{}: no parameter values bind at P={world}", src.name));
+    let cfg = RunConfig {
+        params,
+        calls,
+        wall_limit: Duration::from_secs(wall),
+        ..RunConfig::default()
+    };
+    pto_sim::run(p, Some(src), &cfg, r)
+}
+
+fn bug(name: &str) -> (Source, Protocol) {
+    let path = collc_backend::testing::repo_root()
+        .join("examples/bugs")
+        .join(name);
+    let text = std::fs::read_to_string(&path).expect("readable");
+    let p = collc_spec::check(&text).protocol.expect("checks");
+    (Source::new(path.display().to_string(), text), p)
+}
+
+#[test]
+fn every_example_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4() {
+    let Some(r) = roots("every_example_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4") else {
+        return;
+    };
+    let all = examples();
+    assert!(all.len() >= 26, "examples found: {}", all.len());
+    let mut failures = Vec::new();
+    for (path, text, p) in &all {
+        let src = Source::new(path.display().to_string(), text.clone());
+        for world in [2, 4] {
+            match run(p, &src, world, test_calls(p), 300, &r) {
+                Ok(rep) if rep.ok() => eprintln!("ok  {} P={world}: {}", src.name, rep.summary()),
+                Ok(rep) => failures.push(format!("{} P={world}: {}", src.name, rep.summary())),
+                Err(e) => failures.push(format!("{} P={world}: {e}", src.name)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A barrier without its epilogue leaves its credits in the cells: the residue check sees
+/// pto-isa's TNOTIFY's increments.
+#[test]
+fn a_leaky_barrier_fails_the_residue_check_on_the_simulation() {
+    let Some(r) = roots("a_leaky_barrier_fails_the_residue_check_on_the_simulation") else {
+        return;
+    };
+    let (src, p) = bug("barrier_no_epilogue.coll");
+    let rep = run(&p, &src, 2, 1, 120, &r).expect("ran");
+    assert!(!rep.ok(), "{}", rep.summary());
+    assert_eq!(rep.status, 4, "{}", rep.summary());
+    assert!(rep.nonzero_cells > 0, "{}", rep.summary());
+}
+
+/// Waiting before notifying deadlocks. collc's own TWAIT would report a timeout after its
+/// deadline (here 200 ms); pto-isa's TWAIT (with PTO_CPU_SIM_TWAIT_MAX_SPINS=0, as the runner
+/// sets it) waits until the wall-clock limit kills the runner: what ran was pto-isa's.
+#[test]
+fn a_deadlock_hangs_in_pto_isas_twait_until_the_wall_limit() {
+    let Some(r) = roots("a_deadlock_hangs_in_pto_isas_twait_until_the_wall_limit") else {
+        return;
+    };
+    let (src, p) = bug("barrier_wait_before_notify.coll");
+    let params = default_params(&p, 2).expect("binds");
+    let cfg = RunConfig {
+        params,
+        calls: 1,
+        twait_timeout_ms: 200,
+        wall_limit: Duration::from_secs(8),
+        ..RunConfig::default()
+    };
+    match pto_sim::run(&p, Some(&src), &cfg, &r) {
+        Err(RunError::Exec(ExecError::Hung { .. })) => {}
+        Ok(rep) => panic!("the run ended: {}", rep.summary()),
+        Err(e) => panic!("{e}"),
+    }
+}
