@@ -856,7 +856,7 @@ fn merged_broadcast_deadlocks_under_sticky_polling() {
     assert!(
         sticky
             .stdout
-            .starts_with("sim broadcast_reused_window (P=2 n=256 root=0; 2 calls, exhaustive, relaxed, sticky polling): VIOLATED sim::data-race, sim::deadlock, sim::wrong-result — 125 states, 196 transitions, exploration complete"),
+            .starts_with("sim broadcast_reused_window (P=2 n=256 root=0; 2 calls, exhaustive, relaxed, sticky polling): VIOLATED sim::data-race, sim::deadlock, sim::wrong-result — 122 states, 188 transitions, exploration complete"),
         "{}",
         sticky.stdout
     );

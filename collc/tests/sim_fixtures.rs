@@ -204,6 +204,8 @@ fn memory_model_annotations() {
     for must in [
         "examples/outside_model/broadcast_root_only_23a8b699b.coll (relaxed --sticky-poll)",
         "examples/bugs/allreduce_ring_no_flush.coll (relaxed)",
+        "examples/bugs/scatter_unfenced_get.coll (relaxed)",
+        "examples/bugs/broadcast_read_complete_unfenced.coll (relaxed)",
         "examples/bugs/epoch_broadcast_lagging_reader.coll (3 calls)",
     ] {
         if !checked.iter().any(|c| c == must) {
@@ -232,6 +234,29 @@ fn sticky_poll_on_merged_examples() {
                     failures.push(format!(
                         "{name}: sticky polling no longer deadlocks it (found {found:?})"
                     ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every merged example in relaxed memory (buffered writes, stale cached cells, and
+/// remote reads in flight until a fence) at the fixture bounds: nothing is found. Their
+/// fences are where the hardware needs them; a missing one shows (the bug fixtures
+/// annotated `expect[relaxed]`, `fence_mutations.rs`).
+#[test]
+fn merged_examples_pass_in_relaxed_memory() {
+    let mut failures = Vec::new();
+    for f in coll_files("examples") {
+        let name = f.strip_prefix(repo()).unwrap_or(&f).display().to_string();
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        match found_codes(&text, Memory::Relaxed, false) {
+            Err(e) => failures.push(format!("{name}: {e}")),
+            Ok((found, complete)) => {
+                eprintln!("{name}: relaxed found {found:?}, complete {complete}");
+                if !found.is_empty() {
+                    failures.push(format!("{name}: relaxed memory finds {found:?}"));
                 }
             }
         }

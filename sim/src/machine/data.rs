@@ -3,7 +3,9 @@
 //! every access and the buffered writes of relaxed mode and their draining.
 
 use super::footprint::DataAcc;
-use super::state::{mem_mut, Acc, Memory, Outcome, Pending, Shared, State, WinMem, CONSUME, STAGE};
+use super::state::{
+    mem_mut, Acc, InFlight, Memory, Outcome, Pending, Shared, State, WinMem, CONSUME, STAGE,
+};
 use super::{fmt_call, Machine};
 use crate::code::CRegion;
 use crate::report::{EvKind, Finding};
@@ -83,24 +85,92 @@ impl Machine<'_> {
             ));
         }
         let call = s.procs[p].call;
+        // Relaxed: a read of another rank's window is in flight until a fence.
+        let remote = sr.rank != self.who(p).0 && matches!(sr.buf, BufferRef::Window(_));
+        let in_flight = self.memory == Memory::Relaxed && remote;
         self.event(out, p, call, Some(stmt), || {
+            let then = if in_flight {
+                " (issued; in flight until a fence or the end of the call)"
+            } else {
+                ""
+            };
             (
                 EvKind::Data,
-                format!("{name} {} <- {}", self.loc_desc(&d), self.loc_desc(&sr)),
+                format!(
+                    "{name} {} <- {}{then}",
+                    self.loc_desc(&d),
+                    self.loc_desc(&sr)
+                ),
             )
         });
+        if in_flight {
+            self.issue_read(s, p, &d, &sr, op, stmt);
+            return Ok(());
+        }
         let pieces = self.read(s, p, &sr, stmt, out);
         let mut pieces = relocate(pieces, sr.lo, d.lo);
         if let Some(op) = op {
             let cur = self.read(s, p, &d, stmt, out);
-            let idem = matches!(op, ReduceOp::Max | ReduceOp::Min);
-            pieces = zip(&cur, &pieces)
-                .into_iter()
-                .map(|(n, a, b)| (n, a.combine(&b, idem)))
-                .collect();
+            pieces = combine(&cur, &pieces, op);
         }
         self.write(s, p, &d, pieces, stmt, out);
         Ok(())
+    }
+
+    /// Relaxed: queues a remote read behind the process's buffered writes; it reads its
+    /// source when it completes ([`Self::drain_one`]).
+    fn issue_read(
+        &self,
+        s: &mut State,
+        p: usize,
+        d: &Loc,
+        sr: &Loc,
+        op: Option<ReduceOp>,
+        stmt: u32,
+    ) {
+        let (tile, win) = match d.buf {
+            BufferRef::Window(w) => (false, w),
+            BufferRef::Tile(t) => (true, t),
+        };
+        let BufferRef::Window(src) = sr.buf else {
+            return;
+        };
+        s.procs[p].pending.push(Pending {
+            rank: d.rank as u16,
+            win: win as u16,
+            lo: d.lo,
+            pieces: Vec::new(),
+            stmt,
+            read: Some(InFlight {
+                rank: sr.rank as u16,
+                win: src as u16,
+                lo: sr.lo,
+                len: sr.hi - sr.lo,
+                op,
+                tile,
+            }),
+        });
+    }
+
+    /// Relaxed: a process sees its own pending writes (buffered writes, reads in
+    /// flight): those to `l` become visible first, with every older one.
+    fn forward(&self, s: &mut State, p: usize, l: &Loc, out: &mut Outcome) {
+        if self.memory != Memory::Relaxed {
+            return;
+        }
+        let (tile, w) = match l.buf {
+            BufferRef::Window(w) => (false, w),
+            BufferRef::Tile(t) => (true, t),
+        };
+        let last = s.procs[p]
+            .pending
+            .iter()
+            .rposition(|x| x.writes(tile, l.rank, w, l.lo, l.hi));
+        if let Some(last) = last {
+            for _ in 0..=last {
+                self.drain_one(s, p, out);
+            }
+        }
     }
 
     pub(super) fn read(
@@ -111,23 +181,22 @@ impl Machine<'_> {
         stmt: u32,
         out: &mut Outcome,
     ) -> Vec<(u64, Val)> {
+        self.forward(s, p, l, out);
+        self.read_visible(s, p, l, stmt, out)
+    }
+
+    /// A read of what is visible now (no forwarding of the process's pending writes).
+    fn read_visible(
+        &self,
+        s: &mut State,
+        p: usize,
+        l: &Loc,
+        stmt: u32,
+        out: &mut Outcome,
+    ) -> Vec<(u64, Val)> {
         match l.buf {
             BufferRef::Tile(t) => s.procs[p].tiles.get(t).read(l.lo, l.hi),
             BufferRef::Window(w) => {
-                if self.memory == Memory::Relaxed {
-                    // A process sees its own buffered writes: make those it reads visible first.
-                    let last = s.procs[p].pending.iter().rposition(|x| {
-                        x.rank as usize == l.rank
-                            && x.win as usize == w
-                            && x.lo < l.hi
-                            && x.lo + x.pieces.iter().map(|y| y.0).sum::<u64>() > l.lo
-                    });
-                    if let Some(last) = last {
-                        for _ in 0..=last {
-                            self.drain_one(s, p, out);
-                        }
-                    }
-                }
                 let acc = Acc {
                     proc: p as u16,
                     epoch: Self::epoch(&mut s.procs[p], p),
@@ -153,7 +222,11 @@ impl Machine<'_> {
         out: &mut Outcome,
     ) {
         match l.buf {
-            BufferRef::Tile(t) => s.procs[p].tiles.get_mut(t).write(l.lo, &pieces),
+            BufferRef::Tile(t) => {
+                // A read in flight into the tile lands first (program order).
+                self.forward(s, p, l, out);
+                s.procs[p].tiles.get_mut(t).write(l.lo, &pieces)
+            }
             BufferRef::Window(w) => {
                 if self.memory == Memory::Relaxed {
                     s.procs[p].pending.push(Pending {
@@ -162,6 +235,7 @@ impl Machine<'_> {
                         lo: l.lo,
                         pieces,
                         stmt,
+                        read: None,
                     });
                 } else {
                     self.apply_write(s, p, l.rank, w, l.lo, pieces, stmt, out);
@@ -194,13 +268,18 @@ impl Machine<'_> {
         mem_mut(&mut s.mem, m).vals.write(lo, &pieces);
     }
 
+    /// Relaxed: the oldest pending entry of process `p` completes: a buffered write
+    /// becomes visible, a read in flight reads its source now and writes its destination.
     pub(super) fn drain_one(&self, s: &mut State, p: usize, out: &mut Outcome) {
         if s.procs[p].pending.is_empty() {
             return;
         }
         let w = s.procs[p].pending.remove(0);
+        if let Some(r) = w.read {
+            return self.complete_read(s, p, &w, r, out);
+        }
         let call = s.procs[p].call;
-        let n: u64 = w.pieces.iter().map(|x| x.0).sum();
+        let n = w.len();
         self.event(out, p, call, Some(w.stmt), || {
             (
                 EvKind::Drain,
@@ -223,6 +302,50 @@ impl Machine<'_> {
             w.stmt,
             out,
         );
+    }
+
+    /// Relaxed: a read in flight completes: it reads its source as it is now (with the
+    /// race check of that moment), then writes its destination, visible at once.
+    fn complete_read(&self, s: &mut State, p: usize, w: &Pending, r: InFlight, out: &mut Outcome) {
+        let src = Loc {
+            rank: r.rank as usize,
+            buf: BufferRef::Window(r.win as usize),
+            lo: r.lo,
+            hi: r.lo + r.len,
+        };
+        let d = Loc {
+            rank: w.rank as usize,
+            buf: if r.tile {
+                BufferRef::Tile(w.win as usize)
+            } else {
+                BufferRef::Window(w.win as usize)
+            },
+            lo: w.lo,
+            hi: w.lo + r.len,
+        };
+        let call = s.procs[p].call;
+        self.event(out, p, call, Some(w.stmt), || {
+            (
+                EvKind::Drain,
+                format!(
+                    "the read of {} into {} completes",
+                    self.loc_desc(&src),
+                    self.loc_desc(&d)
+                ),
+            )
+        });
+        let pieces = self.read_visible(s, p, &src, w.stmt, out);
+        let mut pieces = relocate(pieces, src.lo, d.lo);
+        if let Some(op) = r.op {
+            let cur = self.read_visible(s, p, &d, w.stmt, out);
+            pieces = combine(&cur, &pieces, op);
+        }
+        match d.buf {
+            BufferRef::Tile(t) => s.procs[p].tiles.get_mut(t).write(d.lo, &pieces),
+            BufferRef::Window(win) => {
+                self.apply_write(s, p, d.rank, win, d.lo, pieces, w.stmt, out)
+            }
+        }
     }
 
     /// Race check and access recording over `lo..hi` of window memory `m`.
@@ -316,4 +439,13 @@ impl Machine<'_> {
             out.findings.push(f);
         }
     }
+}
+
+/// `cur OP new`, element-wise (a set union for max/min, a multiset union otherwise).
+fn combine(cur: &[(u64, Val)], new: &[(u64, Val)], op: ReduceOp) -> Vec<(u64, Val)> {
+    let idem = matches!(op, ReduceOp::Max | ReduceOp::Min);
+    zip(cur, new)
+        .into_iter()
+        .map(|(n, a, b)| (n, a.combine(&b, idem)))
+        .collect()
 }

@@ -154,15 +154,10 @@ impl Machine<'_> {
         let Some((a, b)) = unwritten else {
             return;
         };
-        let buffered = s.procs.iter().any(|q| {
-            q.call == call
-                && q.pending.iter().any(|x| {
-                    x.rank as usize == l.rank
-                        && x.win as usize == w
-                        && x.lo < b
-                        && x.lo + x.pieces.iter().map(|y| y.0).sum::<u64>() > a
-                })
-        });
+        let buffered = s
+            .procs
+            .iter()
+            .any(|q| q.call == call && q.pending.iter().any(|x| x.writes(false, l.rank, w, a, b)));
         if buffered {
             return;
         }

@@ -10,9 +10,10 @@
 
 use super::clocks::Clocks;
 use super::state::{
-    Acc, AccRec, Cell, OldCell, Origin, Pending, Proc, Status, Tiles, Unit, WinMem,
+    Acc, AccRec, Cell, InFlight, OldCell, Origin, Pending, Proc, Status, Tiles, Unit, WinMem,
 };
 use crate::value::{Contrib, Segs, Val};
+use collc_spec::ir::ReduceOp;
 
 /// A value written into a packed record.
 pub trait Pack {
@@ -235,10 +236,39 @@ impl Pack for Pending {
             lo,
             pieces,
             stmt,
+            read,
         } = self;
         out.extend_from_slice(&[u32::from(*rank) << 16 | u32::from(*win), *stmt]);
         lo.pack(out);
         pieces.pack(out);
+        read.pack(out);
+    }
+}
+
+impl Pack for InFlight {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u32>) {
+        let InFlight {
+            rank,
+            win,
+            lo,
+            len,
+            op,
+            tile,
+        } = self;
+        let op = match op {
+            None => 0,
+            Some(ReduceOp::Sum) => 1,
+            Some(ReduceOp::Max) => 2,
+            Some(ReduceOp::Min) => 3,
+            Some(ReduceOp::Prod) => 4,
+        };
+        out.extend_from_slice(&[
+            u32::from(*rank) << 16 | u32::from(*win),
+            op << 1 | u32::from(*tile),
+        ]);
+        lo.pack(out);
+        len.pack(out);
     }
 }
 

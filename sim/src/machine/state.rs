@@ -9,7 +9,7 @@ use super::pack::Pack;
 use crate::fingerprint::{hash_words, FpCache};
 use crate::report::{Event, Finding};
 use crate::value::{Piece, Segs, Val};
-use collc_spec::ir::CmpOp;
+use collc_spec::ir::{CmpOp, ReduceOp};
 use std::cell::{OnceCell, RefCell};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -333,14 +333,55 @@ pub enum Status {
     Fault,
 }
 
-/// A window write not yet visible (relaxed mode).
+/// A window write not yet visible, or a remote read in flight (relaxed mode).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Pending {
+    /// The destination's rank (the issuer's for a tile).
+    pub(super) rank: u16,
+    /// The destination window (a tile when `read` says so).
+    pub(super) win: u16,
+    pub(super) lo: u64,
+    /// The data written; empty for a read in flight (it reads when it completes).
+    pub(super) pieces: Vec<(u64, Val)>,
+    pub(super) stmt: u32,
+    /// A remote read in flight: its source, read when the entry completes.
+    pub(super) read: Option<InFlight>,
+}
+
+/// The source of a remote read in flight (relaxed mode): `get ... @ q` or `reduce ... @ q`
+/// of another rank's window is an asynchronous transfer that completes at a `fence`, at
+/// the end of the call, or at any time before (a scheduler action, like a buffered write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InFlight {
     pub(super) rank: u16,
     pub(super) win: u16,
     pub(super) lo: u64,
-    pub(super) pieces: Vec<(u64, Val)>,
-    pub(super) stmt: u32,
+    pub(super) len: u64,
+    /// The reduction combining the data read with the destination (`reduce`).
+    pub(super) op: Option<ReduceOp>,
+    /// The destination is a tile of the issuer.
+    pub(super) tile: bool,
+}
+
+impl Pending {
+    /// Elements written.
+    pub(super) fn len(&self) -> u64 {
+        match self.read {
+            Some(r) => r.len,
+            None => self.pieces.iter().map(|x| x.0).sum(),
+        }
+    }
+
+    /// Whether the entry writes elements `lo..hi` of window `w` on `rank` (`tile`: of a
+    /// tile `w` of the issuer).
+    pub(super) fn writes(&self, tile: bool, rank: usize, w: usize, lo: u64, hi: u64) -> bool {
+        let to_tile = self.read.is_some_and(|r| r.tile);
+        to_tile == tile
+            && (tile || self.rank as usize == rank)
+            && self.win as usize == w
+            && self.lo < hi
+            && self.lo + self.len() > lo
+    }
 }
 
 /// One process: a block of a rank.
