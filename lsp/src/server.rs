@@ -231,7 +231,7 @@ impl Server<'_> {
             token,
             budget: std::time::Duration::from_millis(
                 p.budget_ms
-                    .unwrap_or(collc_verifier::entry::BOUNDED_BUDGET_MS),
+                    .unwrap_or(collc_verifier::planning::TABLE.bounded_budget_ms),
             ),
             max_ranks: p.max_ranks.unwrap_or(check::MAX_RANKS),
             state,

@@ -13,7 +13,7 @@ use crate::report::{Finding, ObligationResult, ParamValue, Status, Trace};
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample, GridShape};
 use collc_sim::machine::WrapStart;
 use collc_sim::report::{EvKind, Event};
-use collc_sim::{Budget, Memory, StopFlag};
+use collc_sim::{Budget, Memory};
 use collc_spec::ir::{Protocol, VarKind};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -34,125 +34,11 @@ const TRACE_HEAD: usize = 6;
 /// See [`TRACE_HEAD`].
 const TRACE_TAIL: usize = 14;
 
-/// Options of the bounded obligations.
-#[derive(Debug, Clone)]
-pub struct BoundedOptions {
-    /// Wall time for the whole file (every fallback).
-    pub budget: Duration,
-    /// Distinct states per parameter assignment before an attempt is abandoned.
-    pub max_states: u64,
-    /// The file name used in replay commands.
-    pub file: String,
-    /// The largest bounds; smaller ones are tried when these do not complete.
-    pub bounds: Bounds,
-    /// The largest bounds of the relaxed-memory runs (no partial-order reduction there).
-    pub relaxed_bounds: Bounds,
-    /// Distinct states per parameter assignment of a relaxed run.
-    pub relaxed_max_states: u64,
-    /// The largest bounds of the wrap-around run (protocols with a monotonic signal):
-    /// at least 4 calls keep calls before and after the wrap in the window.
-    pub wrap_bounds: Bounds,
-    /// Distinct states per parameter assignment of a wrap-around run.
-    pub wrap_max_states: u64,
-    /// World sizes up to which the ladder starts at the full tiles and calls of `bounds`;
-    /// larger world sizes of `bounds.ranks` start at its smallest rung (1 tile, 2 calls).
-    pub full_ranks: i64,
-    /// World sizes explored in addition to `bounds.ranks` (a P the symbolic analysis
-    /// names), each at the smallest bounds (1 tile, 2 calls, every root), after the
-    /// ladder, stated in the scope as `targeted P=...`. Values outside the protocol's
-    /// world domain or already in `bounds.ranks` are ignored; one that is not explored
-    /// completely leaves the obligation `unknown`. The relaxed runs do not take them.
-    pub target_worlds: Vec<i64>,
-    /// Assignments explored after `target_worlds` (a value past the grid that a literal
-    /// names, `crate::probe`; an unordered pair's parameter values, `crate::pair_order`),
-    /// each at 2 calls and its tiles, the parameters it does not fix over the grid's values,
-    /// stated in the scope as `targeted P=2, C=5, ...`. One the grid already covers, or
-    /// whose fixed values no domain or `require` admits, is skipped. The relaxed runs do not
-    /// take them.
-    pub probes: Vec<Probe>,
-    /// Stops the check when set (a cancelled editor request): the running search stops
-    /// within a few hundred states, as if the budget were spent.
-    pub stop: Option<StopFlag>,
-    /// The floor of the ladder — the smallest world size at the smallest bounds — is
-    /// explored up to `max_states` states per assignment whatever the wall clock says
-    /// (only the stop flag ends it earlier), so whether it completes does not depend on
-    /// the machine's load. The relaxed runs set it (`check`): their smallest instance is
-    /// limited by states, not time.
-    pub untimed_floor: bool,
-    /// Every world size of `bounds.ranks` up to this one is explored at the smallest
-    /// bounds (1 tile, 2 calls) up to `max_states` states per assignment whatever the
-    /// wall clock says (only the stop flag ends it earlier), also once the time budget
-    /// is spent (the larger bounds it did not reach are skipped), so how far the ladder
-    /// reaches does not depend on the machine's load — until a counterexample is found
-    /// (the verdict is then `violated` whatever else completes). Default 0 (every attempt within
-    /// the time budget); `collc verify` sets 8 (`crate::entry::BOUNDED_UNTIMED_RANKS`:
-    /// the sc ladder's P=2..8). The relaxed and wrap-around runs do not take it.
-    pub untimed_ranks: i64,
-}
-
-/// An assignment the bounded search explores besides its ladder
-/// ([`BoundedOptions::probes`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Probe {
-    /// The parameters it fixes, the world size among them.
-    pub fixed: BTreeMap<String, i64>,
-    /// Tiles per element count (1: the ladder's smallest bounds).
-    pub tiles: i64,
-    /// Named by an analysis that certainly expects a failure there (`pair_order`): run
-    /// within the time budget, and one not explored completely leaves the obligations
-    /// `unknown`, like a target world. Otherwise (a value a literal names) it is limited
-    /// by states only, like the ladder's floor, while no counterexample is found, so whether
-    /// it completes does not depend on the load; one that does not complete is stated in
-    /// the scope and changes no status.
-    pub required: bool,
-}
-
 /// The wall-clock ceiling of an untimed floor attempt ([`BoundedOptions::untimed_floor`]):
 /// far beyond what its state limit takes, so only the states limit it.
 const UNTIMED: Duration = Duration::from_secs(3600);
 
-impl BoundedOptions {
-    /// True once the stop flag is set.
-    fn stopped(&self) -> bool {
-        self.stop
-            .as_ref()
-            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-    }
-}
-
-impl Default for BoundedOptions {
-    fn default() -> Self {
-        BoundedOptions {
-            budget: Duration::from_millis(2_500),
-            max_states: 200_000,
-            file: "FILE".into(),
-            bounds: Bounds {
-                ranks: (2, 8),
-                ..Bounds::default()
-            },
-            relaxed_bounds: Bounds {
-                ranks: (2, 3),
-                tiles: (1, 2),
-                calls: 2,
-                small_ints: 1,
-            },
-            relaxed_max_states: 150_000,
-            wrap_bounds: Bounds {
-                ranks: (2, 4),
-                tiles: (1, 1),
-                calls: 4,
-                small_ints: 1,
-            },
-            wrap_max_states: 100_000,
-            full_ranks: 4,
-            target_worlds: Vec::new(),
-            probes: Vec::new(),
-            stop: None,
-            untimed_floor: false,
-            untimed_ranks: 0,
-        }
-    }
-}
+pub use crate::planning::bounded::{BoundedOptions, Probe};
 
 /// The obligations as `skipped` (`--no-bounded`).
 pub fn skipped() -> Vec<ObligationResult> {
@@ -633,7 +519,7 @@ fn admitted(
     if !sb::param_grid(p, bounds, fixed).is_empty() {
         return Some(fixed.clone());
     }
-    for v in crate::probe::plain_params(p) {
+    for v in crate::planning::probe::plain_params(p) {
         let var = &p.vars[v];
         let VarKind::Param {
             domain: Some((lo, hi)),
@@ -860,16 +746,7 @@ pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
         .map(|id| obligation(p, opts, &sc, id))
         .collect();
     // The same obligations in the relaxed memory model, at the relaxed bounds.
-    let ropts = BoundedOptions {
-        bounds: opts.relaxed_bounds.clone(),
-        target_worlds: Vec::new(),
-        probes: Vec::new(),
-        max_states: opts.relaxed_max_states,
-        budget: opts.budget / 2,
-        untimed_floor: true,
-        untimed_ranks: 0,
-        ..opts.clone()
-    };
+    let ropts = opts.relaxed();
     let relaxed = explore(p, &ropts, Mode::RELAXED, Instant::now() + ropts.budget);
     for r in out.iter_mut() {
         if RELAXED.contains(&r.id.as_str()) {

@@ -23,7 +23,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            timeout_ms: crate::entry::TIMEOUT_MS,
+            timeout_ms: crate::planning::TABLE.timeout_ms,
         }
     }
 }
@@ -371,7 +371,7 @@ pub(crate) fn verify_at(p: &Protocol, opts: &Options, worlds: Option<&[i64]>) ->
     let scope = plan.describe(p);
     let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
     let declared = exec::declared_world(p);
-    // Enumeration decides P up to ENUM_WORLD_MAX only: past that, nothing is proved.
+    // Enumeration decides P up to TABLE.enum_world_max only: past that, nothing is proved.
     let capped = covered.is_some_and(|w| w.hi < declared.1);
     let checked_scope = format!("{}; {scope}", enumeration_scope(p));
     if covered.is_none() {
@@ -467,7 +467,7 @@ pub fn enumeration_scope(p: &Protocol) -> String {
         Some((a, b)) => format!("checked for {w} in {a}..={b} by enumeration; {reach}"),
         None => format!(
             "the declared domain starts at {w} = {lo}, above the enumeration cap {}; no world size was enumerated",
-            exec::ENUM_WORLD_MAX
+            crate::planning::TABLE.enum_world_max
         ),
     }
 }

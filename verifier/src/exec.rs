@@ -7,6 +7,7 @@
 //! the loop contributes once per iteration) unless their variable selects a cell,
 //! a target or a branch, in which case a concrete trip count is unrolled.
 
+use crate::planning::TABLE;
 use crate::sym::{union, Atom, AtomId, CondV, Guard, Lin, Syms};
 use collc_grammar::Span;
 use collc_spec::ir::*;
@@ -16,35 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 pub const UNROLL_SMALL: i64 = 64;
 /// Trip counts up to this are unrolled when a loop cannot be summarised.
 pub const UNROLL_MAX: i64 = 4096;
-/// Parameters with at most this many values may be enumerated.
-pub const ENUM_LIMIT: i64 = 64;
-/// At most this many configurations are enumerated.
-pub const CONFIG_LIMIT: u64 = 500_000;
-/// The largest world size any enumerating component covers: P runs over
-/// `lo..=min(hi, ENUM_WORLD_MAX)` of the declared domain, and what is decided that way
-/// holds for those P only (a domain going further gets `checked`, with the bound stated).
-pub const ENUM_WORLD_MAX: i64 = 16;
-
-/// The world sizes of [`enumerated_world`], ascending (none when it enumerates none).
-pub fn enumerated_worlds(p: &Protocol) -> Vec<i64> {
-    enumerated_world(p).map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect())
-}
-
-/// The world sizes an enumeration covers: the declared domain cut at [`ENUM_WORLD_MAX`]
-/// (`None` when the domain starts above it).
-pub fn enumerated_world(p: &Protocol) -> Option<(i64, i64)> {
-    let (lo, hi) = declared_world(p);
-    let hi = hi.min(ENUM_WORLD_MAX);
-    (lo <= hi).then_some((lo, hi))
-}
-
-/// The declared world-size domain.
-pub fn declared_world(p: &Protocol) -> (i64, i64) {
-    match p.vars[p.world].kind {
-        VarKind::World { lo, hi } => (lo, hi),
-        _ => (1, 1),
-    }
-}
+pub use crate::planning::{declared_world, enumerated_world, enumerated_worlds};
 
 /// How the declared domain is written in a scope: `P in 1..=65536` or `P >= 1`.
 pub fn world_text(p: &Protocol) -> String {
@@ -276,11 +249,13 @@ impl Plan {
                 } => hi - lo + 1,
                 _ => i64::MAX,
             };
-            if size > ENUM_LIMIT {
+            if size > TABLE.enum_limit {
                 return Err(format!(
-                    "`{}` would have to be enumerated, but its domain has {size} values (limit {ENUM_LIMIT}); \
-                     narrow its domain to at most {ENUM_LIMIT} values, or keep it out of cell indices, targets and branch conditions",
-                    p.var_name(*v)
+                    "`{}` would have to be enumerated, but its domain has {size} values (limit {}); \
+                     narrow its domain to at most {} values, or keep it out of cell indices, targets and branch conditions",
+                    p.var_name(*v),
+                    TABLE.enum_limit,
+                    TABLE.enum_limit
                 ));
             }
             self.symbolic.retain(|x| x != v);
@@ -298,12 +273,14 @@ impl Plan {
             let d = match &p.vars[*v].kind {
                 VarKind::World { .. } => match enumerated_world(p) {
                     Some((lo, hi)) if hi < declared_world(p).1 => format!(
-                        "{lo}..={hi} (enumeration stops at {ENUM_WORLD_MAX}; declared: {})",
+                        "{lo}..={hi} (enumeration stops at {}; declared: {})",
+                        TABLE.enum_world_max,
                         world_text(p)
                     ),
                     Some((lo, hi)) => format!("{lo}..={hi}"),
                     None => format!(
-                        "nothing (enumeration stops at {ENUM_WORLD_MAX}; declared: {})",
+                        "nothing (enumeration stops at {}; declared: {})",
+                        TABLE.enum_world_max,
                         world_text(p)
                     ),
                 },

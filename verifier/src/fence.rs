@@ -53,6 +53,7 @@
 
 use crate::evidence::Evidence;
 use crate::exec::{self, Plan};
+use crate::planning::TABLE;
 use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
 use collc_grammar::Span;
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
@@ -65,21 +66,6 @@ use std::time::{Duration, Instant};
 
 /// The obligation's id.
 pub const ID: &str = "fence";
-
-/// Bounds of the relaxed check that decides suspect pairs.
-pub fn relaxed_bounds() -> Bounds {
-    Bounds {
-        ranks: (2, 3),
-        tiles: (1, 1),
-        calls: 2,
-        small_ints: 2,
-    }
-}
-
-/// Distinct states per parameter assignment of that check.
-pub const RELAXED_MAX_STATES: u64 = 5_000;
-/// Wall time of that check.
-pub const RELAXED_BUDGET: Duration = Duration::from_millis(3_000);
 
 type Key = (usize, usize);
 
@@ -480,11 +466,11 @@ fn analyse(p: &Protocol, plan: &Plan, worlds: &[i64], deadline: Instant) -> Anal
         suspects: BTreeMap::new(),
         unsupported: None,
     };
-    if plan.count_at(p, worlds) > exec::CONFIG_LIMIT {
+    if plan.count_at(p, worlds) > TABLE.config_limit {
         a.unsupported = Some(format!(
             "{} configurations to enumerate; the limit is {}",
             plan.count_at(p, worlds),
-            exec::CONFIG_LIMIT
+            TABLE.config_limit
         ));
         return a;
     }
@@ -757,11 +743,12 @@ fn relaxed_only(
 }
 
 /// The relaxed bounded check of the suspect pairs: for P ascending within
-/// [`relaxed_bounds`] (one tile, two calls), each attempt within [`RELAXED_MAX_STATES`]
-/// states per assignment and all within [`RELAXED_BUDGET`].
+/// the planner's `fence_relaxed` bounds (one tile, two calls), each attempt within
+/// `fence_relaxed_max_states` states per assignment and all within
+/// `fence_relaxed_budget_ms` (`crate::planning::TABLE`).
 fn relaxed(p: &Protocol, file: &str, at: Option<i64>) -> Relaxed {
-    let bounds = relaxed_bounds();
-    let deadline = Instant::now() + RELAXED_BUDGET;
+    let bounds = TABLE.fence_relaxed;
+    let deadline = Instant::now() + Duration::from_millis(TABLE.fence_relaxed_budget_ms);
     let world = p.vars[p.world].name.clone();
     let mut ps: Vec<i64> = match at {
         Some(w) => vec![w],
@@ -789,7 +776,7 @@ fn relaxed(p: &Protocol, file: &str, at: Option<i64>) -> Relaxed {
                 },
                 memory,
                 per_config: Budget {
-                    max_states: RELAXED_MAX_STATES,
+                    max_states: TABLE.fence_relaxed_max_states,
                     max_time: left,
                     ..Budget::default()
                 },
@@ -1007,7 +994,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
     let mut a = analyse(p, plan, &enumerated, deadline);
     // Past the enumeration, the sizes where the protocol's literals can change what ranks
     // do (`if P < 21 { fence; }`): a pair that is suspect only there is new.
-    let past = crate::critical::past_enumeration(p);
+    let past = crate::planning::critical::past_enumeration(p);
     let mut far_writes: BTreeMap<PairKey, Suspect> = BTreeMap::new();
     if !past.is_empty() && covered.is_some() && a.unsupported.is_none() {
         let far = analyse(p, plan, &past, deadline);
@@ -1032,7 +1019,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         format!(
             "{}; also {} (the sizes around the thresholds its literals form)",
             crate::check::enumeration_scope(p),
-            crate::critical::describe(p, &past)
+            crate::planning::critical::describe(p, &past)
         )
     };
     let mk = |status, scope, reason, summary: String, findings: Vec<Finding>| ObligationResult {
@@ -1102,7 +1089,7 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         a.configs
     );
     if capped {
-        // Enumeration decides P up to ENUM_WORLD_MAX only: past that, nothing is proved.
+        // Enumeration decides P up to TABLE.enum_world_max only: past that, nothing is proved.
         proved_part = format!("{enumeration}; {proved_part}");
     }
     // The violation a relaxed-only race or wrong result of the simulator makes.

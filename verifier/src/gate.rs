@@ -85,7 +85,7 @@ pub struct Gate {
     pub stamp: Vec<String>,
     /// The largest world size produced code may run with (the kernels'
     /// `kMaxSupportedRanks`): [`Report::world_limit`], or, when no obligation decided a
-    /// range of world sizes, the declared domain cut at [`crate::ENUM_WORLD_MAX`].
+    /// range of world sizes, the declared domain cut at [`crate::planning::TABLE.enum_world_max`].
     pub world_limit: i64,
     /// The verifier's diagnostics behind the blockers (errors for violations, warnings
     /// for unknowns), to print with a refusal or an unverified pass.
@@ -180,7 +180,7 @@ pub fn gate(report: &Report, allow_unverified: bool) -> Gate {
         .collect();
     let world_limit = report
         .world_limit()
-        .unwrap_or_else(|| report.world.hi.min(crate::ENUM_WORLD_MAX));
+        .unwrap_or_else(|| report.world.hi.min(crate::planning::TABLE.enum_world_max));
     Gate {
         verdict,
         decision,

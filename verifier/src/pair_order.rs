@@ -15,20 +15,19 @@
 //! world size, shows it. The answer only chooses world sizes to explore; the verdict is the
 //! simulator's.
 //!
-//! The world sizes looked at: the enumerated domain (`1..=ENUM_WORLD_MAX`), then the sizes
+//! The world sizes looked at: the enumerated domain (`1..=TABLE.enum_world_max`), then the sizes
 //! past it where a guard or loop bound of the protocol can change which ranks do what
-//! ([`critical::past_enumeration`]).
+//! (`planning::pair_order_worlds`).
 
-use crate::critical;
 use crate::exec::{self, Cell, Plan, Run};
-use crate::probe;
+use crate::planning::{self, probe};
 use crate::sweep::{self, Visit};
 use crate::sym::FxMap;
 use collc_spec::ir::{NotifyOp, Protocol, Semantics, VarKind};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// The first configuration of [`worlds`] (the enumerated domain ascending, then the
+/// The first configuration of `planning::pair_order_worlds` (the enumerated domain ascending, then the
 /// critical sizes past it) at which some pair of ranks the collective's meaning orders has
 /// no notify → wait chain, as the values of the world size and of the integer parameters
 /// the run had concrete (rank parameters left out: the bounded search tries every root);
@@ -38,7 +37,12 @@ use std::time::Instant;
 /// concrete one is). `None` when nothing is unordered, when the configurations cannot be
 /// executed (the obligations then say why) or `deadline` passes first.
 pub fn first_unordered(p: &Protocol, deadline: Instant) -> Option<BTreeMap<String, i64>> {
-    if let Some(found) = search(p, &worlds(p), Plan::initial(p), deadline) {
+    if let Some(found) = search(
+        p,
+        &planning::pair_order_worlds(p),
+        Plan::initial(p),
+        deadline,
+    ) {
         return Some(found);
     }
     let lits = probe::literals(p);
@@ -173,19 +177,11 @@ fn ordered(p: &Protocol, run: &Run) -> bool {
     true
 }
 
-/// The world sizes looked at, in order (module documentation): the enumerated domain,
-/// then [`critical::past_enumeration`].
-fn worlds(p: &Protocol) -> Vec<i64> {
-    let mut out: Vec<i64> = exec::enumerated_worlds(p);
-    out.extend(critical::past_enumeration(p));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::critical::tests::protocol;
-    use crate::critical::CRITICAL_MAX;
+    use crate::planning::critical::tests::protocol;
+    use crate::planning::TABLE;
 
     const CAPPED: &str = "collective c: barrier() {
         ranks P in 1..=65536;
@@ -209,13 +205,13 @@ mod tests {
 
     #[test]
     fn sizes_past_the_enumeration_come_from_the_literals() {
-        let w = worlds(&protocol(CAPPED));
+        let w = planning::pair_order_worlds(&protocol(CAPPED));
         assert_eq!(&w[..16], &(1..=16).collect::<Vec<_>>()[..]);
         // 41 / 2 = 20 and 41 - 2 = 39, 41 +- 1, 41 * 2 = 82, ...: around each
         for x in [19, 20, 21, 22, 38, 39, 40, 41, 42, 43, 81, 82, 83, 84] {
             assert!(w.contains(&x), "{x} in {w:?}");
         }
-        assert!(w.iter().all(|x| *x <= CRITICAL_MAX));
+        assert!(w.iter().all(|x| *x <= TABLE.critical_max));
         assert!(w.windows(2).skip(16).all(|p| p[0] < p[1]), "{w:?}");
     }
 
@@ -226,7 +222,10 @@ mod tests {
             "/../examples/barrier.coll"
         ))
         .expect("read");
-        assert_eq!(worlds(&protocol(&barrier)), (1..=16).collect::<Vec<_>>());
+        assert_eq!(
+            planning::pair_order_worlds(&protocol(&barrier)),
+            (1..=16).collect::<Vec<_>>()
+        );
     }
 
     #[test]

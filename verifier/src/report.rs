@@ -188,7 +188,7 @@ pub struct ObligationResult {
     /// For proved: the domain covered; for checked: the bounds.
     pub scope: Option<String>,
     /// The world sizes its status was decided for, every value of each: the declared
-    /// domain for a proof over it, the enumerated `lo..=min(hi, ENUM_WORLD_MAX)` for an
+    /// domain for a proof over it, the enumerated `lo..=min(hi, TABLE.enum_world_max)` for an
     /// enumeration. `None` when it decided no range of world sizes (a bounded search
     /// sampling a few small instances, or an undecided obligation).
     pub world: Option<WorldRange>,
@@ -293,7 +293,7 @@ impl Report {
     /// The largest world size the report's verdict covers: the declared `hi` when every
     /// obligation that decided a range of world sizes ([`ObligationResult::world`]) decided
     /// it for the whole declared domain, else the smallest `hi` among them (the
-    /// enumeration cap, [`crate::ENUM_WORLD_MAX`], for an enumerated obligation). `None`
+    /// enumeration cap, `planning::TABLE.enum_world_max`, for an enumerated obligation). `None`
     /// when no obligation decided a range (e.g. every one undecided). Code generators
     /// take it as the kernels' rank limit.
     pub fn world_limit(&self) -> Option<i64> {

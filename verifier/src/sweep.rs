@@ -6,6 +6,7 @@
 //! and on the words of a failure.
 
 use crate::exec::{self, Plan, Run, Stop};
+use crate::planning::TABLE;
 use collc_grammar::Span;
 use collc_spec::ir::Protocol;
 use std::time::{Duration, Instant};
@@ -23,7 +24,7 @@ pub enum Visit<'a> {
 /// Why [`each_run`] did not run every configuration.
 #[derive(Clone, Debug)]
 pub enum Failure {
-    /// More configurations than [`exec::CONFIG_LIMIT`] (count, the plan's description).
+    /// More configurations than the planner allows (`TABLE.config_limit`) (count, the plan's description).
     TooMany(u64, String),
     /// A form the abstract execution does not cover, or a parameter that must be
     /// concrete and cannot be enumerated (message, where).
@@ -37,7 +38,7 @@ impl Failure {
             Failure::TooMany(n, plan) => format!(
                 "{n} configurations to enumerate ({plan}); the limit is {}; narrow the domains \
                  of the parameters that select cells, targets and branches",
-                exec::CONFIG_LIMIT
+                TABLE.config_limit
             ),
             Failure::Unsupported(m, _) => format!("unsupported form: {m}"),
         }
@@ -96,7 +97,7 @@ pub fn each_run_from(
     let mut exec_time = Duration::ZERO;
     loop {
         let count = plan.count_at(p, worlds);
-        if count > exec::CONFIG_LIMIT {
+        if count > TABLE.config_limit {
             let failure = Some(Failure::TooMany(count, plan.describe(p)));
             return Sweep {
                 plan,

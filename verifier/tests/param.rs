@@ -251,7 +251,7 @@ fn agrees_with_enumeration() {
             }
             // A declared domain past the enumeration cap: the enumeration only checks
             // its first 16 sizes, and the parametric route must prove the rest.
-            let wide = o.world.1 > collc_verifier::exec::ENUM_WORLD_MAX;
+            let wide = o.world.1 > collc_verifier::planning::TABLE.enum_world_max;
             let enumerated = ob.status == collc_verifier::Status::Proved
                 || (wide && proved && ob.status == collc_verifier::Status::Checked);
             if is_example && (!enumerated || (!proved && declined(&f).is_none())) {

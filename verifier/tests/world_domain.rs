@@ -1,12 +1,13 @@
 //! World-size domains beyond the enumeration cap: `ranks P in 1..=65536` and the
 //! unbounded `ranks P >= 1` versions of the barrier and broadcast examples verify
 //! promptly; the six symbolic obligations are proved for the whole domain by the
-//! parametric route (P symbolic) and cross-checked by enumeration up to `ENUM_WORLD_MAX`,
+//! parametric route (P symbolic) and cross-checked by enumeration up to the planner's `enum_world_max`,
 //! `fence` by its structural walk (no unfenced pair on any path, or only at notifies nobody
 //! waits on), so the world limit is the declared one; all_to_all_v's `value-signal` and
 //! `fence` are proved with P symbolic too.
 
-use collc_verifier::{Options, Report, Status, ENUM_WORLD_MAX};
+use collc_verifier::planning::TABLE;
+use collc_verifier::{Options, Report, Status};
 use std::time::{Duration, Instant};
 
 /// The symbolic obligations: the parametric route proves them for every world size.
@@ -66,7 +67,8 @@ fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated()
                 assert!(
                     scope.contains("P symbolic")
                         && scope.contains(&format!(
-                            "cross-checked by enumeration (checked for P in 1..={ENUM_WORLD_MAX} by enumeration; {reach}"
+                            "cross-checked by enumeration (checked for P in 1..={} by enumeration; {reach}",
+                            TABLE.enum_world_max
                         )),
                     "{name} `{domain}` {id}: {scope}"
                 );

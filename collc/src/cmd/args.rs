@@ -6,9 +6,7 @@
 use collc_grammar::Source;
 use collc_spec::ir::Protocol;
 use collc_verifier::bounded::BoundedOptions;
-use collc_verifier::entry::{
-    BOUNDED_BUDGET_MS, BOUNDED_MAX_STATES, BOUNDED_UNTIMED_RANKS, TIMEOUT_MS,
-};
+use collc_verifier::planning::TABLE;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -37,14 +35,14 @@ pub struct VerifyOptArgs {
     /// Wall-clock safety cap of each symbolic obligation (and of the P-symbolic route) in
     /// milliseconds; past it the obligation is `unknown` (each Z3 query is limited by Z3's
     /// deterministic resource limit, not by the clock).
-    #[arg(long, default_value_t = TIMEOUT_MS)]
+    #[arg(long, default_value_t = TABLE.timeout_ms)]
     pub timeout_ms: u64,
     /// Wall-clock budget of the bounded obligations (simulator) per file, in milliseconds.
     /// Bounds that do not complete in it fall back to smaller ones, stated in the report.
-    #[arg(long, default_value_t = BOUNDED_BUDGET_MS)]
+    #[arg(long, default_value_t = TABLE.bounded_budget_ms)]
     pub bounded_budget_ms: u64,
     /// Distinct states per parameter assignment before a bounded attempt falls back.
-    #[arg(long, default_value_t = BOUNDED_MAX_STATES)]
+    #[arg(long, default_value_t = TABLE.bounded_max_states)]
     pub bounded_max_states: u64,
     /// Skip the bounded obligations (reported as `skipped`: undecided, so `verify` exits 3
     /// and the gate refuses unless `--allow-unverified`).
@@ -60,8 +58,7 @@ impl VerifyOptArgs {
         o.bounded = (!self.no_bounded).then(|| BoundedOptions {
             budget: Duration::from_millis(self.bounded_budget_ms),
             max_states: self.bounded_max_states,
-            untimed_ranks: BOUNDED_UNTIMED_RANKS,
-            ..BoundedOptions::default()
+            ..BoundedOptions::cli()
         });
         o
     }

@@ -28,22 +28,14 @@ pub(super) const HORIZON: &str = "overflow-horizon";
 /// The run, as findings and summaries name it.
 const RUN: &str = "wrap-around mode";
 
-/// The wrap-around run of `p` at `opts.wrap_bounds` within a quarter of the budget, or
+/// The wrap-around run of `p` at `opts.wrap_bounds` within its share of the budget
+/// (`BoundedOptions::wrapped`), or
 /// `None` when `p` has no monotonic signal.
 pub(super) fn explore_wrapped(p: &Protocol, opts: &BoundedOptions) -> Option<Explored> {
     if !p.signals.iter().any(|s| s.monotonic) {
         return None;
     }
-    let wopts = BoundedOptions {
-        bounds: opts.wrap_bounds.clone(),
-        target_worlds: Vec::new(),
-        probes: Vec::new(),
-        max_states: opts.wrap_max_states,
-        budget: opts.budget / 4,
-        untimed_floor: false,
-        untimed_ranks: 0,
-        ..opts.clone()
-    };
+    let wopts = opts.wrapped();
     let mode = Mode {
         memory: Memory::Sc,
         wrap: true,

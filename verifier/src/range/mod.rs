@@ -33,10 +33,6 @@ pub const QUERY_RLIMIT: u32 = crate::smt::QUERY_RLIMIT;
 /// The resource limit of one bisection step of the smallest-counterexample search.
 pub const MINIMISE_RLIMIT: u32 = crate::smt::QUERY_RLIMIT / 4;
 
-/// How long the range check of one protocol may take in all (a wall-clock safety cap;
-/// the bounds left when it is spent are reported together as not checked, and say so).
-pub const BUDGET: Duration = Duration::from_secs(10);
-
 /// Decides every range obligation of `p` (lowered from `file`): errors for
 /// bounds that some value of the domains breaks, warnings for bounds that
 /// could not be decided.
@@ -67,7 +63,9 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
     w.block(&p.epilogue, epilogue);
     let context = memo::context(p, &defs);
     let mut solver = solve::Solver::new(p, &defs).with_verdicts(memo::take(&context));
-    let deadline = Instant::now() + BUDGET;
+    // A wall-clock safety cap of the planner's (`range_budget_ms`): the bounds left when it
+    // is spent are reported together as not checked, and say so.
+    let deadline = Instant::now() + Duration::from_millis(crate::planning::TABLE.range_budget_ms);
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for o in &w.out {

@@ -202,7 +202,7 @@ pub fn not_checked(first: Span, n: usize) -> Diagnostic {
         "domain::range-unproved",
         format!(
             "{n} index, slice or rank bound(s) not checked: the range check's budget of {} s is spent",
-            super::BUDGET.as_secs()
+            crate::planning::TABLE.range_budget_ms / 1000
         ),
     )
     .with_primary(first, "the first bound not checked")

@@ -20,21 +20,14 @@
 //! unordered pair), two parameters both past their grid values at once, a parameter
 //! compared with another parameter (`min(C, stride)`) or with a loop variable, and sizes
 //! no literal names (`pow2`, products of parameters).
+//!
+//! The ranges (9..=16, 3..=8, the ladder's bounds, the scan to 256) are the planner's
+//! table's ([`TABLE`]).
 
+use super::TABLE;
 use collc_spec::eval::{self, Env};
 use collc_spec::ir::{CmpOp, Cond, Expr, Protocol, VarId, VarKind};
 use std::collections::BTreeSet;
-
-/// The largest literal whose neighbours [`worlds`] explores (P = t + 1, t + 2).
-pub const WORLD_LITERAL_MAX: i64 = 16;
-/// The smallest literal [`worlds`] looks at: smaller world sizes are on the ladder.
-pub const WORLD_LITERAL_MIN: i64 = 9;
-/// The largest literal whose next tile count [`tile_counts`] runs.
-pub const TILE_LITERAL_MAX: i64 = 8;
-/// The tiles the ladder reaches (1..3 per element count).
-pub const LADDER_TILES: i64 = 3;
-/// The lowest values of a parameter the grid tries (`Bounds::small_ints` of the sc ladder).
-pub const GRID_SMALL_INTS: i64 = 2;
 
 /// Every integer literal of the protocol's expressions (`let`s, `require`s, body and
 /// epilogue), read from the IR's serialised form: every `Expr::Int`.
@@ -78,12 +71,13 @@ pub(crate) fn walk(v: &serde_json::Value, f: &mut dyn FnMut(&str, &serde_json::V
 }
 
 /// World sizes past the ladder that a literal names: t + 1 and t + 2 for every literal t in
-/// `WORLD_LITERAL_MIN..=WORLD_LITERAL_MAX`, within the declared world domain, ascending.
+/// the table's `world_literals`, within the declared world domain, ascending.
 pub fn worlds(p: &Protocol) -> Vec<i64> {
-    let (lo, hi) = crate::exec::declared_world(p);
+    let (lo, hi) = super::declared_world(p);
+    let (min, max) = TABLE.world_literals;
     let mut out: BTreeSet<i64> = constants(p)
         .into_iter()
-        .filter(|t| (WORLD_LITERAL_MIN..=WORLD_LITERAL_MAX).contains(t))
+        .filter(|t| (min..=max).contains(t))
         .flat_map(|t| [t + 1, t + 2])
         .collect();
     // A comparison on P changes at P = x; one on a rank or a loop variable (which the
@@ -97,21 +91,19 @@ pub fn worlds(p: &Protocol) -> Vec<i64> {
         out.extend([first, first + 1]);
     }
     out.into_iter()
-        .filter(|w| {
-            (lo..=hi).contains(w) && (WORLD_LITERAL_MIN + 1..=WORLD_LITERAL_MAX + 2).contains(w)
-        })
+        .filter(|w| (lo..=hi).contains(w) && (min + 1..=max + 2).contains(w))
         .collect()
 }
 
 /// Tile counts past the ladder's that a literal names: t + 1 for every literal t in
-/// `LADDER_TILES..=TILE_LITERAL_MAX`, ascending; none when no parameter sizes a window.
+/// the ladder's largest tile count up to the table's `tile_literal_max`, ascending; none when no parameter sizes a window.
 pub fn tile_counts(p: &Protocol) -> Vec<i64> {
     if !collc_sim::bounded::grid_shape(p).tiles {
         return Vec::new();
     }
     let out: BTreeSet<i64> = constants(p)
         .into_iter()
-        .filter(|t| (LADDER_TILES..=TILE_LITERAL_MAX).contains(t))
+        .filter(|t| (TABLE.ladder.tiles.1..=TABLE.tile_literal_max).contains(t))
         .map(|t| t + 1)
         .collect();
     out.into_iter().collect()
@@ -233,14 +225,11 @@ fn comparisons(p: &Protocol) -> (Vec<Cond>, Vec<Local>) {
     (conds, locals)
 }
 
-/// The largest value [`change_points`] scans a variable to.
-pub const CHANGE_MAX: i64 = 256;
-
 /// Where a comparison changes its truth as the one variable it reads varies: for every
 /// comparison (and `min`/`max`) of the protocol's `let`s, body and epilogue reading
 /// exactly one variable besides
 /// `const`s (through `let`s) — a parameter, the world size, a rank, a loop variable — each
-/// x in 1..=[`CHANGE_MAX`] at which it evaluates differently than at x - 1 (`d * 3 < 40`:
+/// x in 1..= the table's `change_max` at which it evaluates differently than at x - 1 (`d * 3 < 40`:
 /// d = 14; `min(C, 4)`: C = 5); (variable, x), ascending.
 pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
     let (conds, locals) = comparisons(p);
@@ -272,7 +261,7 @@ pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
             eval::eval_cond(p, c, &env).ok()
         };
         let mut prev = truth(0);
-        for x in 1..=CHANGE_MAX {
+        for x in 1..=TABLE.change_max {
             let now = truth(x);
             if let (Some(a), Some(b)) = (prev, now) {
                 if a != b {
@@ -285,7 +274,7 @@ pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
     out.into_iter().collect()
 }
 
-/// Values of the [`plain_params`] past the grid's (`GRID_SMALL_INTS` lowest) that a literal
+/// Values of the [`plain_params`] past the grid's (the ladder's `small_ints` lowest) that a literal
 /// they are compared with names: t and t + 1 (`x > t` changes at t + 1, `x >= t`, `x != t`
 /// at t), within the domain; (parameter, value), by parameter then value.
 pub fn param_values(p: &Protocol) -> Vec<(VarId, i64)> {
@@ -296,14 +285,14 @@ pub fn param_values(p: &Protocol) -> Vec<(VarId, i64)> {
             continue;
         };
         for x in [t, t + 1] {
-            if x >= lo.saturating_add(GRID_SMALL_INTS) && x <= hi {
+            if x >= lo.saturating_add(TABLE.ladder.small_ints) && x <= hi {
                 out.insert((v, x));
             }
         }
     }
     for (v, x) in change_points(p) {
         if let Some((lo, hi)) = plain_domain(p, &plain, v) {
-            if x >= lo.saturating_add(GRID_SMALL_INTS) && x <= hi {
+            if x >= lo.saturating_add(TABLE.ladder.small_ints) && x <= hi {
                 out.insert((v, x));
             }
         }
@@ -322,9 +311,9 @@ pub fn plain_domain(p: &Protocol, plain: &[VarId], v: VarId) -> Option<(i64, i64
 }
 
 /// The values of a parameter with domain `lo..=hi` that `pair_order` tries concretely: its
-/// first four, the top of the domain, and `t - 1 ..= t + 2` for every literal t; ascending.
+/// first ones (the table's `pinned_first`), the top of the domain, and `t - 1 ..= t + 2` for every literal t; ascending.
 pub fn candidates(lo: i64, hi: i64, lits: &[i64]) -> Vec<i64> {
-    let mut out: BTreeSet<i64> = (lo..=hi).take(4).collect();
+    let mut out: BTreeSet<i64> = (lo..=hi).take(TABLE.pinned_first).collect();
     out.insert(hi);
     for t in lits {
         out.extend((t.saturating_sub(1)..=t.saturating_add(2)).filter(|x| (lo..=hi).contains(x)));

@@ -1,32 +1,28 @@
-//! The world sizes past the enumerated domain (`1..=ENUM_WORLD_MAX`) where a protocol's
+//! The world sizes past the enumerated domain (`1..=enum_world_max` of the planner's table) where a protocol's
 //! behaviour can change: where a guard or loop bound can change which ranks do what
 //! (`me < 20`, `1..min(P, 20)`, `p * 3 < 50`, `if P < 21 { fence; }`). Those are the sizes
 //! around the thresholds the protocol's literals form: `t - 1 ..= t + 2` for every literal
 //! `t` of a comparison or expression that also reads a rank-valued quantity (the world
 //! size, a rank, or what is computed from them: [`literals`]) and every sum, difference,
-//! product and quotient of two of them, in the declared domain, up to [`CRITICAL_MAX`]. A protocol whose literals are
+//! product and quotient of two of them, in the declared domain, up to the table's
+//! `critical_max` ([`TABLE`]). A protocol whose literals are
 //! all small (the usual 0, 1, 2) gets none and costs nothing more; a change of behaviour at
 //! a size no literal names (a power of two of `me ^ d`, a literal past 256) is not looked
 //! for. The enumerating obligations that cannot be proved with P symbolic (the pair-order
 //! search, the `fence` obligation's enumerated route, and the credit obligations and
-//! `value-signal` left `checked` by enumeration: [`check_past`]) look at these sizes too.
+//! `value-signal` left `checked` by enumeration: `crate::past`) look at these sizes too.
 
-use crate::check;
-use crate::exec::{self, ENUM_WORLD_MAX};
-use crate::report::{Report, Status, WorldRange};
+use super::{declared_world, TABLE};
 use collc_spec::ir::Protocol;
 use std::collections::BTreeSet;
 
-/// The largest world size looked at past the enumerated domain.
-pub const CRITICAL_MAX: i64 = 256;
-
 /// The sizes past the enumerated domain (module documentation), ascending, once each.
 pub fn past_enumeration(p: &Protocol) -> Vec<i64> {
-    let (lo, hi) = exec::declared_world(p);
-    let top = hi.min(CRITICAL_MAX);
+    let (lo, hi) = declared_world(p);
+    let top = hi.min(TABLE.critical_max);
     let mut lits: Vec<i64> = literals(p)
         .into_iter()
-        .filter(|t| t.abs() <= CRITICAL_MAX)
+        .filter(|t| t.abs() <= TABLE.critical_max)
         .collect();
     lits.sort_unstable();
     lits.dedup();
@@ -42,7 +38,7 @@ pub fn past_enumeration(p: &Protocol) -> Vec<i64> {
     let mut extra: Vec<i64> = thresholds
         .into_iter()
         .flat_map(|t| t - 1..=t + 2)
-        .filter(|w| *w > ENUM_WORLD_MAX && *w >= lo && *w <= top)
+        .filter(|w| *w > TABLE.enum_world_max && *w >= lo && *w <= top)
         .collect();
     extra.sort_unstable();
     extra.dedup();
@@ -68,72 +64,6 @@ pub fn describe(p: &Protocol, worlds: &[i64]) -> String {
         })
         .collect();
     format!("{} = {}", p.var_name(p.world), parts.join(", "))
-}
-
-/// The enumerating checks (the six credit obligations and `value-signal`) at the sizes
-/// past the enumeration, for the obligations `report` has only `checked` by enumeration
-/// (the P-symbolic route did not prove them): a violation or warning there replaces the
-/// status, with its counterexample; an undecided one makes the obligation `unknown`;
-/// otherwise the sizes are added to the summary.
-pub fn check_past(p: &Protocol, opts: &check::Options, report: &mut Report) {
-    let past = past_enumeration(p);
-    let open = |id: &str| report.get(id).is_some_and(|o| o.status == Status::Checked);
-    let ids: Vec<&str> = crate::report::OBLIGATIONS
-        .iter()
-        .chain([crate::value_signal::ID].iter())
-        .copied()
-        .filter(|id| open(id))
-        .collect();
-    if past.is_empty() || ids.is_empty() {
-        return;
-    }
-    let far = check::verify_at(p, opts, Some(&past));
-    let sizes = describe(p, &past);
-    for o in report
-        .obligations
-        .iter_mut()
-        .filter(|o| ids.contains(&o.id.as_str()))
-    {
-        let Some(f) = far.get(&o.id) else { continue };
-        match f.status {
-            Status::Violated | Status::Warning => {
-                let summary = format!(
-                    "{}; found among {} past the enumeration, where the protocol's literals can change what ranks do",
-                    f.summary, sizes
-                );
-                let before = std::mem::take(&mut o.evidence);
-                *o = f.clone();
-                o.summary = summary;
-                o.evidence = before.join(&f.evidence);
-            }
-            Status::Unknown => {
-                let why = format!(
-                    "undecided at {sizes} (past the enumeration, where the protocol's literals can change what ranks do): {}",
-                    f.reason.clone().unwrap_or_default()
-                );
-                o.status = Status::Unknown;
-                o.reason = Some(why.clone());
-                o.findings = f.findings.clone();
-                o.summary = why;
-                o.world = None;
-            }
-            _ => {
-                let also =
-                    format!("; also {sizes} (the sizes around the thresholds its literals form)");
-                o.summary.push_str(&also);
-                if let Some(sc) = o.scope.as_mut() {
-                    sc.push_str(&also);
-                }
-                for w in &past {
-                    o.evidence
-                        .add(&crate::evidence::Evidence::enumerated(WorldRange {
-                            lo: *w,
-                            hi: *w,
-                        }));
-                }
-            }
-        }
-    }
 }
 
 /// Every integer literal of the protocol's comparisons and expressions (`let`s,
@@ -189,7 +119,7 @@ fn units(v: &serde_json::Value, f: &mut dyn FnMut(&serde_json::Value)) {
 
 /// Every `Int` literal under `v`.
 fn ints(v: &serde_json::Value, out: &mut Vec<i64>) {
-    crate::probe::walk(v, &mut |k, x| {
+    super::probe::walk(v, &mut |k, x| {
         if let ("Int", Some(n)) = (k, x.as_i64()) {
             out.push(n);
         }
@@ -264,71 +194,6 @@ pub(crate) mod tests {
         crate::validate(text).protocol.expect("the case validates")
     }
 
-    /// A central barrier whose peers from rank 21 on send their arrival twice, and its
-    /// twin whose root also takes the second credit back.
-    const RETRY: &str = "collective c: barrier() {
-        ranks P in 1..=65536;
-        signal arr[P];
-        signal rel[1];
-        body {
-            if me != 0 {
-                notify arr[me] @ rank(0) += 1;
-                if me > 20 { notify arr[me] @ rank(0) += 1; }
-                wait rel[0] >= 1;
-            } else {
-                for p in peers { wait arr[p] >= 1; }
-                for p in peers { notify rel[0] @ p += 1; }
-            }
-        }
-        epilogue {
-            if me == 0 { for p in peers { notify arr[p] -= 1; } } else { notify rel[0] -= 1; }
-            fence;
-        }
-    }";
-
-    /// The enumerated route alone (no P-symbolic route), then [`check_past`].
-    fn enumerated_then_past(text: &str) -> Report {
-        let p = protocol(text);
-        let opts = check::Options::default();
-        let mut r = check::verify(&p, &opts);
-        assert_eq!(
-            r.get("credit-balance").map(|o| o.status),
-            Some(Status::Checked)
-        );
-        check_past(&p, &opts, &mut r);
-        r
-    }
-
-    #[test]
-    fn a_credit_left_past_the_enumeration_is_a_violation_there() {
-        let r = enumerated_then_past(RETRY);
-        let o = r.get("credit-balance").expect("obligation");
-        assert_eq!(o.status, Status::Violated, "{}", o.summary);
-        let at: Vec<(String, i64)> = o.findings[0]
-            .params
-            .iter()
-            .map(|v| (v.name.clone(), v.value))
-            .collect();
-        assert_eq!(at, vec![("P".to_string(), 22)]);
-        assert!(o.summary.contains("found among P = "), "{}", o.summary);
-    }
-
-    #[test]
-    fn a_balanced_twin_is_checked_at_those_sizes_too() {
-        let fixed = RETRY.replace(
-            "for p in peers { notify arr[p] -= 1; }",
-            "for p in peers { notify arr[p] -= 1; if p > 20 { notify arr[p] -= 1; } }",
-        );
-        let r = enumerated_then_past(&fixed);
-        let o = r.get("credit-balance").expect("obligation");
-        assert_eq!(o.status, Status::Checked, "{}", o.summary);
-        assert!(
-            o.summary.contains("by enumeration") && o.summary.contains("also P = 19..=22"),
-            "{}",
-            o.summary
-        );
-    }
-
     #[test]
     fn runs_of_sizes_are_joined() {
         let p = protocol("collective c: barrier() { ranks P in 1..=64; signal s[1]; body { } }");
@@ -350,7 +215,9 @@ pub(crate) mod tests {
         for x in [20, 21, 22, 23] {
             assert!(w.contains(&x), "{x} in {w:?}");
         }
-        assert!(w.iter().all(|x| *x > ENUM_WORLD_MAX && *x <= CRITICAL_MAX));
+        assert!(w
+            .iter()
+            .all(|x| *x > TABLE.enum_world_max && *x <= TABLE.critical_max));
         // a domain that ends below the threshold names none of them
         let small = protocol(&GUARDED.replace("65536", "16"));
         assert!(past_enumeration(&small).is_empty());
