@@ -18,6 +18,7 @@ use crate::cpp::{self, EmitOptions, Target};
 use crate::host::compile::{self, Build, CompileError, Compiler};
 use crate::host::{self, job, RunConfig, RunError, RunReport};
 use collc_grammar::Source;
+use collc_spec::eval::Bindings;
 use collc_spec::ir::Protocol;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -220,13 +221,28 @@ fn syntax_args(roots: &Roots, extra_includes: &[&Path], src: &Path) -> Vec<Strin
 /// `CommContext`, `ChipTensor` and block intrinsics, plus collc's runtime directory (for
 /// `collc/pto_comm.hpp`). Returns the command on success, the diagnostics on failure.
 pub fn syntax_check(source: &str, roots: &Roots) -> Result<String, CompileError> {
-    let cxx = compiler(roots)?;
     let rt = compile::runtime_dir()?;
+    syntax_check_with(source, roots, &[rt.as_path()])
+}
+
+/// As [`syntax_check`], with nothing of collc on the include path: only the a2a3sim include
+/// directories of the real sources (a rendered pypto template, which carries collc's adapter
+/// inline, must compile there as pypto's own kernels do).
+pub fn syntax_check_alone(source: &str, roots: &Roots) -> Result<String, CompileError> {
+    syntax_check_with(source, roots, &[])
+}
+
+fn syntax_check_with(
+    source: &str,
+    roots: &Roots,
+    extra_includes: &[&Path],
+) -> Result<String, CompileError> {
+    let cxx = compiler(roots)?;
     let dir = compile::cache_dir()?;
     let hash = compile::content_hash(&[source.as_bytes()]);
     let src = dir.join(format!("pto-sim-{}.cpp", &hash[..16]));
     compile::write_once(&src, source.as_bytes())?;
-    compile::run_compiler(&cxx, &syntax_args(roots, &[rt.as_path()], &src))
+    compile::run_compiler(&cxx, &syntax_args(roots, extra_includes, &src))
 }
 
 /// The flags of a runnable kernel library in the CPU simulation (after [`SIM_FLAGS`]): the
@@ -329,13 +345,59 @@ pub const SIM_MAX_ARGS: usize = 48;
 /// pto-isa's CPU implementations; the kernel reads simpler's `CommContext` and
 /// `LocalContext`), and checks the outputs and every credit cell exactly as
 /// [`crate::host::run`] does. A wait that never holds hangs (pto-isa's TWAIT has no deadline
-/// collc can see): the runner is killed after `cfg.wall_limit`. `cfg.build`, `cfg.exec`,
-/// `cfg.chaos` and `cfg.twait_timeout_ms` do not apply (refused when set).
+/// collc can see): the runner is killed after `cfg.wall_limit`. `cfg.exec` and
+/// `cfg.twait_timeout_ms` do not apply; a ThreadSanitizer build or chaos is refused.
 pub fn run(
     p: &Protocol,
     source: Option<&Source>,
     cfg: &RunConfig,
     roots: &Roots,
+) -> Result<RunReport, RunError> {
+    let kernel =
+        cpp::emit(p, Target::Ascend, &emit_options(source, cfg)).map_err(RunError::Emit)?;
+    run_text(p, cfg, roots, &|_| Ok(kernel.clone()))
+}
+
+/// As [`run`], with the kernel of pypto's builtin: the template
+/// ([`cpp::pypto::emit_template`]) rendered as pypto renders it (FP32, the protocol's
+/// reduction instruction, the bound broadcast root), called through pypto's args block
+/// (simpler's `ChipTensor`s, nranks, `CommContext*`, and simpler's contexts at `args[48]`)
+/// by [`cpp::pypto::cpu_shim`] built into the same simulation library.
+pub fn run_pypto(
+    p: &Protocol,
+    source: Option<&Source>,
+    cfg: &RunConfig,
+    roots: &Roots,
+) -> Result<RunReport, RunError> {
+    let template =
+        cpp::pypto::emit_template(p, &emit_options(source, cfg)).map_err(RunError::Emit)?;
+    run_text(p, cfg, roots, &|b| {
+        let root = match p.semantics {
+            collc_spec::ir::Semantics::Broadcast { root, .. } => b.env.get(root),
+            _ => None,
+        };
+        let values = cpp::pypto::pypto_values(p, root);
+        let vars: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let kernel = cpp::pypto::render_template(&template, &vars);
+        cpp::pypto::cpu_shim(p, &kernel, None).map_err(RunError::Emit)
+    })
+}
+
+fn emit_options<'a>(source: Option<&'a Source>, cfg: &RunConfig) -> EmitOptions<'a> {
+    EmitOptions {
+        source,
+        warning: Vec::new(),
+        world_limit: cfg.world_limit,
+    }
+}
+
+/// Builds the kernel `text` makes from the bound parameters in the simulation, runs and
+/// checks it.
+fn run_text(
+    p: &Protocol,
+    cfg: &RunConfig,
+    roots: &Roots,
+    text: &dyn Fn(&Bindings) -> Result<String, RunError>,
 ) -> Result<RunReport, RunError> {
     if cfg.build != Build::Opt || cfg.chaos.is_some() {
         return Err(RunError::Config(
@@ -351,12 +413,7 @@ pub fn run(
             "the args block has {nargs} entries; simpler's LocalContext* sits at args[{SIM_MAX_ARGS}]"
         )));
     }
-    let opts = EmitOptions {
-        source,
-        warning: Vec::new(),
-        world_limit: cfg.world_limit,
-    };
-    let kernel = cpp::emit(p, Target::Ascend, &opts).map_err(RunError::Emit)?;
+    let kernel = text(&bindings)?;
     let built = kernel_library(&kernel, roots).map_err(RunError::Compile)?;
     let launcher = compile::library(LAUNCHER_ONLY, Build::Opt).map_err(RunError::Compile)?;
     let runner = compile::runner(Build::Opt).map_err(RunError::Compile)?;

@@ -25,6 +25,25 @@ fn examples() -> Vec<PathBuf> {
     coll_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples"))
 }
 
+/// The examples with a pypto builtin counterpart (the others are refused with
+/// backend::pypto-abi), checked.
+fn mapped() -> Vec<(PathBuf, collc_spec::ir::Protocol)> {
+    examples()
+        .into_iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).expect("readable");
+            let p = collc_spec::check(&text).protocol.expect("checks");
+            collc_backend::cpp::pypto::plan(&p)
+                .is_ok()
+                .then_some((path, p))
+        })
+        .collect()
+}
+
+fn pypto_opts() -> collc_backend::cpp::EmitOptions<'static> {
+    collc_backend::cpp::EmitOptions::default()
+}
+
 fn ascend_source(path: &Path) -> String {
     ascend_kernel(path)
 }
@@ -125,14 +144,8 @@ fn every_pypto_abi_kernel_type_checks_with_simplers_types_in_the_cpu_simulation(
     };
     let mut checked = 0;
     let mut failures = Vec::new();
-    for path in examples() {
-        let text = std::fs::read_to_string(&path).expect("readable");
-        let p = collc_spec::check(&text).protocol.expect("checks");
-        let Ok(k) =
-            collc_backend::cpp::pypto::emit(&p, &collc_backend::cpp::EmitOptions::default())
-        else {
-            continue; // no builtin counterpart (refused with backend::pypto-abi)
-        };
+    for (path, p) in mapped() {
+        let k = collc_backend::cpp::pypto::emit(&p, &pypto_opts()).expect("emits");
         // simpler's tensor.h first (after pto-isa's headers, as in pypto's kernels): a kernel
         // declaring its own ChipTensor fails to compile.
         let source = format!("#define COLLC_PYPTO_ROOT 1\n#include <cstdint>\n#include <pto/pto-inst.hpp>\n#include \"tensor.h\"\n{k}");
@@ -143,4 +156,135 @@ fn every_pypto_abi_kernel_type_checks_with_simplers_types_in_the_cpu_simulation(
     }
     assert!(checked >= 18, "pypto-ABI kernels checked: {checked}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// pypto's renderer (`_render_builtin_template`): each `{{NAME}}` replaced by its value.
+fn render(template: &str, vars: &[(&str, &str)]) -> String {
+    vars.iter().fold(template.to_string(), |t, (k, v)| {
+        t.replace(&format!("{{{{{k}}}}}"), v)
+    })
+}
+
+/// The placeholders (`{{NAME}}`) a text uses, sorted.
+fn placeholders(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .split("{{")
+        .skip(1)
+        .filter_map(|s| s.split_once("}}").map(|(name, _)| name.to_string()))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Every `--abi pypto` template (`-o kernel.cpp.in`), rendered as pypto renders it (every
+/// value pypto's codegen passes for that builtin: `float` and, for the allreduce, `half`;
+/// TADD / TMAX / TMIN / TMUL; roots 0 and 1), compiles in pypto's a2a3sim include environment
+/// with nothing of collc on the include path: simpler's `ChipTensor` and `CommContext`,
+/// pto-isa's `pto::comm`, none re-declared (simpler's `tensor.h` comes first, so a second
+/// `ChipTensor` would not compile).
+#[test]
+fn every_pypto_template_rendered_compiles_in_the_a2a3sim_environment_alone() {
+    let Some(r) = roots("every_pypto_template_rendered_compiles_in_the_a2a3sim_environment_alone")
+    else {
+        return;
+    };
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (path, p) in mapped() {
+        let t = collc_backend::cpp::pypto::emit_template(&p, &pypto_opts()).expect("emits");
+        let dtypes: &[&str] = if t.contains("{{reduce_inst}}") {
+            &["float", "half"]
+        } else {
+            &["float"]
+        };
+        let insts: &[&str] = if t.contains("{{reduce_inst}}") {
+            &["TADD", "TMAX", "TMIN", "TMUL"]
+        } else {
+            &["TADD"]
+        };
+        let roots_cpp: &[&str] = if t.contains("{{root_cpp}}") {
+            &["0", "1"]
+        } else {
+            &["0"]
+        };
+        for dtype in dtypes {
+            for inst in insts {
+                for root in roots_cpp {
+                    let vars = [
+                        ("template_package", "runtime/builtins/collectives/x"),
+                        ("dtype_cpp", *dtype),
+                        ("reduce_inst", *inst),
+                        ("root_cpp", *root),
+                    ];
+                    let k = render(&t, &vars);
+                    assert!(placeholders(&k).is_empty(), "{}: {k}", path.display());
+                    let source = format!("#include <cstdint>\n#include <pto/pto-inst.hpp>\n#include \"tensor.h\"\n{k}");
+                    checked += 1;
+                    if let Err(e) = pto_sim::syntax_check_alone(&source, &r) {
+                        failures.push(format!(
+                            "{} ({dtype}, {inst}, root {root}):\n{e}",
+                            path.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked >= 18, "rendered templates checked: {checked}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Each `--abi pypto` template uses exactly the placeholders pypto's own template of its
+/// builtin uses (`PYPTO_ROOT`'s
+/// `python/pypto/runtime/builtins/collectives/<builtin>/templates/kernel.cpp.in`).
+#[test]
+fn every_pypto_template_uses_the_placeholders_of_pyptos_template() {
+    let test = "every_pypto_template_uses_the_placeholders_of_pyptos_template";
+    let Some(pypto) = std::env::var_os("PYPTO_ROOT").filter(|v| !v.is_empty()) else {
+        eprintln!("SKIP {test}: PYPTO_ROOT is not set (CONTRIBUTING.md, \"The real sources\")");
+        return;
+    };
+    let dir = PathBuf::from(pypto).join("python/pypto/runtime/builtins/collectives");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (path, p) in mapped() {
+        let plan = collc_backend::cpp::pypto::plan(&p).expect("maps");
+        let t = collc_backend::cpp::pypto::emit_template(&p, &pypto_opts()).expect("emits");
+        let theirs = dir.join(plan.dir).join("templates/kernel.cpp.in");
+        let theirs = std::fs::read_to_string(&theirs)
+            .unwrap_or_else(|e| panic!("{}: {e}", theirs.display()));
+        checked += 1;
+        if placeholders(&t) != placeholders(&theirs) {
+            failures.push(format!(
+                "{} ({}): collc {:?}, pypto {:?}",
+                path.display(),
+                plan.builtin,
+                placeholders(&t),
+                placeholders(&theirs)
+            ));
+        }
+    }
+    assert!(checked >= 18, "templates checked: {checked}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The include path of the template check has nothing of collc on it: the plain `--abi
+/// pypto` kernel, which includes `collc/pto_comm.hpp`, does not compile there.
+#[test]
+fn the_template_checks_include_path_has_nothing_of_collc() {
+    let Some(r) = roots("the_template_checks_include_path_has_nothing_of_collc") else {
+        return;
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/barrier.coll");
+    let text = std::fs::read_to_string(&path).expect("readable");
+    let p = collc_spec::check(&text).protocol.expect("checks");
+    let k = collc_backend::cpp::pypto::emit(&p, &pypto_opts()).expect("emits");
+    match pto_sim::syntax_check_alone(&k, &r) {
+        Ok(cmd) => panic!("compiled without collc's runtime directory: {cmd}"),
+        Err(CompileError::Failed { output, .. }) => {
+            assert!(output.contains("collc/pto_comm.hpp"), "{output}")
+        }
+        Err(e) => panic!("the check did not run: {e}"),
+    }
 }

@@ -112,3 +112,40 @@ fn a_deadlock_hangs_in_pto_isas_twait_until_the_wall_limit() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// Every example with a pypto builtin: its template (`collc emit --target ascend --abi pypto
+/// -o kernel.cpp.in`), rendered as pypto renders it, runs on pto-isa's CPU simulation
+/// through pypto's args block (simpler's `ChipTensor`s, nranks, `CommContext*`) at P = 2
+/// and 4, checked as every run is.
+#[test]
+fn every_pypto_template_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4() {
+    let Some(r) = roots("every_pypto_template_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4")
+    else {
+        return;
+    };
+    let mut ran = 0;
+    let mut failures = Vec::new();
+    for (path, text, p) in &examples() {
+        if collc_backend::cpp::pypto::plan(p).is_err() {
+            continue; // no builtin counterpart
+        }
+        let src = Source::new(path.display().to_string(), text.clone());
+        for world in [2, 4] {
+            let params = default_params(p, world).expect("binds");
+            let cfg = RunConfig {
+                params,
+                calls: test_calls(p),
+                wall_limit: Duration::from_secs(300),
+                ..RunConfig::default()
+            };
+            ran += 1;
+            match pto_sim::run_pypto(p, Some(&src), &cfg, &r) {
+                Ok(rep) if rep.ok() => eprintln!("ok  {} P={world}: {}", src.name, rep.summary()),
+                Ok(rep) => failures.push(format!("{} P={world}: {}", src.name, rep.summary())),
+                Err(e) => failures.push(format!("{} P={world}: {e}", src.name)),
+            }
+        }
+    }
+    assert!(ran >= 36, "runs: {ran}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

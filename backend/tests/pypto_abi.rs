@@ -407,3 +407,55 @@ fn a_too_small_tensor_returns_on_every_rank_without_hanging() {
         r.summary()
     );
 }
+
+/// The placeholders of pypto's template of each builtin (its `kernel.cpp.in`), the ones
+/// `emit_template` must use; checked against pypto's own files in ascend_real.rs when
+/// `PYPTO_ROOT` is set.
+fn expected_placeholders(builtin: &str) -> Vec<&'static str> {
+    match builtin {
+        "builtin.tensor.barrier" => vec!["template_package"],
+        "builtin.tensor.broadcast" => vec!["dtype_cpp", "root_cpp", "template_package"],
+        "builtin.tensor.allreduce" => vec!["dtype_cpp", "reduce_inst", "template_package"],
+        _ => vec!["dtype_cpp", "template_package"],
+    }
+}
+
+/// Every mapped example's template (`-o kernel.cpp.in`) is self-contained (collc's adapter
+/// inline, simpler's `tensor.h`, no collc include, no `COLLC_PYPTO_ROOT`) and carries pypto's
+/// placeholders of its builtin, the same kernel otherwise.
+#[test]
+fn pypto_templates_are_self_contained_and_use_pyptos_placeholders() {
+    for (name, src, p) in mapped() {
+        let opts = EmitOptions {
+            source: Some(&src),
+            warning: Vec::new(),
+            world_limit: None,
+        };
+        let t = pypto::emit_template(&p, &opts).unwrap_or_else(|d| panic!("{name}: {d:?}"));
+        let plan = pypto::plan(&p).expect("maps");
+        assert!(!t.contains("#include \"collc/"), "{name}: {t}");
+        assert!(!t.contains("COLLC_PYPTO_ROOT"), "{name}");
+        assert!(t.contains("#include \"tensor.h\""), "{name}");
+        assert!(t.contains("namespace collc {"), "{name}: adapter inline");
+        let mut used: Vec<&str> = expected_placeholders(plan.builtin)
+            .into_iter()
+            .filter(|ph| t.contains(&format!("{{{{{ph}}}}}")))
+            .collect();
+        used.sort();
+        assert_eq!(used, expected_placeholders(plan.builtin), "{name}");
+        let others = t.matches("{{").count();
+        let known: usize = used
+            .iter()
+            .map(|ph| t.matches(&format!("{{{{{ph}}}}}")).count())
+            .sum();
+        assert_eq!(others, known, "{name}: an unknown placeholder");
+        // Rendered with pypto's f32 sum values, the kernel body is the plain kernel's.
+        let rendered = t
+            .replace("{{dtype_cpp}}", "float")
+            .replace("{{reduce_inst}}", "TADD")
+            .replace("{{root_cpp}}", "COLLC_PYPTO_ROOT");
+        let plain = kernel(&src, &p);
+        let body = |s: &str| s[s.find("extern \"C\"").expect("entry")..].to_string();
+        assert_eq!(body(&rendered), body(&plain), "{name}");
+    }
+}

@@ -96,3 +96,37 @@ fn abi_pypto_is_an_ascend_abi() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--target ascend"), "{err}");
 }
+
+/// `-o NAME.cpp.in` writes pypto's template of the builtin's kernel: a broadcast's root is
+/// `{{root_cpp}}`, its element type `{{dtype_cpp}}`, collc's adapter inline; `-o NAME.cpp`
+/// writes the plain kernel.
+#[test]
+fn emit_abi_pypto_to_a_cpp_in_file_writes_pyptos_template() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pypto-template-cli");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let template = dir.join("kernel.cpp.in");
+    let plain = dir.join("kernel.cpp");
+    for out in [&template, &plain] {
+        let (code, _, err) = collc(&[
+            "emit",
+            "--target",
+            "ascend",
+            "--abi",
+            "pypto",
+            "examples/broadcast.coll",
+            "-o",
+            out.to_str().expect("utf-8 path"),
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let t = std::fs::read_to_string(&template).expect("written");
+    assert!(t.contains("static_cast<int64_t>({{root_cpp}})"), "{t}");
+    assert!(t.contains("__gm__ {{dtype_cpp}}* data"), "{t}");
+    assert!(t.contains("{{template_package}}"), "{t}");
+    assert!(!t.contains("#include \"collc/"), "{t}");
+    let k = std::fs::read_to_string(&plain).expect("written");
+    assert!(
+        k.contains("COLLC_PYPTO_ROOT") && !k.contains("{{dtype_cpp}}"),
+        "{k}"
+    );
+}

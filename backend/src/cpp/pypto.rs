@@ -354,6 +354,12 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
 /// Emits the pypto-ABI kernel of a protocol (the Ascend source; the CPU shim compiles the
 /// same text).
 pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+    emit_form(p, opts, false)
+}
+
+/// The kernel (`template`: in its template form, before the placeholders of the element type
+/// and the reduction).
+fn emit_form(p: &Protocol, opts: &EmitOptions, template: bool) -> Result<String, Vec<Diagnostic>> {
     let plan = plan(p)?;
     let pto = crate::ranks::PTO_MAX_RANKS;
     let opts = EmitOptions {
@@ -366,11 +372,139 @@ pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>>
             target: Target::Ascend,
         },
         plan,
+        template,
     };
     let text = walk::emit_kernel(&k, &d)?;
     let mut listing = Writer::default();
     d.args_comment(&k, &mut listing);
     Ok(replace_args_listing(&text, &listing.finish()))
+}
+
+/// collc's Ascend adapter (`collc/pto_comm_ascend.hpp`), carried inline by a template.
+const ASCEND_ADAPTER: &str = include_str!("../../runtime/collc/pto_comm_ascend.hpp");
+
+/// Renders a template as pypto does (`_render_builtin_template`: every `{{NAME}}` replaced by
+/// its value, as plain text).
+pub fn render_template(template: &str, vars: &[(&str, &str)]) -> String {
+    vars.iter().fold(template.to_string(), |t, (k, v)| {
+        t.replace(&placeholder(k), v)
+    })
+}
+
+/// The values pypto's codegen renders a protocol's template with: `float` (FP32), the
+/// reduction's tile instruction, the broadcast root `root` (a bound value) and the
+/// builtin's package.
+pub fn pypto_values(p: &Protocol, root: Option<i64>) -> Vec<(&'static str, String)> {
+    let inst = match p.semantics {
+        collc_spec::ir::Semantics::Allreduce { op, .. }
+        | collc_spec::ir::Semantics::ReduceScatter { op, .. } => reduce_inst(op),
+        _ => "TADD",
+    };
+    let dir = plan(p).map(|pl| pl.dir).unwrap_or("");
+    vec![
+        (
+            "template_package",
+            format!("runtime/builtins/collectives/{dir}"),
+        ),
+        ("dtype_cpp", WINDOW_ELEM_CPP.to_string()),
+        ("reduce_inst", inst.to_string()),
+        ("root_cpp", root.unwrap_or(0).to_string()),
+    ]
+}
+
+/// A template placeholder of pypto's builtin kernels (`{{NAME}}`, rendered by pypto's
+/// `_render_builtin_template` as plain text substitution).
+fn placeholder(name: &str) -> String {
+    format!("{{{{{name}}}}}")
+}
+
+/// The C++ spelling of the windows' element type in collc's kernels (`f32`).
+const WINDOW_ELEM_CPP: &str = "float";
+
+/// The tile instruction of a reduction operator (what pypto renders `{{reduce_inst}}` as).
+fn reduce_inst(op: collc_spec::ir::ReduceOp) -> &'static str {
+    use collc_spec::ir::ReduceOp;
+    match op {
+        ReduceOp::Sum => "TADD",
+        ReduceOp::Prod => "TMUL",
+        ReduceOp::Max => "TMAX",
+        ReduceOp::Min => "TMIN",
+    }
+}
+
+/// The pypto template of a protocol (`collc emit --target ascend --abi pypto -o
+/// kernel.cpp.in`): the kernel of [`emit`] with pypto's own placeholders where pypto's
+/// template for that builtin has them — `{{template_package}}` (header), `{{dtype_cpp}}` (the
+/// windows' element type), `{{root_cpp}}` (a broadcast's root) and, for
+/// `builtin.tensor.allreduce`, `{{reduce_inst}}` (the reduction's tile instruction; the
+/// synchronisation the verifier checked does not depend on the operator) — and
+/// self-contained: collc's adapter inline, then pto-isa's and simpler's headers (simpler's
+/// `tensor.h`, `platform_comm/comm_context.h`, `intrinsic.h`; pto-isa's
+/// `pto/comm/pto_comm_inst.hpp`), none of whose types it declares.
+pub fn emit_template(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+    let text = emit_form(p, opts, true)?;
+    let reduce = match (plan(p)?.builtin, &p.semantics) {
+        ("builtin.tensor.allreduce", collc_spec::ir::Semantics::Allreduce { op, .. }) => {
+            Some(reduce_inst(*op))
+        }
+        _ => None,
+    };
+    let mut words = Vec::new();
+    if !p.windows.is_empty() {
+        words.push((WINDOW_ELEM_CPP, placeholder("dtype_cpp")));
+    }
+    let reduce_call = reduce.map(|r| format!("collc::{r}"));
+    if let Some(r) = &reduce_call {
+        words.push((r.as_str(), format!("collc::{}", placeholder("reduce_inst"))));
+    }
+    let header = format!(
+        "// Rendered by pypto from {}.\n",
+        placeholder("template_package")
+    );
+    Ok(header + &replace_code_words(&text, &words))
+}
+
+/// Replaces whole words (C++ identifiers, `::`-qualified names included) in the code of
+/// `text`: outside `//` comments and string literals.
+fn replace_code_words(text: &str, words: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut in_str = false;
+        let mut i = 0;
+        let b = line.as_bytes();
+        while i < b.len() {
+            let c = b[i];
+            if in_str {
+                if c == b'\\' && i + 1 < b.len() {
+                    out.push_str(&line[i..i + 2]);
+                    i += 2;
+                    continue;
+                }
+                in_str = c != b'"';
+            } else if c == b'"' {
+                in_str = true;
+            } else if line[i..].starts_with("//") {
+                out.push_str(&line[i..]);
+                break;
+            } else if let Some((w, to)) = words.iter().find(|(w, _)| {
+                line[i..].starts_with(w)
+                    && !(i > 0 && ident_byte(b.get(i - 1).copied()))
+                    && !ident_byte(b.get(i + w.len()).copied())
+            }) {
+                out.push_str(to);
+                i += w.len();
+                continue;
+            }
+            let ch = line[i..].chars().next().expect("in bounds");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+fn ident_byte(c: Option<u8>) -> bool {
+    c.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b':')
 }
 
 /// Replaces the walker's description of the collc args block in the header comment (from
@@ -451,6 +585,8 @@ fn product(k: &Kernel, ds: &[Expr]) -> String {
 struct Pypto {
     pto: Pto,
     plan: Plan,
+    /// The template form ([`emit_template`]): collc's adapter inline, `{{root_cpp}}`.
+    template: bool,
 }
 
 impl Pypto {
@@ -496,6 +632,9 @@ impl Pypto {
                     buffer_name(k, self.plan.tensors[*i])
                 ),
                 Derive::BlockNum => "the launch's block count, get_block_num(args)".to_string(),
+                Derive::Root if self.template => {
+                    format!("{} (pypto's compile-time kRoot)", placeholder("root_cpp"))
+                }
                 Derive::Root => "COLLC_PYPTO_ROOT (pypto's compile-time kRoot)".to_string(),
             };
             w.line(format!("//   param {} = {from}", p.vars[*v].name));
@@ -528,15 +667,27 @@ impl Dialect for Pypto {
     }
 
     fn includes(&self, k: &Kernel, w: &mut Writer) {
-        self.pto.includes(k, w);
-        w.line("#if defined(__CCE_AICORE__) || defined(__CPU_SIM)");
-        w.line(
-            "#include \"tensor.h\"  // simpler's ChipTensor (the tensors of pypto's args block)",
-        );
-        w.line("#else");
-        w.line("#include \"collc/chip_tensor.hpp\"  // the same layout for CPU builds (collc's pypto shim)");
-        w.line("#endif");
-        if self.plan.scalars.iter().any(|(_, d)| *d == Derive::Root) {
+        if self.template {
+            w.line("// ---- collc/pto_comm_ascend.hpp (collc's tile adapter), inline ----");
+            for l in ASCEND_ADAPTER.lines() {
+                w.line(l);
+            }
+            w.line("// ---- end of collc/pto_comm_ascend.hpp ----");
+            w.line("");
+            w.line(
+                "#include \"tensor.h\"  // simpler's ChipTensor (the tensors of pypto's args block)",
+            );
+        } else {
+            self.pto.includes(k, w);
+            w.line("#if defined(__CCE_AICORE__) || defined(__CPU_SIM)");
+            w.line(
+                "#include \"tensor.h\"  // simpler's ChipTensor (the tensors of pypto's args block)",
+            );
+            w.line("#else");
+            w.line("#include \"collc/chip_tensor.hpp\"  // the same layout for CPU builds (collc's pypto shim)");
+            w.line("#endif");
+        }
+        if !self.template && self.plan.scalars.iter().any(|(_, d)| *d == Derive::Root) {
             w.line("");
             w.line("#ifndef COLLC_PYPTO_ROOT");
             w.line("#error \"define COLLC_PYPTO_ROOT: the broadcast root (pypto's compile-time kRoot = {{root_cpp}})\"");
@@ -632,6 +783,10 @@ impl Dialect for Pypto {
                 Derive::BlockNum => (
                     "static_cast<int64_t>(get_block_num(args))".to_string(),
                     "the launch's block count",
+                ),
+                Derive::Root if self.template => (
+                    format!("static_cast<int64_t>({})", placeholder("root_cpp")),
+                    "pypto's compile-time kRoot",
                 ),
                 Derive::Root => (
                     "static_cast<int64_t>(COLLC_PYPTO_ROOT)".to_string(),
@@ -774,7 +929,15 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
     }
     let t = plan.tensors.len();
     w.line(format!("ChipTensor collc_tensors[{t}] = {{}};"));
+    // In pto-isa's CPU simulation (collc/pto_sim_bridge.hpp) the incoming args block also
+    // holds simpler's LocalContext* and GlobalContext*, which pypto's kernels read there.
+    w.line("#if defined(__CPU_SIM)");
+    w.line("int64_t collc_args[SPMD_GLOBAL_CONTEXT_INDEX + 1] = {};");
+    w.line("collc_args[SPMD_LOCAL_CONTEXT_INDEX] = args[SPMD_LOCAL_CONTEXT_INDEX];");
+    w.line("collc_args[SPMD_GLOBAL_CONTEXT_INDEX] = args[SPMD_GLOBAL_CONTEXT_INDEX];");
+    w.line("#else");
     w.line(format!("int64_t collc_args[{}] = {{}};", t + 2));
+    w.line("#endif");
     for (i, b) in plan.tensors.iter().enumerate() {
         let slot = k.abi.buffer_slot(*b).unwrap_or(0);
         let ds = &plan.shapes[i];

@@ -23,6 +23,10 @@ pub const RUNTIME_FILES: &[(&str, &str)] = &[
         include_str!("../../runtime/collc/pto_comm.hpp"),
     ),
     (
+        "collc/pto_comm_ascend.hpp",
+        include_str!("../../runtime/collc/pto_comm_ascend.hpp"),
+    ),
+    (
         "collc/pto_comm_cpu.hpp",
         include_str!("../../runtime/collc/pto_comm_cpu.hpp"),
     ),

@@ -2,7 +2,8 @@
 //!
 //! `--abi pypto` (Ascend only): the kernel takes the args block of pypto's host collective
 //! builtin for the collective (`collc_backend::cpp::pypto`); a protocol without one is
-//! refused with `backend::pypto-abi`.
+//! refused with `backend::pypto-abi`. With `-o NAME.cpp.in` it is pypto's template of that
+//! kernel (`collc_backend::cpp::pypto::emit_template`: pypto's placeholders, self-contained).
 //!
 //! Ascend and host emit the same `pto::comm` C++ source (one source, two builds). With
 //! `--target host` and an output ending in `.so`, the source is also compiled with the system
@@ -48,7 +49,8 @@ pub struct EmitArgs {
     pub output: Option<String>,
     /// The kernel's args block: `collc` (default; collc/host_launch.hpp) or `pypto` (the
     /// entry and args of pypto's host collective builtin, `--target ascend` only;
-    /// docs/pypto-abi.md).
+    /// docs/pypto-abi.md). With `-o NAME.cpp.in`, pypto's template of the builtin's kernel
+    /// (its placeholders `{{dtype_cpp}}`, `{{root_cpp}}`, ...; self-contained).
     #[arg(long, value_enum, default_value_t = AbiArg::Collc)]
     pub abi: AbiArg,
     /// The verifier gate.
@@ -135,7 +137,12 @@ pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
         warning: gate.stamp,
         world_limit: Some(gate.world_limit),
     };
+    let template = args
+        .output
+        .as_deref()
+        .is_some_and(|o| o.ends_with(".cpp.in"));
     let emitted = match args.abi {
+        AbiArg::Pypto if template => cpp::pypto::emit_template(&l.protocol, &opts),
         AbiArg::Pypto => cpp::pypto::emit(&l.protocol, &opts),
         AbiArg::Collc => cpp::emit(&l.protocol, target, &opts),
     };
