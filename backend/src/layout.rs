@@ -24,14 +24,14 @@
 //! launcher's layout.
 
 use collc_spec::eval::{eval, Bindings, EvalError};
-use collc_spec::ir::{ArrayId, Decl, Protocol, SignalId, SignalKind, VarId, WindowId};
+use collc_spec::ir::{ArrayId, Decl, ElemType, Protocol, SignalId, SignalKind, VarId, WindowId};
 
 /// What a buffer of the args block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BufferSource {
     /// A signal array (int32 cells).
     Signal(SignalId),
-    /// A window (f32 elements).
+    /// A window (elements of its declared type).
     Window(WindowId),
     /// A host array (int64 elements).
     Array(ArrayId),
@@ -44,8 +44,21 @@ pub enum Elem {
     I32,
     /// f32 window data.
     F32,
-    /// int64 host-array values.
+    /// f64 window data.
+    F64,
+    /// int64 host-array values (or i64 window data).
     I64,
+}
+
+impl From<ElemType> for Elem {
+    fn from(t: ElemType) -> Elem {
+        match t {
+            ElemType::F32 => Elem::F32,
+            ElemType::F64 => Elem::F64,
+            ElemType::I32 => Elem::I32,
+            ElemType::I64 => Elem::I64,
+        }
+    }
 }
 
 impl Elem {
@@ -53,7 +66,7 @@ impl Elem {
     pub fn size(self) -> u64 {
         match self {
             Elem::I32 | Elem::F32 => 4,
-            Elem::I64 => 8,
+            Elem::I64 | Elem::F64 => 8,
         }
     }
     /// The C++ element type.
@@ -61,6 +74,7 @@ impl Elem {
         match self {
             Elem::I32 => "int32_t",
             Elem::F32 => "float",
+            Elem::F64 => "double",
             Elem::I64 => "int64_t",
         }
     }
@@ -111,7 +125,7 @@ impl Abi {
                 Decl::Window(w) => buffers.push(AbiBuffer {
                     name: p.windows[w].name.clone(),
                     source: BufferSource::Window(w),
-                    elem: Elem::F32,
+                    elem: p.windows[w].elem.into(),
                     is_credit_signal: false,
                     per_call: p.window_per_call(w),
                 }),

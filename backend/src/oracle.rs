@@ -3,9 +3,10 @@
 //! staged with distinct per-(rank, call) payloads, the outputs it names are collected, and every
 //! collected element is compared with the fold of its contributions' payloads.
 //!
-//! Payloads are exact in f32 whatever the reduction order: sums of small integers (below
-//! 2^24 for the 64 ranks a host run has at most), and for `prod` powers of two. So outputs
-//! are compared with `==`.
+//! Payloads are exact in every element type whatever the reduction order: sums of small
+//! integers (below 2^24 for the 64 ranks a host run has at most), and for `prod` powers of
+//! two (on integer types 1, 2, 1, -1, -2, -1: integer products wrap, as MPI's do). So
+//! outputs are compared with `==`, in the window's element type ([`Value`]).
 //! Host arrays are staged for every protocol (values inside their domain, varying per call).
 //! A barrier is checked with host stamps ([`Meaning::Barrier`]'s rule).
 //!
@@ -15,7 +16,7 @@
 use crate::host::job::{Job, JobBuffer, Outcome};
 use crate::layout::{Abi, BufferSource, Elem};
 use collc_spec::eval::Bindings;
-use collc_spec::ir::{Protocol, ReduceOp, Semantics};
+use collc_spec::ir::{ElemType, Protocol, ReduceOp, Semantics};
 use collc_spec::meaning::{self, Combine, Meaning, Shape, Want};
 
 /// What a job stages and collects, in args order.
@@ -45,6 +46,108 @@ pub fn input_value(op: Option<ReduceOp>, salt: usize, r: usize, k: usize, i: usi
     }
 }
 
+/// One element of a window, in its element type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// `f32`.
+    F32(f32),
+    /// `f64`.
+    F64(f64),
+    /// `i32`.
+    I32(i32),
+    /// `i64`.
+    I64(i64),
+}
+
+impl Value {
+    /// The payload of [`input_value`] in element type `t`.
+    pub fn input(
+        t: ElemType,
+        op: Option<ReduceOp>,
+        salt: usize,
+        r: usize,
+        k: usize,
+        i: usize,
+    ) -> Value {
+        let int_prod = || [1, 2, 1, -1, -2, -1][(r * 3 + k * 5 + i + salt) % 6];
+        let f = input_value(op, salt, r, k, i);
+        let prod = op == Some(ReduceOp::Prod);
+        match t {
+            ElemType::F32 => Value::F32(f),
+            ElemType::F64 => Value::F64(f64::from(f)),
+            ElemType::I32 if prod => Value::I32(int_prod()),
+            ElemType::I64 if prod => Value::I64(i64::from(int_prod())),
+            ElemType::I32 => Value::I32(f as i32),
+            ElemType::I64 => Value::I64(f as i64),
+        }
+    }
+    /// `self op x` (integers wrap; max/min ignore a NaN, like `fmax`/`fmin`).
+    pub fn reduce(self, op: ReduceOp, x: Value) -> Value {
+        use ReduceOp::*;
+        match (self, x) {
+            (Value::F32(a), Value::F32(b)) => Value::F32(op.apply(a, b)),
+            (Value::F64(a), Value::F64(b)) => Value::F64(match op {
+                Sum => a + b,
+                Max => a.max(b),
+                Min => a.min(b),
+                Prod => a * b,
+            }),
+            (Value::I32(a), Value::I32(b)) => Value::I32(match op {
+                Sum => a.wrapping_add(b),
+                Max => a.max(b),
+                Min => a.min(b),
+                Prod => a.wrapping_mul(b),
+            }),
+            (Value::I64(a), Value::I64(b)) => Value::I64(match op {
+                Sum => a.wrapping_add(b),
+                Max => a.max(b),
+                Min => a.min(b),
+                Prod => a.wrapping_mul(b),
+            }),
+            (a, _) => a,
+        }
+    }
+    /// Little-endian bytes.
+    pub fn bytes(self) -> Vec<u8> {
+        match self {
+            Value::F32(v) => v.to_le_bytes().to_vec(),
+            Value::F64(v) => v.to_le_bytes().to_vec(),
+            Value::I32(v) => v.to_le_bytes().to_vec(),
+            Value::I64(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+    /// Element `i` of little-endian bytes `b` holding elements of type `t`.
+    pub fn read(t: ElemType, b: &[u8], i: usize) -> Value {
+        let n = t.size();
+        let x = &b[i * n..i * n + n];
+        match t {
+            ElemType::F32 => Value::F32(f32::from_le_bytes(x.try_into().expect("4 bytes"))),
+            ElemType::F64 => Value::F64(f64::from_le_bytes(x.try_into().expect("8 bytes"))),
+            ElemType::I32 => Value::I32(i32::from_le_bytes(x.try_into().expect("4 bytes"))),
+            ElemType::I64 => Value::I64(i64::from_le_bytes(x.try_into().expect("8 bytes"))),
+        }
+    }
+    /// Equal, or both NaN.
+    pub fn same(self, o: Value) -> bool {
+        match (self, o) {
+            (Value::F32(a), Value::F32(b)) => a == b || (a.is_nan() && b.is_nan()),
+            (Value::F64(a), Value::F64(b)) => a == b || (a.is_nan() && b.is_nan()),
+            (a, b) => a == b,
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::F32(v) => write!(f, "{v}"),
+            Value::F64(v) => write!(f, "{v}"),
+            Value::I32(v) => write!(f, "{v}"),
+            Value::I64(v) => write!(f, "{v}"),
+        }
+    }
+}
+
 /// The value of element `i` of host array `a` (domain `lo..=hi`) of rank `r` in call `k`.
 pub fn array_value(lo: i64, hi: i64, a: usize, r: usize, k: usize, i: usize) -> i64 {
     let span = (hi - lo + 1).max(1) as u64;
@@ -65,18 +168,23 @@ pub fn arrays_of_call<'p>(
     }
 }
 
-/// The expected value of element `e` of a segment in call `k`.
-pub fn want_value(op: Option<ReduceOp>, want: &Want, k: usize, e: u64) -> f32 {
-    let mut acc: Option<f32> = None;
+/// The expected value of element `e` of a segment in call `k`, in element type `t`.
+pub fn want_value(t: ElemType, op: Option<ReduceOp>, want: &Want, k: usize, e: u64) -> Value {
+    let mut acc: Option<Value> = None;
     for s in &want.sources {
         let i = (e as i64 + s.offset).max(0) as usize;
-        let x = input_value(op, s.window, s.rank, k, i);
+        let x = Value::input(t, op, s.window, s.rank, k, i);
         acc = Some(match (acc, want.combine) {
             (None, _) | (Some(_), Combine::Copy) => x,
-            (Some(a), Combine::Reduce(rop)) => rop.apply(a, x),
+            (Some(a), Combine::Reduce(rop)) => a.reduce(rop, x),
         });
     }
-    acc.unwrap_or(0.0)
+    acc.unwrap_or(match t {
+        ElemType::F32 => Value::F32(0.0),
+        ElemType::F64 => Value::F64(0.0),
+        ElemType::I32 => Value::I32(0),
+        ElemType::I64 => Value::I64(0),
+    })
 }
 
 /// Which buffers are staged on some rank and which are collected (by the meaning).
@@ -143,8 +251,9 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
                     // An input of other ranks only: not written on this one (`stage_ranks`).
                     BufferSource::Window(w) if !mine.contains(&w) => {}
                     BufferSource::Window(w) => {
+                        let t = p.windows[w].elem;
                         for e in 0..n {
-                            img.extend_from_slice(&input_value(op, w, r, k, e).to_le_bytes());
+                            img.extend_from_slice(&Value::input(t, op, w, r, k, e).bytes());
                         }
                     }
                     BufferSource::Array(a) => {
@@ -222,9 +331,6 @@ fn split<'a>(plan: &Plan, img: &'a [u8]) -> Vec<Option<&'a [u8]>> {
     out
 }
 
-fn f32_at(b: &[u8], i: usize) -> f32 {
-    f32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().expect("4 bytes"))
-}
 fn i32_at(b: &[u8], i: usize) -> i32 {
     i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().expect("4 bytes"))
 }
@@ -265,11 +371,12 @@ pub fn check(p: &Protocol, b: &Bindings, plan: &Plan, job: &Job, out: &Outcome) 
             for seg in &want.segments {
                 let Some(w) = &seg.want else { continue };
                 let v = view(BufferSource::Window(seg.window));
+                let t = p.windows[seg.window].elem;
                 for e in seg.lo..seg.hi {
-                    let got = f32_at(v, e as usize);
-                    let want = want_value(op, w, k, e);
+                    let got = Value::read(t, v, e as usize);
+                    let want = want_value(t, op, w, k, e);
                     c.compared += 1;
-                    if got != want && !(got.is_nan() && want.is_nan()) {
+                    if !got.same(want) {
                         c.bad(format!(
                             "call {k} rank {r}: {}[{e}] = {got}, want {want}",
                             p.windows[seg.window].name

@@ -34,8 +34,8 @@ module.exports = grammar({
 
     _item: $ => choice(
       $.ranks_decl, $.param_decl, $.const_decl, $.let_decl, $.blocks_decl, $.signal_decl,
-      $.window_decl, $.tile_decl, $.array_decl, $.require_decl, $.calls_decl, $.body_decl,
-      $.epilogue_decl,
+      $.window_decl, $.tile_decl, $.array_decl, $.require_decl, $.calls_decl, $.type_decl,
+      $.body_decl, $.epilogue_decl,
     ),
     ranks_decl: $ => seq(
       'ranks', field('name', $.identifier),
@@ -57,13 +57,19 @@ module.exports = grammar({
     ),
     // `calls` and `monotonic` are contextual words, as in pest: keywords only here.
     calls_decl: $ => seq('calls', '<=', $._expr, ';'),
+    // `type` is contextual too: the element-type parameter and the types it ranges over.
+    type_decl: $ => seq(
+      'type', field('name', $.identifier), 'in', sep1($._scalar_type, '|'), ';',
+    ),
+    _scalar_type: $ => alias(choice('f32', 'f64', 'i32', 'i64'), $.type),
+    _elem_type: $ => choice($._scalar_type, alias($.identifier, $.type_name)),
     window_decl: $ => seq(
-      'window', field('name', $.identifier), ':', alias('f32', $.type), $.dims,
+      'window', field('name', $.identifier), ':', $._elem_type, $.dims,
       repeat($.lifetime), ';',
     ),
     lifetime: $ => choice(seq('per', 'call'), 'reused'),
     tile_decl: $ => seq(
-      'tile', field('name', $.identifier), ':', alias('f32', $.type), $.dims, ';',
+      'tile', field('name', $.identifier), ':', $._elem_type, $.dims, ';',
     ),
     array_decl: $ => seq(
       'array', field('name', $.identifier), ':', alias('int', $.type), $.dims,

@@ -80,12 +80,21 @@ pub enum ItemKind {
     /// `window data: f32[n] per call;` — a symmetric data buffer.
     Window {
         name: Ident,
+        /// Its element type as written (`f32`, `f64`, `i32`, `i64` or the `type` parameter).
+        elem: Ident,
         dims: Vec<Expr>,
         /// Every lifetime written (the front end accepts at most one).
         lifetimes: Vec<(Lifetime, Span)>,
     },
     /// `tile acc: f32[256];` — private scratch memory of one block.
-    Tile { name: Ident, dims: Vec<Expr> },
+    Tile {
+        name: Ident,
+        /// Its element type as written.
+        elem: Ident,
+        dims: Vec<Expr>,
+    },
+    /// `type T in f32 | f64;` — the element-type parameter and the types it ranges over.
+    Type { name: Ident, types: Vec<Ident> },
     /// `array send_counts: int[P] in 0..=R;` — per-rank host input values.
     Array {
         name: Ident,

@@ -179,6 +179,10 @@ pub(crate) fn keyword_text(r: Rule) -> Option<&'static str> {
         Rule::K_RANK => "rank",
         Rule::K_INT => "int",
         Rule::K_F32 => "f32",
+        Rule::K_F64 => "f64",
+        Rule::K_I32 => "i32",
+        Rule::K_I64 => "i64",
+        Rule::K_TYPE => "type",
         _ => return None,
     })
 }
@@ -331,18 +335,33 @@ impl Builder {
             }
             Rule::window_decl | Rule::tile_decl => {
                 let name = self.ident(it.next().expect("name"));
-                let _elem = it.next();
+                let elem = it.next().expect("element type");
+                let elem = Ident {
+                    name: elem.as_str().trim().to_string(),
+                    span: span(&elem),
+                };
                 let dims = self.dims(it.next().expect("dims"));
                 if rule == Rule::window_decl {
                     let lifetimes = it.map(|q| lifetime(&q)).collect();
                     ItemKind::Window {
                         name,
+                        elem,
                         dims,
                         lifetimes,
                     }
                 } else {
-                    ItemKind::Tile { name, dims }
+                    ItemKind::Tile { name, elem, dims }
                 }
+            }
+            Rule::type_decl => {
+                let name = self.ident(it.next().expect("name"));
+                let types = it
+                    .map(|q| Ident {
+                        name: q.as_str().trim().to_string(),
+                        span: span(&q),
+                    })
+                    .collect();
+                ItemKind::Type { name, types }
             }
             Rule::array_decl => {
                 let name = self.ident(it.next().expect("name"));

@@ -577,6 +577,9 @@ fn keyword_like(s: &str) -> bool {
             | "rank"
             | "int"
             | "f32"
+            | "f64"
+            | "i32"
+            | "i64"
             | "ranks"
     )
 }
@@ -599,7 +602,8 @@ fn rule_name(r: Rule) -> Option<&'static str> {
         Rule::cmp_op => "comparison",
         Rule::semantics => "collective kind",
         Rule::param_type => "`rank` or `int in LO..=HI`",
-        Rule::elem_type => "`f32`",
+        Rule::elem_type => "`f32`, `f64`, `i32`, `i64` or the `type` parameter",
+        Rule::scalar_type => "`f32`, `f64`, `i32` or `i64`",
         Rule::block => "`{`",
         Rule::at => "`@`",
         Rule::cell => "signal cell",

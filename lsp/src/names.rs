@@ -76,7 +76,7 @@ pub fn decls(file: &File, text_len: usize) -> Vec<Decl> {
                 blocks.push(b);
                 continue;
             }
-            ItemKind::Require(_) | ItemKind::Calls(_) => continue,
+            ItemKind::Require(_) | ItemKind::Calls(_) | ItemKind::Type { .. } => continue,
         };
         out.push(Decl {
             name: name.name.clone(),

@@ -48,10 +48,13 @@ pub struct Protocol {
     pub requires: Vec<Require>,
     /// Signal arrays (int32 cells in every rank's window).
     pub signals: Vec<Signal>,
-    /// Symmetric data windows (f32).
+    /// Symmetric data windows.
     pub windows: Vec<Buffer>,
-    /// Private per-block scratch tiles (f32).
+    /// Private per-block scratch tiles.
     pub tiles: Vec<Buffer>,
+    /// `type T in f32 | f64 | ...;`: the element-type parameter, if declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elem_param: Option<ElemParam>,
     /// Per-rank host input arrays of integers.
     pub arrays: Vec<Array>,
     /// The top-level declarations in source order (for printing).
@@ -90,6 +93,8 @@ pub enum Decl {
     Tile(TileId),
     /// `array`.
     Array(ArrayId),
+    /// `type`.
+    Type,
 }
 
 /// The value type of an integer expression.
@@ -203,11 +208,84 @@ pub enum Lifetime {
     PerCall,
 }
 
-/// A window or tile declaration (f32 elements).
+/// The element type of a window or tile. Only the data statements and the generated code
+/// read it: the signal discipline, and so every verification obligation, is the same for
+/// every element type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum ElemType {
+    /// 32-bit IEEE float (`f32`).
+    #[default]
+    F32,
+    /// 64-bit IEEE float (`f64`).
+    F64,
+    /// 32-bit two's-complement integer (`i32`).
+    I32,
+    /// 64-bit two's-complement integer (`i64`).
+    I64,
+}
+
+impl ElemType {
+    /// Every element type, in the order the language lists them.
+    pub const ALL: [ElemType; 4] = [ElemType::F32, ElemType::F64, ElemType::I32, ElemType::I64];
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
+            ElemType::I32 => "i32",
+            ElemType::I64 => "i64",
+        }
+    }
+    /// Parses the keyword.
+    pub fn from_name(s: &str) -> Option<Self> {
+        ElemType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            ElemType::F32 | ElemType::I32 => 4,
+            ElemType::F64 | ElemType::I64 => 8,
+        }
+    }
+    /// The C++ type of an element.
+    pub fn cpp(self) -> &'static str {
+        match self {
+            ElemType::F32 => "float",
+            ElemType::F64 => "double",
+            ElemType::I32 => "int32_t",
+            ElemType::I64 => "int64_t",
+        }
+    }
+    /// Whether it is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, ElemType::F32 | ElemType::F64)
+    }
+}
+
+/// `type T in f32 | f64;`: the element-type parameter. Buffers declared `T` are
+/// [`Buffer::generic`]; lowering gives them the first listed type, and
+/// [`Protocol::with_elem`] another listed one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ElemParam {
+    /// Name.
+    pub name: String,
+    /// The listed types, in written order (non-empty, distinct).
+    pub types: Vec<ElemType>,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A window or tile declaration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Buffer {
     /// Name.
     pub name: String,
+    /// Element type (for a [`Buffer::generic`] buffer: the type parameter's current type).
+    #[serde(default)]
+    pub elem: ElemType,
+    /// Declared with the `type` parameter rather than a scalar type.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generic: bool,
     /// Dimension sizes (rank-uniform expressions).
     pub dims: Vec<Expr>,
     /// How a window lives across calls (`None`: not written, reused; always `None`
@@ -586,6 +664,44 @@ impl Protocol {
         Protocol {
             per_call_rotation: Some(k.max(1)),
             ..self.clone()
+        }
+    }
+    /// This protocol with its element-type parameter set to `t` (every generic buffer's
+    /// element type), or `None` when `t` is not one the protocol declares: a type that is
+    /// not declared is refused, never converted. A protocol without a `type` parameter
+    /// takes only the type its buffers already have (and every type when it has no buffers).
+    pub fn with_elem(&self, t: ElemType) -> Option<Protocol> {
+        let Some(param) = &self.elem_param else {
+            let all = self.windows.iter().chain(&self.tiles);
+            return all.clone().all(|b| b.elem == t).then(|| self.clone());
+        };
+        if !param.types.contains(&t) {
+            return None;
+        }
+        let mut p = self.clone();
+        for b in p.windows.iter_mut().chain(p.tiles.iter_mut()) {
+            if b.generic {
+                b.elem = t;
+            }
+        }
+        Some(p)
+    }
+    /// The element types the protocol can be emitted for: the `type` parameter's, else the
+    /// one its buffers share (every type for a protocol without data, such as a barrier).
+    pub fn elem_types(&self) -> Vec<ElemType> {
+        match &self.elem_param {
+            Some(param) => param.types.clone(),
+            None => ElemType::ALL
+                .into_iter()
+                .filter(|t| self.with_elem(*t).is_some())
+                .collect(),
+        }
+    }
+    /// The element type of a buffer.
+    pub fn buffer_elem(&self, b: BufferRef) -> ElemType {
+        match b {
+            BufferRef::Window(w) => self.windows[w].elem,
+            BufferRef::Tile(t) => self.tiles[t].elem,
         }
     }
     /// This protocol with every window and every value signal declared `l`: the same

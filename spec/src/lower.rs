@@ -8,6 +8,7 @@ use collc_grammar::suggest::closest;
 use collc_grammar::{Diagnostic, Fix, Span};
 use std::collections::HashMap;
 
+mod elem;
 mod epoch;
 mod semantics;
 
@@ -91,6 +92,7 @@ struct Lowerer {
     /// The call index, created when first read.
     call: Option<VarId>,
     calls: Option<CallsBound>,
+    elem_param: Option<ElemParam>,
     blocks: Option<Blocks>,
     region: Section,
     loop_depth: usize,
@@ -145,6 +147,7 @@ impl Lowerer {
             me: 0,
             call: None,
             calls: None,
+            elem_param: None,
             blocks: None,
             region: Section::TopLevel,
             loop_depth: 0,
@@ -348,6 +351,7 @@ impl Lowerer {
             Block::default()
         });
         let semantics = self.semantics(&f.semantics);
+        self.semantics_elems(&semantics);
         Protocol {
             name: f.name.name.clone(),
             semantics,
@@ -361,6 +365,7 @@ impl Lowerer {
             signals: std::mem::take(&mut self.signals),
             windows: std::mem::take(&mut self.windows),
             tiles: std::mem::take(&mut self.tiles),
+            elem_param: self.elem_param.take(),
             arrays: std::mem::take(&mut self.arrays),
             decls: std::mem::take(&mut self.decls),
             body,
@@ -791,8 +796,12 @@ impl Lowerer {
                 self.declare(name, Name::Signal(id));
                 self.decls.push(Decl::Signal(id));
             }
-            K::Window { name, dims, .. } | K::Tile { name, dims } => {
+            K::Window {
+                name, elem, dims, ..
+            }
+            | K::Tile { name, elem, dims } => {
                 self.require_world(item.span, "buffer");
+                let (elem, generic) = self.elem_of(elem);
                 let d = self.dims(dims);
                 let lifetime = match &item.kind {
                     K::Window { lifetimes, .. } => self.lifetime(name, lifetimes),
@@ -800,6 +809,8 @@ impl Lowerer {
                 };
                 let buf = Buffer {
                     name: name.name.clone(),
+                    elem,
+                    generic,
                     dims: d,
                     lifetime,
                     span: item.span,
@@ -854,6 +865,7 @@ impl Lowerer {
                 }
             }
             K::Calls(e) => self.calls_decl(e, item.span),
+            K::Type { name, types } => self.type_decl(name, types, item.span),
             K::Body(b) | K::Epilogue(b) => {
                 let is_body = matches!(item.kind, K::Body(_));
                 self.require_world(item.span, if is_body { "body" } else { "epilogue" });
@@ -1054,12 +1066,14 @@ impl Lowerer {
             K::Copy { dst, src } => {
                 let d = self.region(dst, false)?;
                 let s2 = self.region(src, false)?;
+                self.same_elem(&d, &s2, s.span)?;
                 StmtKind::Copy { dst: d, src: s2 }
             }
             K::Get { dst, src, from } => {
                 let d = self.region(dst, false)?;
                 let s2 = self.region(src, true)?;
                 let f = self.rank_target(from)?;
+                self.same_elem(&d, &s2, s.span)?;
                 StmtKind::Get {
                     dst: d,
                     src: s2,
@@ -1070,6 +1084,7 @@ impl Lowerer {
                 let d = self.region(dst, true)?;
                 let t = self.rank_target(to)?;
                 let s2 = self.region(src, false)?;
+                self.same_elem(&d, &s2, s.span)?;
                 StmtKind::Put {
                     dst: d,
                     to: t,
@@ -1095,6 +1110,7 @@ impl Lowerer {
                     Some(f) => Some(self.rank_target(f)?),
                     None => None,
                 };
+                self.same_elem(&d, &s2, s.span)?;
                 StmtKind::Reduce {
                     op: rop,
                     dst: d,

@@ -598,6 +598,14 @@ impl<'a> Printer<'a> {
                 let r = &p.requires[i];
                 (r.span, format!("require {};", cond_to_string(p, &r.cond)))
             }
+            Decl::Type => {
+                let t = p
+                    .elem_param
+                    .as_ref()
+                    .expect("Decl::Type implies elem_param");
+                let list: Vec<&str> = t.types.iter().map(|e| e.as_str()).collect();
+                (t.span, format!("type {} in {};", t.name, list.join(" | ")))
+            }
             Decl::Calls => {
                 let c = p.calls.expect("Decl::Calls implies calls");
                 let bound = match self.items.get(&c.span.start).map(|i| &i.kind) {
@@ -630,8 +638,9 @@ impl<'a> Printer<'a> {
                 (
                     b.span,
                     format!(
-                        "window {}: f32{}{};",
+                        "window {}: {}{}{};",
                         b.name,
+                        elem_text(p, b),
                         self.dims(&b.dims),
                         lifetime_text(b.lifetime)
                     ),
@@ -641,7 +650,12 @@ impl<'a> Printer<'a> {
                 let b = &p.tiles[t];
                 (
                     b.span,
-                    format!("tile {}: f32{};", b.name, self.dims(&b.dims)),
+                    format!(
+                        "tile {}: {}{};",
+                        b.name,
+                        elem_text(p, b),
+                        self.dims(&b.dims)
+                    ),
                 )
             }
             Decl::Array(a) => {
@@ -890,5 +904,13 @@ fn lifetime_text(l: Option<Lifetime>) -> &'static str {
         None => "",
         Some(Lifetime::Reused) => " reused",
         Some(Lifetime::PerCall) => " per call",
+    }
+}
+
+/// A buffer's element type as written: the type parameter's name or the scalar type.
+fn elem_text(p: &Protocol, b: &Buffer) -> String {
+    match (&p.elem_param, b.generic) {
+        (Some(t), true) => t.name.clone(),
+        _ => b.elem.as_str().to_string(),
     }
 }

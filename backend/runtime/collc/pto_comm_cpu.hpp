@@ -17,7 +17,7 @@
 //                   pto::comm::TNOTIFY(Signal&, int32_t value, NotifyOp)
 //                   pto::comm::TWAIT  (Signal&, int32_t cmpValue, WaitCmp)
 //                   pto::comm::TTEST  (Signal&, int32_t cmpValue, WaitCmp) -> bool
-//   Data tiles      collc::Tile<T, N> (T = float or int32_t), collc::TLOAD, collc::TSTORE,
+//   Data tiles      collc::Tile<T, N> (T = float, double, int32_t or int64_t), collc::TLOAD, collc::TSTORE,
 //                   collc::TADD, collc::TMAX, collc::TMIN, collc::TMUL, collc::TMOV, and the
 //                   length-explicit forms TADD/TMAX/TMIN/TMUL(dst, a, b, len), TMOV(dst, src, len),
 //                   TSTORE_N(dst, src, len) that the generator emits, and the offset forms
@@ -888,8 +888,9 @@ namespace collc {
 
 template <typename T, int32_t Capacity>
 class Tile {
-    static_assert(std::is_same<T, float>::value || std::is_same<T, int32_t>::value,
-                  "collc::Tile supports float and int32_t elements");
+    static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                      std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value,
+                  "collc::Tile supports float, double, int32_t and int64_t elements");
     static_assert(Capacity > 0, "tile capacity must be positive");
 
 public:

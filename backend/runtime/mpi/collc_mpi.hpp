@@ -212,6 +212,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace collc_mpi {
@@ -613,6 +614,15 @@ inline float input_value(bool prod, int64_t salt, int64_t r, int64_t k, int64_t 
     return kProd[(r * 3 + k * 5 + i + salt) % 6];
   }
   return float((r + 1) * 7 + (k % 64) * 1031 + (i % 1021) + salt * 13);
+}
+/// The same payload in element type T: the same integers (exact in every type), and for
+/// `prod` on integer types 1, 2, 1, -1, -2, -1 in place of the fractions.
+template <class T> inline T input_value_as(bool prod, int64_t salt, int64_t r, int64_t k, int64_t i) {
+  if (prod && std::is_integral<T>::value) {
+    static const int kIntProd[6] = {1, 2, 1, -1, -2, -1};
+    return T(kIntProd[(r * 3 + k * 5 + i + salt) % 6]);
+  }
+  return T(input_value(prod, salt, r, k, i));
 }
 /// Element `i` of host array `a` (its ArrayId, domain lo..=hi) of rank `r` in call `k`.
 inline int64_t array_value(int64_t lo, int64_t hi, int64_t a, int64_t r, int64_t k, int64_t i) {
@@ -1071,19 +1081,51 @@ enum class ReduceOp { Sum, Max, Min, Prod };
 
 /// dst[i] = dst[i] op src[i] on local memory (tiles, this rank's window copy, a staging
 /// buffer filled by get). max/min follow IEEE fmax/fmin (NaN-ignoring), like the simulator.
-inline void reduce(ReduceOp op, float* dst, const float* src, MPI_Aint count) {
+template <class T> inline T reduce_max(T a, T b) { return a < b ? b : a; }
+template <class T> inline T reduce_min(T a, T b) { return b < a ? b : a; }
+inline float reduce_max(float a, float b) { return std::fmax(a, b); }
+inline float reduce_min(float a, float b) { return std::fmin(a, b); }
+inline double reduce_max(double a, double b) { return std::fmax(a, b); }
+inline double reduce_min(double a, double b) { return std::fmin(a, b); }
+/// Integer sum and product wrap (two's complement, as MPI implementations compute them).
+template <class T> inline T reduce_add(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    using U = typename std::make_unsigned<T>::type;
+    return T(U(a) + U(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T> inline T reduce_mul(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    using U = typename std::make_unsigned<T>::type;
+    return T(U(a) * U(b));
+  } else {
+    return a * b;
+  }
+}
+template <class T> inline T reduce_one(ReduceOp op, T a, T b) {
+  switch (op) {
+    case ReduceOp::Sum: return reduce_add(a, b);
+    case ReduceOp::Max: return reduce_max(a, b);
+    case ReduceOp::Min: return reduce_min(a, b);
+    case ReduceOp::Prod: return reduce_mul(a, b);
+  }
+  return a;
+}
+template <class T> inline void reduce(ReduceOp op, T* dst, const T* src, MPI_Aint count) {
   switch (op) {
     case ReduceOp::Sum:
-      for (MPI_Aint i = 0; i < count; ++i) dst[i] = dst[i] + src[i];
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = reduce_add(dst[i], src[i]);
       break;
     case ReduceOp::Max:
-      for (MPI_Aint i = 0; i < count; ++i) dst[i] = std::fmax(dst[i], src[i]);
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = reduce_max(dst[i], src[i]);
       break;
     case ReduceOp::Min:
-      for (MPI_Aint i = 0; i < count; ++i) dst[i] = std::fmin(dst[i], src[i]);
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = reduce_min(dst[i], src[i]);
       break;
     case ReduceOp::Prod:
-      for (MPI_Aint i = 0; i < count; ++i) dst[i] = dst[i] * src[i];
+      for (MPI_Aint i = 0; i < count; ++i) dst[i] = reduce_mul(dst[i], src[i]);
       break;
   }
 }
@@ -1430,13 +1472,45 @@ class Checker {
 namespace oracle {
 /// Stages this rank's inputs of call ctx.call (the table's inputs, the payload convention
 /// above) with plain stores into its own windows; `wins[w]` is window w (WindowId order).
+template <class T> inline void stage_window(const Ctx& ctx, Window& w, int64_t id) {
+  T* v = w.local<T>();
+  for (MPI_Aint i = 0; i < w.count; ++i) v[i] = input_value_as<T>(table().prod, id, ctx.me, ctx.call, i);
+}
+
+/// Calls f with a null pointer of window w's element type (its MPI datatype).
+template <class F> inline void with_elem(const Window& w, F&& f) {
+  if (w.type == MPI_DOUBLE) f(static_cast<double*>(nullptr));
+  else if (w.type == MPI_INT32_T) f(static_cast<int32_t*>(nullptr));
+  else if (w.type == MPI_INT64_T) f(static_cast<int64_t*>(nullptr));
+  else f(static_cast<float*>(nullptr));
+}
+
 inline void stage(const Ctx& ctx, Window* const* wins, size_t nwins) {
   const RankCall* rc = table().get(ctx.call, ctx.me);
   if (rc == nullptr) return;
   for (int64_t w : rc->inputs) {
     if (size_t(w) >= nwins) continue;
-    float* v = wins[w]->local<float>();
-    for (MPI_Aint i = 0; i < wins[w]->count; ++i) v[i] = input_value(table().prod, w, ctx.me, ctx.call, i);
+    with_elem(*wins[w], [&](auto* tag) { stage_window<std::remove_pointer_t<decltype(tag)>>(ctx, *wins[w], w); });
+  }
+}
+
+/// One output segment of window `w` against the fold of its sources, in element type T.
+template <class T> inline void check_segment(const Ctx& ctx, const Segment& g, const Window& w, Checker& chk) {
+  const Table& t = table();
+  const T* got = w.local<T>();
+  const char* name = t.wins[size_t(g.win)].c_str();
+  for (int64_t e = g.lo; e < g.hi && e < int64_t(w.count); ++e) {
+    T want = T(0);
+    for (size_t q = 0; q < g.src.size(); ++q) {
+      const Source& x = g.src[q];
+      const T v = input_value_as<T>(t.prod, x.win, x.rank, ctx.call, e + x.offset);
+      if (q == 0 || g.combine == 0) want = v;
+      else if (g.combine == 1) want = reduce_add(want, v);
+      else if (g.combine == 2) want = reduce_max(want, v);
+      else if (g.combine == 3) want = reduce_min(want, v);
+      else want = reduce_mul(want, v);
+    }
+    chk.eq(name, e, got[e], want);
   }
 }
 
@@ -1449,21 +1523,8 @@ inline void check(const Ctx& ctx, Window* const* wins, size_t nwins, const Windo
   if (rc == nullptr) return;
   for (const Segment& g : rc->segs) {
     if (g.combine < 0 || size_t(g.win) >= nwins) continue;
-    const float* got = wins[g.win]->local<float>();
-    const char* name = t.wins[size_t(g.win)].c_str();
-    for (int64_t e = g.lo; e < g.hi && e < int64_t(wins[g.win]->count); ++e) {
-      float want = 0.0f;
-      for (size_t q = 0; q < g.src.size(); ++q) {
-        const Source& x = g.src[q];
-        const float v = input_value(t.prod, x.win, x.rank, ctx.call, e + x.offset);
-        if (q == 0 || g.combine == 0) want = v;
-        else if (g.combine == 1) want = want + v;
-        else if (g.combine == 2) want = std::fmax(want, v);
-        else if (g.combine == 3) want = std::fmin(want, v);
-        else want = want * v;
-      }
-      chk.eq(name, e, got[e], want);
-    }
+    const Window& w = *wins[g.win];
+    with_elem(w, [&](auto* tag) { check_segment<std::remove_pointer_t<decltype(tag)>>(ctx, g, w, chk); });
   }
   for (const CellWant& c : rc->cells) {
     if (size_t(c.sig) >= nsigs) continue;

@@ -102,6 +102,9 @@ pub struct Kernel<'a> {
     pub stage_cap: i64,
     /// How many staging tiles are needed.
     pub stages: usize,
+    /// The element type of the staging tiles: the windows' (they share one when staging
+    /// is needed).
+    pub stage_elem: ElemType,
     /// Variables read anywhere.
     pub used: HashSet<VarId>,
     /// Source, for line numbers.
@@ -301,7 +304,7 @@ impl<'a> Kernel<'a> {
                         cap,
                         ub,
                     });
-                    ub += round256(cap * 4);
+                    ub += round256(cap * t.elem.size() as i64);
                 }
                 _ => errors.push(
                     Diagnostic::error(
@@ -316,6 +319,25 @@ impl<'a> Kernel<'a> {
         let max_tile = tiles.iter().map(|t| t.cap).max().unwrap_or(0);
         let stage_cap = STAGE_ELEMS.max(max_tile);
         let stages = stages_needed(p);
+        let stage_elem = p.windows.first().map(|w| w.elem).unwrap_or_default();
+        if let Some(w) = p.windows.iter().find(|w| w.elem != stage_elem) {
+            if stages > 0 {
+                errors.push(
+                    Diagnostic::error(
+                        "backend::mixed-elem",
+                        format!(
+                            "window `{}` holds {} and `{}` holds {}: the C++ backends stage window-to-window moves through one tile type",
+                            w.name,
+                            w.elem.as_str(),
+                            p.windows[0].name,
+                            stage_elem.as_str()
+                        ),
+                    )
+                    .with_primary(w.span, "another element type")
+                    .with_help("give every window one element type (a `type` parameter), or move data through tiles"),
+                );
+            }
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -331,6 +353,7 @@ impl<'a> Kernel<'a> {
             tiles,
             stage_cap,
             stages,
+            stage_elem,
             used,
             source: opts.source,
             warning: opts.warning.clone(),
@@ -342,7 +365,7 @@ impl<'a> Kernel<'a> {
     /// Bytes of Unified Buffer the tiles and staging tiles occupy.
     pub fn ub_bytes(&self) -> i64 {
         let tiles: i64 = self.tiles.iter().map(|t| round256(t.cap * 4)).sum();
-        tiles + round256(self.stage_cap * 4) * self.stages as i64
+        tiles + round256(self.stage_cap * self.stage_elem.size() as i64) * self.stages as i64
     }
 
     /// UB address of staging tile `i`.

@@ -151,14 +151,19 @@ impl Dialect for Pto {
         ));
         for (i, t) in k.tiles.iter().enumerate() {
             w.line(format!(
-                "collc::Tile<float, {}> {}(0x{:x});  // tile {}",
-                t.cap, t.name, t.ub, k.p.tiles[i].name
+                "collc::Tile<{}, {}> {}(0x{:x});  // tile {}",
+                k.p.tiles[i].elem.cpp(),
+                t.cap,
+                t.name,
+                t.ub,
+                k.p.tiles[i].name
             ));
         }
         let names = ["stage_a", "stage_b"];
         for (i, n) in names.iter().enumerate().take(k.stages) {
             w.line(format!(
-                "collc::Tile<float, kStage> {n}(0x{:x});  // staging for window-to-window moves",
+                "collc::Tile<{}, kStage> {n}(0x{:x});  // staging for window-to-window moves",
+                k.stage_elem.cpp(),
                 k.stage_ub(i)
             ));
         }
@@ -337,7 +342,8 @@ impl Dialect for Pto {
             }
             (DataKind::Reduce(r), Loc::Gm(d), Loc::Tile(s)) => {
                 w.open("");
-                w.line(format!("__gm__ float* dst_gm = {};", gm_ptr(d)));
+                let t = k.p.windows[d.window].elem.cpp();
+                w.line(format!("__gm__ {t}* dst_gm = {};", gm_ptr(d)));
                 w.line(format!("collc::TLOAD(stage_a, dst_gm, {l});"));
                 if os == "0" {
                     w.line(format!(
@@ -360,8 +366,9 @@ impl Dialect for Pto {
                 // Window to window: chunks of kStage through the staging tile(s).
                 k.helper("min");
                 w.open("");
-                w.line(format!("__gm__ float* dst_gm = {};", gm_ptr(d)));
-                w.line(format!("__gm__ float* src_gm = {};", gm_ptr(s)));
+                let t = k.p.windows[d.window].elem.cpp();
+                w.line(format!("__gm__ {t}* dst_gm = {};", gm_ptr(d)));
+                w.line(format!("__gm__ {t}* src_gm = {};", gm_ptr(s)));
                 let n = if op.len.contains(' ') {
                     w.line(format!("const int64_t k_n = {};", op.len));
                     "k_n".to_string()

@@ -553,10 +553,10 @@ fn dims(p: &Protocol, b: BufferSource) -> &[Expr] {
     }
 }
 
-fn elem(b: BufferSource) -> &'static str {
+fn elem(p: &Protocol, b: BufferSource) -> &'static str {
     match b {
         BufferSource::Signal(_) => "int32_t",
-        BufferSource::Window(_) => "float",
+        BufferSource::Window(w) => p.windows[w].elem.cpp(),
         // pypto's all_to_all_v reads send_counts as an int32 tensor.
         BufferSource::Array(_) => "int32_t",
     }
@@ -599,7 +599,11 @@ impl Pypto {
         ));
         for (i, b) in self.plan.tensors.iter().enumerate() {
             let what = match b {
-                BufferSource::Window(x) => format!("window {} (f32)", p.windows[*x].name),
+                BufferSource::Window(x) => format!(
+                    "window {} ({})",
+                    p.windows[*x].name,
+                    p.windows[*x].elem.as_str()
+                ),
                 BufferSource::Signal(s) => {
                     format!("credit signal {} (int32 cells)", p.signals[*s].name)
                 }
@@ -758,7 +762,7 @@ impl Dialect for Pypto {
             } else {
                 ""
             };
-            let ty = elem(*b);
+            let ty = elem(k.p, *b);
             let tn = tensor_name(k, *b);
             w.line(format!(
                 "{attr}__gm__ {ty}* {} = reinterpret_cast<__gm__ {ty}*>({tn}->buffer.addr) + {tn}->start_offset;",
@@ -970,13 +974,13 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
             ));
             w.line(format!(
                 "const uint64_t collc_bytes = sizeof({}) * static_cast<uint64_t>({n});",
-                elem(*b),
+                elem(k.p, *b),
             ));
             w.line("collc_t.buffer.addr = collc_base;");
             w.line("collc_t.buffer.size = collc_addr - collc_base + collc_bytes;");
             w.line(format!(
                 "collc_t.start_offset = (collc_addr - collc_base) / sizeof({});",
-                elem(*b)
+                elem(k.p, *b)
             ));
         }
         w.line(format!("collc_t.ndims = {};", ds.len()));

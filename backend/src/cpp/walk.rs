@@ -417,7 +417,8 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
                     .map(|d| format!("[{}]", expr_to_string(p, d)))
                     .collect();
                 let life = if b.per_call { " per call" } else { "" };
-                format!("window {}: f32{}{life}", win.name, dims.join(""))
+                let t = win.elem.as_str();
+                format!("window {}: {t}{}{life}", win.name, dims.join(""))
             }
             BufferSource::Array(a) => {
                 let arr = &p.arrays[a];

@@ -5,7 +5,7 @@
 use crate::cpp::Kernel;
 use crate::layout::BufferSource;
 use collc_grammar::Diagnostic;
-use collc_spec::ir::{ArrayId, Protocol, Semantics, SignalId, VarId, VarKind, WindowId};
+use collc_spec::ir::{ArrayId, ElemType, Protocol, Semantics, SignalId, VarId, VarKind, WindowId};
 
 /// The kinds a library packages and how their buffers are passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +136,20 @@ impl<'a> Coll<'a> {
             if let Some(s) = (0..p.signals.len()).find(|&s| p.signal_per_call(s)) {
                 return Err(vec![per_call(p, &p.signals[s].name, p.signals[s].span)]);
             }
+        }
+        if let Some(w) = p.windows.iter().find(|w| w.elem != ElemType::F32) {
+            return Err(vec![Diagnostic::error(
+                "lib::elem-type",
+                format!(
+                    "window `{}` holds {}; a library's API passes f32 buffers",
+                    w.name,
+                    w.elem.as_str()
+                ),
+            )
+            .with_primary(w.span, "this window")
+            .with_help(
+                "package the protocol at f32 (`--elem f32`, if its `type` parameter lists it)",
+            )]);
         }
         let passed =
             |a: usize| matches!(kind, Kind::AllToAllV { send_counts, .. } if send_counts == a);

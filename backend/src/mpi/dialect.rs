@@ -29,8 +29,9 @@ pub(crate) fn plus(base: &str, off: &str) -> String {
 }
 
 /// The local pointer of a window location on this rank.
-fn local_ptr(g: &GmRef) -> String {
-    plus(&format!("{}.local<float>()", g.name), &g.offset)
+fn local_ptr(k: &Kernel, g: &GmRef) -> String {
+    let t = k.p.windows[g.window].elem.cpp();
+    plus(&format!("{}.local<{t}>()", g.name), &g.offset)
 }
 
 fn op_name(op: ReduceOp) -> &'static str {
@@ -186,16 +187,19 @@ impl Dialect for Mpi {
         );
         for (i, t) in k.tiles.iter().enumerate() {
             w.line(format!(
-                "float* const {} = args.{};  // tile {}: f32[{}]",
+                "{}* const {} = args.{};  // tile {}: {}[{}]",
+                k.p.tiles[i].elem.cpp(),
                 t.name,
                 names.tile_field(i),
                 k.p.tiles[i].name,
+                k.p.tiles[i].elem.as_str(),
                 t.cap
             ));
         }
         for n in ["stage_a", "stage_b"].iter().take(k.stages) {
             w.line(format!(
-                "[[maybe_unused]] float* const {n} = args.{n};  // staging for remote reductions"
+                "[[maybe_unused]] {}* const {n} = args.{n};  // staging for remote reductions",
+                k.stage_elem.cpp()
             ));
         }
     }
@@ -308,7 +312,7 @@ impl Dialect for Mpi {
                 None => w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
                     dst_tile(*d),
-                    local_ptr(s)
+                    local_ptr(k, s)
                 )),
                 Some(r) => w.line(format!(
                     "collc_mpi::get({}, {}, {}, {}, {n});",
@@ -321,7 +325,7 @@ impl Dialect for Mpi {
             (DataKind::Copy, Loc::Gm(d), Loc::Tile(s)) => match &d.rank {
                 None => w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
-                    local_ptr(d),
+                    local_ptr(k, d),
                     src_tile(*s)
                 )),
                 Some(r) => w.line(format!(
@@ -335,8 +339,8 @@ impl Dialect for Mpi {
             (DataKind::Copy, Loc::Gm(d), Loc::Gm(s)) => {
                 let copy = format!(
                     "collc_mpi::copy_local({}, {}, {n});",
-                    local_ptr(d),
-                    local_ptr(s)
+                    local_ptr(k, d),
+                    local_ptr(k, s)
                 );
                 match (&d.rank, &s.rank) {
                     (None, None) => w.line(copy),
@@ -345,7 +349,7 @@ impl Dialect for Mpi {
                     (None, Some(r)) => {
                         let get = format!(
                             "collc_mpi::get({}, {}, {}, {}, {n});",
-                            local_ptr(d),
+                            local_ptr(k, d),
                             rank_int(r),
                             s.name,
                             s.offset
@@ -357,7 +361,7 @@ impl Dialect for Mpi {
                     (Some(r), _) => {
                         let put = format!(
                             "collc_mpi::put({}, {}, {}, {}, {n});",
-                            local_ptr(s),
+                            local_ptr(k, s),
                             rank_int(r),
                             d.name,
                             d.offset
@@ -374,7 +378,7 @@ impl Dialect for Mpi {
             (DataKind::Reduce(r), dst, src) => {
                 let d = match dst {
                     Loc::Tile(t) => dst_tile(*t),
-                    Loc::Gm(g) => local_ptr(g),
+                    Loc::Gm(g) => local_ptr(k, g),
                 };
                 match src {
                     Loc::Tile(t) => w.line(format!(
@@ -385,14 +389,15 @@ impl Dialect for Mpi {
                     Loc::Gm(g) if g.rank.is_none() => w.line(format!(
                         "collc_mpi::reduce({}, {d}, {}, {n});",
                         op_name(*r),
-                        local_ptr(g)
+                        local_ptr(k, g)
                     )),
                     Loc::Gm(g) => {
                         // Remote source: through the staging tile, kStage elements at a time.
                         let rank = rank_int(g.rank.as_deref().unwrap_or("ctx.me"));
                         k.helper("min");
                         w.open("");
-                        w.line(format!("float* const dst_gm = {d};"));
+                        let t = k.p.windows[g.window].elem.cpp();
+                        w.line(format!("{t}* const dst_gm = {d};"));
                         let total = if n.contains(' ') {
                             w.line(format!("const int64_t k_n = {n};"));
                             "k_n".to_string()

@@ -161,14 +161,18 @@ fn header(k: &Kernel, w: &mut Writer) {
                     "reused: one window for every call"
                 };
                 w.line(format!(
-                    "//   window {}: f32{} (MPI_Win_allocate; {life})",
-                    win.name, dims
+                    "//   window {}: {}{} (MPI_Win_allocate; {life})",
+                    win.name,
+                    win.elem.as_str(),
+                    dims
                 ));
             }
             Decl::Tile(t) => {
                 w.line(format!(
-                    "//   tile {}: f32[{}] (rank-local scratch, not a window)",
-                    p.tiles[t].name, k.tiles[t].cap
+                    "//   tile {}: {}[{}] (rank-local scratch, not a window)",
+                    p.tiles[t].name,
+                    p.tiles[t].elem.as_str(),
+                    k.tiles[t].cap
                 ));
             }
             Decl::Array(a) => {

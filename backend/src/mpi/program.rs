@@ -114,9 +114,10 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
             Decl::Window(x) => {
                 let win = &p.windows[x];
                 w.line(format!(
-                    "collc_mpi::Window* {} = nullptr;  // window {}: f32{} (MPI_Win_allocate)",
+                    "collc_mpi::Window* {} = nullptr;  // window {}: {}{} (MPI_Win_allocate)",
                     n.window_field(x),
                     win.name,
+                    win.elem.as_str(),
                     dims_text(p, &win.dims)
                 ));
                 w.line(format!(
@@ -148,9 +149,11 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
             Decl::Tile(t) => {
                 let tile = &p.tiles[t];
                 w.line(format!(
-                    "float* {} = nullptr;  // tile {}: f32{} (rank-local, not a window)",
+                    "{}* {} = nullptr;  // tile {}: {}{} (rank-local, not a window)",
+                    tile.elem.cpp(),
                     n.tile_field(t),
                     tile.name,
+                    tile.elem.as_str(),
                     dims_text(p, &tile.dims)
                 ));
             }
@@ -166,7 +169,8 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
     }
     for s in ["stage_a", "stage_b"].iter().take(k.stages) {
         w.line(format!(
-            "float* {s} = nullptr;  // staging buffer (rank-local) for remote reductions"
+            "{}* {s} = nullptr;  // staging buffer (rank-local) for remote reductions",
+            k.stage_elem.cpp()
         ));
     }
     w.line("int64_t collc_blocks = 1;  // blocks per rank (run one after another by kernel())");
@@ -283,7 +287,7 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                     c_string(&format!("{text} does not hold for these parameters"))
                 ));
             }
-            Decl::Calls => {}
+            Decl::Calls | Decl::Type => {}
             Decl::Blocks => {
                 if let Some(b) = &p.blocks {
                     w.line(format!(
@@ -322,10 +326,11 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
             }
             Decl::Window(x) => {
                 let win = &p.windows[x];
+                let t = win.elem.cpp();
                 let alloc = if p.window_per_call(x) {
-                    format!("{} = s.buffers_per_call<float>", n.window_calls(x))
+                    format!("{} = s.buffers_per_call<{t}>", n.window_calls(x))
                 } else {
-                    format!("{} = s.buffer<float>", n.window_field(x))
+                    format!("{} = s.buffer<{t}>", n.window_field(x))
                 };
                 declare(
                     k,
@@ -346,8 +351,9 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
             Decl::Tile(t) => {
                 let info = &k.tiles[t];
                 w.line(format!(
-                    "args.{} = s.local_buffer<float>({}, {});",
+                    "args.{} = s.local_buffer<{}>({}, {});",
                     n.tile_field(t),
+                    p.tiles[t].elem.cpp(),
                     c_string(&p.tiles[t].name),
                     info.cap
                 ));
@@ -356,7 +362,8 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
     }
     for st in ["stage_a", "stage_b"].iter().take(k.stages) {
         w.line(format!(
-            "args.{st} = s.local_buffer<float>(\"collc_{st}\", kStage);"
+            "args.{st} = s.local_buffer<{}>(\"collc_{st}\", kStage);",
+            k.stage_elem.cpp()
         ));
     }
     if let Some(root) = p.semantics.root() {

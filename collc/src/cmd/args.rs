@@ -4,7 +4,7 @@
 //! `--allow-unverified`.
 
 use collc_grammar::Source;
-use collc_spec::ir::Protocol;
+use collc_spec::ir::{ElemType, Protocol};
 use collc_verifier::bounded::BoundedOptions;
 use collc_verifier::planning::TABLE;
 use std::collections::BTreeMap;
@@ -25,6 +25,34 @@ impl ParamArgs {
     /// The values by name (world size included), checked against what `p` declares.
     pub fn resolve(&self, p: &Protocol) -> Result<BTreeMap<String, i64>, String> {
         collc_spec::params::resolve(p, &self.params, self.ranks).map_err(|e| e.to_string())
+    }
+}
+
+/// The element type a command that produces code instantiates a protocol at.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ElemArg {
+    /// Element type (`f32`, `f64`, `i32`, `i64`): one the protocol's `type` parameter lists
+    /// (default: the first listed), or the type its buffers are declared with.
+    #[arg(long = "elem", value_name = "TYPE")]
+    pub elem: Option<String>,
+}
+
+impl ElemArg {
+    /// Sets `p`'s element type; a type the protocol does not declare is an error.
+    pub fn apply(&self, p: &mut Protocol) -> Result<(), String> {
+        let Some(name) = &self.elem else {
+            return Ok(());
+        };
+        let t = ElemType::from_name(name)
+            .ok_or_else(|| format!("--elem {name}: not an element type (f32, f64, i32, i64)"))?;
+        let declared: Vec<&str> = p.elem_types().iter().map(|t| t.as_str()).collect();
+        *p = p.with_elem(t).ok_or_else(|| {
+            format!(
+                "--elem {name}: the protocol is declared for {} only",
+                declared.join(", ")
+            )
+        })?;
+        Ok(())
     }
 }
 

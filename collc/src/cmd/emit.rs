@@ -16,6 +16,7 @@
 //! diagnostics unless `--allow-unverified` is given, which stamps the reasons into the
 //! output's header comment.
 
+use super::args::ElemArg;
 use super::args::GateArgs;
 use crate::driver::load_or_report;
 use crate::output::{exit, Output};
@@ -43,6 +44,9 @@ pub struct EmitArgs {
     /// What to generate.
     #[arg(long, value_enum)]
     pub target: TargetArg,
+    /// The element type (`--elem`).
+    #[command(flatten)]
+    pub elem: ElemArg,
     /// Output file (default: stdout). For `--target host`, a name ending in `.so` builds the
     /// shared library (kernel + launcher) instead of writing the source.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
@@ -114,10 +118,14 @@ pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
         out.err("error: `--abi pypto` is an Ascend kernel ABI: use it with `--target ascend`");
         return exit::USAGE;
     }
-    let l = match load_or_report(&args.file, style, out) {
+    let mut l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if let Err(e) = args.elem.apply(&mut l.protocol) {
+        out.err(format!("error: {e}"));
+        return exit::USAGE;
+    }
     out.diagnostics(&l.source, &l.warnings, style);
     let action = match args.target {
         TargetArg::Mpi => Action::GenerateMpi,

@@ -103,10 +103,14 @@ pub fn emit(
 
 /// `collc run --target mpi`.
 pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
-    let l = match load_or_report(&args.file, style, out) {
+    let mut l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if let Err(e) = args.elem.apply(&mut l.protocol) {
+        out.err(format!("error: {e}"));
+        return exit::USAGE;
+    }
     out.diagnostics(&l.source, &l.warnings, style);
     for (given, flag) in [(args.tsan, "--tsan"), (args.host_barrier, "--host-barrier")] {
         if given {

@@ -12,7 +12,7 @@
 //! The run happens in the C++ runner subprocess, killed after `--wall-limit` seconds, so a
 //! hung rank thread can never hang `collc` (nor leave threads behind in it).
 
-use super::args::{GateArgs, ParamArgs};
+use super::args::{ElemArg, GateArgs, ParamArgs};
 use crate::driver::load_or_report;
 use crate::output::{exit, Output};
 use crate::render::gate::Action;
@@ -45,6 +45,9 @@ pub struct RunArgs {
     /// Parameter values (`-P N`, `--param NAME=V`).
     #[command(flatten)]
     pub params: ParamArgs,
+    /// The element type (`--elem`).
+    #[command(flatten)]
+    pub elem: ElemArg,
     /// Back-to-back calls through one signal buffer.
     #[arg(long, default_value_t = 3)]
     pub calls: u32,
@@ -101,10 +104,14 @@ pub fn run(args: &RunArgs, style: Style, out: &mut Output) -> i32 {
         },
         _ => None,
     };
-    let l = match load_or_report(&args.file, style, out) {
+    let mut l = match load_or_report(&args.file, style, out) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if let Err(e) = args.elem.apply(&mut l.protocol) {
+        out.err(format!("error: {e}"));
+        return exit::USAGE;
+    }
     out.diagnostics(&l.source, &l.warnings, style);
     let params = match args.params.resolve(&l.protocol) {
         Ok(p) => p,

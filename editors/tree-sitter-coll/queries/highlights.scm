@@ -3,7 +3,7 @@
 [
   "collective" "ranks" "param" "const" "let" "blocks" "signal" "window" "tile" "array"
   "require" "body" "epilogue" "in" "as" "value" "per" "call" "reused" "step"
-  "monotonic" "calls"
+  "monotonic" "calls" "type"
 ] @keyword
 
 [ "for" "if" "else" "return" ] @keyword.control
@@ -11,6 +11,7 @@
 [ "notify" "wait" "copy" "get" "put" "reduce" "fence" ] @function.builtin
 
 (type) @type
+(type_name) @type
 (peers) @variable.builtin
 (all_ranks) @variable.builtin
 (bool) @constant.builtin
@@ -28,6 +29,7 @@
 (signal_decl name: (identifier) @variable)
 (window_decl name: (identifier) @variable)
 (tile_decl name: (identifier) @variable)
+(type_decl name: (identifier) @type)
 (array_decl name: (identifier) @variable)
 (cell signal: (identifier) @variable)
 (region buffer: (identifier) @variable)

@@ -51,9 +51,9 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[4]);
 
     // ---- rank-uniform values ----
-    constexpr int64_t TILE = 256;  // allreduce_ring.coll:15  const TILE = 256;
-    const int64_t chunk = collc_div(n, P);  // allreduce_ring.coll:17  let chunk = n / P;
-    const int64_t tc = collc_min(chunk, TILE);  // allreduce_ring.coll:18  let tc = min(chunk, TILE);
+    constexpr int64_t TILE = 256;  // allreduce_ring.coll:17  const TILE = 256;
+    const int64_t chunk = collc_div(n, P);  // allreduce_ring.coll:19  let chunk = n / P;
+    const int64_t tc = collc_min(chunk, TILE);  // allreduce_ring.coll:20  let tc = min(chunk, TILE);
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
@@ -69,150 +69,150 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     collc::Tile<float, 256> acc(0x0);  // tile acc
     collc::Tile<float, 256> recv(0x400);  // tile recv
 
-    // ---- body (allreduce_ring.coll:24) ----
+    // ---- body (allreduce_ring.coll:27) ----
     {
-        // allreduce_ring.coll:25  return if P <= 1;
+        // allreduce_ring.coll:28  return if P <= 1;
         if (P <= 1) {
             pipe_barrier(PIPE_ALL);
             return;
         }
-        const int64_t left = collc_mod(me - 1, P);  // allreduce_ring.coll:26  let left = rank((me - 1) % P);
-        // allreduce_ring.coll:28  for s in 1..P
+        const int64_t left = collc_mod(me - 1, P);  // allreduce_ring.coll:29  let left = rank((me - 1) % P);
+        // allreduce_ring.coll:31  for s in 1..P
         for (int64_t s = 1; s < P; ++s) {
             pipe_barrier(PIPE_ALL);
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-            // allreduce_ring.coll:29  for p in peers
+            // allreduce_ring.coll:32  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_ring.coll:30  notify sig[s - 1][me] @ p += 1;
+                // allreduce_ring.coll:33  notify sig[s - 1][me] @ p += 1;
                 COLLC_CHECK(collc_in(s - 1, 2 * (P - 1) + 1), "notify sig[s - 1][me] @ p += 1; (index, rank or slice out of range)");
                 pto::comm::Signal cell(CommRemotePtr(ctx, sig + ((s - 1) * P + me), p));
                 pto::comm::TNOTIFY(cell, 1, pto::comm::NotifyOp::AtomicAdd);
             }
-            // allreduce_ring.coll:32  for p in peers
+            // allreduce_ring.coll:35  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_ring.coll:33  wait sig[s - 1][p] >= 1;
+                // allreduce_ring.coll:36  wait sig[s - 1][p] >= 1;
                 COLLC_CHECK(collc_in(s - 1, 2 * (P - 1) + 1), "wait sig[s - 1][p] >= 1; (index, rank or slice out of range)");
                 pto::comm::Signal cell(sig + ((s - 1) * P + p));
                 pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
             dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
-            // allreduce_ring.coll:35  fence;
+            // allreduce_ring.coll:38  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
-            const int64_t idx = collc_mod(me - s - 1, P);  // allreduce_ring.coll:36  let idx = (me - s - 1) % P;
-            // allreduce_ring.coll:37  for off in 0..chunk step tc
+            const int64_t idx = collc_mod(me - s - 1, P);  // allreduce_ring.coll:39  let idx = (me - s - 1) % P;
+            // allreduce_ring.coll:40  for off in 0..chunk step tc
             for (int64_t off = 0; off < chunk; off += tc) {
-                const int64_t base = idx * chunk + off;  // allreduce_ring.coll:38  let base = idx * chunk + off;
-                const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:39  let len = min(tc, chunk - off);
-                // allreduce_ring.coll:40  get recv[0 .. len] <- data[base .. base + len] @ left;
+                const int64_t base = idx * chunk + off;  // allreduce_ring.coll:41  let base = idx * chunk + off;
+                const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:42  let len = min(tc, chunk - off);
+                // allreduce_ring.coll:43  get recv[0 .. len] <- data[base .. base + len] @ left;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[base .. base + len] @ left; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
-                // allreduce_ring.coll:41  copy acc[0 .. len] <- data[base .. base + len];
+                // allreduce_ring.coll:44  copy acc[0 .. len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "copy acc[0 .. len] <- data[base .. base + len]; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(data + base, static_cast<int32_t>(len));
                 collc::TLOAD(acc, data + base, static_cast<int32_t>(len));
-                // allreduce_ring.coll:42  reduce sum acc[0 .. len] <- recv[0 .. len];
+                // allreduce_ring.coll:45  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
                 collc::TADD(acc, acc, recv, static_cast<int32_t>(len));
-                // allreduce_ring.coll:43  copy data[base .. base + len] <- acc[0 .. len];
+                // allreduce_ring.coll:46  copy data[base .. base + len] <- acc[0 .. len];
                 COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- acc[0 .. len]; (index, rank or slice out of range)");
                 COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 collc::TSTORE_N(data + base, acc, static_cast<int32_t>(len));
             }
-            // allreduce_ring.coll:45  fence;
+            // allreduce_ring.coll:48  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
         }
-        // allreduce_ring.coll:48  for s in 1..P
+        // allreduce_ring.coll:51  for s in 1..P
         for (int64_t s = 1; s < P; ++s) {
             pipe_barrier(PIPE_ALL);
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-            // allreduce_ring.coll:49  for p in peers
+            // allreduce_ring.coll:52  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_ring.coll:50  notify sig[P + s - 2][me] @ p += 1;
+                // allreduce_ring.coll:53  notify sig[P + s - 2][me] @ p += 1;
                 COLLC_CHECK(collc_in(P + s - 2, 2 * (P - 1) + 1), "notify sig[P + s - 2][me] @ p += 1; (index, rank or slice out of range)");
                 pto::comm::Signal cell(CommRemotePtr(ctx, sig + ((P + s - 2) * P + me), p));
                 pto::comm::TNOTIFY(cell, 1, pto::comm::NotifyOp::AtomicAdd);
             }
-            // allreduce_ring.coll:52  for p in peers
+            // allreduce_ring.coll:55  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_ring.coll:53  wait sig[P + s - 2][p] >= 1;
+                // allreduce_ring.coll:56  wait sig[P + s - 2][p] >= 1;
                 COLLC_CHECK(collc_in(P + s - 2, 2 * (P - 1) + 1), "wait sig[P + s - 2][p] >= 1; (index, rank or slice out of range)");
                 pto::comm::Signal cell(sig + ((P + s - 2) * P + p));
                 pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
             dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
-            // allreduce_ring.coll:55  fence;
+            // allreduce_ring.coll:58  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
-            const int64_t idx = collc_mod(me - s, P);  // allreduce_ring.coll:56  let idx = (me - s) % P;
-            // allreduce_ring.coll:57  for off in 0..chunk step tc
+            const int64_t idx = collc_mod(me - s, P);  // allreduce_ring.coll:59  let idx = (me - s) % P;
+            // allreduce_ring.coll:60  for off in 0..chunk step tc
             for (int64_t off = 0; off < chunk; off += tc) {
-                const int64_t base = idx * chunk + off;  // allreduce_ring.coll:58  let base = idx * chunk + off;
-                const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:59  let len = min(tc, chunk - off);
-                // allreduce_ring.coll:60  get recv[0 .. len] <- data[base .. base + len] @ left;
+                const int64_t base = idx * chunk + off;  // allreduce_ring.coll:61  let base = idx * chunk + off;
+                const int64_t len = collc_min(tc, chunk - off);  // allreduce_ring.coll:62  let len = min(tc, chunk - off);
+                // allreduce_ring.coll:63  get recv[0 .. len] <- data[base .. base + len] @ left;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n) && collc_in(left, P), "get recv[0 .. len] <- data[base .. base + len] @ left; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + base, left), static_cast<int32_t>(len));
-                // allreduce_ring.coll:61  copy data[base .. base + len] <- recv[0 .. len];
+                // allreduce_ring.coll:64  copy data[base .. base + len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- recv[0 .. len]; (index, rank or slice out of range)");
                 COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
                 collc::TSTORE_N(data + base, recv, static_cast<int32_t>(len));
             }
-            // allreduce_ring.coll:63  fence;
+            // allreduce_ring.coll:66  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
         }
         pipe_barrier(PIPE_ALL);
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-        // allreduce_ring.coll:66  for p in peers
+        // allreduce_ring.coll:69  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_ring.coll:67  notify sig[2 * (P - 1)][me] @ p += 1;
+            // allreduce_ring.coll:70  notify sig[2 * (P - 1)][me] @ p += 1;
             COLLC_CHECK(collc_in(2 * (P - 1), 2 * (P - 1) + 1), "notify sig[2 * (P - 1)][me] @ p += 1; (index, rank or slice out of range)");
             pto::comm::Signal cell(CommRemotePtr(ctx, sig + ((2 * (P - 1)) * P + me), p));
             pto::comm::TNOTIFY(cell, 1, pto::comm::NotifyOp::AtomicAdd);
         }
-        // allreduce_ring.coll:69  for p in peers
+        // allreduce_ring.coll:72  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_ring.coll:70  wait sig[2 * (P - 1)][p] >= 1;
+            // allreduce_ring.coll:73  wait sig[2 * (P - 1)][p] >= 1;
             COLLC_CHECK(collc_in(2 * (P - 1), 2 * (P - 1) + 1), "wait sig[2 * (P - 1)][p] >= 1; (index, rank or slice out of range)");
             pto::comm::Signal cell(sig + ((2 * (P - 1)) * P + p));
             pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
         }
         pipe_barrier(PIPE_ALL);
         dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
-        // allreduce_ring.coll:72  fence;
+        // allreduce_ring.coll:75  fence;
         pipe_barrier(PIPE_ALL);
         COLLC_TRACE_FENCE();
     }
 
-    // ---- epilogue (allreduce_ring.coll:75) ----
+    // ---- epilogue (allreduce_ring.coll:78) ----
     {
         pipe_barrier(PIPE_ALL);
-        // allreduce_ring.coll:76  for r in 0..2 * (P - 1) + 1
+        // allreduce_ring.coll:79  for r in 0..2 * (P - 1) + 1
         {
             const int64_t collc_r_end = 2 * (P - 1) + 1;
             for (int64_t r = 0; r < collc_r_end; ++r) {
-                // allreduce_ring.coll:77  for p in peers
+                // allreduce_ring.coll:80  for p in peers
                 for (int64_t p = 0; p < P; ++p) {
                     if (p == me) continue;
-                    // allreduce_ring.coll:78  notify sig[r][p] -= 1;
+                    // allreduce_ring.coll:81  notify sig[r][p] -= 1;
                     COLLC_CHECK(collc_in(r, 2 * (P - 1) + 1), "notify sig[r][p] -= 1; (index, rank or slice out of range)");
                     pto::comm::Signal cell(sig + (r * P + p));
                     pto::comm::TNOTIFY(cell, -1, pto::comm::NotifyOp::AtomicAdd);
                 }
             }
         }
-        // allreduce_ring.coll:81  fence;
+        // allreduce_ring.coll:84  fence;
         pipe_barrier(PIPE_ALL);
         COLLC_TRACE_FENCE();
     }
