@@ -21,6 +21,7 @@ pub mod header;
 pub mod host;
 pub mod mpi;
 pub mod package;
+pub mod pmpi;
 
 use crate::cpp::{EmitOptions, Kernel};
 use api::Coll;
@@ -301,9 +302,20 @@ pub fn install(
     args.extend(sources.iter().map(|s| s.to_string_lossy().into_owned()));
     args.push("-o".into());
     args.push(library.to_string_lossy().into_owned());
+    let command = compile(&compiler, &args)?;
+    Ok(Installed {
+        dir,
+        library,
+        command,
+        files: written,
+    })
+}
+
+/// Runs `compiler args`; the command line, or the build error with its output.
+pub fn compile(compiler: &str, args: &[String]) -> Result<String, LibError> {
     let command = format!("{compiler} {}", args.join(" "));
-    let out = Command::new(&compiler)
-        .args(&args)
+    let out = Command::new(compiler)
+        .args(args)
         .output()
         .map_err(|e| LibError::Build(format!("cannot run `{compiler}`: {e}")))?;
     if !out.status.success() {
@@ -313,12 +325,7 @@ pub fn install(
             String::from_utf8_lossy(&out.stderr)
         )));
     }
-    Ok(Installed {
-        dir,
-        library,
-        command,
-        files: written,
-    })
+    Ok(command)
 }
 
 /// Flags of the library build: optimised, warnings as errors, position independent, only

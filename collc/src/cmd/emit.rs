@@ -68,7 +68,13 @@ pub struct EmitArgs {
     /// README) in the folder `-o DIR` (`--target host` or `mpi`). See `cmd::lib`.
     #[arg(long, value_name = "NAME")]
     pub lib: Option<String>,
-    /// More protocols for `--lib` (one collective each, one function per kind).
+    /// Build `libcollc_pmpi.so` in `-o DIR` (`--target mpi`): MPI's profiling interface
+    /// answering MPI_Barrier, MPI_Allreduce and MPI_Bcast calls in the protocols' domains,
+    /// everything else passed through (run programs unchanged with `LD_PRELOAD`). See
+    /// `cmd::lib`.
+    #[arg(long)]
+    pub pmpi: bool,
+    /// More protocols for `--lib` or `--pmpi` (one collective each, one function per kind).
     #[arg(value_name = "MORE")]
     pub more: Vec<String>,
 }
@@ -111,7 +117,7 @@ pub enum AbiArg {
 
 /// Runs `collc emit`.
 pub fn run(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
-    if args.lib.is_some() || !args.more.is_empty() {
+    if args.lib.is_some() || args.pmpi || !args.more.is_empty() {
         return super::lib::emit(args, style, out);
     }
     if args.abi == AbiArg::Pypto && args.target != TargetArg::Ascend {

@@ -15,7 +15,16 @@ use std::path::Path;
 
 /// Runs `collc emit ... --lib`.
 pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
-    let Some(name) = &args.lib else {
+    if args.pmpi && (args.lib.is_some() || args.target != TargetArg::Mpi) {
+        out.err("error: --pmpi builds libcollc_pmpi.so for --target mpi, without --lib");
+        return exit::USAGE;
+    }
+    let name = if args.pmpi {
+        Some("collc_pmpi".to_string())
+    } else {
+        args.lib.clone()
+    };
+    let Some(name) = &name else {
         out.err(
             "error: more than one FILE needs --lib NAME (a library packages several protocols)",
         );
@@ -66,7 +75,12 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
             world_limit: Some(g.world_limit),
         })
         .collect();
-    match library::install(&members, name, target, Path::new(dir)) {
+    let installed = if args.pmpi {
+        library::pmpi::install_pmpi(&members, Path::new(dir))
+    } else {
+        library::install(&members, name, target, Path::new(dir))
+    };
+    match installed {
         Ok(inst) => {
             out.err(format!(
                 "built {}: {}\nwrote {} in {} (pkg-config: PKG_CONFIG_PATH={}; CMake: find_package({name} CONFIG PATHS {}))",

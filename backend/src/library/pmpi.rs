@@ -1,0 +1,377 @@
+//! `collc emit --target mpi --pmpi FILE... -o DIR`: `libcollc_pmpi.so`, MPI's profiling
+//! interface answering MPI collectives with verified protocols, for programs run unchanged
+//! with `LD_PRELOAD`.
+//!
+//! Each protocol is packaged as its own collc MPI library (`DIR/impl<i>/libpmpi<i>.so`,
+//! [`super::install`]); the generated `collc_pmpi.cpp` defines the intercepted `MPI_*`
+//! functions over them and over the fixed runtime `collc_pmpi.hpp` (its header comment is
+//! the contract: what is served, what passes through and why, the counters).
+//!
+//! Served: `MPI_Barrier` (a barrier protocol), `MPI_Allreduce` (an allreduce whose count is
+//! per call, on its element type's predefined datatype and its operator; `MPI_IN_PLACE`
+//! included), `MPI_Bcast` (a broadcast whose count is per call, on its datatype, any root:
+//! one collc communicator per root). `MPI_Reduce_scatter_block`, `MPI_Allgather`,
+//! `MPI_Alltoall` and `MPI_Alltoallv` are intercepted, counted and passed through
+//! (`no-protocol`): the libraries fix those collectives' shapes at creation.
+
+use super::api::{Coll, Kind};
+use super::{collectives, install, Installed, LibError, LibTarget, Member, BUILD_FLAGS};
+use crate::cpp::Writer;
+use collc_spec::ir::{ElemType, ReduceOp, Semantics, VarKind};
+use std::path::Path;
+
+/// The fixed runtime of the PMPI library.
+pub const RUNTIME: &str = include_str!("../../runtime/mpi/collc_pmpi.hpp");
+
+/// The MPI datatype of an element type.
+fn mpi_type(t: ElemType) -> &'static str {
+    match t {
+        ElemType::F32 => "MPI_FLOAT",
+        ElemType::F64 => "MPI_DOUBLE",
+        ElemType::I32 => "MPI_INT",
+        ElemType::I64 => "MPI_LONG_LONG",
+    }
+}
+
+fn mpi_op(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "MPI_SUM",
+        ReduceOp::Max => "MPI_MAX",
+        ReduceOp::Min => "MPI_MIN",
+        ReduceOp::Prod => "MPI_PROD",
+    }
+}
+
+/// One packaged protocol the shim can serve a collective with.
+struct Served<'a> {
+    lib: String,
+    coll: Coll<'a>,
+}
+
+/// The configuration of protocol `s` for a communicator: its count parameter at the
+/// largest count, its root at `root`, every other parameter at the bottom of its domain.
+fn config(s: &Served, w: &mut Writer) {
+    let c = &s.coll;
+    let lib = &s.lib;
+    w.line(format!("{lib}_config cfg;"));
+    w.line("std::memset(&cfg, 0, sizeof cfg);");
+    for (v, name) in c.params() {
+        let var = &c.p().vars[v];
+        let value = match var.kind {
+            _ if Some(v) == c.size_param() => {
+                let hi = match var.kind {
+                    VarKind::Param {
+                        domain: Some((_, hi)),
+                    } => hi,
+                    _ => i64::MAX,
+                };
+                format!("collc_pmpi::max_count({hi}LL)")
+            }
+            VarKind::Param {
+                domain: Some((lo, _)),
+            } => format!("{lo}LL"),
+            _ => "root".to_string(),
+        };
+        w.line(format!("cfg.{}.{name} = {value};", c.func));
+    }
+    w.line(format!("{lib}_comm* made = nullptr;"));
+    w.line(format!(
+        "return {lib}_comm_create(comm, &cfg, &made) == 0 ? static_cast<void*>(made) : nullptr;"
+    ));
+}
+
+/// `pmpi<i>_comm_free` as `int (*)(void*)`, and `create_pmpi<i>(comm, root)`.
+fn free_fn(s: &Served, w: &mut Writer) {
+    w.line(format!(
+        "static int free_{lib}(void* c) {{ return {lib}_comm_free(static_cast<{lib}_comm*>(c)); }}",
+        lib = s.lib
+    ));
+    w.open(format!(
+        "[[maybe_unused]] static void* create_{}(MPI_Comm comm, [[maybe_unused]] int root)",
+        s.lib
+    ));
+    config(s, w);
+    w.close();
+}
+
+fn barrier(s: Option<&Served>, w: &mut Writer) {
+    w.open("extern \"C\" int MPI_Barrier(MPI_Comm comm)");
+    w.line("using namespace collc_pmpi;");
+    w.line("if (depth() > 0) return PMPI_Barrier(comm);");
+    w.line("const int why = comm_reason(comm);");
+    w.line("if (why >= 0) { pass(kBarrier, Reason(why)); return PMPI_Barrier(comm); }");
+    match s {
+        None => w.line("pass(kBarrier, kNoProtocol);"),
+        Some(s) => {
+            w.line(format!(
+                "void* c = instance(comm, kBarrier, 0, free_{lib}, [&] {{ return create_{lib}(comm, 0); }});",
+                lib = s.lib
+            ));
+            w.line("if (c == nullptr) { pass(kBarrier, kCreate); return PMPI_Barrier(comm); }");
+            w.line("Inside in;");
+            w.line(format!(
+                "if ({}_{}(static_cast<{}_comm*>(c)) != 0) return MPI_ERR_OTHER;",
+                s.lib, s.coll.func, s.lib
+            ));
+            w.line("++stats().served[kBarrier];");
+            w.line("return MPI_SUCCESS;");
+        }
+    }
+    w.line("return PMPI_Barrier(comm);");
+    w.close();
+}
+
+fn allreduce(s: Option<&Served>, w: &mut Writer) {
+    w.open("extern \"C\" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)");
+    w.line("using namespace collc_pmpi;");
+    w.line("if (depth() > 0) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);");
+    w.line("int why = comm_reason(comm);");
+    if let Some(s) = s {
+        let (t, op) = match s.coll.p().semantics {
+            Semantics::Allreduce { op, data } => (s.coll.p().windows[data].elem, op),
+            _ => (ElemType::F32, ReduceOp::Sum),
+        };
+        w.line(format!(
+            "if (why < 0 && datatype != {}) why = kDatatype;",
+            mpi_type(t)
+        ));
+        w.line(format!("if (why < 0 && op != {}) why = kOp;", mpi_op(op)));
+        w.line(format!(
+            "if (why < 0 && (count <= 0 || count > collc_pmpi::max_count({}LL))) why = kCount;",
+            domain_hi(&s.coll)
+        ));
+        w.open("if (why < 0)");
+        w.line(format!(
+            "void* c = instance(comm, kAllreduce, 0, free_{lib}, [&] {{ return create_{lib}(comm, 0); }});",
+            lib = s.lib
+        ));
+        w.open("if (c == nullptr)");
+        w.line("why = kCreate;");
+        w.reopen("else");
+        w.line(format!(
+            "if (sendbuf != MPI_IN_PLACE) std::memcpy(recvbuf, sendbuf, size_t(count) * sizeof({}));",
+            t.cpp()
+        ));
+        w.line("Inside in;");
+        w.line(format!(
+            "if ({}_{}(static_cast<{}_comm*>(c), static_cast<{}*>(recvbuf), size_t(count)) != 0) return MPI_ERR_OTHER;",
+            s.lib,
+            s.coll.func,
+            s.lib,
+            t.cpp()
+        ));
+        w.line("++stats().served[kAllreduce];");
+        w.line("return MPI_SUCCESS;");
+        w.close();
+        w.close();
+    } else {
+        w.line("if (why < 0) why = kNoProtocol;");
+    }
+    w.line("pass(kAllreduce, Reason(why));");
+    w.line("return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);");
+    w.close();
+}
+
+fn bcast(s: Option<&Served>, w: &mut Writer) {
+    w.open("extern \"C\" int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)");
+    w.line("using namespace collc_pmpi;");
+    w.line("if (depth() > 0) return PMPI_Bcast(buffer, count, datatype, root, comm);");
+    w.line("int why = comm_reason(comm);");
+    if let Some(s) = s {
+        let t = match s.coll.p().semantics {
+            Semantics::Broadcast { data, .. } => s.coll.p().windows[data].elem,
+            _ => ElemType::F32,
+        };
+        w.line(format!(
+            "if (why < 0 && datatype != {}) why = kDatatype;",
+            mpi_type(t)
+        ));
+        w.line(format!(
+            "if (why < 0 && (count <= 0 || count > collc_pmpi::max_count({}LL))) why = kCount;",
+            domain_hi(&s.coll)
+        ));
+        w.open("if (why < 0)");
+        w.line(format!(
+            "void* c = instance(comm, kBcast, root, free_{lib}, [&] {{ return create_{lib}(comm, root); }});",
+            lib = s.lib
+        ));
+        w.open("if (c == nullptr)");
+        w.line("why = kCreate;");
+        w.reopen("else");
+        w.line("Inside in;");
+        w.line(format!(
+            "if ({}_{}(static_cast<{}_comm*>(c), static_cast<{}*>(buffer), size_t(count), root) != 0) return MPI_ERR_OTHER;",
+            s.lib,
+            s.coll.func,
+            s.lib,
+            t.cpp()
+        ));
+        w.line("++stats().served[kBcast];");
+        w.line("return MPI_SUCCESS;");
+        w.close();
+        w.close();
+    } else {
+        w.line("if (why < 0) why = kNoProtocol;");
+    }
+    w.line("pass(kBcast, Reason(why));");
+    w.line("return PMPI_Bcast(buffer, count, datatype, root, comm);");
+    w.close();
+}
+
+/// The top of the count parameter's domain.
+fn domain_hi(c: &Coll) -> i64 {
+    c.size_param()
+        .and_then(|v| match c.p().vars[v].kind {
+            VarKind::Param {
+                domain: Some((_, hi)),
+            } => Some(hi),
+            _ => None,
+        })
+        .unwrap_or(0)
+}
+
+/// The collectives intercepted but always passed through, with their PMPI call.
+const PASSED: &[(&str, &str, &str, &str)] = &[
+    (
+        "MPI_Reduce_scatter_block",
+        "kReduceScatterBlock",
+        "const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm",
+        "sendbuf, recvbuf, recvcount, datatype, op, comm",
+    ),
+    (
+        "MPI_Allgather",
+        "kAllgather",
+        "const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
+        "sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm",
+    ),
+    (
+        "MPI_Alltoall",
+        "kAlltoall",
+        "const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
+        "sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm",
+    ),
+    (
+        "MPI_Alltoallv",
+        "kAlltoallv",
+        "const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm",
+        "sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm",
+    ),
+];
+
+fn lifecycle(w: &mut Writer) {
+    w.open(
+        "extern \"C\" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)",
+    );
+    w.line("const int r = PMPI_Init_thread(argc, argv, required, provided);");
+    w.line("collc_pmpi::thread_multiple() = r == MPI_SUCCESS && *provided == MPI_THREAD_MULTIPLE;");
+    w.line("return r;");
+    w.close();
+    w.open("extern \"C\" int MPI_Finalize(void)");
+    w.line("collc_pmpi::report();");
+    w.line("collc_pmpi::finalize();");
+    w.line("return PMPI_Finalize();");
+    w.close();
+}
+
+/// The shim's source over the packaged protocols.
+fn shim(served: &[Served]) -> String {
+    let mut w = Writer::default();
+    w.line("// Generated by collc emit --target mpi --pmpi: MPI collectives answered by verified");
+    w.line("// protocols (collc_pmpi.hpp says what is served and what passes through).");
+    w.line("#include \"collc_pmpi.hpp\"");
+    for s in served {
+        w.line(format!("#include \"{}.h\"", s.lib));
+    }
+    w.line("");
+    for s in served {
+        free_fn(s, &mut w);
+    }
+    let pick = |f: fn(&Kind) -> bool| served.iter().find(|s| f(&s.coll.kind));
+    let counted = |s: &&Served| s.coll.size_param().is_some();
+    barrier(pick(|k| matches!(k, Kind::Barrier)), &mut w);
+    allreduce(
+        pick(|k| matches!(k, Kind::Allreduce { .. })).filter(counted),
+        &mut w,
+    );
+    bcast(
+        pick(|k| matches!(k, Kind::Broadcast { .. })).filter(counted),
+        &mut w,
+    );
+    for (name, coll, params, args) in PASSED {
+        w.open(format!("extern \"C\" int {name}({params})"));
+        w.line(format!(
+            "if (collc_pmpi::depth() == 0) collc_pmpi::pass(collc_pmpi::{coll}, collc_pmpi::kNoProtocol);"
+        ));
+        w.line(format!("return P{name}({args});"));
+        w.close();
+    }
+    lifecycle(&mut w);
+    w.finish()
+}
+
+/// Packages each protocol as `DIR/impl<i>/`, writes the shim and builds
+/// `DIR/libcollc_pmpi.so`.
+pub fn install_pmpi(members: &[Member], dir: &Path) -> Result<Installed, LibError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| LibError::Io(format!("cannot create `{}`: {e}", dir.display())))?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| LibError::Io(format!("`{}`: {e}", dir.display())))?;
+    let mut served = Vec::new();
+    let mut link = Vec::new();
+    let mut files = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        let lib = format!("pmpi{i}");
+        let sub = dir.join(format!("impl{i}"));
+        install(std::slice::from_ref(m), &lib, LibTarget::Mpi, &sub).map_err(|e| match e {
+            LibError::Refused { diagnostics, .. } => LibError::Refused {
+                member: i,
+                diagnostics,
+            },
+            e => e,
+        })?;
+        let coll = collectives(std::slice::from_ref(m), &lib)?
+            .into_iter()
+            .next()
+            .expect("one collective per member");
+        link.push(format!("-I{}", sub.display()));
+        link.push(format!("-L{}", sub.display()));
+        link.push(format!("-l{lib}"));
+        link.push(format!("-Wl,-rpath,$ORIGIN/impl{i}"));
+        files.push(format!("impl{i}/lib{lib}.so"));
+        served.push(Served { lib, coll });
+    }
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).map_err(|e| LibError::Io(e.to_string()))?;
+    let write = |name: &str, text: &str| {
+        std::fs::write(src.join(name), text)
+            .map_err(|e| LibError::Io(format!("cannot write `{name}`: {e}")))
+    };
+    write("collc_pmpi.hpp", RUNTIME)?;
+    write("collc_pmpi.cpp", &shim(&served))?;
+    files.push("src/collc_pmpi.cpp".into());
+    let library = dir.join("libcollc_pmpi.so");
+    let mpicxx = crate::mpi::build::find_toolchain()
+        .map_err(|e| LibError::Build(e.to_string()))?
+        .mpicxx
+        .to_string_lossy()
+        .into_owned();
+    let mut args: Vec<String> = BUILD_FLAGS
+        .iter()
+        .filter(|f| !f.starts_with("-fvisibility"))
+        .map(|s| s.to_string())
+        .collect();
+    args.push(format!("-I{}", src.display()));
+    args.push(src.join("collc_pmpi.cpp").to_string_lossy().into_owned());
+    args.extend(link);
+    args.push("-o".into());
+    args.push(library.to_string_lossy().into_owned());
+    let command = super::compile(&mpicxx, &args)?;
+    files.push("libcollc_pmpi.so".into());
+    Ok(Installed {
+        dir,
+        library,
+        command,
+        files,
+    })
+}
