@@ -2,10 +2,10 @@
 //! [`Report`] out — the symbolic obligations (`check.rs`), then the bounded ones
 //! (`bounded.rs`, or `skipped`), with line numbers when the source is given.
 //! Every consumer (`collc verify`, the gate of `collc emit`/`collc run`, benches,
-//! tests) calls [`verify`]; what may be produced from the report is [`crate::gate`].
+//! tests) calls [`verify`]; what may be produced from the report is [`crate::report::gate`].
 
-use crate::bounded::{self, BoundedOptions};
-use crate::check;
+use crate::obligations::bounded::{self, BoundedOptions};
+use crate::obligations::check;
 use crate::planning::{self, TABLE};
 use crate::report::Report;
 use collc_grammar::Source;
@@ -59,26 +59,32 @@ impl<'a> Options<'a> {
 /// Verifies `p`: every obligation — symbolic, the index ranges, then bounded — as one
 /// report.
 pub fn verify(p: &Protocol, opts: &Options) -> Report {
-    let param = crate::param::prove(p, Duration::from_millis(opts.symbolic.timeout_ms));
+    let param = crate::engine::param::prove(p, Duration::from_millis(opts.symbolic.timeout_ms));
     let mut report = check::verify(p, &opts.symbolic);
-    crate::param::report::apply_symbolic(&param, &mut report);
-    crate::param::report::apply_vacuous_value_signal(p, &mut report);
-    let value =
-        crate::param::value::prove(p, &param, Duration::from_millis(opts.symbolic.timeout_ms));
-    crate::param::scope::apply_value(&value, &mut report);
-    crate::past::check_past(p, &opts.symbolic, &mut report);
+    crate::obligations::param_report::apply_symbolic(&param, &mut report);
+    crate::obligations::param_report::apply_vacuous_value_signal(p, &mut report);
+    let value = crate::engine::param::value::prove(
+        p,
+        &param,
+        Duration::from_millis(opts.symbolic.timeout_ms),
+    );
+    crate::obligations::param_scope::apply_value(&value, &mut report);
+    crate::obligations::past::check_past(p, &opts.symbolic, &mut report);
     report.stats.param_millis = param.millis;
     report
         .obligations
-        .extend(crate::epoch::horizon(p, param.horizon.as_ref()));
-    report.obligations.extend(crate::reuse::check(
+        .extend(crate::obligations::epoch::horizon(
+            p,
+            param.horizon.as_ref(),
+        ));
+    report.obligations.extend(crate::obligations::reuse::check(
         p,
         &param,
         Duration::from_millis(opts.symbolic.timeout_ms),
     ));
     report
         .obligations
-        .push(crate::range_obligation::check(p, opts.source));
+        .push(crate::obligations::range_obligation::check(p, opts.source));
     match &opts.bounded {
         None => report.obligations.extend(bounded::skipped()),
         Some(b) => {
@@ -89,15 +95,16 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             }
             // The pair-order search's answer only chooses where to look; what the bounded
             // search explores besides its ladder is the planner's.
-            let unordered = crate::pair_order::first_unordered(
+            let unordered = crate::engine::pair_order::first_unordered(
                 p,
                 Instant::now() + Duration::from_millis(opts.symbolic.timeout_ms),
             );
             let named = planning::Named {
                 refuted: param.named_worlds.clone(),
+                warned: report.warned_values(&p.vars[p.world].name),
                 unordered,
             };
-            let (worlds, probes) = planning::targets(p, named, &report);
+            let (worlds, probes) = planning::targets(p, named);
             for w in worlds {
                 if !b.target_worlds.contains(&w) {
                     b.target_worlds.push(w);
@@ -108,8 +115,8 @@ pub fn verify(p: &Protocol, opts: &Options) -> Report {
             report.stats.bounded_millis = t0.elapsed().as_millis() as u64;
         }
     }
-    crate::param::report::apply_deadlock(&param, &mut report);
-    crate::param::scope::finish(&mut report);
+    crate::obligations::param_report::apply_deadlock(&param, &mut report);
+    crate::obligations::param_scope::finish(&mut report);
     if let Some(src) = opts.source {
         report.locate(src);
         crate::fix::attach(&mut report, src);

@@ -17,7 +17,7 @@ use collc_grammar::{Edit, Fix, Source, Span};
 use std::collections::BTreeSet;
 
 mod rewrite;
-pub use rewrite::Rewrite;
+pub use crate::report::Rewrite;
 
 /// The fix of a finding of obligation `id`, if one can be derived.
 pub fn of_finding(id: &str, f: &Finding, file: &File, text: &str) -> Option<Fix> {

@@ -8,36 +8,26 @@
 //! gate policy, [`gate()`] (report + `--allow-unverified` → may a kernel be produced, and
 //! what is stamped into it).
 
-pub mod bounded;
-pub mod cause;
-pub mod check;
-pub mod cost;
-pub mod entry;
-pub mod epoch;
-pub mod evidence;
-pub mod exec;
-pub mod fence;
-pub mod fix;
-pub mod gate;
-mod multi;
-mod order;
-pub mod pair_order;
-pub mod param;
-mod past;
+// The layers, bottom first (ARCHITECTURE.md, "Verifier layers"; `tests/layers.rs` checks
+// that no import runs up): the planner, the verdict's data, the engine, the obligations;
+// then the verbs of this file's modules.
+mod engine;
+mod obligations;
 pub mod planning;
-pub mod range;
-pub mod range_obligation;
 pub mod report;
-pub mod reuse;
-pub mod smt;
-pub mod sweep;
-pub mod sym;
+
+pub mod entry;
+pub mod fix;
 pub mod table;
 pub mod validate;
-pub mod value_signal;
-mod window;
+
+// The layers' public surface: what the CLI, the language server, the benches and the
+// tests use.
+pub use engine::{cost, param, smt};
+pub use obligations::{bounded, check, fence, range_obligation, reuse, value_signal};
+pub use report::{cause, evidence};
 
 pub use entry::{verify, Options};
-pub use gate::{gate, Decision, Gate, Verdict};
+pub use report::gate::{self, gate, Decision, Gate, Verdict};
 pub use report::{Finding, ObligationResult, Report, Status, WorldRange};
 pub use validate::validate;

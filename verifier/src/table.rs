@@ -2,19 +2,19 @@
 //! shapes (credits, waits, reset) come from the same abstract execution as the proofs,
 //! at every enumerated configuration; a row is a cell class — the cells touched by
 //! exactly one set of statements — and rows that print the same are merged. Its cells
-//! per call are derived symbolically with the cost walk (`crate::cost::cells`: the cells
+//! per call are derived symbolically with the cost walk (`crate::engine::cost::cells`: the cells
 //! touched by exactly that set, for every P), and so are its credits and reset per cell
 //! (each statement's amount on the cells it reaches) and its waits (the thresholds)
 //! where the enumerated shapes vary with the configuration (a counter whose credits grow
 //! with P): every derived value is checked against every enumerated configuration. A
 //! column with no closed form says why and lists its enumerated values.
 
-use crate::check::{chain, contrib};
-use crate::cost::alg::Poly;
-use crate::cost::cells::{at, At, Touches};
-use crate::exec::{self, EvKind, Run, Section};
-use crate::sweep::{self, Visit};
-use crate::sym::{Atom, Lin, Printer};
+use crate::engine::cost::alg::Poly;
+use crate::engine::cost::cells::{at, At, Touches};
+use crate::engine::exec::{self, EvKind, Run, Section};
+use crate::engine::sweep::{self, Visit};
+use crate::engine::sym::{Atom, Lin, Printer};
+use crate::obligations::check::{chain, contrib};
 use collc_spec::ir::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,14 +39,14 @@ pub struct CreditRow {
     pub net: String,
     /// The cells count as derived (none when it has no closed form).
     #[serde(skip)]
-    pub cells_count: Option<crate::cost::alg::Poly>,
+    pub cells_count: Option<crate::engine::cost::alg::Poly>,
     /// The credits per cell and call as derived (none when not derived or not checked
     /// at every configuration).
     #[serde(skip)]
-    pub credits_count: Option<crate::cost::alg::Poly>,
+    pub credits_count: Option<crate::engine::cost::alg::Poly>,
     /// The reset per cell and call as derived (likewise).
     #[serde(skip)]
-    pub reset_count: Option<crate::cost::alg::Poly>,
+    pub reset_count: Option<crate::engine::cost::alg::Poly>,
     /// The sets of statements (by span) whose cells make up the row.
     #[serde(skip)]
     pub touched_by: Vec<BTreeSet<At>>,
@@ -127,7 +127,7 @@ struct Part {
 pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
     let mut seen: Vec<Config> = Vec::new();
     if exec::enumerated_world(p).is_none() {
-        return Err(crate::check::enumeration_scope(p));
+        return Err(crate::obligations::check::enumeration_scope(p));
     }
     let sweep = sweep::each_run(p, None, &mut |visit| {
         match visit {
@@ -227,7 +227,7 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
             amounts: (credits, reset),
         });
     }
-    let names = crate::cost::show::Names { p };
+    let names = crate::engine::cost::show::Names { p };
     let mut out = Vec::new();
     for (key, parts) in rows {
         let mut total = Some(Poly::default());
@@ -302,9 +302,9 @@ fn statements_of(t: &Touches, class: &Class) -> Result<BTreeSet<usize>, String> 
 /// A derived count checked at every enumerated configuration where the formula's
 /// variables have values.
 fn checked(p: &Protocol, total: Poly, pts: &Points) -> Result<Poly, String> {
-    let shown = crate::cost::show::Names { p }.formula(&total);
+    let shown = crate::engine::cost::show::Names { p }.formula(&total);
     for (cfg, n) in pts {
-        if let Some(v) = crate::cost::value_at(p, &total, cfg) {
+        if let Some(v) = crate::engine::cost::value_at(p, &total, cfg) {
             if v != *n {
                 let at: Vec<String> = cfg
                     .iter()
@@ -346,7 +346,7 @@ fn columns(
         let (c, r) = *s.amounts.iter().next()?;
         each.push((cfg, k, c, r));
     }
-    let names = crate::cost::show::Names { p };
+    let names = crate::engine::cost::show::Names { p };
     let same = |pick: fn(&Key) -> &String| -> Option<String> {
         let first = pick(each.first()?.1);
         each.iter()
@@ -373,7 +373,7 @@ fn columns(
         |f: Result<Poly, String>, want: fn(&Shape) -> Option<i64>| -> Result<Poly, String> {
             let f = f?;
             for e in &each {
-                let got = crate::cost::value_at(p, &f, e.0);
+                let got = crate::engine::cost::value_at(p, &f, e.0);
                 if want(e).is_none() || got != want(e) {
                     return Err(format!(
                         "the derived `{}` gives {}, the enumeration {} at {}",
@@ -439,7 +439,7 @@ fn waits_symbolic(
                 collc_spec::print::expr_to_string(p, threshold)
             ));
         }
-        let f = crate::cost::walk::Walk::new(p, 0).poly(threshold)?;
+        let f = crate::engine::cost::walk::Walk::new(p, 0).poly(threshold)?;
         shown.push(format!(
             "{} {}",
             cmp.as_str(),
@@ -451,7 +451,7 @@ fn waits_symbolic(
         let want = &key.2;
         let got: Option<Vec<String>> = thresholds
             .iter()
-            .map(|(c, f)| crate::cost::value_at(p, f, cfg).map(|v| format!("{c} {v}")))
+            .map(|(c, f)| crate::engine::cost::value_at(p, f, cfg).map(|v| format!("{c} {v}")))
             .collect();
         let got = got.map_or("none".to_string(), |g| {
             if g.is_empty() {

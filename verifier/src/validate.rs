@@ -1,5 +1,5 @@
 //! The front end's whole check of one source text: parsing and lowering
-//! (`collc_spec::check`), then the range obligations of [`crate::range`] for
+//! (`collc_spec::check`), then the range obligations of [`crate::engine::range`] for
 //! every value of the declared domains. Every command that reads a `.coll`
 //! file validates it with [`validate`].
 
@@ -24,7 +24,7 @@ pub fn validate(text: &str) -> Checked {
         return checked;
     };
     // The AST gives the ranges their spans.
-    let found = crate::range::check(p, &file);
+    let found = crate::engine::range::check(p, &file);
     if found.iter().any(|d| d.is_error()) {
         checked.protocol = None;
     }

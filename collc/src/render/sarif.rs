@@ -170,7 +170,7 @@ impl SarifLog {
             .iter()
             .map(|o| {
                 json!({"id": o.id, "status": o.status, "world": o.world,
-                       "proved": collc_verifier::param::scope::how(o), "scope": o.scope})
+                       "proved": o.how(), "scope": o.scope})
             })
             .collect();
         self.artifact_props.insert(

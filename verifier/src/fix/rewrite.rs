@@ -1,34 +1,12 @@
-//! Edits a finding's help proposes, as data ([`Rewrite`], set where the finding is made),
-//! turned into source edits here. When the edit cannot be placed in the source, or the
+//! Edits a finding's help proposes, as data (`crate::report::Rewrite`, set where the
+//! finding is made), turned into source edits here. When the edit cannot be placed in the source, or the
 //! verifier still finds the obligation violated on the edited text, the finding keeps
 //! no fix and its help is [`Rewrite::unfixed_help`], which proposes no specific edit.
 
 use super::{body, find_stmt, slice};
+use crate::report::Rewrite;
 use collc_grammar::ast::{CmpOp, File, StmtKind};
 use collc_grammar::{Fix, Span};
-
-/// An edit of the statement at a finding's primary span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rewrite {
-    /// The wait's threshold grows `by` more per call: `+ by * call` appended
-    /// (`- |by| * call` when `by` is negative).
-    ThresholdGrowth {
-        /// Credits per call minus the threshold's growth per call.
-        by: i64,
-    },
-    /// The wait's `==` becomes `>=`.
-    WaitAtLeast,
-}
-
-impl Rewrite {
-    /// The help when no fix was derived: the rule, no specific edit.
-    pub fn unfixed_help(&self) -> String {
-        match self {
-            Rewrite::ThresholdGrowth { .. } => "a wait on a monotonic cell must have a threshold that grows per call by exactly the cell's credits per call".into(),
-            Rewrite::WaitAtLeast => "a wait on a counter that receives AtomicAdd credits must compare with `>=` or `>`: a fast writer can push it past an exact value before this rank polls".into(),
-        }
-    }
-}
 
 /// The source edit of `r` on the body statement at `at`, if it is a wait it applies to.
 pub fn fix(r: Rewrite, file: &File, text: &str, at: Span) -> Option<Fix> {

@@ -38,7 +38,7 @@ pub struct BoundedOptions {
     /// completely leaves the obligation `unknown`. The relaxed runs do not take them.
     pub target_worlds: Vec<i64>,
     /// Assignments explored after `target_worlds` (a value past the grid that a literal
-    /// names, `crate::probe`; an unordered pair's parameter values, `crate::pair_order`),
+    /// names, `crate::probe`; an unordered pair's parameter values, `crate::engine::pair_order`),
     /// each at 2 calls and its tiles, the parameters it does not fix over the grid's values,
     /// stated in the scope as `targeted P=2, C=5, ...`. One the grid already covers, or
     /// whose fixed values no domain or `require` admits, is skipped. The relaxed runs do not

@@ -10,7 +10,7 @@
 //! a size no literal names (a power of two of `me ^ d`, a literal past 256) is not looked
 //! for. The enumerating obligations that cannot be proved with P symbolic (the pair-order
 //! search, the `fence` obligation's enumerated route, and the credit obligations and
-//! `value-signal` left `checked` by enumeration: `crate::past`) look at these sizes too.
+//! `value-signal` left `checked` by enumeration: `crate::obligations::past`) look at these sizes too.
 
 use super::{declared_world, TABLE};
 use collc_spec::ir::Protocol;

@@ -20,7 +20,6 @@ pub mod bounded;
 pub mod critical;
 pub mod probe;
 
-use crate::report::{Report, Status};
 use bounded::Probe;
 use collc_sim::bounded::Bounds;
 use collc_spec::ir::{Protocol, VarKind};
@@ -176,6 +175,8 @@ pub fn pair_order_worlds(p: &Protocol) -> Vec<i64> {
 pub struct Named {
     /// World sizes a refuted question of the parametric route names.
     pub refuted: Vec<i64>,
+    /// World sizes a warning's counterexample names.
+    pub warned: Vec<i64>,
     /// The first configuration at which the pair-order search found two ranks the
     /// collective's meaning orders with no notify -> wait chain between them.
     pub unordered: Option<BTreeMap<String, i64>>,
@@ -191,7 +192,7 @@ pub struct Named {
 /// `for d in 0..min(P, 20)` breaks no credit or order, only the result). Probes: an
 /// unordered pair that also names parameter values (required), then the values past the
 /// grid that the protocol's literals name ([`literal_probes`]).
-pub fn targets(p: &Protocol, named: Named, report: &Report) -> (Vec<i64>, Vec<Probe>) {
+pub fn targets(p: &Protocol, named: Named) -> (Vec<i64>, Vec<Probe>) {
     let world = &p.vars[p.world].name;
     let mut probes = Vec::new();
     let mut unordered_world = Vec::new();
@@ -213,7 +214,7 @@ pub fn targets(p: &Protocol, named: Named, report: &Report) -> (Vec<i64>, Vec<Pr
     for w in named
         .refuted
         .iter()
-        .chain(&warned_worlds(p, report))
+        .chain(&named.warned)
         .chain(&unordered_world)
         .chain(&past)
     {
@@ -256,23 +257,5 @@ fn literal_probes(p: &Protocol) -> Vec<Probe> {
             .into_iter()
             .map(|(v, x)| at(&[(world.clone(), small), (p.var_name(v).to_string(), x)], 1)),
     );
-    out
-}
-
-/// The world sizes named by the counterexamples of `report`'s warnings (ascending, once
-/// each).
-fn warned_worlds(p: &Protocol, report: &Report) -> Vec<i64> {
-    let world = &p.vars[p.world].name;
-    let mut out: Vec<i64> = report
-        .obligations
-        .iter()
-        .filter(|o| o.status == Status::Warning)
-        .flat_map(|o| &o.findings)
-        .flat_map(|f| &f.params)
-        .filter(|v| &v.name == world)
-        .map(|v| v.value)
-        .collect();
-    out.sort_unstable();
-    out.dedup();
     out
 }

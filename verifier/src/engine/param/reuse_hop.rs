@@ -1,0 +1,252 @@
+//! The one-hop chains of `buffer-reuse` (`reuse.rs`): the access `x` of call `c` (pass A,
+//! rank `me`) is ordered before the write `w` of call `c + d` (pass B, the writer) when a
+//! credit `n` of A's rank in its call `c + i` is needed by a wait `v` of the writer in its
+//! call `c + i'`, with `0 <= i <= i' <= d`, `n` after `x` in program order when `i = 0`
+//! and `v` before `w` when `i' = d` (outside their loops, not in the other branch of an
+//! `if`). The hop takes the largest lag `i' - i` the positions allow.
+//!
+//! The wait cannot pass without `n` of call `c + i` when its signal's every cell receives
+//! at most one positive credit execution per call (the statements that reach a generic
+//! cell, counted) and nothing of `n`, `v` reads the call index except a monotonic
+//! threshold (so each cell has one writer, the same every call, whose credits arrive in
+//! its program order):
+//!
+//! - on a monotonic cell, the reduced threshold `a` (the wait is `>= a + b·call`, `b` at
+//!   least every credit's constant value `m`): before `n` of call `c + i` the cell holds at
+//!   most `m·(c + i)`, and the wait of call `c + i'` needs `a + b·(c + i') > m·(c + i)`,
+//!   which `a + m·(i' - i) >= 1` gives;
+//! - on a self-clearing cell, `a >= 1`: with the reuse theorem (the credit obligations
+//!   proved with P symbolic) a wait of call `c + i'` passes only on the writer's credit of
+//!   that call, which follows `n` of call `c + i <= c + i'`.
+//!
+//! `n`'s loop variables are solved from "its target is the writer", `v`'s from "its cell is
+//! `n`'s cell"; the pair's premise (both reach one instance from two ranks) implies every
+//! condition (Z3). A refuted condition makes the candidate fail; anything undecided is an
+//! open reason.
+
+use super::extract::{PAcc, PEv, PKind};
+use super::oblig::Side;
+use super::reuse::placed;
+use super::solve::{self, Map};
+use super::Ctx;
+use crate::engine::sym::{cond_mentions, mentions};
+use crate::engine::sym::{AtomId, Formula, Guard, Lin};
+use collc_spec::ir::*;
+
+/// One pair to order, with the writer's variables solved (`mx`).
+pub(super) struct Hop<'a> {
+    /// The access of call `c` (pass A).
+    pub x: &'a PAcc,
+    /// The write of call `c + distance` (pass B).
+    pub w: &'a PAcc,
+    /// The writer's variables, solved from "it reaches the instance `x` reaches".
+    pub mx: &'a Map,
+    /// The writer's rank (over pass A's atoms).
+    pub writer: &'a Lin,
+    /// Both reach one instance from two ranks.
+    pub premise: &'a Guard,
+    /// The reuse distance.
+    pub distance: i64,
+    /// The call index.
+    pub call: AtomId,
+    /// Why the reuse theorem is not available with P symbolic, if it is not.
+    pub reuse: Option<&'a str>,
+}
+
+/// Why one candidate failed.
+enum Fail {
+    /// Refuted (Z3's counterexample, or false by arithmetic).
+    Refuted(String),
+    /// Undecided, or a form not covered.
+    Open(String),
+}
+
+fn ov() -> Fail {
+    Fail::Open("arithmetic overflow".into())
+}
+
+fn classify(r: String) -> Fail {
+    if r.starts_with("Z3 found a counterexample") {
+        Fail::Refuted(r)
+    } else {
+        Fail::Open(r)
+    }
+}
+
+/// `Ok(Ok(()))`: a hop orders the pair; `Ok(Err(why))`: every candidate is refuted or
+/// impossible by position; `Err`: a candidate could not be decided.
+pub(super) fn chain(cx: &mut Ctx, h: &Hop) -> Result<Result<(), String>, String> {
+    let pick = |evs: &[PEv], keep: &dyn Fn(&PEv) -> bool| -> Vec<PEv> {
+        evs.iter().filter(|e| keep(e)).cloned().collect()
+    };
+    let p = cx.p;
+    let credits = pick(&cx.a.events, &|n| {
+        n.is_add() && p.signals[n.signal].kind == SignalKind::Credit
+    });
+    let waits = pick(&cx.b.events, &|v| matches!(v.kind, PKind::Wait { .. }));
+    let mut refuted: Option<String> = None;
+    let mut open: Option<String> = None;
+    for n in &credits {
+        for v in waits.iter().filter(|v| v.signal == n.signal) {
+            let i = if placed(&cx.a, n, h.x, true) { 0 } else { 1 };
+            let j = if placed(&cx.b, v, h.w, false) {
+                h.distance
+            } else {
+                h.distance - 1
+            };
+            if i > j {
+                continue;
+            }
+            let saved = cx.stats.clone();
+            match hop(cx, h, n, v, j - i) {
+                Ok(()) => return Ok(Ok(())),
+                Err(Fail::Refuted(r)) => {
+                    cx.stats = saved;
+                    refuted.get_or_insert(format!(
+                        "the only credits and waits that could order them, on `{}`, do not: {r}",
+                        cx.p.signals[n.signal].name
+                    ));
+                }
+                Err(Fail::Open(r)) => {
+                    cx.stats = saved;
+                    open.get_or_insert(r);
+                }
+            }
+        }
+    }
+    if let Some(o) = open {
+        return Err(o);
+    }
+    Ok(Err(refuted.unwrap_or_else(|| {
+        "the accessing rank sends no credit after the access (or in a later call) that the writer waits for before the write".into()
+    })))
+}
+
+/// Credit `n` (pass A) is needed by wait `v` (pass B) of the writer, `lag` calls later.
+fn hop(cx: &mut Ctx, h: &Hop, n: &PEv, v: &PEv, lag: i64) -> Result<(), Fail> {
+    let PKind::Notify {
+        value: Some(val), ..
+    } = &n.kind
+    else {
+        return Err(Fail::Open(
+            "a credit whose value cannot be evaluated symbolically".into(),
+        ));
+    };
+    let PKind::Wait { cmp, thr } = &v.kind else {
+        return Err(Fail::Open("not a wait".into()));
+    };
+    {
+        let s = &cx.run.syms;
+        let c = h.call;
+        let reads = n
+            .guard
+            .iter()
+            .chain(&v.guard)
+            .any(|g| cond_mentions(s, *g, c))
+            || [val, &n.owner]
+                .into_iter()
+                .chain(&n.index)
+                .chain(&v.index)
+                .any(|l| mentions(s, l, c));
+        if reads {
+            return Err(Fail::Open(
+                "a credit or wait whose cell, condition or value reads the call index".into(),
+            ));
+        }
+    }
+    // The credit's variables: its target is the writer.
+    let nvars: Vec<AtomId> = n.loops.iter().map(|l| cx.a.loops[*l].atom).collect();
+    let eqs = [(n.owner.clone(), h.writer.clone())];
+    let (mn, mut conds) = cx
+        .solve_all(Side::A, &nvars, &eqs, &n.guard, &[])
+        .map_err(Fail::Open)?;
+    let val = solve::lin(&mut cx.run.syms, val, &mn).ok_or_else(ov)?;
+    let one = val.add(&Lin::k(-1)).ok_or_else(ov)?;
+    conds.push(cx.run.syms.formula(Formula::Ge0(one)));
+    let mut nidx = Vec::new();
+    for l in &n.index {
+        nidx.push(solve::lin(&mut cx.run.syms, l, &mn).ok_or_else(ov)?);
+    }
+    // The wait runs on the writer; its variables: its cell is the credit's.
+    let mut widx = Vec::new();
+    for l in &v.index {
+        widx.push(solve::lin(&mut cx.run.syms, l, h.mx).ok_or_else(ov)?);
+    }
+    let Some(wguard) = solve::guard(&mut cx.run.syms, &v.guard, h.mx).ok_or_else(ov)? else {
+        return Err(Fail::Refuted("the wait does not run on the writer".into()));
+    };
+    if widx.len() != nidx.len() {
+        return Err(Fail::Open(
+            "a signal indexed with a varying number of coordinates".into(),
+        ));
+    }
+    let thr = solve::lin(&mut cx.run.syms, thr, h.mx).ok_or_else(ov)?;
+    let vvars: Vec<AtomId> = v.loops.iter().map(|l| cx.b.loops[*l].atom).collect();
+    let eqs: Vec<(Lin, Lin)> = widx.into_iter().zip(nidx).collect();
+    let (mv, vconds) = cx
+        .solve_all(Side::B, &vvars, &eqs, &wguard, &[])
+        .map_err(Fail::Open)?;
+    conds.extend(vconds);
+    let thr = solve::lin(&mut cx.run.syms, &thr, &mv).ok_or_else(ov)?;
+    if mentions(&cx.run.syms, &thr, h.call) {
+        return Err(Fail::Open(
+            "a threshold that reads the call index on a self-clearing cell".into(),
+        ));
+    }
+    let need = if cx.p.signals[n.signal].monotonic {
+        let most = largest_credit(cx, n.signal)?;
+        let g = cx.growth.get(&v.span.start).cloned().unwrap_or(Lin::k(0));
+        let g = solve::lin(&mut cx.run.syms, &g, h.mx).ok_or_else(ov)?;
+        let g = solve::lin(&mut cx.run.syms, &g, &mv).ok_or_else(ov)?;
+        let Some(b) = g.as_const() else {
+            return Err(Fail::Open(
+                "a monotonic wait whose threshold growth is not a constant".into(),
+            ));
+        };
+        if b < most {
+            return Err(Fail::Open(
+                "a monotonic wait whose threshold grows slower than its credits".into(),
+            ));
+        }
+        thr.add(&Lin::k(most.checked_mul(lag).ok_or_else(ov)?))
+            .ok_or_else(ov)?
+    } else {
+        if let Some(r) = h.reuse {
+            return Err(Fail::Open(format!(
+                "a wait on a self-clearing cell needs the reuse theorem, and {r}"
+            )));
+        }
+        thr
+    };
+    conds.push(cx.at_least_one(*cmp, need).map_err(Fail::Open)?);
+    cx.implies(h.premise, &conds).map_err(classify)?;
+    let cs = cx.credits_of(n.signal);
+    cx.at_most_one(&cs, n.signal)
+        .map_err(|r| match classify(r) {
+            Fail::Refuted(r) => Fail::Refuted(format!(
+                "a cell of `{}` may receive more than one credit per call ({r})",
+                cx.p.signals[n.signal].name
+            )),
+            open => open,
+        })
+}
+
+/// The largest credit any statement sends to a cell of monotonic signal `s` (each must be
+/// a constant).
+fn largest_credit(cx: &mut Ctx, s: SignalId) -> Result<i64, Fail> {
+    let mut most = 0;
+    for e in cx.credits_of(s) {
+        let PKind::Notify { value: Some(v), .. } = &e.kind else {
+            return Err(Fail::Open(
+                "a credit whose value cannot be evaluated symbolically".into(),
+            ));
+        };
+        let Some(k) = v.as_const() else {
+            return Err(Fail::Open(
+                "a credit to a monotonic cell whose value is not a constant".into(),
+            ));
+        };
+        most = most.max(k);
+    }
+    Ok(most)
+}

@@ -1,0 +1,156 @@
+//! The bounded obligations in the simulator's wrap-around mode (`collc sim --wrap`,
+//! `sim/README.md`): for a protocol with a monotonic signal, every small assignment runs
+//! the last calls the protocol may make before a monotonic cell leaves int32 (or, when it
+//! may run the call that carries a cell past `INT32_MAX`, the calls around that one),
+//! with int32 arithmetic. Each bounded line states the run (its window, P, calls, states,
+//! complete or not), as it states the relaxed-memory run.
+//!
+//! Where a failure goes: within the horizon (the window ends at the last declared call)
+//! cells never wrap, so a failure there is the obligation its code names (`stale-pass`
+//! for a wait passing on an earlier call's credits, `deadlock`, `semantics`, ...); in a
+//! window that crosses `INT32_MAX` a failure the obligation's own runs did not find is
+//! the overflow's: an `overflow-horizon` finding, whose value is the horizon the fix
+//! declares. A failure the first calls show too stays with its obligation.
+
+use super::{
+    explore, extra_run_finding, sb_params, thousands, violated_by_extra_run, BoundedOptions,
+    Explored, Mode,
+};
+use crate::report::{ObligationResult, Status};
+use collc_sim::machine::WrapStart;
+use collc_sim::Memory;
+use collc_spec::ir::Protocol;
+use std::time::Instant;
+
+/// The symbolic obligation a failure past the horizon belongs to.
+pub(super) const HORIZON: &str = crate::report::Obligation::OverflowHorizon.id();
+
+/// The run, as findings and summaries name it.
+const RUN: &str = "wrap-around mode";
+
+/// The wrap-around run of `p` at `opts.wrap_bounds` within its share of the budget
+/// (`BoundedOptions::wrapped`), or
+/// `None` when `p` has no monotonic signal.
+pub(super) fn explore_wrapped(p: &Protocol, opts: &BoundedOptions) -> Option<Explored> {
+    if !p.signals.iter().any(|s| s.monotonic) {
+        return None;
+    }
+    let wopts = opts.wrapped();
+    let mode = Mode {
+        memory: Memory::Sc,
+        wrap: true,
+    };
+    Some(explore(p, &wopts, mode, Instant::now() + wopts.budget))
+}
+
+/// Where the windows start: `the last declared calls, from call index 99,999,996;
+/// horizon 2,147,483,647 calls`, or the calls around the one that carries a cell past
+/// `INT32_MAX`.
+fn windows(ws: &[WrapStart]) -> String {
+    let mut parts: Vec<String> = ws
+        .iter()
+        .map(|w| match (w.crosses, w.horizon) {
+            (true, Some(h)) => format!(
+                "from call index {}, around call index {} that carries a cell past INT32_MAX",
+                thousands(w.first_call as u64),
+                thousands(h as u64)
+            ),
+            (false, Some(h)) => format!(
+                "the last declared calls, from call index {}; horizon {} calls",
+                thousands(w.first_call as u64),
+                thousands(h as u64)
+            ),
+            (_, None) => format!(
+                "from call index {}; no monotonic cell receives credits",
+                thousands(w.first_call as u64)
+            ),
+        })
+        .collect();
+    parts.dedup();
+    if parts.is_empty() {
+        "not started".into()
+    } else {
+        parts.join(" | ")
+    }
+}
+
+/// Folds the wrap-around run `wx` into the bounded results `out` (module docs): each
+/// scope states the run; a failure within the horizon violates its obligation (unless an
+/// earlier run already did); failures past it are pushed as one `overflow-horizon` result.
+pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored, file: &str) {
+    let scope = format!("{RUN} ({}): {}", windows(&wx.wraps), wx.scope());
+    let mut past = Vec::new();
+    let mut first_at = None;
+    for r in out.iter_mut() {
+        r.scope = Some(format!("{}; {scope}", r.scope.take().unwrap_or_default()));
+        if r.status == Status::Violated {
+            continue;
+        }
+        if r.status == Status::Checked {
+            r.summary = format!("{}; {scope}", r.summary);
+            if !wx.checked() {
+                let why = wx.incomplete_reason().unwrap_or_default();
+                r.summary = format!("{} ({RUN} incomplete: {why})", r.summary);
+            }
+        }
+        if let Some(c) = wx.cex.get(&r.id) {
+            match &c.wrap {
+                Some(w) if w.crosses => {
+                    let mut f = extra_run_finding(p, c, file, RUN);
+                    f.value = w.horizon;
+                    f.help = w
+                        .horizon
+                        .map(|h| format!("declare at most `calls <= {h};` (the overflow horizon)"));
+                    f.notes.push(format!(
+                        "past the overflow horizon: {}",
+                        windows(std::slice::from_ref(w))
+                    ));
+                    first_at.get_or_insert_with(|| sb_params(c));
+                    past.push(f);
+                    if r.status == Status::Checked {
+                        r.summary = format!(
+                            "{} (its failure there is past the overflow horizon: overflow-horizon)",
+                            r.summary
+                        );
+                    }
+                }
+                _ => {
+                    violated_by_extra_run(p, r, c, file, RUN);
+                }
+            }
+        }
+    }
+    let Some(at) = first_at else {
+        return;
+    };
+    let summary = format!("{RUN}: counterexample at {at} past the overflow horizon");
+    out.push(ObligationResult {
+        id: HORIZON.into(),
+        code: format!("verify::{HORIZON}"),
+        status: Status::Violated,
+        scope: Some(scope),
+        world: None,
+        reason: None,
+        summary,
+        evidence: crate::report::evidence::Evidence::of_findings(&past),
+        findings: past,
+    });
+}
+
+/// Folds the wrap-around run's `overflow-horizon` result `r` into the symbolic one `o`:
+/// violated, with the symbolic finding (if any) first, then the run's.
+pub(super) fn fold_horizon(o: &mut ObligationResult, r: ObligationResult) {
+    if o.status != Status::Violated {
+        o.status = Status::Violated;
+        o.summary = r.summary;
+        o.reason = None;
+        o.world = None;
+        o.findings.clear();
+    }
+    o.scope = Some(match o.scope.take() {
+        Some(s) => format!("{s}; {}", r.scope.unwrap_or_default()),
+        None => r.scope.unwrap_or_default(),
+    });
+    o.findings.extend(r.findings);
+    o.evidence.add(&r.evidence);
+}

@@ -1,0 +1,440 @@
+//! The `value-signal` obligation (README, "The `value-signal` obligation"): per
+//! configuration, every cell of an `as value` signal is
+//!
+//! 1. written with `Set` only (an AtomicAdd on a value signal is a violation);
+//! 2. written once per call: by one actor, by one execution;
+//! 3. read only after the write of the call: a wait on the cell cannot pass on the value the
+//!    cell holds before the call's write (0 for a `per call` signal; 0 or any value it is Set
+//!    to for a `reused` one), and when the host reads the cell as an output, every Set to it
+//!    is ordered before the end of the owner rank's call by a chain of notifies and waits;
+//! 4. for a `reused` signal, not overwritten by the writer's next call before the read: a
+//!    chain of notifies and waits orders the read (a wait's pass, or the host's read between
+//!    the owner's calls) before the writer's Set of the next call.
+//!
+//! "Ordered by a chain" uses happens-before edges from a notify to a wait that cannot pass
+//! without it: on a credit cell, a wait whose threshold exceeds what the cell can receive in
+//! the call without that notify; on a value cell, a wait that passes on no value but the
+//! call's Set (condition 3). Both sides must run unguarded or under the same guard and
+//! outside summarised loops; anything else gives no edge (a missed edge can only report a
+//! violation that the bounded `lifetimes` obligation would refute, never hide one).
+
+use crate::engine::exec::{Cell, EvKind, Run};
+use crate::engine::smt::{Answer, Prop};
+use crate::engine::sym::{union, Assign, CondV, Guard, Lin};
+use crate::obligations::check::{
+    cell_name, chain, contrib, is_add, is_set, is_wait, value_of, Acc, Ctx,
+};
+use crate::report::Finding;
+use collc_grammar::Span;
+use collc_spec::ir::SignalKind;
+use std::collections::BTreeMap;
+
+/// The obligation's id.
+pub const ID: &str = crate::report::Obligation::ValueSignal.id();
+
+use crate::obligations::order::{Actor, Hb};
+
+/// A read of a value cell: where the chain starts after it in the call (empty: the host's
+/// read between the owner's calls), the wait's statement, and what it is (for messages).
+type Read = (Vec<(Actor, u32)>, Option<Span>, String);
+
+/// The obligation on every value cell of one configuration (`cells`: all cells, not
+/// class representatives: orderings depend on the other cells' events).
+pub(crate) fn check(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cells: &BTreeMap<Cell, Vec<usize>>,
+    acc: &mut Acc,
+) {
+    let outputs = collc_spec::meaning::output_signals(ctx.p);
+    let mut hb: Option<Hb> = None;
+    for (cell, evs) in cells {
+        if ctx.p.signals[cell.signal].kind != SignalKind::Value {
+            continue;
+        }
+        let reused = !ctx.p.signal_per_call(cell.signal);
+        let sets: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_set(&run.events[*e]))
+            .collect();
+        let waits: Vec<usize> = evs
+            .iter()
+            .copied()
+            .filter(|e| is_wait(&run.events[*e]))
+            .collect();
+        if let Some(&e) = evs.iter().find(|e| is_add(&run.events[**e])) {
+            if let Some(f) = add_on_value(ctx, run, cell, e, acc) {
+                acc.violation = Some(f);
+                return;
+            }
+        }
+        if let Some(f) = once_per_call(ctx, run, cell, &sets, acc) {
+            acc.violation = Some(f);
+            return;
+        }
+        let mut good_waits = Vec::new();
+        for &w in &waits {
+            match stale_wait(ctx, run, cell, w, &sets, reused, acc) {
+                Some(f) => {
+                    acc.violation = Some(f);
+                    return;
+                }
+                None => good_waits.push(w),
+            }
+        }
+        let host_read = outputs.contains(&cell.signal);
+        if sets.is_empty() || (!host_read && !reused) || (!host_read && waits.is_empty()) {
+            continue;
+        }
+        let hb = hb.get_or_insert_with(|| Hb::new(ctx, run, acc));
+        if host_read {
+            if let Some(f) = host_read_ordered(ctx, run, cell, &sets, hb) {
+                acc.violation = Some(f);
+                return;
+            }
+        }
+        if reused {
+            if let Some(f) = next_call_ordered(ctx, run, cell, &sets, &waits, host_read, hb) {
+                acc.violation = Some(f);
+                return;
+            }
+        }
+    }
+}
+
+/// [`Ctx::prove`], counted as one check of the obligation.
+fn prove(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    acc: &mut Acc,
+    g: &Guard,
+    frames: &[u32],
+    prop: Prop,
+) -> Answer {
+    acc.items += 1;
+    ctx.prove(run, acc, g, frames, prop)
+}
+
+fn finding(ctx: &mut Ctx, run: &Run, cell: &Cell, msg: String, a: &Assign) -> Finding {
+    let mut f = Finding::new(msg);
+    f.params = ctx.params(run, a);
+    f.cell = Some(cell_name(ctx.p, cell));
+    f
+}
+
+/// Some assignment of the configuration (for the reported parameters).
+fn any(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc, g: &Guard) -> Option<Assign> {
+    match prove(ctx, run, acc, g, &[], Prop::Never(g.clone())) {
+        Answer::Refuted(a) => Some(a),
+        _ => None,
+    }
+}
+
+fn add_on_value(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    e: usize,
+    acc: &mut Acc,
+) -> Option<Finding> {
+    let ev = run.events[e].clone();
+    let a = any(ctx, run, acc, &ev.guard)?;
+    let mut f = finding(
+        ctx,
+        run,
+        cell,
+        format!(
+            "{} is a value signal but is written with AtomicAdd",
+            cell_name(ctx.p, cell)
+        ),
+        &a,
+    );
+    f.primary = Some(ev.span);
+    f.primary_label = "AtomicAdd on a value signal".into();
+    f.help = Some("write value signals with `=` (Set) only; count with a credit signal (`+= 1`, reset in the epilogue)".into());
+    f.notes
+        .push("a value signal is never reset: added values accumulate across calls".into());
+    Some(f)
+}
+
+fn once_per_call(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    sets: &[usize],
+    acc: &mut Acc,
+) -> Option<Finding> {
+    // One execution of each Set (summarised loops count their iterations).
+    for &s in sets {
+        let ev = run.events[s].clone();
+        if ev.frame.is_none() {
+            continue;
+        }
+        let Ok(n) = contrib(run, s, &Lin::k(1)) else {
+            acc.unknown(
+                format!(
+                    "{}: a Set's execution count cannot be closed",
+                    cell_name(ctx.p, cell)
+                ),
+                Some(ev.span),
+            );
+            continue;
+        };
+        let Some(d) = Lin::k(1).sub(&n) else { continue };
+        match prove(ctx, run, acc, &Vec::new(), &[], Prop::Ge0(d)) {
+            Answer::Valid => {}
+            Answer::Unknown(r) => {
+                acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
+            }
+            Answer::Refuted(a) => {
+                let k = run.syms.eval(&n, &a).unwrap_or(2);
+                let mut f = finding(
+                    ctx,
+                    run,
+                    cell,
+                    format!(
+                        "{} is Set {k} times in one call by one statement",
+                        cell_name(ctx.p, cell)
+                    ),
+                    &a,
+                );
+                f.primary = Some(ev.span);
+                f.primary_label = format!("sets the cell {k} times per call");
+                f.help = Some("give each value its own cell: one Set per cell per call".into());
+                f.notes.push(
+                    "a reader can see any of the values, or a later one overwrite the one it read"
+                        .into(),
+                );
+                return Some(f);
+            }
+        }
+    }
+    // Two Set events that can both run in one call.
+    for (i, &s1) in sets.iter().enumerate() {
+        for &s2 in &sets[i + 1..] {
+            let (e1, e2) = (run.events[s1].clone(), run.events[s2].clone());
+            let g = union(&e1.guard, &e2.guard);
+            let mut frames = chain(run, &e1);
+            frames.extend(chain(run, &e2));
+            match prove(ctx, run, acc, &g, &frames, Prop::Never(g.clone())) {
+                Answer::Valid => {}
+                Answer::Unknown(r) => {
+                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(e2.span))
+                }
+                Answer::Refuted(a) => {
+                    let two = if e1.actor == e2.actor {
+                        format!(
+                            "rank {} Sets {} twice in one call",
+                            e1.actor.0,
+                            cell_name(ctx.p, cell)
+                        )
+                    } else {
+                        format!(
+                            "{} has two writers in one call: rank {} and rank {}",
+                            cell_name(ctx.p, cell),
+                            e1.actor.0,
+                            e2.actor.0
+                        )
+                    };
+                    let mut f = finding(ctx, run, cell, two, &a);
+                    f.primary = Some(e2.span);
+                    f.primary_label = format!("rank {} Sets the cell", e2.actor.0);
+                    f.labels
+                        .push((e1.span, format!("rank {} Sets it too", e1.actor.0)));
+                    f.help = Some("one writer per value cell per call: index the signal by the writer (`sig[me] @ d = v`)".into());
+                    f.notes.push(
+                        "the two Sets are not ordered: the reader sees whichever lands last".into(),
+                    );
+                    return Some(f);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The wait's condition on value `x` can hold: `Some(assignment)`, else `None`.
+fn can_pass(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    acc: &mut Acc,
+    w: usize,
+    x: &Lin,
+    when: Option<crate::engine::sym::CondId>,
+) -> Result<Option<Assign>, String> {
+    let mut ev = run.events[w].clone();
+    if let Some(c) = when {
+        ev.guard = union(&ev.guard, &vec![c]);
+    }
+    let EvKind::Wait { cmp, thr } = &ev.kind else {
+        return Ok(None);
+    };
+    let c = run.syms.cmp(*cmp, x, thr).ok_or("overflow")?;
+    let g = match c {
+        CondV::Const(false) => return Ok(None),
+        CondV::Const(true) => ev.guard.clone(),
+        CondV::Sym(id) => union(&ev.guard, &vec![id]),
+    };
+    let frames = chain(run, &ev);
+    match prove(ctx, run, acc, &g, &frames, Prop::Never(g.clone())) {
+        Answer::Valid => Ok(None),
+        Answer::Refuted(a) => Ok(Some(a)),
+        Answer::Unknown(r) => Err(r),
+    }
+}
+
+fn stale_wait(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    w: usize,
+    sets: &[usize],
+    reused: bool,
+    acc: &mut Acc,
+) -> Option<Finding> {
+    let mut olds: Vec<(Lin, Option<usize>, Option<crate::engine::sym::CondId>)> =
+        vec![(Lin::k(0), None, None)];
+    if reused {
+        for &s in sets {
+            olds.push((value_of(&run.events[s]), Some(s), None));
+        }
+        // With the call index, what the cell holds when a call starts depends on the call.
+        let values: Vec<Lin> = sets.iter().map(|s| value_of(&run.events[*s])).collect();
+        if let Some(v) = crate::engine::call::previous_values(ctx.p, &mut run.syms, &values) {
+            let mut it = sets.iter().cycle();
+            olds = v
+                .into_iter()
+                .map(|(x, prev, g)| (x, if prev { it.next().copied() } else { None }, g))
+                .collect();
+        }
+    }
+    let span = run.events[w].span;
+    for (x, from, when) in olds {
+        match can_pass(ctx, run, acc, w, &x, when) {
+            Ok(None) => {}
+            Err(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(span)),
+            Ok(Some(a)) => {
+                let v = run.syms.eval(&x, &a).unwrap_or(0);
+                let name = cell_name(ctx.p, cell);
+                let mut f = match from {
+                    None => {
+                        let mut f = finding(ctx, run, cell, format!("the wait on {name} passes on the cell's value before any write of the call ({v})"), &a);
+                        f.primary_label = format!("passes on {v}, the value before the call's Set");
+                        f.help = Some("wait for a value the cell cannot hold before the call's Set (e.g. `>= 1` with a Set of a positive value)".into());
+                        f
+                    }
+                    Some(s) => {
+                        let mut f = finding(ctx, run, cell, format!("the wait on {name} can pass on the value {v} written in the previous call: the signal is `reused` and never reset"), &a);
+                        f.primary_label = format!("passes on the previous call's {v}");
+                        f.labels.push((
+                            run.events[s].span,
+                            format!("Sets {v}, still in the cell in the next call"),
+                        ));
+                        f.help = Some("synchronise with a credit signal (`+= 1`, reset `-= 1` in the epilogue), or declare the value signal `per call` if the caller hands in fresh cells for each call".into());
+                        f
+                    }
+                };
+                f.primary = Some(span);
+                f.value = Some(v);
+                return Some(f);
+            }
+        }
+    }
+    None
+}
+
+fn actors_of_rank(run: &Run, r: u32) -> Vec<(Actor, u32)> {
+    (0..run.blocks.max(1) as u32).map(|b| ((r, b), 0)).collect()
+}
+
+fn host_read_ordered(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    sets: &[usize],
+    hb: &Hb,
+) -> Option<Finding> {
+    for &s in sets {
+        let es = run.events[s].clone();
+        if es.actor.0 == cell.owner {
+            continue;
+        }
+        let at = hb.reach(&[(es.actor, es.seq + 1)]);
+        if at.keys().any(|a| a.0 == cell.owner) {
+            continue;
+        }
+        let a = Assign::default();
+        let name = cell_name(ctx.p, cell);
+        let mut f = finding(ctx, run, cell, format!("the host of rank {} reads {name} after its call, but rank {}'s Set to it is not ordered before the end of that call", cell.owner, es.actor.0), &a);
+        f.primary = Some(es.span);
+        f.primary_label = format!(
+            "rank {} Sets the cell; nothing rank {} waits for comes after it",
+            es.actor.0, cell.owner
+        );
+        f.help = Some(format!("after the Set, notify a credit that rank {} waits for before its call ends (e.g. `fence;` and the barrier's notify after the Set)", cell.owner));
+        return Some(f);
+    }
+    None
+}
+
+fn next_call_ordered(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    sets: &[usize],
+    waits: &[usize],
+    host_read: bool,
+    hb: &Hb,
+) -> Option<Finding> {
+    // Reads: (who reads, where they stand after the read in call k, its span).
+    let mut reads: Vec<Read> = Vec::new();
+    for &w in waits {
+        let ew = &run.events[w];
+        reads.push((
+            vec![(ew.actor, ew.seq + 1)],
+            Some(ew.span),
+            format!("rank {}'s wait", ew.actor.0),
+        ));
+    }
+    if host_read {
+        reads.push((
+            Vec::new(),
+            None,
+            format!("the host of rank {}'s read after the call", cell.owner),
+        ));
+    }
+    for (start, span, what) in reads {
+        // Call k: everything ordered after the read; each such actor's next call follows.
+        let at = if start.is_empty() {
+            // The host read sits between the owner's calls: its next call follows.
+            hb.reach(&actors_of_rank(run, cell.owner))
+        } else {
+            hb.next_call(&start)
+        };
+        for &s in sets {
+            let es = run.events[s].clone();
+            if at.get(&es.actor).is_some_and(|t| *t <= es.seq) {
+                continue;
+            }
+            let a = Assign::default();
+            let name = cell_name(ctx.p, cell);
+            let mut f = finding(ctx, run, cell, format!("{name} is `reused`, and rank {}'s Set of the next call is not ordered after {what}: it can overwrite the value before it is read", es.actor.0), &a);
+            f.primary = Some(es.span);
+            f.primary_label = format!(
+                "rank {} may already Set the next call's value here",
+                es.actor.0
+            );
+            if let Some(sp) = span {
+                f.labels.push((sp, "reads the cell".into()));
+            }
+            f.help = Some("order the writer's next-call Set after the read by a notify/wait chain (e.g. a round in which the reader releases the writer before the Set), or declare the signal `per call`".into());
+            f.notes.push(
+                "a value signal lives as declared: `reused` cells are one buffer for every call"
+                    .into(),
+            );
+            return Some(f);
+        }
+    }
+    None
+}
