@@ -37,7 +37,11 @@ const SYMBOLIC_CAP_MS: u64 = 600_000;
 /// cancelled in a different query each time): their golden records statuses, world ranges
 /// and findings but not the scope and reason that name the query, and they run at the
 /// default cap.
-const CLOCK_BOUND: [&str; 1] = ["collc/tests/cost_fixtures/binomial_barrier.coll"];
+const CLOCK_BOUND: [&str; 3] = [
+    "collc/tests/cost_fixtures/binomial_barrier.coll",
+    "examples/idioms/binomial_tree_barrier.coll",
+    "examples/idioms/bugs/binomial_tree_barrier_no_release.coll",
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
