@@ -264,6 +264,28 @@ fn merged_examples_pass_in_relaxed_memory() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A lagged acknowledgement across calls (issue 27, class c): the writer's
+/// `wait done[q] >= call - 1` on a monotonic cell counts the reader's credit of call c - 2
+/// (the call that read the half it is about to overwrite), not one of its own call, so it
+/// is no stale pass; over 4 calls (the half reused twice) nothing is found. Its twin,
+/// waiting one call less, overwrites a half still being read: a race and a wrong result.
+#[test]
+fn lagged_acknowledgement_is_not_a_stale_pass() {
+    let read = |f: &str| std::fs::read_to_string(repo().join(f)).expect("fixture");
+    let ok = read("examples/idioms/lagged_ack_double_buffer.coll");
+    let (found, complete) = found_codes_calls(&ok, Memory::Sc, false, 4).expect("runs");
+    assert!(
+        found.is_empty() && complete,
+        "{found:?} complete {complete}"
+    );
+    let bug = read("examples/idioms/bugs/lagged_ack_double_buffer_two_behind.coll");
+    let (found, _) = found_codes_calls(&bug, Memory::Sc, false, 4).expect("runs");
+    assert!(
+        found.contains("sim::data-race") && !found.contains("sim::stale-pass"),
+        "{found:?}"
+    );
+}
+
 /// The 23a8b699b fixture under sticky polling on the schedule of the silicon report
 /// ("the root polled a locally cached zero"): only the root's read-complete poll pins
 /// (before the non-root's +1 lands), every other wait reads the current value. The root

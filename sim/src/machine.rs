@@ -79,6 +79,10 @@ pub struct Machine<'a> {
     meanings: host::Meanings,
     /// The credit units' vector clocks, each kept once (`clocks.rs`).
     clocks: std::cell::RefCell<Clocks>,
+    /// Each monotonic cell's credits per call, from a dry run of one call, computed when a
+    /// wait first needs it (`signal.rs`, lagged thresholds); `None` while it is computed.
+    mono_credit: std::cell::RefCell<Option<std::rc::Rc<Vec<i64>>>>,
+    mono_busy: std::cell::Cell<bool>,
 }
 
 fn fmt_call(c: u16) -> usize {

@@ -52,6 +52,8 @@ impl<'a> Machine<'a> {
             cell_inst: if per_call_sig { instances(p, calls) } else { 1 },
             meanings: Default::default(),
             clocks: Default::default(),
+            mono_credit: Default::default(),
+            mono_busy: Default::default(),
         }
     }
 

@@ -370,10 +370,19 @@ impl Machine<'_> {
                     }
                 }
                 let bit = 1u128 << (p % 128);
+                let monotonic = self.is_monotonic(cell);
+                // The call whose credits the wait counts: its own, or an earlier one when
+                // its threshold lags behind by whole calls.
+                let target = match units[..n].last() {
+                    Some(u) if monotonic && sum >= need && u.call < call => {
+                        self.lag_target(cell, need, call)
+                    }
+                    _ => call,
+                };
                 let counts = Counts {
                     n,
-                    monotonic: self.is_monotonic(cell),
-                    call,
+                    monotonic,
+                    call: target,
                     reached: sum >= need,
                 };
                 let counted = || {
@@ -383,7 +392,7 @@ impl Machine<'_> {
                         .filter(|(i, u)| counts.counts(*i, u))
                         .map(|(_, u)| u)
                 };
-                let is_foreign = |u: &&Unit| u.amount > 0 && u.call != call;
+                let is_foreign = |u: &&Unit| u.amount > 0 && u.call != target;
                 let fresh = counted().any(|u| u.amount > 0 && u.counted & bit == 0);
                 let wait_desc = || {
                     format!(
@@ -523,11 +532,31 @@ impl Machine<'_> {
     }
 }
 
+impl Machine<'_> {
+    /// The call whose credits a wait on monotonic `cell` that needs `need` of them counts,
+    /// at most its own (`call`): with N credits per call the `need`-th credit is one of
+    /// call ceil(need / N) - 1. A threshold that lags behind by whole calls (a writer's
+    /// `wait done >= call - 1` throttling a double buffer: done's credit of call c - 2)
+    /// counts that earlier call's credits; its reaching unit must be of that call.
+    fn lag_target(&self, cell: usize, need: i64, call: u16) -> u16 {
+        let per_call = self.mono_per_call();
+        let Some(n) = per_call
+            .and_then(|v| v.get(cell).copied())
+            .filter(|n| *n > 0)
+        else {
+            return call;
+        };
+        let target = (need + n - 1) / n - 1;
+        u16::try_from(target.clamp(0, i64::from(call))).unwrap_or(call)
+    }
+}
+
 /// Which units of the shortest prefix `units[..n]` reaching a passing wait's threshold
 /// the wait counts: all of them; on a monotonic cell (an epoch counter holds every
-/// earlier call's credits) the units of the waiter's call and the unit that reaches the
-/// threshold whatever its call (so a wait whose threshold is reached by an earlier
-/// call's credits, or only by a later call's, is a stale pass). `reached` is false when
+/// earlier call's credits) the units of the waiter's call (or of the call its lagging
+/// threshold counts, [`Machine::lag_target`]) and the unit that reaches the
+/// threshold whatever its call (so a wait whose threshold is reached by credits of another
+/// call than that one, earlier or later, is a stale pass). `reached` is false when
 /// the prefix falls short (a `>` wait passing by the value alone).
 #[derive(Clone, Copy)]
 struct Counts {

@@ -108,6 +108,37 @@ impl Machine<'_> {
             .collect())
     }
 
+    /// Each monotonic cell's credits in one call, from `ops` (the notifies of one call).
+    fn per_call_credits(&self, ops: Vec<CallOps>) -> Vec<i64> {
+        let ncells = self.code.world * self.code.cells_per_rank * self.cell_inst;
+        let mut per_cell = vec![0i64; ncells];
+        for (cell, kind, amount) in ops.into_iter().flatten() {
+            let cell = cell as usize;
+            if matches!(kind, OpKind::Raise | OpKind::Lower) && self.is_monotonic(cell) {
+                if let Some(c) = per_cell.get_mut(cell) {
+                    *c = c.saturating_add(amount);
+                }
+            }
+        }
+        per_cell
+    }
+
+    /// Each monotonic cell's credits per call (a dry run of one call, made once), or `None`
+    /// while that dry run runs (its own waits pass at once).
+    pub(super) fn mono_per_call(&self) -> Option<std::rc::Rc<Vec<i64>>> {
+        if let Some(v) = self.mono_credit.borrow().as_ref() {
+            return Some(v.clone());
+        }
+        if self.mono_busy.replace(true) {
+            return None;
+        }
+        let ops = self.first_call_ops();
+        self.mono_busy.set(false);
+        let v = std::rc::Rc::new(self.per_call_credits(ops.unwrap_or_default()));
+        *self.mono_credit.borrow_mut() = Some(v.clone());
+        Some(v)
+    }
+
     fn is_reused_value(&self, cell: usize) -> bool {
         let sig = self.signal_of(cell);
         self.p.signals.get(sig).map(|s| s.kind) == Some(SignalKind::Value)
@@ -118,18 +149,7 @@ impl Machine<'_> {
     pub fn start_wrapped(&mut self) -> Result<WrapStart, String> {
         self.first_call = 0;
         self.wrap = None;
-        let ncells = self.code.world * self.code.cells_per_rank * self.cell_inst;
-        let mut per_cell = vec![0i64; ncells];
-        for ops in self.first_call_ops()? {
-            for (cell, kind, amount) in ops {
-                let cell = cell as usize;
-                if matches!(kind, OpKind::Raise | OpKind::Lower) && self.is_monotonic(cell) {
-                    if let Some(c) = per_cell.get_mut(cell) {
-                        *c = c.saturating_add(amount);
-                    }
-                }
-            }
-        }
+        let per_cell = self.per_call_credits(self.first_call_ops()?);
         let n = per_cell.iter().copied().max().unwrap_or(0).max(0);
         let k = self.calls as i64;
         let declared = self.p.calls.map(|c| c.max);
