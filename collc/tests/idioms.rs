@@ -28,7 +28,7 @@ const OPEN: [(&str, &str); 6] = [
     ),
     (
         "lagged_ack_double_buffer",
-        "c: `wait done >= call - 1` refused by stale-credit and the simulator's stale-pass rule",
+        "c: `wait done >= call - 1` refused by stale-credit (the simulator passes it)",
     ),
     (
         "nccl_lsa_lane_barrier",
