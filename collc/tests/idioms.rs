@@ -24,7 +24,7 @@ const OPEN: [(&str, &str); 6] = [
     ),
     (
         "epoch_chunk_pipeline",
-        "a: a per-call credit T = ceil(n / CH) on a monotonic signal: buffer-reuse and overflow-horizon unknown",
+        "a: a per-call credit T = ceil(n / CH) on a monotonic signal: buffer-reuse unknown",
     ),
     (
         "lagged_ack_double_buffer",

@@ -244,6 +244,21 @@ impl Machine<'_> {
 }
 
 impl Machine<'_> {
+    /// Whether a wait on `cell` needing `need` credits in all (the threshold, from the
+    /// first call on) in window call `call` counts an earlier call's credits by design: its
+    /// threshold lags behind by whole calls (`signal.rs`, `lag_target`), so in the
+    /// window's first calls it is reached by credits of calls before the window.
+    fn lags(&self, cell: usize, need: i64, call: u16) -> bool {
+        let per_call = self.mono_per_call();
+        let Some(n) = per_call
+            .and_then(|v| v.get(cell).copied())
+            .filter(|n| *n > 0)
+        else {
+            return false;
+        };
+        (need + n - 1) / n - 1 < self.first_call + i64::from(call)
+    }
+
     /// The finding of a wait on a credit cell that passes in the wrap-around mode although
     /// the credits its threshold asks for have not all arrived: the int32 value wrapped
     /// (or the cell's start value alone reached the threshold). `sum` is the credits of
@@ -289,7 +304,7 @@ impl Machine<'_> {
                 ),
                 "past INT32_MAX the counter and the threshold wrap to negative values, so the comparison no longer orders calls: the overflow horizon is shorter than the calls the protocol may make",
             )
-        } else if base > 0 && need > 0 && need <= base {
+        } else if base > 0 && need > 0 && need <= base && !self.lags(cell, need, call) {
             (
                 format!(
                     "{desc} on credits of calls before call index {}: the cell held {} when the window started, already {k} or more",
