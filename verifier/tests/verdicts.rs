@@ -240,7 +240,14 @@ fn check(prefix: &str, exclude: &[&str], bounded_tier: bool) {
 
 #[test]
 fn examples() {
-    check("examples/", &["examples/bugs/"], true);
+    check("examples/", &["examples/bugs/", "examples/idioms/"], true);
+}
+
+/// The idioms corpus and its twins (symbolic half only: `collc/tests/idioms.rs` runs the
+/// whole `verify` on them).
+#[test]
+fn idioms() {
+    check("examples/idioms/", &[], false);
 }
 
 #[test]
