@@ -142,7 +142,6 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
     let plan = sweep.plan;
     let mut classes: BTreeSet<Class> = seen.iter().flat_map(|(_, m)| m.keys().cloned()).collect();
     let mut touches: BTreeMap<SignalId, Touches> = BTreeMap::new();
-    let mut derived = true;
     // The cells of each class, derived (not yet checked).
     let mut formulas: BTreeMap<Class, Result<Poly, String>> = BTreeMap::new();
     for class in &classes {
@@ -154,9 +153,41 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
             statements_of(t, class).and_then(|set| t.cells(&set)),
         );
     }
-    // A class the derivation gives no cells is the cells of the one wider class where a
-    // loop of its other statements runs no iteration (the counter of a gather at P = 1):
-    // counted with it.
+    let also = merge_empty(&mut classes, &mut seen, &formulas);
+    let tallied = Tallied {
+        seen: &seen,
+        touches: &touches,
+        formulas: &formulas,
+    };
+    let (rows, derived) = rows_of(p, classes, &tallied);
+    let out = credit_rows(p, rows, &also);
+    let mut method = plan.describe(p);
+    if derived {
+        method.push_str("; cells per call derived for every P");
+    }
+    Ok(CreditTable {
+        protocol: p.name.clone(),
+        method,
+        rows: out,
+    })
+}
+
+/// What the configurations show, per class: the configurations, each signal's statements,
+/// and each class's cells per call as derived.
+struct Tallied<'a> {
+    seen: &'a [Config],
+    touches: &'a BTreeMap<SignalId, Touches<'a>>,
+    formulas: &'a BTreeMap<Class, Result<Poly, String>>,
+}
+
+/// A class the derivation gives no cells is the cells of the one wider class where a
+/// loop of its other statements runs no iteration (the counter of a gather at P = 1):
+/// counted with it. Returns, per wider class, the classes merged into it.
+fn merge_empty(
+    classes: &mut BTreeSet<Class>,
+    seen: &mut [Config],
+    formulas: &BTreeMap<Class, Result<Poly, String>>,
+) -> BTreeMap<Class, Vec<BTreeSet<At>>> {
     let mut also: BTreeMap<Class, Vec<BTreeSet<At>>> = BTreeMap::new();
     for class in classes.clone() {
         if !formulas[&class].as_ref().is_ok_and(|f| f.is_zero()) {
@@ -181,6 +212,19 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
         also.entry(into).or_default().push(class.1.clone());
         classes.remove(&class);
     }
+    also
+}
+
+/// The rows' parts: per class its key (the printed columns), its cells per call (or why
+/// not, with the enumerated counts) and its amounts; and whether every class's cells were
+/// derived.
+fn rows_of(
+    p: &Protocol,
+    classes: BTreeSet<Class>,
+    t: &Tallied,
+) -> (BTreeMap<Key, Vec<Part>>, bool) {
+    let (seen, touches, formulas) = (t.seen, t.touches, t.formulas);
+    let mut derived = true;
     let mut rows: BTreeMap<Key, Vec<Part>> = BTreeMap::new();
     for class in classes {
         // Configurations where the class has no cells count 0.
@@ -193,7 +237,7 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
         };
         let set = statements_of(t, &class).unwrap_or_default();
         let cells = formulas[&class].clone().and_then(|f| checked(p, f, &pts));
-        let Some((key, credits, reset)) = columns(p, t, &set, &class, &seen) else {
+        let Some((key, credits, reset)) = columns(p, t, &set, &class, seen) else {
             // One row per shape, its cells counted per configuration.
             derived = false;
             let keys: BTreeSet<&Key> = seen
@@ -227,6 +271,15 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
             amounts: (credits, reset),
         });
     }
+    (rows, derived)
+}
+
+/// The table's rows from their parts.
+fn credit_rows(
+    p: &Protocol,
+    rows: BTreeMap<Key, Vec<Part>>,
+    also: &BTreeMap<Class, Vec<BTreeSet<At>>>,
+) -> Vec<CreditRow> {
     let names = crate::engine::cost::show::Names { p };
     let mut out = Vec::new();
     for (key, parts) in rows {
@@ -272,15 +325,7 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
             touched_by,
         });
     }
-    let mut method = plan.describe(p);
-    if derived {
-        method.push_str("; cells per call derived for every P");
-    }
-    Ok(CreditTable {
-        protocol: p.name.clone(),
-        method,
-        rows: out,
-    })
+    out
 }
 
 /// The indices (into [`Touches::stmts`]) of a class's statements.

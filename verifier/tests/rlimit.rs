@@ -61,7 +61,12 @@ fn the_resource_limit_decides_not_the_clock() {
     let idle = factor(200_000);
     assert_eq!(idle.0, SatResult::Unknown, "{idle:?}");
     assert!(ran_out_of_resources(&idle.1), "{idle:?}");
-    let why = unknown_reason(&idle.1, Duration::ZERO, 600_000, 200_000);
+    let (kind, why) = unknown_reason(&idle.1, Duration::ZERO, 600_000, 200_000);
+    assert_eq!(
+        kind,
+        collc_verifier::evidence::Undecided::Resources,
+        "{why}"
+    );
     assert!(why.starts_with("resource limit"), "{why}");
     assert_eq!(idle, under_load(|| factor(200_000)));
 }

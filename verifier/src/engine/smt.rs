@@ -5,6 +5,7 @@
 
 use crate::engine::exec::Run;
 use crate::engine::sym::{Assign, Atom, AtomId, CondId, Formula, Guard, Lin, Syms};
+use crate::report::evidence::Undecided;
 use collc_spec::ir::{Protocol, VarId};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -31,8 +32,8 @@ pub enum Answer {
     Valid,
     /// Refuted; the (minimised) assignment.
     Refuted(Assign),
-    /// Z3 could not decide.
-    Unknown(String),
+    /// Z3 could not decide: why (as data, and in words).
+    Unknown(Undecided, String),
 }
 
 /// The limits of one query: Z3's deterministic resource limit (`rlimit`: units of Z3's
@@ -117,7 +118,7 @@ impl Smt {
         limit: Limit,
     ) -> Answer {
         let Some(limit_ms) = self.set_limit(limit) else {
-            return Answer::Unknown(CAP_HIT.into());
+            return Answer::Unknown(Undecided::Clock, CAP_HIT.into());
         };
         let mut tr = Tr::new(p, &run.syms);
         let neg = match prop {
@@ -138,7 +139,10 @@ impl Smt {
         let side = tr.side();
         self.solver();
         let Some(solver) = self.solver_.as_ref() else {
-            return Answer::Unknown("unsupported form: Z3 could not be started".into());
+            return Answer::Unknown(
+                Undecided::Form,
+                "unsupported form: Z3 could not be started".into(),
+            );
         };
         solver.push();
         for a in asserts.iter().chain(side.iter()) {
@@ -148,14 +152,17 @@ impl Smt {
         let r = solver.check();
         let out = match r {
             SatResult::Unsat => Answer::Valid,
-            SatResult::Unknown => Answer::Unknown(unknown_reason(
-                &solver
-                    .get_reason_unknown()
-                    .unwrap_or_else(|| "unknown".into()),
-                start.elapsed(),
-                limit_ms,
-                limit.rlimit,
-            )),
+            SatResult::Unknown => {
+                let (why, text) = unknown_reason(
+                    &solver
+                        .get_reason_unknown()
+                        .unwrap_or_else(|| "unknown".into()),
+                    start.elapsed(),
+                    limit_ms,
+                    limit.rlimit,
+                );
+                Answer::Unknown(why, text)
+            }
             SatResult::Sat => {
                 let model = solver.get_model();
                 let first = model.map(|m| tr.extract(&m));
@@ -166,6 +173,7 @@ impl Smt {
                     (Some(a), _) => Answer::Refuted(a),
                     (None, Some(a)) => Answer::Refuted(a),
                     (None, None) => Answer::Unknown(
+                        Undecided::Form,
                         "unsupported form: Z3 refuted the obligation but gave no counterexample; \
                          replay it with `collc sim` at small parameter values"
                             .into(),
@@ -200,17 +208,25 @@ pub fn ran_out_of_resources(z3: &str) -> bool {
 /// Why Z3 answered unknown: its resource limit (deterministic: the same answer whatever
 /// the load); `timeout` only when the wall-clock cap ended it (the one case where
 /// `--timeout-ms` helps); otherwise the form it cannot decide.
-pub fn unknown_reason(z3: &str, spent: std::time::Duration, limit_ms: u32, rlimit: u32) -> String {
+pub fn unknown_reason(
+    z3: &str,
+    spent: std::time::Duration,
+    limit_ms: u32,
+    rlimit: u32,
+) -> (Undecided, String) {
     if ran_out_of_resources(z3) {
-        format!(
+        (Undecided::Resources, format!(
             "resource limit: Z3 gave up within its deterministic limit of {rlimit} resource units per query ({z3})"
-        )
+        ))
     } else if ran_out_of_time(z3, spent, limit_ms) {
-        format!("timeout: Z3 was stopped by the wall-clock cap (--timeout-ms) ({z3}); the verdict may depend on the machine's load")
+        (Undecided::Clock, format!("timeout: Z3 was stopped by the wall-clock cap (--timeout-ms) ({z3}); the verdict may depend on the machine's load"))
     } else {
-        format!(
+        (
+            Undecided::Form,
+            format!(
             "unsupported form: Z3 answered unknown ({z3}), which happens on products or divisions \
              of two symbolic values; write them with a constant factor or divisor"
+        ),
         )
     }
 }

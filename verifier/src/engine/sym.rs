@@ -296,28 +296,7 @@ impl Syms {
                     .or_else(|| self.ub(&self.loops[*n as usize].trip).map(|t| t - 1));
                 ((Some(0), ub), vec![id])
             }
-            Atom::CeilDiv(x, y) | Atom::Div(x, y) => {
-                let it = merge(&self.lin_iters(x), &self.lin_iters(y));
-                let (xl, xu) = (self.lb(x), self.ub(x));
-                let b = match y.as_const() {
-                    Some(d) if d > 0 => {
-                        let ceil = matches!(a, Atom::CeilDiv(..));
-                        let f = |v: i64| {
-                            if ceil {
-                                collc_spec::eval::ceil_div(v, d)
-                            } else {
-                                Some(v.div_euclid(d))
-                            }
-                        };
-                        (xl.and_then(f), xu.and_then(f))
-                    }
-                    _ => match (xl, self.lb(y)) {
-                        (Some(l), Some(yl)) if l >= 0 && yl > 0 => (Some(0), xu),
-                        _ => (None, None),
-                    },
-                };
-                (b, it)
-            }
+            Atom::CeilDiv(x, y) | Atom::Div(x, y) => self.div_bounds(a, x, y),
             Atom::Mod(x, y) => {
                 let it = merge(&self.lin_iters(x), &self.lin_iters(y));
                 let b = match y.as_const() {
@@ -326,50 +305,8 @@ impl Syms {
                 };
                 (b, it)
             }
-            Atom::Min(x, y) | Atom::Max(x, y) => {
-                let it = merge(&self.lin_iters(x), &self.lin_iters(y));
-                let (xl, xu, yl, yu) = (self.lb(x), self.ub(x), self.lb(y), self.ub(y));
-                let b = if matches!(a, Atom::Min(..)) {
-                    (
-                        xl.zip(yl).map(|(p, q)| p.min(q)),
-                        match (xu, yu) {
-                            (Some(p), Some(q)) => Some(p.min(q)),
-                            (p, q) => p.or(q),
-                        },
-                    )
-                } else {
-                    (
-                        match (xl, yl) {
-                            (Some(p), Some(q)) => Some(p.max(q)),
-                            (p, q) => p.or(q),
-                        },
-                        xu.zip(yu).map(|(p, q)| p.max(q)),
-                    )
-                };
-                (b, it)
-            }
-            Atom::Mul(x, y) => {
-                let it = merge(&self.lin_iters(x), &self.lin_iters(y));
-                let b = match (self.lb(x), self.ub(x), self.lb(y), self.ub(y)) {
-                    (Some(a1), Some(a2), Some(b1), Some(b2)) => {
-                        let c = [
-                            a1.checked_mul(b1),
-                            a1.checked_mul(b2),
-                            a2.checked_mul(b1),
-                            a2.checked_mul(b2),
-                        ];
-                        if c.iter().all(|x| x.is_some()) {
-                            let c: Vec<i64> = c.iter().map(|x| x.unwrap_or(0)).collect();
-                            (c.iter().min().copied(), c.iter().max().copied())
-                        } else {
-                            (None, None)
-                        }
-                    }
-                    (Some(a1), _, Some(b1), _) if a1 >= 0 && b1 >= 0 => (Some(0), None),
-                    _ => (None, None),
-                };
-                (b, it)
-            }
+            Atom::Min(x, y) | Atom::Max(x, y) => self.min_max_bounds(a, x, y),
+            Atom::Mul(x, y) => self.mul_bounds(x, y),
             Atom::Tri(x) => {
                 let lb = if self.lb(x).is_some_and(|l| l >= 0) {
                     Some(0)
@@ -409,6 +346,78 @@ impl Syms {
                 (b, it)
             }
         }
+    }
+
+    /// [`Syms::describe`] of `ceil(x / y)` or `x / y`.
+    fn div_bounds(&self, a: &Atom, x: &Lin, y: &Lin) -> (Bounds, Vec<AtomId>) {
+        let it = merge(&self.lin_iters(x), &self.lin_iters(y));
+        let (xl, xu) = (self.lb(x), self.ub(x));
+        let b = match y.as_const() {
+            Some(d) if d > 0 => {
+                let ceil = matches!(a, Atom::CeilDiv(..));
+                let f = |v: i64| {
+                    if ceil {
+                        collc_spec::eval::ceil_div(v, d)
+                    } else {
+                        Some(v.div_euclid(d))
+                    }
+                };
+                (xl.and_then(f), xu.and_then(f))
+            }
+            _ => match (xl, self.lb(y)) {
+                (Some(l), Some(yl)) if l >= 0 && yl > 0 => (Some(0), xu),
+                _ => (None, None),
+            },
+        };
+        (b, it)
+    }
+
+    /// [`Syms::describe`] of `min(x, y)` or `max(x, y)`.
+    fn min_max_bounds(&self, a: &Atom, x: &Lin, y: &Lin) -> (Bounds, Vec<AtomId>) {
+        let it = merge(&self.lin_iters(x), &self.lin_iters(y));
+        let (xl, xu, yl, yu) = (self.lb(x), self.ub(x), self.lb(y), self.ub(y));
+        let b = if matches!(a, Atom::Min(..)) {
+            (
+                xl.zip(yl).map(|(p, q)| p.min(q)),
+                match (xu, yu) {
+                    (Some(p), Some(q)) => Some(p.min(q)),
+                    (p, q) => p.or(q),
+                },
+            )
+        } else {
+            (
+                match (xl, yl) {
+                    (Some(p), Some(q)) => Some(p.max(q)),
+                    (p, q) => p.or(q),
+                },
+                xu.zip(yu).map(|(p, q)| p.max(q)),
+            )
+        };
+        (b, it)
+    }
+
+    /// [`Syms::describe`] of `x * y`.
+    fn mul_bounds(&self, x: &Lin, y: &Lin) -> (Bounds, Vec<AtomId>) {
+        let it = merge(&self.lin_iters(x), &self.lin_iters(y));
+        let b = match (self.lb(x), self.ub(x), self.lb(y), self.ub(y)) {
+            (Some(a1), Some(a2), Some(b1), Some(b2)) => {
+                let c = [
+                    a1.checked_mul(b1),
+                    a1.checked_mul(b2),
+                    a2.checked_mul(b1),
+                    a2.checked_mul(b2),
+                ];
+                if c.iter().all(|x| x.is_some()) {
+                    let c: Vec<i64> = c.iter().map(|x| x.unwrap_or(0)).collect();
+                    (c.iter().min().copied(), c.iter().max().copied())
+                } else {
+                    (None, None)
+                }
+            }
+            (Some(a1), _, Some(b1), _) if a1 >= 0 && b1 >= 0 => (Some(0), None),
+            _ => (None, None),
+        };
+        (b, it)
     }
 
     /// Lower bound of a Lin from atom bounds.

@@ -392,6 +392,26 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             break;
         }
     }
+    explore_targets(p, opts, mode, deadline, (&ps, &lv), &mut ex);
+    for pr in &opts.probes {
+        explore_probe(p, opts, mode, deadline, &ps, pr, &mut ex);
+    }
+    ex
+}
+
+/// Explores each of `opts.target_worlds` (in the domain, off the ladder `ps`) at the
+/// smallest of the levels `lv` into `ex`, within `deadline`; after a counterexample they
+/// are skipped.
+fn explore_targets(
+    p: &Protocol,
+    opts: &BoundedOptions,
+    mode: Mode,
+    deadline: Instant,
+    (ps, lv): (&[i64], &[(i64, usize)]),
+    ex: &mut Explored,
+) {
+    let world = p.vars[p.world].name.clone();
+    let smallest = lv.len() - 1;
     let in_domain = |t: &i64| match p.vars[p.world].kind {
         VarKind::World { lo, hi } => (lo..=hi).contains(t),
         _ => false,
@@ -423,7 +443,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             tiles,
             lv[smallest].1,
             Limit::Time(deadline),
-            &mut ex,
+            ex,
         ) {
             Ok(states) => {
                 ex.targeted
@@ -432,10 +452,6 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
             Err(_) => ex.targets_missed.push(pv),
         }
     }
-    for pr in &opts.probes {
-        explore_probe(p, opts, mode, deadline, &ps, pr, &mut ex);
-    }
-    ex
 }
 
 /// Explores one probe (see [`BoundedOptions::probes`]) into `ex`: skipped when the ladder

@@ -6,6 +6,7 @@ use crate::engine::exec::{self, Cell, EvKind, Event, Plan, Run, Section};
 use crate::engine::smt::{Answer, Prop, Smt, Tr};
 use crate::engine::sweep::{self, Visit};
 use crate::engine::sym::{sum_over, union, Assign, AtomId, CondV, Guard, Lin, Printer, Syms};
+use crate::report::evidence::{Evidence, Undecided};
 use crate::report::*;
 use collc_grammar::Span;
 use collc_spec::ir::*;
@@ -93,7 +94,7 @@ pub(crate) struct Acc {
     id: &'static str,
     pub(crate) violation: Option<Finding>,
     pub(crate) extra: Vec<Finding>,
-    unknown: Option<(String, Option<Span>)>,
+    unknown: Option<(Undecided, String, Option<Span>)>,
     pub(crate) literal: u64,
     z3: u64,
     pub(crate) items: u64,
@@ -124,14 +125,20 @@ impl Acc {
     pub(crate) fn done(&self) -> bool {
         self.violation.is_some()
     }
+    /// Undecided: a form the route does not cover (the first reason is kept).
     pub(crate) fn unknown(&mut self, reason: String, span: Option<Span>) {
+        self.undecided(Undecided::Form, reason, span);
+    }
+    /// Undecided for `why` (the first reason is kept).
+    pub(crate) fn undecided(&mut self, why: Undecided, reason: String, span: Option<Span>) {
         if self.unknown.is_none() {
-            self.unknown = Some((reason, span));
+            self.unknown = Some((why, reason, span));
         }
     }
     pub(crate) fn timed_out(&mut self) -> bool {
         if Instant::now() >= self.deadline {
-            self.unknown(
+            self.undecided(
+                Undecided::Clock,
                 "timeout: the obligation's time budget (--timeout-ms) was spent".into(),
                 None,
             );
@@ -362,6 +369,7 @@ pub(crate) fn verify_at(p: &Protocol, opts: &Options, worlds: Option<&[i64]>) ->
     let mut obligations = Vec::new();
     for a in accs {
         let code = format!("verify::{}", a.id);
+        let why = a.unknown.as_ref().map(|u| u.0);
         let (status, findings, reason) = if let Some(f) = a.violation {
             let st = if a.id == "garbage-credit" {
                 Status::Warning
@@ -371,7 +379,7 @@ pub(crate) fn verify_at(p: &Protocol, opts: &Options, worlds: Option<&[i64]>) ->
             let mut v = vec![f];
             v.extend(a.extra);
             (st, v, None)
-        } else if let Some((r, span)) = a.unknown {
+        } else if let Some((_, r, span)) = a.unknown {
             let mut f = Finding::new(r.clone());
             f.primary = span;
             (Status::Unknown, vec![f], Some(r))
@@ -403,7 +411,10 @@ pub(crate) fn verify_at(p: &Protocol, opts: &Options, worlds: Option<&[i64]>) ->
                 _ => None,
             },
             world: covered.filter(|_| status != Status::Unknown),
-            evidence: crate::report::evidence::Evidence::of_enumeration(status, covered, &findings),
+            evidence: match (status, why) {
+                (Status::Unknown, Some(why)) => Evidence::undecided(why),
+                _ => Evidence::of_enumeration(status, covered, &findings),
+            },
             reason,
             summary,
             findings,
@@ -811,9 +822,11 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                 let ans = ctx.prove(run, acc, &ev.guard, &frames, Prop::Eq0(v.clone()));
                 match ans {
                     Answer::Valid => {}
-                    Answer::Unknown(r) => {
-                        acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
-                    }
+                    Answer::Unknown(kind, r) => acc.undecided(
+                        kind,
+                        format!("{}: {r}", cell_name(ctx.p, cell)),
+                        Some(ev.span),
+                    ),
                     Answer::Refuted(a) => {
                         let val = run.syms.eval(&v, &a).unwrap_or(0);
                         let mut f = Finding::new(format!(
@@ -867,7 +880,8 @@ fn credit_balance(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
             Answer::Valid => {
                 cache.insert(net, true);
             }
-            Answer::Unknown(r) => acc.unknown(
+            Answer::Unknown(kind, r) => acc.undecided(
+                kind,
                 format!("{}: {r}", cell_name(ctx.p, cell)),
                 notifies.first().map(|e| run.events[*e].span),
             ),
@@ -970,9 +984,11 @@ fn op_exclusivity(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
                 let ans = ctx.prove(run, acc, &g, &frames, Prop::Never(g.clone()));
                 match ans {
                     Answer::Valid => {}
-                    Answer::Unknown(r) => {
-                        acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(es.span))
-                    }
+                    Answer::Unknown(kind, r) => acc.undecided(
+                        kind,
+                        format!("{}: {r}", cell_name(ctx.p, cell)),
+                        Some(es.span),
+                    ),
                     Answer::Refuted(asg) => {
                         let mut f = Finding::new(format!(
                             "{} is written with both Set and AtomicAdd",
@@ -1055,9 +1071,11 @@ fn wait_reachable(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize
             let ans = ctx.prove(run, acc, &ev.guard, &frames, Prop::Ge0(d));
             match ans {
                 Answer::Valid => {}
-                Answer::Unknown(r) => {
-                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
-                }
+                Answer::Unknown(kind, r) => acc.undecided(
+                    kind,
+                    format!("{}: {r}", cell_name(ctx.p, cell)),
+                    Some(ev.span),
+                ),
                 Answer::Refuted(a) => {
                     let k = run.syms.eval(&need, &a).unwrap_or(0);
                     let t = run.syms.eval(&total, &a).unwrap_or(0);
@@ -1273,7 +1291,8 @@ impl Pairing<'_, '_, '_> {
                     }
                     match ans {
                         Answer::Valid => {}
-                        Answer::Unknown(reason) => self.acc.unknown(
+                        Answer::Unknown(kind, reason) => self.acc.undecided(
+                            kind,
                             format!("{}: {reason}", cell_name(self.ctx.p, self.cell)),
                             Some(ev.span),
                         ),
@@ -1598,8 +1617,8 @@ fn guard_symmetry(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
                     match ctx.prove(run, acc, &Vec::new(), &[], Prop::Equiv(cx, cy)) {
                         Answer::Valid => None,
                         Answer::Refuted(a) => Some(a),
-                        Answer::Unknown(reason) => {
-                            acc.unknown(reason, Some(span));
+                        Answer::Unknown(kind, reason) => {
+                            acc.undecided(kind, reason, Some(span));
                             None
                         }
                     }

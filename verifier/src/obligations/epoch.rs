@@ -148,9 +148,11 @@ pub(crate) fn balance(
             let ev = run.events[*w].clone();
             match ctx.prove(run, acc, &Vec::new(), &[], Prop::Eq0(diff)) {
                 Answer::Valid => {}
-                Answer::Unknown(r) => {
-                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
-                }
+                Answer::Unknown(kind, r) => acc.undecided(
+                    kind,
+                    format!("{}: {r}", cell_name(ctx.p, cell)),
+                    Some(ev.span),
+                ),
                 Answer::Refuted(a) => {
                     let n = run.syms.eval(&net, &a).unwrap_or(0);
                     let g = run.syms.eval(b, &a).unwrap_or(0);
@@ -492,8 +494,12 @@ pub(crate) fn own_call(
     acc.items += 1;
     let a = match ctx.prove(run, acc, &ev.guard, &[], Prop::Ge0(d)) {
         Answer::Refuted(a) => a,
-        Answer::Unknown(why) => {
-            acc.unknown(format!("{}: {why}", cell_name(ctx.p, cell)), Some(ev.span));
+        Answer::Unknown(kind, why) => {
+            acc.undecided(
+                kind,
+                format!("{}: {why}", cell_name(ctx.p, cell)),
+                Some(ev.span),
+            );
             return None;
         }
         Answer::Valid => return None,

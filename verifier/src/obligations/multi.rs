@@ -242,11 +242,12 @@ fn check_reset(
         match ctx.prove(run, acc, &g, &frames, Prop::Ge0(d)) {
             // Keep looking: the earliest such wait orders the most of the next call.
             Answer::Valid => seen = Some(w),
-            Answer::Unknown(why) => {
+            Answer::Unknown(kind, why) => {
                 if seen.is_some() {
                     break;
                 }
-                acc.unknown(
+                acc.undecided(
+                    kind,
                     format!("{}: {why}", cell_name(ctx.p, cell)),
                     Some(run.events[w].span),
                 );

@@ -49,6 +49,10 @@ pub fn check_past(p: &Protocol, opts: &check::Options, report: &mut Report) {
                     f.reason.clone().unwrap_or_default()
                 );
                 o.status = Status::Unknown;
+                if let Some(w) = f.evidence.undecided {
+                    o.evidence
+                        .add(&crate::report::evidence::Evidence::undecided(w));
+                }
                 o.reason = Some(why.clone());
                 o.findings = f.findings.clone();
                 o.summary = why;

@@ -6,7 +6,7 @@
 
 use crate::engine::param::reuse::{Unordered, Verdict, DMAX};
 use crate::engine::param::{world_phrase, Outcome};
-use crate::report::evidence::Evidence;
+use crate::report::evidence::{Evidence, Undecided};
 use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
 use collc_spec::ir::Protocol;
 use std::time::Duration;
@@ -59,27 +59,36 @@ pub fn check(p: &Protocol, credits: &Outcome, timeout: Duration) -> Option<Oblig
             }
         }
         Verdict::Unordered(u) => violated(p, &u, code, declared),
-        Verdict::Open(why) => {
-            let reason = if why.contains("time budget") {
-                format!("timeout: {why}")
-            } else {
-                format!(
-                    "unsupported form: {why}; order the reuse by a credit the accessing rank sends after its access (or in a later call) that the writer waits for before the write, and select window parts by `call % k` in indices only"
-                )
-            };
-            ObligationResult {
-                id: ID.into(),
-                code,
-                status: Status::Unknown,
-                scope: None,
-                world: None,
-                reason: Some(reason),
-                summary: "undecided: whether a later call writes a reused window before an earlier call's accesses are done".into(),
-                findings: Vec::new(),
-                evidence: Evidence::none(),
-            }
-        }
+        Verdict::Capped(why) => undecided(
+            code,
+            Undecided::Clock,
+            format!(
+                "timeout: the wall-clock cap (--timeout-ms) was hit before every reuse was decided ({why})"
+            ),
+        ),
+        Verdict::Open(why) => undecided(
+            code,
+            Undecided::Form,
+            format!(
+                "unsupported form: {why}; order the reuse by a credit the accessing rank sends after its access (or in a later call) that the writer waits for before the write, and select window parts by `call % k` in indices only"
+            ),
+        ),
     })
+}
+
+/// The obligation undecided, for `reason`.
+fn undecided(code: String, why: Undecided, reason: String) -> ObligationResult {
+    ObligationResult {
+        id: ID.into(),
+        code,
+        status: Status::Unknown,
+        scope: None,
+        world: None,
+        reason: Some(reason),
+        summary: "undecided: whether a later call writes a reused window before an earlier call's accesses are done".into(),
+        findings: Vec::new(),
+        evidence: Evidence::undecided(why),
+    }
 }
 
 fn violated(p: &Protocol, u: &Unordered, code: String, declared: WorldRange) -> ObligationResult {

@@ -184,9 +184,11 @@ fn once_per_call(
         let Some(d) = Lin::k(1).sub(&n) else { continue };
         match prove(ctx, run, acc, &Vec::new(), &[], Prop::Ge0(d)) {
             Answer::Valid => {}
-            Answer::Unknown(r) => {
-                acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(ev.span))
-            }
+            Answer::Unknown(kind, r) => acc.undecided(
+                kind,
+                format!("{}: {r}", cell_name(ctx.p, cell)),
+                Some(ev.span),
+            ),
             Answer::Refuted(a) => {
                 let k = run.syms.eval(&n, &a).unwrap_or(2);
                 let mut f = finding(
@@ -219,9 +221,11 @@ fn once_per_call(
             frames.extend(chain(run, &e2));
             match prove(ctx, run, acc, &g, &frames, Prop::Never(g.clone())) {
                 Answer::Valid => {}
-                Answer::Unknown(r) => {
-                    acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(e2.span))
-                }
+                Answer::Unknown(kind, r) => acc.undecided(
+                    kind,
+                    format!("{}: {r}", cell_name(ctx.p, cell)),
+                    Some(e2.span),
+                ),
                 Answer::Refuted(a) => {
                     let two = if e1.actor == e2.actor {
                         format!(
@@ -280,7 +284,7 @@ fn can_pass(
     match prove(ctx, run, acc, &g, &frames, Prop::Never(g.clone())) {
         Answer::Valid => Ok(None),
         Answer::Refuted(a) => Ok(Some(a)),
-        Answer::Unknown(r) => Err(r),
+        Answer::Unknown(_, r) => Err(r),
     }
 }
 

@@ -108,6 +108,18 @@ impl How {
     }
 }
 
+/// Why a question was left undecided: what would decide it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Undecided {
+    /// The wall-clock cap (`--timeout-ms`) ended it: a larger cap may decide it.
+    Clock,
+    /// Z3 spent its deterministic resource limit: a simpler form may decide it.
+    Resources,
+    /// A form the route does not cover (or Z3's unknown on it): rewriting it may.
+    Form,
+}
+
 /// What the routes showed for one obligation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Evidence {
@@ -122,6 +134,9 @@ pub struct Evidence {
     pub bounded: bool,
     /// The smallest counterexample found (a violation or a warning).
     pub counterexample: Option<Counterexample>,
+    /// Why a route left it undecided (the first in [`Undecided`]'s order when several).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Undecided>,
 }
 
 impl Evidence {
@@ -161,6 +176,13 @@ impl Evidence {
     pub fn counterexample(params: Vec<ParamValue>, replay: Option<String>) -> Self {
         Evidence {
             counterexample: Some(Counterexample { params, replay }),
+            ..Evidence::default()
+        }
+    }
+    /// Undecided, for `why`.
+    pub fn undecided(why: Undecided) -> Self {
+        Evidence {
+            undecided: Some(why),
             ..Evidence::default()
         }
     }
@@ -205,6 +227,10 @@ impl Evidence {
             vacuous: self.vacuous.union(&other.vacuous),
             bounded: self.bounded || other.bounded,
             counterexample,
+            undecided: match (self.undecided, other.undecided) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
         }
     }
     /// In place: `*self = self.join(other)`.
@@ -255,12 +281,20 @@ mod tests {
                 replay: replay.map(|x| format!("collc sim FILE -P {x}")),
             },
         ));
-        (worlds(), worlds(), worlds(), any::<bool>(), cx).prop_map(|(s, e, v, b, c)| Evidence {
-            symbolic: s,
-            enumerated: e,
-            vacuous: v,
-            bounded: b,
-            counterexample: c,
+        let why = prop::option::of(prop::sample::select(vec![
+            Undecided::Clock,
+            Undecided::Resources,
+            Undecided::Form,
+        ]));
+        (worlds(), worlds(), worlds(), any::<bool>(), cx, why).prop_map(|(s, e, v, b, c, u)| {
+            Evidence {
+                symbolic: s,
+                enumerated: e,
+                vacuous: v,
+                bounded: b,
+                counterexample: c,
+                undecided: u,
+            }
         })
     }
 

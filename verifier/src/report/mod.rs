@@ -346,101 +346,96 @@ impl Report {
         for o in &self.obligations {
             match o.status {
                 Status::Violated | Status::Warning => {
-                    for f in &o.findings {
-                        let mut d = if o.status == Status::Violated {
-                            Diagnostic::error(&o.code, &f.message)
-                        } else {
-                            Diagnostic::warning(&o.code, &f.message)
-                        };
-                        if let Some(s) = f.primary {
-                            d = d.with_primary(s, f.primary_label.clone());
-                        }
-                        for (s, m) in &f.labels {
-                            d = d.with_label(*s, m.clone());
-                        }
-                        if let Some(h) = &f.help {
-                            d = d.with_help(h.clone());
-                        }
-                        if let Some(x) = &f.fix {
-                            d = d.with_fix(x.clone());
-                        }
-                        if !f.params.is_empty() {
-                            let ps: Vec<String> = f
-                                .params
-                                .iter()
-                                .map(|p| format!("{} = {}", p.name, p.value))
-                                .collect();
-                            d = d.with_note(format!("counterexample: {}", ps.join(", ")));
-                        }
-                        if let Some(c) = &f.cell {
-                            match f.value {
-                                Some(v) => d = d.with_note(format!("cell {c}: {v}")),
-                                None => d = d.with_note(format!("cell {c}")),
-                            }
-                        }
-                        if let Some(x) = &f.formula {
-                            d = d.with_note(x.clone());
-                        }
-                        for c in &f.contributions {
-                            let what = if c.role == "notify" {
-                                format!("{} × adds {} in total", c.count, c.total)
-                            } else {
-                                format!("{} ×", c.count)
-                            };
-                            let at = if c.line > 0 {
-                                format!("line {}", c.line)
-                            } else {
-                                format!("bytes {}..{}", c.span.start, c.span.end)
-                            };
-                            d = d.with_note(format!("{} {} ({}): {what}", c.role, at, c.section));
-                        }
-                        for n in &f.notes {
-                            d = d.with_note(n.clone());
-                        }
-                        if let Some(t) = &f.trace {
-                            d = d.with_note(t.text());
-                        }
-                        out.push(d);
-                    }
+                    out.extend(o.findings.iter().map(|f| finding_diagnostic(o, f)));
                 }
-                Status::Unknown => {
-                    let mut d = Diagnostic::warning(
-                        &o.code,
-                        format!(
-                            "{} could not be decided: {}",
-                            o.id,
-                            o.reason.clone().unwrap_or_default()
-                        ),
-                    );
-                    if let Some(f) = o.findings.first() {
-                        if let Some(s) = f.primary {
-                            d = d.with_primary(s, "here");
-                        }
-                    }
-                    let timeout = o
-                        .reason
-                        .as_deref()
-                        .is_some_and(|r| r.starts_with("timeout"));
-                    let resources = o
-                        .reason
-                        .as_deref()
-                        .is_some_and(|r| r.starts_with("resource limit"));
-                    let bounded =
-                        Obligation::from_id(&o.id).is_some_and(|x| x.route() == Route::Bounded);
-                    let help = if bounded {
-                        "this is not a pass; raise --bounded-budget-ms"
-                    } else if timeout {
-                        "this is not a pass; raise --timeout-ms"
-                    } else if resources {
-                        "this is not a pass; Z3 could not decide the form within its resource limit: split or simplify it"
-                    } else {
-                        "this is not a pass; rewrite the form as the reason says"
-                    };
-                    out.push(d.with_help(help));
-                }
+                Status::Unknown => out.push(undecided_diagnostic(o)),
                 _ => {}
             }
         }
         out
     }
+}
+
+/// The diagnostic of one finding of a violated obligation (or a warning).
+fn finding_diagnostic(o: &ObligationResult, f: &Finding) -> Diagnostic {
+    let mut d = if o.status == Status::Violated {
+        Diagnostic::error(&o.code, &f.message)
+    } else {
+        Diagnostic::warning(&o.code, &f.message)
+    };
+    if let Some(s) = f.primary {
+        d = d.with_primary(s, f.primary_label.clone());
+    }
+    for (s, m) in &f.labels {
+        d = d.with_label(*s, m.clone());
+    }
+    if let Some(h) = &f.help {
+        d = d.with_help(h.clone());
+    }
+    if let Some(x) = &f.fix {
+        d = d.with_fix(x.clone());
+    }
+    if !f.params.is_empty() {
+        let ps: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| format!("{} = {}", p.name, p.value))
+            .collect();
+        d = d.with_note(format!("counterexample: {}", ps.join(", ")));
+    }
+    if let Some(c) = &f.cell {
+        match f.value {
+            Some(v) => d = d.with_note(format!("cell {c}: {v}")),
+            None => d = d.with_note(format!("cell {c}")),
+        }
+    }
+    if let Some(x) = &f.formula {
+        d = d.with_note(x.clone());
+    }
+    for c in &f.contributions {
+        let what = if c.role == "notify" {
+            format!("{} × adds {} in total", c.count, c.total)
+        } else {
+            format!("{} ×", c.count)
+        };
+        let at = if c.line > 0 {
+            format!("line {}", c.line)
+        } else {
+            format!("bytes {}..{}", c.span.start, c.span.end)
+        };
+        d = d.with_note(format!("{} {} ({}): {what}", c.role, at, c.section));
+    }
+    for n in &f.notes {
+        d = d.with_note(n.clone());
+    }
+    if let Some(t) = &f.trace {
+        d = d.with_note(t.text());
+    }
+    d
+}
+
+/// The diagnostic of an undecided obligation: its reason, and what would decide it (from
+/// its route and its evidence's [`evidence::Undecided`]).
+fn undecided_diagnostic(o: &ObligationResult) -> Diagnostic {
+    let mut d = Diagnostic::warning(
+        &o.code,
+        format!(
+            "{} could not be decided: {}",
+            o.id,
+            o.reason.clone().unwrap_or_default()
+        ),
+    );
+    if let Some(f) = o.findings.first() {
+        if let Some(s) = f.primary {
+            d = d.with_primary(s, "here");
+        }
+    }
+    let bounded = Obligation::from_id(&o.id).is_some_and(|x| x.route() == Route::Bounded);
+    let help = match o.evidence.undecided {
+        _ if bounded => "this is not a pass; raise --bounded-budget-ms",
+        Some(evidence::Undecided::Clock) => "this is not a pass; raise --timeout-ms",
+        Some(evidence::Undecided::Resources) => "this is not a pass; Z3 could not decide the form within its resource limit: split or simplify it",
+        Some(evidence::Undecided::Form) | None => "this is not a pass; rewrite the form as the reason says",
+    };
+    d.with_help(help)
 }

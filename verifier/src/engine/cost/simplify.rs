@@ -135,58 +135,7 @@ impl Walk<'_> {
             Atom::Fun(f @ (Fun::Log2 | Fun::Pow | Fun::CeilLog | Fun::Xor), args) => {
                 self.mk_log(f, args)
             }
-            Atom::Fun(f, args) => {
-                let (Some(x), Some(y)) = (args.first(), args.get(1)) else {
-                    return Poly::atom(Atom::Fun(f, args));
-                };
-                let whole = Atom::Fun(f, args.clone());
-                if let (Some(_), Some(_)) = (x.as_const(), y.as_const()) {
-                    if let Some(v) = whole.eval(&|_| None) {
-                        return Poly::k(v as i128);
-                    }
-                }
-                if f == Fun::Mod {
-                    // ((a % y) + c) % y = (a + c) % y; a rank modulo P is itself
-                    let inner = x.0.iter().find_map(|(m, c)| match m.as_slice() {
-                        [Atom::Fun(Fun::Mod, a)] if *c == Rat::int(1) && a.get(1) == Some(y) => {
-                            Some((m.clone(), a[0].clone()))
-                        }
-                        _ => None,
-                    });
-                    if let Some((m, a)) = inner {
-                        let mut t = BTreeMap::new();
-                        t.insert(m, Rat::int(1));
-                        let flat = x.sub(&Poly(t)).add(&a);
-                        return self.mk(Atom::Fun(Fun::Mod, vec![flat, y.clone()]));
-                    }
-                    if *y == Poly::var(self.p.world) && self.rank_var(x).is_some() {
-                        return x.clone();
-                    }
-                    // (a + k*P) % P = a for a in 0..P
-                    let a = if *y == Poly::var(self.p.world) {
-                        self.strip_world(x)
-                    } else {
-                        x.clone()
-                    };
-                    if self.inside(&a, y) {
-                        return a;
-                    }
-                }
-                let (ra, rb) = (self.range(x), self.range(y));
-                let gap = self.range(&x.sub(y)); // x - y
-                match f {
-                    Fun::CeilDiv | Fun::Div if y.as_const() == Some(Rat::int(1)) => x.clone(),
-                    Fun::Min if gap.1 <= 0.0 => x.clone(),
-                    Fun::Min if gap.0 >= 0.0 => y.clone(),
-                    Fun::Max if gap.0 >= 0.0 => x.clone(),
-                    Fun::Max if gap.1 <= 0.0 => y.clone(),
-                    Fun::Min if x == y || ra.1 <= rb.0 || self.below(x, y) => x.clone(),
-                    Fun::Min if rb.1 <= ra.0 || self.below(y, x) => y.clone(),
-                    Fun::Max if x == y || ra.0 >= rb.1 => x.clone(),
-                    Fun::Max if rb.0 >= ra.1 => y.clone(),
-                    _ => Poly::atom(whole),
-                }
-            }
+            Atom::Fun(f, args) => self.mk_fun(f, args),
             Atom::Ind(t, d) => {
                 if let Some(c) = d.as_const() {
                     return Poly::k(i128::from(match t {
@@ -196,100 +145,159 @@ impl Walk<'_> {
                 }
                 let r = self.range(&d);
                 match t {
-                    Test::Eq0 => {
-                        if let Some(c) = self.rotation(&d) {
-                            if self.in_world(&c) || self.in_world(&c.scale(Rat::int(-1))) {
-                                // (x + c) % P == x never holds for 1 <= c < P
-                                return Poly::k(0);
-                            }
-                            // c = c' + k*P with c' (or -c') in 0..P: P divides c iff c' == 0
-                            let world = Poly::var(self.p.world);
-                            let rest = self.strip_world(&c);
-                            if rest.as_const().is_none()
-                                && (self.inside(&rest, &world)
-                                    || self.inside(&rest.scale(Rat::int(-1)), &world))
-                            {
-                                return self.mk(Atom::Ind(Test::Eq0, rest));
-                            }
-                            if let Some(c) = c.as_const().filter(|c| c.1 == 1) {
-                                // (x + c) % P == x  iff  P divides c
-                                let m = self.mk(Atom::Fun(
-                                    Fun::Mod,
-                                    vec![Poly::k(c.0), Poly::var(self.p.world)],
-                                ));
-                                return self.mk(Atom::Ind(Test::Eq0, m));
-                            }
-                        }
-                        let world = Poly::var(self.p.world);
-                        if let Some(e) = mod_difference(&d, &world) {
-                            // a % P == b % P  iff  (a - b) % P == 0
-                            let m = self.mk(Atom::Fun(Fun::Mod, vec![e, world.clone()]));
-                            return self.mk(Atom::Ind(Test::Eq0, m));
-                        }
-                        if let Some(Atom::Fun(Fun::Mod, args)) = single(&d) {
-                            // (e' + k*P) % P == 0 with e' (or -e') in 0..P: iff e' == 0
-                            let e = self.strip_world(&args[0]);
-                            let fits = self.inside(&e, &world)
-                                || self.inside(&e.scale(Rat::int(-1)), &world);
-                            if args[1] == world && e.as_const().is_none() && fits {
-                                return self.mk(Atom::Ind(Test::Eq0, e));
-                            }
-                        }
-                        let neg = d.scale(Rat::int(-1));
-                        for e in [&d, &neg] {
-                            if let Some(Atom::Fun(Fun::And, args)) = single(e) {
-                                // x & -x (the lowest set bit) is 0 iff x is
-                                if args.len() == 2 && args[1] == args[0].scale(Rat::int(-1)) {
-                                    return self.mk(Atom::Ind(Test::Eq0, args[0].clone()));
-                                }
-                            }
-                        }
-                        if let Some(y) = self.xor_with(&d) {
-                            // x ^ y == x  iff  y == 0
-                            return self.mk(Atom::Ind(Test::Eq0, y));
-                        }
-                        if let Some(Atom::Fun(Fun::Mod, args)) = single(&d) {
-                            // c % P == 0 for c = ±1 iff P == 1
-                            let unit = args[0]
-                                .as_const()
-                                .is_some_and(|c| c.0.abs() == 1 && c.1 == 1);
-                            if unit && args[1] == Poly::var(self.p.world) {
-                                return self.mk(Atom::Ind(Test::Eq0, args[1].sub(&Poly::k(1))));
-                            }
-                        }
-                        if r.0 > 0.0 || r.1 < 0.0 || self.peer_vs_me(&d) {
-                            return Poly::k(0);
-                        }
-                        // One sign for `a == b` and `b == a`.
-                        let lead = d.0.iter().max_by_key(|(m, _)| m.len()).map(|(_, c)| *c);
-                        let neg = lead.is_some_and(|c| c.0 < 0);
-                        Poly::atom(Atom::Ind(
-                            Test::Eq0,
-                            if neg { d.scale(Rat::int(-1)) } else { d },
-                        ))
-                    }
-                    Test::Lt0 => {
-                        // d = v - u + c with v < u (a loop bound or a cell's dimension), c <= 0
-                        let bounded = self.upper.iter().any(|(v, u)| {
-                            let c = d.sub(&Poly::var(*v)).add(u).as_const();
-                            c.is_some_and(|c| c.0 <= 0)
-                        });
-                        if r.1 < 0.0 || bounded {
-                            Poly::k(1)
-                        } else if r.0 >= 0.0 {
-                            Poly::k(0)
-                        } else if let Some(e) = self.below_by_bits(&d) {
-                            self.mk(Atom::Ind(Test::Lt0, e))
-                        } else if r.0 == -1.0 {
-                            self.mk(Atom::Ind(Test::Eq0, d.add(&Poly::k(1))))
-                        } else if r.1 == 0.0 {
-                            self.mk(Atom::Ind(Test::Eq0, d)).not()
-                        } else {
-                            Poly::atom(Atom::Ind(Test::Lt0, d))
-                        }
-                    }
+                    Test::Eq0 => self.mk_eq0(d, r),
+                    Test::Lt0 => self.mk_lt0(d, r),
                 }
             }
+        }
+    }
+
+    /// [`Self::mk`] of a binary function: constant folding, `%` of a rank or of a sum
+    /// with a multiple of P, `min`/`max` decided by ranges.
+    fn mk_fun(&self, f: Fun, args: Vec<Poly>) -> Poly {
+        let (Some(x), Some(y)) = (args.first(), args.get(1)) else {
+            return Poly::atom(Atom::Fun(f, args));
+        };
+        let whole = Atom::Fun(f, args.clone());
+        if let (Some(_), Some(_)) = (x.as_const(), y.as_const()) {
+            if let Some(v) = whole.eval(&|_| None) {
+                return Poly::k(v as i128);
+            }
+        }
+        if f == Fun::Mod {
+            // ((a % y) + c) % y = (a + c) % y; a rank modulo P is itself
+            let inner = x.0.iter().find_map(|(m, c)| match m.as_slice() {
+                [Atom::Fun(Fun::Mod, a)] if *c == Rat::int(1) && a.get(1) == Some(y) => {
+                    Some((m.clone(), a[0].clone()))
+                }
+                _ => None,
+            });
+            if let Some((m, a)) = inner {
+                let mut t = BTreeMap::new();
+                t.insert(m, Rat::int(1));
+                let flat = x.sub(&Poly(t)).add(&a);
+                return self.mk(Atom::Fun(Fun::Mod, vec![flat, y.clone()]));
+            }
+            if *y == Poly::var(self.p.world) && self.rank_var(x).is_some() {
+                return x.clone();
+            }
+            // (a + k*P) % P = a for a in 0..P
+            let a = if *y == Poly::var(self.p.world) {
+                self.strip_world(x)
+            } else {
+                x.clone()
+            };
+            if self.inside(&a, y) {
+                return a;
+            }
+        }
+        let (ra, rb) = (self.range(x), self.range(y));
+        let gap = self.range(&x.sub(y)); // x - y
+        match f {
+            Fun::CeilDiv | Fun::Div if y.as_const() == Some(Rat::int(1)) => x.clone(),
+            Fun::Min if gap.1 <= 0.0 => x.clone(),
+            Fun::Min if gap.0 >= 0.0 => y.clone(),
+            Fun::Max if gap.0 >= 0.0 => x.clone(),
+            Fun::Max if gap.1 <= 0.0 => y.clone(),
+            Fun::Min if x == y || ra.1 <= rb.0 || self.below(x, y) => x.clone(),
+            Fun::Min if rb.1 <= ra.0 || self.below(y, x) => y.clone(),
+            Fun::Max if x == y || ra.0 >= rb.1 => x.clone(),
+            Fun::Max if rb.0 >= ra.1 => y.clone(),
+            _ => Poly::atom(whole),
+        }
+    }
+
+    /// [`Self::mk`] of the indicator `d == 0` (`r`: the range of `d`).
+    fn mk_eq0(&self, d: Poly, r: (f64, f64)) -> Poly {
+        if let Some(c) = self.rotation(&d) {
+            if self.in_world(&c) || self.in_world(&c.scale(Rat::int(-1))) {
+                // (x + c) % P == x never holds for 1 <= c < P
+                return Poly::k(0);
+            }
+            // c = c' + k*P with c' (or -c') in 0..P: P divides c iff c' == 0
+            let world = Poly::var(self.p.world);
+            let rest = self.strip_world(&c);
+            if rest.as_const().is_none()
+                && (self.inside(&rest, &world) || self.inside(&rest.scale(Rat::int(-1)), &world))
+            {
+                return self.mk(Atom::Ind(Test::Eq0, rest));
+            }
+            if let Some(c) = c.as_const().filter(|c| c.1 == 1) {
+                // (x + c) % P == x  iff  P divides c
+                let m = self.mk(Atom::Fun(
+                    Fun::Mod,
+                    vec![Poly::k(c.0), Poly::var(self.p.world)],
+                ));
+                return self.mk(Atom::Ind(Test::Eq0, m));
+            }
+        }
+        let world = Poly::var(self.p.world);
+        if let Some(e) = mod_difference(&d, &world) {
+            // a % P == b % P  iff  (a - b) % P == 0
+            let m = self.mk(Atom::Fun(Fun::Mod, vec![e, world.clone()]));
+            return self.mk(Atom::Ind(Test::Eq0, m));
+        }
+        if let Some(Atom::Fun(Fun::Mod, args)) = single(&d) {
+            // (e' + k*P) % P == 0 with e' (or -e') in 0..P: iff e' == 0
+            let e = self.strip_world(&args[0]);
+            let fits = self.inside(&e, &world) || self.inside(&e.scale(Rat::int(-1)), &world);
+            if args[1] == world && e.as_const().is_none() && fits {
+                return self.mk(Atom::Ind(Test::Eq0, e));
+            }
+        }
+        let neg = d.scale(Rat::int(-1));
+        for e in [&d, &neg] {
+            if let Some(Atom::Fun(Fun::And, args)) = single(e) {
+                // x & -x (the lowest set bit) is 0 iff x is
+                if args.len() == 2 && args[1] == args[0].scale(Rat::int(-1)) {
+                    return self.mk(Atom::Ind(Test::Eq0, args[0].clone()));
+                }
+            }
+        }
+        if let Some(y) = self.xor_with(&d) {
+            // x ^ y == x  iff  y == 0
+            return self.mk(Atom::Ind(Test::Eq0, y));
+        }
+        if let Some(Atom::Fun(Fun::Mod, args)) = single(&d) {
+            // c % P == 0 for c = ±1 iff P == 1
+            let unit = args[0]
+                .as_const()
+                .is_some_and(|c| c.0.abs() == 1 && c.1 == 1);
+            if unit && args[1] == Poly::var(self.p.world) {
+                return self.mk(Atom::Ind(Test::Eq0, args[1].sub(&Poly::k(1))));
+            }
+        }
+        if r.0 > 0.0 || r.1 < 0.0 || self.peer_vs_me(&d) {
+            return Poly::k(0);
+        }
+        // One sign for `a == b` and `b == a`.
+        let lead = d.0.iter().max_by_key(|(m, _)| m.len()).map(|(_, c)| *c);
+        let neg = lead.is_some_and(|c| c.0 < 0);
+        Poly::atom(Atom::Ind(
+            Test::Eq0,
+            if neg { d.scale(Rat::int(-1)) } else { d },
+        ))
+    }
+
+    /// [`Self::mk`] of the indicator `d < 0` (`r`: the range of `d`).
+    fn mk_lt0(&self, d: Poly, r: (f64, f64)) -> Poly {
+        // d = v - u + c with v < u (a loop bound or a cell's dimension), c <= 0
+        let bounded = self.upper.iter().any(|(v, u)| {
+            let c = d.sub(&Poly::var(*v)).add(u).as_const();
+            c.is_some_and(|c| c.0 <= 0)
+        });
+        if r.1 < 0.0 || bounded {
+            Poly::k(1)
+        } else if r.0 >= 0.0 {
+            Poly::k(0)
+        } else if let Some(e) = self.below_by_bits(&d) {
+            self.mk(Atom::Ind(Test::Lt0, e))
+        } else if r.0 == -1.0 {
+            self.mk(Atom::Ind(Test::Eq0, d.add(&Poly::k(1))))
+        } else if r.1 == 0.0 {
+            self.mk(Atom::Ind(Test::Eq0, d)).not()
+        } else {
+            Poly::atom(Atom::Ind(Test::Lt0, d))
         }
     }
 

@@ -49,37 +49,7 @@ impl Walk<'_> {
         for (m, c) in &f.0 {
             let pos = self.pick(m, v);
             let Some(i) = pos else {
-                let mut t = std::collections::BTreeMap::new();
-                t.insert(m.clone(), *c);
-                let term = Poly(t);
-                let Some(cs) = term.coefficients_in(v) else {
-                    let dep: Vec<&Atom> = m.iter().filter(|a| a.mentions(v)).collect();
-                    if let [a] = dep.as_slice() {
-                        if let Some(g) = self.geometric(a, v, n) {
-                            let rest: Vec<Atom> = m.iter().filter(|b| b != a).cloned().collect();
-                            let mut t = std::collections::BTreeMap::new();
-                            t.insert(rest, *c);
-                            out = out.add(&Poly(t).mul(&g));
-                            continue;
-                        }
-                        if let Some(h) = self.hermite(a, v, n).or_else(|| self.class_trips(a, v, n))
-                        {
-                            let rest: Vec<Atom> = m.iter().filter(|b| b != a).cloned().collect();
-                            let mut t = std::collections::BTreeMap::new();
-                            t.insert(rest, *c);
-                            out = out.add(&Poly(t).mul(&h));
-                            continue;
-                        }
-                    }
-                    let a = m.iter().find(|a| a.mentions(v)).cloned();
-                    let shown = a.map(|a| names.atom(&a)).unwrap_or_default();
-                    return Err(format!("`{shown}` depends on {}", names.var(v)));
-                };
-                for (k, ck) in cs.iter().enumerate() {
-                    out = out.add(&ck.mul(
-                        &faulhaber(k, n).ok_or_else(|| format!("a sum of {}^{k}", names.var(v)))?,
-                    ));
-                }
+                out = out.add(&self.sum_term(m, *c, v, n)?);
                 continue;
             };
             let Atom::Ind(test, d) = &m[i] else {
@@ -150,6 +120,42 @@ impl Walk<'_> {
                     out = out.add(&self.sum(&rest, v, n)?.sub(&self.sum(&rest, v, &lo)?));
                 }
             }
+        }
+        Ok(out)
+    }
+
+    /// `Σ_{v in 0..n} c * m` for a monomial `m` with no indicator on `v` to count: a
+    /// polynomial in `v` (Faulhaber), a geometric series, or a count per residue class.
+    fn sum_term(&self, m: &[Atom], c: Rat, v: VarId, n: &Poly) -> Result<Poly, String> {
+        let names = self.names();
+        let mut t = std::collections::BTreeMap::new();
+        t.insert(m.to_vec(), c);
+        let term = Poly(t);
+        let Some(cs) = term.coefficients_in(v) else {
+            let dep: Vec<&Atom> = m.iter().filter(|a| a.mentions(v)).collect();
+            if let [a] = dep.as_slice() {
+                if let Some(g) = self.geometric(a, v, n) {
+                    let rest: Vec<Atom> = m.iter().filter(|b| b != a).cloned().collect();
+                    let mut t = std::collections::BTreeMap::new();
+                    t.insert(rest, c);
+                    return Ok(Poly(t).mul(&g));
+                }
+                if let Some(h) = self.hermite(a, v, n).or_else(|| self.class_trips(a, v, n)) {
+                    let rest: Vec<Atom> = m.iter().filter(|b| b != a).cloned().collect();
+                    let mut t = std::collections::BTreeMap::new();
+                    t.insert(rest, c);
+                    return Ok(Poly(t).mul(&h));
+                }
+            }
+            let a = m.iter().find(|a| a.mentions(v)).cloned();
+            let shown = a.map(|a| names.atom(&a)).unwrap_or_default();
+            return Err(format!("`{shown}` depends on {}", names.var(v)));
+        };
+        let mut out = Poly::default();
+        for (k, ck) in cs.iter().enumerate() {
+            out = out.add(
+                &ck.mul(&faulhaber(k, n).ok_or_else(|| format!("a sum of {}^{k}", names.var(v)))?),
+            );
         }
         Ok(out)
     }

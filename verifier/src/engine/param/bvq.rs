@@ -14,6 +14,7 @@
 
 use crate::engine::smt::{Answer, Limit, Prop};
 use crate::engine::sym::{Assign, Atom, AtomId, BitFn, CondId, Formula, Guard, Lin, Syms};
+use crate::report::evidence::Undecided;
 use collc_spec::ir::{Protocol, VarId};
 use std::collections::{BTreeMap, HashMap};
 use z3::ast::{Bool, BV};
@@ -675,7 +676,10 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> 
         return Some(a.clone());
     }
     let Some((params, _)) = crate::engine::smt::limit_params(limit) else {
-        return Some(Answer::Unknown(crate::engine::smt::CAP_HIT.into()));
+        return Some(Answer::Unknown(
+            Undecided::Clock,
+            crate::engine::smt::CAP_HIT.into(),
+        ));
     };
     let solver = solver();
     solver.set_params(&params);
@@ -699,17 +703,20 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> 
             let why = solver
                 .get_reason_unknown()
                 .unwrap_or_else(|| "unknown".into());
-            Answer::Unknown(if crate::engine::smt::ran_out_of_resources(&why) {
-                format!(
+            if crate::engine::smt::ran_out_of_resources(&why) {
+                Answer::Unknown(Undecided::Resources, format!(
                     "resource limit: Z3 gave up on a bit-vector query within its deterministic limit of {} resource units ({why})",
                     limit.rlimit
-                )
+                ))
             } else {
-                format!("timeout: Z3 gave up on a bit-vector query ({why})")
-            })
+                Answer::Unknown(
+                    Undecided::Clock,
+                    format!("timeout: Z3 gave up on a bit-vector query ({why})"),
+                )
+            }
         }
     };
-    if !matches!(answer, Answer::Unknown(_)) {
+    if !matches!(answer, Answer::Unknown(..)) {
         cache.0.insert(key, answer.clone());
     }
     Some(answer)

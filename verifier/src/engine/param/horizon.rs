@@ -60,7 +60,7 @@ impl Ctx<'_> {
                     lo = mid + 1;
                 }
                 Answer::Valid => hi = mid - 1,
-                Answer::Unknown(r) => return Err(r),
+                Answer::Unknown(_, r) => return Err(r),
             }
         }
         let (m, a) = witness.ok_or("no cell receives credits")?;

@@ -47,6 +47,7 @@ mod window;
 use crate::engine::exec::{self, Run};
 use crate::engine::smt::{Answer, Prop, Smt};
 use crate::engine::sym::{Guard, Lin, Syms};
+use crate::report::evidence::Undecided;
 use crate::report::Obligation;
 use collc_spec::ir::*;
 use std::collections::HashMap;
@@ -218,61 +219,7 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(p: &'a Protocol, deadline: Instant) -> Result<Ctx<'a>, String> {
-        let mut bounds: HashMap<VarId, (i64, i64)> = HashMap::new();
-        for (id, v) in p.vars.iter().enumerate() {
-            match v.kind {
-                VarKind::Param {
-                    domain: Some((lo, hi)),
-                } => {
-                    bounds.insert(id, (lo, hi));
-                }
-                VarKind::World { lo, hi } => {
-                    bounds.insert(id, (lo, hi));
-                }
-                _ => {}
-            }
-        }
-        if let Some(c) = p.call {
-            bounds.insert(c, crate::engine::call::call_bounds(p));
-        }
-        // A rank parameter is below the largest world size (and below P: an assumption).
-        if let VarKind::World { hi, .. } = p.vars[p.world].kind {
-            for (id, v) in p.vars.iter().enumerate() {
-                if matches!(v.kind, VarKind::Param { domain: None }) {
-                    bounds.insert(id, (0, hi.saturating_sub(1)));
-                }
-            }
-        }
-        // Tighten single-parameter bounds from the `require`s (as the enumerated route does).
-        let mut syms = Syms::with_bounds(bounds.clone());
-        syms.bits = true;
-        let mut setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
-        for _ in 0..2 {
-            let Some((_, assumptions)) = &setup else {
-                return Err("the `require`s exclude every parameter value".into());
-            };
-            let mut changed = false;
-            for c in assumptions {
-                for (v, lo, hi) in exec::tighten(&syms, *c) {
-                    if let Some(b) = bounds.get_mut(&v) {
-                        let nb = (b.0.max(lo), b.1.min(hi));
-                        if nb != *b {
-                            *b = nb;
-                            changed = true;
-                        }
-                    }
-                }
-            }
-            if !changed {
-                break;
-            }
-            syms = Syms::with_bounds(bounds.clone());
-            syms.bits = true;
-            setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
-        }
-        let Some((env, mut assumptions)) = setup else {
-            return Err("the `require`s exclude every parameter value".into());
-        };
+        let (mut syms, (env, mut assumptions)) = tightened(p, declared_bounds(p))?;
         let world = syms.param(p.world);
         // A rank parameter (`param root: rank`) is a rank of the world: `0 <= root < P`.
         for (id, v) in p.vars.iter().enumerate() {
@@ -372,8 +319,14 @@ impl<'a> Ctx<'a> {
         Ok(self.stats.clone())
     }
 
-    /// Literal arithmetic first, then Z3 (unsat of the negation under `guard`).
+    /// Literal arithmetic first, then Z3 (unsat of the negation under `guard`); why not, in
+    /// words ([`Ctx::decide`] keeps whether it was refuted).
     pub(crate) fn holds(&mut self, guard: &Guard, prop: Prop) -> Result<(), String> {
+        self.decide(guard, prop).map_err(NotShown::text)
+    }
+
+    /// [`Ctx::holds`], with why not as data: refuted (Z3's counterexample) or open.
+    pub(crate) fn decide(&mut self, guard: &Guard, prop: Prop) -> Result<(), NotShown> {
         self.stats.items += 1;
         let lit = match &prop {
             Prop::Ge0(l) => {
@@ -388,7 +341,7 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         if Instant::now() >= self.deadline {
-            return Err(CAP_HIT.into());
+            return Err(NotShown::Open(CAP_HIT.into()));
         }
         self.stats.z3 += 1;
         let g = guard.clone();
@@ -406,9 +359,9 @@ impl<'a> Ctx<'a> {
             (false, true) => [false, true],
             _ => [false, false],
         };
-        let mut answer = Answer::Unknown("not attempted".into());
+        let mut answer = Answer::Unknown(Undecided::Form, "not attempted".into());
         for (k, bv) in order.into_iter().enumerate() {
-            if k == 1 && (order[0] == order[1] || !matches!(answer, Answer::Unknown(_))) {
+            if k == 1 && (order[0] == order[1] || !matches!(answer, Answer::Unknown(..))) {
                 break;
             }
             // A query over `^ & |` gets three times the resources in its bit-vector
@@ -436,12 +389,100 @@ impl<'a> Ctx<'a> {
             Answer::Refuted(a) => {
                 let w = a.params.get(&self.p.world).copied();
                 self.named.extend(w);
-                Err(match w {
+                Err(NotShown::Refuted(match w {
                     Some(w) => format!("Z3 found a counterexample at P = {w}"),
                     None => "Z3 found a counterexample".into(),
-                })
+                }))
             }
-            Answer::Unknown(r) => Err(r),
+            Answer::Unknown(_, r) => Err(NotShown::Open(r)),
+        }
+    }
+}
+
+/// The declared bounds of the parameters, the world size and the call index; a rank
+/// parameter is below the largest world size.
+fn declared_bounds(p: &Protocol) -> HashMap<VarId, (i64, i64)> {
+    let mut bounds: HashMap<VarId, (i64, i64)> = HashMap::new();
+    for (id, v) in p.vars.iter().enumerate() {
+        match v.kind {
+            VarKind::Param {
+                domain: Some((lo, hi)),
+            } => {
+                bounds.insert(id, (lo, hi));
+            }
+            VarKind::World { lo, hi } => {
+                bounds.insert(id, (lo, hi));
+            }
+            _ => {}
+        }
+    }
+    if let Some(c) = p.call {
+        bounds.insert(c, crate::engine::call::call_bounds(p));
+    }
+    // A rank parameter is below the largest world size (and below P: an assumption).
+    if let VarKind::World { hi, .. } = p.vars[p.world].kind {
+        for (id, v) in p.vars.iter().enumerate() {
+            if matches!(v.kind, VarKind::Param { domain: None }) {
+                bounds.insert(id, (0, hi.saturating_sub(1)));
+            }
+        }
+    }
+    bounds
+}
+
+/// The symbolic values of `p` with `bounds` tightened from the single-parameter `require`s
+/// (as the enumerated route does), its environment and its assumptions.
+fn tightened(
+    p: &Protocol,
+    mut bounds: HashMap<VarId, (i64, i64)>,
+) -> Result<(Syms, exec::Setup), String> {
+    // Tighten single-parameter bounds from the `require`s (as the enumerated route does).
+    let mut syms = Syms::with_bounds(bounds.clone());
+    syms.bits = true;
+    let mut setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
+    for _ in 0..2 {
+        let Some((_, assumptions)) = &setup else {
+            return Err("the `require`s exclude every parameter value".into());
+        };
+        let mut changed = false;
+        for c in assumptions {
+            for (v, lo, hi) in exec::tighten(&syms, *c) {
+                if let Some(b) = bounds.get_mut(&v) {
+                    let nb = (b.0.max(lo), b.1.min(hi));
+                    if nb != *b {
+                        *b = nb;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+        syms = Syms::with_bounds(bounds.clone());
+        syms.bits = true;
+        setup = exec::setup(p, &[], &mut syms).map_err(stop)?;
+    }
+    let Some((env, assumptions)) = setup else {
+        return Err("the `require`s exclude every parameter value".into());
+    };
+    Ok((syms, (env, assumptions)))
+}
+
+/// Why a question of the route was not shown.
+#[derive(Debug, Clone)]
+pub(crate) enum NotShown {
+    /// Z3 found a counterexample (the words name it).
+    Refuted(String),
+    /// Undecided (Z3's unknown, the wall-clock cap) or a form not covered.
+    Open(String),
+}
+
+impl NotShown {
+    /// The words.
+    pub(crate) fn text(self) -> String {
+        match self {
+            NotShown::Refuted(s) | NotShown::Open(s) => s,
         }
     }
 }

@@ -76,8 +76,10 @@ pub enum Verdict {
     },
     /// A pair no chain of the covered forms orders.
     Unordered(Unordered),
-    /// A form the route does not cover, or the budget.
+    /// A form the route does not cover.
     Open(String),
+    /// The wall-clock cap passed before the route finished (why it stopped).
+    Capped(String),
 }
 
 /// `buffer-reuse` for the whole declared domain, or `None` when the protocol does not read
@@ -87,8 +89,10 @@ pub fn prove(p: &Protocol, credits: &Outcome, budget: Duration) -> Option<Verdic
     if (0..p.windows.len()).all(|w| p.window_per_call(w)) {
         return None;
     }
-    Some(match run(p, credits, budget) {
+    let deadline = Instant::now() + budget;
+    Some(match run(p, credits, deadline) {
         Ok(v) => v,
+        Err(why) if Instant::now() >= deadline => Verdict::Capped(why),
         Err(why) => Verdict::Open(why),
     })
 }
@@ -97,13 +101,13 @@ fn ov() -> String {
     "arithmetic overflow".into()
 }
 
-fn run(p: &Protocol, credits: &Outcome, budget: Duration) -> Result<Verdict, String> {
+fn run(p: &Protocol, credits: &Outcome, deadline: Instant) -> Result<Verdict, String> {
     if p.blocks.is_some() {
         return Err(
             "several blocks per rank (blocks of one rank are not ordered with each other)".into(),
         );
     }
-    let mut cx = Ctx::new(p, Instant::now() + budget)?;
+    let mut cx = Ctx::new(p, deadline)?;
     let mut a = super::extract::pass_data(p, &mut cx.run.syms, &cx.env, &cx.world, &cx.blocks)
         .map_err(|(m, _)| m)?;
     let mut b = super::extract::pass_data(p, &mut cx.run.syms, &cx.env, &cx.world, &cx.blocks)

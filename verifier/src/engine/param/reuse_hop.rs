@@ -65,11 +65,10 @@ fn ov() -> Fail {
     Fail::Open("arithmetic overflow".into())
 }
 
-fn classify(r: String) -> Fail {
-    if r.starts_with("Z3 found a counterexample") {
-        Fail::Refuted(r)
-    } else {
-        Fail::Open(r)
+fn classify(r: super::NotShown) -> Fail {
+    match r {
+        super::NotShown::Refuted(r) => Fail::Refuted(r),
+        super::NotShown::Open(r) => Fail::Open(r),
     }
 }
 
@@ -219,9 +218,9 @@ fn hop(cx: &mut Ctx, h: &Hop, n: &PEv, v: &PEv, lag: i64) -> Result<(), Fail> {
         thr
     };
     conds.push(cx.at_least_one(*cmp, need).map_err(Fail::Open)?);
-    cx.implies(h.premise, &conds).map_err(classify)?;
+    cx.implies_or(h.premise, &conds).map_err(classify)?;
     let cs = cx.credits_of(n.signal);
-    cx.at_most_one(&cs, n.signal)
+    cx.at_most_one_or(&cs, n.signal)
         .map_err(|r| match classify(r) {
             Fail::Refuted(r) => Fail::Refuted(format!(
                 "a cell of `{}` may receive more than one credit per call ({r})",

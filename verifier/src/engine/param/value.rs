@@ -116,7 +116,17 @@ impl Ctx<'_> {
     /// The Set (or positive AtomicAdd, `adds`) statements' executions reaching a generic
     /// cell of `s`, counted, are at most 1.
     pub(super) fn at_most_one(&mut self, evs: &[PEv], s: SignalId) -> Result<(), String> {
-        let (o, i) = self.generic_cell(s)?;
+        self.at_most_one_or(evs, s).map_err(super::NotShown::text)
+    }
+
+    /// [`Ctx::at_most_one`], with why not as data (refuted or open).
+    pub(super) fn at_most_one_or(
+        &mut self,
+        evs: &[PEv],
+        s: SignalId,
+    ) -> Result<(), super::NotShown> {
+        let open = super::NotShown::Open;
+        let (o, i) = self.generic_cell(s).map_err(open)?;
         let mut sum: GLin = Vec::new();
         for e in evs {
             let mut one = e.clone();
@@ -124,11 +134,11 @@ impl Ctx<'_> {
                 op: NotifyOp::Set,
                 value: Some(Lin::k(1)),
             };
-            sum.extend(self.total(&one, &o, &i, None)?);
+            sum.extend(self.total(&one, &o, &i, None).map_err(open)?);
         }
-        let n = solve::flat(&mut self.run.syms, &sum).ok_or_else(ov)?;
-        let d = Lin::k(1).sub(&n).ok_or_else(ov)?;
-        self.holds(&Vec::new(), Prop::Ge0(d))
+        let n = solve::flat(&mut self.run.syms, &sum).ok_or_else(|| open(ov()))?;
+        let d = Lin::k(1).sub(&n).ok_or_else(|| open(ov()))?;
+        self.decide(&Vec::new(), Prop::Ge0(d))
     }
 
     fn once_per_call(&mut self, s: SignalId) -> Result<(), String> {
@@ -230,6 +240,16 @@ impl Ctx<'_> {
 
     /// `premise` implies every condition of `conds` (each closed separately).
     pub(super) fn implies(&mut self, premise: &Guard, conds: &[CondV]) -> Result<(), String> {
+        self.implies_or(premise, conds)
+            .map_err(super::NotShown::text)
+    }
+
+    /// [`Ctx::implies`], with why not as data (refuted or open).
+    pub(super) fn implies_or(
+        &mut self,
+        premise: &Guard,
+        conds: &[CondV],
+    ) -> Result<(), super::NotShown> {
         for c in conds {
             match *c {
                 CondV::Const(true) => {
@@ -237,7 +257,7 @@ impl Ctx<'_> {
                     self.stats.literal += 1;
                 }
                 CondV::Const(false) => {
-                    self.holds(&Vec::new(), Prop::Never(premise.clone()))?;
+                    self.decide(&Vec::new(), Prop::Never(premise.clone()))?;
                 }
                 CondV::Sym(id) => {
                     if premise.contains(&id) {
@@ -250,7 +270,7 @@ impl Ctx<'_> {
                         CondV::Sym(nid) => union(premise, &vec![nid]),
                         CondV::Const(_) => premise.clone(),
                     };
-                    self.holds(&Vec::new(), Prop::Never(g))?;
+                    self.decide(&Vec::new(), Prop::Never(g))?;
                 }
             }
         }
