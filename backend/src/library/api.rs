@@ -137,20 +137,6 @@ impl<'a> Coll<'a> {
                 return Err(vec![per_call(p, &p.signals[s].name, p.signals[s].span)]);
             }
         }
-        if let Some(w) = p.windows.iter().find(|w| w.elem != ElemType::F32) {
-            return Err(vec![Diagnostic::error(
-                "lib::elem-type",
-                format!(
-                    "window `{}` holds {}; a library's API passes f32 buffers",
-                    w.name,
-                    w.elem.as_str()
-                ),
-            )
-            .with_primary(w.span, "this window")
-            .with_help(
-                "package the protocol at f32 (`--elem f32`, if its `type` parameter lists it)",
-            )]);
-        }
         let passed =
             |a: usize| matches!(kind, Kind::AllToAllV { send_counts, .. } if send_counts == a);
         if (0..p.arrays.len()).any(|a| !passed(a)) {
@@ -175,6 +161,18 @@ impl<'a> Coll<'a> {
     /// The protocol.
     pub fn p(&self) -> &'a Protocol {
         self.k.p
+    }
+
+    /// The element type of the buffers the call passes (the kind's data or input window).
+    pub fn elem(&self) -> ElemType {
+        let w = match self.kind {
+            Kind::Allreduce { data }
+            | Kind::Broadcast { data, .. }
+            | Kind::ReduceScatter { data } => Some(data),
+            Kind::Exchange { input, .. } | Kind::AllToAllV { input, .. } => Some(input),
+            Kind::Barrier => None,
+        };
+        w.map(|w| self.p().windows[w].elem).unwrap_or_default()
     }
 
     /// The parameters a caller sets (every `param`, declaration order): (var, C name).
@@ -305,4 +303,22 @@ fn reads_var(p: &Protocol, e: &collc_spec::ir::Expr, v: VarId) -> bool {
         }
     });
     found
+}
+
+/// A host library passes f32 buffers: a protocol with windows of another element type is
+/// refused (`lib::elem-type`); MPI libraries pass the protocol's element type.
+pub fn host_elem_refusal(p: &Protocol) -> Option<Diagnostic> {
+    let w = p.windows.iter().find(|w| w.elem != ElemType::F32)?;
+    Some(
+        Diagnostic::error(
+            "lib::elem-type",
+            format!(
+                "window `{}` holds {}; a host library's API passes f32 buffers",
+                w.name,
+                w.elem.as_str()
+            ),
+        )
+        .with_primary(w.span, "this window")
+        .with_help("package it for --target mpi, or at f32 (`--elem f32`, if its `type` parameter lists it)"),
+    )
 }

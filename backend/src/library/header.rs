@@ -28,18 +28,18 @@ pub fn prototype(name: &str, target: LibTarget, c: &Coll) -> String {
         LibTarget::Host => ", int rank",
         LibTarget::Mpi => "",
     };
+    let t = c.elem().cpp();
     let bufs = match c.kind {
         Kind::Barrier => String::new(),
-        Kind::Allreduce { .. } => ", float* data, size_t count".to_string(),
-        Kind::Broadcast { .. } => ", float* data, size_t count, int root".to_string(),
+        Kind::Allreduce { .. } => format!(", {t}* data, size_t count"),
+        Kind::Broadcast { .. } => format!(", {t}* data, size_t count, int root"),
         Kind::Exchange { .. } => {
-            ", const float* input, size_t input_count, float* output, size_t output_count"
-                .to_string()
+            format!(", const {t}* input, size_t input_count, {t}* output, size_t output_count")
         }
         Kind::ReduceScatter { .. } => {
-            ", const float* send, size_t send_count, float* recv, size_t recv_count".to_string()
+            format!(", const {t}* send, size_t send_count, {t}* recv, size_t recv_count")
         }
-        Kind::AllToAllV { .. } => ", const float* send, size_t send_count, const int32_t* send_counts, float* recv, size_t recv_count, int32_t* recv_counts".to_string(),
+        Kind::AllToAllV { .. } => format!(", const {t}* send, size_t send_count, const int32_t* send_counts, {t}* recv, size_t recv_count, int32_t* recv_counts"),
     };
     format!("int {name}_{}({name}_comm* comm{rank}{bufs})", c.func)
 }

@@ -68,7 +68,7 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     ));
     w.line("// This rank's copy of window `w` (WindowId) and its element count.");
     w.open(format!(
-        "__attribute__((visibility(\"hidden\"))) float* collc_lib_mpi_window_{i}(const void* a, int w, int64_t* len)"
+        "__attribute__((visibility(\"hidden\"))) void* collc_lib_mpi_window_{i}(const void* a, int w, int64_t* len)"
     ));
     w.line(format!(
         "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
@@ -76,7 +76,7 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     w.line("switch (w) {");
     for win in 0..c.p().windows.len() {
         w.line(format!(
-            "    case {win}: *len = x->{}; return x->{}->local<float>();",
+            "    case {win}: *len = x->{}; return x->{}->local<void>();",
             names.window_len(win),
             names.window_field(win)
         ));
@@ -241,7 +241,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
             "void collc_lib_mpi_begin_call_{i}(void* a, int64_t kc);"
         ));
         w.line(format!(
-            "float* collc_lib_mpi_window_{i}(const void* a, int w, int64_t* len);"
+            "void* collc_lib_mpi_window_{i}(const void* a, int w, int64_t* len);"
         ));
         if c.size_param().is_some() {
             w.line(format!(
@@ -260,15 +260,15 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("");
     w.line("using namespace collc_mpi::lib;");
     w.line("");
-    w.line("using collc_lib_window_fn = float* (*)(const void*, int, int64_t*);");
+    w.line("using collc_lib_window_fn = void* (*)(const void*, int, int64_t*);");
     w.line("// Element count of window `w` of a collective's Args.");
     w.line("[[maybe_unused]] static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
     w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const float* src) { int64_t n = 0; float* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const void* src, size_t esize) { int64_t n = 0; void* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
     w.line("// Row `row` of `rows` equal rows of this rank's window copy -> caller's buffer (after the kernel).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_row_out(collc_lib_window_fn f, const void* a, int w, int row, int rows, float* dst) { int64_t n = 0; const float* src = f(a, w, &n); const int64_t len = n / rows; std::memcpy(dst, src + len * row, static_cast<size_t>(len) * sizeof(float)); }");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_row_out(collc_lib_window_fn f, const void* a, int w, int row, int rows, void* dst, size_t esize) { int64_t n = 0; const unsigned char* src = static_cast<const unsigned char*>(f(a, w, &n)); const int64_t len = n / rows; std::memcpy(dst, src + static_cast<size_t>(len * row) * esize, static_cast<size_t>(len) * esize); }");
     w.line("// This rank's window copy -> caller's buffer (after the kernel).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, float* dst) { int64_t n = 0; const float* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); }");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, void* dst, size_t esize) { int64_t n = 0; const void* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
     w.line("");
     let n = colls.len();
     w.line(format!("struct {name}_comm {{"));
@@ -427,6 +427,7 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     ));
     let len = |x| format!("collc_lib_mpi_len(collc_lib_mpi_window_{i}, a, {x})");
     let per_call = c.size_param().is_some();
+    let t = c.elem().cpp();
     super::checks::arguments(
         name,
         c,
@@ -446,18 +447,18 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             };
             (
                 format!(
-                    "{only_root}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data);"
+                    "{only_root}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"
                 ),
-                format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {data}, data);"),
+                format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"),
             )
         }
         Kind::Exchange { input, target, .. } => (
-            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input);"),
-            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output);"),
+            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
+            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
         ),
         Kind::ReduceScatter { data } => (
-            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, send);"),
-            format!("collc_lib_mpi_copy_row_out(collc_lib_mpi_window_{i}, a, {data}, comm->comm.me(), comm->comm.np(), recv);"),
+            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, send, sizeof({t}));"),
+            format!("collc_lib_mpi_copy_row_out(collc_lib_mpi_window_{i}, a, {data}, comm->comm.me(), comm->comm.np(), recv, sizeof({t}));"),
         ),
         Kind::AllToAllV {
             input,
@@ -465,8 +466,8 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             send_counts,
             recv_counts,
         } => (
-            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
-            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
+            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send, sizeof({t})); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
+            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv, sizeof({t})); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
         ),
     };
     if let Some(b) = &c.p().calls {

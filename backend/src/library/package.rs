@@ -110,29 +110,30 @@ pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             cfg.push(format!("cfg.{}.{n} = {};", c.func, example_value(c, v)));
         }
     }
+    let t = c.elem().cpp();
     let (bufs, call_args) = match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { .. } => (
-            format!("std::vector<float> data({name}_{f}_count(comm), 1.0f);"),
+            format!("std::vector<{t}> data({name}_{f}_count(comm), 1);"),
             ", data.data(), data.size()".to_string(),
         ),
         Kind::Broadcast { root, .. } => (
-            format!("std::vector<float> data({name}_{f}_count(comm), 1.0f);"),
+            format!("std::vector<{t}> data({name}_{f}_count(comm), 1);"),
             format!(
                 ", data.data(), data.size(), {}",
                 example_value(c, root)
             ),
         ),
         Kind::Exchange { .. } => (
-            format!("std::vector<float> in({name}_{f}_input_count(comm), 1.0f), out({name}_{f}_output_count(comm));"),
+            format!("std::vector<{t}> in({name}_{f}_input_count(comm), 1), out({name}_{f}_output_count(comm));"),
             ", in.data(), in.size(), out.data(), out.size()".to_string(),
         ),
         Kind::ReduceScatter { .. } => (
-            format!("std::vector<float> send({name}_{f}_send_count(comm), 1.0f), recv({name}_{f}_recv_count(comm));"),
+            format!("std::vector<{t}> send({name}_{f}_send_count(comm), 1), recv({name}_{f}_recv_count(comm));"),
             ", send.data(), send.size(), recv.data(), recv.size()".to_string(),
         ),
         Kind::AllToAllV { .. } => (
-            format!("std::vector<float> send({name}_{f}_send_count(comm), 1.0f), recv({name}_{f}_recv_count(comm)); std::vector<int32_t> sc(64, 1), rc(64);"),
+            format!("std::vector<{t}> send({name}_{f}_send_count(comm), 1), recv({name}_{f}_recv_count(comm)); std::vector<int32_t> sc(64, 1), rc(64);"),
             ", send.data(), send.size(), sc.data(), recv.data(), recv.size(), rc.data()".to_string(),
         ),
     };

@@ -23,16 +23,6 @@ use std::path::Path;
 /// The fixed runtime of the PMPI library.
 pub const RUNTIME: &str = include_str!("../../runtime/mpi/collc_pmpi.hpp");
 
-/// The MPI datatype of an element type.
-fn mpi_type(t: ElemType) -> &'static str {
-    match t {
-        ElemType::F32 => "MPI_FLOAT",
-        ElemType::F64 => "MPI_DOUBLE",
-        ElemType::I32 => "MPI_INT",
-        ElemType::I64 => "MPI_LONG_LONG",
-    }
-}
-
 fn mpi_op(op: ReduceOp) -> &'static str {
     match op {
         ReduceOp::Sum => "MPI_SUM",
@@ -121,98 +111,105 @@ fn barrier(s: Option<&Served>, w: &mut Writer) {
     w.close();
 }
 
-fn allreduce(s: Option<&Served>, w: &mut Writer) {
+/// The datatype test of an element type (the predefined datatypes of that C type).
+fn mpi_match(t: ElemType) -> String {
+    let names: &[&str] = match t {
+        ElemType::F32 => &["MPI_FLOAT"],
+        ElemType::F64 => &["MPI_DOUBLE"],
+        ElemType::I32 => &["MPI_INT", "MPI_INT32_T"],
+        ElemType::I64 => &["MPI_LONG", "MPI_LONG_LONG", "MPI_INT64_T"],
+    };
+    let tests: Vec<String> = names.iter().map(|n| format!("datatype == {n}")).collect();
+    format!("({})", tests.join(" || "))
+}
+
+/// One candidate protocol `k` of a served collective: the datatype, the op (allreduce),
+/// the count, then the collc communicator; `miss` keeps the furthest reason reached
+/// (datatype < op < count < create-failed).
+fn candidate(s: &Served, k: usize, coll: &str, op: Option<ReduceOp>, call: &str, w: &mut Writer) {
+    let t = s.coll.elem();
+    let root = if coll == "kBcast" { "root" } else { "0" };
+    w.open(format!("if ({})", mpi_match(t)));
+    if let Some(op) = op {
+        w.line("if (miss < kOp) miss = kOp;");
+        w.open(format!("if (op == {})", mpi_op(op)));
+    }
+    w.line("if (miss < kCount) miss = kCount;");
+    w.open(format!(
+        "if (count > 0 && count <= collc_pmpi::max_count({}LL))",
+        domain_hi(&s.coll)
+    ));
+    w.line(format!(
+        "void* c = instance(comm, {k} * kNColl + {coll}, {root}, free_{lib}, [&] {{ return create_{lib}(comm, {root}); }});",
+        lib = s.lib
+    ));
+    w.open("if (c == nullptr)");
+    w.line("miss = kCreate;");
+    w.reopen("else");
+    w.line(
+        call.replace("{t}", t.cpp())
+            .replace("{lib}", &s.lib)
+            .replace("{f}", &s.coll.func),
+    );
+    w.line(format!("++stats().served[{coll}];"));
+    w.line("return MPI_SUCCESS;");
+    w.close();
+    w.close();
+    if op.is_some() {
+        w.close();
+    }
+    w.close();
+}
+
+fn allreduce(served: &[&Served], w: &mut Writer) {
     w.open("extern \"C\" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)");
     w.line("using namespace collc_pmpi;");
     w.line("if (depth() > 0) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);");
     w.line("int why = comm_reason(comm);");
-    if let Some(s) = s {
-        let (t, op) = match s.coll.p().semantics {
-            Semantics::Allreduce { op, data } => (s.coll.p().windows[data].elem, op),
-            _ => (ElemType::F32, ReduceOp::Sum),
+    w.line(format!(
+        "int miss = {};",
+        if served.is_empty() {
+            "kNoProtocol"
+        } else {
+            "kDatatype"
+        }
+    ));
+    w.open("if (why < 0)");
+    let call = "if (sendbuf != MPI_IN_PLACE) std::memcpy(recvbuf, sendbuf, size_t(count) * sizeof({t}));\n        Inside in;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<{t}*>(recvbuf), size_t(count)) != 0) return MPI_ERR_OTHER;";
+    for (k, s) in served.iter().enumerate() {
+        let op = match s.coll.p().semantics {
+            Semantics::Allreduce { op, .. } => op,
+            _ => ReduceOp::Sum,
         };
-        w.line(format!(
-            "if (why < 0 && datatype != {}) why = kDatatype;",
-            mpi_type(t)
-        ));
-        w.line(format!("if (why < 0 && op != {}) why = kOp;", mpi_op(op)));
-        w.line(format!(
-            "if (why < 0 && (count <= 0 || count > collc_pmpi::max_count({}LL))) why = kCount;",
-            domain_hi(&s.coll)
-        ));
-        w.open("if (why < 0)");
-        w.line(format!(
-            "void* c = instance(comm, kAllreduce, 0, free_{lib}, [&] {{ return create_{lib}(comm, 0); }});",
-            lib = s.lib
-        ));
-        w.open("if (c == nullptr)");
-        w.line("why = kCreate;");
-        w.reopen("else");
-        w.line(format!(
-            "if (sendbuf != MPI_IN_PLACE) std::memcpy(recvbuf, sendbuf, size_t(count) * sizeof({}));",
-            t.cpp()
-        ));
-        w.line("Inside in;");
-        w.line(format!(
-            "if ({}_{}(static_cast<{}_comm*>(c), static_cast<{}*>(recvbuf), size_t(count)) != 0) return MPI_ERR_OTHER;",
-            s.lib,
-            s.coll.func,
-            s.lib,
-            t.cpp()
-        ));
-        w.line("++stats().served[kAllreduce];");
-        w.line("return MPI_SUCCESS;");
-        w.close();
-        w.close();
-    } else {
-        w.line("if (why < 0) why = kNoProtocol;");
+        candidate(s, k, "kAllreduce", Some(op), call, w);
     }
+    w.line("why = miss;");
+    w.close();
     w.line("pass(kAllreduce, Reason(why));");
     w.line("return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);");
     w.close();
 }
 
-fn bcast(s: Option<&Served>, w: &mut Writer) {
+fn bcast(served: &[&Served], w: &mut Writer) {
     w.open("extern \"C\" int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)");
     w.line("using namespace collc_pmpi;");
     w.line("if (depth() > 0) return PMPI_Bcast(buffer, count, datatype, root, comm);");
     w.line("int why = comm_reason(comm);");
-    if let Some(s) = s {
-        let t = match s.coll.p().semantics {
-            Semantics::Broadcast { data, .. } => s.coll.p().windows[data].elem,
-            _ => ElemType::F32,
-        };
-        w.line(format!(
-            "if (why < 0 && datatype != {}) why = kDatatype;",
-            mpi_type(t)
-        ));
-        w.line(format!(
-            "if (why < 0 && (count <= 0 || count > collc_pmpi::max_count({}LL))) why = kCount;",
-            domain_hi(&s.coll)
-        ));
-        w.open("if (why < 0)");
-        w.line(format!(
-            "void* c = instance(comm, kBcast, root, free_{lib}, [&] {{ return create_{lib}(comm, root); }});",
-            lib = s.lib
-        ));
-        w.open("if (c == nullptr)");
-        w.line("why = kCreate;");
-        w.reopen("else");
-        w.line("Inside in;");
-        w.line(format!(
-            "if ({}_{}(static_cast<{}_comm*>(c), static_cast<{}*>(buffer), size_t(count), root) != 0) return MPI_ERR_OTHER;",
-            s.lib,
-            s.coll.func,
-            s.lib,
-            t.cpp()
-        ));
-        w.line("++stats().served[kBcast];");
-        w.line("return MPI_SUCCESS;");
-        w.close();
-        w.close();
-    } else {
-        w.line("if (why < 0) why = kNoProtocol;");
+    w.line(format!(
+        "int miss = {};",
+        if served.is_empty() {
+            "kNoProtocol"
+        } else {
+            "kDatatype"
+        }
+    ));
+    w.open("if (why < 0)");
+    let call = "Inside in;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<{t}*>(buffer), size_t(count), root) != 0) return MPI_ERR_OTHER;";
+    for (k, s) in served.iter().enumerate() {
+        candidate(s, k, "kBcast", None, call, w);
     }
+    w.line("why = miss;");
+    w.close();
     w.line("pass(kBcast, Reason(why));");
     w.line("return PMPI_Bcast(buffer, count, datatype, root, comm);");
     w.close();
@@ -287,16 +284,15 @@ fn shim(served: &[Served]) -> String {
         free_fn(s, &mut w);
     }
     let pick = |f: fn(&Kind) -> bool| served.iter().find(|s| f(&s.coll.kind));
-    let counted = |s: &&Served| s.coll.size_param().is_some();
     barrier(pick(|k| matches!(k, Kind::Barrier)), &mut w);
-    allreduce(
-        pick(|k| matches!(k, Kind::Allreduce { .. })).filter(counted),
-        &mut w,
-    );
-    bcast(
-        pick(|k| matches!(k, Kind::Broadcast { .. })).filter(counted),
-        &mut w,
-    );
+    let all = |f: fn(&Kind) -> bool| -> Vec<&Served> {
+        served
+            .iter()
+            .filter(|s| f(&s.coll.kind) && s.coll.size_param().is_some())
+            .collect()
+    };
+    allreduce(&all(|k| matches!(k, Kind::Allreduce { .. })), &mut w);
+    bcast(&all(|k| matches!(k, Kind::Broadcast { .. })), &mut w);
     for (name, coll, params, args) in PASSED {
         w.open(format!("extern \"C\" int {name}({params})"));
         w.line(format!(
@@ -317,28 +313,49 @@ pub fn install_pmpi(members: &[Member], dir: &Path) -> Result<Installed, LibErro
     let dir = dir
         .canonicalize()
         .map_err(|e| LibError::Io(format!("`{}`: {e}", dir.display())))?;
+    // Every element type a protocol lists is its own library (verification is the same
+    // for each); a protocol without windows (a barrier) is packaged once.
+    let mut variants = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        let p = m.protocol;
+        let types = if p.windows.is_empty() {
+            vec![None]
+        } else {
+            p.elem_types().into_iter().map(Some).collect()
+        };
+        for t in types {
+            let q = t.and_then(|t| p.with_elem(t)).unwrap_or_else(|| p.clone());
+            variants.push((i, q));
+        }
+    }
     let mut served = Vec::new();
     let mut link = Vec::new();
     let mut files = Vec::new();
-    for (i, m) in members.iter().enumerate() {
-        let lib = format!("pmpi{i}");
-        let sub = dir.join(format!("impl{i}"));
-        install(std::slice::from_ref(m), &lib, LibTarget::Mpi, &sub).map_err(|e| match e {
+    for (j, (i, q)) in variants.iter().enumerate() {
+        let m = Member {
+            protocol: q,
+            source: members[*i].source,
+            warning: members[*i].warning.clone(),
+            world_limit: members[*i].world_limit,
+        };
+        let lib = format!("pmpi{j}");
+        let sub = dir.join(format!("impl{j}"));
+        install(std::slice::from_ref(&m), &lib, LibTarget::Mpi, &sub).map_err(|e| match e {
             LibError::Refused { diagnostics, .. } => LibError::Refused {
-                member: i,
+                member: *i,
                 diagnostics,
             },
             e => e,
         })?;
-        let coll = collectives(std::slice::from_ref(m), &lib)?
+        let coll = collectives(std::slice::from_ref(&m), &lib)?
             .into_iter()
             .next()
             .expect("one collective per member");
         link.push(format!("-I{}", sub.display()));
         link.push(format!("-L{}", sub.display()));
         link.push(format!("-l{lib}"));
-        link.push(format!("-Wl,-rpath,$ORIGIN/impl{i}"));
-        files.push(format!("impl{i}/lib{lib}.so"));
+        link.push(format!("-Wl,-rpath,$ORIGIN/impl{j}"));
+        files.push(format!("impl{j}/lib{lib}.so"));
         served.push(Served { lib, coll });
     }
     let src = dir.join("src");

@@ -83,10 +83,23 @@ int main(int argc, char** argv) {
     for (int s = 0; s < 5; ++s) allreduce_f32(MPI_COMM_WORLD, sizes[s], it);
     for (int root = 0; root < np; ++root) bcast_f32(MPI_COMM_WORLD, 1000 + it, root);
   }
-  /* Passed through: doubles, a user op, a derived datatype (bcast), count 0, ints (bcast). */
-  double d = me + 1, dsum = 0;
-  MPI_Allreduce(&d, &dsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  expect(dsum == np * (np + 1) / 2.0, "allreduce double", 0, dsum, np * (np + 1) / 2.0);
+  /* Other element types: doubles and 64-bit integers. */
+  double dv[1000], ds[1000];
+  long lv[1000], ls[1000];
+  for (int i = 0; i < 1000; ++i) dv[i] = me + i, lv[i] = (long)me * 1000000000L + i;
+  MPI_Allreduce(dv, ds, 1000, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(lv, ls, 1000, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < 1000; ++i) {
+    double want = np * (np - 1) / 2.0 + (double)np * i;
+    expect(ds[i] == want, "allreduce double", i, ds[i], want);
+    long lwant = (long)np * (np - 1) / 2 * 1000000000L + (long)np * i;
+    expect(ls[i] == lwant, "allreduce long", i, (double)ls[i], (double)lwant);
+  }
+  /* Passed through: unsigned ints, a user op, a derived datatype (bcast), count 0. Ints
+   * (bcast) are served. */
+  unsigned u = (unsigned)me + 1, usum = 0;
+  MPI_Allreduce(&u, &usum, 1, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD);
+  expect(usum == (unsigned)(np * (np + 1) / 2), "allreduce unsigned", 0, usum, np * (np + 1) / 2.0);
   MPI_Op op;
   MPI_Op_create(my_sum, 1, &op);
   float f = (float)me, fsum = 0;

@@ -92,15 +92,15 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     // ---- scratch tiles (Unified Buffer, 16384 bytes) ----
     collc::Tile<float, kStage> stage_a(0x0);  // staging for window-to-window moves
 
-    // ---- body (broadcast_read_complete.coll:24) ----
+    // ---- body (broadcast_read_complete.coll:25) ----
     {
-        // broadcast_read_complete.coll:25  for t in 0..T
+        // broadcast_read_complete.coll:26  for t in 0..T
         for (int64_t t = 0; t < T; ++t) {
-            const int64_t base = t * TILE;  // broadcast_read_complete.coll:26  let base = t * TILE;
-            const int64_t len = collc_min(TILE, n - base);  // broadcast_read_complete.coll:27  let len = min(TILE, n - base);
-            // broadcast_read_complete.coll:28  if me == root
+            const int64_t base = t * TILE;  // broadcast_read_complete.coll:27  let base = t * TILE;
+            const int64_t len = collc_min(TILE, n - base);  // broadcast_read_complete.coll:28  let len = min(TILE, n - base);
+            // broadcast_read_complete.coll:29  if me == root
             if (me == root) {
-                // broadcast_read_complete.coll:29  copy data[base .. base + len] <- data[base .. base + len];
+                // broadcast_read_complete.coll:30  copy data[base .. base + len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(base, base + len, n), "copy data[base .. base + len] <- data[base .. base + len]; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(data + base, static_cast<int32_t>(len));
                 COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
@@ -114,32 +114,32 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                     }
                 }
             }
-            // broadcast_read_complete.coll:31  fence;
+            // broadcast_read_complete.coll:32  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-            // broadcast_read_complete.coll:32  for p in peers
+            // broadcast_read_complete.coll:33  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // broadcast_read_complete.coll:33  notify sig[me] @ p += 1;
+                // broadcast_read_complete.coll:34  notify sig[me] @ p += 1;
                 pto::comm::Signal cell(CommRemotePtr(ctx, sig + me, p));
                 pto::comm::TNOTIFY(cell, 1, pto::comm::NotifyOp::AtomicAdd);
             }
-            // broadcast_read_complete.coll:35  for p in peers
+            // broadcast_read_complete.coll:36  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // broadcast_read_complete.coll:36  wait sig[p] >= t + 1;
+                // broadcast_read_complete.coll:37  wait sig[p] >= t + 1;
                 pto::comm::Signal cell(sig + p);
                 pto::comm::TWAIT(cell, static_cast<int32_t>(t + 1), pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
             dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
-            // broadcast_read_complete.coll:38  fence;
+            // broadcast_read_complete.coll:39  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
-            // broadcast_read_complete.coll:39  if me != root
+            // broadcast_read_complete.coll:40  if me != root
             if (me != root) {
-                // broadcast_read_complete.coll:40  get data[base .. base + len] <- data[base .. base + len] @ root;
+                // broadcast_read_complete.coll:41  get data[base .. base + len] <- data[base .. base + len] @ root;
                 COLLC_CHECK(collc_slice(base, base + len, n), "get data[base .. base + len] <- data[base .. base + len] @ root; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, root), static_cast<int32_t>(len));
                 COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
@@ -154,21 +154,21 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
                 }
             }
         }
-        // broadcast_read_complete.coll:46  fence;
+        // broadcast_read_complete.coll:47  fence;
         pipe_barrier(PIPE_ALL);
         COLLC_TRACE_FENCE();
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-        // broadcast_read_complete.coll:47  for p in peers
+        // broadcast_read_complete.coll:48  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // broadcast_read_complete.coll:48  notify sig[me] @ p += 1;
+            // broadcast_read_complete.coll:49  notify sig[me] @ p += 1;
             pto::comm::Signal cell(CommRemotePtr(ctx, sig + me, p));
             pto::comm::TNOTIFY(cell, 1, pto::comm::NotifyOp::AtomicAdd);
         }
-        // broadcast_read_complete.coll:50  for p in peers
+        // broadcast_read_complete.coll:51  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // broadcast_read_complete.coll:51  wait sig[p] >= T + 1;
+            // broadcast_read_complete.coll:52  wait sig[p] >= T + 1;
             pto::comm::Signal cell(sig + p);
             pto::comm::TWAIT(cell, static_cast<int32_t>(T + 1), pto::comm::WaitCmp::GE);
         }
@@ -176,17 +176,17 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
     }
 
-    // ---- epilogue (broadcast_read_complete.coll:55) ----
+    // ---- epilogue (broadcast_read_complete.coll:56) ----
     {
         pipe_barrier(PIPE_ALL);
-        // broadcast_read_complete.coll:56  for p in peers
+        // broadcast_read_complete.coll:57  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // broadcast_read_complete.coll:57  notify sig[p] -= T + 1;
+            // broadcast_read_complete.coll:58  notify sig[p] -= T + 1;
             pto::comm::Signal cell(sig + p);
             pto::comm::TNOTIFY(cell, static_cast<int32_t>(-(T + 1)), pto::comm::NotifyOp::AtomicAdd);
         }
-        // broadcast_read_complete.coll:59  fence;
+        // broadcast_read_complete.coll:60  fence;
         pipe_barrier(PIPE_ALL);
         COLLC_TRACE_FENCE();
     }

@@ -73,102 +73,102 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     collc::Tile<float, 256> acc(0x0);  // tile acc
     collc::Tile<float, 256> recv(0x400);  // tile recv
 
-    // ---- body (allreduce_mesh.coll:26) ----
+    // ---- body (allreduce_mesh.coll:27) ----
     {
-        // allreduce_mesh.coll:27  return if blk >= A;
+        // allreduce_mesh.coll:28  return if blk >= A;
         if (blk >= A) {
             pipe_barrier(PIPE_ALL);
             return;
         }
         pipe_barrier(PIPE_ALL);
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-        // allreduce_mesh.coll:29  for p in peers
+        // allreduce_mesh.coll:30  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_mesh.coll:30  notify sig[me][blk] @ p += 1;
+            // allreduce_mesh.coll:31  notify sig[me][blk] @ p += 1;
             COLLC_CHECK(collc_in(blk, stride), "notify sig[me][blk] @ p += 1; (index, rank or slice out of range)");
             pto::comm::Signal cell(CommRemotePtr(ctx, sig + (me * stride + blk), p));
             pto::comm::TNOTIFY(cell, 1, pto::comm::NotifyOp::AtomicAdd);
         }
-        // allreduce_mesh.coll:32  for p in peers
+        // allreduce_mesh.coll:33  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_mesh.coll:33  wait sig[p][blk] >= 1;
+            // allreduce_mesh.coll:34  wait sig[p][blk] >= 1;
             COLLC_CHECK(collc_in(blk, stride), "wait sig[p][blk] >= 1; (index, rank or slice out of range)");
             pto::comm::Signal cell(sig + (p * stride + blk));
             pto::comm::TWAIT(cell, 1, pto::comm::WaitCmp::GE);
         }
         pipe_barrier(PIPE_ALL);
         dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
-        // allreduce_mesh.coll:35  fence;
+        // allreduce_mesh.coll:36  fence;
         pipe_barrier(PIPE_ALL);
         COLLC_TRACE_FENCE();
-        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:36  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
-        // allreduce_mesh.coll:37  for k in 0..nb
+        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:37  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
+        // allreduce_mesh.coll:38  for k in 0..nb
         for (int64_t k = 0; k < nb; ++k) {
-            const int64_t base = blk * TILE + k * A * TILE;  // allreduce_mesh.coll:38  let base = blk * TILE + k * A * TILE;
-            const int64_t len = collc_min(TILE, n - base);  // allreduce_mesh.coll:39  let len = min(TILE, n - base);
-            // allreduce_mesh.coll:40  copy acc[0 .. len] <- data[base .. base + len];
+            const int64_t base = blk * TILE + k * A * TILE;  // allreduce_mesh.coll:39  let base = blk * TILE + k * A * TILE;
+            const int64_t len = collc_min(TILE, n - base);  // allreduce_mesh.coll:40  let len = min(TILE, n - base);
+            // allreduce_mesh.coll:41  copy acc[0 .. len] <- data[base .. base + len];
             COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "copy acc[0 .. len] <- data[base .. base + len]; (index, rank or slice out of range)");
             COLLC_TRACE_GET(data + base, static_cast<int32_t>(len));
             collc::TLOAD(acc, data + base, static_cast<int32_t>(len));
-            // allreduce_mesh.coll:41  for p in peers
+            // allreduce_mesh.coll:42  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_mesh.coll:42  get recv[0 .. len] <- data[base .. base + len] @ p;
+                // allreduce_mesh.coll:43  get recv[0 .. len] <- data[base .. base + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "get recv[0 .. len] <- data[base .. base + len] @ p; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(CommRemotePtr(ctx, data + base, p), static_cast<int32_t>(len));
                 collc::TLOAD(recv, CommRemotePtr(ctx, data + base, p), static_cast<int32_t>(len));
-                // allreduce_mesh.coll:43  reduce sum acc[0 .. len] <- recv[0 .. len];
+                // allreduce_mesh.coll:44  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
                 collc::TADD(acc, acc, recv, static_cast<int32_t>(len));
             }
-            // allreduce_mesh.coll:48  fence;
+            // allreduce_mesh.coll:49  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
             dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-            // allreduce_mesh.coll:49  for p in peers
+            // allreduce_mesh.coll:50  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_mesh.coll:50  notify sig[me][blk] @ p += 1;
+                // allreduce_mesh.coll:51  notify sig[me][blk] @ p += 1;
                 COLLC_CHECK(collc_in(blk, stride), "notify sig[me][blk] @ p += 1; (index, rank or slice out of range)");
                 pto::comm::Signal cell(CommRemotePtr(ctx, sig + (me * stride + blk), p));
                 pto::comm::TNOTIFY(cell, 1, pto::comm::NotifyOp::AtomicAdd);
             }
-            // allreduce_mesh.coll:52  for p in peers
+            // allreduce_mesh.coll:53  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_mesh.coll:53  wait sig[p][blk] >= k + 2;
+                // allreduce_mesh.coll:54  wait sig[p][blk] >= k + 2;
                 COLLC_CHECK(collc_in(blk, stride), "wait sig[p][blk] >= k + 2; (index, rank or slice out of range)");
                 pto::comm::Signal cell(sig + (p * stride + blk));
                 pto::comm::TWAIT(cell, static_cast<int32_t>(k + 2), pto::comm::WaitCmp::GE);
             }
             pipe_barrier(PIPE_ALL);
             dcci(data, cache_line_t::ENTIRE_DATA_CACHE);  // reads below see what peers wrote before notifying
-            // allreduce_mesh.coll:55  fence;
+            // allreduce_mesh.coll:56  fence;
             pipe_barrier(PIPE_ALL);
             COLLC_TRACE_FENCE();
-            // allreduce_mesh.coll:56  copy data[base .. base + len] <- acc[0 .. len];
+            // allreduce_mesh.coll:57  copy data[base .. base + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- acc[0 .. len]; (index, rank or slice out of range)");
             COLLC_TRACE_PUT(data + base, static_cast<int32_t>(len));
             collc::TSTORE_N(data + base, acc, static_cast<int32_t>(len));
         }
     }
 
-    // ---- epilogue (allreduce_mesh.coll:60) ----
+    // ---- epilogue (allreduce_mesh.coll:61) ----
     {
-        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:61  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
+        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:62  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
         pipe_barrier(PIPE_ALL);
         dsb(DSB_DDR);  // the notify below publishes this rank's data writes
-        // allreduce_mesh.coll:62  for p in peers
+        // allreduce_mesh.coll:63  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_mesh.coll:63  notify sig[p][blk] -= 1 + nb;
+            // allreduce_mesh.coll:64  notify sig[p][blk] -= 1 + nb;
             COLLC_CHECK(collc_in(blk, stride), "notify sig[p][blk] -= 1 + nb; (index, rank or slice out of range)");
             pto::comm::Signal cell(sig + (p * stride + blk));
             pto::comm::TNOTIFY(cell, static_cast<int32_t>(-(1 + nb)), pto::comm::NotifyOp::AtomicAdd);
         }
-        // allreduce_mesh.coll:65  fence;
+        // allreduce_mesh.coll:66  fence;
         pipe_barrier(PIPE_ALL);
         COLLC_TRACE_FENCE();
     }

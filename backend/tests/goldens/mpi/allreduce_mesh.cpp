@@ -118,92 +118,92 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     float* const acc = args.tile_acc;  // tile acc: f32[256]
     float* const recv = args.tile_recv;  // tile recv: f32[256]
 
-    // ---- body (allreduce_mesh.coll:26) ----
+    // ---- body (allreduce_mesh.coll:27) ----
     {
-        // allreduce_mesh.coll:27  return if blk >= A;
+        // allreduce_mesh.coll:28  return if blk >= A;
         if (blk >= A) {
             return;
         }
         // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
-        // allreduce_mesh.coll:29  for p in peers
+        // allreduce_mesh.coll:30  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_mesh.coll:30  notify sig[me][blk] @ p += 1;
+            // allreduce_mesh.coll:31  notify sig[me][blk] @ p += 1;
             COLLC_CHECK(collc_in(blk, stride), "notify sig[me][blk] @ p += 1; (index, rank or slice out of range)");
             collc_mpi::notify_add(collc_sigwin, static_cast<int>(p), sig + (me * stride + blk), 1);
         }
-        // allreduce_mesh.coll:32  for p in peers
+        // allreduce_mesh.coll:33  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_mesh.coll:33  wait sig[p][blk] >= 1;
+            // allreduce_mesh.coll:34  wait sig[p][blk] >= 1;
             COLLC_CHECK(collc_in(blk, stride), "wait sig[p][blk] >= 1; (index, rank or slice out of range)");
             collc_mpi::wait(collc_sigwin, sig + (p * stride + blk), collc_mpi::Cmp::GE, 1, "wait sig[p * stride + blk] >= 1");
         }
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
-        // allreduce_mesh.coll:35  fence;
+        // allreduce_mesh.coll:36  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
         COLLC_TRACE_FENCE();
-        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:36  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
-        // allreduce_mesh.coll:37  for k in 0..nb
+        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:37  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
+        // allreduce_mesh.coll:38  for k in 0..nb
         for (int64_t k = 0; k < nb; ++k) {
-            const int64_t base = blk * TILE + k * A * TILE;  // allreduce_mesh.coll:38  let base = blk * TILE + k * A * TILE;
-            const int64_t len = collc_min(TILE, n - base);  // allreduce_mesh.coll:39  let len = min(TILE, n - base);
-            // allreduce_mesh.coll:40  copy acc[0 .. len] <- data[base .. base + len];
+            const int64_t base = blk * TILE + k * A * TILE;  // allreduce_mesh.coll:39  let base = blk * TILE + k * A * TILE;
+            const int64_t len = collc_min(TILE, n - base);  // allreduce_mesh.coll:40  let len = min(TILE, n - base);
+            // allreduce_mesh.coll:41  copy acc[0 .. len] <- data[base .. base + len];
             COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "copy acc[0 .. len] <- data[base .. base + len]; (index, rank or slice out of range)");
             COLLC_TRACE_GET(data, ctx.me, base, len);
             collc_mpi::copy_local(acc, data.local<float>() + base, len);
-            // allreduce_mesh.coll:41  for p in peers
+            // allreduce_mesh.coll:42  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_mesh.coll:42  get recv[0 .. len] <- data[base .. base + len] @ p;
+                // allreduce_mesh.coll:43  get recv[0 .. len] <- data[base .. base + len] @ p;
                 COLLC_CHECK(collc_slice(0, len, TILE) && collc_slice(base, base + len, n), "get recv[0 .. len] <- data[base .. base + len] @ p; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(data, static_cast<int>(p), base, len);
                 collc_mpi::get(recv, static_cast<int>(p), data, base, len);
-                // allreduce_mesh.coll:43  reduce sum acc[0 .. len] <- recv[0 .. len];
+                // allreduce_mesh.coll:44  reduce sum acc[0 .. len] <- recv[0 .. len];
                 COLLC_CHECK(collc_slice(0, len, TILE), "reduce sum acc[0 .. len] <- recv[0 .. len]; (index, rank or slice out of range)");
                 collc_mpi::reduce(collc_mpi::ReduceOp::Sum, acc, recv, len);
             }
-            // allreduce_mesh.coll:48  fence;
+            // allreduce_mesh.coll:49  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
             COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
-            // allreduce_mesh.coll:49  for p in peers
+            // allreduce_mesh.coll:50  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_mesh.coll:50  notify sig[me][blk] @ p += 1;
+                // allreduce_mesh.coll:51  notify sig[me][blk] @ p += 1;
                 COLLC_CHECK(collc_in(blk, stride), "notify sig[me][blk] @ p += 1; (index, rank or slice out of range)");
                 collc_mpi::notify_add(collc_sigwin, static_cast<int>(p), sig + (me * stride + blk), 1);
             }
-            // allreduce_mesh.coll:52  for p in peers
+            // allreduce_mesh.coll:53  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // allreduce_mesh.coll:53  wait sig[p][blk] >= k + 2;
+                // allreduce_mesh.coll:54  wait sig[p][blk] >= k + 2;
                 COLLC_CHECK(collc_in(blk, stride), "wait sig[p][blk] >= k + 2; (index, rank or slice out of range)");
                 collc_mpi::wait(collc_sigwin, sig + (p * stride + blk), collc_mpi::Cmp::GE, static_cast<int32_t>(k + 2), "wait sig[p * stride + blk] >= static_cast<int32_t>(k + 2)");
             }
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
-            // allreduce_mesh.coll:55  fence;
+            // allreduce_mesh.coll:56  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
             COLLC_TRACE_FENCE();
-            // allreduce_mesh.coll:56  copy data[base .. base + len] <- acc[0 .. len];
+            // allreduce_mesh.coll:57  copy data[base .. base + len] <- acc[0 .. len];
             COLLC_CHECK(collc_slice(base, base + len, n) && collc_slice(0, len, TILE), "copy data[base .. base + len] <- acc[0 .. len]; (index, rank or slice out of range)");
             COLLC_TRACE_PUT(data, ctx.me, base, len);
             collc_mpi::copy_local(data.local<float>() + base, acc, len);
         }
     }
 
-    // ---- epilogue (allreduce_mesh.coll:60) ----
+    // ---- epilogue (allreduce_mesh.coll:61) ----
     {
-        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:61  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
+        const int64_t nb = collc_max(0, collc_ceil_div(n - blk * TILE, A * TILE));  // allreduce_mesh.coll:62  let nb = max(0, ceil((n - blk * TILE) / (A * TILE)));
         // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
-        // allreduce_mesh.coll:62  for p in peers
+        // allreduce_mesh.coll:63  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // allreduce_mesh.coll:63  notify sig[p][blk] -= 1 + nb;
+            // allreduce_mesh.coll:64  notify sig[p][blk] -= 1 + nb;
             COLLC_CHECK(collc_in(blk, stride), "notify sig[p][blk] -= 1 + nb; (index, rank or slice out of range)");
             collc_mpi::notify_add(collc_sigwin, ctx.me, sig + (p * stride + blk), static_cast<int32_t>(-(1 + nb)));
         }
-        // allreduce_mesh.coll:65  fence;
+        // allreduce_mesh.coll:66  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
         COLLC_TRACE_FENCE();
     }

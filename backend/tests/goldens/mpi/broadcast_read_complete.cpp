@@ -106,43 +106,43 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     // ---- scratch tiles: rank-local memory (Session::local_buffer), not windows ----
     [[maybe_unused]] float* const stage_a = args.stage_a;  // staging for remote reductions
 
-    // ---- body (broadcast_read_complete.coll:24) ----
+    // ---- body (broadcast_read_complete.coll:25) ----
     {
-        // broadcast_read_complete.coll:25  for t in 0..T
+        // broadcast_read_complete.coll:26  for t in 0..T
         for (int64_t t = 0; t < T; ++t) {
-            const int64_t base = t * TILE;  // broadcast_read_complete.coll:26  let base = t * TILE;
-            const int64_t len = collc_min(TILE, n - base);  // broadcast_read_complete.coll:27  let len = min(TILE, n - base);
-            // broadcast_read_complete.coll:28  if me == root
+            const int64_t base = t * TILE;  // broadcast_read_complete.coll:27  let base = t * TILE;
+            const int64_t len = collc_min(TILE, n - base);  // broadcast_read_complete.coll:28  let len = min(TILE, n - base);
+            // broadcast_read_complete.coll:29  if me == root
             if (me == root) {
-                // broadcast_read_complete.coll:29  copy data[base .. base + len] <- data[base .. base + len];
+                // broadcast_read_complete.coll:30  copy data[base .. base + len] <- data[base .. base + len];
                 COLLC_CHECK(collc_slice(base, base + len, n), "copy data[base .. base + len] <- data[base .. base + len]; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(data, ctx.me, base, len);
                 COLLC_TRACE_PUT(data, ctx.me, base, len);
                 collc_mpi::copy_local(data.local<float>() + base, data.local<float>() + base, len);
             }
-            // broadcast_read_complete.coll:31  fence;
+            // broadcast_read_complete.coll:32  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
             COLLC_TRACE_FENCE();
             // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
-            // broadcast_read_complete.coll:32  for p in peers
+            // broadcast_read_complete.coll:33  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // broadcast_read_complete.coll:33  notify sig[me] @ p += 1;
+                // broadcast_read_complete.coll:34  notify sig[me] @ p += 1;
                 collc_mpi::notify_add(collc_sigwin, static_cast<int>(p), sig + me, 1);
             }
-            // broadcast_read_complete.coll:35  for p in peers
+            // broadcast_read_complete.coll:36  for p in peers
             for (int64_t p = 0; p < P; ++p) {
                 if (p == me) continue;
-                // broadcast_read_complete.coll:36  wait sig[p] >= t + 1;
+                // broadcast_read_complete.coll:37  wait sig[p] >= t + 1;
                 collc_mpi::wait(collc_sigwin, sig + p, collc_mpi::Cmp::GE, static_cast<int32_t>(t + 1), "wait sig[p] >= static_cast<int32_t>(t + 1)");
             }
             // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
-            // broadcast_read_complete.coll:38  fence;
+            // broadcast_read_complete.coll:39  fence;
             // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
             COLLC_TRACE_FENCE();
-            // broadcast_read_complete.coll:39  if me != root
+            // broadcast_read_complete.coll:40  if me != root
             if (me != root) {
-                // broadcast_read_complete.coll:40  get data[base .. base + len] <- data[base .. base + len] @ root;
+                // broadcast_read_complete.coll:41  get data[base .. base + len] <- data[base .. base + len] @ root;
                 COLLC_CHECK(collc_slice(base, base + len, n), "get data[base .. base + len] <- data[base .. base + len] @ root; (index, rank or slice out of range)");
                 COLLC_TRACE_GET(data, static_cast<int>(root), base, len);
                 COLLC_TRACE_PUT(data, ctx.me, base, len);
@@ -153,34 +153,34 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
                 }
             }
         }
-        // broadcast_read_complete.coll:46  fence;
+        // broadcast_read_complete.coll:47  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
         COLLC_TRACE_FENCE();
         // release: every get/put above is complete (flushed) and notify_* starts with MPI_Win_sync on every window (collc_mpi.hpp 3(a),(c))
-        // broadcast_read_complete.coll:47  for p in peers
+        // broadcast_read_complete.coll:48  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // broadcast_read_complete.coll:48  notify sig[me] @ p += 1;
+            // broadcast_read_complete.coll:49  notify sig[me] @ p += 1;
             collc_mpi::notify_add(collc_sigwin, static_cast<int>(p), sig + me, 1);
         }
-        // broadcast_read_complete.coll:50  for p in peers
+        // broadcast_read_complete.coll:51  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // broadcast_read_complete.coll:51  wait sig[p] >= T + 1;
+            // broadcast_read_complete.coll:52  wait sig[p] >= T + 1;
             collc_mpi::wait(collc_sigwin, sig + p, collc_mpi::Cmp::GE, static_cast<int32_t>(T + 1), "wait sig[p] >= static_cast<int32_t>(T + 1)");
         }
         // acquire: wait ended with MPI_Win_sync on every window: peers' flushed puts are visible to local loads (collc_mpi.hpp 3(a))
     }
 
-    // ---- epilogue (broadcast_read_complete.coll:55) ----
+    // ---- epilogue (broadcast_read_complete.coll:56) ----
     {
-        // broadcast_read_complete.coll:56  for p in peers
+        // broadcast_read_complete.coll:57  for p in peers
         for (int64_t p = 0; p < P; ++p) {
             if (p == me) continue;
-            // broadcast_read_complete.coll:57  notify sig[p] -= T + 1;
+            // broadcast_read_complete.coll:58  notify sig[p] -= T + 1;
             collc_mpi::notify_add(collc_sigwin, ctx.me, sig + p, static_cast<int32_t>(-(T + 1)));
         }
-        // broadcast_read_complete.coll:59  fence;
+        // broadcast_read_complete.coll:60  fence;
         // fence: program order (every RMA call above is complete on return, collc_mpi.hpp 3(c))
         COLLC_TRACE_FENCE();
     }
