@@ -37,11 +37,14 @@
 //!    and its host restage `w`); otherwise it is private.
 //!
 //! No suspect pair: `proved` for the whole declared domain. A suspect read pair is
-//! `violated` without simulation: the simulator completes loads in program order, so no
-//! bounded run can show the read in flight. Its finding is labelled on the notify and the
-//! read, says the read may still be in flight when the notify releases the peer, and has
-//! the help "add `fence;` before line N". The analysis has no element regions, so a
-//! released process writing other elements of the window is enough (conservative). For
+//! `violated`. Its finding is labelled on the notify and the read, says the read may still
+//! be in flight when the notify releases the peer, and has the help "add `fence;` before
+//! line N". Its witness is the relaxed bounded check below (the relaxed simulator keeps a
+//! remote read in flight until a fence): a relaxed-only race or wrong result at the read
+//! gives the finding its run's parameters and replay; where no run shows it, the finding
+//! says so and why that can be (a read of the destination before the notify completes the
+//! transfer; the bounds). The analysis has no element regions, so a released process
+//! writing other elements of the window is enough (conservative). For
 //! writes that imprecision is settled by simulation: a suspect write pair may be harmless
 //! (the peer reads other elements: a store of chunk k published by chunk k+1's notify that
 //! no peer reads again in that call). Suspect write pairs are decided by the simulator's
@@ -898,9 +901,60 @@ fn read_finding(p: &Protocol, s: &Suspect) -> Finding {
         s.actor.0, s.actor.1
     ));
     f.notes.push(
-        "the simulator completes loads in program order, so no bounded run shows this; on hardware a remote read (Ascend MTE, MPI_Get) completes only at a fence".into(),
+        "on hardware a remote read (Ascend MTE, MPI_Get) completes only at a fence; `collc sim --memory relaxed` models that".into(),
     );
     f
+}
+
+/// Gives the read findings the relaxed check's witness: the findings whose read is the
+/// statement the run's relaxed-only finding is at (all of them when `only_reads` and none
+/// is), with the run's parameters and replay; the others say that no run showed them and
+/// why that can be. Returns whether a read finding took the witness.
+fn witness_reads(
+    p: &Protocol,
+    reads: &mut [(Key, Finding)],
+    rx: &Relaxed,
+    only_reads: bool,
+) -> bool {
+    let hit: Vec<bool> = match &rx.finding {
+        Some(f) => {
+            let at: Vec<bool> = reads
+                .iter()
+                .map(|(k, _)| f.span.is_some_and(|sp| key(sp) == *k))
+                .collect();
+            if at.iter().any(|x| *x) || !only_reads {
+                at
+            } else {
+                vec![true; reads.len()]
+            }
+        }
+        None => vec![false; reads.len()],
+    };
+    for ((_, f), hit) in reads.iter_mut().zip(&hit) {
+        match (&rx.finding, hit) {
+            (Some(w), true) => {
+                f.params = w
+                    .params
+                    .iter()
+                    .map(|(k, v)| ParamValue {
+                        name: k.clone(),
+                        value: *v,
+                    })
+                    .collect();
+                f.params.sort_by_key(|x| x.name != p.vars[p.world].name);
+                f.notes.push(format!(
+                    "under relaxed memory the simulator finds {} ({}); replay: {}",
+                    w.code, w.message, w.replay
+                ));
+                f.replay = Some(w.replay.clone());
+            }
+            _ => f.notes.push(format!(
+                "no relaxed bounded run shows this read in flight ({}): in every schedule explored it completes before the release is observed; a read of its destination before the notify completes it (the data dependency), or the overwrite needs larger bounds, and the fence is demanded for the whole domain regardless",
+                rx.scope
+            )),
+        }
+    }
+    hit.iter().any(|x| *x)
 }
 
 /// The findings of the relaxed check's verdict on the suspect write pairs, if it found a
@@ -1051,27 +1105,34 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         );
     }
     let private = a.pairs.len() - a.suspects.len() - far_writes.len();
-    let reads: Vec<Finding> = a
+    let mut reads: Vec<(Key, Finding)> = a
         .suspects
         .values()
         .filter(|s| s.read)
-        .map(|s| read_finding(p, s))
+        .map(|s| (s.write, read_finding(p, s)))
         .collect();
     a.suspects.retain(|_, s| !s.read);
     if !reads.is_empty() {
-        // Decided symbolically (the simulator completes loads in order); unfenced writes
-        // are still decided by the relaxed check and reported with them.
+        // Violated symbolically; the relaxed check (a read in flight until a fence) gives
+        // the witness, and decides the unfenced writes reported with them.
+        let rx = relaxed(p, file, None);
+        let shown = witness_reads(p, &mut reads, &rx, a.suspects.is_empty());
         let mut scope = format!(
-            "{}; {} configurations; a read in flight is not modelled by the simulator (decided symbolically)",
+            "{}; {} configurations; {}: {}",
             plan.describe(p),
-            a.configs
+            a.configs,
+            if shown {
+                "the relaxed simulator replays a read in flight"
+            } else {
+                "no relaxed run shows a read in flight"
+            },
+            rx.scope
         );
-        let mut findings = reads;
+        let mut findings: Vec<Finding> = reads.into_iter().map(|(_, f)| f).collect();
         if !a.suspects.is_empty() {
-            let rx = relaxed(p, file, None);
             if let Some(w) = write_findings(p, &a.suspects, &rx) {
                 findings.extend(w);
-                scope.push_str(&format!("; unfenced writes: {}", rx.scope));
+                scope.push_str("; unfenced writes: the same run");
             }
         }
         return mk(
