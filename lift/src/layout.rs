@@ -81,6 +81,41 @@ fn sum(ts: Vec<(&'static str, E)>) -> E {
     }
 }
 
+/// The factors of a left-associative chain of `*` (`a * b * c`: `a`, `b`, `c`).
+fn factors(e: &E, out: &mut Vec<E>) {
+    match e {
+        E::Bin("*", a, b) => {
+            factors(a, out);
+            out.push((**b).clone());
+        }
+        e => out.push(e.clone()),
+    }
+}
+
+/// The product of factors, left-associative.
+fn product(fs: &[E]) -> E {
+    let mut it = fs.iter().cloned();
+    let first = it.next().unwrap_or(E::Int(1));
+    it.fold(first, |a, b| E::Bin("*", Box::new(a), Box::new(b)))
+}
+
+/// `x` when `t` is `x * d` or `d * x` with `d` the dimension `dim`, where `d` may be a
+/// run of the product's factors (`me * max_recv * row_numel` over the dimension
+/// `max_recv * row_numel` is `me`).
+fn row_of(t: &E, dim: &str) -> Option<E> {
+    let mut fs = Vec::new();
+    factors(t, &mut fs);
+    (1..fs.len()).find_map(|k| {
+        if norm(&product(&fs[k..]).coll()) == dim {
+            Some(product(&fs[..k]))
+        } else if norm(&product(&fs[..k]).coll()) == dim {
+            Some(product(&fs[k..]))
+        } else {
+            None
+        }
+    })
+}
+
 /// Splits a flat element offset into one index per dimension (row-major), or `None` if the
 /// offset is not of the shape `((i0 * d1 + i1) * d2 + ...) + last`.
 pub fn unflatten(flat: &E, dims: &[String]) -> Option<Vec<E>> {
@@ -94,16 +129,7 @@ pub fn unflatten(flat: &E, dims: &[String]) -> Option<Vec<E>> {
     let mut others = Vec::new();
     for (sign, t) in ts {
         let hit = match &t {
-            E::Bin("*", a, b)
-                if sign == "+" && prefix.is_none() && norm(&b.coll()) == *last_dim =>
-            {
-                Some(a)
-            }
-            E::Bin("*", a, b)
-                if sign == "+" && prefix.is_none() && norm(&a.coll()) == *last_dim =>
-            {
-                Some(b)
-            }
+            E::Bin("*", ..) if sign == "+" && prefix.is_none() => row_of(&t, last_dim),
             // `base + d + i`: the row `1` (pypto writes `flag + nranks + p`).
             t if sign == "+" && prefix.is_none() && norm(&t.coll()) == *last_dim => {
                 prefix = Some(E::Int(1));
@@ -112,7 +138,7 @@ pub fn unflatten(flat: &E, dims: &[String]) -> Option<Vec<E>> {
             _ => None,
         };
         match hit {
-            Some(x) => prefix = Some((**x).clone()),
+            Some(x) => prefix = Some(x),
             None => others.push((sign, t)),
         }
     }
