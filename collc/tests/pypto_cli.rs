@@ -130,3 +130,33 @@ fn emit_abi_pypto_to_a_cpp_in_file_writes_pyptos_template() {
         "{k}"
     );
 }
+
+/// pypto renders `{{dtype_cpp}}` as float or half: the template of a `type` parameter's f64
+/// instance is refused, naming the window; its f32 instance is written.
+#[test]
+fn a_template_of_a_non_f32_window_is_refused() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pypto-template-elem");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let out = dir.join("ring.cpp.in");
+    let out = out.to_str().expect("utf-8 path");
+    let args = |elem: &'static str| {
+        [
+            "emit",
+            "--target",
+            "ascend",
+            "--abi",
+            "pypto",
+            "examples/allreduce_ring.coll",
+            "--elem",
+            elem,
+            "-o",
+            out,
+        ]
+    };
+    let (code, _, err) = collc(&args("f64"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("backend::pypto-abi"), "{err}");
+    assert!(err.contains("window `data` holds f64"), "{err}");
+    let (code, _, err) = collc(&args("f32"));
+    assert_eq!(code, Some(0), "{err}");
+}

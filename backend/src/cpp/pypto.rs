@@ -418,7 +418,8 @@ fn placeholder(name: &str) -> String {
     format!("{{{{{name}}}}}")
 }
 
-/// The C++ spelling of the windows' element type in collc's kernels (`f32`).
+/// The C++ spelling of the element type pypto's templates are rendered with (FP32), and of
+/// collc's `f32`.
 const WINDOW_ELEM_CPP: &str = "float";
 
 /// The tile instruction of a reduction operator (what pypto renders `{{reduce_inst}}` as).
@@ -442,6 +443,20 @@ fn reduce_inst(op: collc_spec::ir::ReduceOp) -> &'static str {
 /// `tensor.h`, `platform_comm/comm_context.h`, `intrinsic.h`; pto-isa's
 /// `pto/comm/pto_comm_inst.hpp`), none of whose types it declares.
 pub fn emit_template(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+    // pypto renders `{{dtype_cpp}}` as `float` (FP32; `half` for the allreduce): the template
+    // stands for the f32 kernel (a `type` parameter's f32 instance).
+    if let Some(w) = p.windows.iter().find(|w| w.elem.cpp() != WINDOW_ELEM_CPP) {
+        return Err(refuse(
+            p,
+            w.span,
+            "not f32",
+            format!(
+                "pypto renders a template's `{{{{dtype_cpp}}}}` as float or half, and window `{}` holds {}",
+                w.name,
+                w.elem.as_str()
+            ),
+        ));
+    }
     let text = emit_form(p, opts, true)?;
     let reduce = match (plan(p)?.builtin, &p.semantics) {
         ("builtin.tensor.allreduce", collc_spec::ir::Semantics::Allreduce { op, .. }) => {
