@@ -209,7 +209,7 @@ fn separates_read(text: &str, l: usize) -> bool {
 /// and demands the fence: open work (the list can only shrink; a listed case that a run
 /// shows fails the test).
 const NO_WITNESS: [&str; 5] = [
-    "examples/allreduce_mesh.coll without the fence of line 48",
+    "examples/allreduce_mesh.coll without the fence of line 49",
     "examples/allreduce_recursive_doubling.coll without the fence of line 36",
     "examples/incore_allreduce_mesh.coll without the fence of line 42",
     "examples/incore_allreduce_ring.coll without the fence of line 51",
