@@ -1364,18 +1364,22 @@ impl Pairing<'_, '_, '_> {
     }
 }
 
+/// The events of `evs` that add a credit in the body that is not known to be zero or less.
+fn body_credits(run: &Run, evs: &[usize]) -> Vec<usize> {
+    evs.iter()
+        .copied()
+        .filter(|e| {
+            let ev = &run.events[*e];
+            is_add(ev)
+                && ev.section == Section::Body
+                && value_of(ev).as_const().is_none_or(|v| v > 0)
+        })
+        .collect()
+}
+
 fn stale_credit(ctx: &mut Ctx, run: &mut Run, cells: &BTreeMap<Cell, Vec<usize>>, acc: &mut Acc) {
     for (cell, evs) in cells {
-        let adds: Vec<usize> = evs
-            .iter()
-            .copied()
-            .filter(|e| {
-                let ev = &run.events[*e];
-                is_add(ev)
-                    && ev.section == Section::Body
-                    && value_of(ev).as_const().is_none_or(|v| v > 0)
-            })
-            .collect();
+        let adds = body_credits(run, evs);
         let waits: Vec<usize> = evs
             .iter()
             .copied()
@@ -1514,16 +1518,7 @@ fn garbage_credit(
     let mut first: Option<(Cell, Vec<usize>)> = None;
     for (cell, evs) in cells {
         let waited = evs.iter().any(|e| is_wait(&run.events[*e]));
-        let credits: Vec<usize> = evs
-            .iter()
-            .copied()
-            .filter(|e| {
-                let ev = &run.events[*e];
-                is_add(ev)
-                    && ev.section == Section::Body
-                    && value_of(ev).as_const().is_none_or(|v| v > 0)
-            })
-            .collect();
+        let credits = body_credits(run, evs);
         if credits.is_empty() {
             continue;
         }
