@@ -24,10 +24,15 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("HEAD", "allreduce_ring", "safe"),
     ("HEAD", "barrier", "safe"),
     ("HEAD", "broadcast", "safe"),
-    // The read-done notify is ordered after the remote loads only by pipe flags
-    // (MTE2 -> V, V -> MTE2), which do not hold back the notify's scalar atomic store
-    // (pto-isa's a2a3 TNOTIFY has no barrier before it): a finding of the kernel, not of the
-    // lifter (tests/fixtures/pypto_pipe_flag_read_done.cpp, in collc's words).
+    // A fault of the kernel, not of the lifter (docs/lift.md, "HEAD allreduce's read-done
+    // notify"; pto-isa 3186c381): the first read-done TNOTIFY of each chunk (line 157) is a
+    // scalar `st_atomic` issued with nothing before it (include/pto/comm/a2a3/TNotify.hpp:46-48;
+    // its pipe_barrier(PIPE_ALL) is after the store, :60), and the only orderings between the
+    // remote TLOAD (line 144, an MTE2 DMA with no sync inside, include/pto/npu/a2a3/TLoad.hpp)
+    // and it are wait_flag(MTE2 -> V) and wait_flag(V -> MTE2) (lines 146, 149), which stall
+    // the V and MTE2 pipes, not the scalar pipe (docs/isa/scalar/ops/pipeline-sync/
+    // wait-flag.md, "Side Effects"). No pipe_barrier and no wait_flag(.., PIPE_S) lies between
+    // line 144 and line 157. Fixture in collc's words: tests/fixtures/pypto_pipe_flag_read_done.cpp.
     ("HEAD", "allreduce", "verify::fence"),
     // gap: the windows are declared [nranks][max_recv * row_numel] because the kernel moves
     // each destination's block flat, in tiles that cross rows (a region of a

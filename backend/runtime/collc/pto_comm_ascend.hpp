@@ -90,64 +90,12 @@ AICORE inline void TSTORE(__gm__ T* dst, Tile<T, N>& src, int32_t len) {
 }
 
 template <typename T, int32_t N>
-AICORE inline void TADD(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
-    pto::TADD(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
-template <typename T, int32_t N>
-AICORE inline void TMUL(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
-    pto::TMUL(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
-template <typename T, int32_t N>
-AICORE inline void TMAX(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
-    pto::TMAX(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
-template <typename T, int32_t N>
-AICORE inline void TMIN(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {
-    pto::TMIN(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
-template <typename T, int32_t N>
 AICORE inline void TMOV(Tile<T, N>& dst, Tile<T, N>& src) {
     pto::TMOV(dst.raw(), src.raw());
     pipe_barrier(PIPE_ALL);
 }
 
 // Length-explicit forms (see the CPU runtime): set the valid lengths, then the plain op.
-template <typename T, int32_t N, int32_t M1, int32_t M2>
-AICORE inline void TADD(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
-    a.set_valid(len);
-    b.set_valid(len);
-    dst.set_valid(len);
-    pto::TADD(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
-template <typename T, int32_t N, int32_t M1, int32_t M2>
-AICORE inline void TMUL(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
-    a.set_valid(len);
-    b.set_valid(len);
-    dst.set_valid(len);
-    pto::TMUL(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
-template <typename T, int32_t N, int32_t M1, int32_t M2>
-AICORE inline void TMAX(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
-    a.set_valid(len);
-    b.set_valid(len);
-    dst.set_valid(len);
-    pto::TMAX(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
-template <typename T, int32_t N, int32_t M1, int32_t M2>
-AICORE inline void TMIN(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
-    a.set_valid(len);
-    b.set_valid(len);
-    dst.set_valid(len);
-    pto::TMIN(dst.raw(), a.raw(), b.raw());
-    pipe_barrier(PIPE_ALL);
-}
 template <typename T, int32_t N, int32_t M>
 AICORE inline void TMOV(Tile<T, N>& dst, Tile<T, M>& src, int32_t len) {
     src.set_valid(len);
@@ -181,20 +129,51 @@ AICORE inline void TMOV_AT(Tile<T, N>& dst, int32_t doff, Tile<T, M>& src, int32
     Tile<T, M> s = at(src, soff);
     TMOV(d, s, len);
 }
-#define COLLC_ASCEND_BINARY_AT(NAME, OP)                                                                  \
-    template <typename T, int32_t N, int32_t M1, int32_t M2>                                              \
-    AICORE inline void NAME(Tile<T, N>& dst, int32_t doff, Tile<T, M1>& a, int32_t aoff, Tile<T, M2>& b, \
-                            int32_t boff, int32_t len) {                                                  \
-        Tile<T, N> d = at(dst, doff);                                                                     \
-        Tile<T, M1> x = at(a, aoff);                                                                      \
-        Tile<T, M2> y = at(b, boff);                                                                      \
-        OP(d, x, y, len);                                                                                 \
+// The binary tile ops TADD/TMUL/TMAX/TMIN: one helper (the valid lengths when given, pto's
+// instruction, the barrier); COLLC_ASCEND_BINARY names pto's instruction and declares the
+// plain, length-explicit and offset (`_AT`) forms over it.
+namespace detail {
+template <typename Op, typename T, int32_t N, int32_t M1, int32_t M2>
+AICORE inline void binary(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {
+    if (len >= 0) {
+        a.set_valid(len);
+        b.set_valid(len);
+        dst.set_valid(len);
     }
-COLLC_ASCEND_BINARY_AT(TADD_AT, TADD)
-COLLC_ASCEND_BINARY_AT(TMUL_AT, TMUL)
-COLLC_ASCEND_BINARY_AT(TMAX_AT, TMAX)
-COLLC_ASCEND_BINARY_AT(TMIN_AT, TMIN)
-#undef COLLC_ASCEND_BINARY_AT
+    Op::run(dst.raw(), a.raw(), b.raw());
+    pipe_barrier(PIPE_ALL);
+}
+}  // namespace detail
+#define COLLC_ASCEND_BINARY(NAME)                                                                              \
+    namespace detail {                                                                                         \
+    struct NAME##_op {                                                                                         \
+        template <typename D, typename A, typename B>                                                          \
+        AICORE static void run(D& d, A& a, B& b) {                                                             \
+            pto::NAME(d, a, b);                                                                                \
+        }                                                                                                      \
+    };                                                                                                         \
+    }                                                                                                          \
+    template <typename T, int32_t N>                                                                           \
+    AICORE inline void NAME(Tile<T, N>& dst, Tile<T, N>& a, Tile<T, N>& b) {                                   \
+        detail::binary<detail::NAME##_op>(dst, a, b, -1);                                                      \
+    }                                                                                                          \
+    template <typename T, int32_t N, int32_t M1, int32_t M2>                                                   \
+    AICORE inline void NAME(Tile<T, N>& dst, Tile<T, M1>& a, Tile<T, M2>& b, int32_t len) {                    \
+        detail::binary<detail::NAME##_op>(dst, a, b, len);                                                     \
+    }                                                                                                          \
+    template <typename T, int32_t N, int32_t M1, int32_t M2>                                                   \
+    AICORE inline void NAME##_AT(Tile<T, N>& dst, int32_t doff, Tile<T, M1>& a, int32_t aoff, Tile<T, M2>& b, \
+                                 int32_t boff, int32_t len) {                                                  \
+        Tile<T, N> d = at(dst, doff);                                                                          \
+        Tile<T, M1> x = at(a, aoff);                                                                           \
+        Tile<T, M2> y = at(b, boff);                                                                           \
+        detail::binary<detail::NAME##_op>(d, x, y, len);                                                       \
+    }
+COLLC_ASCEND_BINARY(TADD)
+COLLC_ASCEND_BINARY(TMUL)
+COLLC_ASCEND_BINARY(TMAX)
+COLLC_ASCEND_BINARY(TMIN)
+#undef COLLC_ASCEND_BINARY
 
 }  // namespace collc
 
