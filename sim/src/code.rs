@@ -243,6 +243,9 @@ pub struct Code {
     pub tile_size: i64,
     /// The root rank of a rooted kind (broadcast, reduce, gather, scatter).
     pub root: Option<usize>,
+    /// all_to_all_v's declared row length and the windows it is the row of
+    /// ([`collc_spec::meaning::a2av_row`]).
+    pub a2av_row: Option<(Vec<WindowId>, u64)>,
 }
 
 /// Why the protocol cannot be compiled for these parameters.
@@ -397,6 +400,7 @@ impl Code {
             epilogue_pc,
             tile_size,
             root,
+            a2av_row: collc_spec::meaning::a2av_row(p, &|v| b.env.get(v)),
         })
     }
 

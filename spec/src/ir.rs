@@ -373,6 +373,9 @@ pub enum Semantics {
         target: WindowId,
         send_counts: ArrayId,
         recv_counts: SignalId,
+        /// The row length in elements when given (`all_to_all_v(.., ROW)`), for windows
+        /// declared with flat blocks (`[P][R * m]`); else the windows' last dimension.
+        row: Option<VarId>,
     },
     /// No data; every rank leaves only after every rank has entered.
     Barrier,

@@ -74,6 +74,11 @@ impl Shape {
             .semantics
             .root()
             .map_or(0, |root| b.env.get(root).unwrap_or(0).max(0) as usize);
+        if let Some((ws, row)) = a2av_row(p, &|v| b.env.get(v)) {
+            for w in ws {
+                window_row[w] = row;
+            }
+        }
         Ok(Shape {
             world: b.world.max(1) as usize,
             root,
@@ -208,6 +213,25 @@ pub fn reduce_op(p: &Protocol) -> Option<ReduceOp> {
     }
 }
 
+/// An all_to_all_v's declared row length (`all_to_all_v(.., ROW)`) under `value`, with the
+/// windows it is the row of (input and target): it stands for their last dimension.
+pub fn a2av_row(
+    p: &Protocol,
+    value: &dyn Fn(crate::ir::VarId) -> Option<i64>,
+) -> Option<(Vec<WindowId>, u64)> {
+    let Semantics::AllToAllV {
+        input,
+        target,
+        row: Some(row),
+        ..
+    } = &p.semantics
+    else {
+        return None;
+    };
+    let len = value(*row)?.max(1) as u64;
+    Some((vec![*input, *target], len))
+}
+
 /// The all_to_all_v block layout: `P` blocks of `rows` rows of `row` elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Blocks {
@@ -226,6 +250,7 @@ pub fn a2av_blocks(p: &Protocol, shape: &Shape) -> Result<Blocks, ShapeError> {
         target,
         send_counts,
         recv_counts,
+        ..
     } = &p.semantics
     else {
         return Err(ShapeError("not an all_to_all_v protocol".into()));
@@ -390,6 +415,7 @@ fn rank_outputs(
             recv_counts,
             input,
             target,
+            ..
         } => {
             let lay = a2av_blocks(p, shape)?;
             for j in 0..shape.world {

@@ -493,12 +493,14 @@ impl<'a> Printer<'a> {
                 target,
                 send_counts,
                 recv_counts,
+                row,
             } => format!(
-                "all_to_all_v({}, {}, {}, {})",
+                "all_to_all_v({}, {}, {}, {}{})",
                 w(*input),
                 w(*target),
                 p.arrays[*send_counts].name,
-                p.signals[*recv_counts].name
+                p.signals[*recv_counts].name,
+                row.map_or(String::new(), |r| format!(", {}", p.vars[r].name))
             ),
             Semantics::Barrier => "barrier()".to_string(),
             Semantics::Reduce { op, root, data } => {

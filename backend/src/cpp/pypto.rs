@@ -133,6 +133,7 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             target,
             send_counts,
             recv_counts,
+            ..
         } => (
             "builtin.tensor.all_to_all_v",
             "all_to_all_v",

@@ -119,6 +119,7 @@ impl<'a> Coll<'a> {
                 target,
                 send_counts,
                 recv_counts,
+                ..
             } => (
                 "all_to_all_v",
                 Kind::AllToAllV {

@@ -165,7 +165,7 @@ impl Machine<'_> {
     /// The sizes the collective's meaning ([`collc_spec::meaning`]) is evaluated at.
     fn shape(&self) -> meaning::Shape {
         let product = |d: &Vec<i64>| d.iter().product::<i64>().max(0) as u64;
-        meaning::Shape {
+        let mut shape = meaning::Shape {
             world: self.code.world,
             root: self.code.root.unwrap_or(0),
             window_len: (0..self.p.windows.len())
@@ -179,7 +179,13 @@ impl Machine<'_> {
                 .collect(),
             signal_len: self.code.signal_dims.iter().map(product).collect(),
             array_len: self.code.array_dims.iter().map(product).collect(),
+        };
+        if let Some((ws, row)) = &self.code.a2av_row {
+            for w in ws {
+                shape.window_row[*w] = *row;
+            }
         }
+        shape
     }
 
     /// Windows staged with a call's input on rank `r` (the meaning's inputs).

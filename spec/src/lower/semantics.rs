@@ -17,6 +17,8 @@ enum Arg {
     Array,
     /// A value signal (`signal NAME[..] as value`).
     ValueSignal,
+    /// An int `param`, `const` or top-level `let`: all_to_all_v's row length (optional).
+    Row,
 }
 
 /// Every kind with its arguments, in the order written.
@@ -42,10 +44,16 @@ const KINDS: [(&str, &[Arg]); 10] = [
             Arg::Window("TARGET"),
             Arg::Array,
             Arg::ValueSignal,
+            Arg::Row,
         ],
     ),
     ("barrier", &[]),
 ];
+
+/// The trailing arguments a kind may leave out (all_to_all_v's row length).
+fn optional(kind: &str) -> usize {
+    usize::from(kind == "all_to_all_v")
+}
 
 /// The names of the collective kinds, in the order of LANGUAGE.md §6.
 pub fn kind_names() -> impl Iterator<Item = &'static str> {
@@ -82,6 +90,7 @@ fn placeholder(a: Arg) -> &'static str {
         Arg::Window(w) => w,
         Arg::Array => "SEND_COUNTS",
         Arg::ValueSignal => "RECV_COUNTS",
+        Arg::Row => "ROW",
     }
 }
 
@@ -101,20 +110,27 @@ impl Lowerer {
             );
             return Semantics::Barrier;
         };
-        if s.args.len() != args.len() {
-            let shape: Vec<&str> = args.iter().map(|a| placeholder(*a)).collect();
+        let least = args.len() - optional(kind);
+        if s.args.len() < least || s.args.len() > args.len() {
+            let mut shape: Vec<&str> = args.iter().map(|a| placeholder(*a)).collect();
+            let opt = shape.split_off(least);
+            let opt: String = opt.iter().map(|a| format!("[, {a}]")).collect();
             self.diags.push(
                 err(
                     "semantics::arity",
                     format!(
                         "`{kind}` takes {} arguments, found {}",
-                        args.len(),
+                        if least == args.len() {
+                            least.to_string()
+                        } else {
+                            format!("{least} or {}", args.len())
+                        },
                         s.args.len()
                     ),
                     s.span,
                     "wrong number of arguments",
                 )
-                .with_help(format!("write `{kind}({})`", shape.join(", "))),
+                .with_help(format!("write `{kind}({}{opt})`", shape.join(", "))),
             );
             return Semantics::Barrier;
         }
@@ -133,6 +149,7 @@ impl Lowerer {
             Arg::Root => Value::Id(self.root_arg(x)),
             Arg::Array => Value::Id(self.array_arg(x)),
             Arg::ValueSignal => Value::Id(self.value_signal_arg(x)),
+            Arg::Row => Value::Id(self.row_arg(x)),
         }
     }
 
@@ -194,6 +211,36 @@ impl Lowerer {
                         format!("this is {}", what_is(other)),
                     )
                     .with_help("send counts are given in `array NAME: int[P] in LO..=HI;`"),
+                );
+                0
+            }
+        }
+    }
+
+    fn row_arg(&mut self, a: &ast::Ident) -> VarId {
+        match self.lookup(&a.name) {
+            Some(Name::Var(v))
+                if self.vars[v].ty != Ty::Rank
+                    && matches!(
+                        self.vars[v].kind,
+                        VarKind::Param { .. } | VarKind::Const(_) | VarKind::Derived(_)
+                    ) =>
+            {
+                v
+            }
+            None => {
+                self.unknown(a);
+                0
+            }
+            other => {
+                self.diags.push(
+                    err(
+                        "type::expected-count",
+                        format!("`{}` is not an int parameter, constant or `let`", a.name),
+                        a.span,
+                        format!("this is {}", what_is(other)),
+                    )
+                    .with_help("the row length is a count: `param m: int in 1..=N;`"),
                 );
                 0
             }
@@ -272,6 +319,7 @@ fn build(kind: &str, v: &[Value]) -> Semantics {
             target: v[1].id(),
             send_counts: v[2].id(),
             recv_counts: v[3].id(),
+            row: v.get(4).map(|x| x.id()),
         },
         _ => Semantics::Barrier,
     }
