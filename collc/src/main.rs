@@ -66,6 +66,9 @@ enum Command {
     Verify(cmd::verify::VerifyArgs),
     /// Remote atomics, notifies, waits and fences per call, as formulas and evaluated.
     Cost(cmd::cost::CostArgs),
+    /// A verified transformation (`--pass coalesce=K`): writes readable `.coll` with a
+    /// header of what changed and the cost before and after, after the verifier's gate.
+    Opt(cmd::opt::OptArgs),
     /// Generate the kernel C++ (`--target ascend|host`; host with `-o x.so` also compiles it).
     Emit(cmd::emit::EmitArgs),
     /// Recover the `.coll` protocol of a hand-written pto::comm kernel (`-`: stdin).
@@ -101,6 +104,7 @@ fn main() {
             Command::New(args) => cmd::new::run(&args, &mut out),
             Command::Verify(args) => cmd::verify::run(&args, style, &mut out),
             Command::Cost(args) => cmd::cost::run(&args, style, &mut out),
+            Command::Opt(args) => cmd::opt::run(&args, style, &mut out),
             Command::Emit(args) => cmd::emit::run(&args, style, &mut out),
             Command::Run(args) => cmd::run::run(&args, style, &mut out),
             Command::Lift(args) => cmd::lift::run(&args, style, &mut out),

@@ -18,6 +18,7 @@ pub mod report;
 
 pub mod entry;
 pub mod fix;
+pub mod opt;
 pub mod table;
 pub mod validate;
 

@@ -12,6 +12,7 @@ pub mod lift;
 pub mod lsp;
 pub mod mpi;
 pub mod new;
+pub mod opt;
 pub mod run;
 pub mod sim;
 pub mod verify;

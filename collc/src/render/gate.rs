@@ -15,6 +15,8 @@ pub enum Action {
     GenerateMpi,
     /// `collc run --target host`.
     Run,
+    /// `collc opt`.
+    Opt,
 }
 
 impl Action {
@@ -23,6 +25,7 @@ impl Action {
             Action::Emit => "refusing to emit",
             Action::GenerateMpi => "refusing to generate (for MPI)",
             Action::Run => "refusing to run",
+            Action::Opt => "refusing to write the transformed protocol of",
         }
     }
     fn anyway(self) -> &'static str {
@@ -30,6 +33,7 @@ impl Action {
             Action::Emit => "emit anyway",
             Action::GenerateMpi => "generate it anyway",
             Action::Run => "run anyway",
+            Action::Opt => "write it anyway",
         }
     }
     fn doing(self) -> &'static str {
@@ -37,6 +41,7 @@ impl Action {
             Action::Emit => "emitting",
             Action::GenerateMpi => "generating",
             Action::Run => "running",
+            Action::Opt => "writing",
         }
     }
 }

@@ -1,0 +1,208 @@
+//! `collc opt`: transformations of a protocol's source whose result is again a `.coll`
+//! file, re-verified by the caller's gate before it is written.
+//!
+//! One pass so far, tile coalescing (`coalesce=K`): the tile constant `const TILE = E;`
+//! becomes `const TILE = E * K;`, so every loop over `TILE`-element tiles makes one credit
+//! round (its notifies and waits) per K tiles of the original, and every tile buffer sized
+//! by `TILE` grows K-fold. The pass is refused, with the reason, where that would change
+//! more than the tile size: a protocol without `const TILE`, or one whose `require`s,
+//! parameter or world-size domains or signal shapes name `TILE` (coalescing would change
+//! which inputs the protocol accepts or the layout of its signals). Whatever else depends
+//! on the tile size (a threshold written with the literal tile size, a buffer of a literal
+//! size that a tile is copied into) is left to the gate: the result is verified like any
+//! other protocol, and a result the gate refuses is not written
+//! (`collc/tests/opt.rs`, `collc/tests/opt/`).
+
+use crate::cost::CostReport;
+use collc_grammar::ast::{File, ItemKind};
+
+/// The largest factor `coalesce=K` takes.
+pub const MAX_FACTOR: i64 = 1 << 16;
+
+/// One transformation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// `coalesce=K`: one credit round per K tiles (the tile constant times K).
+    Coalesce(i64),
+}
+
+impl Pass {
+    /// Parses `NAME[=K]` (`coalesce=K`).
+    pub fn parse(s: &str) -> Result<Pass, String> {
+        let (name, arg) = match s.split_once('=') {
+            Some((n, a)) => (n.trim(), Some(a.trim())),
+            None => (s.trim(), None),
+        };
+        match name {
+            "coalesce" => {
+                let Some(a) = arg else {
+                    return Err(
+                        "`coalesce` needs its factor: --pass coalesce=K (K tiles per credit round)"
+                            .into(),
+                    );
+                };
+                match a.parse::<i64>() {
+                    Ok(k) if (2..=MAX_FACTOR).contains(&k) => Ok(Pass::Coalesce(k)),
+                    _ => Err(format!(
+                        "coalesce={a}: K must be an integer in 2..={MAX_FACTOR}"
+                    )),
+                }
+            }
+            _ => Err(format!("unknown pass `{name}` (known: coalesce=K)")),
+        }
+    }
+
+    /// As written on the command line.
+    pub fn spelled(&self) -> String {
+        match self {
+            Pass::Coalesce(k) => format!("coalesce={k}"),
+        }
+    }
+}
+
+/// A pass refused: which, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The pass as written.
+    pub pass: String,
+    /// Why it does not apply.
+    pub reason: String,
+}
+
+/// The transformed text and one line per change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The new source (without the header).
+    pub text: String,
+    /// What each pass changed.
+    pub changes: Vec<String>,
+}
+
+/// Applies the passes in order to `source` (a protocol that lowers without errors).
+pub fn apply(source: &str, passes: &[Pass]) -> Result<Applied, Refusal> {
+    let mut text = source.to_string();
+    let mut changes = Vec::new();
+    for pass in passes {
+        let refuse = |reason: String| Refusal {
+            pass: pass.spelled(),
+            reason,
+        };
+        let file = collc_grammar::parse(&text)
+            .map_err(|_| refuse("the protocol does not parse".to_string()))?;
+        match pass {
+            Pass::Coalesce(k) => {
+                let (next, change) = coalesce(&text, &file, *k).map_err(refuse)?;
+                text = next;
+                changes.push(change);
+            }
+        }
+    }
+    Ok(Applied { text, changes })
+}
+
+/// The tile constant's name.
+const TILE: &str = "TILE";
+
+/// Whether `text` names `TILE` as a whole word.
+fn names_tile(text: &str) -> bool {
+    let b = text.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    text.match_indices(TILE).any(|(i, _)| {
+        let j = i + TILE.len();
+        (i == 0 || !word(b[i - 1])) && (j >= b.len() || !word(b[j]))
+    })
+}
+
+fn coalesce(text: &str, file: &File, k: i64) -> Result<(String, String), String> {
+    let mut value = None;
+    for item in &file.items {
+        let written = &text[item.span.start..item.span.end];
+        let what = match &item.kind {
+            ItemKind::Const { name, value: v } if name.name == TILE => {
+                value = Some(v.span);
+                continue;
+            }
+            ItemKind::Require(_) => "a `require`",
+            ItemKind::Param { .. } => "a parameter's domain",
+            ItemKind::Ranks { .. } => "the world size's domain",
+            ItemKind::Signal { .. } => "a signal's shape",
+            _ => continue,
+        };
+        if names_tile(written) {
+            return Err(format!(
+                "{what} names {TILE} (`{}`): coalescing would change which inputs the protocol accepts or how its signals are laid out, not only how many tiles share a credit round",
+                written.trim()
+            ));
+        }
+    }
+    let Some(span) = value else {
+        return Err(format!(
+            "the protocol has no `const {TILE}`: the pass coalesces the loops over {TILE}-element tiles"
+        ));
+    };
+    let old = text[span.start..span.end].trim().to_string();
+    let new = format!("{old} * {k}");
+    let out = format!("{}{}{}", &text[..span.start], new, &text[span.end..]);
+    let change = format!(
+        "coalesce={k}: `const {TILE} = {old};` became `const {TILE} = {new};` (one credit round per {k} tiles of the original; every {TILE}-sized tile {k}x larger)"
+    );
+    Ok((out, change))
+}
+
+/// The header of the output: the command, what changed, `collc cost` before and after,
+/// and the gate's stamp of the result.
+pub fn header(
+    command: &str,
+    changes: &[String],
+    before: &CostReport,
+    after: &CostReport,
+    stamp: &str,
+) -> String {
+    let mut h = format!("// Generated by `{command}`.\n");
+    for c in changes {
+        h.push_str(&format!("// {c}\n"));
+    }
+    let at: Vec<String> = after
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    h.push_str(&format!(
+        "// collc cost per call (all ranks and blocks){}, before -> after:\n",
+        if at.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", at.join(", "))
+        }
+    ));
+    for (b, a) in before.rows.iter().zip(&after.rows) {
+        let show = |r: &crate::cost::CostRow| match r.value {
+            Some(v) => format!("{} = {v}", r.formula),
+            None => r.formula.clone(),
+        };
+        h.push_str(&format!("//   {}: {} -> {}\n", b.what, show(b), show(a)));
+    }
+    h.push_str(&format!("// Re-verified: {stamp}\n\n"));
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_passes() {
+        assert_eq!(Pass::parse("coalesce=16"), Ok(Pass::Coalesce(16)));
+        assert!(Pass::parse("coalesce").is_err());
+        assert!(Pass::parse("coalesce=1").is_err());
+        assert!(Pass::parse("coalesce=x").is_err());
+        assert!(Pass::parse("unroll=2").is_err());
+    }
+
+    #[test]
+    fn whole_words_only() {
+        assert!(names_tile("require n % TILE == 0;"));
+        assert!(!names_tile("require n % TILES == 0;"));
+        assert!(!names_tile("signal MY_TILE[P];"));
+    }
+}
