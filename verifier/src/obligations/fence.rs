@@ -20,7 +20,9 @@
 //!    visible at once (the backend's *publish* drain before the first notify realises it).
 //!    The same walk collects the *pending reads*: remote reads of a window (`get`, `reduce
 //!    ... @ q` with `q` not known to be `me`; a tile is never remote) not yet followed by a
-//!    `fence`.
+//!    `fence`, nor by a local read of its destination in the same block (the same region
+//!    expression, read by a later `copy`, `put` or `reduce` of that block: the data
+//!    dependency completes the transfer, as hardware and the relaxed simulator do).
 //! 2. *Publishes.* Every notify that can release a wait (`+= v` with `v` not known to be
 //!    `<= 0`, `-= v` excluded, any `= v`) with pending accesses is an unfenced pair
 //!    (write or read, notify).
@@ -175,10 +177,11 @@ impl Walker<'_> {
     }
 
     fn block(&mut self, b: &Block, mut pending: Pending) -> Pending {
-        for s in &b.stmts {
+        for (j, s) in b.stmts.iter().enumerate() {
             if self.returned {
                 break;
             }
+            completed_by_use(&b.stmts[..j], s, &mut pending);
             pending = self.stmt(s, pending);
         }
         pending
@@ -329,6 +332,50 @@ impl Walker<'_> {
             }
         }
         pending
+    }
+}
+
+/// The destination of a read that may be remote (`get`, `reduce ... @ q`).
+fn remote_read_dst(s: &Stmt) -> Option<&Region> {
+    match &s.kind {
+        StmtKind::Get { dst, .. }
+        | StmtKind::Reduce {
+            dst, from: Some(_), ..
+        } => Some(dst),
+        _ => None,
+    }
+}
+
+/// The regions statement `s` reads on its own rank: a `copy`'s or `put`'s source, a
+/// local `reduce`'s source, and every `reduce`'s destination (it combines into it).
+fn local_reads(s: &Stmt) -> Vec<&Region> {
+    match &s.kind {
+        StmtKind::Copy { src, .. } | StmtKind::Put { src, .. } => vec![src],
+        StmtKind::Reduce { dst, src, from, .. } => match from {
+            None => vec![dst, src],
+            Some(_) => vec![dst],
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// The data dependency: statement `s` reads, on its own rank, exactly the destination of
+/// an earlier remote read of the same block (`before`: the statements before `s`), so that
+/// transfer has completed when `s` runs (hardware waits for a transfer before its
+/// destination is used; the relaxed simulator completes it then). The region must be the
+/// same expression (every variable is bound once per declaration and the two statements
+/// run in the same execution of the block, so they denote the same elements); each such
+/// read stops being pending.
+fn completed_by_use(before: &[Stmt], s: &Stmt, pending: &mut Pending) {
+    let reads = local_reads(s);
+    if reads.is_empty() || pending.iter().all(|x| !x.read) {
+        return;
+    }
+    for b in before {
+        if remote_read_dst(b).is_some_and(|d| reads.contains(&d)) {
+            let k = key(b.span);
+            pending.retain(|x| !(x.read && x.span == k));
+        }
     }
 }
 
@@ -949,7 +996,7 @@ fn witness_reads(
                 f.replay = Some(w.replay.clone());
             }
             _ => f.notes.push(format!(
-                "no relaxed bounded run shows this read in flight ({}): in every schedule explored it completes before the release is observed; a read of its destination before the notify completes it (the data dependency), or the overwrite needs larger bounds, and the fence is demanded for the whole domain regardless",
+                "no relaxed bounded run shows this read in flight ({}): in every schedule explored it completes before the release is observed; a read of its destination before the notify that the obligation does not match to the transfer (another block, another region expression) completes it (the data dependency), or the overwrite needs larger bounds, and the fence is demanded for the whole domain regardless",
                 rx.scope
             )),
         }
