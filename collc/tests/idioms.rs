@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// Correct idioms `collc verify` does not pass today: (file stem, what happens). The tree
 /// barrier's symbolic route runs into its wall-clock cap (60 s) before it proves anything
 /// past the enumerated P <= 16, so on a much faster machine it could pass: [`LOAD_BOUND`].
-const OPEN: [(&str, &str); 6] = [
+const OPEN: [(&str, &str); 5] = [
     (
         "binomial_tree_barrier",
         "h: exit 0, but credit-balance, wait-reachable and garbage-credit only for P in 1..=16 of the declared 1..=65536",
@@ -25,10 +25,6 @@ const OPEN: [(&str, &str); 6] = [
     (
         "epoch_chunk_pipeline",
         "a: a per-call credit T = ceil(n / CH) on a monotonic signal: buffer-reuse unknown",
-    ),
-    (
-        "lagged_ack_double_buffer",
-        "c: `wait done >= call - 1` refused by stale-credit (the simulator passes it)",
     ),
     (
         "nccl_lsa_lane_barrier",

@@ -470,6 +470,27 @@ fn enumerated_growth(
     Ok((worst, ge_wait, sweep.plan.describe(p)))
 }
 
+/// A lagged wait (LANGUAGE.md §5.7.1): the one wait of a call on a monotonic cell whose
+/// reduced threshold `a` (as `>= a`; `d = a - 1`) is a multiple of the cell's constant
+/// per-call credit `N > 0` in every configuration (its constant and every coefficient are),
+/// so when `a <= 0` it waits for every credit of call `c - k`, `k = 1 - a / N` — an earlier
+/// call's round, whole: `wait done >= call - 1` throttling a double buffer. Its first `k`
+/// calls pass at once by design. What such a wait orders (a later call's write after the
+/// earlier call's access) is `buffer-reuse`'s to prove, with the lag; the other symbolic
+/// obligations see the reduced threshold `a <= 0` and let it order nothing.
+fn lags_whole_calls(run: &mut Run, cell: &Cell, d: &Lin) -> bool {
+    let evs: Vec<usize> = (0..run.events.len())
+        .filter(|e| run.events[*e].cell.as_ref() == Some(cell))
+        .collect();
+    let Some(n) = per_call_credit(run, &evs).ok().and_then(|n| n.as_const()) else {
+        return false;
+    };
+    let Some(a) = d.add(&Lin::k(1)) else {
+        return false;
+    };
+    n > 0 && a.c % n == 0 && a.t.iter().all(|(_, k)| k % n == 0)
+}
+
 /// `stale-credit` for the one wait of a call on a monotonic cell: its reduced threshold
 /// `a` (the event's threshold after [`reduce`]) must need a credit of its own call (`a >=
 /// 1`, `> a` with `a >= 0`). The cell holds every earlier call's credits when the call
@@ -492,7 +513,7 @@ pub(crate) fn own_call(
         _ => return None,
     };
     acc.items += 1;
-    let a = match ctx.prove(run, acc, &ev.guard, &[], Prop::Ge0(d)) {
+    let a = match ctx.prove(run, acc, &ev.guard, &[], Prop::Ge0(d.clone())) {
         Answer::Refuted(a) => a,
         Answer::Unknown(kind, why) => {
             acc.undecided(
@@ -504,6 +525,10 @@ pub(crate) fn own_call(
         }
         Answer::Valid => return None,
     };
+    if lags_whole_calls(run, cell, &d) {
+        acc.literal += 1;
+        return None;
+    }
     let name = cell_name(ctx.p, cell);
     let mut f = Finding::new(format!(
         "{name} is monotonic and this wait needs no credit of its own call: the cell still holds every earlier call's credits, so it passes on them"

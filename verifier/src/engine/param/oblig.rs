@@ -752,6 +752,11 @@ impl Ctx<'_> {
                         if let Some(&i) = before.last() {
                             let pre = self.last_iteration(rounds[i])?;
                             self.stale_pair(&w, &need, &waits[i], pre, None)?;
+                        } else if self.p.signals[s].monotonic && self.lags_whole_calls(&w, &need) {
+                            // Lagging by whole calls (`>= call - 1`): every credit of an
+                            // earlier call, as `obligations::epoch::own_call` accepts it.
+                            self.stats.items += 1;
+                            self.stats.literal += 1;
                         } else if self.p.signals[s].monotonic {
                             // The first wait of a call on a monotonic cell: the cell holds
                             // every earlier call's credits, so it must need one of its own.
@@ -771,6 +776,20 @@ impl Ctx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The one wait of a call on a monotonic cell lags by whole calls (LANGUAGE.md §5.7.1):
+    /// its threshold's growth is a constant `N > 0` (the cell's per-call credit, which
+    /// `credit-balance` proves) and its reduced threshold `need` a multiple of `N` (its
+    /// constant and every coefficient), so where `need <= 0` it needs every credit of an
+    /// earlier call, and elsewhere one of its own.
+    fn lags_whole_calls(&self, w: &PEv, need: &Lin) -> bool {
+        let n = self
+            .growth
+            .get(&w.span.start)
+            .and_then(|b| b.as_const())
+            .unwrap_or(0);
+        n > 0 && need.c % n == 0 && need.t.iter().all(|(_, k)| k % n == 0)
     }
 
     /// The positive body credits of signal `s`, as notify statements of pass B.
