@@ -694,3 +694,39 @@ fn a_world_size_a_literal_names_past_the_enumeration_is_explored() {
         "{scope}"
     );
 }
+
+/// A `reduce` with another operator than the header's (`reduce max` in an
+/// `allreduce(sum, ...)`) computes a wrong result: the simulator marks what it writes, so
+/// `collc verify` reports `semantics` violated with a replay that `collc sim` reproduces,
+/// naming the operator; the same ring with `reduce sum` (examples/allreduce_ring.coll)
+/// simulates clean at the replay's parameters.
+#[test]
+fn a_reduce_with_the_wrong_operator_is_a_semantics_violation_with_a_replay() {
+    let (code, out, err) = collc(&[
+        "verify",
+        "--format",
+        "short",
+        "collc/tests/elem/ring_wrong_op.coll",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("error[verify::semantics]"))
+        .unwrap_or_else(|| panic!("no semantics violation: {out}{err}"));
+    assert!(line.contains("a `max` reduction"), "{line}");
+    let replay = line
+        .split("(replay: ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap_or_else(|| panic!("no replay: {line}"));
+    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    assert_eq!(args.first(), Some(&"sim"), "{replay}");
+    let (code, out, err) = collc(&args);
+    assert_eq!(code, 1, "{replay}: {out}{err}");
+    assert!(out.contains("sim::wrong-result"), "{replay}: {out}{err}");
+    assert!(out.contains("`max` reduction"), "{replay}: {out}{err}");
+    let mut good = args.clone();
+    good[1] = "examples/allreduce_ring.coll";
+    let (code, out, err) = collc(&good);
+    assert_eq!(code, 0, "{good:?}: {out}{err}");
+}

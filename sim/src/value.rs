@@ -11,6 +11,15 @@ use std::hash::Hash;
 pub const GARBAGE: u16 = u16::MAX;
 /// Marker `win` of a contribution that is a window's content before the first call.
 pub const INITIAL: u16 = u16::MAX - 1;
+/// Marker `win` of a contribution that records a reduction with another operator than the
+/// collective's (`rank`: the operator's index in [`OPS`]): a
+/// `reduce max` in an `allreduce(sum, ...)` computes something else, whatever it combines.
+pub const FOREIGN_OP: u16 = u16::MAX - 2;
+/// The reduction operators, indexed by a [`FOREIGN_OP`] contribution's `rank`.
+pub const OPS: [collc_spec::ir::ReduceOp; 4] = {
+    use collc_spec::ir::ReduceOp::*;
+    [Sum, Max, Min, Prod]
+};
 
 /// One input element an element was computed from: element `i + shift` of
 /// rank `rank`'s input window `win` as staged for call `call` (0-based).
@@ -63,7 +72,11 @@ impl Val {
             .0
             .iter()
             .map(|c| Contrib {
-                shift: if c.win >= INITIAL { 0 } else { c.shift + delta },
+                shift: if c.win >= FOREIGN_OP {
+                    0
+                } else {
+                    c.shift + delta
+                },
                 ..*c
             })
             .collect())
@@ -74,8 +87,26 @@ impl Val {
         v.sort();
         if idempotent {
             v.dedup();
+        } else {
+            // A foreign operator is recorded once, however often it is combined.
+            v.dedup_by(|a, b| a.win == FOREIGN_OP && a == b);
         }
         Val(v)
+    }
+
+    /// `self` marked as combined by operator `op` (an index in [`OPS`]) in `call`, which
+    /// the collective does not compute.
+    pub fn foreign_op(mut self, op: usize, call: u16) -> Val {
+        let m = Contrib {
+            rank: op as u16,
+            win: FOREIGN_OP,
+            call,
+            shift: 0,
+        };
+        if let Err(i) = self.0.binary_search(&m) {
+            self.0.insert(i, m);
+        }
+        self
     }
 }
 

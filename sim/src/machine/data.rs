@@ -111,7 +111,7 @@ impl Machine<'_> {
         let mut pieces = relocate(pieces, sr.lo, d.lo);
         if let Some(op) = op {
             let cur = self.read(s, p, &d, stmt, out);
-            pieces = combine(&cur, &pieces, op);
+            pieces = combine(&cur, &pieces, op, header_op(self.p), call);
         }
         self.write(s, p, &d, pieces, stmt, out);
         Ok(())
@@ -338,7 +338,7 @@ impl Machine<'_> {
         let mut pieces = relocate(pieces, src.lo, d.lo);
         if let Some(op) = r.op {
             let cur = self.read_visible(s, p, &d, w.stmt, out);
-            pieces = combine(&cur, &pieces, op);
+            pieces = combine(&cur, &pieces, op, header_op(self.p), call);
         }
         match d.buf {
             BufferRef::Tile(t) => s.procs[p].tiles.get_mut(t).write(d.lo, &pieces),
@@ -441,11 +441,38 @@ impl Machine<'_> {
     }
 }
 
-/// `cur OP new`, element-wise (a set union for max/min, a multiset union otherwise).
-fn combine(cur: &[(u64, Val)], new: &[(u64, Val)], op: ReduceOp) -> Vec<(u64, Val)> {
+/// `cur OP new`, element-wise (a set union for max/min, a multiset union otherwise). When
+/// the collective reduces with another operator (`header`), every element is marked with
+/// `op` ([`crate::value::FOREIGN_OP`]): the result check then reports it as wrong.
+fn combine(
+    cur: &[(u64, Val)],
+    new: &[(u64, Val)],
+    op: ReduceOp,
+    header: Option<ReduceOp>,
+    call: u16,
+) -> Vec<(u64, Val)> {
     let idem = matches!(op, ReduceOp::Max | ReduceOp::Min);
+    let foreign = header
+        .filter(|h| *h != op)
+        .and_then(|_| crate::value::OPS.iter().position(|o| *o == op));
     zip(cur, new)
         .into_iter()
-        .map(|(n, a, b)| (n, a.combine(&b, idem)))
+        .map(|(n, a, b)| {
+            let v = a.combine(&b, idem);
+            match foreign {
+                Some(k) => (n, v.foreign_op(k, call)),
+                None => (n, v),
+            }
+        })
         .collect()
+}
+
+/// The operator the collective reduces with (`allreduce(sum, ...)`), if it has one.
+pub(super) fn header_op(p: &Protocol) -> Option<ReduceOp> {
+    match &p.semantics {
+        Semantics::Allreduce { op, .. }
+        | Semantics::ReduceScatter { op, .. }
+        | Semantics::Reduce { op, .. } => Some(*op),
+        _ => None,
+    }
 }

@@ -456,6 +456,14 @@ impl Machine<'_> {
                     "rank {}'s window content from before the first call",
                     c.rank
                 ),
+                crate::value::FOREIGN_OP => format!(
+                    "a `{}` reduction (call {}), which this {} does not compute",
+                    crate::value::OPS
+                        .get(c.rank as usize)
+                        .map_or("?", |o| o.as_str()),
+                    fmt_call(c.call),
+                    self.p.semantics.kind()
+                ),
                 w => {
                     let a = lo as i64 + c.shift;
                     format!(

@@ -17,7 +17,7 @@ use super::data::Loc;
 use super::{fmt_call, Machine, Origin, State, CONSUME};
 use crate::machine::Outcome;
 use crate::report::Finding;
-use crate::value::{Val, GARBAGE, INITIAL};
+use crate::value::{Val, FOREIGN_OP, OPS};
 use collc_grammar::Span;
 use collc_spec::ir::{BufferRef, Semantics, SignalId, WindowId};
 
@@ -206,10 +206,20 @@ impl Machine<'_> {
             .read(lo, hi)
             .iter()
             .find_map(|(_, rec)| rec.write.and_then(|a| self.stmt_span(a.what)));
-        let other_call = got
-            .0
-            .iter()
-            .any(|c| c.call != call && c.win != INITIAL && c.win != GARBAGE);
+        let other_call = got.0.iter().any(|c| c.call != call && c.win < FOREIGN_OP);
+        if let Some(c) = got.0.iter().find(|c| c.win == FOREIGN_OP) {
+            let op = OPS.get(c.rank as usize).map_or("?", |o| o.as_str());
+            return (
+                span,
+                Some({
+                    let h = super::data::header_op(self.p).map_or("?", |o| o.as_str());
+                    format!(
+                        "the header declares `{}({h}, ...)`: reduce with `reduce {h}` where this protocol reduces with `{op}`",
+                        self.p.semantics.kind()
+                    )
+                }),
+            );
+        }
         let reused: Vec<&str> = (0..self.nwin)
             .filter(|x| !self.p.window_per_call(*x))
             .map(|x| self.p.windows[x].name.as_str())
