@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// Correct idioms `collc verify` does not pass today: (file stem, what happens). The tree
 /// barrier's symbolic route runs into its wall-clock cap (60 s) before it proves anything
 /// past the enumerated P <= 16, so on a much faster machine it could pass: [`LOAD_BOUND`].
-const OPEN: [(&str, &str); 5] = [
+const OPEN: [(&str, &str); 4] = [
     (
         "binomial_tree_barrier",
         "h: exit 0, but credit-balance, wait-reachable and garbage-credit only for P in 1..=16 of the declared 1..=65536",
@@ -29,10 +29,6 @@ const OPEN: [(&str, &str); 5] = [
     (
         "nccl_lsa_lane_barrier",
         "g: a per-lane multi-block barrier refused as a broken barrier (semantics)",
-    ),
-    (
-        "nvshmem_credit_window_k",
-        "b: a credit window with a parameter K: stale-credit on its first K rounds",
     ),
     (
         "nvshmem_flag_clear_then_set",

@@ -3,7 +3,8 @@
 //! that runs K chunks ahead of its consumer waits for the acknowledgement of chunk `j - K`).
 //! The round pairing of `check.rs` first asks for a credit of the wait's own round; when that
 //! is refuted, the lag `K` is the number of whole rounds of credits the threshold leaves out,
-//! `K = ceil((before - need + 1) / c)` (`c` the literal credits per round), so the wait still
+//! `K = ceil((before - need + 1) / c)` (`c` the literal credits per round; `K` may be a
+//! parameter, `wait ack >= t - K + 1`, when it is a whole number of rounds), so the wait still
 //! needs a credit of round `j - K`: no credit of an earlier round can satisfy it. What remains
 //! to prove is that round `j - K` exists (`j - K >= 0` under the wait's guard; after the
 //! loop, `trip - K >= 0`), or else that the wait needs nothing (threshold `<= 0`: the
@@ -40,15 +41,25 @@ impl Round {
     }
 
     /// For a wait needing `need` after `before` credits of earlier rounds: the condition
-    /// (`>= 0`) that the round it pairs with, `K` rounds behind, exists. `None` when the
-    /// credits it leaves out are not a positive literal (no constant window).
+    /// (`>= 0`) that the round it pairs with, `K` rounds behind, exists. The credits it
+    /// leaves out, `m = before - need + 1`, are a positive literal (`K = ceil(m / c)`), or
+    /// a formula in the parameters that is a whole number of rounds in every configuration
+    /// (its constant and every coefficient multiples of `c`: `K = m / c`, a window whose
+    /// `K` is a launch parameter; where it is `<= 0` the wait needs a credit of its own
+    /// round or a later one, never an earlier round's). `None` otherwise.
     pub(crate) fn lagged(&self, need: &Lin, before: &Lin) -> Option<Lin> {
-        let m = literal(&before.sub(need)?.add(&Lin::k(1))?)?;
-        if m <= 0 {
-            return None;
-        }
-        let k = (m + self.per_round - 1) / self.per_round;
-        self.index.add(&Lin::k(-k))
+        let c = self.per_round;
+        let m = before.sub(need)?.add(&Lin::k(1))?;
+        let k = match literal(&m) {
+            Some(m) if m <= 0 => return None,
+            Some(m) => Lin::k((m + c - 1) / c),
+            None if m.c % c == 0 && m.t.iter().all(|(_, x)| x % c == 0) => Lin {
+                c: m.c / c,
+                t: m.t.iter().map(|(a, x)| (*a, x / c)).collect(),
+            },
+            None => return None,
+        };
+        self.index.sub(&k)
     }
 }
 

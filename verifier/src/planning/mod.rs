@@ -230,7 +230,7 @@ pub fn targets(p: &Protocol, named: Named) -> (Vec<i64>, Vec<Probe>) {
 /// world sizes just past a literal of the table's `world_literals`, then at the smallest
 /// world size of the ladder (P = 2 when the domain has it) tile counts just past a literal
 /// up to `tile_literal_max`, then each integer parameter at the values at and past the
-/// literals it is compared with.
+/// literals it is compared with, then the slot counts of rings ([`probe::ring_values`]).
 fn literal_probes(p: &Protocol) -> Vec<Probe> {
     let world = p.vars[p.world].name.clone();
     let (lo, hi) = declared_world(p);
@@ -257,5 +257,11 @@ fn literal_probes(p: &Protocol) -> Vec<Probe> {
             .into_iter()
             .map(|(v, x)| at(&[(world.clone(), small), (p.var_name(v).to_string(), x)], 1)),
     );
+    out.extend(probe::ring_values(p).into_iter().map(|(v, x, tiles)| {
+        at(
+            &[(world.clone(), small), (p.var_name(v).to_string(), x)],
+            tiles,
+        )
+    }));
     out
 }

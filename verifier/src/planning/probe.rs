@@ -13,7 +13,9 @@
 //!   loop over chunks reaches index t: `t % 3`, `t < 4`), at P = 2;
 //! - [`param_values`]: t and t + 1 for every literal t an integer parameter (other than an
 //!   element count) is compared with (`==`, `<`, `min`, `max`, ...; through `let`s),
-//!   within its domain and past the grid's lowest two values, at P = 2.
+//!   within its domain and past the grid's lowest two values, at P = 2;
+//! - [`ring_values`]: the lowest two values of a parameter that sizes a window and is an
+//!   index's modulus (the slots of a ring, `ring[t % K]`), each with K + 1 tiles, at P = 2.
 //!
 //! A literal is an integer in an expression or a `const`. What is not looked for: a value
 //! no literal names, a literal past these ranges (P past 16 only where `pair_order` finds an
@@ -272,6 +274,43 @@ pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
         }
     }
     out.into_iter().collect()
+}
+
+/// Slot counts of rings: every integer parameter that sizes a window or tile (so the grid
+/// gives it tile multiples, clamped to its domain: the top of a small domain) and is the
+/// modulus of an expression (`ring[t % K]`, also through `let`s), at the lowest
+/// `small_ints` values of its domain, each with the tile count at which the ring wraps
+/// (K + 1 chunks): a ring of K slots behind a window of more than K chunks races only once
+/// it wraps, which the grid's largest K never does within its tiles. (parameter, value,
+/// tiles), by parameter then value.
+pub fn ring_values(p: &Protocol) -> Vec<(VarId, i64, i64)> {
+    let sizing = collc_sim::bounded::sizing_params(p);
+    let mut moduli: BTreeSet<VarId> = BTreeSet::new();
+    let parts = (&p.vars, &p.body, &p.epilogue);
+    if let Ok(v) = serde_json::to_value(parts) {
+        walk(&v, &mut |k, x| {
+            if let ("Bin", Some([op, _, m])) = (k, x.as_array().map(|a| a.as_slice())) {
+                if op.as_str() == Some("Mod") {
+                    if let Ok(Expr::Var(v)) = serde_json::from_value::<Expr>(m.clone()) {
+                        moduli.insert(v);
+                    }
+                }
+            }
+        });
+    }
+    let mut out = Vec::new();
+    for v in moduli.into_iter().filter(|v| sizing.contains(v)) {
+        let VarKind::Param {
+            domain: Some((lo, hi)),
+        } = p.vars[v].kind
+        else {
+            continue;
+        };
+        for x in (lo.max(1)..=hi).take(TABLE.ladder.small_ints as usize) {
+            out.push((v, x, x + 1));
+        }
+    }
+    out
 }
 
 /// Values of the [`plain_params`] past the grid's (the ladder's `small_ints` lowest) that a literal

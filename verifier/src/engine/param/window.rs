@@ -4,7 +4,9 @@
 //! `r - K`). When the same-round pairing of `stale-credit` is refuted, the lag is read
 //! off the threshold as in the enumerated route (`crate::obligations::window`): with `B(r)` the
 //! credits sent to the cell at program points before the wait of round `r` and `c` the
-//! literal credits per round (`B(r + 1) - B(r)`), `K = ceil((B(r) - need + 1) / c)`.
+//! literal credits per round (`B(r + 1) - B(r)`), `K = ceil((B(r) - need + 1) / c)` — or,
+//! when `B(r) - need + 1` is a formula whose constant and coefficients are multiples of `c`
+//! (a window whose `K` is a launch parameter), `K = (B(r) - need + 1) / c`, symbolic.
 //! Z3 then proves, for every round, rank and `P`, that the wait still needs a credit of
 //! round `r - K` or later — `need(r) > B(r - K)` whenever round `r - K` exists — and
 //! that it needs nothing (threshold `<= 0`, the window's first K rounds) when it does not.
@@ -40,17 +42,17 @@ impl Ctx<'_> {
     }
 
     /// Closes the round pairing of wait `w` (round atom `r`, threshold `need`) as a
-    /// credit window K rounds behind; returns `K`.
-    pub(super) fn window_pair(&mut self, w: &PEv, need: &Lin, r: AtomId) -> Result<i64, String> {
+    /// credit window K rounds behind.
+    pub(super) fn window_pair(&mut self, w: &PEv, need: &Lin, r: AtomId) -> Result<(), String> {
         let at = self.point(w, Side::A);
         let b = self.credit_before(w, &w.owner.clone(), &w.index.clone(), &at)?;
-        let shift = |s: &mut crate::engine::sym::Syms, d: i64| -> Result<Lin, String> {
-            let m: Map = [(r, Lin::atom(r).add(&Lin::k(d)).ok_or_else(ov)?)]
+        let shift = |s: &mut crate::engine::sym::Syms, d: &Lin| -> Result<Lin, String> {
+            let m: Map = [(r, Lin::atom(r).add(d).ok_or_else(ov)?)]
                 .into_iter()
                 .collect();
             solve::lin(s, &b, &m).ok_or_else(ov)
         };
-        let next = shift(&mut self.run.syms, 1)?;
+        let next = shift(&mut self.run.syms, &Lin::k(1))?;
         let no_window = || {
             "no constant credit window: the credits per round or the credits a wait leaves out are not constant".to_string()
         };
@@ -87,10 +89,19 @@ impl Ctx<'_> {
                 no_window()
             )
         })?;
-        let k = (m + c - 1) / c;
+        // A lag that is a parameter (`t - K + 1` with `param K`): the credits left out are a
+        // whole number of rounds in every configuration (constant and coefficients multiples
+        // of `c`), so `K = left / c` symbolically; else the lag of the model.
+        let k = match crate::engine::sym::literal(&left) {
+            None if left.c % c == 0 && left.t.iter().all(|(_, x)| x % c == 0) => Lin {
+                c: left.c / c,
+                t: left.t.iter().map(|(a, x)| (*a, x / c)).collect(),
+            },
+            _ => Lin::k((m + c - 1) / c),
+        };
         let s = &mut self.run.syms;
-        let back = shift(s, -k)?;
-        let q = Lin::atom(r).add(&Lin::k(-k)).ok_or_else(ov)?;
+        let back = shift(s, &Lin::k(0).sub(&k).ok_or_else(ov)?)?;
+        let q = Lin::atom(r).sub(&k).ok_or_else(ov)?;
         let exists = s.cmp(CmpOp::Ge, &q, &Lin::k(0)).ok_or_else(ov)?;
         let absent = s.not(exists);
         let name = self.p.signals[w.signal].name.clone();
@@ -115,9 +126,9 @@ impl Ctx<'_> {
                 CondV::Sym(id) => union(&w.guard, &vec![id]),
             };
             self.holds(&g, prop).map_err(|e| {
-                format!("a wait on `{name}` is not shown to pair with the writers' round {k} behind (a credit window) ({e})")
+                format!("a wait on `{name}` is not shown to pair with the writers' round {} behind (a credit window) ({e})", crate::engine::sym::Printer { syms: &self.run.syms, p: self.p }.lin(&k))
             })?;
         }
-        Ok(k)
+        Ok(())
     }
 }
