@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 const OPEN: [(&str, &str); 4] = [
     (
         "binomial_tree_barrier",
-        "h: exit 0, but credit-balance, wait-reachable and garbage-credit only for P in 1..=16 of the declared 1..=65536",
+        "h: credit-balance, wait-reachable and garbage-credit decided for P in 1..=16 only of the declared 1..=65536: exit 3 naming that range and the fix (the symbolic route does not prove it)",
     ),
     (
         "epoch_chunk_pipeline",

@@ -65,15 +65,32 @@ pub fn status_line(report: &Report, name: &str) -> String {
             with_status(report, Status::Violated).join(", ")
         ),
         Verdict::Undecided => {
-            let parts: Vec<String> = [Status::Unknown, Status::Skipped]
+            let mut parts: Vec<String> = [Status::Unknown, Status::Skipped]
                 .into_iter()
                 .map(|s| (status_str(s), with_status(report, s)))
                 .filter(|(_, ids)| !ids.is_empty())
                 .map(|(s, ids)| format!("{s}: {}", ids.join(", ")))
                 .collect();
+            parts.extend(partial_line(report));
             format!("undecided {name}: {}", parts.join("; "))
         }
     }
+}
+
+/// The obligations decided for part of the declared world domain only, the smallest range
+/// and the fix (`collc_verifier::gate::partial`), if any.
+fn partial_line(report: &Report) -> Option<String> {
+    let part = collc_verifier::gate::partial(report);
+    let hi = part.iter().map(|(_, w)| w.hi).min()?;
+    let lo = part.iter().map(|(_, w)| w.lo).max()?;
+    let ids: Vec<&str> = part.iter().map(|(o, _)| o.id.as_str()).collect();
+    let d = report.world;
+    Some(format!(
+        "decided for P in {lo}..={hi} only of the declared {}..={}: {} (narrow the declaration to `ranks P in {lo}..={hi};`, or write the protocol in a form the P-symbolic route proves)",
+        d.lo,
+        d.hi,
+        ids.join(", ")
+    ))
 }
 
 /// The report without the simulator's traces (kept with `--verbose`).

@@ -1,14 +1,17 @@
 //! The gate policy: from a complete [`Report`], whether a kernel may be produced and
 //! what is stamped into it. Exit 0 of `collc verify` and "code was produced without
 //! `--allow-unverified`" mean the same thing: [`Verdict::Safe`], i.e. no obligation
-//! violated and none undecided (`unknown`, or `skipped` by `--no-bounded`). Warnings
+//! violated and none undecided (`unknown`, or `skipped` by `--no-bounded`), and every
+//! obligation that decides a range of world sizes decided the whole declared domain
+//! ([`partial`]: one proved or checked for `P <= 16` only of a declared `1..=65536` leaves
+//! the protocol undecided, naming the range and the fix). Warnings
 //! (`garbage-credit`, ...) are advisory and never block.
 //!
 //! `--allow-unverified` is the only way past a violated or undecided obligation, and it
 //! is stamped into what is produced ([`Gate::stamp`]). A protocol that does not validate
 //! never reaches the verifier: no report, no gate, nothing produced.
 
-use crate::report::{Report, Status};
+use crate::report::{ObligationResult, Report, Status, WorldRange};
 use collc_grammar::Diagnostic;
 use serde::Serialize;
 
@@ -63,7 +66,8 @@ impl Blocker {
         let status = match self.status {
             Status::Violated => "violated",
             Status::Skipped => "skipped",
-            _ => "unknown",
+            Status::Unknown => "unknown",
+            _ => "part of the domain",
         };
         format!("{at}{} ({status}): {}", self.code, self.message)
     }
@@ -111,12 +115,39 @@ impl Gate {
     }
 }
 
+/// The obligations (proved, checked or warnings) that decided a range of world sizes
+/// narrower than the declared domain, with that range: exit 0 means the declared domain,
+/// so they leave the protocol undecided.
+pub fn partial(report: &Report) -> Vec<(&ObligationResult, WorldRange)> {
+    report
+        .obligations
+        .iter()
+        .filter(|o| {
+            !matches!(
+                o.status,
+                Status::Violated | Status::Unknown | Status::Skipped
+            )
+        })
+        .filter_map(|o| o.world.map(|w| (o, w)))
+        .filter(|(_, w)| w.lo > report.world.lo || w.hi < report.world.hi)
+        .collect()
+}
+
+/// Why a [`partial`] obligation blocks: the range it decided and the fix.
+fn partial_message(report: &Report, w: WorldRange) -> String {
+    let d = report.world;
+    format!(
+        "decided for P in {}..={} only, not the declared {}..={}: narrow the declaration to `ranks P in {}..={};`, or write the protocol in a form the P-symbolic route proves",
+        w.lo, w.hi, d.lo, d.hi, w.lo, w.hi
+    )
+}
+
 /// The verdict of a report: violated before undecided before safe.
 pub fn verdict(report: &Report) -> Verdict {
     let has = |s: Status| report.obligations.iter().any(|o| o.status == s);
     if has(Status::Violated) {
         Verdict::Violated
-    } else if has(Status::Unknown) || has(Status::Skipped) {
+    } else if has(Status::Unknown) || has(Status::Skipped) || !partial(report).is_empty() {
         Verdict::Undecided
     } else {
         Verdict::Safe
@@ -145,6 +176,15 @@ fn blockers(report: &Report) -> Vec<Blocker> {
             )),
             _ => {}
         }
+    }
+    for (o, w) in partial(report) {
+        out.push(Blocker {
+            obligation: o.id.clone(),
+            code: o.code.clone(),
+            status: o.status,
+            line: 0,
+            message: partial_message(report, w),
+        });
     }
     out
 }
@@ -262,6 +302,18 @@ mod tests {
                 assert_eq!(allowed.stamp.len(), 1 + allowed.blockers.len());
             }
         }
+        // Exit 0 means the declared domain: an obligation decided for P <= 8 of 1..=16.
+        let mut r = report(&[Proved, Checked]);
+        r.obligations[1].world = Some(crate::report::WorldRange { lo: 1, hi: 8 });
+        assert_eq!((verdict(&r), r.exit_code()), (Verdict::Undecided, 3));
+        let g = gate(&r, true);
+        assert_eq!(g.world_limit, 8);
+        assert_eq!(
+            g.stamp[1],
+            "  verify::o1 (part of the domain): decided for P in 1..=8 only, not the declared 1..=16: narrow the declaration to `ranks P in 1..=8;`, or write the protocol in a form the P-symbolic route proves"
+        );
+        r.obligations[1].world = Some(crate::report::WorldRange { lo: 1, hi: 16 });
+        assert_eq!(verdict(&r), Verdict::Safe);
         let g = gate(&report(&[Violated, Unknown]), true);
         assert_eq!((g.violations(), g.undecided()), (1, 1));
         assert_eq!(g.stamp[1], "  line 1: verify::o0 (violated): finding 0");
