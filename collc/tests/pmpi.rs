@@ -2,8 +2,9 @@
 //! program's collectives (collc/tests/pmpi/pmpi_check.c, no collc header) with the packaged
 //! protocols. At np 2, 3 and 4 the program's own checks (every result against values
 //! computed locally) pass with and without the library, with the same number of checks; the
-//! counters (`COLLC_PMPI_STATS=1`) show MPI_Barrier, MPI_Bcast and MPI_Allreduce served,
-//! and every kind of call that must pass through counted under its reason.
+//! counters (`COLLC_PMPI_STATS=1`) show MPI_Barrier, MPI_Bcast and MPI_Allreduce served
+//! (sum, max, min and prod, from one protocol's `op` parameter), and every kind of call that
+//! must pass through counted under its reason (for MPI_Allreduce: exactly those calls).
 //!
 //! Needs Open MPI (`mpicxx`, `mpicc`, `mpirun`); without it the test prints one SKIP line.
 
@@ -121,11 +122,20 @@ fn a_plain_mpi_program_is_served_and_what_must_pass_through_is_counted() {
         for coll in ["MPI_Barrier", "MPI_Bcast", "MPI_Allreduce"] {
             assert!(count(&err, coll, "served") > 0, "np {np}: {coll}: {err}");
         }
+        // Exactly the allreduces that must pass through do, per rank: an unsigned datatype;
+        // a user op and MPI_BAND; count 0; an intercommunicator. So every min, max and
+        // prod call (and the f64 / i64 / i32 ones) was served.
+        let n = u64::from(np);
+        for (reason, per_rank) in [
+            ("(datatype)", 1),
+            ("(op)", 2),
+            ("(count)", 1),
+            ("(intercommunicator)", 1),
+        ] {
+            let got = count(&err, "MPI_Allreduce", reason);
+            assert_eq!(got, per_rank * n, "np {np}: MPI_Allreduce {reason}: {err}");
+        }
         for (coll, reason) in [
-            ("MPI_Allreduce", "(datatype)"),
-            ("MPI_Allreduce", "(op)"),
-            ("MPI_Allreduce", "(count)"),
-            ("MPI_Allreduce", "(intercommunicator)"),
             ("MPI_Bcast", "(datatype)"),
             ("MPI_Allgather", "(no-protocol)"),
         ] {

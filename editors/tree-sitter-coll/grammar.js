@@ -35,6 +35,7 @@ module.exports = grammar({
     _item: $ => choice(
       $.ranks_decl, $.param_decl, $.const_decl, $.let_decl, $.blocks_decl, $.signal_decl,
       $.window_decl, $.tile_decl, $.array_decl, $.require_decl, $.calls_decl, $.type_decl,
+      $.op_decl,
       $.body_decl, $.epilogue_decl,
     ),
     ranks_decl: $ => seq(
@@ -60,6 +61,10 @@ module.exports = grammar({
     // `type` is contextual too: the element-type parameter and the types it ranges over.
     type_decl: $ => seq(
       'type', field('name', $.identifier), 'in', sep1($._scalar_type, '|'), ';',
+    ),
+    // `op` is contextual too: the reduction-operator parameter and the operators it ranges over.
+    op_decl: $ => seq(
+      'op', field('name', $.identifier), 'in', sep1($.identifier, '|'), ';',
     ),
     _scalar_type: $ => alias(choice('f32', 'f64', 'i32', 'i64'), $.type),
     _elem_type: $ => choice($._scalar_type, alias($.identifier, $.type_name)),

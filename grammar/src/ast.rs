@@ -95,6 +95,8 @@ pub enum ItemKind {
     },
     /// `type T in f32 | f64;` — the element-type parameter and the types it ranges over.
     Type { name: Ident, types: Vec<Ident> },
+    /// `op O in sum | max;` — the reduction-operator parameter and the operators it ranges over.
+    Op { name: Ident, ops: Vec<Ident> },
     /// `array send_counts: int[P] in 0..=R;` — per-rank host input values.
     Array {
         name: Ident,

@@ -183,6 +183,7 @@ pub(crate) fn keyword_text(r: Rule) -> Option<&'static str> {
         Rule::K_I32 => "i32",
         Rule::K_I64 => "i64",
         Rule::K_TYPE => "type",
+        Rule::K_OP => "op",
         _ => return None,
     })
 }
@@ -362,6 +363,11 @@ impl Builder {
                     })
                     .collect();
                 ItemKind::Type { name, types }
+            }
+            Rule::op_decl => {
+                let name = self.ident(it.next().expect("name"));
+                let ops = it.map(|q| self.ident(q)).collect();
+                ItemKind::Op { name, ops }
             }
             Rule::array_decl => {
                 let name = self.ident(it.next().expect("name"));

@@ -53,7 +53,9 @@ pub fn validate(
     };
     let (o, dialect) =
         crate::read(&cpp, &dims, &crate::pypto::Given::default()).map_err(|d| vec![d])?;
-    let printed = collc_spec::print::print(p);
+    // The declarations of the instance emitted (an `op` parameter fixed at its operator,
+    // which the code's reductions name).
+    let printed = collc_spec::print::print(&p.op_instance());
     let mut out = Out::default();
     for l in printed.lines() {
         if l.trim() == "body {" {

@@ -76,7 +76,10 @@ pub fn decls(file: &File, text_len: usize) -> Vec<Decl> {
                 blocks.push(b);
                 continue;
             }
-            ItemKind::Require(_) | ItemKind::Calls(_) | ItemKind::Type { .. } => continue,
+            ItemKind::Require(_)
+            | ItemKind::Calls(_)
+            | ItemKind::Type { .. }
+            | ItemKind::Op { .. } => continue,
         };
         out.push(Decl {
             name: name.name.clone(),

@@ -55,6 +55,11 @@ pub struct Protocol {
     /// `type T in f32 | f64 | ...;`: the element-type parameter, if declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elem_param: Option<ElemParam>,
+    /// `op O in sum | max;`: the reduction-operator parameter, if declared. When it is, the
+    /// header's operator and every `reduce` statement name it (lowering checks), so
+    /// [`Protocol::with_op`] sets them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_param: Option<OpParam>,
     /// Per-rank host input arrays of integers.
     pub arrays: Vec<Array>,
     /// The top-level declarations in source order (for printing).
@@ -95,6 +100,8 @@ pub enum Decl {
     Array(ArrayId),
     /// `type`.
     Type,
+    /// `op`.
+    Op,
 }
 
 /// The value type of an integer expression.
@@ -273,6 +280,40 @@ pub struct ElemParam {
     pub types: Vec<ElemType>,
     /// Declaration.
     pub span: Span,
+}
+
+/// `op O in sum | max;`: the reduction-operator parameter. Lowering gives the header and
+/// every `reduce` statement the first listed operator, and [`Protocol::with_op`] another
+/// listed one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpParam {
+    /// Name.
+    pub name: String,
+    /// The listed operators, in written order (non-empty, distinct).
+    pub ops: Vec<ReduceOp>,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// Sets the operator of every `reduce` statement in `b` (nested blocks included).
+fn set_reduce_ops(b: &mut Block, to: ReduceOp) {
+    for s in &mut b.stmts {
+        match &mut s.kind {
+            StmtKind::Reduce { op, .. } => *op = to,
+            StmtKind::For { body, .. } => set_reduce_ops(body, to),
+            StmtKind::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                set_reduce_ops(then_block, to);
+                if let Some(e) = else_block {
+                    set_reduce_ops(e, to);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A window or tile declaration.
@@ -699,6 +740,71 @@ impl Protocol {
                 .filter(|t| self.with_elem(*t).is_some())
                 .collect(),
         }
+    }
+    /// The header's reduction operator (`None` for a kind that does not reduce).
+    pub fn reduce_op(&self) -> Option<ReduceOp> {
+        match self.semantics {
+            Semantics::Allreduce { op, .. }
+            | Semantics::ReduceScatter { op, .. }
+            | Semantics::Reduce { op, .. } => Some(op),
+            _ => None,
+        }
+    }
+    /// This protocol with its operator parameter set to `op` (the header's operator and
+    /// every `reduce` statement's), or `None` when `op` is not one the protocol declares: an
+    /// operator that is not declared is refused, never substituted. A protocol without an
+    /// `op` parameter takes only its header's operator.
+    pub fn with_op(&self, op: ReduceOp) -> Option<Protocol> {
+        let Some(param) = &self.op_param else {
+            return (self.reduce_op() == Some(op)).then(|| self.clone());
+        };
+        if !param.ops.contains(&op) {
+            return None;
+        }
+        let mut p = self.clone();
+        match &mut p.semantics {
+            Semantics::Allreduce { op: o, .. }
+            | Semantics::ReduceScatter { op: o, .. }
+            | Semantics::Reduce { op: o, .. } => *o = op,
+            _ => {}
+        }
+        set_reduce_ops(&mut p.body, op);
+        set_reduce_ops(&mut p.epilogue, op);
+        Some(p)
+    }
+    /// The operators the protocol can be emitted for: the `op` parameter's, else the
+    /// header's (none for a kind that does not reduce).
+    pub fn reduce_ops(&self) -> Vec<ReduceOp> {
+        match &self.op_param {
+            Some(param) => param.ops.clone(),
+            None => self.reduce_op().into_iter().collect(),
+        }
+    }
+    /// This protocol with its operator parameter fixed at its current operator (no `op`
+    /// declaration; the header and every `reduce` name that operator): the instance a
+    /// backend emits, as it reads back from the emitted code.
+    pub fn op_instance(&self) -> Protocol {
+        let mut p = self.clone();
+        p.op_param = None;
+        p.decls.retain(|d| *d != Decl::Op);
+        p
+    }
+    /// The instance the verifier and the simulator check: the operator parameter at its
+    /// strictest listed operator. A sum or a product must see every contribution exactly
+    /// once (a multiset), a maximum or a minimum at least once (a set), so a protocol
+    /// correct for `sum` is correct for `max` and `min`; the signal discipline does not
+    /// depend on the operator. Without an `op` parameter, the protocol itself.
+    pub fn for_verification(&self) -> Protocol {
+        let strict = self.op_param.as_ref().and_then(|param| {
+            let multiset = param
+                .ops
+                .iter()
+                .find(|o| matches!(o, ReduceOp::Sum | ReduceOp::Prod));
+            multiset.or(param.ops.first()).copied()
+        });
+        strict
+            .and_then(|o| self.with_op(o))
+            .unwrap_or_else(|| self.clone())
     }
     /// The element type of a buffer.
     pub fn buffer_elem(&self, b: BufferRef) -> ElemType {

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 mod elem;
 mod epoch;
+mod ops;
 mod semantics;
 
 pub use semantics::kind_names;
@@ -93,6 +94,9 @@ struct Lowerer {
     call: Option<VarId>,
     calls: Option<CallsBound>,
     elem_param: Option<ElemParam>,
+    op_param: Option<OpParam>,
+    /// Where a reduction names a fixed operator (refused when an `op` parameter exists).
+    fixed_ops: Vec<Span>,
     blocks: Option<Blocks>,
     region: Section,
     loop_depth: usize,
@@ -148,6 +152,8 @@ impl Lowerer {
             call: None,
             calls: None,
             elem_param: None,
+            op_param: None,
+            fixed_ops: Vec::new(),
             blocks: None,
             region: Section::TopLevel,
             loop_depth: 0,
@@ -352,6 +358,7 @@ impl Lowerer {
         });
         let semantics = self.semantics(&f.semantics);
         self.semantics_elems(&semantics);
+        self.op_param_used(&semantics);
         Protocol {
             name: f.name.name.clone(),
             semantics,
@@ -366,6 +373,7 @@ impl Lowerer {
             windows: std::mem::take(&mut self.windows),
             tiles: std::mem::take(&mut self.tiles),
             elem_param: self.elem_param.take(),
+            op_param: self.op_param.take(),
             arrays: std::mem::take(&mut self.arrays),
             decls: std::mem::take(&mut self.decls),
             body,
@@ -866,6 +874,7 @@ impl Lowerer {
             }
             K::Calls(e) => self.calls_decl(e, item.span),
             K::Type { name, types } => self.type_decl(name, types, item.span),
+            K::Op { name, ops } => self.op_decl(name, ops, item.span),
             K::Body(b) | K::Epilogue(b) => {
                 let is_body = matches!(item.kind, K::Body(_));
                 self.require_world(item.span, if is_body { "body" } else { "epilogue" });
@@ -1092,18 +1101,7 @@ impl Lowerer {
                 }
             }
             K::Reduce { op, dst, src, from } => {
-                let Some(rop) = ReduceOp::from_name(&op.name) else {
-                    self.diags.push(
-                        err(
-                            "type::reduce-op",
-                            format!("unknown reduction `{}`", op.name),
-                            op.span,
-                            "not a reduction",
-                        )
-                        .with_help("one of: sum, max, min, prod"),
-                    );
-                    return None;
-                };
+                let rop = self.op_of(op, "type::reduce-op")?;
                 let d = self.region(dst, false)?;
                 let s2 = self.region(src, from.is_some())?;
                 let f = match from {

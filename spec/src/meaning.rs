@@ -205,12 +205,7 @@ pub fn inputs(p: &Protocol, shape: &Shape, r: usize) -> Vec<WindowId> {
 
 /// The reduction operator of the kind (what payloads must be exact under), if any.
 pub fn reduce_op(p: &Protocol) -> Option<ReduceOp> {
-    match p.semantics {
-        Semantics::Allreduce { op, .. }
-        | Semantics::ReduceScatter { op, .. }
-        | Semantics::Reduce { op, .. } => Some(op),
-        _ => None,
-    }
+    p.reduce_op()
 }
 
 /// An all_to_all_v's declared row length (`all_to_all_v(.., ROW)`) under `value`, with the

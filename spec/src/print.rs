@@ -474,10 +474,10 @@ impl<'a> Printer<'a> {
         };
         match &p.semantics {
             Semantics::Allreduce { op, data } => {
-                format!("allreduce({}, {})", op.as_str(), w(*data))
+                format!("allreduce({}, {})", op_text(p, *op), w(*data))
             }
             Semantics::ReduceScatter { op, data } => {
-                format!("reduce_scatter({}, {})", op.as_str(), w(*data))
+                format!("reduce_scatter({}, {})", op_text(p, *op), w(*data))
             }
             Semantics::Broadcast { root, data } => {
                 format!("broadcast({}, {})", p.vars[*root].name, w(*data))
@@ -505,7 +505,7 @@ impl<'a> Printer<'a> {
             Semantics::Barrier => "barrier()".to_string(),
             Semantics::Reduce { op, root, data } => {
                 let root = &p.vars[*root].name;
-                format!("reduce({}, {root}, {})", op.as_str(), w(*data))
+                format!("reduce({}, {root}, {})", op_text(p, *op), w(*data))
             }
             Semantics::Gather {
                 root,
@@ -607,6 +607,11 @@ impl<'a> Printer<'a> {
                     .expect("Decl::Type implies elem_param");
                 let list: Vec<&str> = t.types.iter().map(|e| e.as_str()).collect();
                 (t.span, format!("type {} in {};", t.name, list.join(" | ")))
+            }
+            Decl::Op => {
+                let o = p.op_param.as_ref().expect("Decl::Op implies op_param");
+                let list: Vec<&str> = o.ops.iter().map(|e| e.as_str()).collect();
+                (o.span, format!("op {} in {};", o.name, list.join(" | ")))
             }
             Decl::Calls => {
                 let c = p.calls.expect("Decl::Calls implies calls");
@@ -822,7 +827,7 @@ impl<'a> Printer<'a> {
                     .unwrap_or_default();
                 simple(format!(
                     "reduce {} {} <- {}{at};",
-                    op.as_str(),
+                    op_text(p, *op),
                     dst_text(dst),
                     src_text(src)
                 ))
@@ -914,5 +919,14 @@ fn elem_text(p: &Protocol, b: &Buffer) -> String {
     match (&p.elem_param, b.generic) {
         (Some(t), true) => t.name.clone(),
         _ => b.elem.as_str().to_string(),
+    }
+}
+
+/// A reduction's operator as written: the `op` parameter's name (every reduction names it
+/// when it is declared) or the operator.
+fn op_text(p: &Protocol, op: ReduceOp) -> String {
+    match &p.op_param {
+        Some(o) => o.name.clone(),
+        None => op.as_str().to_string(),
     }
 }

@@ -57,8 +57,11 @@ impl<'a> Options<'a> {
 }
 
 /// Verifies `p`: every obligation — symbolic, the index ranges, then bounded — as one
-/// report.
+/// report. A protocol with an `op` parameter is verified once, at its strictest listed
+/// operator ([`Protocol::for_verification`]).
 pub fn verify(p: &Protocol, opts: &Options) -> Report {
+    let strict = p.for_verification();
+    let p = &strict;
     let param = crate::engine::param::prove(p, Duration::from_millis(opts.symbolic.timeout_ms));
     let mut report = check::verify(p, &opts.symbolic);
     crate::obligations::param_report::apply_symbolic(&param, &mut report);

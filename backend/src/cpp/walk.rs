@@ -478,7 +478,11 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
 
 /// `allreduce(sum, data)` etc.
 pub fn semantics_text(p: &Protocol) -> String {
-    collc_spec::print::semantics_to_string(p)
+    match p.op_param {
+        // The instance's operator, not the parameter (the code computes that one).
+        Some(_) => collc_spec::print::semantics_to_string(&p.op_instance()),
+        None => collc_spec::print::semantics_to_string(p),
+    }
 }
 
 fn helpers(k: &Kernel, w: &mut Writer) {

@@ -8,8 +8,8 @@
 //! the contract: what is served, what passes through and why, the counters).
 //!
 //! Served: `MPI_Barrier` (a barrier protocol), `MPI_Allreduce` (an allreduce whose count is
-//! per call, on its element type's predefined datatype and its operator; `MPI_IN_PLACE`
-//! included), `MPI_Bcast` (a broadcast whose count is per call, on its datatype, any root:
+//! per call, on a predefined datatype of an element type it lists and an operator it lists
+//! — each pair packaged as its own library; `MPI_IN_PLACE` included), `MPI_Bcast` (a broadcast whose count is per call, on its datatype, any root:
 //! one collc communicator per root). `MPI_Reduce_scatter_block`, `MPI_Allgather`,
 //! `MPI_Alltoall` and `MPI_Alltoallv` are intercepted, counted and passed through
 //! (`no-protocol`): the libraries fix those collectives' shapes at creation.
@@ -305,16 +305,10 @@ fn shim(served: &[Served]) -> String {
     w.finish()
 }
 
-/// Packages each protocol as `DIR/impl<i>/`, writes the shim and builds
-/// `DIR/libcollc_pmpi.so`.
-pub fn install_pmpi(members: &[Member], dir: &Path) -> Result<Installed, LibError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| LibError::Io(format!("cannot create `{}`: {e}", dir.display())))?;
-    let dir = dir
-        .canonicalize()
-        .map_err(|e| LibError::Io(format!("`{}`: {e}", dir.display())))?;
-    // Every element type a protocol lists is its own library (verification is the same
-    // for each); a protocol without windows (a barrier) is packaged once.
+/// Every element type and every operator a protocol lists is its own library (verification
+/// is the same for each: the signal discipline depends on neither); a protocol without
+/// windows (a barrier) is packaged once, one that does not reduce once per type.
+fn instances(members: &[Member]) -> Vec<(usize, collc_spec::ir::Protocol)> {
     let mut variants = Vec::new();
     for (i, m) in members.iter().enumerate() {
         let p = m.protocol;
@@ -323,11 +317,30 @@ pub fn install_pmpi(members: &[Member], dir: &Path) -> Result<Installed, LibErro
         } else {
             p.elem_types().into_iter().map(Some).collect()
         };
+        let ops: Vec<Option<ReduceOp>> = match p.reduce_ops() {
+            ops if ops.is_empty() => vec![None],
+            ops => ops.into_iter().map(Some).collect(),
+        };
         for t in types {
             let q = t.and_then(|t| p.with_elem(t)).unwrap_or_else(|| p.clone());
-            variants.push((i, q));
+            for o in &ops {
+                let r = o.and_then(|o| q.with_op(o)).unwrap_or_else(|| q.clone());
+                variants.push((i, r));
+            }
         }
     }
+    variants
+}
+
+/// Packages each protocol as `DIR/impl<i>/`, writes the shim and builds
+/// `DIR/libcollc_pmpi.so`.
+pub fn install_pmpi(members: &[Member], dir: &Path) -> Result<Installed, LibError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| LibError::Io(format!("cannot create `{}`: {e}", dir.display())))?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| LibError::Io(format!("`{}`: {e}", dir.display())))?;
+    let variants = instances(members);
     let mut served = Vec::new();
     let mut link = Vec::new();
     let mut files = Vec::new();

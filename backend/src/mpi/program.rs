@@ -287,7 +287,7 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
                     c_string(&format!("{text} does not hold for these parameters"))
                 ));
             }
-            Decl::Calls | Decl::Type => {}
+            Decl::Calls | Decl::Type | Decl::Op => {}
             Decl::Blocks => {
                 if let Some(b) = &p.blocks {
                     w.line(format!(

@@ -4,7 +4,7 @@
 //! `--allow-unverified`.
 
 use collc_grammar::Source;
-use collc_spec::ir::{ElemType, Protocol};
+use collc_spec::ir::{ElemType, Protocol, ReduceOp};
 use collc_verifier::bounded::BoundedOptions;
 use collc_verifier::planning::TABLE;
 use std::collections::BTreeMap;
@@ -28,18 +28,25 @@ impl ParamArgs {
     }
 }
 
-/// The element type a command that produces code instantiates a protocol at.
+/// The element type and reduction operator a command instantiates a protocol at.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ElemArg {
     /// Element type (`f32`, `f64`, `i32`, `i64`): one the protocol's `type` parameter lists
     /// (default: the first listed), or the type its buffers are declared with.
     #[arg(long = "elem", value_name = "TYPE")]
     pub elem: Option<String>,
+    /// Reduction operator (`sum`, `max`, `min`, `prod`): one the protocol's `op` parameter
+    /// lists (default: the first listed), or the one its header names.
+    #[arg(long = "op", value_name = "OP")]
+    pub op: Option<String>,
 }
 
 impl ElemArg {
-    /// Sets `p`'s element type; a type the protocol does not declare is an error.
+    /// Sets `p`'s element type and operator; one the protocol does not declare is an error.
     pub fn apply(&self, p: &mut Protocol) -> Result<(), String> {
+        if let Some(name) = &self.op {
+            apply_op(name, p)?;
+        }
         let Some(name) = &self.elem else {
             return Ok(());
         };
@@ -54,6 +61,22 @@ impl ElemArg {
         })?;
         Ok(())
     }
+}
+
+/// Sets `p`'s reduction operator (`--op NAME`); one the protocol does not declare is an
+/// error.
+pub fn apply_op(name: &str, p: &mut Protocol) -> Result<(), String> {
+    let o = ReduceOp::from_name(name)
+        .ok_or_else(|| format!("--op {name}: not an operator (sum, max, min, prod)"))?;
+    let declared: Vec<&str> = p.reduce_ops().iter().map(|o| o.as_str()).collect();
+    *p = p.with_op(o).ok_or_else(|| match declared.is_empty() {
+        true => format!("--op {name}: the protocol does not reduce"),
+        false => format!(
+            "--op {name}: the protocol is declared for {} only",
+            declared.join(", ")
+        ),
+    })?;
+    Ok(())
 }
 
 /// The verifier's budgets: the same flags, defaults and meaning for `collc verify` and

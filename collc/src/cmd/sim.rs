@@ -46,6 +46,11 @@ pub struct SimArgs {
     /// Parameter values (`-P N`, `--param NAME=V`; every parameter the protocol declares).
     #[command(flatten)]
     pub params: ParamArgs,
+    /// Reduction operator (`sum`, `max`, `min`, `prod`): one the protocol's `op` parameter
+    /// lists (default: the first listed). A sum or product must see each contribution once,
+    /// a maximum or minimum at least once.
+    #[arg(long = "op", value_name = "OP")]
+    pub op: Option<String>,
     /// Back-to-back calls through one signal buffer.
     #[arg(long, default_value_t = 3)]
     pub calls: usize,
@@ -101,10 +106,17 @@ fn line_of(src: &Source) -> impl Fn(collc_grammar::Span) -> Option<u32> + '_ {
 
 /// Runs `collc sim`.
 pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
-    let l = match load_or_report(&a.file, style, out) {
+    let mut l = match load_or_report(&a.file, style, out) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if let Some(Err(m)) =
+        a.op.as_ref()
+            .map(|o| super::args::apply_op(o, &mut l.protocol))
+    {
+        out.err(format!("error: {m}"));
+        return exit::USAGE;
+    }
     let params = match a.params.resolve(&l.protocol) {
         Ok(p) => p,
         Err(m) => {

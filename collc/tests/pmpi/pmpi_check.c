@@ -95,8 +95,46 @@ int main(int argc, char** argv) {
     long lwant = (long)np * (np - 1) / 2 * 1000000000L + (long)np * i;
     expect(ls[i] == lwant, "allreduce long", i, (double)ls[i], (double)lwant);
   }
-  /* Passed through: unsigned ints, a user op, a derived datatype (bcast), count 0. Ints
-   * (bcast) are served. */
+  /* The other operators the protocol lists: min of doubles, max of longs, products of ints
+   * (factors 1, 2, -1, -2: exact, wrapping as MPI's) and of floats (powers of two: exact). */
+  int iv3[300], ip3[300];
+  float fv3[300], fp3[300];
+  for (int i = 0; i < 300; ++i) {
+    dv[i] = (double)((me * 13 + i) % 37) - 18.5;
+    lv[i] = ((long)(me * 29 + i) % 41 - 20) * 1000000000L;
+    iv3[i] = (me + i) % 4 == 0 ? 1 : (me + i) % 4 == 1 ? 2 : (me + i) % 4 == 2 ? -1 : -2;
+    fv3[i] = (me * 3 + i) % 3 == 0 ? 0.5f : (me * 3 + i) % 3 == 1 ? 2.0f : -1.0f;
+  }
+  MPI_Allreduce(dv, ds, 300, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(lv, ls, 300, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(iv3, ip3, 300, MPI_INT, MPI_PROD, MPI_COMM_WORLD);
+  MPI_Allreduce(fv3, fp3, 300, MPI_FLOAT, MPI_PROD, MPI_COMM_WORLD);
+  for (int i = 0; i < 300; ++i) {
+    double dmin = 0;
+    long lmax = 0;
+    int iprod = 1;
+    float fprod = 1;
+    for (int q = 0; q < np; ++q) {
+      double d = (double)((q * 13 + i) % 37) - 18.5;
+      long l = ((long)(q * 29 + i) % 41 - 20) * 1000000000L;
+      if (q == 0 || d < dmin) dmin = d;
+      if (q == 0 || l > lmax) lmax = l;
+      iprod *= (q + i) % 4 == 0 ? 1 : (q + i) % 4 == 1 ? 2 : (q + i) % 4 == 2 ? -1 : -2;
+      fprod *= (q * 3 + i) % 3 == 0 ? 0.5f : (q * 3 + i) % 3 == 1 ? 2.0f : -1.0f;
+    }
+    expect(ds[i] == dmin, "allreduce min double", i, ds[i], dmin);
+    expect(ls[i] == lmax, "allreduce max long", i, (double)ls[i], (double)lmax);
+    expect(ip3[i] == iprod, "allreduce prod int", i, ip3[i], iprod);
+    expect(fp3[i] == fprod, "allreduce prod float", i, fp3[i], fprod);
+  }
+  /* Passed through: an operator no protocol lists (bitwise and), unsigned ints, a user op,
+   * a derived datatype (bcast), count 0. Ints (bcast) are served. */
+  int band = 0;
+  int bits = 0xff ^ (1 << me % 8);
+  MPI_Allreduce(&bits, &band, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD);
+  int bwant = 0xff;
+  for (int q = 0; q < np; ++q) bwant &= 0xff ^ (1 << q % 8);
+  expect(band == bwant, "allreduce band", 0, band, bwant);
   unsigned u = (unsigned)me + 1, usum = 0;
   MPI_Allreduce(&u, &usum, 1, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD);
   expect(usum == (unsigned)(np * (np + 1) / 2), "allreduce unsigned", 0, usum, np * (np + 1) / 2.0);

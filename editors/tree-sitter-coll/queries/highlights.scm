@@ -3,7 +3,7 @@
 [
   "collective" "ranks" "param" "const" "let" "blocks" "signal" "window" "tile" "array"
   "require" "body" "epilogue" "in" "as" "value" "per" "call" "reused" "step"
-  "monotonic" "calls" "type"
+  "monotonic" "calls" "type" "op"
 ] @keyword
 
 [ "for" "if" "else" "return" ] @keyword.control
@@ -30,6 +30,7 @@
 (window_decl name: (identifier) @variable)
 (tile_decl name: (identifier) @variable)
 (type_decl name: (identifier) @type)
+(op_decl name: (identifier) @type)
 (array_decl name: (identifier) @variable)
 (cell signal: (identifier) @variable)
 (region buffer: (identifier) @variable)

@@ -154,18 +154,8 @@ impl Lowerer {
     }
 
     fn reduce_op_arg(&mut self, a: &ast::Ident) -> ReduceOp {
-        ReduceOp::from_name(&a.name).unwrap_or_else(|| {
-            self.diags.push(
-                err(
-                    "semantics::reduce-op",
-                    format!("unknown reduction `{}`", a.name),
-                    a.span,
-                    "not a reduction",
-                )
-                .with_help("one of: sum, max, min, prod"),
-            );
-            ReduceOp::Sum
-        })
+        self.op_of(a, "semantics::reduce-op")
+            .unwrap_or(ReduceOp::Sum)
     }
 
     fn root_arg(&mut self, a: &ast::Ident) -> VarId {

@@ -81,8 +81,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     }
 
     // ---- rank-uniform values ----
-    constexpr int64_t TILE = 256;  // allreduce_mesh.coll:17  const TILE = 256;
-    const int64_t A = collc_min(C, stride);  // allreduce_mesh.coll:19  let A = min(C, stride);
+    constexpr int64_t TILE = 256;  // allreduce_mesh.coll:16  const TILE = 256;
+    const int64_t A = collc_min(C, stride);  // allreduce_mesh.coll:18  let A = min(C, stride);
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)

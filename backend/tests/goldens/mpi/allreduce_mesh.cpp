@@ -98,8 +98,8 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     const int64_t stride = args.p_stride;  // param stride
 
     // ---- rank-uniform values ----
-    constexpr int64_t TILE = 256;  // allreduce_mesh.coll:17  const TILE = 256;
-    const int64_t A = collc_min(C, stride);  // allreduce_mesh.coll:19  let A = min(C, stride);
+    constexpr int64_t TILE = 256;  // allreduce_mesh.coll:16  const TILE = 256;
+    const int64_t A = collc_min(C, stride);  // allreduce_mesh.coll:18  let A = min(C, stride);
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
