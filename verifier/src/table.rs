@@ -11,10 +11,10 @@
 
 use crate::engine::cost::alg::Poly;
 use crate::engine::cost::cells::{at, At, Touches};
+use crate::engine::events::{chain, contrib, CellIndex};
 use crate::engine::exec::{self, EvKind, Run, Section};
 use crate::engine::sweep::{self, Visit};
 use crate::engine::sym::{Atom, Lin, Printer};
-use crate::obligations::check::{chain, contrib};
 use collc_spec::ir::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -586,14 +586,9 @@ impl CreditTable {
 /// One configuration's cell classes: each class's cells, their columns as printed, and
 /// their constant amounts.
 fn tally(p: &Protocol, run: &mut Run) -> Config {
-    let mut cells: BTreeMap<exec::Cell, Vec<usize>> = BTreeMap::new();
-    for (i, e) in run.events.iter().enumerate() {
-        if let Some(c) = &e.cell {
-            cells.entry(*c).or_default().push(i);
-        }
-    }
+    let cells = CellIndex::of(run);
     let mut here: BTreeMap<Class, Seen> = BTreeMap::new();
-    for (cell, evs) in &cells {
+    for (cell, evs) in cells.iter() {
         let mut credits = Lin::k(0);
         let mut reset = Lin::k(0);
         let mut sets = Vec::new();

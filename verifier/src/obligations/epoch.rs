@@ -12,12 +12,13 @@
 //! `calls·N <= 2^31 - 1`.
 
 use crate::engine::call::{has_monotonic, CELL_MAX};
+use crate::engine::events::{cell_name, contrib, is_wait, value_of, CellIndex};
 use crate::engine::exec::{self, Cell, EvKind, Run};
 use crate::engine::smt::{Answer, Prop};
 use crate::engine::sweep::{self, Visit};
 use crate::engine::sym::{cond_mentions, mentions};
 use crate::engine::sym::{Atom, Lin};
-use crate::obligations::check::{cell_name, contrib, is_wait, value_of, Acc, Ctx};
+use crate::obligations::context::{Acc, Ctx, Rep};
 use crate::report::evidence::Evidence;
 use crate::report::{Finding, ObligationResult, Status, WorldRange};
 use collc_grammar::Span;
@@ -118,15 +119,11 @@ fn per_call_credit(run: &mut Run, evs: &[usize]) -> Result<Lin, (String, Span)> 
 
 /// `credit-balance` on monotonic cells: every wait's threshold grows per call by exactly
 /// the cell's per-call net credit.
-pub(crate) fn balance(
-    ctx: &mut Ctx,
-    run: &mut Run,
-    cells: &BTreeMap<Cell, Vec<usize>>,
-    growth: &Growth,
-    acc: &mut Acc,
-) {
-    for (cell, evs) in cells {
-        let Some(waits) = growth.get(cell) else {
+pub(crate) fn balance(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
+    let facts = ctx.facts;
+    for rep in &facts.reps {
+        let (cell, evs) = (&rep.cell, &rep.ev.all);
+        let Some(waits) = facts.growth.get(cell) else {
             continue;
         };
         acc.items += 1;
@@ -156,11 +153,7 @@ pub(crate) fn balance(
                 Answer::Refuted(a) => {
                     let n = run.syms.eval(&net, &a).unwrap_or(0);
                     let g = run.syms.eval(b, &a).unwrap_or(0);
-                    let notifies: Vec<usize> = evs
-                        .iter()
-                        .copied()
-                        .filter(|e| !is_wait(&run.events[*e]))
-                        .collect();
+                    let notifies = &rep.ev.writes;
                     let mut f = Finding::new(format!(
                         "{} is monotonic and receives {n} credit(s) per call, but this wait's threshold grows by {g} per call",
                         cell_name(ctx.p, cell)
@@ -169,7 +162,7 @@ pub(crate) fn balance(
                     f.cell = Some(cell_name(ctx.p, cell));
                     f.value = Some(n);
                     f.formula = Some(format!("per-call credit {n}; threshold growth {g}"));
-                    f.contributions = ctx.contributions(run, &notifies, &a);
+                    f.contributions = ctx.contributions(run, notifies, &a);
                     f.primary = Some(ev.span);
                     f.primary_label = format!("threshold grows by {g} per call; the cell by {n}");
                     for c in &f.contributions.clone() {
@@ -414,10 +407,8 @@ fn enumerated_growth(
             failed = Some((r, Some(sp)));
             return false;
         }
-        let mut cells: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
-        for (i, ev) in run.events.iter().enumerate() {
-            if let Some(c) = ev.cell.filter(|c| p.signals[c.signal].monotonic) {
-                cells.entry(c).or_default().push(i);
+        for ev in &run.events {
+            if ev.cell.is_some_and(|c| p.signals[c.signal].monotonic) {
                 if let EvKind::Wait {
                     cmp: CmpOp::Ge | CmpOp::Gt,
                     ..
@@ -427,7 +418,9 @@ fn enumerated_growth(
                 }
             }
         }
-        for (cell, evs) in &cells {
+        let cells = CellIndex::of(run);
+        let monotonic = cells.iter().filter(|(c, _)| p.signals[c.signal].monotonic);
+        for (cell, evs) in monotonic {
             let span = run.events[evs[0]].span;
             let n = match per_call_credit(run, evs) {
                 Ok(n) => n,
@@ -478,11 +471,8 @@ fn enumerated_growth(
 /// calls pass at once by design. What such a wait orders (a later call's write after the
 /// earlier call's access) is `buffer-reuse`'s to prove, with the lag; the other symbolic
 /// obligations see the reduced threshold `a <= 0` and let it order nothing.
-fn lags_whole_calls(run: &mut Run, cell: &Cell, d: &Lin) -> bool {
-    let evs: Vec<usize> = (0..run.events.len())
-        .filter(|e| run.events[*e].cell.as_ref() == Some(cell))
-        .collect();
-    let Some(n) = per_call_credit(run, &evs).ok().and_then(|n| n.as_const()) else {
+fn lags_whole_calls(run: &mut Run, evs: &[usize], d: &Lin) -> bool {
+    let Some(n) = per_call_credit(run, evs).ok().and_then(|n| n.as_const()) else {
         return false;
     };
     let Some(a) = d.add(&Lin::k(1)) else {
@@ -500,9 +490,10 @@ pub(crate) fn own_call(
     ctx: &mut Ctx,
     run: &mut Run,
     acc: &mut Acc,
-    cell: &Cell,
+    rep: &Rep,
     w: usize,
 ) -> Option<Finding> {
+    let cell = &rep.cell;
     let ev = run.events[w].clone();
     let EvKind::Wait { cmp, thr } = &ev.kind else {
         return None;
@@ -525,7 +516,7 @@ pub(crate) fn own_call(
         }
         Answer::Valid => return None,
     };
-    if lags_whole_calls(run, cell, &d) {
+    if lags_whole_calls(run, &rep.ev.all, &d) {
         acc.literal += 1;
         return None;
     }

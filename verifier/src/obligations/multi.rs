@@ -6,12 +6,13 @@
 //! in flight (the cell goes below zero; by count those late credits only pay the reset's
 //! debt), and nothing orders the owner's release of the call after the writers it did not
 //! observe: the many-writer argument of the reuse theorem rests on that wait. Cells with one
-//! writer (besides the owner) keep the single-writer rules of `check.rs`.
+//! writer (besides the owner) keep the single-writer rules of `stale_credit.rs`.
 
+use crate::engine::events::{cell_name, chain, contrib, is_add, is_wait, value_of};
 use crate::engine::exec::{Cell, EvKind, Run, Section};
 use crate::engine::smt::{Answer, Prop};
 use crate::engine::sym::{subset, Lin};
-use crate::obligations::check::{cell_name, chain, contrib, is_add, is_wait, value_of, Acc, Ctx};
+use crate::obligations::context::{Acc, Ctx};
 use crate::obligations::order::{Actor, Hb};
 use crate::report::Finding;
 use collc_spec::ir::CmpOp;
@@ -50,13 +51,10 @@ fn last_need(run: &Run, ev: usize) -> Option<Lin> {
 }
 
 /// The rule on every credit cell of one configuration.
-pub(crate) fn reset_rule(
-    ctx: &mut Ctx,
-    run: &mut Run,
-    cells: &BTreeMap<Cell, Vec<usize>>,
-    acc: &mut Acc,
-) {
-    for (cell, evs) in cells {
+pub(crate) fn reset_rule(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
+    let facts = ctx.facts;
+    for rep in &facts.reps {
+        let (cell, evs) = (&rep.cell, &rep.ev.all);
         if ctx.p.signals[cell.signal].kind == collc_spec::ir::SignalKind::Value {
             continue;
         }

@@ -5,13 +5,14 @@
 //! cell). Both events outside loops kept symbolic and under the same guard, else no edge:
 //! a missing edge only makes an ordering question fail, never succeed.
 
+use crate::engine::events::{contrib, is_add, is_set, value_of, CellEvents};
 use crate::engine::exec::{Cell, EvKind, Run};
 use crate::engine::smt::{Answer, Prop};
 use crate::engine::sym::Lin;
-use crate::obligations::check::{contrib, is_add, is_set, is_wait, value_of, Acc, Ctx};
+use crate::obligations::context::{Acc, Ctx};
 use collc_grammar::Span;
 use collc_spec::ir::{CmpOp, SignalKind};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// (rank, block).
 pub(crate) type Actor = (u32, u32);
@@ -31,16 +32,11 @@ pub(crate) struct Hb {
 
 impl Hb {
     pub(crate) fn new(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) -> Hb {
-        let mut by_cell: BTreeMap<Cell, Vec<usize>> = BTreeMap::new();
-        for (i, ev) in run.events.iter().enumerate() {
-            if let Some(c) = ev.cell {
-                by_cell.entry(c).or_default().push(i);
-            }
-        }
+        let facts = ctx.facts;
         let mut notifies: HashMap<Actor, Vec<(u32, usize)>> = HashMap::new();
         let mut edges: HashMap<usize, Vec<(Actor, u32)>> = HashMap::new();
         let mut unexamined = HashMap::new();
-        for (cell, evs) in &by_cell {
+        for (cell, evs) in facts.cells.iter() {
             let value = ctx.p.signals[cell.signal].kind == SignalKind::Value;
             let mut ns: Vec<usize> = Vec::new();
             for &e in evs {
@@ -58,11 +54,7 @@ impl Hb {
                     .or_default()
                     .push((run.events[n].seq, n));
             }
-            let ws: Vec<usize> = evs
-                .iter()
-                .copied()
-                .filter(|e| is_wait(&run.events[*e]))
-                .collect();
+            let ws = CellEvents::of(run, evs).waits;
             for &w in &ws {
                 for &n in &ns {
                     let (en, ew) = (&run.events[n], &run.events[w]);

@@ -18,19 +18,20 @@
 //! outside summarised loops; anything else gives no edge (a missed edge can only report a
 //! violation that the bounded `lifetimes` obligation would refute, never hide one).
 
+use crate::engine::events::{cell_name, chain, contrib, value_of, CellEvents};
 use crate::engine::exec::{Cell, EvKind, Run};
 use crate::engine::smt::{Answer, Prop};
 use crate::engine::sym::{union, Assign, CondV, Guard, Lin};
-use crate::obligations::check::{
-    cell_name, chain, contrib, is_add, is_set, is_wait, value_of, Acc, Ctx,
-};
+use crate::obligations::context::{Acc, Ctx};
 use crate::report::Finding;
 use collc_grammar::Span;
 use collc_spec::ir::SignalKind;
-use std::collections::BTreeMap;
+
+/// The obligation.
+pub(crate) const OBLIGATION: crate::report::Obligation = crate::report::Obligation::ValueSignal;
 
 /// The obligation's id.
-pub const ID: &str = crate::report::Obligation::ValueSignal.id();
+pub const ID: &str = OBLIGATION.id();
 
 use crate::obligations::order::{Actor, Hb};
 
@@ -38,32 +39,21 @@ use crate::obligations::order::{Actor, Hb};
 /// read between the owner's calls), the wait's statement, and what it is (for messages).
 type Read = (Vec<(Actor, u32)>, Option<Span>, String);
 
-/// The obligation on every value cell of one configuration (`cells`: all cells, not
-/// class representatives: orderings depend on the other cells' events).
-pub(crate) fn check(
-    ctx: &mut Ctx,
-    run: &mut Run,
-    cells: &BTreeMap<Cell, Vec<usize>>,
-    acc: &mut Acc,
-) {
+/// The obligation on every value cell of one configuration (all cells, not class
+/// representatives: orderings depend on the other cells' events), into `acc`.
+pub(crate) fn check(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
     let outputs = collc_spec::meaning::output_signals(ctx.p);
     let mut hb: Option<Hb> = None;
-    for (cell, evs) in cells {
+    let facts = ctx.facts;
+    for (cell, evs) in facts.cells.iter() {
         if ctx.p.signals[cell.signal].kind != SignalKind::Value {
             continue;
         }
         let reused = !ctx.p.signal_per_call(cell.signal);
-        let sets: Vec<usize> = evs
-            .iter()
-            .copied()
-            .filter(|e| is_set(&run.events[*e]))
-            .collect();
-        let waits: Vec<usize> = evs
-            .iter()
-            .copied()
-            .filter(|e| is_wait(&run.events[*e]))
-            .collect();
-        if let Some(&e) = evs.iter().find(|e| is_add(&run.events[**e])) {
+        let CellEvents {
+            sets, waits, adds, ..
+        } = CellEvents::of(run, evs);
+        if let Some(&e) = adds.first() {
             if let Some(f) = add_on_value(ctx, run, cell, e, acc) {
                 acc.violation = Some(f);
                 return;

@@ -1,0 +1,484 @@
+//! The `stale-credit` obligation: every wait needs a credit of its own round (`>=`/`>`
+//! waits on counters; an exact wait on a counter is a violation); many-writer counters are
+//! reset after a wait for all their credits (`crate::obligations::multi`), and no writer's
+//! next-call credit can reach that wait. The rounds of a cell's waits are paired with the
+//! rounds of its writers' notifies, loop by loop ([`Pairing`]); a wait may pair with a round
+//! K behind (a credit window, `crate::obligations::window`).
+
+use crate::engine::events::{cell_name, chain, value_of};
+use crate::engine::exec::{Cell, EvKind, Run};
+use crate::engine::smt::{Answer, Prop};
+use crate::engine::sym::{sum_over, AtomId, Lin, Syms};
+use crate::obligations::context::{Acc, Ctx, Rep};
+use crate::obligations::window::Round;
+use crate::report::{Finding, Obligation};
+use collc_spec::ir::CmpOp;
+use std::collections::BTreeMap;
+
+/// The obligation.
+pub(crate) const OBLIGATION: Obligation = Obligation::StaleCredit;
+
+/// The obligation on one configuration, into `acc`.
+pub(crate) fn check(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
+    rounds(ctx, run, acc);
+    if acc.open() {
+        crate::obligations::multi::reset_rule(ctx, run, acc);
+    }
+}
+
+/// Every counter's waits against its writers' rounds.
+fn rounds(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
+    let facts = ctx.facts;
+    for rep in &facts.reps {
+        let (adds, waits) = (&rep.ev.credits, &rep.ev.waits);
+        if waits.is_empty() || adds.is_empty() || !rep.ev.sets.is_empty() {
+            continue;
+        }
+        // Non-monotone comparisons on a counter (every such statement is reported).
+        if exact_waits(ctx, run, rep, acc) {
+            continue;
+        }
+        // Round pairing, per owner actor.
+        let mut owners: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+        for &w in waits {
+            owners.entry(run.events[w].actor).or_default().push(w);
+        }
+        for (_, ow) in owners {
+            if let Some(f) = owner(ctx, run, rep, &ow, acc) {
+                acc.violation = Some(f);
+                return;
+            }
+        }
+    }
+}
+
+/// Reports every `==`/`<=`/... wait on a counter that can run; true when there is one.
+fn exact_waits(ctx: &mut Ctx, run: &mut Run, rep: &Rep, acc: &mut Acc) -> bool {
+    let cell = &rep.cell;
+    let mut found = false;
+    for &w in &rep.ev.waits {
+        let ev = run.events[w].clone();
+        let EvKind::Wait { cmp, .. } = ev.kind else {
+            continue;
+        };
+        if matches!(cmp, CmpOp::Ge | CmpOp::Gt) {
+            continue;
+        }
+        let frames = chain(run, &ev);
+        let a = match ctx.prove(run, acc, &ev.guard, &frames, Prop::Never(ev.guard.clone())) {
+            Answer::Refuted(a) => a,
+            _ => continue,
+        };
+        let mut f = Finding::new(format!(
+            "a `{}` wait on {}, a counter that receives AtomicAdd credits",
+            cmp.as_str(),
+            cell_name(ctx.p, cell)
+        ));
+        f.params = ctx.params(run, &a);
+        f.cell = Some(cell_name(ctx.p, cell));
+        f.primary = Some(ev.span);
+        f.primary_label = format!("`{}` on a counter", cmp.as_str());
+        f.help = Some("wait with `>=`: a fast writer can push the counter past the exact value before this rank polls".into());
+        f.rewrite = Some(crate::report::Rewrite::WaitAtLeast);
+        if !acc
+            .extra
+            .iter()
+            .chain(acc.violation.iter())
+            .any(|x| x.primary == f.primary)
+        {
+            if acc.violation.is_none() {
+                acc.violation = Some(f);
+            } else {
+                acc.extra.push(f);
+            }
+        }
+        found = true;
+    }
+    found
+}
+
+/// The waits `ow` of one owner actor against the writers' rounds: the finding of a wait
+/// that passes on an earlier round's credits.
+fn owner(ctx: &mut Ctx, run: &mut Run, rep: &Rep, ow: &[usize], acc: &mut Acc) -> Option<Finding> {
+    let (cell, adds) = (&rep.cell, &rep.ev.credits);
+    if ow.len() == 1 && run.events[ow[0]].frame.is_none() {
+        // One wait per call: no earlier round of this call can satisfy it, and earlier
+        // calls' credits are excluded by credit-balance (README, reuse theorem) — on a
+        // monotonic cell only if it needs a credit of its own call.
+        if ctx.p.signals[cell.signal].monotonic {
+            return crate::obligations::epoch::own_call(ctx, run, acc, rep, ow[0]);
+        }
+        acc.items += 1;
+        acc.literal += 1;
+        return None;
+    }
+    // The writers' notifies share one guard; a wait may run under more conditions (a
+    // window's waits start at round K), proved under its own guard.
+    let g = adds.first().map_or_else(
+        || run.events[ow[0]].guard.clone(),
+        |e| run.events[*e].guard.clone(),
+    );
+    let same = adds.iter().all(|e| run.events[*e].guard == g)
+        && ow
+            .iter()
+            .all(|e| crate::engine::sym::subset(&g, &run.events[*e].guard));
+    if !same {
+        acc.unknown(
+            format!("{}: its notifies and waits run under different symbolic conditions; rounds cannot be paired", cell_name(ctx.p, cell)),
+            Some(run.events[ow[0]].span),
+        );
+        return None;
+    }
+    let mut writers: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    for &e in adds {
+        writers.entry(run.events[e].actor).or_default().push(e);
+    }
+    let otree = build_tree(run, ow);
+    let wtrees: Vec<Vec<Node>> = writers.values().map(|w| build_tree(run, w)).collect();
+    let wrefs: Vec<&[Node]> = wtrees.iter().map(|t| t.as_slice()).collect();
+    let mut pairing = Pairing {
+        ctx,
+        acc,
+        cell,
+        writers: adds,
+    };
+    let top = Level {
+        before: Lin::k(0),
+        renames: &Vec::new(),
+        frames: &[],
+        window: None,
+    };
+    match pairing.align(run, &wrefs, &otree, top) {
+        Ok(found) => found,
+        Err(r) => {
+            pairing.acc.unknown(
+                format!(
+                    "{}: the notifies and waits on this cell do not pair round by round ({r})",
+                    cell_name(pairing.ctx.p, cell)
+                ),
+                Some(run.events[ow[0]].span),
+            );
+            None
+        }
+    }
+}
+
+/// A cell's events of one actor as a tree of summarised loops.
+#[derive(Clone, Debug)]
+enum Node {
+    Leaf(usize),
+    Loop(u32, Vec<Node>),
+}
+
+fn build_tree(run: &Run, evs: &[usize]) -> Vec<Node> {
+    fn insert(nodes: &mut Vec<Node>, ch: &[u32], ev: usize) {
+        let Some((&f, rest)) = ch.split_first() else {
+            nodes.push(Node::Leaf(ev));
+            return;
+        };
+        if let Some(Node::Loop(g, kids)) = nodes.last_mut() {
+            if *g == f {
+                insert(kids, rest, ev);
+                return;
+            }
+        }
+        let mut kids = Vec::new();
+        insert(&mut kids, rest, ev);
+        nodes.push(Node::Loop(f, kids));
+    }
+    let mut root = Vec::new();
+    for &e in evs {
+        let mut ch = chain(run, &run.events[e]);
+        ch.reverse();
+        insert(&mut root, &ch, e);
+    }
+    root
+}
+
+/// The round pairing of one cell's waits of one owner with its writers' notifies.
+struct Pairing<'a, 'b, 'c> {
+    ctx: &'a mut Ctx<'b>,
+    acc: &'a mut Acc,
+    cell: &'c Cell,
+    writers: &'c [usize],
+}
+
+/// Writer loop iteration atoms renamed to the owner's.
+type Renames = Vec<(AtomId, AtomId)>;
+
+fn rename(s: &Syms, v: &Lin, r: &Renames) -> Result<Lin, String> {
+    let mut v = v.clone();
+    for (from, to) in r {
+        if s.nested(&v, *from) {
+            return Err("a value is not affine in its loop variable".into());
+        }
+        v = s.subst(&v, *from, &Lin::atom(*to)).ok_or("overflow")?;
+    }
+    Ok(v)
+}
+
+/// Where the lockstep walk is: the credits sent before this level, the iteration renames,
+/// the summarised loops around it (innermost first), and the enclosing loop's round for
+/// waits that pair with a writer round K behind (`crate::obligations::window`).
+struct Level<'x> {
+    before: Lin,
+    renames: &'x Renames,
+    frames: &'x [u32],
+    window: Option<Round>,
+}
+
+/// What one wait of the walk gave.
+enum Step {
+    /// Not a wait: nothing sent is counted.
+    Skip,
+    /// It needs a credit of its own round (or is undecided).
+    Holds,
+    /// It passes on an earlier round's credits.
+    Stale(Box<Finding>),
+}
+
+/// What one loop of the walk gave.
+enum Descent {
+    Stale(Box<Finding>),
+    /// The loop's whole credit, and the round a drain wait after it sits in.
+    Done(Lin, Option<Round>),
+}
+
+impl Pairing<'_, '_, '_> {
+    /// Credits of one pass over `nodes` (inner loops summed), in owner iteration atoms.
+    fn total(&mut self, run: &mut Run, nodes: &[&Node], r: &Renames) -> Result<Lin, String> {
+        let mut out = Lin::k(0);
+        for n in nodes {
+            match n {
+                Node::Leaf(e) => {
+                    let v = rename(&run.syms, &value_of(&run.events[*e]), r)?;
+                    let g = run.events[*e].guard.clone();
+                    let gv = run.syms.guarded(&g, &v);
+                    out = out.add(&gv).ok_or("overflow")?;
+                }
+                Node::Loop(f, kids) => {
+                    let kids: Vec<&Node> = kids.iter().collect();
+                    let inner = self.total(run, &kids, r)?;
+                    let fr = run.frames[*f as usize].clone();
+                    let s = sum_over(&mut run.syms, &inner, fr.iter, &fr.trip)?;
+                    out = out.add(&s).ok_or("overflow")?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Walks the owner's waits `o` and the writers' notifies `ws` in lockstep.
+    fn align(
+        &mut self,
+        run: &mut Run,
+        ws: &[&[Node]],
+        o: &[Node],
+        lv: Level,
+    ) -> Result<Option<Finding>, String> {
+        for w in ws {
+            // Trailing waits with no notify round of their own (a drain after the last
+            // round) pair with the rounds before them.
+            let trailing =
+                o.len() > w.len() && o[w.len()..].iter().all(|n| matches!(n, Node::Leaf(_)));
+            if w.len() != o.len() && !trailing {
+                return Err(format!(
+                    "{} notify round(s) against {} wait round(s); give every wait round its notify round in the same loop structure",
+                    w.len(),
+                    o.len()
+                ));
+            }
+        }
+        let shortest = ws.iter().map(|w| w.len()).min().unwrap_or(0);
+        let mut before = lv.before.clone();
+        let mut last_loop: Option<Round> = lv.window.clone();
+        for (i, on) in o.iter().enumerate() {
+            match on {
+                Node::Leaf(we) => {
+                    let leaves = leaves_at(ws, i)?;
+                    let credit = self.total(run, &leaves, lv.renames)?;
+                    let window = if i < shortest {
+                        lv.window.clone()
+                    } else {
+                        last_loop.clone()
+                    };
+                    match self.wait(run, *we, &before, window, lv.frames)? {
+                        Step::Skip => continue,
+                        Step::Stale(f) => return Ok(Some(*f)),
+                        Step::Holds => {}
+                    }
+                    before = before.add(&credit).ok_or("overflow")?;
+                }
+                Node::Loop(fo, okids) => {
+                    match self.descend(run, ws, i, (*fo, okids), &before, &lv)? {
+                        Descent::Stale(f) => return Ok(Some(*f)),
+                        Descent::Done(whole, after) => {
+                            before = before.add(&whole).ok_or("overflow")?;
+                            last_loop = after;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// One wait against the credits sent `before` its round: it must need a credit of its
+    /// own round, or of the writer's round K behind (`window`).
+    fn wait(
+        &mut self,
+        run: &mut Run,
+        we: usize,
+        before: &Lin,
+        window: Option<Round>,
+        frames: &[u32],
+    ) -> Result<Step, String> {
+        let ev = run.events[we].clone();
+        let EvKind::Wait { cmp, thr } = &ev.kind else {
+            return Ok(Step::Skip);
+        };
+        let need = if *cmp == CmpOp::Gt {
+            thr.add(&Lin::k(1)).ok_or("overflow")?
+        } else {
+            thr.clone()
+        };
+        // The wait must need a credit of its own round: need > before.
+        let d = need
+            .sub(before)
+            .and_then(|x| x.add(&Lin::k(-1)))
+            .ok_or("overflow")?;
+        self.acc.items += 1;
+        let g = ev.guard.clone();
+        let mut ans = self.ctx.prove(run, self.acc, &g, frames, Prop::Ge0(d));
+        if matches!(ans, Answer::Refuted(_)) {
+            // A credit window: the wait needs the credit of the writer's round K behind (a
+            // producer K chunks ahead of its consumer).
+            if let Some(q) = window.and_then(|u| u.lagged(&need, before)) {
+                // The round it pairs with exists, or the wait needs nothing yet (the
+                // window's first K rounds: threshold <= 0).
+                if let Some((early, idle)) =
+                    crate::obligations::window::early(&mut run.syms, &g, &q, &need)
+                {
+                    // Undecided (a timeout) stays undecided: never a violation the window
+                    // proof could not refute.
+                    match self.ctx.prove(run, self.acc, &early, frames, idle) {
+                        Answer::Refuted(_) => {}
+                        other => ans = other,
+                    }
+                }
+            }
+        }
+        match ans {
+            Answer::Valid => Ok(Step::Holds),
+            Answer::Unknown(kind, reason) => {
+                self.acc.undecided(
+                    kind,
+                    format!("{}: {reason}", cell_name(self.ctx.p, self.cell)),
+                    Some(ev.span),
+                );
+                Ok(Step::Holds)
+            }
+            Answer::Refuted(a) => {
+                let k = run.syms.eval(&need, &a).unwrap_or(0);
+                let b = run.syms.eval(before, &a).unwrap_or(0);
+                Ok(Step::Stale(Box::new(self.stale(
+                    run,
+                    &ev,
+                    (k, b),
+                    frames,
+                    &a,
+                ))))
+            }
+        }
+    }
+
+    /// The finding of a wait for `k` that `b` credits of earlier rounds satisfy.
+    fn stale(
+        &mut self,
+        run: &mut Run,
+        ev: &crate::engine::exec::Event,
+        (k, b): (i64, i64),
+        frames: &[u32],
+        a: &crate::engine::sym::Assign,
+    ) -> Finding {
+        let mut f = Finding::new(format!(
+            "the wait on {} for {k} can pass on earlier rounds' credits: {b} have already been sent before this round's notify",
+            cell_name(self.ctx.p, self.cell)
+        ));
+        f.params = self.ctx.params(run, a);
+        f.params.extend(self.ctx.rounds(run, frames, a));
+        f.cell = Some(cell_name(self.ctx.p, self.cell));
+        f.value = Some(k);
+        f.primary = Some(ev.span);
+        f.primary_label =
+            format!("waits for {k}, but {b} credit(s) of earlier rounds already satisfy it");
+        for c in self.writers.iter() {
+            let s = run.events[*c].span;
+            if !f.labels.iter().any(|l| l.0 == s) {
+                f.labels.push((s, "credits accumulate here".into()));
+            }
+        }
+        f.help = Some("make the threshold grow as fast as the credits: with `+= 1` per round, wait for `>= r + 1` where r is the writer's round this wait pairs with (the same round, or K rounds behind for a producer K chunks ahead, `>= t - K + 1`)".into());
+        f.notes.push("thresholds must grow at least as fast as the credits (pypto#1829: AtomicAdd(epoch) with GE epoch)".into());
+        f
+    }
+
+    /// The owner's summarised loop `fo` (children `okids`) at position `i`, against the
+    /// writers' loops at the same position: walked once per iteration, symbolically.
+    fn descend(
+        &mut self,
+        run: &mut Run,
+        ws: &[&[Node]],
+        i: usize,
+        (fo, okids): (u32, &[Node]),
+        before: &Lin,
+        lv: &Level,
+    ) -> Result<Descent, String> {
+        let fro = run.frames[fo as usize].clone();
+        let mut r2 = lv.renames.clone();
+        let mut wk: Vec<&[Node]> = Vec::new();
+        for w in ws {
+            match &w[i] {
+                Node::Loop(fw, kids) => {
+                    let frw = &run.frames[*fw as usize];
+                    if frw.span != fro.span || frw.trip != fro.trip {
+                        return Err("notify and wait loops differ".into());
+                    }
+                    r2.push((frw.iter, fro.iter));
+                    wk.push(kids);
+                }
+                Node::Leaf(_) => return Err("a single notify against a wait loop".into()),
+            }
+        }
+        let all: Vec<&Node> = wk.iter().flat_map(|k| k.iter()).collect();
+        let per_iter = self.total(run, &all, &r2)?;
+        let upto = sum_over(&mut run.syms, &per_iter, fro.iter, &Lin::atom(fro.iter))?;
+        let start = before.add(&upto).ok_or("overflow")?;
+        let mut fr2 = lv.frames.to_vec();
+        fr2.insert(0, fo);
+        let inner = Level {
+            before: start,
+            renames: &r2,
+            frames: &fr2,
+            window: Round::inside(&per_iter, fro.iter),
+        };
+        if let Some(f) = self.align(run, &wk, okids, inner)? {
+            return Ok(Descent::Stale(Box::new(f)));
+        }
+        let whole = sum_over(&mut run.syms, &per_iter, fro.iter, &fro.trip)?;
+        Ok(Descent::Done(whole, Round::after(&per_iter, &fro.trip)))
+    }
+}
+
+/// The writers' leaves at position `i` (a writer loop there cannot pair with one wait).
+fn leaves_at<'n>(ws: &[&'n [Node]], i: usize) -> Result<Vec<&'n Node>, String> {
+    let mut leaves = Vec::new();
+    for w in ws {
+        match w.get(i) {
+            Some(Node::Leaf(_)) => leaves.push(&w[i]),
+            Some(Node::Loop(..)) => return Err("a notify loop against a single wait".into()),
+            None => {}
+        }
+    }
+    Ok(leaves)
+}
