@@ -4,7 +4,7 @@
 //! parameters and contributions a finding reports), and each obligation's evidence as it
 //! accumulates over the configurations ([`Acc`]).
 
-use crate::engine::events::{contrib, value_of, CellEvents, CellIndex};
+use crate::engine::events::{cell_name, contrib, value_of, CellEvents, CellIndex};
 use crate::engine::exec::{Cell, EvKind, Plan, Run, Section};
 use crate::engine::smt::{Answer, Prop, Smt, Tr};
 use crate::engine::sym::{AtomId, Guard, Lin};
@@ -68,6 +68,17 @@ impl Acc {
         if self.unknown.is_none() {
             self.unknown = Some((why, reason, span));
         }
+    }
+    /// An undecided query about one signal cell: its reason prefixed with the cell's name.
+    pub(crate) fn undecided_at(
+        &mut self,
+        p: &Protocol,
+        cell: &Cell,
+        why: Undecided,
+        reason: &str,
+        span: Span,
+    ) {
+        self.undecided(why, format!("{}: {reason}", cell_name(p, cell)), Some(span));
     }
     pub(crate) fn timed_out(&mut self) -> bool {
         if Instant::now() >= self.deadline {

@@ -100,11 +100,7 @@ fn set_only(ctx: &mut Ctx, run: &mut Run, cell: &Cell, notifies: &[usize], acc: 
         let ans = ctx.prove(run, acc, &ev.guard, &frames, Prop::Eq0(v.clone()));
         match ans {
             Answer::Valid => {}
-            Answer::Unknown(kind, r) => acc.undecided(
-                kind,
-                format!("{}: {r}", cell_name(ctx.p, cell)),
-                Some(ev.span),
-            ),
+            Answer::Unknown(kind, r) => acc.undecided_at(ctx.p, cell, kind, &r, ev.span),
             Answer::Refuted(a) => {
                 let val = run.syms.eval(&v, &a).unwrap_or(0);
                 let mut f = Finding::new(format!(

@@ -145,11 +145,7 @@ pub(crate) fn balance(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
             let ev = run.events[*w].clone();
             match ctx.prove(run, acc, &Vec::new(), &[], Prop::Eq0(diff)) {
                 Answer::Valid => {}
-                Answer::Unknown(kind, r) => acc.undecided(
-                    kind,
-                    format!("{}: {r}", cell_name(ctx.p, cell)),
-                    Some(ev.span),
-                ),
+                Answer::Unknown(kind, r) => acc.undecided_at(ctx.p, cell, kind, &r, ev.span),
                 Answer::Refuted(a) => {
                     let n = run.syms.eval(&net, &a).unwrap_or(0);
                     let g = run.syms.eval(b, &a).unwrap_or(0);

@@ -42,11 +42,7 @@ fn cell(ctx: &mut Ctx, run: &mut Run, rep: &Rep, acc: &mut Acc) -> Option<Findin
             frames.extend(chain(run, &ea));
             match ctx.prove(run, acc, &g, &frames, Prop::Never(g.clone())) {
                 Answer::Valid => {}
-                Answer::Unknown(kind, r) => acc.undecided(
-                    kind,
-                    format!("{}: {r}", cell_name(ctx.p, cell)),
-                    Some(es.span),
-                ),
+                Answer::Unknown(kind, r) => acc.undecided_at(ctx.p, cell, kind, &r, es.span),
                 Answer::Refuted(asg) => {
                     let mut f = Finding::new(format!(
                         "{} is written with both Set and AtomicAdd",

@@ -174,11 +174,7 @@ fn once_per_call(
         let Some(d) = Lin::k(1).sub(&n) else { continue };
         match prove(ctx, run, acc, &Vec::new(), &[], Prop::Ge0(d)) {
             Answer::Valid => {}
-            Answer::Unknown(kind, r) => acc.undecided(
-                kind,
-                format!("{}: {r}", cell_name(ctx.p, cell)),
-                Some(ev.span),
-            ),
+            Answer::Unknown(kind, r) => acc.undecided_at(ctx.p, cell, kind, &r, ev.span),
             Answer::Refuted(a) => {
                 let k = run.syms.eval(&n, &a).unwrap_or(2);
                 let mut f = finding(
@@ -211,11 +207,7 @@ fn once_per_call(
             frames.extend(chain(run, &e2));
             match prove(ctx, run, acc, &g, &frames, Prop::Never(g.clone())) {
                 Answer::Valid => {}
-                Answer::Unknown(kind, r) => acc.undecided(
-                    kind,
-                    format!("{}: {r}", cell_name(ctx.p, cell)),
-                    Some(e2.span),
-                ),
+                Answer::Unknown(kind, r) => acc.undecided_at(ctx.p, cell, kind, &r, e2.span),
                 Answer::Refuted(a) => {
                     let two = if e1.actor == e2.actor {
                         format!(

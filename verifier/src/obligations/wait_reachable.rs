@@ -89,11 +89,7 @@ fn waits(
         let frames = chain(run, &ev);
         match ctx.prove(run, acc, &ev.guard, &frames, Prop::Ge0(d)) {
             Answer::Valid => {}
-            Answer::Unknown(kind, r) => acc.undecided(
-                kind,
-                format!("{}: {r}", cell_name(ctx.p, &rep.cell)),
-                Some(ev.span),
-            ),
+            Answer::Unknown(kind, r) => acc.undecided_at(ctx.p, &rep.cell, kind, &r, ev.span),
             Answer::Refuted(a) => {
                 let hang = Hang {
                     rep,
