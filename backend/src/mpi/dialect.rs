@@ -63,6 +63,83 @@ fn unless_me(w: &mut Writer, r: &str, local: &str, remote: &str) {
     w.close();
 }
 
+/// A copy between two window slices: local, a get or a put depending on the ranks.
+fn copy_gm(k: &Kernel, w: &mut Writer, n: &str, d: &GmRef, s: &GmRef) {
+    let copy = format!(
+        "collc_mpi::copy_local({}, {}, {n});",
+        local_ptr(k, d),
+        local_ptr(k, s)
+    );
+    match (&d.rank, &s.rank) {
+        (None, None) => w.line(copy),
+        // A get from this rank itself is a local copy (MPI_Get with overlapping
+        // origin and target memory would be erroneous).
+        (None, Some(r)) => {
+            let get = format!(
+                "collc_mpi::get({}, {}, {}, {}, {n});",
+                local_ptr(k, d),
+                rank_int(r),
+                s.name,
+                s.offset
+            );
+            unless_me(w, r, &copy, &get);
+        }
+        // A put to this rank itself stays an MPI_Put (no local store into a window
+        // peers may put into, separate model), unless it is a move inside one window.
+        (Some(r), _) => {
+            let put = format!(
+                "collc_mpi::put({}, {}, {}, {}, {n});",
+                local_ptr(k, s),
+                rank_int(r),
+                d.name,
+                d.offset
+            );
+            if d.window == s.window {
+                unless_me(w, r, &copy, &put);
+            } else {
+                w.line(put);
+            }
+        }
+    }
+}
+
+/// `dst = dst op src` with a remote source: through the staging tile, kStage elements at a
+/// time.
+fn reduce_remote(k: &Kernel, w: &mut Writer, n: &str, r: ReduceOp, d: &str, g: &GmRef) {
+    let rank = rank_int(g.rank.as_deref().unwrap_or("ctx.me"));
+    k.helper("min");
+    w.open("");
+    let t = k.p.windows[g.window].elem.cpp();
+    w.line(format!("{t}* const dst_gm = {d};"));
+    let total = if n.contains(' ') {
+        w.line(format!("const int64_t k_n = {n};"));
+        "k_n".to_string()
+    } else {
+        n.to_string()
+    };
+    w.open(format!(
+        "for (int64_t k_off = 0; k_off < {total}; k_off += kStage)"
+    ));
+    w.line(format!(
+        "const int64_t k_len = collc_min(kStage, {total} - k_off);"
+    ));
+    w.line(format!(
+        "collc_mpi::get(stage_a, {rank}, {}, {} + k_off, k_len);",
+        g.name,
+        if g.offset.contains(' ') {
+            format!("({})", g.offset)
+        } else {
+            g.offset.clone()
+        }
+    ));
+    w.line(format!(
+        "collc_mpi::reduce({}, dst_gm + k_off, stage_a, k_len);",
+        op_name(r)
+    ));
+    w.close();
+    w.close();
+}
+
 fn rank_int(r: &str) -> String {
     format!("static_cast<int>({r})")
 }
@@ -336,44 +413,7 @@ impl Dialect for Mpi {
                     d.offset
                 )),
             },
-            (DataKind::Copy, Loc::Gm(d), Loc::Gm(s)) => {
-                let copy = format!(
-                    "collc_mpi::copy_local({}, {}, {n});",
-                    local_ptr(k, d),
-                    local_ptr(k, s)
-                );
-                match (&d.rank, &s.rank) {
-                    (None, None) => w.line(copy),
-                    // A get from this rank itself is a local copy (MPI_Get with overlapping
-                    // origin and target memory would be erroneous).
-                    (None, Some(r)) => {
-                        let get = format!(
-                            "collc_mpi::get({}, {}, {}, {}, {n});",
-                            local_ptr(k, d),
-                            rank_int(r),
-                            s.name,
-                            s.offset
-                        );
-                        unless_me(w, r, &copy, &get);
-                    }
-                    // A put to this rank itself stays an MPI_Put (no local store into a window
-                    // peers may put into, separate model), unless it is a move inside one window.
-                    (Some(r), _) => {
-                        let put = format!(
-                            "collc_mpi::put({}, {}, {}, {}, {n});",
-                            local_ptr(k, s),
-                            rank_int(r),
-                            d.name,
-                            d.offset
-                        );
-                        if d.window == s.window {
-                            unless_me(w, r, &copy, &put);
-                        } else {
-                            w.line(put);
-                        }
-                    }
-                }
-            }
+            (DataKind::Copy, Loc::Gm(d), Loc::Gm(s)) => copy_gm(k, w, n, d, s),
             // ---- reductions: dst = dst op src (dst always local) ----
             (DataKind::Reduce(r), dst, src) => {
                 let d = match dst {
@@ -391,41 +431,7 @@ impl Dialect for Mpi {
                         op_name(*r),
                         local_ptr(k, g)
                     )),
-                    Loc::Gm(g) => {
-                        // Remote source: through the staging tile, kStage elements at a time.
-                        let rank = rank_int(g.rank.as_deref().unwrap_or("ctx.me"));
-                        k.helper("min");
-                        w.open("");
-                        let t = k.p.windows[g.window].elem.cpp();
-                        w.line(format!("{t}* const dst_gm = {d};"));
-                        let total = if n.contains(' ') {
-                            w.line(format!("const int64_t k_n = {n};"));
-                            "k_n".to_string()
-                        } else {
-                            n.clone()
-                        };
-                        w.open(format!(
-                            "for (int64_t k_off = 0; k_off < {total}; k_off += kStage)"
-                        ));
-                        w.line(format!(
-                            "const int64_t k_len = collc_min(kStage, {total} - k_off);"
-                        ));
-                        w.line(format!(
-                            "collc_mpi::get(stage_a, {rank}, {}, {} + k_off, k_len);",
-                            g.name,
-                            if g.offset.contains(' ') {
-                                format!("({})", g.offset)
-                            } else {
-                                g.offset.clone()
-                            }
-                        ));
-                        w.line(format!(
-                            "collc_mpi::reduce({}, dst_gm + k_off, stage_a, k_len);",
-                            op_name(*r)
-                        ));
-                        w.close();
-                        w.close();
-                    }
+                    Loc::Gm(g) => reduce_remote(k, w, n, *r, &d, g),
                 }
             }
         }

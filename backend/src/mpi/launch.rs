@@ -489,13 +489,7 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
     args.extend(program_args(cfg, oracle.as_ref().map(|f| f.0.as_path())));
     let env = forwarded_env(cfg);
     let job_dir = JobDir::new()?;
-    let mut command = String::new();
-    for (k, v) in &env {
-        if cfg.env.iter().any(|(x, _)| x == k) || k == "COLLC_MPI_WAIT_TIMEOUT_MS" {
-            command.push_str(&format!("{k}={v} "));
-        }
-    }
-    command.push_str(&command_text(&tc.mpirun, &args));
+    let command = shown_command(tc, cfg, &env, &args);
 
     let mut cmd = Command::new(&tc.mpirun);
     cmd.args(&args)
@@ -504,27 +498,7 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: between fork and exec only async-signal-safe calls: setsid(2) makes mpirun
-        // the leader of a new session (so every process of the job can be found and killed);
-        // prctl(PR_SET_PDEATHSIG) lets mpirun tear the job down if collc dies first.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGTERM as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                Ok(())
-            });
-        }
-    }
+    own_session(&mut cmd);
     become_subreaper();
     let t0 = Instant::now();
     let mut child = cmd
@@ -533,35 +507,7 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
     let sid = child.id() as i32;
     let out_h = reader(child.stdout.take().expect("piped stdout"));
     let err_h = reader(child.stderr.take().expect("piped stderr"));
-
-    let mut deadline_hit = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) => {}
-            Err(e) => return Err(MpiError::Launch(format!("waiting for mpirun: {e}"))),
-        }
-        if t0.elapsed() >= cfg.deadline {
-            deadline_hit = true;
-            // Let mpirun tear the job down (remote daemons too), then kill what is left.
-            signal_all(&[sid], libc::SIGTERM);
-            let grace = Instant::now();
-            let mut st = None;
-            while grace.elapsed() < Duration::from_secs(2) {
-                if let Ok(Some(s)) = child.try_wait() {
-                    st = Some(s);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if st.is_none() {
-                signal_all(&[sid], libc::SIGKILL);
-                st = child.wait().ok();
-            }
-            break st;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let (status, deadline_hit) = wait_until(&mut child, sid, t0, cfg.deadline)?;
     let elapsed = t0.elapsed();
     // Sweep the session: after a deadline everything left is killed; after a normal exit
     // there should be nothing (anything found is an orphan and is killed and counted).
@@ -569,11 +515,7 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
     let stdout = out_h.join().unwrap_or_default();
     let stderr = err_h.join().unwrap_or_default();
     let exit_code = status.and_then(|s| s.code());
-    let json = stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'))
-        .and_then(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok());
+    let json = result_json(&stdout);
     let verdict = classify(deadline_hit, exit_code, json.as_ref(), &stderr);
     Ok(Outcome {
         verdict,
@@ -586,6 +528,87 @@ pub fn launch(tc: &Toolchain, binary: &Path, cfg: &LaunchConfig) -> Result<Outco
         leftover,
         orphans_killed: if deadline_hit { 0 } else { orphans_killed },
     })
+}
+
+/// The program's result: the last line of its standard output that is a JSON object.
+fn result_json(stdout: &str) -> Option<serde_json::Value> {
+    stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with("{"))
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+}
+
+/// The command line as shown to the user: the environment variables the user set (and the
+/// wait timeout) in front of the mpirun invocation.
+fn shown_command(
+    tc: &Toolchain,
+    cfg: &LaunchConfig,
+    env: &[(String, String)],
+    args: &[String],
+) -> String {
+    let mut command = String::new();
+    for (k, v) in env {
+        if cfg.env.iter().any(|(x, _)| x == k) || k == "COLLC_MPI_WAIT_TIMEOUT_MS" {
+            command.push_str(&format!("{k}={v} "));
+        }
+    }
+    command.push_str(&command_text(&tc.mpirun, args));
+    command
+}
+
+/// Makes the child the leader of a new session, torn down when collc dies.
+fn own_session(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe calls: setsid(2) makes mpirun
+    // the leader of a new session (so every process of the job can be found and killed);
+    // prctl(PR_SET_PDEATHSIG) lets mpirun tear the job down if collc dies first.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGTERM as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            Ok(())
+        });
+    }
+}
+
+/// Waits for mpirun until `deadline` after `t0`; past it, SIGTERM (mpirun tears the job down,
+/// remote daemons too), two seconds of grace, then SIGKILL. Returns the exit status (if any)
+/// and whether the deadline was hit.
+fn wait_until(
+    child: &mut std::process::Child,
+    sid: i32,
+    t0: Instant,
+    deadline: Duration,
+) -> Result<(Option<std::process::ExitStatus>, bool), MpiError> {
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) => return Ok((Some(st), false)),
+            Ok(None) => {}
+            Err(e) => return Err(MpiError::Launch(format!("waiting for mpirun: {e}"))),
+        }
+        if t0.elapsed() >= deadline {
+            signal_all(&[sid], libc::SIGTERM);
+            let grace = Instant::now();
+            while grace.elapsed() < Duration::from_secs(2) {
+                if let Ok(Some(s)) = child.try_wait() {
+                    return Ok((Some(s), true));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            signal_all(&[sid], libc::SIGKILL);
+            return Ok((child.wait().ok(), true));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// The oracle table's file for one launch (removed when dropped).

@@ -134,84 +134,95 @@ fn header(k: &Kernel, w: &mut Writer) {
     w.line("//");
     w.line("// Symmetric objects (declared by setup() in this order on every rank):");
     for d in &p.decls {
-        match *d {
-            Decl::Signal(s) => {
-                let sig = &p.signals[s];
-                let dims = program::dims_text(p, &sig.dims);
-                let kind = match sig.kind {
-                    SignalKind::Credit => "credit cells, all back at 0 after every call",
-                    SignalKind::Value => "value cells: notify_set only, never reset",
-                };
-                let life = if p.signal_per_call(s) {
-                    "; per call: one run of cells per call"
-                } else {
-                    ""
-                };
-                w.line(format!(
-                    "//   signal {}{}: int32 cells in the one signal window ({kind}{life})",
-                    sig.name, dims
-                ));
-            }
-            Decl::Window(x) => {
-                let win = &p.windows[x];
-                let dims = program::dims_text(p, &win.dims);
-                let life = if p.window_per_call(x) {
-                    "per call: one MPI window per call, allocated up front"
-                } else {
-                    "reused: one window for every call"
-                };
-                w.line(format!(
-                    "//   window {}: {}{} (MPI_Win_allocate; {life})",
-                    win.name,
-                    win.elem.as_str(),
-                    dims
-                ));
-            }
-            Decl::Tile(t) => {
-                w.line(format!(
-                    "//   tile {}: {}[{}] (rank-local scratch, not a window)",
-                    p.tiles[t].name,
-                    p.tiles[t].elem.as_str(),
-                    k.tiles[t].cap
-                ));
-            }
-            Decl::Array(a) => {
-                let arr = &p.arrays[a];
-                let dims = program::dims_text(p, &arr.dims);
-                w.line(format!(
-                    "//   host array {}: int{} (rank-local input, staged by prepare())",
-                    arr.name, dims
-                ));
-            }
-            Decl::Var(v) => {
-                let var = &p.vars[v];
-                match var.kind {
-                    VarKind::World { lo, hi } => {
-                        w.line(format!(
-                            "//   ranks {} in {lo}..={hi}: mpirun -np",
-                            var.name
-                        ));
-                    }
-                    VarKind::Param {
-                        domain: Some((lo, hi)),
-                    } => {
-                        w.line(format!(
-                            "//   param {}: int in {lo}..={hi}: --param {}=V (required)",
-                            var.name, var.name
-                        ));
-                    }
-                    VarKind::Param { domain: None } => {
-                        w.line(format!(
-                            "//   param {}: rank: --param {}=R (default 0)",
-                            var.name, var.name
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
+        header_object(k, *d, w);
     }
+    ordering_notes(w);
+}
+
+/// The header comment's line for one declaration (none for the others).
+fn header_object(k: &Kernel, d: Decl, w: &mut Writer) {
+    let p = k.p;
+    match d {
+        Decl::Signal(s) => {
+            let sig = &p.signals[s];
+            let dims = program::dims_text(p, &sig.dims);
+            let kind = match sig.kind {
+                SignalKind::Credit => "credit cells, all back at 0 after every call",
+                SignalKind::Value => "value cells: notify_set only, never reset",
+            };
+            let life = if p.signal_per_call(s) {
+                "; per call: one run of cells per call"
+            } else {
+                ""
+            };
+            w.line(format!(
+                "//   signal {}{}: int32 cells in the one signal window ({kind}{life})",
+                sig.name, dims
+            ));
+        }
+        Decl::Window(x) => {
+            let win = &p.windows[x];
+            let dims = program::dims_text(p, &win.dims);
+            let life = if p.window_per_call(x) {
+                "per call: one MPI window per call, allocated up front"
+            } else {
+                "reused: one window for every call"
+            };
+            w.line(format!(
+                "//   window {}: {}{} (MPI_Win_allocate; {life})",
+                win.name,
+                win.elem.as_str(),
+                dims
+            ));
+        }
+        Decl::Tile(t) => {
+            w.line(format!(
+                "//   tile {}: {}[{}] (rank-local scratch, not a window)",
+                p.tiles[t].name,
+                p.tiles[t].elem.as_str(),
+                k.tiles[t].cap
+            ));
+        }
+        Decl::Array(a) => {
+            let arr = &p.arrays[a];
+            let dims = program::dims_text(p, &arr.dims);
+            w.line(format!(
+                "//   host array {}: int{} (rank-local input, staged by prepare())",
+                arr.name, dims
+            ));
+        }
+        Decl::Var(v) => {
+            let var = &p.vars[v];
+            match var.kind {
+                VarKind::World { lo, hi } => {
+                    w.line(format!(
+                        "//   ranks {} in {lo}..={hi}: mpirun -np",
+                        var.name
+                    ));
+                }
+                VarKind::Param {
+                    domain: Some((lo, hi)),
+                } => {
+                    w.line(format!(
+                        "//   param {}: int in {lo}..={hi}: --param {}=V (required)",
+                        var.name, var.name
+                    ));
+                }
+                VarKind::Param { domain: None } => {
+                    w.line(format!(
+                        "//   param {}: rank: --param {}=R (default 0)",
+                        var.name, var.name
+                    ));
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The header comment's account of the ordering under the MPI-3.1 memory model.
+fn ordering_notes(w: &mut Writer) {
     w.line("//");
     w.line(
         "// Ordering under the MPI-3.1 memory model (unified and separate windows alike). The full",

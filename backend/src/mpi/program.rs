@@ -87,85 +87,7 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
     w.open("struct Args");
     w.line("collc_mpi::Window* sigwin = nullptr;  // THE signal window: every signal array is a run of int32 cells in it");
     for d in &p.decls {
-        match *d {
-            Decl::Signal(s) => {
-                let sig = &p.signals[s];
-                let kind = match sig.kind {
-                    SignalKind::Credit => "credit signal",
-                    SignalKind::Value => "value signal (Set only, never reset)",
-                };
-                w.line(format!(
-                    "MPI_Aint {} = 0;  // {kind} {}{}: first cell",
-                    n.signal_field(s),
-                    sig.name,
-                    dims_text(p, &sig.dims)
-                ));
-                w.line(format!(
-                    "int64_t {} = 0;  // its cell count",
-                    n.signal_cells(s)
-                ));
-                if p.signal_per_call(s) {
-                    w.line(format!(
-                        "MPI_Aint {} = 0;  // per call: instance 0's first cell; call k's is + k * cells (begin_call)",
-                        n.signal_first(s)
-                    ));
-                }
-            }
-            Decl::Window(x) => {
-                let win = &p.windows[x];
-                w.line(format!(
-                    "collc_mpi::Window* {} = nullptr;  // window {}: {}{} (MPI_Win_allocate)",
-                    n.window_field(x),
-                    win.name,
-                    win.elem.as_str(),
-                    dims_text(p, &win.dims)
-                ));
-                w.line(format!(
-                    "int64_t {} = 0;  // its element count",
-                    n.window_len(x)
-                ));
-                if p.window_per_call(x) {
-                    w.line(format!(
-                        "std::vector<collc_mpi::Window*> {};  // per call: one window per call; begin_call(k) selects instance k",
-                        n.window_calls(x)
-                    ));
-                }
-            }
-            Decl::Array(a) => {
-                let arr = &p.arrays[a];
-                w.line(format!(
-                    "int64_t* {} = nullptr;  // host array {}: int{} in {}..={} (rank-local input)",
-                    n.array_field(a),
-                    arr.name,
-                    dims_text(p, &arr.dims),
-                    arr.domain.0,
-                    arr.domain.1
-                ));
-                w.line(format!(
-                    "int64_t {} = 0;  // its element count",
-                    n.array_len(a)
-                ));
-            }
-            Decl::Tile(t) => {
-                let tile = &p.tiles[t];
-                w.line(format!(
-                    "{}* {} = nullptr;  // tile {}: {}{} (rank-local, not a window)",
-                    tile.elem.cpp(),
-                    n.tile_field(t),
-                    tile.name,
-                    tile.elem.as_str(),
-                    dims_text(p, &tile.dims)
-                ));
-            }
-            Decl::Var(v) if matches!(p.vars[v].kind, VarKind::Param { .. }) => {
-                w.line(format!(
-                    "int64_t {} = 0;  // param {}",
-                    n.param_field(v),
-                    p.vars[v].name
-                ));
-            }
-            _ => {}
-        }
+        args_field(k, n, *d, w);
     }
     for s in ["stage_a", "stage_b"].iter().take(k.stages) {
         w.line(format!(
@@ -194,6 +116,90 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
     }
 }
 
+/// The fields of `Args` one declaration adds.
+fn args_field(k: &Kernel, n: &Names, d: Decl, w: &mut Writer) {
+    let p = k.p;
+    match d {
+        Decl::Signal(s) => {
+            let sig = &p.signals[s];
+            let kind = match sig.kind {
+                SignalKind::Credit => "credit signal",
+                SignalKind::Value => "value signal (Set only, never reset)",
+            };
+            w.line(format!(
+                "MPI_Aint {} = 0;  // {kind} {}{}: first cell",
+                n.signal_field(s),
+                sig.name,
+                dims_text(p, &sig.dims)
+            ));
+            w.line(format!(
+                "int64_t {} = 0;  // its cell count",
+                n.signal_cells(s)
+            ));
+            if p.signal_per_call(s) {
+                w.line(format!(
+                    "MPI_Aint {} = 0;  // per call: instance 0's first cell; call k's is + k * cells (begin_call)",
+                    n.signal_first(s)
+                ));
+            }
+        }
+        Decl::Window(x) => {
+            let win = &p.windows[x];
+            w.line(format!(
+                "collc_mpi::Window* {} = nullptr;  // window {}: {}{} (MPI_Win_allocate)",
+                n.window_field(x),
+                win.name,
+                win.elem.as_str(),
+                dims_text(p, &win.dims)
+            ));
+            w.line(format!(
+                "int64_t {} = 0;  // its element count",
+                n.window_len(x)
+            ));
+            if p.window_per_call(x) {
+                w.line(format!(
+                    "std::vector<collc_mpi::Window*> {};  // per call: one window per call; begin_call(k) selects instance k",
+                    n.window_calls(x)
+                ));
+            }
+        }
+        Decl::Array(a) => {
+            let arr = &p.arrays[a];
+            w.line(format!(
+                "int64_t* {} = nullptr;  // host array {}: int{} in {}..={} (rank-local input)",
+                n.array_field(a),
+                arr.name,
+                dims_text(p, &arr.dims),
+                arr.domain.0,
+                arr.domain.1
+            ));
+            w.line(format!(
+                "int64_t {} = 0;  // its element count",
+                n.array_len(a)
+            ));
+        }
+        Decl::Tile(t) => {
+            let tile = &p.tiles[t];
+            w.line(format!(
+                "{}* {} = nullptr;  // tile {}: {}{} (rank-local, not a window)",
+                tile.elem.cpp(),
+                n.tile_field(t),
+                tile.name,
+                tile.elem.as_str(),
+                dims_text(p, &tile.dims)
+            ));
+        }
+        Decl::Var(v) if matches!(p.vars[v].kind, VarKind::Param { .. }) => {
+            w.line(format!(
+                "int64_t {} = 0;  // param {}",
+                n.param_field(v),
+                p.vars[v].name
+            ));
+        }
+        _ => {}
+    }
+}
+
 /// `setup()`: reads and checks the parameters (so the kernel's guards never fire), computes
 /// the rank-uniform values, declares the symmetric objects in declaration order.
 pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
@@ -203,162 +209,7 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
     w.open("void setup(collc_mpi::Session& s, Args& args)");
     w.line("args.sigwin = s.signal_window();");
     for d in &p.decls {
-        match *d {
-            Decl::Var(v) => {
-                let var = &p.vars[v];
-                let c = k.var(v);
-                match &var.kind {
-                    VarKind::World { lo, hi } => {
-                        w.line(format!("[[maybe_unused]] const int64_t {c} = s.np();  // ranks {} in {lo}..={hi}", var.name));
-                        let lim = k.world_limit;
-                        let why = if lim < *hi {
-                            format!(
-                                "; the verdict covers {} <= {lim} of the declared {lo}..={hi}",
-                                var.name
-                            )
-                        } else {
-                            String::new()
-                        };
-                        w.line(format!(
-                            "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"ranks {} = %lld is outside {lo}..={lim} (mpirun -np{why})\", static_cast<long long>({c}));",
-                            int_lit(*lo),
-                            int_lit(lim),
-                            var.name
-                        ));
-                    }
-                    VarKind::Param {
-                        domain: Some((lo, hi)),
-                    } => {
-                        w.line(format!(
-                            "if (!s.has_param({})) collc_mpi::usage_error(\"missing --param {}=VALUE (param {}: int in {lo}..={hi})\");",
-                            c_string(&var.name),
-                            var.name,
-                            var.name
-                        ));
-                        w.line(format!(
-                            "[[maybe_unused]] const int64_t {c} = s.param_i64({}, 0);",
-                            c_string(&var.name)
-                        ));
-                        w.line(format!(
-                            "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"--param {}=%lld is outside {lo}..={hi}\", static_cast<long long>({c}));",
-                            int_lit(*lo),
-                            int_lit(*hi),
-                            var.name
-                        ));
-                        w.line(format!("args.{} = {c};", n.param_field(v)));
-                    }
-                    VarKind::Param { domain: None } => {
-                        let world = k.var(p.world);
-                        w.line(format!(
-                            "[[maybe_unused]] const int64_t {c} = s.param_i64({}, 0);  // param {}: rank (default 0)",
-                            c_string(&var.name),
-                            var.name
-                        ));
-                        w.line(format!(
-                            "if ({c} < 0 || {c} >= {world}) collc_mpi::usage_error(\"--param {}=%lld is not a rank in 0..%lld\", static_cast<long long>({c}), static_cast<long long>({world}));",
-                            var.name
-                        ));
-                        w.line(format!("args.{} = {c};", n.param_field(v)));
-                    }
-                    VarKind::Const(x) => {
-                        w.line(format!(
-                            "[[maybe_unused]] constexpr int64_t {c} = {};  // const {}",
-                            int_lit(*x),
-                            var.name
-                        ));
-                    }
-                    VarKind::Derived(e) => {
-                        w.line(format!(
-                            "[[maybe_unused]] const int64_t {c} = {};  // let {} = {}",
-                            k.expr(e),
-                            var.name,
-                            expr_to_string(p, e)
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            Decl::Require(i) => {
-                let r = &p.requires[i];
-                let text = format!("require {};", cond_to_string(p, &r.cond));
-                w.line(format!(
-                    "if (!({})) collc_mpi::usage_error(\"%s\", {});",
-                    k.cond(&r.cond),
-                    c_string(&format!("{text} does not hold for these parameters"))
-                ));
-            }
-            Decl::Calls | Decl::Type | Decl::Op => {}
-            Decl::Blocks => {
-                if let Some(b) = &p.blocks {
-                    w.line(format!(
-                        "args.collc_blocks = {};  // blocks {} in 0..{}",
-                        k.expr(&b.count),
-                        p.vars[b.var].name,
-                        expr_to_string(p, &b.count)
-                    ));
-                    w.line("if (args.collc_blocks < 0) collc_mpi::usage_error(\"negative block count\");");
-                }
-            }
-            Decl::Signal(s) => {
-                let sig = &p.signals[s];
-                let f = match sig.kind {
-                    // A monotonic signal keeps its count: exempt from the all-zero check.
-                    SignalKind::Credit if sig.monotonic => "value_signal",
-                    SignalKind::Credit => "signal",
-                    SignalKind::Value if p.signal_per_call(s) => "value_signal_per_call",
-                    SignalKind::Value => "value_signal",
-                };
-                let count = n.signal_cells(s);
-                let field = if p.signal_per_call(s) {
-                    n.signal_first(s)
-                } else {
-                    n.signal_field(s)
-                };
-                declare(
-                    k,
-                    w,
-                    "signal",
-                    &sig.name,
-                    &sig.dims,
-                    &count,
-                    &format!("{field} = s.{f}"),
-                );
-            }
-            Decl::Window(x) => {
-                let win = &p.windows[x];
-                let t = win.elem.cpp();
-                let alloc = if p.window_per_call(x) {
-                    format!("{} = s.buffers_per_call<{t}>", n.window_calls(x))
-                } else {
-                    format!("{} = s.buffer<{t}>", n.window_field(x))
-                };
-                declare(
-                    k,
-                    w,
-                    "window",
-                    &win.name,
-                    &win.dims,
-                    &n.window_len(x),
-                    &alloc,
-                );
-            }
-            Decl::Array(a) => {
-                let arr = &p.arrays[a];
-                let field = n.array_field(a);
-                let what = format!("{field} = s.local_buffer<int64_t>");
-                declare(k, w, "array", &arr.name, &arr.dims, &n.array_len(a), &what);
-            }
-            Decl::Tile(t) => {
-                let info = &k.tiles[t];
-                w.line(format!(
-                    "args.{} = s.local_buffer<{}>({}, {});",
-                    n.tile_field(t),
-                    p.tiles[t].elem.cpp(),
-                    c_string(&p.tiles[t].name),
-                    info.cap
-                ));
-            }
-        }
+        setup_decl(k, n, *d, w);
     }
     for st in ["stage_a", "stage_b"].iter().take(k.stages) {
         w.line(format!(
@@ -378,6 +229,176 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
         w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", 1);");
     }
     w.close();
+}
+
+/// What `setup()` does for one declaration.
+fn setup_decl(k: &Kernel, n: &Names, d: Decl, w: &mut Writer) {
+    let p = k.p;
+    match d {
+        Decl::Var(v) => setup_var(k, n, v, w),
+        Decl::Require(i) => {
+            let r = &p.requires[i];
+            let text = format!("require {};", cond_to_string(p, &r.cond));
+            w.line(format!(
+                "if (!({})) collc_mpi::usage_error(\"%s\", {});",
+                k.cond(&r.cond),
+                c_string(&format!("{text} does not hold for these parameters"))
+            ));
+        }
+        Decl::Calls | Decl::Type | Decl::Op => {}
+        Decl::Blocks => {
+            if let Some(b) = &p.blocks {
+                w.line(format!(
+                    "args.collc_blocks = {};  // blocks {} in 0..{}",
+                    k.expr(&b.count),
+                    p.vars[b.var].name,
+                    expr_to_string(p, &b.count)
+                ));
+                w.line(
+                    "if (args.collc_blocks < 0) collc_mpi::usage_error(\"negative block count\");",
+                );
+            }
+        }
+        Decl::Signal(s) => {
+            let sig = &p.signals[s];
+            let f = match sig.kind {
+                // A monotonic signal keeps its count: exempt from the all-zero check.
+                SignalKind::Credit if sig.monotonic => "value_signal",
+                SignalKind::Credit => "signal",
+                SignalKind::Value if p.signal_per_call(s) => "value_signal_per_call",
+                SignalKind::Value => "value_signal",
+            };
+            let count = n.signal_cells(s);
+            let field = if p.signal_per_call(s) {
+                n.signal_first(s)
+            } else {
+                n.signal_field(s)
+            };
+            declare(
+                k,
+                w,
+                "signal",
+                &sig.name,
+                &sig.dims,
+                &count,
+                &format!("{field} = s.{f}"),
+            );
+        }
+        Decl::Window(x) => {
+            let win = &p.windows[x];
+            let t = win.elem.cpp();
+            let alloc = if p.window_per_call(x) {
+                format!("{} = s.buffers_per_call<{t}>", n.window_calls(x))
+            } else {
+                format!("{} = s.buffer<{t}>", n.window_field(x))
+            };
+            declare(
+                k,
+                w,
+                "window",
+                &win.name,
+                &win.dims,
+                &n.window_len(x),
+                &alloc,
+            );
+        }
+        Decl::Array(a) => {
+            let arr = &p.arrays[a];
+            let field = n.array_field(a);
+            let what = format!("{field} = s.local_buffer<int64_t>");
+            declare(k, w, "array", &arr.name, &arr.dims, &n.array_len(a), &what);
+        }
+        Decl::Tile(t) => {
+            let info = &k.tiles[t];
+            w.line(format!(
+                "args.{} = s.local_buffer<{}>({}, {});",
+                n.tile_field(t),
+                p.tiles[t].elem.cpp(),
+                c_string(&p.tiles[t].name),
+                info.cap
+            ));
+        }
+    }
+}
+
+/// `setup()` for one variable: reads, checks and names it.
+fn setup_var(k: &Kernel, n: &Names, v: VarId, w: &mut Writer) {
+    let p = k.p;
+    let var = &p.vars[v];
+    let c = k.var(v);
+    match &var.kind {
+        VarKind::World { lo, hi } => {
+            w.line(format!(
+                "[[maybe_unused]] const int64_t {c} = s.np();  // ranks {} in {lo}..={hi}",
+                var.name
+            ));
+            let lim = k.world_limit;
+            let why = if lim < *hi {
+                format!(
+                    "; the verdict covers {} <= {lim} of the declared {lo}..={hi}",
+                    var.name
+                )
+            } else {
+                String::new()
+            };
+            w.line(format!(
+                "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"ranks {} = %lld is outside {lo}..={lim} (mpirun -np{why})\", static_cast<long long>({c}));",
+                int_lit(*lo),
+                int_lit(lim),
+                var.name
+            ));
+        }
+        VarKind::Param {
+            domain: Some((lo, hi)),
+        } => {
+            w.line(format!(
+                "if (!s.has_param({})) collc_mpi::usage_error(\"missing --param {}=VALUE (param {}: int in {lo}..={hi})\");",
+                c_string(&var.name),
+                var.name,
+                var.name
+            ));
+            w.line(format!(
+                "[[maybe_unused]] const int64_t {c} = s.param_i64({}, 0);",
+                c_string(&var.name)
+            ));
+            w.line(format!(
+                "if ({c} < {} || {c} > {}) collc_mpi::usage_error(\"--param {}=%lld is outside {lo}..={hi}\", static_cast<long long>({c}));",
+                int_lit(*lo),
+                int_lit(*hi),
+                var.name
+            ));
+            w.line(format!("args.{} = {c};", n.param_field(v)));
+        }
+        VarKind::Param { domain: None } => {
+            let world = k.var(p.world);
+            w.line(format!(
+                "[[maybe_unused]] const int64_t {c} = s.param_i64({}, 0);  // param {}: rank (default 0)",
+                c_string(&var.name),
+                var.name
+            ));
+            w.line(format!(
+                "if ({c} < 0 || {c} >= {world}) collc_mpi::usage_error(\"--param {}=%lld is not a rank in 0..%lld\", static_cast<long long>({c}), static_cast<long long>({world}));",
+                var.name
+            ));
+            w.line(format!("args.{} = {c};", n.param_field(v)));
+        }
+        VarKind::Const(x) => {
+            w.line(format!(
+                "[[maybe_unused]] constexpr int64_t {c} = {};  // const {}",
+                int_lit(*x),
+                var.name
+            ));
+        }
+        VarKind::Derived(e) => {
+            w.line(format!(
+                "[[maybe_unused]] const int64_t {c} = {};  // let {} = {}",
+                k.expr(e),
+                var.name,
+                expr_to_string(p, e)
+            ));
+        }
+        _ => {}
+    }
 }
 
 /// `args.COUNT = dims product; (checked); args.ALLOC(name, max(1, count));`
