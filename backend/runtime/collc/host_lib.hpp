@@ -24,11 +24,20 @@
 //     communicator's wait timeout with COLLC_LIB_ETIMEOUT. A poisoned communicator refuses
 //     every later call (its signal cells hold a partial call's credits); free it.
 //   * Same collective on every rank. Each rank counts its calls (all collectives of the
-//     communicator together) and, before its kernel, publishes (call index, collective id)
-//     in its slot of a 64-entry ring and reads its peers' entries for the same index. Two
-//     ranks whose call k differ are detected by at least one of them (both store before
+//     communicator together) and, before its kernel, publishes (call index, collective id,
+//     count) in its slot of a 64-entry ring and reads its peers' entries for the same index.
+//     Two ranks whose call k differ are detected by at least one of them (both store before
 //     they load, sequentially consistent): COLLC_LIB_EMISMATCH, and the communicator is
 //     poisoned, which frees a peer already waiting inside its kernel.
+//   * Counts per call. An allreduce or broadcast whose data window is f32[n] for a
+//     parameter n that sizes nothing else (Coll::size_param) has its window sized once for
+//     the configured n; each call passes its own count, the generated glue re-runs the
+//     collective's configure function with n = count (domain and every `require` checked,
+//     else EDOMAIN) and hands the kernel those scalars. A call whose count differs from the
+//     collective's previous call on this rank first waits until every rank has entered it
+//     (every earlier call has ended on every rank, every credit is back at zero), so the
+//     protocol starts from the state it was verified from; calls at one count run back to
+//     back, as verified.
 
 #ifndef COLLC_HOST_LIB_HPP
 #define COLLC_HOST_LIB_HPP
@@ -36,6 +45,7 @@
 #include "collc/pto_comm.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -105,8 +115,16 @@ struct CollSpec {
 
 constexpr int kRing = 64;
 
+// A ring entry: bits 40..63 (call index + 1) mod 2^24, bits 32..39 collective id + 1, bits
+// 0..31 the call's count mod 2^32 (0 for a collective whose count is fixed).
+inline uint64_t ring_entry(int64_t k, int c, int64_t count) {
+    return (static_cast<uint64_t>(k + 1) & 0xffffffu) << 40 | (static_cast<uint64_t>(c + 1) & 0xffu) << 32 |
+           (static_cast<uint64_t>(count) & 0xffffffffu);
+}
+inline bool ring_same_call(uint64_t e, int64_t k) { return (e >> 40) == (static_cast<uint64_t>(k + 1) & 0xffffffu); }
+
 struct alignas(64) RankSlot {
-    std::atomic<uint64_t> ring[kRing];  // (call index + 1) << 16 | collective id + 1
+    std::atomic<uint64_t> ring[kRing];  // entry(call index, collective id, count)
     std::atomic<int> busy{0};
     int64_t calls = 0;  // calls entered (written by the rank's calling thread only)
     RankSlot() {
@@ -168,6 +186,7 @@ public:
         }
         slots_.reset(new RankSlot[static_cast<size_t>(nranks)]);
         coll_calls_.assign(static_cast<size_t>(nranks) * colls_.size(), 0);
+        prev_count_.assign(static_cast<size_t>(nranks) * colls_.size(), 0);
         return kOk;
     }
 
@@ -222,8 +241,10 @@ public:
 
     // One call of collective `c` by `rank` (after enter()). `stage` and `collect` run on the
     // calling thread before and after the kernel, with this rank's buffer addresses.
+    // `count`: the call's element count (0 for a collective whose count is fixed); `scalars`:
+    // the kernel's scalars for that count (nullptr: the ones of creation).
     template <class Stage, class Collect>
-    int call(int c, int32_t rank, Stage stage, Collect collect) {
+    int call(int c, int32_t rank, int64_t count, const int64_t* scalars, Stage stage, Collect collect) {
         const CollSpec& cs = colls_[static_cast<size_t>(c)];
         RankSlot& me = slots_[rank];
         const int64_t done = coll_calls_[static_cast<size_t>(rank) * colls_.size() + static_cast<size_t>(c)];
@@ -233,17 +254,25 @@ public:
                         static_cast<long long>(done + 1), rank, cs.calls_decl.c_str());
         }
         const int64_t k = me.calls++;
-        const uint64_t entry = (static_cast<uint64_t>(k + 1) << 16) | static_cast<uint64_t>(c + 1);
+        const uint64_t entry = ring_entry(k, c, count);
         me.ring[k % kRing].store(entry, std::memory_order_seq_cst);
         for (int32_t q = 0; q < nranks_; ++q) {
             if (q == rank) continue;
             const uint64_t e = slots_[q].ring[k % kRing].load(std::memory_order_seq_cst);
-            if ((e >> 16) == static_cast<uint64_t>(k + 1) && e != entry) {
-                const int other = static_cast<int>(e & 0xffff) - 1;
-                return poison(kEMismatch, "call %lld: rank %d called %s but rank %d called %s (every rank must call the same collectives in the same order)",
-                              static_cast<long long>(k), rank, cs.name.c_str(), q,
-                              other >= 0 && other < static_cast<int>(colls_.size()) ? colls_[static_cast<size_t>(other)].name.c_str() : "?");
+            if (ring_same_call(e, k) && e != entry) {
+                const int other = static_cast<int>((e >> 32) & 0xff) - 1;
+                return poison(kEMismatch, "call %lld: rank %d called %s with count %lld but rank %d called %s with count %lld (every rank must call the same collectives with the same counts in the same order)",
+                              static_cast<long long>(k), rank, cs.name.c_str(), static_cast<long long>(count), q,
+                              other >= 0 && other < static_cast<int>(colls_.size()) ? colls_[static_cast<size_t>(other)].name.c_str() : "?",
+                              static_cast<long long>(e & 0xffffffffu));
             }
+        }
+        int64_t& prev = prev_count_[static_cast<size_t>(rank) * colls_.size() + static_cast<size_t>(c)];
+        const bool fresh = prev != 0 && prev != count;
+        prev = count;
+        if (fresh) {
+            const int s = await_entered(rank, k);
+            if (s != kOk) return s;
         }
         // This collective's own call index on this rank: the protocol's `call`, and the
         // instance of its rotated `per call` buffers.
@@ -254,7 +283,7 @@ public:
             bufs.push_back(buffer(c, static_cast<int>(b), rank, static_cast<uint64_t>(kc)));
             args.push_back(reinterpret_cast<int64_t>(bufs.back()));
         }
-        for (int64_t s : cs.scalars) args.push_back(s);
+        for (size_t i = 0; i < cs.scalars.size(); ++i) args.push_back(scalars != nullptr ? scalars[i] : cs.scalars[i]);
         args.push_back(reinterpret_cast<int64_t>(&ctx_[static_cast<size_t>(rank)]));
         stage(bufs.data());
         const int32_t C = cs.blocks;
@@ -316,6 +345,29 @@ public:
     bool is_broken() const { return run_.aborted.load(std::memory_order_acquire) != 0; }
 
 private:
+    // Waits until every rank has entered call `k` (published its ring entry for it): every
+    // earlier call has ended on every rank. A failure elsewhere ends the wait (EBROKEN), and
+    // so does the wait timeout (ETIMEOUT, poisoning the communicator).
+    int await_entered(int32_t rank, int64_t k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto limit = std::chrono::milliseconds(run_.twait_timeout_ms);
+        for (long polls = 0;; ++polls) {
+            bool all = true;
+            for (int32_t q = 0; q < nranks_ && all; ++q)
+                all = q == rank || ring_same_call(slots_[q].ring[k % kRing].load(std::memory_order_seq_cst), k);
+            if (all) return kOk;
+            if (run_.aborted.load(std::memory_order_acquire) != 0) return broken();
+            if (std::chrono::steady_clock::now() - t0 >= limit)
+                return poison(kETimeout, "rank %d: call %lld changes the count, but not every rank entered it within the wait timeout",
+                              rank, static_cast<long long>(k));
+            if (polls < 100) {
+                std::this_thread::yield();
+            } else {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+        }
+    }
+
     // The kernel of `rank`'s call `k` unwound: its own wait timed out (ETIMEOUT), its own
     // runtime check failed (EKERNEL), or another rank's failure freed it (EBROKEN).
     int failed_call(int32_t rank, int64_t k) {
@@ -345,6 +397,7 @@ private:
     std::vector<CommContext> ctx_;
     std::unique_ptr<RankSlot[]> slots_;
     std::vector<int64_t> coll_calls_;  // [rank * ncolls + c]: calls of c by rank (its thread only)
+    std::vector<int64_t> prev_count_;  // [rank * ncolls + c]: count of c's previous call by rank (0: none, or fixed)
     rt::RunState run_;
     int fail_code_ = 0;  // guarded by run_.mu
 };

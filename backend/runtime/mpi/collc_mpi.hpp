@@ -1390,6 +1390,18 @@ class Session {
     allocated_ = false;
   }
 
+  /// Back to the state allocate() left: every window of this rank and every tile zeroed
+  /// (library recovery, after every rank has stopped its protocol and flushed; the caller
+  /// then synchronises before any peer touches a window again).
+  void rezero() {
+    if (!allocated_) return;
+    for (auto& up : wins_) {
+      std::memset(up->base, 0, size_t(up->count) * size_t(up->elem_size));
+      COLLC_MPI_CHECK(MPI_Win_sync(up->win));
+    }
+    for (auto& b : scratch_) std::fill(b.begin(), b.end(), 0);
+  }
+
   /// "unified" if every window reports MPI_WIN_UNIFIED, else "separate".
   const char* model_name() const {
     for (const auto& w : wins_)

@@ -34,7 +34,19 @@
 //     (State::poll_hook), so a mismatch or a failure published later is found within about a
 //     millisecond, not after the wait timeout. Both ranks of a mismatch find it (each
 //     publishes before it reads).
-//   * After a failure the communicator refuses every call (EBROKEN); free it.
+//   * Recovery: after a failure (a bad argument, a mismatch, a timeout, on this rank or a
+//     peer) the next call on each rank first recovers the communicator (recover()): it waits,
+//     up to the wait timeout, in a nonblocking barrier until every rank has stopped its
+//     protocol and come to its own recovery (a rank still blocked in a wait finds the failure
+//     in the records within about a millisecond, returns EBROKEN, and recovers at its next
+//     call); every rank's RMA is complete (flushed); every rank zeroes its windows, tiles and
+//     call records and restarts its call indices; a second barrier; the communicator is then
+//     in the state creation left, the state the verifier starts from, and the call runs. A
+//     call that finds a failed peer at its entry, before its protocol moved any signal,
+//     recovers and runs at once (kRestart) instead of failing. If some rank does not come
+//     within the wait timeout (it died, freed the communicator, or waits on this rank
+//     elsewhere), the recovery fails and the communicator refuses every later call
+//     (EBROKEN); free it.
 
 #ifndef COLLC_MPI_LIB_HPP
 #define COLLC_MPI_LIB_HPP
@@ -59,6 +71,9 @@ enum Status : int {
   kEBusy = 8,
   kESystem = 9,
   kEResidue = 10,
+  // Internal (never returned by the API): a peer failed before this call's protocol began;
+  // the call recovers the communicator and starts again.
+  kRestart = -1,
 };
 
 inline std::string& last_error() {
@@ -158,8 +173,66 @@ class Comm {
   int np() const { return state_.np; }
   bool broken() const { return broken_; }
 
+  bool dead() const { return dead_; }
+
   int refuse_broken() {
-    return fail(kEBroken, "the communicator failed earlier and cannot be used (free it): %s", first_failure_.c_str());
+    return fail(kEBroken, "the communicator failed earlier and could not be recovered (free it): %s",
+                first_failure_.c_str());
+  }
+
+  // Recovery (see the header comment): every rank comes here once per failure, from its next
+  // call. `rezero` zeroes this rank's windows and tiles and restarts the glue's call
+  // indices. Inside a Use of this communicator.
+  int recover(const std::function<void()>& rezero) {
+    if (dead_) return refuse_broken();
+    if (!broken_) return kOk;
+    try {
+      for (Window* w : detail::st().live) COLLC_MPI_CHECK(MPI_Win_flush_all(w->win));
+      COLLC_MPI_CHECK(MPI_Win_flush_all(records_));
+      if (!await_all()) return give_up("not every rank stopped and came to the recovery within the wait timeout");
+      rezero();
+      for (int q = 0; q < np(); ++q) static_cast<int64_t*>(record_base_)[q] = 0;
+      COLLC_MPI_CHECK(MPI_Win_sync(records_));
+      if (!await_all()) return give_up("not every rank finished zeroing within the wait timeout");
+    } catch (const Failure& f) {
+      return give_up(f.what);
+    }
+    calls_ = 0;
+    broken_ = false;
+    first_failure_.clear();
+    return kOk;
+  }
+
+  // After a barrier: whether a peer's record says its communicator failed (or disagrees
+  // with this rank's last call).
+  bool peer_failed() {
+    try {
+      check_records();
+    } catch (const Failure&) {
+      return true;
+    }
+    return false;
+  }
+
+  // A nonblocking barrier over the communicator, polled until it completes or the wait
+  // timeout passes (then the request stays pending: the communicator is not used again).
+  bool await_all() {
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (MPI_Ibarrier(comm_, &req) != MPI_SUCCESS) return false;
+    const auto& S = detail::st();
+    const uint64_t deadline = detail::now_ns() + uint64_t(S.timeout_ms) * 1000000ull;
+    for (long polls = 0;; ++polls) {
+      int done = 0;
+      if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+      if (done) return true;
+      if (detail::now_ns() >= deadline) return false;
+      if (polls < 100) {
+        sched_yield();
+      } else {
+        timespec ts{0, 50000};
+        nanosleep(&ts, nullptr);
+      }
+    }
   }
 
   // A bad argument: this process's communicator is unusable from now on, and its peers
@@ -210,7 +283,14 @@ class Comm {
       // The record goes into slot `me` of every process's record window (self included),
       // flushed before the check and before the protocol's first notify.
       publish(encode(k, c, count, true, false));
-      check_records();
+      try {
+        check_records();
+      } catch (const Failure& f) {
+        if (f.code != kFailBroken) throw;
+        // A peer failed before this call's protocol moved any signal: recover and restart.
+        mark(f.what, true);
+        return kRestart;
+      }
       if (fresh) await_entered(k);
       S.poll_hook = &Comm::poll;
       S.poll_ctx = this;
@@ -335,7 +415,9 @@ class Comm {
     for (int q = 0; q < np(); ++q) {
       Record r;
       if (q == me() || !read_record(q, &r) || !r.broken) continue;
-      throw Failure{kFailBroken, "rank " + std::to_string(q) + "'s communicator failed (a bad argument or an error there)"};
+      throw Failure{kFailBroken, "rank " + std::to_string(q) +
+                                     "'s communicator failed (a bad argument or an error there); the next call "
+                                     "recovers the communicator"};
     }
   }
 
@@ -364,6 +446,14 @@ class Comm {
 
   static void poll(void* self) { static_cast<Comm*>(self)->check_records(); }
 
+  int give_up(const std::string& why) {
+    dead_ = true;
+    broken_ = true;
+    first_failure_ = "recovery failed: " + why + " (after: " + first_failure_ + ")";
+    last_error() = first_failure_;
+    return kEBroken;
+  }
+
   // `entered`: the failure happened inside the current call (its record stays a record of
   // that call); else a bad argument refused the next call before it began.
   void mark(const std::string& why, bool entered) {
@@ -390,6 +480,7 @@ class Comm {
   int cur_c_ = 0;
   int64_t cur_count_ = 0;
   bool broken_ = false;
+  bool dead_ = false;  // a recovery failed: the communicator is not used again
   std::string first_failure_;
 };
 

@@ -187,7 +187,7 @@ impl<'a> Coll<'a> {
     }
 
     /// The parameter that is the element count of each call, when the collective takes its
-    /// count per call (MPI library): an allreduce or broadcast whose data window is `f32[n]`
+    /// count per call (both libraries): an allreduce or broadcast whose data window is `f32[n]`
     /// for an integer parameter `n`, where `n` sizes nothing else that must stay fixed for
     /// the communicator's lifetime (signal arrays, the block count, host arrays, other
     /// windows) and the protocol carries no state from call to call beyond credits that

@@ -16,7 +16,7 @@ pub const STATUS: &[(&str, i32, &str)] = &[
     ("EMISMATCH", 4, "ranks called different collectives at the same call index"),
     ("ETIMEOUT", 5, "a wait was not satisfied within wait_timeout_ms (a peer never called, or died)"),
     ("EKERNEL", 6, "a runtime check inside the kernel failed"),
-    ("EBROKEN", 7, "the communicator failed earlier (this or another rank); free it"),
+    ("EBROKEN", 7, "another rank's call failed (MPI: the next call recovers the communicator), or the communicator cannot be used again (host: after any failure; MPI: its recovery failed): free it"),
     ("EBUSY", 8, "host: this rank is already in a call on another thread"),
     ("ESYSTEM", 9, "allocation, thread or MPI failure"),
     ("ERESIDUE", 10, "comm_free found credit cells not back at 0"),
@@ -42,6 +42,31 @@ pub fn prototype(name: &str, target: LibTarget, c: &Coll) -> String {
         Kind::AllToAllV { .. } => format!(", const {t}* send, size_t send_count, const int32_t* send_counts, {t}* recv, size_t recv_count, int32_t* recv_counts"),
     };
     format!("int {name}_{}({name}_comm* comm{rank}{bufs})", c.func)
+}
+
+/// The header comment's paragraph on errors and what follows one.
+fn errors_doc(name: &str, target: LibTarget, w: &mut Writer) {
+    w.line(format!(
+        " * Errors: every function returns a status; {name}_last_error() describes the last failure of"
+    ));
+    w.line(" * the calling thread. A call never hangs: a wait that is never satisfied ends after");
+    w.line(" * wait_timeout_ms with ETIMEOUT, and a bad argument on a valid rank is found by its peers");
+    match target {
+        LibTarget::Host => {
+            w.line(" * (peers blocked in the same call return at once with EBROKEN). After a failure the");
+            w.line(" * communicator refuses every call (EBROKEN): free it.");
+        }
+        LibTarget::Mpi => {
+            w.line(" * in its call record at their call's entry or within about a millisecond of a pending");
+            w.line(" * wait (they return EBROKEN). After a failure (a bad argument, a mismatch, a timeout,");
+            w.line(" * here or on a peer) the next call on each process recovers the communicator: it waits,");
+            w.line(" * up to wait_timeout_ms, until every process has come to its own next call, every");
+            w.line(" * process zeroes its windows and call records, and the call runs from the state the");
+            w.line(" * communicator was created in (a call that finds a failed peer at its entry recovers the");
+            w.line(" * same way and runs). If a process does not come within wait_timeout_ms, the");
+            w.line(" * communicator refuses every later call (EBROKEN): free it.");
+        }
+    }
 }
 
 /// `NAME.h`.
@@ -88,19 +113,7 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         }
     }
     w.line(" *");
-    w.line(format!(
-        " * Errors: every function returns a status; {name}_last_error() describes the last failure of"
-    ));
-    w.line(" * the calling thread. A call never hangs: a bad argument on a valid rank poisons the");
-    w.line(
-        " * communicator (host: peers blocked in the same call return at once with EBROKEN; MPI: peers",
-    );
-    w.line(" * find the failure in its call record at their call's entry or within about a millisecond of");
-    w.line(" * a pending wait, and return EBROKEN), and a");
-    w.line(
-        " * wait that is never satisfied ends after wait_timeout_ms with ETIMEOUT. After a failure",
-    );
-    w.line(" * the communicator refuses every call (EBROKEN): free it.");
+    errors_doc(name, target, &mut w);
     w.line(" */");
     w.line(format!("#ifndef {up}_H"));
     w.line(format!("#define {up}_H"));
@@ -136,7 +149,7 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         if params.is_empty() {
             w.line("    int64_t unused_; /* no parameters */");
         }
-        let per_call = target == LibTarget::Mpi && c.size_param().is_some();
+        let per_call = c.size_param().is_some();
         for (v, cname) in &params {
             let more = if per_call && c.size_param() == Some(*v) {
                 ": the largest count of a call (windows are sized for it once; each call passes its own count)"
@@ -196,7 +209,7 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         doc(name, target, c, &mut w);
         w.line(format!("{up}_API {};", prototype(name, target, c)));
         for n in counts(c) {
-            if target == LibTarget::Mpi && c.size_param().is_some() {
+            if c.size_param().is_some() {
                 w.line(
                     "/* The largest count of a call: the configured one (0 for a NULL comm). */",
                 );
@@ -232,7 +245,7 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
         LibTarget::Mpi => "this process",
     };
     let p = c.p();
-    let size = c.size_param().filter(|_| target == LibTarget::Mpi);
+    let size = c.size_param();
     match c.kind {
         Kind::Allreduce { .. } | Kind::Broadcast { .. } if size.is_some() => {
             per_call_doc(name, c, size.unwrap_or_default(), w)

@@ -181,7 +181,11 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     ));
     let ci = c.index;
     let slot = |x| format!("e[{}]", c.slot(x));
-    super::checks::arguments(name, c, w, "rank", &slot, "comm->comm.nranks()", false);
+    let per_call = c.size_param().is_some();
+    super::checks::arguments(name, c, w, "rank", &slot, "comm->comm.nranks()", per_call);
+    if per_call {
+        scalars_for_count(name, c, w);
+    }
     let (stage, collect) = match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
@@ -191,9 +195,14 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             } else {
                 ""
             };
+            let n = if per_call {
+                "count".to_string()
+            } else {
+                format!("e[{d}]")
+            };
             (
-                format!("{only_root}std::memcpy(b[{d}], data, e[{d}] * sizeof(float));"),
-                format!("std::memcpy(data, b[{d}], e[{d}] * sizeof(float));"),
+                format!("{only_root}std::memcpy(b[{d}], data, {n} * sizeof(float));"),
+                format!("std::memcpy(data, b[{d}], {n} * sizeof(float));"),
             )
         }
         Kind::Exchange { input, target, .. } => {
@@ -231,8 +240,52 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             )
         }
     };
+    let (count, scalars) = if per_call {
+        ("static_cast<int64_t>(count)", "collc_scalars")
+    } else {
+        ("0", "nullptr")
+    };
     w.line(format!(
-        "return comm->comm.call({ci}, rank, [&](uint8_t* const* b) {{ (void)b; {stage} }}, [&](uint8_t* const* b) {{ (void)b; {collect} }});"
+        "return comm->comm.call({ci}, rank, {count}, {scalars}, [&](uint8_t* const* b) {{ (void)b; {stage} }}, [&](uint8_t* const* b) {{ (void)b; {collect} }});"
+    ));
+    w.close();
+}
+
+/// A call's count (a collective with `Coll::size_param`): at most the configured one (the
+/// window's size), then the collective's configure function run again with the size
+/// parameter set to it (its domain and every `require` checked) for the kernel's scalars,
+/// `collc_scalars`; else EDOMAIN, poisoning the communicator.
+fn scalars_for_count(name: &str, c: &Coll, w: &mut Writer) {
+    let (Some(v), Kind::Allreduce { data } | Kind::Broadcast { data, .. }) =
+        (c.size_param(), c.kind)
+    else {
+        return;
+    };
+    let f = &c.func;
+    let d = c.slot(data);
+    w.line(format!("if (count > e[{d}]) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: count %zu is above the configured %llu\", rank, count, static_cast<unsigned long long>(e[{d}]));"));
+    let prm: Vec<String> = c
+        .params()
+        .iter()
+        .map(|(x, n)| {
+            if *x == v {
+                "static_cast<int64_t>(count)".to_string()
+            } else {
+                format!("comm->config.{f}.{n}")
+            }
+        })
+        .collect();
+    let ns = c.k.abi.scalars.len();
+    let nb = c.k.abi.buffers.len();
+    w.line(format!("int64_t collc_scalars[{ns}];"));
+    w.open("");
+    w.line(format!("const int64_t prm[] = {{{}}};", prm.join(", ")));
+    w.line(format!("uint64_t elems[{nb}];"));
+    w.line("int64_t blocks = 1;");
+    w.line("char err[512];");
+    w.line(format!(
+        "if (!collc_lib_configure_{}(comm->comm.nranks(), prm, collc_scalars, elems, &blocks, err, sizeof err)) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: %s\", rank, err);",
+        c.index
     ));
     w.close();
 }

@@ -228,6 +228,60 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("");
     w.line("#include <new>");
     w.line("");
+    declarations(colls, &mut w);
+    w.line("");
+    w.line("using namespace collc_mpi::lib;");
+    w.line("");
+    w.line("using collc_lib_window_fn = void* (*)(const void*, int, int64_t*);");
+    w.line("// Element count of window `w` of a collective's Args.");
+    w.line("[[maybe_unused]] static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
+    w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it).");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const void* src, size_t esize) { int64_t n = 0; void* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
+    w.line("// Row `row` of `rows` equal rows of this rank's window copy -> caller's buffer (after the kernel).");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_row_out(collc_lib_window_fn f, const void* a, int w, int row, int rows, void* dst, size_t esize) { int64_t n = 0; const unsigned char* src = static_cast<const unsigned char*>(f(a, w, &n)); const int64_t len = n / rows; std::memcpy(dst, src + static_cast<size_t>(len * row) * esize, static_cast<size_t>(len) * esize); }");
+    w.line("// This rank's window copy -> caller's buffer (after the kernel).");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, void* dst, size_t esize) { int64_t n = 0; const void* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
+    w.line("");
+    comm_struct(name, colls, &mut w);
+    create_fn(name, colls, &mut w);
+    free_fn(name, colls.len(), &mut w);
+    recover_fn(name, colls.len(), &mut w);
+    for c in colls {
+        call(name, c, &mut w);
+        for n in counts(c) {
+            w.open(format!(
+                "extern \"C\" size_t {name}_{}_{}(const {name}_comm* comm)",
+                c.func, n.suffix
+            ));
+            w.line("if (comm == nullptr) return 0;");
+            if let Some(v) = c.size_param() {
+                w.line(format!(
+                    "return static_cast<size_t>(comm->config.{}.{});  // the largest count of a call",
+                    c.func,
+                    c.k.var(v)
+                ));
+                w.close();
+                continue;
+            }
+            w.line("int64_t len = 0;");
+            w.line(format!(
+                "collc_lib_mpi_window_{}(comm->args[{}], {}, &len);",
+                c.index, c.index, n.window
+            ));
+            if n.per_rank {
+                w.line("len /= comm->comm.np();");
+            }
+            w.line("return static_cast<size_t>(len);");
+            w.close();
+        }
+        w.line("");
+    }
+    super::header::errors(name, &mut w);
+    w.finish()
+}
+
+/// The per-collective functions of the translation units the glue calls.
+fn declarations(colls: &[Coll], w: &mut Writer) {
     for c in colls {
         let i = c.index;
         w.line(format!(
@@ -257,19 +311,10 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
             ));
         }
     }
-    w.line("");
-    w.line("using namespace collc_mpi::lib;");
-    w.line("");
-    w.line("using collc_lib_window_fn = void* (*)(const void*, int, int64_t*);");
-    w.line("// Element count of window `w` of a collective's Args.");
-    w.line("[[maybe_unused]] static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
-    w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const void* src, size_t esize) { int64_t n = 0; void* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
-    w.line("// Row `row` of `rows` equal rows of this rank's window copy -> caller's buffer (after the kernel).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_row_out(collc_lib_window_fn f, const void* a, int w, int row, int rows, void* dst, size_t esize) { int64_t n = 0; const unsigned char* src = static_cast<const unsigned char*>(f(a, w, &n)); const int64_t len = n / rows; std::memcpy(dst, src + static_cast<size_t>(len * row) * esize, static_cast<size_t>(len) * esize); }");
-    w.line("// This rank's window copy -> caller's buffer (after the kernel).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, void* dst, size_t esize) { int64_t n = 0; const void* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
-    w.line("");
+}
+
+/// `struct NAME_comm` and its destructor.
+fn comm_struct(name: &str, colls: &[Coll], w: &mut Writer) {
     let n = colls.len();
     w.line(format!("struct {name}_comm {{"));
     w.line("    Comm comm;");
@@ -303,7 +348,11 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("if (attached) comm.detach();");
     w.close();
     w.line("");
-    // create
+}
+
+/// `NAME_comm_create`.
+fn create_fn(name: &str, colls: &[Coll], w: &mut Writer) {
+    let n = colls.len();
     w.open(format!(
         "extern \"C\" int {name}_comm_create(MPI_Comm mpi_comm, const {name}_config* config, {name}_comm** out)"
     ));
@@ -340,7 +389,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
             "c->args[{i}] = collc_lib_mpi_setup_{i}(c->sessions[{i}].get());"
         ));
         let len = |x| format!("collc_lib_mpi_len(collc_lib_mpi_window_{i}, c->args[{i}], {x})");
-        super::checks::shape(name, c, &mut w, &len, "c->comm.np()");
+        super::checks::shape(name, c, w, &len, "c->comm.np()");
     }
     w.line(format!(
         "for (int i = 0; i < {n}; ++i) c->sessions[i]->allocate();"
@@ -355,15 +404,19 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("return kOk;");
     w.close();
     w.line("");
-    // free
+}
+
+/// `NAME_comm_free`: the residue check when every rank frees a communicator that did not fail.
+fn free_fn(name: &str, n: usize, w: &mut Writer) {
     w.open(format!("extern \"C\" int {name}_comm_free({name}_comm* c)"));
     w.line("if (c == nullptr) return kOk;");
     w.line("long nonzero = 0;");
     w.line("std::vector<std::string> cells;");
     w.line("Comm::Use use(c->comm);");
     w.open("try");
-    w.line("if (!c->comm.broken()) {");
-    w.line("    MPI_Barrier(c->comm.comm());  // every epilogue (flushed) has landed");
+    w.line("// Every epilogue (flushed) has landed; a failed communicator is not checked.");
+    w.line("const bool all_in = !c->comm.dead() && c->comm.await_all();");
+    w.line("if (all_in && !c->comm.broken() && !c->comm.peer_failed()) {");
     w.line(format!(
         "    for (int i = 0; i < {n}; ++i) nonzero += c->sessions[i]->nonzero_cells(&cells);"
     ));
@@ -375,38 +428,23 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("return kOk;");
     w.close();
     w.line("");
-    for c in colls {
-        call(name, c, &mut w);
-        for n in counts(c) {
-            w.open(format!(
-                "extern \"C\" size_t {name}_{}_{}(const {name}_comm* comm)",
-                c.func, n.suffix
-            ));
-            w.line("if (comm == nullptr) return 0;");
-            if let Some(v) = c.size_param() {
-                w.line(format!(
-                    "return static_cast<size_t>(comm->config.{}.{});  // the largest count of a call",
-                    c.func,
-                    c.k.var(v)
-                ));
-                w.close();
-                continue;
-            }
-            w.line("int64_t len = 0;");
-            w.line(format!(
-                "collc_lib_mpi_window_{}(comm->args[{}], {}, &len);",
-                c.index, c.index, n.window
-            ));
-            if n.per_rank {
-                w.line("len /= comm->comm.np();");
-            }
-            w.line("return static_cast<size_t>(len);");
-            w.close();
-        }
-        w.line("");
-    }
-    super::header::errors(name, &mut w);
-    w.finish()
+}
+
+/// The recovery a call runs after a failure.
+fn recover_fn(name: &str, n: usize, w: &mut Writer) {
+    w.line("// After a failure: collc_mpi_lib.hpp's collective recovery (windows and tiles zeroed, call");
+    w.line("// indices restarted).");
+    w.open(format!("static int collc_lib_mpi_recover({name}_comm* c)"));
+    w.line("return c->comm.recover([c] {");
+    w.line(format!(
+        "    for (int i = 0; i < {n}; ++i) c->sessions[i]->rezero();"
+    ));
+    w.line(format!(
+        "    for (int i = 0; i < {n}; ++i) c->calls[i] = c->counts[i] = 0;"
+    ));
+    w.line("});");
+    w.close();
+    w.line("");
 }
 
 fn call(name: &str, c: &Coll, w: &mut Writer) {
@@ -419,8 +457,12 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
     w.line(format!(
         "if (comm == nullptr) return fail(kEInval, \"{name}_{f}: null communicator\");"
     ));
-    w.line("if (comm->comm.broken()) return comm->comm.refuse_broken();");
     w.line("Comm::Use use(comm->comm);");
+    w.line(
+        "// A call that finds a failed peer before its protocol began recovers and starts again.",
+    );
+    w.open("for (;;)");
+    w.line("if (comm->comm.broken()) { const int rs = collc_lib_mpi_recover(comm); if (rs != kOk) return rs; }");
     w.line(format!("const void* a = comm->args[{i}];"));
     w.line(format!(
         "auto kernel = [a](const collc_mpi::Ctx& ctx) {{ collc_lib_mpi_kernel_{i}(ctx, a); }};"
@@ -494,7 +536,9 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
         ("0", "false")
     };
     w.line(format!(
-        "return comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
+        "const int s = comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
     ));
+    w.line("if (s != kRestart) return s;");
+    w.close();
     w.close();
 }

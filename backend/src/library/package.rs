@@ -235,9 +235,10 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     let contract = match target {
         LibTarget::Host => "\n## Contract\n\n\
             * One communicator for P ranks; rank r's calls come from one thread at a time, every rank\n  calls the same collectives in the same order (checked: `EMISMATCH`).\n\
-            * Parameters are fixed at creation: back-to-back calls are verified for one assignment.\n\
+            * An allreduce or broadcast over `f32[n]` takes its count per call, up to the configured\n  `n` (the window is sized for it once; the kernel's scalars are recomputed for the count, its\n  domain and every `require` checked); a call at another count than the previous one first\n  waits until every rank has entered it, so the protocol starts from the state it was\n  verified from. Other parameters are fixed at creation: back-to-back calls are verified for\n  one assignment.\n\
             * The communicator owns the windows (signals allocated and zeroed once, reused by every\n  call as verified); a call copies the caller's buffer in before the kernel and out after it.\n\
-            * Any error poisons the communicator: every rank's later call returns `EBROKEN` (peers\n  blocked in the failing call return at once); free it and create a new one.\n",
+            * Any error poisons the communicator: every rank's later call returns `EBROKEN` (peers\n  blocked in the failing call return at once); free it and create a new one.\n\
+            * `wait_timeout_ms` 0 means `$COLLC_TWAIT_TIMEOUT_MS`, else 10000 ms.\n",
         LibTarget::Mpi => "\n## Contract\n\n\
             * `NAME_comm_create` and `NAME_comm_free` are collective over the MPI communicator; a\n  process may hold several collc communicators (each on its own duplicate of the MPI\n  communicator, with its own windows) and call them alternately from one thread at a time.\n\
             * Every process calls the same collectives with the same counts in the same order: each\n  call publishes its (call index, collective, count) record to every peer before its protocol;\n  a peer that entered the same call with another collective or count is found at once or by\n  the next check of a pending wait (about every millisecond), not after the wait timeout\n  (`EMISMATCH`); a peer whose communicator failed (e.g. a bad argument there) likewise\n  (`EBROKEN`).\n\
@@ -245,7 +246,7 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             * `wait_timeout_ms` 0 means `$COLLC_MPI_WAIT_TIMEOUT_MS`, else 20000 ms.\n\
             * Open MPI 4.1 on one node: run with `--mca osc sm` when collc communicators live on the\n  disjoint halves of an `MPI_Comm_split`: osc/rdma names a window's shared-memory segment\n  after the communicator's context id, which those halves share, and their windows collide\n  (open-mpi/ompi#9492).\n\
             * The communicator owns the RMA windows (MPI_Win_allocate, zeroed once, one lock_all\n  epoch); a call stages the caller's buffer into its window and copies the output back.\n\
-            * A wait not satisfied within `wait_timeout_ms` fails the call (`ETIMEOUT`); after any\n  error the communicator returns `EBROKEN`; free it.\n",
+            * A wait not satisfied within `wait_timeout_ms` fails the call (`ETIMEOUT`). After any\n  failure (a bad argument, a mismatch, a timeout, on this process or a peer) the next call on\n  each process recovers the communicator: it waits, up to `wait_timeout_ms`, until every\n  process has come to its own next call; every process zeroes its windows and call records;\n  the call then runs from the state of creation. Every process must therefore call again\n  after an error: a peer that frees the communicator or never calls makes the recovery fail\n  after `wait_timeout_ms`, and the communicator then returns `EBROKEN` for good; free it.\n",
     };
     s.push_str(&contract.replace("NAME_", &format!("{name}_")));
     s

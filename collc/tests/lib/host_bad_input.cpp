@@ -113,23 +113,82 @@ int main(int argc, char** argv) {
         expect("free: credit cells back at 0", freed == COLL_OK, coll_strerror(freed));
     }
 
-    // ---- buffer too small: ESIZE, and the peer already waiting is released -----------------
+    // ---- counts per call: any count up to the configured one, on one communicator -------
+    for (int P : {2, 3}) {
+        coll_config cfg = good();
+        cfg.broadcast.root = 1;
+        coll_comm_create(P, &cfg, &comm);
+        const size_t counts[] = {600, 1, 300, 300, 599, 600};
+        ranks(P, [&](int r) {
+            for (size_t k = 0; k < sizeof counts / sizeof counts[0]; ++k) {
+                const size_t n = counts[k];
+                std::vector<float> a(n), b(n);
+                for (size_t i = 0; i < n; ++i) a[i] = static_cast<float>((r * 7 + static_cast<int>(i + k)) % 23);
+                int x = coll_allreduce(comm, r, a.data(), n);
+                if (x != COLL_OK) return x;
+                for (size_t i = 0; i < n; ++i) {
+                    float want = 0;
+                    for (int q = 0; q < P; ++q) want += static_cast<float>((q * 7 + static_cast<int>(i + k)) % 23);
+                    if (a[i] != want) return -2;
+                }
+                for (size_t i = 0; i < n; ++i) b[i] = r == 1 ? static_cast<float>((i * 3 + k) % 17) : -1.0f;
+                x = coll_broadcast(comm, r, b.data(), n, 1);
+                if (x != COLL_OK) return x;
+                for (size_t i = 0; i < n; ++i)
+                    if (b[i] != static_cast<float>((i * 3 + k) % 17)) return -3;
+            }
+            return COLL_OK;
+        }, &st, &msg);
+        bool all = true;
+        for (int x : st) all = all && x == COLL_OK;
+        expect(P == 2 ? "counts per call, P = 2: 600, 1, 300, 300, 599, 600 elements right"
+                      : "counts per call, P = 3: 600, 1, 300, 300, 599, 600 elements right",
+               all, show(st, msg, 0));
+        const int freed = coll_comm_free(comm);
+        expect("free after several counts: credit cells back at 0", freed == COLL_OK, coll_strerror(freed) + std::string(" ") + coll_last_error());
+    }
+
+    // ---- different counts at the same call: EMISMATCH, no hang ------------------------------
     {
         coll_config cfg = good();
         coll_comm_create(2, &cfg, &comm);
         const auto t0 = std::chrono::steady_clock::now();
         ranks(2, [&](int r) {
             std::vector<float> d(600, 1.0f);
-            if (r == 0) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 1 is waiting by now
-                return coll_allreduce(comm, r, d.data(), 599);
-            }
-            return coll_allreduce(comm, r, d.data(), d.size());
+            if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 1 is waiting by now
+            return coll_allreduce(comm, r, d.data(), r == 0 ? 599 : 600);
         }, &st, &msg);
         const double ms = ms_since(t0);
-        expect("buffer too small", st[0] == COLL_ESIZE && st[1] == COLL_EBROKEN && ms < 2000, show(st, msg, ms));
+        expect("different counts at the same call", st[0] == COLL_EMISMATCH && st[1] == COLL_EBROKEN && ms < 2000 && msg[0].find("count") != std::string::npos, show(st, msg, ms));
+        coll_comm_free(comm);
+    }
+
+    // ---- a count above the configured one: EDOMAIN, and the peer already waiting is released
+    {
+        coll_config cfg = good();
+        coll_comm_create(2, &cfg, &comm);
+        const auto t0 = std::chrono::steady_clock::now();
+        ranks(2, [&](int r) {
+            std::vector<float> d(601, 1.0f);
+            if (r == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 1 is waiting by now
+                return coll_allreduce(comm, r, d.data(), 601);
+            }
+            return coll_allreduce(comm, r, d.data(), 600);
+        }, &st, &msg);
+        const double ms = ms_since(t0);
+        expect("count above the configured one", st[0] == COLL_EDOMAIN && st[1] == COLL_EBROKEN && ms < 2000, show(st, msg, ms));
         s = coll_allreduce(comm, 1, buf.data(), buf.size());
         expect("later calls refused", s == COLL_EBROKEN, coll_last_error());
+        coll_comm_free(comm);
+    }
+
+    // ---- a NULL buffer: EINVAL ---------------------------------------------------------------
+    {
+        coll_config cfg = good();
+        coll_comm_create(2, &cfg, &comm);
+        s = coll_allreduce(comm, 0, nullptr, 600);
+        expect("NULL data", s == COLL_EINVAL, coll_last_error());
         coll_comm_free(comm);
     }
 

@@ -102,9 +102,59 @@ int main(int argc, char** argv) {
     double ms = (MPI_Wtime() - t0) * 1e3;
     expect("count above the configured one", me == 0 ? s == COLLMPI_EDOMAIN : (s == COLLMPI_EBROKEN && ms < 5000),
            std::string(collmpi_strerror(s)) + ": " + collmpi_last_error());
-    s = collmpi_allreduce(comm, d.data(), d.size());
-    expect("later calls refused", s == COLLMPI_EBROKEN, collmpi_last_error());
-    collmpi_comm_free(comm);
+    // The next call recovers the communicator on every rank (windows and records zeroed,
+    // call indices restarted) and runs; so do the calls after it, and free finds every
+    // credit back at 0.
+    {
+        bool right = true;
+        std::string why = "3 allreduces and 3 broadcasts after the failure equal MPI_Allreduce / the root's";
+        for (int k = 0; k < 3 && right; ++k) {
+            std::vector<float> a(600), want(600), b(600);
+            for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((me * 5 + static_cast<int>(i) + k) % 19);
+            MPI_Allreduce(a.data(), want.data(), 600, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            s = collmpi_allreduce(comm, a.data(), a.size());
+            if (s != COLLMPI_OK || a != want) {
+                right = false;
+                why = "allreduce " + std::to_string(k) + ": " + collmpi_strerror(s) + " " + collmpi_last_error();
+            }
+            for (size_t i = 0; i < b.size(); ++i) b[i] = me == 1 ? static_cast<float>((i + static_cast<size_t>(k)) % 13) : -1.0f;
+            s = collmpi_broadcast(comm, b.data(), b.size(), 1);
+            for (size_t i = 0; i < b.size() && right; ++i)
+                if (s != COLLMPI_OK || b[i] != static_cast<float>((i + static_cast<size_t>(k)) % 13)) {
+                    right = false;
+                    why = "broadcast " + std::to_string(k) + ": " + collmpi_strerror(s) + " " + collmpi_last_error();
+                }
+        }
+        expect("the calls after a bad argument recover and are right", right, why);
+    }
+    s = collmpi_comm_free(comm);
+    expect("free after recovery: credit cells back at 0", s == COLLMPI_OK, collmpi_last_error());
+
+    // ---- a NULL buffer on rank 1 while rank 0 has not yet entered the call: rank 1 EINVAL;
+    // rank 0 finds the failure at its call's entry, before its protocol moves a signal,
+    // recovers, and runs its call together with rank 1's next (corrected) one --------------
+    collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    {
+        std::vector<float> a(600, 1.0f);
+        s = collmpi_allreduce(comm, a.data(), a.size());
+        bool right = s == COLLMPI_OK && a[0] == 2.0f;
+        std::string why = std::string("a first call: ") + collmpi_strerror(s);
+        if (me == 1) {
+            s = collmpi_allreduce(comm, nullptr, 600);
+            right = right && s == COLLMPI_EINVAL;
+            why += std::string(", NULL: ") + collmpi_strerror(s);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);  // rank 0 enters after rank 1's failure is published
+        std::vector<float> x(600), want(600);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((me + 3 * static_cast<int>(i)) % 11);
+        MPI_Allreduce(x.data(), want.data(), 600, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        s = collmpi_allreduce(comm, x.data(), x.size());
+        right = right && s == COLLMPI_OK && x == want;
+        why += std::string(", then: ") + collmpi_strerror(s) + " " + collmpi_last_error();
+        expect("a failed peer found at entry: recovered, the call runs", right, why);
+    }
+    s = collmpi_comm_free(comm);
+    expect("free: credit cells back at 0", s == COLLMPI_OK, collmpi_last_error());
 
     // ---- different counts on the ranks: EMISMATCH on both, found by the call records ------
     collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
@@ -137,7 +187,14 @@ int main(int argc, char** argv) {
     collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
     s = collmpi_broadcast(comm, d.data(), d.size(), 0);
     expect("root differs from the configuration", s == COLLMPI_EDOMAIN, collmpi_last_error());
-    collmpi_comm_free(comm);
+    {
+        std::vector<float> b(600, me == 1 ? 7.0f : 0.0f);
+        s = collmpi_broadcast(comm, b.data(), b.size(), 1);
+        expect("then the configured root: recovered and right", s == COLLMPI_OK && b[599] == 7.0f,
+               std::string(collmpi_strerror(s)) + ": " + collmpi_last_error());
+    }
+    s = collmpi_comm_free(comm);
+    expect("free after the root's recovery", s == COLLMPI_OK, collmpi_last_error());
 
     if (me == 0) std::printf("%s: %d failure(s)\n", failures == 0 ? "ok" : "FAILED", failures);
     MPI_Finalize();
