@@ -1,9 +1,35 @@
-//! The `stale-credit` obligation: every wait needs a credit of its own round (`>=`/`>`
-//! waits on counters; an exact wait on a counter is a violation); many-writer counters are
-//! reset after a wait for all their credits (`crate::obligations::multi`), and no writer's
-//! next-call credit can reach that wait. The rounds of a cell's waits are paired with the
-//! rounds of its writers' notifies, loop by loop ([`Pairing`]); a wait may pair with a round
-//! K behind (a credit window, `crate::obligations::window`).
+//! The `stale-credit` obligation on the enumerated route, per configuration. It looks at
+//! counters: cells that receive AtomicAdd credits and are waited on, and that no statement
+//! Sets (a cell with a Set is `op-exclusivity`'s and `value-signal`'s). On each:
+//!
+//! 1. *Monotone comparisons*: a wait on it whose comparison is not `>=` or `>` (`==`,
+//!    `!=`, `<`, `<=`) and that can run is a violation; every such statement is reported,
+//!    and the cell's rounds are then not paired.
+//! 2. *One wait per call*: an owner with a single wait outside loops kept symbolic is not
+//!    paired here. On a self-clearing cell earlier calls' credits are excluded by
+//!    `credit-balance` (README, "The reuse theorem"); on a monotonic cell the wait's reduced
+//!    threshold must need a credit of its own call (`crate::obligations::epoch::own_call`),
+//!    or lag by whole calls (`wait done >= call - 1`).
+//! 3. *Round pairing*: otherwise the owner's waits and its writers' notifies are walked in
+//!    lockstep as trees of summarised loops ([`Pairing`]; loops pair when they have the same
+//!    statement and trip count). Each wait's need (`> t` needs `t + 1`) must exceed the
+//!    credits the writers send in every round before its own, i.e. need a credit of its own
+//!    round. When that is refuted inside (or just after) a loop whose rounds each send a
+//!    positive literal number of credits, the wait may instead need the credit of the
+//!    writer's round `K` behind, `K` a literal or a parameter that is a whole number of
+//!    rounds (a credit window, `crate::obligations::window`), whose first `K` rounds need
+//!    nothing (threshold `<= 0`). Waits after the writers' last round (a drain) pair with
+//!    the rounds before them. Only the lower bound is checked here: that the credits do
+//!    reach the threshold is `wait-reachable`'s.
+//! 4. *Many writers* (`crate::obligations::multi`): on a cell two or more actors besides
+//!    its owner credit, the owner's reset comes after a wait for all of the call's credits,
+//!    and every writer's first credit of the next call is ordered after that wait by a
+//!    notify/wait chain, unless the writers' credits form one sequence across calls.
+//!
+//! Notifies and waits under different symbolic conditions, loop structures that do not pair
+//! round by round, and undecided queries leave the obligation `unknown`, never violated.
+//! The parametric route (P symbolic, `crate::engine::param`) states the rule differently:
+//! a wait needs more than what was sent before the previous wait on its cell.
 
 use crate::engine::events::{cell_name, chain, value_of};
 use crate::engine::exec::{Cell, EvKind, Run};
