@@ -32,7 +32,7 @@ const OPEN: [(&str, &str); 4] = [
     ),
     (
         "nvshmem_flag_clear_then_set",
-        "d: a value flag cleared by its reader, then Set by the writer after a credit: value-signal",
+        "d: the ordered clear-then-set passes for P in 1..=16 (enumerated); with P symbolic, value-signal's one-Set-per-call count and the ranking of value waits do not take the ordered Sets: exit 3 naming that range",
     ),
 ];
 

@@ -205,3 +205,59 @@ fn writers_ordered_in_one_sequence_keep_the_single_writer_rule() {
     let r = verify(&chained(""));
     assert_eq!(status(&r, "stale-credit"), Status::Violated);
 }
+
+/// Rank 0 clears its value flag, then (`ack_first` or not) tells rank 1 it is ready; rank 1
+/// waits for that and Sets the flag to 1; rank 0 waits with `wait`: two Sets per call.
+fn clear_then_set(ack_first: bool, wait: &str) -> String {
+    let (a, b) = ("notify flag[0] = 0;", "notify go[0] @ rank(1) += 1;");
+    let (first, second) = if ack_first { (b, a) } else { (a, b) };
+    format!(
+        "collective c: barrier() {{
+    ranks P in 2..=4;
+    signal go[1];
+    signal flag[1] as value;
+
+    body {{
+        if me == 0 {{
+            {first}
+            {second}
+            {wait}
+        }}
+        if me == 1 {{
+            wait go[0] >= 1;
+            notify flag[0] @ rank(0) = 1;
+        }}
+    }}
+
+    epilogue {{
+        if me == 1 {{
+            notify go[0] -= 1;
+        }}
+    }}
+}}"
+    )
+}
+
+#[test]
+fn several_sets_per_call_ordered_by_a_chain() {
+    // The clear, the ready credit, the writer's Set: ordered; the wait passes only on the
+    // last Set's 1 (not on the cleared 0, nor on the previous call's 1).
+    let r = verify(&clear_then_set(false, "wait flag[0] == 1;"));
+    let o = r.get("value-signal").expect("value-signal");
+    assert!(
+        matches!(o.status, Status::Proved | Status::Checked),
+        "{o:?}"
+    );
+    // The ready credit before the clear: the writer's Set can land first and be wiped.
+    let r = verify(&clear_then_set(true, "wait flag[0] == 1;"));
+    assert_eq!(status(&r, "value-signal"), Status::Violated);
+    assert!(r.get("value-signal").unwrap().findings[0]
+        .message
+        .contains("two writers"));
+    // Ordered Sets, but the wait also passes on the earlier Set's 0.
+    let r = verify(&clear_then_set(false, "wait flag[0] >= 0;"));
+    assert_eq!(status(&r, "value-signal"), Status::Violated);
+    assert!(r.get("value-signal").unwrap().findings[0]
+        .message
+        .contains("earlier Set of the call"));
+}

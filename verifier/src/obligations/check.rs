@@ -301,7 +301,7 @@ pub fn what(id: &str) -> &'static str {
         "wait-reachable" => "every wait's threshold is reached by its cell's credits",
         "stale-credit" => "every wait on a counter is `>=`/`>` and needs a credit of its own round (in a credit window, of the writer's round K behind); many-writer counters are reset after a wait for all their credits, and no writer's next-call credit can reach that wait",
         "garbage-credit" => "every credited cell is read by some wait",
-        "value-signal" => "every value cell is Set once per call and read only after that Set, before the next call's",
+        "value-signal" => "every value cell is Set once per call (or by Sets a notify/wait chain orders) and read only after the call's last Set, before the next call's",
         _ => "early returns depend only on rank-uniform values",
     }
 }

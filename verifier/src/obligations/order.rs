@@ -92,6 +92,16 @@ impl Hb {
     /// Every actor reached from `start` (actor, first ordered position) within one call:
     /// the first program position of each that is ordered after the start.
     pub(crate) fn reach(&self, start: &[(Actor, u32)]) -> HashMap<Actor, u32> {
+        self.reach_avoiding(start, &[])
+    }
+
+    /// [`Hb::reach`] without the edges of the notifies `avoid` (the writes of a cell whose
+    /// own ordering is in question: its edges rest on what is being asked).
+    pub(crate) fn reach_avoiding(
+        &self,
+        start: &[(Actor, u32)],
+        avoid: &[usize],
+    ) -> HashMap<Actor, u32> {
         let mut at: HashMap<Actor, u32> = HashMap::new();
         let mut work: Vec<(Actor, u32)> = Vec::new();
         for &(a, s) in start {
@@ -108,7 +118,7 @@ impl Hb {
                 continue;
             };
             for &(seq, n) in ns {
-                if seq < s {
+                if seq < s || avoid.contains(&n) {
                     continue;
                 }
                 for &(b, t) in self.edges.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
@@ -120,6 +130,19 @@ impl Hb {
             }
         }
         at
+    }
+
+    /// Event `a` happens before event `b` within one call: program order (both outside
+    /// loops kept symbolic), or a chain of notifies and waits from after `a` to before `b`
+    /// that uses no edge of the notifies `avoid`.
+    pub(crate) fn before(&self, run: &Run, a: usize, b: usize, avoid: &[usize]) -> bool {
+        let (ea, eb) = (&run.events[a], &run.events[b]);
+        if ea.actor == eb.actor {
+            return ea.frame.is_none() && eb.frame.is_none() && ea.seq < eb.seq;
+        }
+        self.reach_avoiding(&[(ea.actor, ea.seq + 1)], avoid)
+            .get(&eb.actor)
+            .is_some_and(|t| *t <= eb.seq)
     }
 
     /// Every actor's first program position in the *next* call that is ordered after

@@ -2,8 +2,12 @@
 //! configuration, every cell of an `as value` signal is
 //!
 //! 1. written with `Set` only (an AtomicAdd on a value signal is a violation);
-//! 2. written once per call: by one actor, by one execution;
-//! 3. read only after the write of the call: a wait on the cell cannot pass on the value the
+//! 2. written once per call: by one actor, by one execution — or by several Sets that a
+//!    notify/wait chain (or program order) orders one after another ([`SetOrder`]; the
+//!    chain uses no edge of this cell's own Sets);
+//! 3. read only after the write of the call: a wait that some Set of the call happens
+//!    before passes on no value of an earlier Set of the call that it can still see (it
+//!    reads the call's last Set); any other wait on the cell cannot pass on the value the
 //!    cell holds before the call's write (0 for a `per call` signal; 0 or any value it is Set
 //!    to for a `reused` one), and when the host reads the cell as an output, every Set to it
 //!    is ordered before the end of the owner rank's call by a chain of notifies and waits;
@@ -26,6 +30,7 @@ use crate::obligations::context::{Acc, Ctx};
 use crate::report::Finding;
 use collc_grammar::Span;
 use collc_spec::ir::SignalKind;
+use std::collections::HashMap;
 
 /// The obligation.
 pub(crate) const OBLIGATION: crate::report::Obligation = crate::report::Obligation::ValueSignal;
@@ -59,13 +64,26 @@ pub(crate) fn check(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
                 return;
             }
         }
-        if let Some(f) = once_per_call(ctx, run, cell, &sets, acc) {
+        // Several Sets: their order (and what a wait can see) comes from happens-before.
+        let order = if sets.len() > 1 {
+            let hb = hb.get_or_insert_with(|| Hb::new(ctx, run, acc));
+            Some(SetOrder::new(run, hb, &sets, &waits))
+        } else {
+            None
+        };
+        if let Some(f) = once_per_call(ctx, run, cell, &sets, order.as_ref(), acc) {
             acc.violation = Some(f);
             return;
         }
         let mut good_waits = Vec::new();
         for &w in &waits {
-            match stale_wait(ctx, run, cell, w, &sets, reused, acc) {
+            // A Set of the call happens before the wait: what the cell held before the
+            // call is overwritten; the earlier Sets of the call it can see are not its value.
+            let stale = match order.as_ref().and_then(|o| o.overwritten_at(w)) {
+                Some(early) => earlier_set(ctx, run, cell, w, &sets, &early, acc),
+                None => stale_wait(ctx, run, cell, w, &sets, reused, acc),
+            };
+            match stale {
                 Some(f) => {
                     acc.violation = Some(f);
                     return;
@@ -148,11 +166,65 @@ fn add_on_value(
     Some(f)
 }
 
+/// The order of a cell's Sets in one call (README, "The `value-signal` obligation": several
+/// Sets per call): which Set happens before which, and which Sets happen before each wait on
+/// the cell, by program order or a notify/wait chain that uses no edge of the cell's own
+/// Sets (those edges assume the very order in question).
+struct SetOrder {
+    /// `before[i][j]`: Set `i` happens before Set `j`.
+    before: Vec<Vec<bool>>,
+    /// Per wait event, `[i]`: Set `i` happens before it.
+    at_wait: HashMap<usize, Vec<bool>>,
+}
+
+impl SetOrder {
+    fn new(run: &Run, hb: &Hb, sets: &[usize], waits: &[usize]) -> SetOrder {
+        let before = sets
+            .iter()
+            .map(|&a| {
+                sets.iter()
+                    .map(|&b| a != b && hb.before(run, a, b, sets))
+                    .collect()
+            })
+            .collect();
+        let at_wait = waits
+            .iter()
+            .map(|&w| {
+                (
+                    w,
+                    sets.iter().map(|&a| hb.before(run, a, w, sets)).collect(),
+                )
+            })
+            .collect();
+        SetOrder { before, at_wait }
+    }
+
+    /// Sets `i` and `j` are ordered one way or the other.
+    fn ordered(&self, i: usize, j: usize) -> bool {
+        self.before[i][j] || self.before[j][i]
+    }
+
+    /// For a wait some Set of the call happens before: the Sets whose value it can see
+    /// (none of them overwritten by a Set ordered before the wait) and that a later Set of
+    /// the call follows. `None` when no Set happens before the wait.
+    fn overwritten_at(&self, w: usize) -> Option<Vec<usize>> {
+        let seen = self.at_wait.get(&w)?;
+        if !seen.iter().any(|x| *x) {
+            return None;
+        }
+        let n = self.before.len();
+        let visible = |i: usize| !(0..n).any(|p| seen[p] && self.before[i][p]);
+        let followed = |i: usize| self.before[i].iter().any(|x| *x);
+        Some((0..n).filter(|i| visible(*i) && followed(*i)).collect())
+    }
+}
+
 fn once_per_call(
     ctx: &mut Ctx,
     run: &mut Run,
     cell: &Cell,
     sets: &[usize],
+    order: Option<&SetOrder>,
     acc: &mut Acc,
 ) -> Option<Finding> {
     // One execution of each Set (summarised loops count their iterations).
@@ -200,7 +272,11 @@ fn once_per_call(
     }
     // Two Set events that can both run in one call.
     for (i, &s1) in sets.iter().enumerate() {
-        for &s2 in &sets[i + 1..] {
+        for (j, &s2) in sets.iter().enumerate().skip(i + 1) {
+            // Ordered by a chain: the reader sees them in turn (`stale_wait` checks which).
+            if order.is_some_and(|o| o.ordered(i, j)) {
+                continue;
+            }
             let (e1, e2) = (run.events[s1].clone(), run.events[s2].clone());
             let g = union(&e1.guard, &e2.guard);
             let mut frames = chain(run, &e1);
@@ -322,6 +398,41 @@ fn stale_wait(
                     }
                 };
                 f.primary = Some(span);
+                f.value = Some(v);
+                return Some(f);
+            }
+        }
+    }
+    None
+}
+
+/// The wait `w` passes on none of the values of the `early` Sets (Sets of the call that a
+/// later Set of the call follows): the finding when it can.
+fn earlier_set(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cell: &Cell,
+    w: usize,
+    sets: &[usize],
+    early: &[usize],
+    acc: &mut Acc,
+) -> Option<Finding> {
+    let span = run.events[w].span;
+    for &i in early {
+        let s = sets[i];
+        let x = value_of(&run.events[s]);
+        match can_pass(ctx, run, acc, w, &x, None) {
+            Ok(None) => {}
+            Err(r) => acc.unknown(format!("{}: {r}", cell_name(ctx.p, cell)), Some(span)),
+            Ok(Some(a)) => {
+                let v = run.syms.eval(&x, &a).unwrap_or(0);
+                let name = cell_name(ctx.p, cell);
+                let mut f = finding(ctx, run, cell, format!("the wait on {name} can pass on the value {v} of an earlier Set of the call, before the call's last Set"), &a);
+                f.primary = Some(span);
+                f.primary_label = format!("passes on {v}, which a later Set of the call replaces");
+                f.labels
+                    .push((run.events[s].span, format!("Sets {v} earlier in the call")));
+                f.help = Some("wait for a value only the call's last Set writes (e.g. clear to 0, then Set 1, and wait for `== 1`)".into());
                 f.value = Some(v);
                 return Some(f);
             }
