@@ -141,27 +141,15 @@ impl Machine<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn notify(
-        &self,
-        s: &mut State,
-        p: usize,
-        to: usize,
-        cell: usize,
-        op: NotifyOp,
-        v: i64,
-        stmt: u32,
-        out: &mut Outcome,
-    ) {
-        let credit = self.is_credit(cell);
+    pub(super) fn notify(&self, s: &mut State, p: usize, n: &Notice, out: &mut Outcome) {
+        let (cell, v) = (n.cell, n.v);
         let call = s.procs[p].call;
-        let seq = s.procs[p].seq;
         let keep_history = self.memory == Memory::Relaxed
             && s.procs
                 .iter()
                 .any(|q| q.cache.iter().any(|(c, _)| *c as usize == cell));
         let before = s.cells[cell].value;
-        let after = match op {
+        let after = match n.op {
             NotifyOp::AtomicAdd => before.checked_add(v),
             NotifyOp::Set => Some(v),
         };
@@ -172,7 +160,7 @@ impl Machine<'_> {
             self.fault(
                 s,
                 p,
-                Some(stmt),
+                Some(n.stmt),
                 format!("{} overflows int32", self.cell_name(cell)),
                 out,
             );
@@ -189,53 +177,7 @@ impl Machine<'_> {
             };
             cell_mut(&mut s.cells, cell).history.push(old);
         }
-        let mut lost = Vec::new();
-        {
-            let pclock = &s.procs[p].clock;
-            let c = cell_mut(&mut s.cells, cell);
-            c.value = after;
-            if self.memory == Memory::Relaxed {
-                c.version += 1;
-            }
-            match op {
-                NotifyOp::AtomicAdd => join(&mut c.clock, pclock),
-                NotifyOp::Set => c.clock.clone_from(pclock),
-            }
-            if !credit {
-                c.origin = Some(Origin {
-                    call,
-                    writer: p as u16,
-                    stmt,
-                });
-            }
-            if credit {
-                let clock = self.clocks.borrow_mut().intern(pclock);
-                let unit = |amount| Unit {
-                    call,
-                    writer: p as u16,
-                    seq,
-                    stmt,
-                    clock,
-                    amount,
-                    counted: 0,
-                };
-                match op {
-                    NotifyOp::AtomicAdd if v > 0 => credit::add(&mut c.units, unit(v)),
-                    NotifyOp::AtomicAdd => credit::take_back(&mut c.units, unit(v)),
-                    NotifyOp::Set => {
-                        for u in c.units.drain(..) {
-                            if u.amount > 0 && (u.call > call || (u.call == call && u.counted == 0))
-                            {
-                                lost.push(u);
-                            }
-                        }
-                        if v != 0 {
-                            c.units.push(unit(v));
-                        }
-                    }
-                }
-            }
-        }
+        let lost = self.write_cell(s, p, n, after);
         let pr = &mut s.procs[p];
         pr.seq += 1;
         pr.bump = true;
@@ -251,10 +193,78 @@ impl Machine<'_> {
             self.prune_history(s, cell);
         }
         let (before, after) = (self.held(cell, before), self.held(cell, after));
-        self.event(out, p, call, Some(stmt), || {
+        self.notify_event(p, call, n, (before, after), out);
+        if !lost.is_empty() {
+            self.lost_credit(p, call, n, &lost, out);
+        }
+    }
+
+    /// Writes `after` into the notified cell with the notifier's clock, and its
+    /// origin (a value cell) or credit unit (a credit cell): the credits a `Set`
+    /// erases before any wait counted them are returned.
+    fn write_cell(&self, s: &mut State, p: usize, n: &Notice, after: i64) -> Vec<Unit> {
+        let (call, seq) = (s.procs[p].call, s.procs[p].seq);
+        let (stmt, v) = (n.stmt, n.v);
+        let mut lost = Vec::new();
+        let pclock = &s.procs[p].clock;
+        let c = cell_mut(&mut s.cells, n.cell);
+        c.value = after;
+        if self.memory == Memory::Relaxed {
+            c.version += 1;
+        }
+        match n.op {
+            NotifyOp::AtomicAdd => join(&mut c.clock, pclock),
+            NotifyOp::Set => c.clock.clone_from(pclock),
+        }
+        if !self.is_credit(n.cell) {
+            c.origin = Some(Origin {
+                call,
+                writer: p as u16,
+                stmt,
+            });
+            return lost;
+        }
+        let clock = self.clocks.borrow_mut().intern(pclock);
+        let unit = |amount| Unit {
+            call,
+            writer: p as u16,
+            seq,
+            stmt,
+            clock,
+            amount,
+            counted: 0,
+        };
+        match n.op {
+            NotifyOp::AtomicAdd if v > 0 => credit::add(&mut c.units, unit(v)),
+            NotifyOp::AtomicAdd => credit::take_back(&mut c.units, unit(v)),
+            NotifyOp::Set => {
+                for u in c.units.drain(..) {
+                    if u.amount > 0 && (u.call > call || (u.call == call && u.counted == 0)) {
+                        lost.push(u);
+                    }
+                }
+                if v != 0 {
+                    c.units.push(unit(v));
+                }
+            }
+        }
+        lost
+    }
+
+    /// The event of a notify that moved its cell from `before` to `after`.
+    fn notify_event(
+        &self,
+        p: usize,
+        call: u16,
+        n: &Notice,
+        (before, after): (i64, i64),
+        out: &mut Outcome,
+    ) {
+        let (cell, v) = (n.cell, n.v);
+        self.event(out, p, call, Some(n.stmt), || {
             (
                 EvKind::Notify {
-                    to: to as u32,
+                    to: n.to as u32,
                     cell: self.cell_name(cell),
                     before,
                     after,
@@ -262,7 +272,7 @@ impl Machine<'_> {
                 format!(
                     "{} {}: {before} -> {after}",
                     self.cell_name(cell),
-                    match op {
+                    match n.op {
                         NotifyOp::Set => format!("= {v}"),
                         NotifyOp::AtomicAdd if v < 0 => format!("-= {}", -v),
                         NotifyOp::AtomicAdd => format!("+= {v}"),
@@ -270,23 +280,26 @@ impl Machine<'_> {
                 ),
             )
         });
-        if !lost.is_empty() {
-            let what: Vec<String> = lost.iter().map(|u| self.credit_text(u)).collect();
-            let f = Finding::new(
-                "sim::lost-credit",
-                format!(
-                    "{} (call {}) sets {} to {v} and erases {} no wait has counted yet",
-                    self.proc_name(p),
-                    fmt_call(call),
-                    self.cell_name(cell),
-                    what.join(" and ")
-                ),
-                self.stmt_span(stmt),
-            )
-            .note("a credit erased by `Set` is never sent again, so the wait that needs it can hang; reset with `-= N` (AtomicAdd), which commutes with early credits");
-            self.mark_last(out, "sim::lost-credit");
-            out.findings.push(f);
-        }
+    }
+
+    /// The finding of a `Set` that erased credits no wait had counted (`lost`).
+    fn lost_credit(&self, p: usize, call: u16, n: &Notice, lost: &[Unit], out: &mut Outcome) {
+        let what: Vec<String> = lost.iter().map(|u| self.credit_text(u)).collect();
+        let f = Finding::new(
+            "sim::lost-credit",
+            format!(
+                "{} (call {}) sets {} to {} and erases {} no wait has counted yet",
+                self.proc_name(p),
+                fmt_call(call),
+                self.cell_name(n.cell),
+                n.v,
+                what.join(" and ")
+            ),
+            self.stmt_span(n.stmt),
+        )
+        .note("a credit erased by `Set` is never sent again, so the wait that needs it can hang; reset with `-= N` (AtomicAdd), which commutes with early credits");
+        self.mark_last(out, "sim::lost-credit");
+        out.findings.push(f);
     }
 
     pub(super) fn prune_history(&self, s: &mut State, cell: usize) {
@@ -304,23 +317,12 @@ impl Machine<'_> {
         cell_mut(&mut s.cells, cell).history.retain(keep);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn wait_pass(
-        &self,
-        s: &mut State,
-        p: usize,
-        cell: usize,
-        cmp: CmpOp,
-        k: i64,
-        stmt: u32,
-        stale: bool,
-        out: &mut Outcome,
-    ) {
-        let call = s.procs[p].call;
+    pub(super) fn wait_pass(&self, s: &mut State, p: usize, w: &Pass, out: &mut Outcome) {
+        let (cell, call) = (w.cell, s.procs[p].call);
         // The version read, shared (not copied): dropped before the cell is written.
         let src: Rc<Cell> = Rc::clone(&s.cells[cell]);
-        let hist = if stale {
-            self.stale_choice(s, p, cell, cmp, k)
+        let hist = if w.stale {
+            self.stale_choice(s, p, cell, w.cmp, w.k)
         } else {
             None
         };
@@ -340,13 +342,18 @@ impl Machine<'_> {
         // In the wrap-around mode the state keeps the credits of the simulated calls: the
         // wait needs its threshold less the cell's start value, and a pass the int32 wrap
         // alone allows is a finding of its own.
-        let wrapped = self.wrapped_pass(p, call, cell, cmp, k, value, stmt);
-        let value = self.held(cell, value);
-        let base = self.base(cell);
+        let wrapped = self.wrapped_pass(p, call, cell, w.cmp, w.k, value, w.stmt);
+        let seen = Seen {
+            p,
+            call,
+            value: self.held(cell, value),
+            hist,
+        };
         // Credit provenance: the shortest prefix (oldest call first) reaching the threshold.
-        let need = match cmp {
-            CmpOp::Ge | CmpOp::Eq => Some(k - base),
-            CmpOp::Gt => Some(k + 1 - base),
+        let base = self.base(cell);
+        let need = match w.cmp {
+            CmpOp::Ge | CmpOp::Eq => Some(w.k - base),
+            CmpOp::Gt => Some(w.k + 1 - base),
             _ => None,
         };
         let mut stale_findings: Vec<Finding> = wrapped.into_iter().collect();
@@ -359,161 +366,22 @@ impl Machine<'_> {
         if let (true, Some(need)) = (self.is_credit(cell) && stale_findings.is_empty(), need) {
             acquired_units = true;
             if need > 0 {
-                // The shortest prefix reaching the threshold, `units[..n]`.
-                let mut sum = 0i64;
-                let mut n = 0;
-                for u in units {
-                    sum += u.amount;
-                    n += 1;
-                    if sum >= need {
-                        break;
-                    }
-                }
-                let bit = 1u128 << (p % 128);
-                let monotonic = self.is_monotonic(cell);
-                // The call whose credits the wait counts: its own, or an earlier one when
-                // its threshold lags behind by whole calls.
-                let target = match units[..n].last() {
-                    Some(u) if monotonic && sum >= need && u.call < call => {
-                        self.lag_target(cell, need, call)
-                    }
-                    _ => call,
-                };
-                let counts = Counts {
-                    n,
-                    monotonic,
-                    call: target,
-                    reached: sum >= need,
-                };
-                let counted = || {
-                    units[..n]
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, u)| counts.counts(*i, u))
-                        .map(|(_, u)| u)
-                };
-                let is_foreign = |u: &&Unit| u.amount > 0 && u.call != target;
-                let fresh = counted().any(|u| u.amount > 0 && u.counted & bit == 0);
-                let wait_desc = || {
-                    format!(
-                        "{} (call {}) passed `{}` ({} {} {}, value {value}{})",
-                        self.proc_name(p),
-                        fmt_call(call),
-                        self.code.stmts[stmt as usize].text,
-                        self.cell_name(cell),
-                        cmp.as_str(),
-                        self.compared(k),
-                        if stale {
-                            ", read from a stale cached line"
-                        } else {
-                            ""
-                        }
-                    )
-                };
-                if counted().any(|u| is_foreign(&u)) {
-                    let what: Vec<String> = counted()
-                        .filter(is_foreign)
-                        .map(|u| self.credit_text(u))
-                        .collect();
-                    let f = Finding::new(
-                        "sim::stale-pass",
-                        format!("{} by counting {}", wait_desc(), what.join(" and ")),
-                        self.stmt_span(stmt),
-                    )
-                    .note("credits of another call satisfied this wait: the signal was not back at zero between calls, or a fast peer's next-call credit was counted");
-                    stale_findings.push(f);
-                } else if !fresh {
-                    let f = Finding::new(
-                        "sim::stale-pass",
-                        format!("{} without any new credit: every credit it counted was already counted by an earlier wait of this process", wait_desc()),
-                        self.stmt_span(stmt),
-                    )
-                    .note("the threshold grows slower than the credits, so this wait synchronises nothing (e.g. `+= epoch` with `>= epoch`)");
-                    stale_findings.push(f);
-                }
-                let own = &mut s.procs[p].clock;
-                let clocks = self.clocks.borrow();
-                for u in counted() {
-                    join(own, clocks.get(u.clock));
-                }
-                if counted().any(|u| u.counted & bit == 0) {
-                    // The cell's current units are the ones read unless the read was stale:
-                    // then the counted units are marked by key (both lists sorted by key,
-                    // `insert_unit`, so one merge walk: linear, not units × counted).
-                    mark = Some((
-                        bit,
-                        match hist {
-                            None => Mark::Current(counts),
-                            Some(_) => Mark::Keys(counted().map(|u| u.key()).collect()),
-                        },
-                    ));
-                }
+                let (finding, m) = self.count_credits(s, w, &seen, units, need);
+                stale_findings.extend(finding);
+                mark = m;
             }
         }
         if !acquired_units {
             join(&mut s.procs[p].clock, clock);
         }
         drop(src);
-        match mark {
-            Some((bit, Mark::Current(counts))) => {
-                let c = cell_mut(&mut s.cells, cell);
-                for (i, u) in c.units.iter_mut().enumerate().take(counts.n) {
-                    if counts.counts(i, u) {
-                        u.counted |= bit;
-                    }
-                }
-            }
-            Some((bit, Mark::Keys(counted_keys))) => {
-                debug_assert!(counted_keys.is_sorted());
-                let c = cell_mut(&mut s.cells, cell);
-                let mut j = 0;
-                for u in c.units.iter_mut() {
-                    while j < counted_keys.len() && counted_keys[j] < u.key() {
-                        j += 1;
-                    }
-                    if j == counted_keys.len() {
-                        break;
-                    }
-                    if counted_keys[j] == u.key() {
-                        u.counted |= bit;
-                    }
-                }
-            }
-            None => {}
+        if let Some((bit, m)) = mark {
+            mark_counted(cell_mut(&mut s.cells, cell), bit, m);
         }
         if self.memory == Memory::Relaxed {
-            let pr = &mut s.procs[p];
-            match pr.cache.iter_mut().find(|(c, _)| *c as usize == cell) {
-                Some(e) => e.1 = version,
-                None => {
-                    pr.cache.push((cell as u32, version));
-                    pr.cache.sort();
-                }
-            }
-            self.prune_history(s, cell);
+            self.cache_read(s, p, cell, version);
         }
-        let cur = self.held(cell, s.cells[cell].value);
-        let k = self.compared(k);
-        self.event(out, p, call, Some(stmt), || {
-            (
-                EvKind::WaitPass {
-                    cell: self.cell_name(cell),
-                    threshold: k,
-                    value,
-                },
-                format!(
-                    "{} {} {k} passes: value {value}{}{}",
-                    self.cell_name(cell),
-                    cmp.as_str(),
-                    if stale {
-                        format!(" (stale; the cell holds {cur})")
-                    } else {
-                        String::new()
-                    },
-                    self.units_desc(&s.cells[cell])
-                ),
-            )
-        });
+        self.pass_event(s, w, &seen, out);
         for f in stale_findings {
             self.mark_last(out, "sim::stale-pass");
             out.findings.push(f);
@@ -524,11 +392,171 @@ impl Machine<'_> {
                     "{} (call {}) passes `{}` on",
                     self.proc_name(p),
                     fmt_call(call),
-                    self.code.stmts[stmt as usize].text
+                    self.code.stmts[w.stmt as usize].text
                 )
             };
-            self.observe_value(cell, value, origin, call, &reader, Some(stmt), out);
+            self.observe_value(cell, seen.value, origin, call, &reader, Some(w.stmt), out);
         }
+    }
+
+    /// The credits a passing wait counts (of `units`, the version it read; `need` of
+    /// them reach its threshold): their clocks join the waiter's, a stale pass is a
+    /// finding, and the units not yet counted by the waiter are returned to be marked.
+    fn count_credits(
+        &self,
+        s: &mut State,
+        w: &Pass,
+        seen: &Seen,
+        units: &[Unit],
+        need: i64,
+    ) -> (Option<Finding>, Option<(u128, Mark)>) {
+        let (p, call) = (seen.p, seen.call);
+        // The shortest prefix reaching the threshold, `units[..n]`.
+        let mut sum = 0i64;
+        let mut n = 0;
+        for u in units {
+            sum += u.amount;
+            n += 1;
+            if sum >= need {
+                break;
+            }
+        }
+        let bit = 1u128 << (p % 128);
+        let monotonic = self.is_monotonic(w.cell);
+        // The call whose credits the wait counts: its own, or an earlier one when
+        // its threshold lags behind by whole calls.
+        let target = match units[..n].last() {
+            Some(u) if monotonic && sum >= need && u.call < call => {
+                self.lag_target(w.cell, need, call)
+            }
+            _ => call,
+        };
+        let counts = Counts {
+            n,
+            monotonic,
+            call: target,
+            reached: sum >= need,
+        };
+        let counted = || {
+            units[..n]
+                .iter()
+                .enumerate()
+                .filter(|(i, u)| counts.counts(*i, u))
+                .map(|(_, u)| u)
+        };
+        let finding = self.stale_pass(w, seen, target, bit, counted);
+        let own = &mut s.procs[p].clock;
+        let clocks = self.clocks.borrow();
+        for u in counted() {
+            join(own, clocks.get(u.clock));
+        }
+        if !counted().any(|u| u.counted & bit == 0) {
+            return (finding, None);
+        }
+        // The cell's current units are the ones read unless the read was stale:
+        // then the counted units are marked by key (both lists sorted by key,
+        // `insert_unit`, so one merge walk: linear, not units × counted).
+        let mark = match seen.hist {
+            None => Mark::Current(counts),
+            Some(_) => Mark::Keys(counted().map(|u| u.key()).collect()),
+        };
+        (finding, Some((bit, mark)))
+    }
+
+    /// The stale pass a wait makes by counting `counted` (the credits it counts, of
+    /// call `target`; `bit` is the waiter's mark): credits of another call, or none
+    /// that is new to the waiter.
+    fn stale_pass<'u, I: Iterator<Item = &'u Unit>>(
+        &self,
+        w: &Pass,
+        seen: &Seen,
+        target: u16,
+        bit: u128,
+        counted: impl Fn() -> I,
+    ) -> Option<Finding> {
+        let is_foreign = |u: &&Unit| u.amount > 0 && u.call != target;
+        let fresh = counted().any(|u| u.amount > 0 && u.counted & bit == 0);
+        let wait_desc = || {
+            format!(
+                "{} (call {}) passed `{}` ({} {} {}, value {}{})",
+                self.proc_name(seen.p),
+                fmt_call(seen.call),
+                self.code.stmts[w.stmt as usize].text,
+                self.cell_name(w.cell),
+                w.cmp.as_str(),
+                self.compared(w.k),
+                seen.value,
+                if w.stale {
+                    ", read from a stale cached line"
+                } else {
+                    ""
+                }
+            )
+        };
+        if counted().any(|u| is_foreign(&u)) {
+            let what: Vec<String> = counted()
+                .filter(is_foreign)
+                .map(|u| self.credit_text(u))
+                .collect();
+            let f = Finding::new(
+                "sim::stale-pass",
+                format!("{} by counting {}", wait_desc(), what.join(" and ")),
+                self.stmt_span(w.stmt),
+            )
+            .note("credits of another call satisfied this wait: the signal was not back at zero between calls, or a fast peer's next-call credit was counted");
+            Some(f)
+        } else if !fresh {
+            let f = Finding::new(
+                "sim::stale-pass",
+                format!("{} without any new credit: every credit it counted was already counted by an earlier wait of this process", wait_desc()),
+                self.stmt_span(w.stmt),
+            )
+            .note("the threshold grows slower than the credits, so this wait synchronises nothing (e.g. `+= epoch` with `>= epoch`)");
+            Some(f)
+        } else {
+            None
+        }
+    }
+
+    /// Records in the process's cache the version of `cell` it read (relaxed model).
+    fn cache_read(&self, s: &mut State, p: usize, cell: usize, version: u32) {
+        let pr = &mut s.procs[p];
+        match pr.cache.iter_mut().find(|(c, _)| *c as usize == cell) {
+            Some(e) => e.1 = version,
+            None => {
+                pr.cache.push((cell as u32, version));
+                pr.cache.sort();
+            }
+        }
+        self.prune_history(s, cell);
+    }
+
+    /// The event of a passing wait.
+    fn pass_event(&self, s: &State, w: &Pass, seen: &Seen, out: &mut Outcome) {
+        let cell = w.cell;
+        let value = seen.value;
+        let cur = self.held(cell, s.cells[cell].value);
+        let k = self.compared(w.k);
+        self.event(out, seen.p, seen.call, Some(w.stmt), || {
+            (
+                EvKind::WaitPass {
+                    cell: self.cell_name(cell),
+                    threshold: k,
+                    value,
+                },
+                format!(
+                    "{} {} {k} passes: value {value}{}{}",
+                    self.cell_name(cell),
+                    w.cmp.as_str(),
+                    if w.stale {
+                        format!(" (stale; the cell holds {cur})")
+                    } else {
+                        String::new()
+                    },
+                    self.units_desc(&s.cells[cell])
+                ),
+            )
+        });
     }
 }
 
@@ -578,4 +606,60 @@ impl Counts {
 enum Mark {
     Current(Counts),
     Keys(Vec<UnitKey>),
+}
+
+/// A notify: `op v` into `cell`, which is on rank `to`, at statement `stmt`.
+pub(super) struct Notice {
+    pub to: usize,
+    pub cell: usize,
+    pub op: NotifyOp,
+    pub v: i64,
+    pub stmt: u32,
+}
+
+/// A wait that passes: on `cell cmp k`, at statement `stmt`.
+pub(super) struct Pass {
+    pub cell: usize,
+    pub cmp: CmpOp,
+    pub k: i64,
+    pub stmt: u32,
+    /// It reads a stale cached version of the cell (relaxed model).
+    pub stale: bool,
+}
+
+/// What a passing wait saw: process `p` in `call` read `value` (as the program sees
+/// it), from the cell's history entry `hist` when it read a stale version.
+struct Seen {
+    p: usize,
+    call: u16,
+    value: i64,
+    hist: Option<usize>,
+}
+
+/// Marks with the waiter's `bit` the units of `c` its wait counted.
+fn mark_counted(c: &mut Cell, bit: u128, mark: Mark) {
+    match mark {
+        Mark::Current(counts) => {
+            for (i, u) in c.units.iter_mut().enumerate().take(counts.n) {
+                if counts.counts(i, u) {
+                    u.counted |= bit;
+                }
+            }
+        }
+        Mark::Keys(counted_keys) => {
+            debug_assert!(counted_keys.is_sorted());
+            let mut j = 0;
+            for u in c.units.iter_mut() {
+                while j < counted_keys.len() && counted_keys[j] < u.key() {
+                    j += 1;
+                }
+                if j == counted_keys.len() {
+                    break;
+                }
+                if counted_keys[j] == u.key() {
+                    u.counted |= bit;
+                }
+            }
+        }
+    }
 }
