@@ -6,7 +6,7 @@
 
 use crate::explore::{simulate, Budget, Schedule, SimConfig, StopFlag};
 use crate::machine::{Memory, WrapStart};
-use crate::report::{Event, Verdict};
+use crate::report::{Event, Finding, SimReport, Verdict};
 use collc_grammar::Span;
 use collc_spec::ir::*;
 use serde::{Deserialize, Serialize};
@@ -412,67 +412,10 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
             skipped += 1;
             continue;
         }
-        let sc = SimConfig {
-            calls: cfg.bounds.calls,
-            memory: cfg.memory,
-            schedule: Schedule::Exhaustive,
-            budget: Budget {
-                max_time: cfg.per_config.max_time.min(left),
-                ..cfg.per_config
-            },
-            reduce: true,
-            sticky_poll: cfg.sticky_poll,
-            stop: cfg.stop.clone(),
-            wrap: cfg.wrap,
-        };
-        match simulate(p, g, &sc) {
+        match simulate(p, g, &sim_config(cfg, left)) {
             Ok(r) => {
                 for f in &r.findings {
-                    let (ob, _) = OBLIGATIONS
-                        .iter()
-                        .find(|(_, codes)| codes.contains(&f.code.as_str()))
-                        .copied()
-                        .unwrap_or(OBLIGATIONS[3]);
-                    let better = cex.get(ob).is_none_or(|old| {
-                        (world_of(p, &old.params), old.steps) > (world_of(p, &f.params), f.steps)
-                    });
-                    if better {
-                        let replay = f
-                            .params
-                            .iter()
-                            .map(|(k, v)| format!("--param {k}={v}"))
-                            .chain([
-                                format!("--calls {}", cfg.bounds.calls),
-                                format!(
-                                    "--memory {}",
-                                    match cfg.memory {
-                                        Memory::Sc => "sc",
-                                        Memory::Relaxed if cfg.sticky_poll =>
-                                            "relaxed --sticky-poll",
-                                        Memory::Relaxed => "relaxed",
-                                    }
-                                ),
-                            ])
-                            .chain(cfg.wrap.then(|| "--wrap".to_string()))
-                            .collect::<Vec<_>>()
-                            .join(" ");
-                        cex.insert(
-                            ob,
-                            Counterexample {
-                                code: f.code.clone(),
-                                message: f.message.clone(),
-                                span: f.span,
-                                notes: f.notes.clone(),
-                                help: f.help.clone(),
-                                params: f.params.clone(),
-                                calls: cfg.bounds.calls,
-                                replay,
-                                steps: f.steps,
-                                trace: f.trace.clone(),
-                                wrap: r.wrap.clone(),
-                            },
-                        );
-                    }
+                    keep_counterexample(p, cfg, &r, f, &mut cex);
                 }
                 configs.push(ConfigResult {
                     params: r.params.clone(),
@@ -522,6 +465,82 @@ pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
         errors,
         elapsed_ms: start.elapsed().as_millis() as u64,
     }
+}
+
+/// The exhaustive simulation of one assignment, with `left` of the total time.
+fn sim_config(cfg: &BoundedConfig, left: Duration) -> SimConfig {
+    SimConfig {
+        calls: cfg.bounds.calls,
+        memory: cfg.memory,
+        schedule: Schedule::Exhaustive,
+        budget: Budget {
+            max_time: cfg.per_config.max_time.min(left),
+            ..cfg.per_config
+        },
+        reduce: true,
+        sticky_poll: cfg.sticky_poll,
+        stop: cfg.stop.clone(),
+        wrap: cfg.wrap,
+    }
+}
+
+/// Keeps finding `f` of simulation `r` as its obligation's counterexample when it
+/// is the first, or smaller (world size, then steps) than the one kept.
+fn keep_counterexample(
+    p: &Protocol,
+    cfg: &BoundedConfig,
+    r: &SimReport,
+    f: &Finding,
+    cex: &mut BTreeMap<&str, Counterexample>,
+) {
+    let (ob, _) = OBLIGATIONS
+        .iter()
+        .find(|(_, codes)| codes.contains(&f.code.as_str()))
+        .copied()
+        .unwrap_or(OBLIGATIONS[3]);
+    let better = cex.get(ob).is_none_or(|old| {
+        (world_of(p, &old.params), old.steps) > (world_of(p, &f.params), f.steps)
+    });
+    if !better {
+        return;
+    }
+    cex.insert(
+        ob,
+        Counterexample {
+            code: f.code.clone(),
+            message: f.message.clone(),
+            span: f.span,
+            notes: f.notes.clone(),
+            help: f.help.clone(),
+            params: f.params.clone(),
+            calls: cfg.bounds.calls,
+            replay: replay_args(cfg, f),
+            steps: f.steps,
+            trace: f.trace.clone(),
+            wrap: r.wrap.clone(),
+        },
+    );
+}
+
+/// The `collc sim` arguments that replay finding `f`.
+fn replay_args(cfg: &BoundedConfig, f: &Finding) -> String {
+    f.params
+        .iter()
+        .map(|(k, v)| format!("--param {k}={v}"))
+        .chain([
+            format!("--calls {}", cfg.bounds.calls),
+            format!(
+                "--memory {}",
+                match cfg.memory {
+                    Memory::Sc => "sc",
+                    Memory::Relaxed if cfg.sticky_poll => "relaxed --sticky-poll",
+                    Memory::Relaxed => "relaxed",
+                }
+            ),
+        ])
+        .chain(cfg.wrap.then(|| "--wrap".to_string()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn world_of(p: &Protocol, params: &BTreeMap<String, i64>) -> i64 {

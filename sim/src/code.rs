@@ -300,84 +300,13 @@ impl Code {
                 b.blocks
             )));
         }
-        let dims = |c: &Compiler, d: &[Expr], what: &str| -> Result<Vec<i64>, CompileError> {
-            d.iter()
-                .map(|e| {
-                    let v = c
-                        .global(e)
-                        .map_err(|m| CompileError(format!("cannot size `{what}`: {m}")))?;
-                    if v < 0 {
-                        return Err(CompileError(format!(
-                            "`{what}` has a negative dimension ({v})"
-                        )));
-                    }
-                    Ok(v)
-                })
-                .collect()
-        };
-        let mut signal_dims = Vec::new();
-        let mut signal_base = Vec::new();
-        let mut cells = 0i64;
-        for s in &p.signals {
-            let d = dims(&c, &s.dims, &s.name)?;
-            signal_base.push(cells as usize);
-            cells = cells.saturating_add(d.iter().product::<i64>());
-            signal_dims.push(d);
-        }
-        if cells > MAX_CELLS_PER_RANK {
-            return Err(CompileError(format!(
-                "{cells} signal cells per rank; the simulator handles at most {MAX_CELLS_PER_RANK}"
-            )));
-        }
-        let mut window_dims = Vec::new();
-        for w in &p.windows {
-            let d = dims(&c, &w.dims, &w.name)?;
-            if d.iter()
-                .try_fold(1i64, |a, x| a.checked_mul(*x))
-                .is_none_or(|n| n > MAX_BUFFER_ELEMS)
-            {
-                return Err(CompileError(format!("window `{}` is too large", w.name)));
-            }
-            window_dims.push(d);
-        }
-        let mut tile_dims = Vec::new();
-        for t in &p.tiles {
-            let d = dims(&c, &t.dims, &t.name)?;
-            if d.iter()
-                .try_fold(1i64, |a, x| a.checked_mul(*x))
-                .is_none_or(|n| n > MAX_BUFFER_ELEMS)
-            {
-                return Err(CompileError(format!("tile `{}` is too large", t.name)));
-            }
-            tile_dims.push(d);
-        }
-        let mut array_dims = Vec::new();
-        for a in &p.arrays {
-            let d = dims(&c, &a.dims, &a.name)?;
-            if d.iter().product::<i64>() > 1 << 16 {
-                return Err(CompileError(format!(
-                    "host array `{}` is too large",
-                    a.name
-                )));
-            }
-            array_dims.push(d);
-        }
+        let d = c.sizes()?;
         c.block(&p.body)?;
         c.instrs.push(Instr::EndBody);
         let epilogue_pc = c.instrs.len() as u32;
         c.epilogue = true;
         c.block(&p.epilogue)?;
         c.instrs.push(Instr::EndCall);
-        let tile_size = p
-            .vars
-            .iter()
-            .enumerate()
-            .find(|(_, v)| {
-                v.name.eq_ignore_ascii_case("tile") && matches!(v.kind, VarKind::Const(_))
-            })
-            .and_then(|(i, _)| b.env.get(i))
-            .filter(|t| *t > 0)
-            .unwrap_or(256);
         let root = p
             .semantics
             .root()
@@ -391,14 +320,14 @@ impl Code {
             call_slot,
             world: world as usize,
             blocks: b.blocks as usize,
-            signal_dims,
-            signal_base,
-            cells_per_rank: cells as usize,
-            window_dims,
-            tile_dims,
-            array_dims,
+            signal_dims: d.signal_dims,
+            signal_base: d.signal_base,
+            cells_per_rank: d.cells as usize,
+            window_dims: d.window_dims,
+            tile_dims: d.tile_dims,
+            array_dims: d.array_dims,
             epilogue_pc,
-            tile_size,
+            tile_size: tile_size(p, b),
             root,
             a2av_row: collc_spec::meaning::a2av_row(p, &|v| b.env.get(v)),
         })
@@ -421,6 +350,83 @@ impl Code {
 }
 
 impl Compiler<'_> {
+    /// The dimensions of `what` (a declaration's name), each a non-negative value.
+    fn dims(&self, d: &[Expr], what: &str) -> Result<Vec<i64>, CompileError> {
+        d.iter()
+            .map(|e| {
+                let v = self
+                    .global(e)
+                    .map_err(|m| CompileError(format!("cannot size `{what}`: {m}")))?;
+                if v < 0 {
+                    return Err(CompileError(format!(
+                        "`{what}` has a negative dimension ({v})"
+                    )));
+                }
+                Ok(v)
+            })
+            .collect()
+    }
+
+    /// The dimensions of each window or tile (`what`), given as (dimensions, name),
+    /// refusing one with more than [`MAX_BUFFER_ELEMS`] elements.
+    fn buffer_dims<'e>(
+        &self,
+        buffers: impl Iterator<Item = (&'e [Expr], &'e str)>,
+        what: &str,
+    ) -> Result<Vec<Vec<i64>>, CompileError> {
+        buffers
+            .map(|(dims, name)| {
+                let d = self.dims(dims, name)?;
+                if too_large(&d) {
+                    return Err(CompileError(format!("{what} `{name}` is too large")));
+                }
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Sizes every signal, window, tile and host array, refusing those too large to
+    /// simulate.
+    fn sizes(&self) -> Result<Sizes, CompileError> {
+        let p = self.p;
+        let mut signal_dims = Vec::new();
+        let mut signal_base = Vec::new();
+        let mut cells = 0i64;
+        for s in &p.signals {
+            let d = self.dims(&s.dims, &s.name)?;
+            signal_base.push(cells as usize);
+            cells = cells.saturating_add(d.iter().product::<i64>());
+            signal_dims.push(d);
+        }
+        if cells > MAX_CELLS_PER_RANK {
+            return Err(CompileError(format!(
+                "{cells} signal cells per rank; the simulator handles at most {MAX_CELLS_PER_RANK}"
+            )));
+        }
+        let windows = p.windows.iter().map(|w| (&w.dims[..], w.name.as_str()));
+        let window_dims = self.buffer_dims(windows, "window")?;
+        let tiles = p.tiles.iter().map(|t| (&t.dims[..], t.name.as_str()));
+        let tile_dims = self.buffer_dims(tiles, "tile")?;
+        let mut array_dims = Vec::new();
+        for a in &p.arrays {
+            let d = self.dims(&a.dims, &a.name)?;
+            if d.iter().product::<i64>() > 1 << 16 {
+                return Err(CompileError(format!(
+                    "host array `{}` is too large",
+                    a.name
+                )));
+            }
+            array_dims.push(d);
+        }
+        Ok(Sizes {
+            signal_dims,
+            signal_base,
+            cells,
+            window_dims,
+            tile_dims,
+            array_dims,
+        })
+    }
     fn slot(&mut self, v: VarId) -> u16 {
         if let Some(s) = self.slots[v] {
             return s;
@@ -520,7 +526,6 @@ impl Compiler<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt, lets: &mut Vec<u16>) -> Result<(), CompileError> {
-        let p = self.p;
         match &s.kind {
             StmtKind::Let { var, value } => {
                 let slot = self.slot(*var);
@@ -528,262 +533,324 @@ impl Compiler<'_> {
                 lets.push(slot);
                 self.instrs.push(Instr::Let { slot, value });
             }
+            StmtKind::For { var, range, body } => self.for_loop(s, *var, range, body)?,
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => self.branch(cond, then_block, else_block.as_ref())?,
+            kind => {
+                let text = op_text(self.p, kind);
+                let stmt = self.info(s, text);
+                if let Some(ins) = self.op(kind, stmt) {
+                    self.instrs.push(ins);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The instruction of a statement that is one (`None` for `let`, `for` and `if`,
+    /// which [`Compiler::stmt`] compiles).
+    fn op(&mut self, kind: &StmtKind, stmt: u32) -> Option<Instr> {
+        Some(match kind {
             StmtKind::Notify {
                 signal,
                 index,
                 target,
                 op,
                 value,
-            } => {
-                let at = target
-                    .as_ref()
-                    .map(|t| format!(" @ {}", print::expr_to_string(p, t)))
-                    .unwrap_or_default();
-                let (ops, v) = match (op, value) {
-                    (NotifyOp::Set, v) => ("=", v.clone()),
-                    (NotifyOp::AtomicAdd, Expr::Neg(inner)) => ("-=", (**inner).clone()),
-                    (NotifyOp::AtomicAdd, v) => ("+=", v.clone()),
-                };
-                let text = format!(
-                    "notify {}{at} {ops} {}",
-                    print::cell_to_string(p, *signal, index),
-                    print::expr_to_string(p, &v)
-                );
-                let stmt = self.info(s, text);
-                let ins = Instr::Notify {
-                    signal: *signal,
-                    index: index.iter().map(|x| self.expr(x)).collect(),
-                    target: target.as_ref().map(|t| self.expr(t)),
-                    op: *op,
-                    value: self.expr(value),
-                    stmt,
-                };
-                self.instrs.push(ins);
-            }
+            } => Instr::Notify {
+                signal: *signal,
+                index: index.iter().map(|x| self.expr(x)).collect(),
+                target: target.as_ref().map(|t| self.expr(t)),
+                op: *op,
+                value: self.expr(value),
+                stmt,
+            },
             StmtKind::Wait {
                 signal,
                 index,
                 cmp,
                 threshold,
-            } => {
-                let text = format!(
-                    "wait {} {} {}",
-                    print::cell_to_string(p, *signal, index),
-                    cmp.as_str(),
-                    print::expr_to_string(p, threshold)
-                );
-                let stmt = self.info(s, text);
-                let ins = Instr::Wait {
-                    signal: *signal,
-                    index: index.iter().map(|x| self.expr(x)).collect(),
-                    cmp: *cmp,
-                    threshold: self.expr(threshold),
-                    stmt,
+            } => Instr::Wait {
+                signal: *signal,
+                index: index.iter().map(|x| self.expr(x)).collect(),
+                cmp: *cmp,
+                threshold: self.expr(threshold),
+                stmt,
+            },
+            StmtKind::Copy { dst, src } => Instr::Copy {
+                dst: self.region(dst),
+                src: self.region(src),
+                stmt,
+            },
+            StmtKind::Get { dst, src, from } => Instr::Get {
+                dst: self.region(dst),
+                src: self.region(src),
+                from: self.expr(from),
+                stmt,
+            },
+            StmtKind::Put { dst, to, src } => Instr::Put {
+                dst: self.region(dst),
+                to: self.expr(to),
+                src: self.region(src),
+                stmt,
+            },
+            StmtKind::Reduce { op, dst, src, from } => Instr::Reduce {
+                op: *op,
+                dst: self.region(dst),
+                src: self.region(src),
+                from: from.as_ref().map(|f| self.expr(f)),
+                stmt,
+            },
+            StmtKind::Fence => Instr::Fence { stmt },
+            StmtKind::Return { cond } => Instr::Return {
+                cond: self.cond(cond),
+                stmt,
+            },
+            StmtKind::Let { .. } | StmtKind::For { .. } | StmtKind::If { .. } => return None,
+        })
+    }
+
+    /// A loop: its entry (which jumps past the loop when it runs no iteration), its
+    /// body, its latch, and the release of its slots.
+    fn for_loop(
+        &mut self,
+        s: &Stmt,
+        var: VarId,
+        range: &Range,
+        body: &Block,
+    ) -> Result<(), CompileError> {
+        let stmt = self.info(s, loop_text(self.p, var, range));
+        let named = self.slot(var);
+        let hi = self.hidden();
+        let step = self.hidden();
+        // A `Seq` loop counts a hidden index 0..len; the body starts by setting
+        // the named variable to the value visited at that index.
+        let (v, at) = match range {
+            Range::Seq(q) => {
+                let index = self.hidden();
+                let at = CExpr::SeqAt {
+                    index,
+                    lo: Box::new(self.expr(&q.lo)),
+                    hi: Box::new(self.expr(&q.hi)),
+                    step: Box::new(self.expr(&q.step)),
+                    geometric: q.geometric,
+                    rev: q.rev,
                 };
-                self.instrs.push(ins);
+                (index, Some(at))
             }
-            StmtKind::Copy { dst, src } => {
-                let text = format!(
-                    "copy {} <- {}",
-                    print::region_to_string(p, dst),
-                    print::region_to_string(p, src)
-                );
-                let stmt = self.info(s, text);
-                let ins = Instr::Copy {
-                    dst: self.region(dst),
-                    src: self.region(src),
-                    stmt,
-                };
-                self.instrs.push(ins);
+            _ => (named, None),
+        };
+        let kind = self.loop_kind(range);
+        let peers = matches!(kind, LoopKind::Peers);
+        let init = self.here() as usize;
+        self.instrs.push(Instr::LoopInit {
+            var: v,
+            hi,
+            step,
+            kind,
+            exit: 0,
+            stmt,
+            outer: self.loops.clone(),
+        });
+        let body_pc = self.here();
+        if let Some(value) = at {
+            self.instrs.push(Instr::Let { slot: named, value });
+        }
+        self.loops.push((v, hi, step));
+        let r = self.block(body);
+        self.loops.pop();
+        r?;
+        self.instrs.push(Instr::LoopNext {
+            var: v,
+            hi,
+            step,
+            peers,
+            body: body_pc,
+        });
+        let mut slots = vec![v, hi, step];
+        if v != named {
+            slots.push(named);
+        }
+        self.instrs.push(Instr::Kill { slots });
+        let exit = self.here() - 1;
+        if let Instr::LoopInit { exit: e, .. } = &mut self.instrs[init] {
+            *e = exit;
+        }
+        Ok(())
+    }
+
+    fn loop_kind(&mut self, range: &Range) -> LoopKind {
+        match range {
+            Range::Peers => LoopKind::Peers,
+            Range::Ranks => LoopKind::Ranks,
+            Range::Span { lo, hi, step } => LoopKind::Span {
+                lo: self.expr(lo),
+                hi: self.expr(hi),
+                step: self.expr(step),
+            },
+            Range::Seq(q) => LoopKind::Seq {
+                lo: self.expr(&q.lo),
+                hi: self.expr(&q.hi),
+                step: self.expr(&q.step),
+                geometric: q.geometric,
+                rev: q.rev,
+            },
+        }
+    }
+
+    /// An `if`: a jump past the then-block when the condition fails, to the
+    /// else-block if there is one (the then-block then jumps past it).
+    fn branch(
+        &mut self,
+        cond: &Cond,
+        then_block: &Block,
+        else_block: Option<&Block>,
+    ) -> Result<(), CompileError> {
+        let c = self.cond(cond);
+        let j = self.here() as usize;
+        self.instrs.push(Instr::JumpIfNot { cond: c, target: 0 });
+        self.block(then_block)?;
+        if let Some(e) = else_block {
+            let jend = self.here() as usize;
+            self.instrs.push(Instr::Jump { target: 0 });
+            let else_pc = self.here();
+            if let Instr::JumpIfNot { target, .. } = &mut self.instrs[j] {
+                *target = else_pc;
             }
-            StmtKind::Get { dst, src, from } => {
-                let text = format!(
-                    "get {} <- {} @ {}",
-                    print::region_to_string(p, dst),
-                    print::region_to_string(p, src),
-                    print::expr_to_string(p, from)
-                );
-                let stmt = self.info(s, text);
-                let ins = Instr::Get {
-                    dst: self.region(dst),
-                    src: self.region(src),
-                    from: self.expr(from),
-                    stmt,
-                };
-                self.instrs.push(ins);
+            self.block(e)?;
+            let end = self.here();
+            if let Instr::Jump { target } = &mut self.instrs[jend] {
+                *target = end;
             }
-            StmtKind::Put { dst, to, src } => {
-                let text = format!(
-                    "put {} @ {} <- {}",
-                    print::region_to_string(p, dst),
-                    print::expr_to_string(p, to),
-                    print::region_to_string(p, src)
-                );
-                let stmt = self.info(s, text);
-                let ins = Instr::Put {
-                    dst: self.region(dst),
-                    to: self.expr(to),
-                    src: self.region(src),
-                    stmt,
-                };
-                self.instrs.push(ins);
-            }
-            StmtKind::Reduce { op, dst, src, from } => {
-                let at = from
-                    .as_ref()
-                    .map(|t| format!(" @ {}", print::expr_to_string(p, t)))
-                    .unwrap_or_default();
-                let text = format!(
-                    "reduce {} {} <- {}{at}",
-                    op.as_str(),
-                    print::region_to_string(p, dst),
-                    print::region_to_string(p, src)
-                );
-                let stmt = self.info(s, text);
-                let ins = Instr::Reduce {
-                    op: *op,
-                    dst: self.region(dst),
-                    src: self.region(src),
-                    from: from.as_ref().map(|f| self.expr(f)),
-                    stmt,
-                };
-                self.instrs.push(ins);
-            }
-            StmtKind::Fence => {
-                let stmt = self.info(s, "fence".into());
-                self.instrs.push(Instr::Fence { stmt });
-            }
-            StmtKind::For { var, range, body } => {
-                let text = format!(
-                    "for {} in {}",
-                    p.vars[*var].name,
-                    match range {
-                        Range::Peers => "peers".to_string(),
-                        Range::Ranks => "ranks".to_string(),
-                        Range::Span { lo, hi, step } => {
-                            let mut t = format!(
-                                "{} .. {}",
-                                print::expr_to_string(p, lo),
-                                print::expr_to_string(p, hi)
-                            );
-                            if step.as_const() != Some(1) {
-                                t.push_str(&format!(" step {}", print::expr_to_string(p, step)));
-                            }
-                            t
-                        }
-                        Range::Seq(_) => print::range_to_string(p, range),
-                    }
-                );
-                let stmt = self.info(s, text);
-                let named = self.slot(*var);
-                let hi = self.hidden();
-                let step = self.hidden();
-                // A `Seq` loop counts a hidden index 0..len; the body starts by setting
-                // the named variable to the value visited at that index.
-                let (v, at) = match range {
-                    Range::Seq(q) => {
-                        let index = self.hidden();
-                        let at = CExpr::SeqAt {
-                            index,
-                            lo: Box::new(self.expr(&q.lo)),
-                            hi: Box::new(self.expr(&q.hi)),
-                            step: Box::new(self.expr(&q.step)),
-                            geometric: q.geometric,
-                            rev: q.rev,
-                        };
-                        (index, Some(at))
-                    }
-                    _ => (named, None),
-                };
-                let kind = match range {
-                    Range::Peers => LoopKind::Peers,
-                    Range::Ranks => LoopKind::Ranks,
-                    Range::Span { lo, hi, step } => LoopKind::Span {
-                        lo: self.expr(lo),
-                        hi: self.expr(hi),
-                        step: self.expr(step),
-                    },
-                    Range::Seq(q) => LoopKind::Seq {
-                        lo: self.expr(&q.lo),
-                        hi: self.expr(&q.hi),
-                        step: self.expr(&q.step),
-                        geometric: q.geometric,
-                        rev: q.rev,
-                    },
-                };
-                let peers = matches!(kind, LoopKind::Peers);
-                let init = self.here() as usize;
-                self.instrs.push(Instr::LoopInit {
-                    var: v,
-                    hi,
-                    step,
-                    kind,
-                    exit: 0,
-                    stmt,
-                    outer: self.loops.clone(),
-                });
-                let body_pc = self.here();
-                if let Some(value) = at {
-                    self.instrs.push(Instr::Let { slot: named, value });
-                }
-                self.loops.push((v, hi, step));
-                let r = self.block(body);
-                self.loops.pop();
-                r?;
-                self.instrs.push(Instr::LoopNext {
-                    var: v,
-                    hi,
-                    step,
-                    peers,
-                    body: body_pc,
-                });
-                let mut slots = vec![v, hi, step];
-                if v != named {
-                    slots.push(named);
-                }
-                self.instrs.push(Instr::Kill { slots });
-                let exit = self.here() - 1;
-                if let Instr::LoopInit { exit: e, .. } = &mut self.instrs[init] {
-                    *e = exit;
-                }
-            }
-            StmtKind::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
-                let c = self.cond(cond);
-                let j = self.here() as usize;
-                self.instrs.push(Instr::JumpIfNot { cond: c, target: 0 });
-                self.block(then_block)?;
-                if let Some(e) = else_block {
-                    let jend = self.here() as usize;
-                    self.instrs.push(Instr::Jump { target: 0 });
-                    let else_pc = self.here();
-                    if let Instr::JumpIfNot { target, .. } = &mut self.instrs[j] {
-                        *target = else_pc;
-                    }
-                    self.block(e)?;
-                    let end = self.here();
-                    if let Instr::Jump { target } = &mut self.instrs[jend] {
-                        *target = end;
-                    }
-                } else {
-                    let end = self.here();
-                    if let Instr::JumpIfNot { target, .. } = &mut self.instrs[j] {
-                        *target = end;
-                    }
-                }
-            }
-            StmtKind::Return { cond } => {
-                let text = format!("return if {}", print::cond_to_string(p, cond));
-                let stmt = self.info(s, text);
-                let c = self.cond(cond);
-                self.instrs.push(Instr::Return { cond: c, stmt });
+        } else {
+            let end = self.here();
+            if let Instr::JumpIfNot { target, .. } = &mut self.instrs[j] {
+                *target = end;
             }
         }
         Ok(())
     }
+}
+
+/// A loop header as traces show it: `for i in 0 .. P step 2`.
+fn loop_text(p: &Protocol, var: VarId, range: &Range) -> String {
+    format!(
+        "for {} in {}",
+        p.vars[var].name,
+        match range {
+            Range::Peers => "peers".to_string(),
+            Range::Ranks => "ranks".to_string(),
+            Range::Span { lo, hi, step } => {
+                let mut t = format!(
+                    "{} .. {}",
+                    print::expr_to_string(p, lo),
+                    print::expr_to_string(p, hi)
+                );
+                if step.as_const() != Some(1) {
+                    t.push_str(&format!(" step {}", print::expr_to_string(p, step)));
+                }
+                t
+            }
+            Range::Seq(_) => print::range_to_string(p, range),
+        }
+    )
+}
+
+/// A statement that is one instruction as traces show it (empty for `let`, `for`
+/// and `if`).
+fn op_text(p: &Protocol, kind: &StmtKind) -> String {
+    let region = |r| print::region_to_string(p, r);
+    let expr = |e| print::expr_to_string(p, e);
+    match kind {
+        StmtKind::Notify {
+            signal,
+            index,
+            target,
+            op,
+            value,
+        } => {
+            let at = target
+                .as_ref()
+                .map(|t| format!(" @ {}", expr(t)))
+                .unwrap_or_default();
+            let (ops, v) = match (op, value) {
+                (NotifyOp::Set, v) => ("=", v),
+                (NotifyOp::AtomicAdd, Expr::Neg(inner)) => ("-=", &**inner),
+                (NotifyOp::AtomicAdd, v) => ("+=", v),
+            };
+            format!(
+                "notify {}{at} {ops} {}",
+                print::cell_to_string(p, *signal, index),
+                expr(v)
+            )
+        }
+        StmtKind::Wait {
+            signal,
+            index,
+            cmp,
+            threshold,
+        } => format!(
+            "wait {} {} {}",
+            print::cell_to_string(p, *signal, index),
+            cmp.as_str(),
+            expr(threshold)
+        ),
+        StmtKind::Copy { dst, src } => format!("copy {} <- {}", region(dst), region(src)),
+        StmtKind::Get { dst, src, from } => {
+            format!("get {} <- {} @ {}", region(dst), region(src), expr(from))
+        }
+        StmtKind::Put { dst, to, src } => {
+            format!("put {} @ {} <- {}", region(dst), expr(to), region(src))
+        }
+        StmtKind::Reduce { op, dst, src, from } => {
+            let at = from
+                .as_ref()
+                .map(|t| format!(" @ {}", expr(t)))
+                .unwrap_or_default();
+            format!(
+                "reduce {} {} <- {}{at}",
+                op.as_str(),
+                region(dst),
+                region(src)
+            )
+        }
+        StmtKind::Fence => "fence".into(),
+        StmtKind::Return { cond } => format!("return if {}", print::cond_to_string(p, cond)),
+        StmtKind::Let { .. } | StmtKind::For { .. } | StmtKind::If { .. } => String::new(),
+    }
+}
+
+/// The sizes of a protocol's signals, windows, tiles and host arrays under its
+/// bound parameters.
+struct Sizes {
+    signal_dims: Vec<Vec<i64>>,
+    signal_base: Vec<usize>,
+    /// Signal cells per rank.
+    cells: i64,
+    window_dims: Vec<Vec<i64>>,
+    tile_dims: Vec<Vec<i64>>,
+    array_dims: Vec<Vec<i64>>,
+}
+
+/// A tile size for messages: the constant `TILE` if declared (and positive), else 256.
+fn tile_size(p: &Protocol, b: &Bindings) -> i64 {
+    p.vars
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.name.eq_ignore_ascii_case("tile") && matches!(v.kind, VarKind::Const(_)))
+        .and_then(|(i, _)| b.env.get(i))
+        .filter(|t| *t > 0)
+        .unwrap_or(256)
+}
+
+/// Whether a buffer of these dimensions has more than [`MAX_BUFFER_ELEMS`] elements.
+fn too_large(d: &[i64]) -> bool {
+    d.iter()
+        .try_fold(1i64, |a, x| a.checked_mul(*x))
+        .is_none_or(|n| n > MAX_BUFFER_ELEMS)
 }
 
 fn fold1(x: CExpr, f: impl Fn(i64) -> Option<i64>, mk: fn(Box<CExpr>) -> CExpr) -> CExpr {

@@ -259,6 +259,30 @@ struct Explorer<'m, 'a> {
     stop: Option<StopFlag>,
 }
 
+/// The breadth-first search's state. The states are numbered in the order they are
+/// met, so the queue is the numbers from the next one to expand to `seen.len()`: a
+/// state is expanded from its parts' numbers (`Visited::load`) into `cur`, and its
+/// successors are made in two reused states, `cur` itself (the last successor) and
+/// a scratch copy of it (the others), so the search allocates no state.
+struct Frontier {
+    /// Per state: (parent, action, depth).
+    nodes: Vec<(u32, Action, u32)>,
+    seen: Visited,
+    cur: State,
+    scratch: Option<State>,
+    memo: StepMemo,
+}
+
+/// The actions leading from the initial state to state `i`.
+fn path_to(nodes: &[(u32, Action, u32)], mut i: u32) -> Vec<Action> {
+    let mut v = Vec::new();
+    while i != 0 {
+        v.push(nodes[i as usize].1);
+        i = nodes[i as usize].0;
+    }
+    v.reverse();
+    v
+}
 /// A tiny deterministic PRNG (splitmix64).
 struct Rng(u64);
 
@@ -397,37 +421,25 @@ impl Explorer<'_, '_> {
             self.stats.stopped = Some(stop);
             return;
         }
-        // nodes[i] = (parent, action, depth)
-        let mut nodes: Vec<(u32, Action, u32)> = vec![(u32::MAX, Action::Run(0), 0)];
         let mut seen = Visited::new(&s0);
         seen.insert(&mut s0);
-        let path_to = |nodes: &Vec<(u32, Action, u32)>, mut i: u32| {
-            let mut v = Vec::new();
-            while i != 0 {
-                v.push(nodes[i as usize].1);
-                i = nodes[i as usize].0;
-            }
-            v.reverse();
-            v
+        let mut f = Frontier {
+            nodes: vec![(u32::MAX, Action::Run(0), 0)],
+            seen,
+            cur: s0,
+            scratch: None,
+            memo: StepMemo::new(),
         };
         let mut polls = 0u64;
-        // The states are numbered in the order they are met, so the breadth-first queue
-        // is the numbers from `node` to `seen.len()`: a state is expanded from its parts'
-        // numbers (`Visited::load`) into `cur`, and its successors are made in two
-        // reused states, `cur` itself (the last successor) and a scratch copy of it (the
-        // others), so the search allocates no state.
-        let mut cur = s0;
-        let mut scratch: Option<State> = None;
-        let mut memo = StepMemo::new();
         let mut node = 0u32;
-        while (node as usize) < seen.len() {
+        while (node as usize) < f.seen.len() {
             polls += 1;
             if polls.is_multiple_of(STOP_POLL) {
                 let why = self.interrupted(|| {
                     format!(
                         "with {} states seen and {} still queued",
-                        seen.len(),
-                        seen.len() - node as usize
+                        f.seen.len(),
+                        f.seen.len() - node as usize
                     )
                 });
                 if why.is_some() {
@@ -436,79 +448,86 @@ impl Explorer<'_, '_> {
                 }
             }
             if node != 0 {
-                seen.load(node, &mut cur);
+                f.seen.load(node, &mut f.cur);
             }
             let this = node;
             node += 1;
-            let s = &cur;
-            if self.m.faulted(s) {
-                continue;
-            }
-            let en = self.m.enabled(s);
-            if self.m.stuck(&en) {
-                if let Some(t) = self.terminals.as_mut() {
-                    t.insert(self.m.fingerprint(s));
-                }
-                let mut o = Outcome::default();
-                self.m.terminal(s, &mut o);
-                if !o.findings.is_empty() {
-                    self.record(o.findings, &|| path_to(&nodes, this), true);
-                }
-                continue;
-            }
-            let en = self.reduce(s, en);
-            let depth = nodes[this as usize].2;
-            // The last successor takes `cur` itself (it is loaded again for the next
-            // state); the others copy it (sharing its parts until a step writes one)
-            // into the scratch state's vectors.
-            let last = en.len().saturating_sub(1);
-            for (i, a) in en.into_iter().enumerate() {
-                let t = if i == last {
-                    &mut cur
-                } else {
-                    let t = scratch.get_or_insert_with(|| cur.clone());
-                    t.clone_from(&cur);
-                    t
-                };
-                let mut o = Outcome::default();
-                memo.step(self.m, t, a, &mut o);
-                self.stats.transitions += 1;
-                self.stats.instrs += o.instrs;
-                if let Some(stop) = o.stop {
-                    self.stats.stopped.get_or_insert(stop);
-                    continue;
-                }
-                if !o.findings.is_empty() {
-                    let nodes_ref = &nodes;
-                    self.record(
-                        o.findings,
-                        &|| {
-                            let mut v = path_to(nodes_ref, this);
-                            v.push(a);
-                            v
-                        },
-                        false,
-                    );
-                }
-                self.m.canonicalize(t);
-                if let Some(idx) = seen.insert(t) {
-                    debug_assert_eq!(idx as usize, nodes.len());
-                    nodes.push((this, a, depth + 1));
-                    self.stats.max_depth = self.stats.max_depth.max(depth as u64 + 1);
-                }
-            }
-            if seen.len() as u64 >= self.budget.max_states {
+            if self.visit(&mut f, this) && f.seen.len() as u64 >= self.budget.max_states {
                 self.stats.stopped = Some(format!(
                     "state budget of {} exhausted ({} states still queued)",
                     self.budget.max_states,
-                    seen.len() - node as usize
+                    f.seen.len() - node as usize
                 ));
                 break;
             }
         }
-        self.stats.states = seen.len() as u64;
+        self.stats.states = f.seen.len() as u64;
         self.stats.runs = 0;
         self.stats.complete = self.stats.stopped.is_none();
+    }
+
+    /// Expands state number `this` (loaded into `f.cur`): a terminal state is checked;
+    /// otherwise its successors are made, their findings recorded and the new ones
+    /// queued. True when it made successors (the state budget is checked after those).
+    fn visit(&mut self, f: &mut Frontier, this: u32) -> bool {
+        let s = &f.cur;
+        if self.m.faulted(s) {
+            return false;
+        }
+        let en = self.m.enabled(s);
+        if self.m.stuck(&en) {
+            if let Some(t) = self.terminals.as_mut() {
+                t.insert(self.m.fingerprint(s));
+            }
+            let mut o = Outcome::default();
+            self.m.terminal(s, &mut o);
+            if !o.findings.is_empty() {
+                self.record(o.findings, &|| path_to(&f.nodes, this), true);
+            }
+            return false;
+        }
+        let en = self.reduce(s, en);
+        let depth = f.nodes[this as usize].2;
+        // The last successor takes `cur` itself (it is loaded again for the next
+        // state); the others copy it (sharing its parts until a step writes one)
+        // into the scratch state's vectors.
+        let last = en.len().saturating_sub(1);
+        for (i, a) in en.into_iter().enumerate() {
+            let t = if i == last {
+                &mut f.cur
+            } else {
+                let t = f.scratch.get_or_insert_with(|| f.cur.clone());
+                t.clone_from(&f.cur);
+                t
+            };
+            let mut o = Outcome::default();
+            f.memo.step(self.m, t, a, &mut o);
+            self.stats.transitions += 1;
+            self.stats.instrs += o.instrs;
+            if let Some(stop) = o.stop {
+                self.stats.stopped.get_or_insert(stop);
+                continue;
+            }
+            if !o.findings.is_empty() {
+                let nodes = &f.nodes;
+                self.record(
+                    o.findings,
+                    &|| {
+                        let mut v = path_to(nodes, this);
+                        v.push(a);
+                        v
+                    },
+                    false,
+                );
+            }
+            self.m.canonicalize(t);
+            if let Some(idx) = f.seen.insert(t) {
+                debug_assert_eq!(idx as usize, f.nodes.len());
+                f.nodes.push((this, a, depth + 1));
+                self.stats.max_depth = self.stats.max_depth.max(depth as u64 + 1);
+            }
+        }
+        true
     }
 
     fn runs(&mut self, seed: Option<u64>, runs: u64) {

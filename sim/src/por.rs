@@ -514,96 +514,111 @@ impl Reduction {
         count: &mut usize,
         sc: &mut Scratch,
     ) -> Option<bool> {
-        let np = pos.len();
-        let mut grew = false;
-        let h = &sc.h;
-        let in_t = &sc.in_t;
-        let add = &mut sc.add;
-        // Adds `r` to the set; false once the set has `cap` enabled processes.
-        let mut push = |r: usize, add: &mut Vec<bool>| -> bool {
-            add[r] = true;
-            grew = true;
-            if enabled[r] {
-                *count += 1;
-            }
-            *count < cap
+        let round = Round {
+            pos,
+            h: &sc.h,
+            in_t: &sc.in_t,
         };
-        for q in (0..np).filter(|q| in_t[*q]) {
-            match m.proc_status(s, q) {
-                Status::Run => {
-                    let Some(fp) = self.trans[q].get(pos[q] as usize) else {
-                        continue;
-                    };
-                    // The host step runs in this step if every other block of the
-                    // rank has ended the call by then: already, or (outside the set)
-                    // before its horizon.
-                    let last = fp
-                        .ends_call
-                        .is_some_and(|call| self.host_possible(q / self.blocks, call, q, pos, h));
-                    let (host_data, host_ops): (&[DataAcc], &[DryOp]) = if last {
-                        (&fp.host_data, &fp.host_ops)
-                    } else {
-                        (&[], &[])
-                    };
-                    if enabled[q] {
-                        for a in fp.data.iter().chain(host_data) {
-                            for &r in self.procs_on_mem(a.mem) {
-                                if !in_t[r]
-                                    && !add[r]
-                                    && r != q
-                                    && self.data_conflict_in(r, a, pos, h)
-                                    && !push(r, add)
-                                {
-                                    return None;
-                                }
-                            }
-                        }
-                    }
-                    // A blocked process is held by its first operation (its wait).
-                    let held = if enabled[q] { usize::MAX } else { 1 };
-                    for op in fp.op.iter().chain(host_ops).take(held) {
-                        // A process that never touches the cell is neither dependent
-                        // with the operation nor enables it, except that a blocked
-                        // process whose next step is not a wait holds every process.
-                        let every = !enabled[q] && !matches!(op.kind, OpKind::Wait(..));
-                        let on_cell = self.procs_on_cell(op.cell);
-                        let n = if every { np } else { on_cell.len() };
-                        for r in (0..n).map(|i| if every { i } else { on_cell[i] }) {
-                            if in_t[r] || add[r] {
-                                continue;
-                            }
-                            let hit = if enabled[q] {
-                                self.dependent_in(r, op.cell, op.kind, pos[r], h[r])
-                                    && !self.commutes_with_raises(s, m, op, r, pos[r], h[r])
-                            } else if let OpKind::Wait(cmp, _) = op.kind {
-                                self.enables_in(r, op.cell, cmp, pos[r], h[r])
-                            } else {
-                                // A blocked process whose next step is not a wait: be safe.
-                                true
-                            };
-                            if hit && !push(r, add) {
-                                return None;
-                            }
-                        }
-                    }
-                }
+        let mut adder = Adder {
+            add: &mut sc.add,
+            enabled,
+            cap,
+            count,
+            grew: false,
+        };
+        for q in (0..pos.len()).filter(|q| round.in_t[*q]) {
+            let room = match m.proc_status(s, q) {
+                Status::Run => self.grow_from(s, m, q, &round, &mut adder),
                 Status::CallDone => {
                     // Relaunched only when its rank's other blocks end the call.
                     let rank = q / self.blocks;
-                    for r in rank * self.blocks..(rank + 1) * self.blocks {
-                        if !in_t[r]
-                            && !add[r]
-                            && m.proc_status(s, r) == Status::Run
-                            && !push(r, add)
-                        {
-                            return None;
-                        }
-                    }
+                    (rank * self.blocks..(rank + 1) * self.blocks).all(|r| {
+                        round.in_t[r]
+                            || adder.add[r]
+                            || m.proc_status(s, r) != Status::Run
+                            || adder.push(r)
+                    })
                 }
-                Status::Finished | Status::Fault => {}
+                Status::Finished | Status::Fault => true,
+            };
+            if !room {
+                return None;
             }
         }
-        Some(grew)
+        Some(adder.grew)
+    }
+
+    /// The processes running process `q`'s next transition (`q` in the set) adds to
+    /// the set: those whose data it conflicts with, and those dependent with its
+    /// signal operations (or, when `q` is blocked, those that can enable its wait).
+    /// False once the set has `cap` enabled processes.
+    fn grow_from(
+        &self,
+        s: &State,
+        m: &Machine,
+        q: usize,
+        round: &Round,
+        adder: &mut Adder,
+    ) -> bool {
+        let (pos, h, in_t) = (round.pos, round.h, round.in_t);
+        let Some(fp) = self.trans[q].get(pos[q] as usize) else {
+            return true;
+        };
+        // The host step runs in this step if every other block of the
+        // rank has ended the call by then: already, or (outside the set)
+        // before its horizon.
+        let last = fp
+            .ends_call
+            .is_some_and(|call| self.host_possible(q / self.blocks, call, q, pos, h));
+        let (host_data, host_ops): (&[DataAcc], &[DryOp]) = if last {
+            (&fp.host_data, &fp.host_ops)
+        } else {
+            (&[], &[])
+        };
+        let enabled = adder.enabled[q];
+        if enabled {
+            for a in fp.data.iter().chain(host_data) {
+                for &r in self.procs_on_mem(a.mem) {
+                    if !in_t[r]
+                        && !adder.add[r]
+                        && r != q
+                        && self.data_conflict_in(r, a, pos, h)
+                        && !adder.push(r)
+                    {
+                        return false;
+                    }
+                }
+            }
+        }
+        // A blocked process is held by its first operation (its wait).
+        let held = if enabled { usize::MAX } else { 1 };
+        let np = pos.len();
+        for op in fp.op.iter().chain(host_ops).take(held) {
+            // A process that never touches the cell is neither dependent
+            // with the operation nor enables it, except that a blocked
+            // process whose next step is not a wait holds every process.
+            let every = !enabled && !matches!(op.kind, OpKind::Wait(..));
+            let on_cell = self.procs_on_cell(op.cell);
+            let n = if every { np } else { on_cell.len() };
+            for r in (0..n).map(|i| if every { i } else { on_cell[i] }) {
+                if in_t[r] || adder.add[r] {
+                    continue;
+                }
+                let hit = if enabled {
+                    self.dependent_in(r, op.cell, op.kind, pos[r], h[r])
+                        && !self.commutes_with_raises(s, m, op, r, pos[r], h[r])
+                } else if let OpKind::Wait(cmp, _) = op.kind {
+                    self.enables_in(r, op.cell, cmp, pos[r], h[r])
+                } else {
+                    // A blocked process whose next step is not a wait: be safe.
+                    true
+                };
+                if hit && !adder.push(r) {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// The processes whose enabled transitions are expanded in `s`: a stubborn set
@@ -665,6 +680,35 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
+/// What one round of [`Reduction::grow`] reads: the processes' positions, their
+/// horizons and the set as it stands.
+struct Round<'a> {
+    pos: &'a [u32],
+    h: &'a [u32],
+    in_t: &'a [bool],
+}
+
+/// What one round of [`Reduction::grow`] adds to the set: marks in `add`, with the
+/// count of enabled processes in the set and whether any was added.
+struct Adder<'a> {
+    add: &'a mut Vec<bool>,
+    enabled: &'a [bool],
+    cap: usize,
+    count: &'a mut usize,
+    grew: bool,
+}
+
+impl Adder<'_> {
+    /// Adds `r` to the set; false once the set has `cap` enabled processes.
+    fn push(&mut self, r: usize) -> bool {
+        self.add[r] = true;
+        self.grew = true;
+        if self.enabled[r] {
+            *self.count += 1;
+        }
+        *self.count < self.cap
+    }
+}
 /// The working memory of one stubborn-set computation, reused across seeds, rounds
 /// and states.
 #[derive(Default)]

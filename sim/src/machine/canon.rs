@@ -434,92 +434,15 @@ impl Machine<'_> {
 
     /// Canonicalisation from scratch: every process and window examined.
     fn renumber_all(&self, s: &mut State, r: &mut Renumber) {
-        let np = s.procs.len();
-        let key = |q: usize, e: u32| ((q as u64) << 32) | e as u64;
         // Call-entry epochs are needed while some process may still leave that call.
         let live = live_call(s);
-        for q in 0..np {
-            let entries = &s.procs[q].entries;
-            if entries.iter().take(live).any(|e| *e != 0) {
-                // Written only when something changes: the process stays shared otherwise.
-                for e in s.procs[q].entries.iter_mut().take(live) {
-                    *e = 0;
-                }
-            }
-        }
-        // The epochs still recorded: a process's current epoch (unless a release ended
-        // it), the call-entry epochs still needed, and the windows' access records.
-        r.masks.clear();
-        r.masks.resize(np, 0);
-        r.small = true;
-        for q in 0..np {
-            let pr = &s.procs[q];
-            let own = (!pr.bump).then_some(pr.clock[q]);
-            for e in own
-                .into_iter()
-                .chain(pr.entries.iter().skip(live).copied().filter(|e| *e != 0))
-            {
-                if e < 128 {
-                    r.masks[q] |= 1u128 << e;
-                } else {
-                    r.small = false;
-                }
-            }
-        }
-        for m in &s.mem {
-            match &epochs(m).masks {
-                Some(v) => {
-                    for (q, m) in v {
-                        r.masks[*q as usize] |= *m;
-                    }
-                }
-                None => r.small = false,
-            }
-        }
+        clear_entries(s, live);
+        record_masks(s, r, live);
         r.moved.clear();
         if r.small {
-            // Every epoch of q anywhere in the state is at most q's own clock entry.
-            for (q, &mask) in r.masks.iter().enumerate() {
-                let moved = match dense_len(mask) {
-                    Some(k) => s.procs[q].clock[q] > k,
-                    None => true,
-                };
-                if moved {
-                    r.moved.push(q);
-                }
-            }
+            moved_by_masks(s, r);
         } else {
-            let keys = &mut r.keys;
-            keys.clear();
-            keys.extend(
-                (0..np)
-                    .filter(|q| !s.procs[*q].bump)
-                    .map(|q| key(q, s.procs[q].clock[q])),
-            );
-            for q in 0..np {
-                keys.extend(
-                    s.procs[q]
-                        .entries
-                        .iter()
-                        .skip(live)
-                        .filter(|e| **e != 0)
-                        .map(|e| key(q, *e)),
-                );
-            }
-            for m in &s.mem {
-                extend_keys(keys, epochs(m));
-            }
-            keys.sort_unstable();
-            keys.dedup();
-            r.start.clear();
-            r.start
-                .extend((0..=np).map(|q| keys.partition_point(|k| (*k >> 32) < q as u64)));
-            let (keys, start) = (&r.keys, &r.start);
-            r.moved.extend((0..np).filter(|&q| {
-                let run = &keys[start[q]..start[q + 1]];
-                let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
-                !dense || s.procs[q].clock[q] > run.len() as u32
-            }));
+            moved_by_keys(s, r, live);
         }
         if r.small && !r.moved.is_empty() {
             r.tabulate();
@@ -609,6 +532,105 @@ impl Machine<'_> {
             }
         }
     }
+}
+
+/// Zeroes the call-entry epochs no process needs any more (of calls before `live`).
+fn clear_entries(s: &mut State, live: usize) {
+    for q in 0..s.procs.len() {
+        let entries = &s.procs[q].entries;
+        if entries.iter().take(live).any(|e| *e != 0) {
+            // Written only when something changes: the process stays shared otherwise.
+            for e in s.procs[q].entries.iter_mut().take(live) {
+                *e = 0;
+            }
+        }
+    }
+}
+
+/// Records in `r.masks` the epochs still recorded: a process's current epoch (unless
+/// a release ended it), the call-entry epochs still needed, and the windows' access
+/// records. `r.small` says whether every one is below 128 (fits a mask).
+fn record_masks(s: &State, r: &mut Renumber, live: usize) {
+    let np = s.procs.len();
+    r.masks.clear();
+    r.masks.resize(np, 0);
+    r.small = true;
+    for q in 0..np {
+        let pr = &s.procs[q];
+        let own = (!pr.bump).then_some(pr.clock[q]);
+        for e in own
+            .into_iter()
+            .chain(pr.entries.iter().skip(live).copied().filter(|e| *e != 0))
+        {
+            if e < 128 {
+                r.masks[q] |= 1u128 << e;
+            } else {
+                r.small = false;
+            }
+        }
+    }
+    for m in &s.mem {
+        match &epochs(m).masks {
+            Some(v) => {
+                for (q, m) in v {
+                    r.masks[*q as usize] |= *m;
+                }
+            }
+            None => r.small = false,
+        }
+    }
+}
+
+/// The processes whose epochs must be renumbered, from the masks (`r.small`).
+fn moved_by_masks(s: &State, r: &mut Renumber) {
+    // Every epoch of q anywhere in the state is at most q's own clock entry.
+    for (q, &mask) in r.masks.iter().enumerate() {
+        let moved = match dense_len(mask) {
+            Some(k) => s.procs[q].clock[q] > k,
+            None => true,
+        };
+        if moved {
+            r.moved.push(q);
+        }
+    }
+}
+
+/// The processes whose epochs must be renumbered, from the sorted (process, epoch)
+/// keys of every recorded epoch (some epoch too large for a mask).
+fn moved_by_keys(s: &State, r: &mut Renumber, live: usize) {
+    let np = s.procs.len();
+    let key = |q: usize, e: u32| ((q as u64) << 32) | e as u64;
+    let keys = &mut r.keys;
+    keys.clear();
+    keys.extend(
+        (0..np)
+            .filter(|q| !s.procs[*q].bump)
+            .map(|q| key(q, s.procs[q].clock[q])),
+    );
+    for q in 0..np {
+        keys.extend(
+            s.procs[q]
+                .entries
+                .iter()
+                .skip(live)
+                .filter(|e| **e != 0)
+                .map(|e| key(q, *e)),
+        );
+    }
+    for m in &s.mem {
+        extend_keys(keys, epochs(m));
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    r.start.clear();
+    r.start
+        .extend((0..=np).map(|q| keys.partition_point(|k| (*k >> 32) < q as u64)));
+    let (keys, start) = (&r.keys, &r.start);
+    r.moved.extend((0..np).filter(|&q| {
+        let run = &keys[start[q]..start[q + 1]];
+        let dense = run.iter().zip(1u32..).all(|(k, i)| *k as u32 == i);
+        !dense || s.procs[q].clock[q] > run.len() as u32
+    }));
 }
 
 /// Whether the renumbering changes a process's clock or call-entry epochs (process `q`).
