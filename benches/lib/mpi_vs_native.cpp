@@ -9,7 +9,7 @@
 //   mpirun -np P ./mpi_vs_native [REPS]
 #include <mpi.h>
 
-#include "collmpi.h"
+#include "collmpi_bench.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -31,13 +31,6 @@ static double median(std::vector<double> v) {
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-static void ok(int s) {
-    if (s != COLLMPI_OK) {
-        std::fprintf(stderr, "%s: %s\n", collmpi_strerror(s), collmpi_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-}
-
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int me = 0, np = 1;
@@ -45,15 +38,7 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
     const size_t max_n = size_t(16) << 18;  // 16 MiB of f32
-    collmpi_config cfg = {};
-    cfg.allreduce.n = static_cast<int64_t>(max_n);
-    cfg.allreduce.C = 1;
-    cfg.allreduce.stride = 1;
-    cfg.broadcast.root = 0;
-    cfg.broadcast.n = static_cast<int64_t>(max_n);
-    cfg.wait_timeout_ms = 600000;
-    collmpi_comm* comm = nullptr;
-    ok(collmpi_comm_create(MPI_COMM_WORLD, &cfg, &comm));
+    collmpi_comm* comm = bench_comm(max_n);
     std::vector<float> a(max_n), b(max_n), want(max_n);
     const size_t sizes[] = {4096, 65536, 1 << 20, 16 << 20};  // bytes
     for (size_t bytes : sizes) {
