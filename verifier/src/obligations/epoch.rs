@@ -206,6 +206,10 @@ pub fn horizon(
         return None;
     }
     let code = format!("verify::{ID}");
+    let m = match measure(p, sym, &code) {
+        Ok(m) => m,
+        Err(r) => return Some(*r),
+    };
     // A proved line says how it was shown (`scope::finish`): the maximisation with P
     // symbolic covers the declared domain, the enumerated one its configurations.
     let how = sym.map_or(String::new(), |_| {
@@ -215,51 +219,92 @@ pub fn horizon(
             crate::engine::param::world_phrase(lo, hi)
         )
     });
-    let (worst, ge_wait, covered, scope, formula) = match sym {
-        Some(h) => {
-            let (lo, hi) = exec::declared_world(p);
-            let domain = crate::engine::param::world_phrase(lo, hi);
-            let at: Vec<String> = h.at.iter().map(|(n, v)| format!("{n}={v}")).collect();
-            let w = CellGrowth {
-                cell: format!("a cell of `{}`", h.signal),
-                per_call: h.max,
-                span: h.span,
-                config: h.at.clone(),
-            };
-            let formula = format!(
-                "horizon(P) = floor((2^31 - 1) / N(P)), N(P) <= {} credit(s) per call into a cell of `{}`; over {domain}: max N = {} (at {}), horizon = {} calls",
-                h.per_call,
-                h.signal,
-                h.max,
-                at.join(" "),
-                CELL_MAX / h.max.max(1)
-            );
-            let scope = format!(
-                "{domain}, P symbolic: N maximised over every cell, P and parameter by Z3 ({} queries)",
-                h.z3
-            );
-            (
-                Some(w),
-                h.ge_wait,
-                Some(WorldRange { lo, hi }),
-                scope,
-                Some(formula),
-            )
-        }
-        None => match enumerated_growth(p) {
-            Ok((w, ge, plan)) => (
-                w,
-                ge,
-                exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi }),
-                plan,
-                None,
+    // What a proof here showed: the maximisation with P symbolic, or the enumeration.
+    let shown = match m.covered {
+        Some(w) if sym.is_some() => Evidence::symbolic(w),
+        Some(w) => Evidence::enumerated(w),
+        None => Evidence::none(),
+    };
+    let fits = |status, summary: String| ObligationResult {
+        id: ID.into(),
+        code: code.clone(),
+        status,
+        scope: Some(m.scope.clone()),
+        world: m.covered,
+        reason: None,
+        summary,
+        findings: Vec::new(),
+        evidence: shown.clone(),
+    };
+    let Some(w) = m.worst.as_ref().filter(|w| w.per_call > 0) else {
+        return Some(fits(
+            Status::Proved,
+            format!("no monotonic cell receives credits: nothing can wrap{how}"),
+        ));
+    };
+    let wrap = Wrap::new(w, m.formula.clone(), &code, m.covered);
+    let h = wrap.h;
+    match p.calls {
+        Some(c) if c.max > h => Some(wrap.violated(
+            format!(
+                "`calls <= {}` promises more calls than the overflow horizon: {} wraps int32 after {h} calls",
+                c.max, w.cell
             ),
+            c.span,
+            format!("promises {} calls", c.max),
+            format!("declare at most `calls <= {h};`, or make the per-call credit smaller"),
+        )),
+        Some(c) => Some(fits(
+            if m.covered.is_some_and(|r| r.hi < exec::declared_world(p).1) {
+                Status::Checked
+            } else {
+                Status::Proved
+            },
+            format!("{}; declared calls <= {} fits{how}", wrap.formula, c.max),
+        )),
+        None => match m.ge_wait {
+            Some(sp) => Some(wrap.violated(
+                format!(
+                    "no `calls <= N;` declared, yet a `>=` wait reads a monotonic counter that wraps int32 after {h} calls (then the wait blocks for ever or passes early)"
+                ),
+                sp,
+                "compares a wrapping counter with `>=`".to_string(),
+                format!("declare how many calls the protocol makes: `calls <= {h};` (or fewer)"),
+            )),
+            None => Some(fits(
+                Status::Proved,
+                format!(
+                    "{}; no `>=` wait reads a monotonic cell{how}",
+                    wrap.formula
+                ),
+            )),
+        },
+    }
+}
+
+/// The growth per call: maximised with P symbolic (`sym`), else over the enumerated
+/// configurations; the `unknown` result when the enumeration cannot measure it.
+fn measure(
+    p: &Protocol,
+    sym: Option<&crate::engine::param::horizon::Horizon>,
+    code: &str,
+) -> Result<Measured, Box<ObligationResult>> {
+    match sym {
+        Some(h) => Ok(symbolic_growth(p, h)),
+        None => match enumerated_growth(p) {
+            Ok((w, ge, plan)) => Ok(Measured {
+                worst: w,
+                ge_wait: ge,
+                covered: exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi }),
+                scope: plan,
+                formula: None,
+            }),
             Err((why, span)) => {
                 let mut f = Finding::new(why.clone());
                 f.primary = span;
-                return Some(ObligationResult {
+                Err(Box::new(ObligationResult {
                     id: ID.into(),
-                    code,
+                    code: code.to_string(),
                     status: Status::Unknown,
                     scope: None,
                     world: None,
@@ -267,40 +312,96 @@ pub fn horizon(
                     summary: "undecided: the calls before a monotonic cell wraps int32".into(),
                     findings: vec![f],
                     evidence: Evidence::none(),
-                });
+                }))
             }
         },
-    };
-    // What a proof here showed: the maximisation with P symbolic, or the enumeration.
-    let shown = match covered {
-        Some(w) if sym.is_some() => Evidence::symbolic(w),
-        Some(w) => Evidence::enumerated(w),
-        None => Evidence::none(),
-    };
-    let Some(w) = worst.filter(|w| w.per_call > 0) else {
-        return Some(ObligationResult {
-            id: ID.into(),
-            code,
-            status: Status::Proved,
-            scope: Some(scope),
-            world: covered,
-            reason: None,
-            summary: format!("no monotonic cell receives credits: nothing can wrap{how}"),
-            findings: Vec::new(),
-            evidence: shown,
+    }
+}
+
+/// The largest growth per call of a monotonic cell, as measured.
+struct Measured {
+    worst: Option<CellGrowth>,
+    /// A `>=` wait on a monotonic cell.
+    ge_wait: Option<Span>,
+    covered: Option<WorldRange>,
+    scope: String,
+    /// The horizon as a formula of P (the symbolic maximisation).
+    formula: Option<String>,
+}
+
+/// The growth the maximisation with P symbolic found, over the declared domain.
+fn symbolic_growth(p: &Protocol, h: &crate::engine::param::horizon::Horizon) -> Measured {
+    let (lo, hi) = exec::declared_world(p);
+    let domain = crate::engine::param::world_phrase(lo, hi);
+    let at: Vec<String> = h.at.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let formula = format!(
+        "horizon(P) = floor((2^31 - 1) / N(P)), N(P) <= {} credit(s) per call into a cell of `{}`; over {domain}: max N = {} (at {}), horizon = {} calls",
+        h.per_call,
+        h.signal,
+        h.max,
+        at.join(" "),
+        CELL_MAX / h.max.max(1)
+    );
+    Measured {
+        worst: Some(CellGrowth {
+            cell: format!("a cell of `{}`", h.signal),
+            per_call: h.max,
+            span: h.span,
+            config: h.at.clone(),
+        }),
+        ge_wait: h.ge_wait,
+        covered: Some(WorldRange { lo, hi }),
+        scope: format!(
+            "{domain}, P symbolic: N maximised over every cell, P and parameter by Z3 ({} queries)",
+            h.z3
+        ),
+        formula: Some(formula),
+    }
+}
+
+/// The worst cell's wrap: its horizon `h` in calls and the formula that states it.
+struct Wrap<'a> {
+    w: &'a CellGrowth,
+    h: i64,
+    formula: String,
+    code: &'a str,
+    covered: Option<WorldRange>,
+}
+
+impl<'a> Wrap<'a> {
+    fn new(
+        w: &'a CellGrowth,
+        formula: Option<String>,
+        code: &'a str,
+        covered: Option<WorldRange>,
+    ) -> Self {
+        let h = CELL_MAX / w.per_call;
+        let at: Vec<String> = w.config.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let formula = formula.unwrap_or_else(|| {
+            format!(
+                "horizon = floor((2^31 - 1) / N) = {h} calls, N = {} credit(s) per call into {} (at {})",
+                w.per_call,
+                w.cell,
+                at.join(" ")
+            )
         });
-    };
-    let h = CELL_MAX / w.per_call;
-    let at: Vec<String> = w.config.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    let formula = formula.unwrap_or_else(|| {
-        format!(
-            "horizon = floor((2^31 - 1) / N) = {h} calls, N = {} credit(s) per call into {} (at {})",
-            w.per_call,
-            w.cell,
-            at.join(" ")
-        )
-    });
-    let violated = |msg: String, primary: Span, label: String, help: String| {
+        Wrap {
+            w,
+            h,
+            formula,
+            code,
+            covered,
+        }
+    }
+
+    fn violated(
+        &self,
+        msg: String,
+        primary: Span,
+        label: String,
+        help: String,
+    ) -> ObligationResult {
+        let w = self.w;
         let mut f = Finding::new(msg);
         f.primary = Some(primary);
         f.primary_label = label;
@@ -310,8 +411,8 @@ pub fn horizon(
                 format!("{} grows by {} per call", w.cell, w.per_call),
             ));
         }
-        f.formula = Some(formula.clone());
-        f.value = Some(h);
+        f.formula = Some(self.formula.clone());
+        f.value = Some(self.h);
         f.help = Some(help);
         f.params = w
             .config
@@ -323,62 +424,15 @@ pub fn horizon(
             .collect();
         ObligationResult {
             id: ID.into(),
-            code: code.clone(),
+            code: self.code.to_string(),
             status: Status::Violated,
             scope: None,
-            world: covered,
+            world: self.covered,
             reason: None,
-            summary: format!("violated: {formula}"),
+            summary: format!("violated: {}", self.formula),
             evidence: Evidence::of_findings(std::slice::from_ref(&f)),
             findings: vec![f],
         }
-    };
-    match p.calls {
-        Some(c) if c.max > h => Some(violated(
-            format!(
-                "`calls <= {}` promises more calls than the overflow horizon: {} wraps int32 after {h} calls",
-                c.max, w.cell
-            ),
-            c.span,
-            format!("promises {} calls", c.max),
-            format!("declare at most `calls <= {h};`, or make the per-call credit smaller"),
-        )),
-        Some(c) => Some(ObligationResult {
-            id: ID.into(),
-            code,
-            status: if covered.is_some_and(|r| r.hi < exec::declared_world(p).1) {
-                Status::Checked
-            } else {
-                Status::Proved
-            },
-            scope: Some(scope),
-            world: covered,
-            reason: None,
-            summary: format!("{formula}; declared calls <= {} fits{how}", c.max),
-            findings: Vec::new(),
-            evidence: shown.clone(),
-        }),
-        None => match ge_wait {
-            Some(sp) => Some(violated(
-                format!(
-                    "no `calls <= N;` declared, yet a `>=` wait reads a monotonic counter that wraps int32 after {h} calls (then the wait blocks for ever or passes early)"
-                ),
-                sp,
-                "compares a wrapping counter with `>=`".to_string(),
-                format!("declare how many calls the protocol makes: `calls <= {h};` (or fewer)"),
-            )),
-            None => Some(ObligationResult {
-                id: ID.into(),
-                code,
-                status: Status::Proved,
-                scope: Some(scope),
-                world: covered,
-                reason: None,
-                summary: format!("{formula}; no `>=` wait reads a monotonic cell{how}"),
-                findings: Vec::new(),
-                evidence: shown,
-            }),
-        },
     }
 }
 

@@ -251,78 +251,13 @@ impl Walker<'_> {
             }
             StmtKind::Fence => pending.clear(),
             StmtKind::For { var, range, body } => {
-                let values: Option<Vec<i64>> = match range {
-                    Range::Peers | Range::Ranks if self.symbolic => None,
-                    Range::Peers => {
-                        Some((0..self.world).filter(|r| *r != self.me as i64).collect())
-                    }
-                    Range::Ranks => Some((0..self.world).collect()),
-                    Range::Seq(q) => match (self.val(&q.lo), self.val(&q.hi), self.val(&q.step)) {
-                        (Some(lo), Some(hi), Some(step)) => {
-                            collc_spec::eval::SeqValues::new(lo, hi, step, q.geometric, q.rev)
-                                .ok()
-                                .filter(|v| v.len() <= exec::UNROLL_SMALL)
-                                .map(|v| v.iter().collect())
-                        }
-                        _ => None,
-                    },
-                    Range::Span { lo, hi, step } => {
-                        match (self.val(lo), self.val(hi), self.val(step)) {
-                            (Some(lo), Some(hi), Some(step))
-                                if step > 0
-                                    && hi
-                                        .checked_sub(lo)
-                                        .is_some_and(|d| d.max(0) / step <= exec::UNROLL_SMALL) =>
-                            {
-                                Some((lo..hi).step_by(step as usize).collect())
-                            }
-                            _ => None,
-                        }
-                    }
-                };
-                match values {
-                    Some(vs) => {
-                        for v in vs {
-                            self.env.set(*var, v);
-                            pending = self.block(body, pending);
-                        }
-                    }
-                    None => {
-                        // Any number of iterations: the state at the loop head to a fixpoint
-                        // (pending sets only grow between fences, so this terminates).
-                        self.env.unset(*var);
-                        loop {
-                            let out = self.block(body, pending.clone());
-                            let before = pending.len();
-                            pending.extend(out);
-                            if pending.len() == before {
-                                break;
-                            }
-                        }
-                    }
-                }
-                self.env.unset(*var);
+                pending = self.for_loop(*var, range, body, pending)
             }
             StmtKind::If {
                 cond,
                 then_block,
                 else_block,
-            } => match eval_cond(self.p, cond, &self.env) {
-                Ok(true) => pending = self.block(then_block, pending),
-                Ok(false) => {
-                    if let Some(e) = else_block {
-                        pending = self.block(e, pending);
-                    }
-                }
-                Err(_) => {
-                    let mut out = self.block(then_block, pending.clone());
-                    match else_block {
-                        Some(e) => out.extend(self.block(e, pending)),
-                        None => out.extend(pending),
-                    }
-                    pending = out;
-                }
-            },
+            } => pending = self.branch(cond, then_block, else_block.as_ref(), pending),
             StmtKind::Return { cond } => {
                 // A return that may fire ends the call (which drains); the path that
                 // continues is the one that can publish more.
@@ -332,6 +267,94 @@ impl Walker<'_> {
             }
         }
         pending
+    }
+
+    /// The values a loop's variable takes, when concrete and few enough to unroll.
+    fn loop_values(&self, range: &Range) -> Option<Vec<i64>> {
+        match range {
+            Range::Peers | Range::Ranks if self.symbolic => None,
+            Range::Peers => Some((0..self.world).filter(|r| *r != self.me as i64).collect()),
+            Range::Ranks => Some((0..self.world).collect()),
+            Range::Seq(q) => match (self.val(&q.lo), self.val(&q.hi), self.val(&q.step)) {
+                (Some(lo), Some(hi), Some(step)) => {
+                    collc_spec::eval::SeqValues::new(lo, hi, step, q.geometric, q.rev)
+                        .ok()
+                        .filter(|v| v.len() <= exec::UNROLL_SMALL)
+                        .map(|v| v.iter().collect())
+                }
+                _ => None,
+            },
+            Range::Span { lo, hi, step } => match (self.val(lo), self.val(hi), self.val(step)) {
+                (Some(lo), Some(hi), Some(step))
+                    if step > 0
+                        && hi
+                            .checked_sub(lo)
+                            .is_some_and(|d| d.max(0) / step <= exec::UNROLL_SMALL) =>
+                {
+                    Some((lo..hi).step_by(step as usize).collect())
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// A loop: unrolled when its values are concrete and few, else its head's state to a
+    /// fixpoint.
+    fn for_loop(
+        &mut self,
+        var: VarId,
+        range: &Range,
+        body: &Block,
+        mut pending: Pending,
+    ) -> Pending {
+        match self.loop_values(range) {
+            Some(vs) => {
+                for v in vs {
+                    self.env.set(var, v);
+                    pending = self.block(body, pending);
+                }
+            }
+            None => {
+                // Any number of iterations: the state at the loop head to a fixpoint
+                // (pending sets only grow between fences, so this terminates).
+                self.env.unset(var);
+                loop {
+                    let out = self.block(body, pending.clone());
+                    let before = pending.len();
+                    pending.extend(out);
+                    if pending.len() == before {
+                        break;
+                    }
+                }
+            }
+        }
+        self.env.unset(var);
+        pending
+    }
+
+    /// An `if`: the branch its condition takes, or both joined when it is not concrete.
+    fn branch(
+        &mut self,
+        cond: &Cond,
+        then_block: &Block,
+        else_block: Option<&Block>,
+        pending: Pending,
+    ) -> Pending {
+        match eval_cond(self.p, cond, &self.env) {
+            Ok(true) => self.block(then_block, pending),
+            Ok(false) => match else_block {
+                Some(e) => self.block(e, pending),
+                None => pending,
+            },
+            Err(_) => {
+                let mut out = self.block(then_block, pending.clone());
+                match else_block {
+                    Some(e) => out.extend(self.block(e, pending)),
+                    None => out.extend(pending),
+                }
+                out
+            }
+        }
     }
 }
 
@@ -588,67 +611,13 @@ fn classify(
     cfg: &[(VarId, i64)],
     a: &mut Analysis,
 ) {
-    // Waits indexed by (rank, signal); accesses by window.
-    let mut waits: HashMap<(u32, SignalId), Vec<WaitAt>> = HashMap::new();
+    let mut rel = Releases::new(actors);
     let mut accessors: HashMap<WindowId, Vec<(usize, Option<u32>)>> = HashMap::new();
-    for (i, (who, f)) in actors.iter().enumerate() {
-        for (sig, idx) in &f.waits {
-            waits
-                .entry((who.0, *sig))
-                .or_default()
-                .push((i, idx.clone()));
-        }
+    for (i, (_, f)) in actors.iter().enumerate() {
         for (w, o) in &f.accesses {
             accessors.entry(*w).or_default().push((i, *o));
         }
     }
-    let ranks: Vec<u32> = {
-        let mut r: Vec<u32> = actors.iter().map(|x| x.0 .0).collect();
-        r.dedup();
-        r
-    };
-    let waiters = |cell: &CellPat, out: &mut Vec<usize>| {
-        let rs: Vec<u32> = match cell.1 {
-            Some(r) => vec![r],
-            None => ranks.clone(),
-        };
-        for r in rs {
-            for (i, idx) in waits.get(&(r, cell.0)).into_iter().flatten() {
-                if cell_matches(&(cell.0, idx.clone()), cell) {
-                    out.push(*i);
-                }
-            }
-        }
-    };
-    // Who each process can release (transitively, itself included), computed once.
-    let succ: Vec<Vec<usize>> = actors
-        .iter()
-        .map(|(_, f)| {
-            let mut v = Vec::new();
-            for c in &f.releases {
-                waiters(c, &mut v);
-            }
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .collect();
-    let mut reach: Vec<Option<Vec<bool>>> = vec![None; actors.len()];
-    let mut reach_of = |y0: usize| -> Vec<bool> {
-        reach[y0]
-            .get_or_insert_with(|| {
-                let mut seen = vec![false; actors.len()];
-                let mut todo = vec![y0];
-                while let Some(y) = todo.pop() {
-                    if !seen[y] {
-                        seen[y] = true;
-                        todo.extend(succ[y].iter().copied().filter(|z| !seen[*z]));
-                    }
-                }
-                seen
-            })
-            .clone()
-    };
     let mut memo: HashMap<CellPat, Vec<bool>> = HashMap::new();
     for (xi, (x, fx)) in actors.iter().enumerate() {
         for ((notify, cell), pending) in &fx.publishes {
@@ -659,15 +628,7 @@ fn classify(
                 continue;
             }
             if !memo.contains_key(cell) {
-                let mut released = vec![false; actors.len()];
-                let mut first = Vec::new();
-                waiters(cell, &mut first);
-                for y in first {
-                    for (z, r) in reach_of(y).into_iter().enumerate() {
-                        released[z] |= r;
-                    }
-                }
-                memo.insert(cell.clone(), released);
+                memo.insert(cell.clone(), rel.released(cell));
             }
             let released = &memo[cell];
             for w in pending {
@@ -679,17 +640,7 @@ fn classify(
                 let suspect = if w.read {
                     read_overwritten(p, actors, staging, released, xi, w)
                 } else {
-                    let by_peer = accessors
-                        .get(&w.window)
-                        .into_iter()
-                        .flatten()
-                        .any(|(y, o)| *y != xi && released[*y] && rank_matches(*o, w.owner));
-                    let by_host = w.owner != Some(x.0)
-                        && actors
-                            .iter()
-                            .enumerate()
-                            .any(|(y, (who, _))| released[y] && rank_matches(Some(who.0), w.owner));
-                    by_peer || by_host
+                    write_observed(actors, &accessors, released, xi, w)
                 };
                 if suspect {
                     a.suspects.insert(
@@ -708,6 +659,123 @@ fn classify(
             }
         }
     }
+}
+
+/// Who a notify of a cell can release in one configuration: the processes waiting on the
+/// cell, and transitively those waiting on a cell such a process notifies (positive).
+struct Releases<'a> {
+    actors: &'a [((u32, u32), Facts)],
+    /// Waits indexed by (rank, signal).
+    waits: HashMap<(u32, SignalId), Vec<WaitAt>>,
+    ranks: Vec<u32>,
+    /// The processes each process's notifies release directly.
+    succ: Vec<Vec<usize>>,
+    /// Who each process can release (transitively, itself included), computed once.
+    reach: Vec<Option<Vec<bool>>>,
+}
+
+impl<'a> Releases<'a> {
+    fn new(actors: &'a [((u32, u32), Facts)]) -> Self {
+        let mut waits: HashMap<(u32, SignalId), Vec<WaitAt>> = HashMap::new();
+        for (i, (who, f)) in actors.iter().enumerate() {
+            for (sig, idx) in &f.waits {
+                waits
+                    .entry((who.0, *sig))
+                    .or_default()
+                    .push((i, idx.clone()));
+            }
+        }
+        let mut ranks: Vec<u32> = actors.iter().map(|x| x.0 .0).collect();
+        ranks.dedup();
+        let mut r = Releases {
+            actors,
+            waits,
+            ranks,
+            succ: Vec::new(),
+            reach: vec![None; actors.len()],
+        };
+        r.succ = actors
+            .iter()
+            .map(|(_, f)| {
+                let mut v = Vec::new();
+                for c in &f.releases {
+                    r.waiters(c, &mut v);
+                }
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        r
+    }
+
+    /// The processes waiting on `cell`, pushed to `out`.
+    fn waiters(&self, cell: &CellPat, out: &mut Vec<usize>) {
+        let rs: Vec<u32> = match cell.1 {
+            Some(r) => vec![r],
+            None => self.ranks.clone(),
+        };
+        for r in rs {
+            for (i, idx) in self.waits.get(&(r, cell.0)).into_iter().flatten() {
+                if cell_matches(&(cell.0, idx.clone()), cell) {
+                    out.push(*i);
+                }
+            }
+        }
+    }
+
+    fn reach_of(&mut self, y0: usize) -> Vec<bool> {
+        let (n, succ) = (self.actors.len(), &self.succ);
+        self.reach[y0]
+            .get_or_insert_with(|| {
+                let mut seen = vec![false; n];
+                let mut todo = vec![y0];
+                while let Some(y) = todo.pop() {
+                    if !seen[y] {
+                        seen[y] = true;
+                        todo.extend(succ[y].iter().copied().filter(|z| !seen[*z]));
+                    }
+                }
+                seen
+            })
+            .clone()
+    }
+
+    /// Per process, whether a notify of `cell` can release it.
+    fn released(&mut self, cell: &CellPat) -> Vec<bool> {
+        let mut released = vec![false; self.actors.len()];
+        let mut first = Vec::new();
+        self.waiters(cell, &mut first);
+        for y in first {
+            for (z, r) in self.reach_of(y).into_iter().enumerate() {
+                released[z] |= r;
+            }
+        }
+        released
+    }
+}
+
+/// Whether write `w` of process `xi` can be observed: a released process other than the
+/// writer accesses the written window instance, or a released process's host (of another
+/// rank than the writer's) reads it.
+fn write_observed(
+    actors: &[((u32, u32), Facts)],
+    accessors: &HashMap<WindowId, Vec<(usize, Option<u32>)>>,
+    released: &[bool],
+    xi: usize,
+    w: &Pend,
+) -> bool {
+    let by_peer = accessors
+        .get(&w.window)
+        .into_iter()
+        .flatten()
+        .any(|(y, o)| *y != xi && released[*y] && rank_matches(*o, w.owner));
+    let by_host = w.owner != Some(actors[xi].0 .0)
+        && actors
+            .iter()
+            .enumerate()
+            .any(|(y, (who, _))| released[y] && rank_matches(Some(who.0), w.owner));
+    by_peer || by_host
 }
 
 /// Whether the window instance a pending remote read `r` of process `xi` reads can be
@@ -1059,6 +1127,66 @@ fn write_findings(
 /// The `fence` obligation.
 pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> ObligationResult {
     let code = format!("verify::{ID}");
+    if let Some(r) = proved_structurally(p, &code) {
+        return r;
+    }
+    let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
+    // Past the enumeration, the sizes where the protocol's literals can change what ranks
+    // do (`if P < 21 { fence; }`): a pair that is suspect only there is new.
+    let past = crate::planning::critical::past_enumeration(p);
+    let (mut a, far_writes) = analyse_near_and_far(p, plan, deadline, &past, covered.is_some());
+    let enumeration = if past.is_empty() {
+        crate::obligations::check::enumeration_scope(p)
+    } else {
+        format!(
+            "{}; also {} (the sizes around the thresholds its literals form)",
+            crate::obligations::check::enumeration_scope(p),
+            crate::planning::critical::describe(p, &past)
+        )
+    };
+    let o = Out {
+        p,
+        code,
+        covered,
+        capped: covered.is_some_and(|w| w.hi < exec::declared_world(p).1),
+        enumeration,
+        file,
+    };
+    let unsupported = match covered {
+        None => Some(crate::obligations::check::enumeration_scope(p)),
+        Some(_) => a.unsupported.clone(),
+    };
+    if let Some(why) = unsupported {
+        return o.undecided(None, why.clone(), vec![Finding::new(why)]);
+    }
+    let private = a.pairs.len() - a.suspects.len() - far_writes.len();
+    if let Some(r) = o.read_violation(plan, &mut a) {
+        return r;
+    }
+    let mut proved_part = format!(
+        "{}; {} unfenced access/notify pair(s) observed by no other process, {} configurations",
+        plan.describe(p),
+        private,
+        a.configs
+    );
+    if o.capped {
+        // Enumeration decides P up to TABLE.enum_world_max only: past that, nothing is proved.
+        proved_part = format!("{}; {proved_part}", o.enumeration);
+    }
+    if let Some(r) = o.far_writes(&far_writes, &proved_part) {
+        return r;
+    }
+    a.suspects.extend(far_writes);
+    o.writes(&a.suspects, &proved_part, private)
+}
+
+/// The summary of every undecided result.
+const UNDECIDED: &str =
+    "undecided: every window write a peer reads is fenced before the notify that releases it";
+
+/// `proved` for the whole declared domain when the walk with every value unknown finds no
+/// pair a released process can observe ([`structural`]); else `None`.
+fn proved_structurally(p: &Protocol, code: &str) -> Option<ObligationResult> {
     let (scope, why) = match structural(p) {
         Structural::NoPair => (
             "no window write or remote read is pending at any notify that can release a wait, on any path of any rank and block (conditions both ways, loops to a fixpoint)".to_string(),
@@ -1071,98 +1199,128 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
             ),
             format!("{n} unfenced pair(s), all private: their notifies release no process"),
         ),
-        Structural::Open => (String::new(), String::new()),
+        Structural::Open => return None,
     };
-    if !scope.is_empty() {
-        let (lo, hi) = exec::declared_world(p);
-        let domain = crate::engine::param::world_phrase(lo, hi);
-        return ObligationResult {
-            id: ID.to_string(),
-            code,
-            status: Status::Proved,
-            scope: Some(format!("{domain}, P symbolic: {scope}")),
-            world: Some(WorldRange { lo, hi }),
-            reason: None,
-            summary: format!(
-                "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({why}); {domain}, P symbolic"
-            ),
-            findings: Vec::new(),
-            evidence: Evidence::symbolic(WorldRange { lo, hi }),
-        };
-    }
-    let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
-    let enumerated = exec::enumerated_worlds(p);
-    let mut a = analyse(p, plan, &enumerated, deadline);
-    // Past the enumeration, the sizes where the protocol's literals can change what ranks
-    // do (`if P < 21 { fence; }`): a pair that is suspect only there is new.
-    let past = crate::planning::critical::past_enumeration(p);
+    let (lo, hi) = exec::declared_world(p);
+    let domain = crate::engine::param::world_phrase(lo, hi);
+    Some(ObligationResult {
+        id: ID.to_string(),
+        code: code.to_string(),
+        status: Status::Proved,
+        scope: Some(format!("{domain}, P symbolic: {scope}")),
+        world: Some(WorldRange { lo, hi }),
+        reason: None,
+        summary: format!(
+            "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({why}); {domain}, P symbolic"
+        ),
+        findings: Vec::new(),
+        evidence: Evidence::symbolic(WorldRange { lo, hi }),
+    })
+}
+
+/// The analysis of the enumerated sizes, extended by the sizes `past` the enumeration
+/// (when there are any, the enumeration covers a range and it decided everything): the
+/// read pairs found only there join the suspects; the write pairs found only there are
+/// returned apart (decided by the relaxed check at the smallest such size).
+fn analyse_near_and_far(
+    p: &Protocol,
+    plan: &Plan,
+    deadline: Instant,
+    past: &[i64],
+    covered: bool,
+) -> (Analysis, BTreeMap<PairKey, Suspect>) {
+    let mut a = analyse(p, plan, &exec::enumerated_worlds(p), deadline);
     let mut far_writes: BTreeMap<PairKey, Suspect> = BTreeMap::new();
-    if !past.is_empty() && covered.is_some() && a.unsupported.is_none() {
-        let far = analyse(p, plan, &past, deadline);
-        a.unsupported = far.unsupported;
-        a.configs += far.configs;
-        a.pairs.extend(far.pairs);
-        for (k, s) in far.suspects {
-            if a.suspects.contains_key(&k) {
-                continue;
-            }
-            if s.read {
-                a.suspects.insert(k, s);
-            } else {
-                far_writes.insert(k, s);
-            }
+    if past.is_empty() || !covered || a.unsupported.is_some() {
+        return (a, far_writes);
+    }
+    let far = analyse(p, plan, past, deadline);
+    a.unsupported = far.unsupported;
+    a.configs += far.configs;
+    a.pairs.extend(far.pairs);
+    for (k, s) in far.suspects {
+        if a.suspects.contains_key(&k) {
+            continue;
+        }
+        if s.read {
+            a.suspects.insert(k, s);
+        } else {
+            far_writes.insert(k, s);
         }
     }
-    let capped = covered.is_some_and(|w| w.hi < exec::declared_world(p).1);
-    let enumeration = if past.is_empty() {
-        crate::obligations::check::enumeration_scope(p)
-    } else {
-        format!(
-            "{}; also {} (the sizes around the thresholds its literals form)",
-            crate::obligations::check::enumeration_scope(p),
-            crate::planning::critical::describe(p, &past)
-        )
-    };
-    let mk = |status, scope, reason, summary: String, findings: Vec<Finding>| ObligationResult {
-        id: ID.to_string(),
-        code: code.clone(),
-        status,
-        scope,
-        world: covered.filter(|_| status != Status::Unknown),
-        evidence: Evidence::of_enumeration(status, covered, &findings),
-        reason,
-        summary: if capped && status != Status::Unknown {
-            format!("{summary}; {enumeration}")
-        } else {
-            summary
-        },
-        findings,
-    };
-    let unsupported = match covered {
-        None => Some(crate::obligations::check::enumeration_scope(p)),
-        Some(_) => a.unsupported.clone(),
-    };
-    if let Some(why) = unsupported {
-        return mk(
-            Status::Unknown,
-            None,
-            Some(why.clone()),
-            "undecided: every window write a peer reads is fenced before the notify that releases it".into(),
-            vec![Finding::new(why)],
-        );
+    (a, far_writes)
+}
+
+/// What the results of one [`check`] past the structural walk share.
+struct Out<'a> {
+    p: &'a Protocol,
+    code: String,
+    /// The enumerated world range, if the enumeration covers one.
+    covered: Option<WorldRange>,
+    /// The enumeration stops below the declared maximum.
+    capped: bool,
+    /// The enumeration's scope phrase.
+    enumeration: String,
+    file: &'a str,
+}
+
+impl Out<'_> {
+    fn mk(
+        &self,
+        status: Status,
+        scope: Option<String>,
+        reason: Option<String>,
+        summary: String,
+        findings: Vec<Finding>,
+    ) -> ObligationResult {
+        ObligationResult {
+            id: ID.to_string(),
+            code: self.code.clone(),
+            status,
+            scope,
+            world: self.covered.filter(|_| status != Status::Unknown),
+            evidence: Evidence::of_enumeration(status, self.covered, &findings),
+            reason,
+            summary: if self.capped && status != Status::Unknown {
+                format!("{summary}; {}", self.enumeration)
+            } else {
+                summary
+            },
+            findings,
+        }
     }
-    let private = a.pairs.len() - a.suspects.len() - far_writes.len();
-    let mut reads: Vec<(Key, Finding)> = a
-        .suspects
-        .values()
-        .filter(|s| s.read)
-        .map(|s| (s.write, read_finding(p, s)))
-        .collect();
-    a.suspects.retain(|_, s| !s.read);
-    if !reads.is_empty() {
-        // Violated symbolically; the relaxed check (a read in flight until a fence) gives
-        // the witness, and decides the unfenced writes reported with them.
-        let rx = relaxed(p, file, None);
+
+    fn undecided(
+        &self,
+        scope: Option<String>,
+        why: String,
+        findings: Vec<Finding>,
+    ) -> ObligationResult {
+        self.mk(
+            Status::Unknown,
+            scope,
+            Some(why),
+            UNDECIDED.into(),
+            findings,
+        )
+    }
+
+    /// `violated` when a suspect read pair remains: the relaxed check (a read in flight
+    /// until a fence) gives the witness, and decides the unfenced writes reported with
+    /// them. Takes the read pairs out of `a.suspects`.
+    fn read_violation(&self, plan: &Plan, a: &mut Analysis) -> Option<ObligationResult> {
+        let p = self.p;
+        let mut reads: Vec<(Key, Finding)> = a
+            .suspects
+            .values()
+            .filter(|s| s.read)
+            .map(|s| (s.write, read_finding(p, s)))
+            .collect();
+        a.suspects.retain(|_, s| !s.read);
+        if reads.is_empty() {
+            return None;
+        }
+        let rx = relaxed(p, self.file, None);
         let shown = witness_reads(p, &mut reads, &rx, a.suspects.is_empty());
         let mut scope = format!(
             "{}; {} configurations; {}: {}",
@@ -1182,28 +1340,23 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
                 scope.push_str("; unfenced writes: the same run");
             }
         }
-        return mk(
+        Some(self.mk(
             Status::Violated,
             Some(scope),
             None,
             "not: every remote read (and window write) is fenced before the notifies that release a process that overwrites (or reads) it".into(),
             findings,
-        );
+        ))
     }
-    let mut proved_part = format!(
-        "{}; {} unfenced access/notify pair(s) observed by no other process, {} configurations",
-        plan.describe(p),
-        private,
-        a.configs
-    );
-    if capped {
-        // Enumeration decides P up to TABLE.enum_world_max only: past that, nothing is proved.
-        proved_part = format!("{enumeration}; {proved_part}");
-    }
-    // The violation a relaxed-only race or wrong result of the simulator makes.
-    let relaxed_violation = |suspects: &BTreeMap<PairKey, Suspect>, rx: &Relaxed| {
-        write_findings(p, suspects, rx).map(|findings| {
-            mk(
+
+    /// The violation a relaxed-only race or wrong result of the simulator makes.
+    fn relaxed_violation(
+        &self,
+        suspects: &BTreeMap<PairKey, Suspect>,
+        rx: &Relaxed,
+    ) -> Option<ObligationResult> {
+        write_findings(self.p, suspects, rx).map(|findings| {
+            self.mk(
                 Status::Violated,
                 Some(rx.scope.clone()),
                 None,
@@ -1212,75 +1365,87 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
                 findings,
             )
         })
-    };
-    if let Some(first) = far_writes.values().min_by_key(|s| world_of(p, &s.config)) {
-        // Suspect only past the enumeration: the relaxed check at the smallest such size.
+    }
+
+    /// The write pairs suspect only past the enumeration: the relaxed check at the
+    /// smallest such size. A result when it finds a violation or does not complete; `None`
+    /// when they join the other suspects.
+    fn far_writes(
+        &self,
+        far_writes: &BTreeMap<PairKey, Suspect>,
+        proved_part: &str,
+    ) -> Option<ObligationResult> {
+        let p = self.p;
+        let first = far_writes.values().min_by_key(|s| world_of(p, &s.config))?;
         let w = world_of(p, &first.config);
-        let rx = relaxed(p, file, Some(w));
-        if let Some(v) = relaxed_violation(&far_writes, &rx) {
+        let rx = relaxed(p, self.file, Some(w));
+        if let Some(v) = self.relaxed_violation(far_writes, &rx) {
+            return Some(v);
+        }
+        if rx.complete_first {
+            return None;
+        }
+        let why = format!(
+            "{} unfenced write/notify pair(s) may be observed by another process only from {} = {w} on (a size the protocol's literals name, past the enumerated ones), and the relaxed bounded check there did not complete: {}",
+            far_writes.len(),
+            p.var_name(p.world),
+            rx.scope
+        );
+        let mut f = pair_finding(p, first, "the relaxed bounded check did not complete");
+        f.message = why.clone();
+        Some(self.undecided(Some(format!("{proved_part}; {}", rx.scope)), why, vec![f]))
+    }
+
+    /// The write pairs left: none is `proved` (or `checked` when capped); else the
+    /// relaxed bounded check decides them.
+    fn writes(
+        &self,
+        suspects: &BTreeMap<PairKey, Suspect>,
+        proved_part: &str,
+        private: usize,
+    ) -> ObligationResult {
+        let p = self.p;
+        if suspects.is_empty() {
+            return self.mk(
+                if self.capped {
+                    Status::Checked
+                } else {
+                    Status::Proved
+                },
+                Some(proved_part.to_string()),
+                None,
+                format!(
+                    "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({private} unfenced pairs are private)"
+                ),
+                Vec::new(),
+            );
+        }
+        let rx = relaxed(p, self.file, None);
+        if let Some(v) = self.relaxed_violation(suspects, &rx) {
             return v;
         }
-        if !rx.complete_first {
-            let why = format!(
-                "{} unfenced write/notify pair(s) may be observed by another process only from {} = {w} on (a size the protocol's literals name, past the enumerated ones), and the relaxed bounded check there did not complete: {}",
-                far_writes.len(),
-                p.var_name(p.world),
-                rx.scope
+        let lines = suspects.len();
+        let scope = format!(
+            "{proved_part}; {lines} pair(s) that another process may observe (no element regions in the symbolic analysis) checked by the simulator: {}",
+            rx.scope
+        );
+        if rx.complete_first {
+            let mut r = self.mk(
+                Status::Checked,
+                Some(scope),
+                None,
+                format!("{lines} unfenced write/notify pair(s) not separable symbolically; no relaxed race or wrong result within the bounds"),
+                Vec::new(),
             );
-            let mut f = pair_finding(p, first, "the relaxed bounded check did not complete");
-            f.message = why.clone();
-            return mk(
-                Status::Unknown,
-                Some(format!("{proved_part}; {}", rx.scope)),
-                Some(why),
-                "undecided: every window write a peer reads is fenced before the notify that releases it".into(),
-                vec![f],
-            );
+            // The suspect pairs are decided by the relaxed bounded check, not by enumeration.
+            r.evidence = Evidence::bounded();
+            return r;
         }
-        a.suspects.extend(far_writes);
-    }
-    if a.suspects.is_empty() {
-        return mk(
-            if capped {
-                Status::Checked
-            } else {
-                Status::Proved
-            },
-            Some(proved_part),
-            None,
-            format!(
-                "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({private} unfenced pairs are private)"
-            ),
-            Vec::new(),
-        );
-    }
-    let rx = relaxed(p, file, None);
-    if let Some(v) = relaxed_violation(&a.suspects, &rx) {
-        return v;
-    }
-    let lines = a.suspects.len();
-    let scope = format!(
-        "{proved_part}; {lines} pair(s) that another process may observe (no element regions in the symbolic analysis) checked by the simulator: {}",
-        rx.scope
-    );
-    if rx.complete_first {
-        let mut r = mk(
-            Status::Checked,
-            Some(scope),
-            None,
-            format!("{lines} unfenced write/notify pair(s) not separable symbolically; no relaxed race or wrong result within the bounds"),
-            Vec::new(),
-        );
-        // The suspect pairs are decided by the relaxed bounded check, not by enumeration.
-        r.evidence = Evidence::bounded();
-        r
-    } else {
         let why = format!(
             "{lines} unfenced write/notify pair(s) may be observed by another process and the relaxed bounded check did not complete: {}",
             rx.scope
         );
-        let mut f: Vec<Finding> = a
-            .suspects
+        let mut f: Vec<Finding> = suspects
             .values()
             .take(1)
             .map(|s| pair_finding(p, s, "the relaxed bounded check did not complete"))
@@ -1288,12 +1453,6 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         if let Some(x) = f.first_mut() {
             x.message = why.clone();
         }
-        mk(
-            Status::Unknown,
-            Some(scope),
-            Some(why),
-            "undecided: every window write a peer reads is fenced before the notify that releases it".into(),
-            f,
-        )
+        self.undecided(Some(scope), why, f)
     }
 }

@@ -9,7 +9,7 @@
 //! writer (besides the owner) keep the single-writer rules of `stale_credit.rs`.
 
 use crate::engine::events::{cell_name, chain, contrib, is_add, is_wait, value_of};
-use crate::engine::exec::{Cell, EvKind, Run, Section};
+use crate::engine::exec::{Cell, EvKind, Event, Run, Section};
 use crate::engine::smt::{Answer, Prop};
 use crate::engine::sym::{subset, Lin};
 use crate::obligations::context::{Acc, Ctx};
@@ -108,7 +108,15 @@ pub(crate) fn reset_rule(ctx: &mut Ctx, run: &mut Run, acc: &mut Acc) {
                 continue;
             }
             acc.items += 1;
-            let f = match check_reset(ctx, run, cell, owner, r, &credits, &waits, &writers, acc) {
+            let case = ResetCase {
+                cell,
+                owner,
+                r,
+                credits: &credits,
+                waits: &waits,
+                writers: &writers,
+            };
+            let f = match check_reset(ctx, run, &case, acc) {
                 Seen::All(w) => overtake(ctx, run, acc, cell, w, &credits, &writers),
                 Seen::Partial(f) => Some(*f),
                 Seen::Open => None,
@@ -155,114 +163,97 @@ enum Seen {
     Open,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn check_reset(
-    ctx: &mut Ctx,
-    run: &mut Run,
-    cell: &Cell,
+/// One (cell, owner) the many-writer reset rule checks: the owner's first reset (`None`:
+/// a monotonic cell's virtual reset at the end of the call), the cell's credits and waits,
+/// and its writers other than the owner.
+struct ResetCase<'a> {
+    cell: &'a Cell,
     owner: (u32, u32),
     r: Option<usize>,
-    credits: &[usize],
-    waits: &[usize],
-    writers: &BTreeSet<(u32, u32)>,
-    acc: &mut Acc,
-) -> Seen {
-    // A monotonic cell's virtual reset: after the owner's last event of the call, under
-    // every guard (each wait is then proved under its own).
-    let reset = match r {
-        Some(r) => run.events[r].clone(),
-        None => {
-            let last = waits
-                .iter()
-                .filter(|w| run.events[**w].actor == owner)
-                .max_by_key(|w| run.events[**w].seq);
-            let Some(&last) = last else {
-                return Seen::Open;
-            };
-            let mut e = run.events[last].clone();
-            e.seq = u32::MAX;
-            e.guard = Vec::new();
-            e
+    credits: &'a [usize],
+    waits: &'a [usize],
+    writers: &'a BTreeSet<(u32, u32)>,
+}
+
+/// The latest wait before the reset that does not observe every credit, with its need and
+/// the refuting assignment.
+struct Refuted {
+    wait: usize,
+    need: Lin,
+    a: crate::engine::sym::Assign,
+}
+
+impl ResetCase<'_> {
+    /// The reset event: the owner's first reset, or a monotonic cell's virtual reset after
+    /// the owner's last wait of the call, under every guard (each wait is then proved under
+    /// its own). `None` when the owner does not wait.
+    fn reset(&self, run: &Run) -> Option<Event> {
+        if let Some(r) = self.r {
+            return Some(run.events[r].clone());
         }
+        let &last = self
+            .waits
+            .iter()
+            .filter(|w| run.events[**w].actor == self.owner)
+            .max_by_key(|w| run.events[**w].seq)?;
+        let mut e = run.events[last].clone();
+        e.seq = u32::MAX;
+        e.guard = Vec::new();
+        Some(e)
+    }
+
+    /// The owner's waits before the reset, latest first (the likeliest to see everything).
+    fn waits_before(&self, run: &Run, reset: &Event) -> Vec<usize> {
+        let mut before: Vec<usize> = self
+            .waits
+            .iter()
+            .copied()
+            .filter(|w| {
+                let ev = &run.events[*w];
+                ev.actor == self.owner
+                    && ev.seq < reset.seq
+                    && (self.r.is_none() || subset(&ev.guard, &reset.guard))
+            })
+            .collect();
+        before.sort_by_key(|w| std::cmp::Reverse(run.events[*w].seq));
+        before
+    }
+}
+
+fn check_reset(ctx: &mut Ctx, run: &mut Run, c: &ResetCase, acc: &mut Acc) -> Seen {
+    let Some(reset) = c.reset(run) else {
+        return Seen::Open;
     };
-    if reset.frame.is_some() && r.is_some() {
+    if reset.frame.is_some() && c.r.is_some() {
         acc.unknown(
             format!(
                 "{}: several writers credit it and its reset sits in a loop kept symbolic; the many-writer reset rule needs the reset outside such loops",
-                cell_name(ctx.p, cell)
+                cell_name(ctx.p, c.cell)
             ),
             Some(reset.span),
         );
         return Seen::Open;
     }
-    // The owner's waits before the reset, latest first (the likeliest to see everything).
-    let mut before: Vec<usize> = waits
-        .iter()
-        .copied()
-        .filter(|w| {
-            let ev = &run.events[*w];
-            ev.actor == owner
-                && ev.seq < reset.seq
-                && (r.is_none() || subset(&ev.guard, &reset.guard))
-        })
-        .collect();
-    before.sort_by_key(|w| std::cmp::Reverse(run.events[*w].seq));
-    let whole = match total_before(run, credits, owner, reset.seq) {
+    let whole = match total_before(run, c.credits, c.owner, reset.seq) {
         Ok(t) => t,
         Err(why) => {
             acc.unknown(
                 format!(
                     "{}: the per-cell sum cannot be closed: {why}",
-                    cell_name(ctx.p, cell)
+                    cell_name(ctx.p, c.cell)
                 ),
                 Some(reset.span),
             );
             return Seen::Open;
         }
     };
-    // The latest wait's refutation is the counterexample when none observes everything.
-    let mut refuted: Option<(usize, Lin, Lin, crate::engine::sym::Assign)> = None;
-    let mut seen: Option<usize> = None;
-    for &w in &before {
-        let Some(need) = last_need(run, w) else {
-            continue;
-        };
-        let total = match total_before(run, credits, owner, run.events[w].seq) {
-            Ok(t) => t,
-            Err(_) => continue,
-        };
-        let Some(d) = need.sub(&total) else { continue };
-        let frames = chain(run, &run.events[w]);
-        let g = match r {
-            Some(_) => reset.guard.clone(),
-            None => run.events[w].guard.clone(),
-        };
-        match ctx.prove(run, acc, &g, &frames, Prop::Ge0(d)) {
-            // Keep looking: the earliest such wait orders the most of the next call.
-            Answer::Valid => seen = Some(w),
-            Answer::Unknown(kind, why) => {
-                if seen.is_some() {
-                    break;
-                }
-                acc.undecided(
-                    kind,
-                    format!("{}: {why}", cell_name(ctx.p, cell)),
-                    Some(run.events[w].span),
-                );
-                return Seen::Open;
-            }
-            Answer::Refuted(a) => {
-                if refuted.is_none() {
-                    refuted = Some((w, need, total, a));
-                }
-            }
-        }
-    }
-    if let Some(w) = seen {
-        return Seen::All(w);
-    }
+    let refuted = match observe(ctx, run, c, &reset, acc) {
+        Observed::All(w) => return Seen::All(w),
+        Observed::Open => return Seen::Open,
+        Observed::None(refuted) => refuted,
+    };
     let a = match &refuted {
-        Some((_, _, _, a)) => a.clone(),
+        Some(x) => x.a.clone(),
         None => match ctx.prove(
             run,
             acc,
@@ -275,8 +266,86 @@ fn check_reset(
         },
     };
     let t = run.syms.eval(&whole, &a).unwrap_or(0);
-    let name = cell_name(ctx.p, cell);
-    let who: Vec<String> = writers
+    Seen::Partial(Box::new(reset_finding(
+        ctx,
+        run,
+        c,
+        reset.span,
+        refuted.as_ref(),
+        &a,
+        t,
+    )))
+}
+
+/// What the owner's waits before the reset observe.
+enum Observed {
+    /// This wait (the earliest such) observes every credit of the call.
+    All(usize),
+    /// None does; the latest wait's refutation, if one was refuted.
+    None(Option<Refuted>),
+    /// Undecided (recorded in `acc`).
+    Open,
+}
+
+/// Whether a wait of the owner before the reset observes every credit of the call. The
+/// latest wait's refutation is the counterexample when none does.
+fn observe(ctx: &mut Ctx, run: &mut Run, c: &ResetCase, reset: &Event, acc: &mut Acc) -> Observed {
+    let mut refuted: Option<Refuted> = None;
+    let mut seen: Option<usize> = None;
+    for w in c.waits_before(run, reset) {
+        let Some(need) = last_need(run, w) else {
+            continue;
+        };
+        let total = match total_before(run, c.credits, c.owner, run.events[w].seq) {
+            Ok(t) => t,
+            Err(_) => continue,
+        };
+        let Some(d) = need.sub(&total) else { continue };
+        let frames = chain(run, &run.events[w]);
+        let g = match c.r {
+            Some(_) => reset.guard.clone(),
+            None => run.events[w].guard.clone(),
+        };
+        match ctx.prove(run, acc, &g, &frames, Prop::Ge0(d)) {
+            // Keep looking: the earliest such wait orders the most of the next call.
+            Answer::Valid => seen = Some(w),
+            Answer::Unknown(kind, why) => {
+                if seen.is_some() {
+                    break;
+                }
+                acc.undecided(
+                    kind,
+                    format!("{}: {why}", cell_name(ctx.p, c.cell)),
+                    Some(run.events[w].span),
+                );
+                return Observed::Open;
+            }
+            Answer::Refuted(a) => {
+                if refuted.is_none() {
+                    refuted = Some(Refuted { wait: w, need, a });
+                }
+            }
+        }
+    }
+    match seen {
+        Some(w) => Observed::All(w),
+        None => Observed::None(refuted),
+    }
+}
+
+/// The finding of a reset that follows no wait for the whole call's `t` credits.
+fn reset_finding(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    c: &ResetCase,
+    reset: collc_grammar::Span,
+    refuted: Option<&Refuted>,
+    a: &crate::engine::sym::Assign,
+    t: i64,
+) -> Finding {
+    let name = cell_name(ctx.p, c.cell);
+    let who: Vec<String> = c
+        .writers
         .iter()
         .map(|(r, b)| {
             if run.blocks > 1 {
@@ -286,16 +355,16 @@ fn check_reset(
             }
         })
         .collect();
-    let mut f = match &refuted {
-        Some((w, need, _, _)) => {
-            let k = run.syms.eval(need, &a).unwrap_or(0);
+    let mut f = match refuted {
+        Some(x) => {
+            let k = run.syms.eval(&x.need, a).unwrap_or(0);
             let mut f = Finding::new(format!(
                 "{name} is credited by {} writers, but its reset follows a wait that observes only {k} of the call's {t} credits: the owner goes on before every writer's credit of the call has arrived, and takes back credits still in flight",
-                writers.len()
+                c.writers.len()
             ));
             f.value = Some(k);
             f.labels.push((
-                run.events[*w].span,
+                run.events[x.wait].span,
                 format!("waits for {k} of {t}: the other credits may still be in flight"),
             ));
             f
@@ -303,43 +372,43 @@ fn check_reset(
         None => {
             let mut f = Finding::new(format!(
                 "{name} is credited by {} writers, but its reset follows no wait on it: the owner goes on before every writer's credit of the call has arrived, and takes back credits still in flight",
-                writers.len()
+                c.writers.len()
             ));
             f.value = Some(0);
             f
         }
     };
-    f.params = ctx.params(run, &a);
+    f.params = ctx.params(run, a);
     f.cell = Some(name.clone());
-    f.primary = Some(reset.span);
-    f.primary_label = match r {
+    f.primary = Some(reset);
+    f.primary_label = match c.r {
         Some(_) => format!("takes back all {t} credits before the owner has observed them"),
         None => format!(
             "the call ends here, before the owner has observed all {t} credits (a monotonic cell keeps them for the next call)"
         ),
     };
     let mut shown: Vec<collc_grammar::Span> = Vec::new();
-    for &e in credits {
+    for &e in c.credits {
         let s = run.events[e].span;
-        if run.events[e].actor != owner && !shown.contains(&s) {
+        if run.events[e].actor != c.owner && !shown.contains(&s) {
             shown.push(s);
             f.labels
                 .push((s, "one of several unordered writers".into()));
         }
     }
-    let mut all: Vec<usize> = credits.to_vec();
-    all.extend(r);
-    if let Some((w, ..)) = &refuted {
-        all.push(*w);
+    let mut all: Vec<usize> = c.credits.to_vec();
+    all.extend(c.r);
+    if let Some(x) = refuted {
+        all.push(x.wait);
     }
-    f.contributions = ctx.contributions(run, &all, &a);
+    f.contributions = ctx.contributions(run, &all, a);
     f.notes
         .push(format!("writers of {name}: {}", who.join(", ")));
     f.notes.push("with several unordered writers the credits that have arrived are not a prefix of one writer's sequence, so the single-writer argument of the reuse theorem does not apply: the many-writer argument needs the reset after a wait for the whole call's credits (a credit that lands after the reset only pays its debt, by count, but no wait has ordered the owner after its writer)".into());
     f.help = Some(format!(
         "wait for every credit of the call before the reset (`>= {t}` here, as a formula: the cell's credits per call), or give each writer its own cell"
     ));
-    Seen::Partial(Box::new(f))
+    f
 }
 
 /// The writers' credits form one sequence across calls: a notify/wait chain orders each
