@@ -4,6 +4,7 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Span};
 use pest::iterators::Pair;
+use std::iter::Peekable;
 
 #[derive(pest_derive::Parser)]
 #[grammar = "coll.pest"]
@@ -197,6 +198,82 @@ fn lifetime(p: &Pair<Rule>) -> (Lifetime, Span) {
     (which, span(p))
 }
 
+/// An operand of an expression and the depth of its tree.
+type Operand = (Expr, usize);
+
+/// The binary operator a rule is, if it is one.
+fn bin_op(rule: Rule) -> Option<BinOp> {
+    Some(match rule {
+        Rule::add => BinOp::Add,
+        Rule::sub => BinOp::Sub,
+        Rule::mul => BinOp::Mul,
+        Rule::div => BinOp::Div,
+        Rule::rem => BinOp::Mod,
+        Rule::shl => BinOp::Shl,
+        Rule::shr => BinOp::Shr,
+        Rule::bit_and => BinOp::And,
+        Rule::bit_xor => BinOp::Xor,
+        Rule::bit_or => BinOp::Or,
+        _ => return None,
+    })
+}
+
+/// Shunting-yard over an expression's operands and operators, iterative; depth
+/// tracked to refuse degenerate trees (past [`MAX_TREE_DEPTH`] a placeholder is
+/// built and `too_deep` records where).
+fn climb(
+    operands: Vec<Operand>,
+    ops: Vec<(BinOp, Span)>,
+    too_deep: &mut Option<Span>,
+) -> (Expr, usize) {
+    let mut out: Vec<(Expr, usize)> = Vec::new();
+    let mut stack: Vec<(BinOp, Span)> = Vec::new();
+    let mut operands = operands.into_iter();
+    out.push(operands.next().expect("grammar: expression has an operand"));
+    for op in ops {
+        while let Some(&top) = stack.last() {
+            if top.0.precedence() >= op.0.precedence() {
+                stack.pop();
+                reduce(&mut out, top, too_deep);
+            } else {
+                break;
+            }
+        }
+        stack.push(op);
+        out.push(operands.next().expect("grammar: operand after operator"));
+    }
+    while let Some(top) = stack.pop() {
+        reduce(&mut out, top, too_deep);
+    }
+    out.pop().expect("shunting-yard: one result")
+}
+
+/// Applies operator `op` (written at `at`) to the two operands on top of `out`.
+fn reduce(out: &mut Vec<(Expr, usize)>, (op, at): (BinOp, Span), too_deep: &mut Option<Span>) {
+    let (b, db) = out.pop().expect("shunting-yard: an operand per operator");
+    let (a, da) = out.pop().expect("shunting-yard: an operand per operator");
+    let s = a.span.join(b.span);
+    let depth = da.max(db) + 1;
+    if depth > MAX_TREE_DEPTH {
+        too_deep.get_or_insert(at);
+        out.push((
+            Expr {
+                kind: ExprKind::Int(0),
+                span: s,
+            },
+            1,
+        ));
+        return;
+    }
+    out.push((
+        Expr {
+            kind: ExprKind::Bin(op, Box::new(a), Box::new(b)),
+            span: s,
+        },
+        depth,
+    ));
+}
+
 /// The span of a pair, without the blanks and comments pest includes after a
 /// trailing repetition (`sig[0] ` in `sig[0] + 1`).
 fn span(p: &Pair<Rule>) -> Span {
@@ -272,32 +349,8 @@ impl Builder {
         let rule = p.as_rule();
         let mut it = inner(p);
         let kind = match rule {
-            Rule::ranks_decl => {
-                let name = self.ident(it.next().expect("name"));
-                let d = it.next().expect("domain");
-                let domain = match d.as_rule() {
-                    Rule::at_least => RankDomain::AtLeast {
-                        span: span(&d),
-                        lo: self.expr(inner(d).next().expect("lo")),
-                    },
-                    _ => RankDomain::Range(self.domain(d)),
-                };
-                ItemKind::Ranks { name, domain }
-            }
-            Rule::param_decl => {
-                let name = self.ident(it.next().expect("name"));
-                let ty = it
-                    .next()
-                    .expect("type")
-                    .into_inner()
-                    .next()
-                    .expect("type kind");
-                let ty = match ty.as_rule() {
-                    Rule::rank_type => ParamType::Rank(span(&ty)),
-                    _ => ParamType::Int(self.domain(inner(ty).next().expect("domain"))),
-                };
-                ItemKind::Param { name, ty }
-            }
+            Rule::ranks_decl => self.ranks_item(it),
+            Rule::param_decl => self.param_item(it),
             Rule::const_decl | Rule::let_decl => {
                 let name = self.ident(it.next().expect("name"));
                 let value = self.expr(it.next().expect("value"));
@@ -313,47 +366,8 @@ impl Builder {
                 let hi = self.expr(it.next().expect("hi"));
                 ItemKind::Blocks { name, lo, hi }
             }
-            Rule::signal_decl => {
-                let name = self.ident(it.next().expect("name"));
-                let dims = self.dims(it.next().expect("dims"));
-                let mut value = false;
-                let mut monotonic = None;
-                let mut lifetimes = Vec::new();
-                for q in it {
-                    match q.as_rule() {
-                        Rule::value_marker => value = true,
-                        Rule::monotonic => monotonic = Some(span(&q)),
-                        _ => lifetimes.push(lifetime(&q)),
-                    }
-                }
-                ItemKind::Signal {
-                    name,
-                    dims,
-                    value,
-                    monotonic,
-                    lifetimes,
-                }
-            }
-            Rule::window_decl | Rule::tile_decl => {
-                let name = self.ident(it.next().expect("name"));
-                let elem = it.next().expect("element type");
-                let elem = Ident {
-                    name: elem.as_str().trim().to_string(),
-                    span: span(&elem),
-                };
-                let dims = self.dims(it.next().expect("dims"));
-                if rule == Rule::window_decl {
-                    let lifetimes = it.map(|q| lifetime(&q)).collect();
-                    ItemKind::Window {
-                        name,
-                        elem,
-                        dims,
-                        lifetimes,
-                    }
-                } else {
-                    ItemKind::Tile { name, elem, dims }
-                }
-            }
+            Rule::signal_decl => self.signal_item(it),
+            Rule::window_decl | Rule::tile_decl => self.buffer_item(rule, it),
             Rule::type_decl => {
                 let name = self.ident(it.next().expect("name"));
                 let types = it
@@ -382,6 +396,82 @@ impl Builder {
             r => unreachable!("grammar: unexpected item {r:?}"),
         };
         Item { kind, span: sp }
+    }
+
+    fn ranks_item<'i>(&mut self, mut it: impl Iterator<Item = Pair<'i, Rule>>) -> ItemKind {
+        let name = self.ident(it.next().expect("name"));
+        let d = it.next().expect("domain");
+        let domain = match d.as_rule() {
+            Rule::at_least => RankDomain::AtLeast {
+                span: span(&d),
+                lo: self.expr(inner(d).next().expect("lo")),
+            },
+            _ => RankDomain::Range(self.domain(d)),
+        };
+        ItemKind::Ranks { name, domain }
+    }
+
+    fn param_item<'i>(&mut self, mut it: impl Iterator<Item = Pair<'i, Rule>>) -> ItemKind {
+        let name = self.ident(it.next().expect("name"));
+        let ty = it
+            .next()
+            .expect("type")
+            .into_inner()
+            .next()
+            .expect("type kind");
+        let ty = match ty.as_rule() {
+            Rule::rank_type => ParamType::Rank(span(&ty)),
+            _ => ParamType::Int(self.domain(inner(ty).next().expect("domain"))),
+        };
+        ItemKind::Param { name, ty }
+    }
+
+    fn signal_item<'i>(&mut self, mut it: impl Iterator<Item = Pair<'i, Rule>>) -> ItemKind {
+        let name = self.ident(it.next().expect("name"));
+        let dims = self.dims(it.next().expect("dims"));
+        let mut value = false;
+        let mut monotonic = None;
+        let mut lifetimes = Vec::new();
+        for q in it {
+            match q.as_rule() {
+                Rule::value_marker => value = true,
+                Rule::monotonic => monotonic = Some(span(&q)),
+                _ => lifetimes.push(lifetime(&q)),
+            }
+        }
+        ItemKind::Signal {
+            name,
+            dims,
+            value,
+            monotonic,
+            lifetimes,
+        }
+    }
+
+    /// A window or a tile (`rule` says which).
+    fn buffer_item<'i>(
+        &mut self,
+        rule: Rule,
+        mut it: impl Iterator<Item = Pair<'i, Rule>>,
+    ) -> ItemKind {
+        let name = self.ident(it.next().expect("name"));
+        let elem = it.next().expect("element type");
+        let elem = Ident {
+            name: elem.as_str().trim().to_string(),
+            span: span(&elem),
+        };
+        let dims = self.dims(it.next().expect("dims"));
+        if rule == Rule::window_decl {
+            let lifetimes = it.map(|q| lifetime(&q)).collect();
+            ItemKind::Window {
+                name,
+                elem,
+                dims,
+                lifetimes,
+            }
+        } else {
+            ItemKind::Tile { name, elem, dims }
+        }
     }
 
     fn dims(&mut self, p: Pair<Rule>) -> Vec<Expr> {
@@ -414,36 +504,7 @@ impl Builder {
                     value: self.expr(it.next().expect("value")),
                 }
             }
-            Rule::notify_stmt | Rule::wait_stmt => {
-                let cell = self.cell(it.next().expect("cell"));
-                let target = if it.peek().map(|p| p.as_rule()) == Some(Rule::at) {
-                    Some(self.at(it.next().expect("at")))
-                } else {
-                    None
-                };
-                let op = it.next().expect("op");
-                let value = self.expr(it.next().expect("value"));
-                if rule == Rule::notify_stmt {
-                    let op = match op.as_str() {
-                        "+=" => NotifyOpAst::Add,
-                        "-=" => NotifyOpAst::Sub,
-                        _ => NotifyOpAst::Set,
-                    };
-                    StmtKind::Notify {
-                        cell,
-                        target,
-                        op,
-                        value,
-                    }
-                } else {
-                    StmtKind::Wait {
-                        cell,
-                        target,
-                        cmp: cmp_op(op.as_str()),
-                        threshold: value,
-                    }
-                }
-            }
+            Rule::notify_stmt | Rule::wait_stmt => self.signal_stmt(rule, &mut it),
             Rule::copy_stmt => {
                 let dst = self.region(it.next().expect("dst"));
                 let src = self.region(it.next().expect("src"));
@@ -469,111 +530,160 @@ impl Builder {
                 StmtKind::Reduce { op, dst, src, from }
             }
             Rule::fence_stmt => StmtKind::Fence,
-            Rule::for_stmt => {
-                let var = self.ident(it.next().expect("var"));
-                // A `loop_range` holds one kind, then `rev_suffix` for `(...).rev()`.
-                let parts: Vec<Pair<Rule>> = it.next().expect("range").into_inner().collect();
-                let rev = parts.iter().any(|q| q.as_rule() == Rule::rev_suffix);
-                let range = parts.into_iter().next().expect("range kind");
-                let rs = span(&range);
-                let range = match range.as_rule() {
-                    Rule::peers_range => LoopRange::Peers(rs),
-                    Rule::all_ranks_range => LoopRange::Ranks(rs),
-                    _ => {
-                        let mut r = inner(range);
-                        let lo = self.expr(r.next().expect("lo"));
-                        let hi = self.expr(r.next().expect("hi"));
-                        let (step, geometric) = match r.next() {
-                            Some(s) if s.as_rule() == Rule::geo_step => {
-                                (Some(self.expr(inner(s).next().expect("factor"))), true)
-                            }
-                            Some(s) => (Some(self.expr(s)), false),
-                            None => (None, false),
-                        };
-                        LoopRange::Span {
-                            lo,
-                            hi,
-                            step,
-                            geometric,
-                            rev,
-                            span: rs,
-                        }
-                    }
-                };
-                let body = self.block(it.next().expect("body"), depth + 1);
-                StmtKind::For { var, range, body }
-            }
-            Rule::if_stmt => {
-                let cond = self.cond(it.next().expect("grammar: if condition"));
-                let then_block = self.block(it.next().expect("grammar: then block"), depth + 1);
-                // `else if` arms and the final `else`, flat in the parse tree; the AST nests them.
-                let rest: Vec<Pair<Rule>> = it.collect();
-                let arms = rest.iter().filter(|q| q.as_rule() == Rule::else_if).count();
-                if depth + arms > MAX_TREE_DEPTH {
-                    let nth = MAX_TREE_DEPTH.saturating_sub(depth);
-                    let at = rest
-                        .iter()
-                        .filter(|q| q.as_rule() == Rule::else_if)
-                        .nth(nth)
-                        .map_or(sp, |q| {
-                            let s = span(q);
-                            Span::new(s.start, s.start + "else".len())
-                        });
-                    self.diags.push(
-                        Diagnostic::error(
-                            "input::too-deep",
-                            format!(
-                                "`else if` chain of {arms} arms nests deeper than {MAX_TREE_DEPTH} levels"
-                            ),
-                        )
-                        .with_primary(at, "this `else if` is too deep")
-                        .with_help("split the chain, e.g. into separate `if` statements"),
-                    );
-                    return Stmt {
-                        kind: StmtKind::Fence,
-                        span: sp,
-                    };
-                }
-                let mut else_block: Option<Block> = None;
-                for (k, q) in rest.into_iter().enumerate().rev() {
-                    let qs = span(&q);
-                    if q.as_rule() == Rule::else_block {
-                        let b = inner(q).next().expect("grammar: else block");
-                        else_block = Some(self.block(b, depth + 1));
-                        continue;
-                    }
-                    // `else if c { ... }`: the nested `if` statement runs from its `if`
-                    // to the end of the chain, as if it had been written `else { if ... }`.
-                    let if_start = qs.start + keyword_after_else(q.as_str());
-                    let end = else_block.as_ref().map_or(qs.end, |b| b.span.end);
-                    let mut qi = inner(q);
-                    let c = self.cond(qi.next().expect("grammar: else-if condition"));
-                    let t = self.block(qi.next().expect("grammar: else-if block"), depth + k + 2);
-                    let nested = Stmt {
-                        kind: StmtKind::If {
-                            cond: c,
-                            then_block: t,
-                            else_block: else_block.take(),
-                        },
-                        span: Span::new(if_start, end),
-                    };
-                    else_block = Some(Block {
-                        span: nested.span,
-                        stmts: vec![nested],
-                    });
-                }
-                StmtKind::If {
-                    cond,
-                    then_block,
-                    else_block,
-                }
-            }
+            Rule::for_stmt => self.for_stmt(it, depth),
+            Rule::if_stmt => self.if_stmt(it, sp, depth),
             Rule::return_stmt => StmtKind::Return {
                 cond: self.cond(it.next().expect("cond")),
             },
             r => unreachable!("grammar: unexpected statement {r:?}"),
         };
         Stmt { kind, span: sp }
+    }
+
+    /// A notify or a wait (`rule` says which).
+    fn signal_stmt<'i>(
+        &mut self,
+        rule: Rule,
+        it: &mut Peekable<impl Iterator<Item = Pair<'i, Rule>>>,
+    ) -> StmtKind {
+        let cell = self.cell(it.next().expect("cell"));
+        let target = if it.peek().map(|p| p.as_rule()) == Some(Rule::at) {
+            Some(self.at(it.next().expect("at")))
+        } else {
+            None
+        };
+        let op = it.next().expect("op");
+        let value = self.expr(it.next().expect("value"));
+        if rule == Rule::notify_stmt {
+            let op = match op.as_str() {
+                "+=" => NotifyOpAst::Add,
+                "-=" => NotifyOpAst::Sub,
+                _ => NotifyOpAst::Set,
+            };
+            StmtKind::Notify {
+                cell,
+                target,
+                op,
+                value,
+            }
+        } else {
+            StmtKind::Wait {
+                cell,
+                target,
+                cmp: cmp_op(op.as_str()),
+                threshold: value,
+            }
+        }
+    }
+
+    fn for_stmt<'i>(
+        &mut self,
+        mut it: impl Iterator<Item = Pair<'i, Rule>>,
+        depth: usize,
+    ) -> StmtKind {
+        let var = self.ident(it.next().expect("var"));
+        // A `loop_range` holds one kind, then `rev_suffix` for `(...).rev()`.
+        let parts: Vec<Pair<Rule>> = it.next().expect("range").into_inner().collect();
+        let rev = parts.iter().any(|q| q.as_rule() == Rule::rev_suffix);
+        let range = parts.into_iter().next().expect("range kind");
+        let rs = span(&range);
+        let range = match range.as_rule() {
+            Rule::peers_range => LoopRange::Peers(rs),
+            Rule::all_ranks_range => LoopRange::Ranks(rs),
+            _ => {
+                let mut r = inner(range);
+                let lo = self.expr(r.next().expect("lo"));
+                let hi = self.expr(r.next().expect("hi"));
+                let (step, geometric) = match r.next() {
+                    Some(s) if s.as_rule() == Rule::geo_step => {
+                        (Some(self.expr(inner(s).next().expect("factor"))), true)
+                    }
+                    Some(s) => (Some(self.expr(s)), false),
+                    None => (None, false),
+                };
+                LoopRange::Span {
+                    lo,
+                    hi,
+                    step,
+                    geometric,
+                    rev,
+                    span: rs,
+                }
+            }
+        };
+        let body = self.block(it.next().expect("body"), depth + 1);
+        StmtKind::For { var, range, body }
+    }
+
+    /// An `if` with its `else if` arms (nested) and its `else`; a chain nesting
+    /// deeper than [`MAX_TREE_DEPTH`] is refused with `input::too-deep` (and a
+    /// placeholder statement).
+    fn if_stmt<'i>(
+        &mut self,
+        mut it: impl Iterator<Item = Pair<'i, Rule>>,
+        sp: Span,
+        depth: usize,
+    ) -> StmtKind {
+        let cond = self.cond(it.next().expect("grammar: if condition"));
+        let then_block = self.block(it.next().expect("grammar: then block"), depth + 1);
+        // `else if` arms and the final `else`, flat in the parse tree; the AST nests them.
+        let rest: Vec<Pair<Rule>> = it.collect();
+        let arms = rest.iter().filter(|q| q.as_rule() == Rule::else_if).count();
+        if depth + arms > MAX_TREE_DEPTH {
+            let nth = MAX_TREE_DEPTH.saturating_sub(depth);
+            let at = rest
+                .iter()
+                .filter(|q| q.as_rule() == Rule::else_if)
+                .nth(nth)
+                .map_or(sp, |q| {
+                    let s = span(q);
+                    Span::new(s.start, s.start + "else".len())
+                });
+            self.diags.push(
+                Diagnostic::error(
+                    "input::too-deep",
+                    format!(
+                        "`else if` chain of {arms} arms nests deeper than {MAX_TREE_DEPTH} levels"
+                    ),
+                )
+                .with_primary(at, "this `else if` is too deep")
+                .with_help("split the chain, e.g. into separate `if` statements"),
+            );
+            return StmtKind::Fence;
+        }
+        let mut else_block: Option<Block> = None;
+        for (k, q) in rest.into_iter().enumerate().rev() {
+            let qs = span(&q);
+            if q.as_rule() == Rule::else_block {
+                let b = inner(q).next().expect("grammar: else block");
+                else_block = Some(self.block(b, depth + 1));
+                continue;
+            }
+            // `else if c { ... }`: the nested `if` statement runs from its `if`
+            // to the end of the chain, as if it had been written `else { if ... }`.
+            let if_start = qs.start + keyword_after_else(q.as_str());
+            let end = else_block.as_ref().map_or(qs.end, |b| b.span.end);
+            let mut qi = inner(q);
+            let c = self.cond(qi.next().expect("grammar: else-if condition"));
+            let t = self.block(qi.next().expect("grammar: else-if block"), depth + k + 2);
+            let nested = Stmt {
+                kind: StmtKind::If {
+                    cond: c,
+                    then_block: t,
+                    else_block: else_block.take(),
+                },
+                span: Span::new(if_start, end),
+            };
+            else_block = Some(Block {
+                span: nested.span,
+                stmts: vec![nested],
+            });
+        }
+        StmtKind::If {
+            cond,
+            then_block,
+            else_block,
+        }
     }
 
     fn at(&mut self, p: Pair<Rule>) -> Expr {
@@ -750,110 +860,8 @@ impl Builder {
         // placeholders are built, so a degenerate input never becomes a deep tree
         // (whose recursive drop alone could exhaust the stack).
         let mut too_deep: Option<Span> = None;
-        // Flatten: operands with their prefix negations, and the operators between them.
-        let mut operands: Vec<(Expr, usize)> = Vec::new();
-        let mut ops: Vec<(BinOp, Span)> = Vec::new();
-        let mut negs: Vec<Span> = Vec::new();
-        for q in inner(p) {
-            match q.as_rule() {
-                Rule::neg => negs.push(span(&q)),
-                Rule::add
-                | Rule::sub
-                | Rule::mul
-                | Rule::div
-                | Rule::rem
-                | Rule::shl
-                | Rule::shr
-                | Rule::bit_and
-                | Rule::bit_xor
-                | Rule::bit_or => {
-                    let op = match q.as_rule() {
-                        Rule::add => BinOp::Add,
-                        Rule::sub => BinOp::Sub,
-                        Rule::mul => BinOp::Mul,
-                        Rule::div => BinOp::Div,
-                        Rule::shl => BinOp::Shl,
-                        Rule::shr => BinOp::Shr,
-                        Rule::bit_and => BinOp::And,
-                        Rule::bit_xor => BinOp::Xor,
-                        Rule::bit_or => BinOp::Or,
-                        _ => BinOp::Mod,
-                    };
-                    ops.push((op, span(&q)));
-                }
-                _ => {
-                    let (mut e, mut d) = self.operand(q);
-                    if !negs.is_empty() && d + negs.len() > MAX_TREE_DEPTH {
-                        // negs[k] is the first `-` (from the inside) that is too deep.
-                        let k = (negs.len() + d)
-                            .saturating_sub(MAX_TREE_DEPTH + 1)
-                            .min(negs.len() - 1);
-                        too_deep.get_or_insert(negs[k]);
-                        negs.clear();
-                        e = Expr {
-                            kind: ExprKind::Int(0),
-                            span: e.span,
-                        };
-                        d = 1;
-                    }
-                    for n in negs.drain(..).rev() {
-                        let s = n.join(e.span);
-                        e = Expr {
-                            kind: ExprKind::Neg(Box::new(e)),
-                            span: s,
-                        };
-                        d += 1;
-                    }
-                    operands.push((e, d));
-                }
-            }
-        }
-        // Shunting-yard, iterative; depth tracked to refuse degenerate trees.
-        let mut out: Vec<(Expr, usize)> = Vec::new();
-        let mut stack: Vec<(BinOp, Span)> = Vec::new();
-        let mut operands = operands.into_iter();
-        let reduce =
-            |out: &mut Vec<(Expr, usize)>, (op, at): (BinOp, Span), too_deep: &mut Option<Span>| {
-                let (b, db) = out.pop().expect("shunting-yard: an operand per operator");
-                let (a, da) = out.pop().expect("shunting-yard: an operand per operator");
-                let s = a.span.join(b.span);
-                let depth = da.max(db) + 1;
-                if depth > MAX_TREE_DEPTH {
-                    too_deep.get_or_insert(at);
-                    out.push((
-                        Expr {
-                            kind: ExprKind::Int(0),
-                            span: s,
-                        },
-                        1,
-                    ));
-                    return;
-                }
-                out.push((
-                    Expr {
-                        kind: ExprKind::Bin(op, Box::new(a), Box::new(b)),
-                        span: s,
-                    },
-                    depth,
-                ));
-            };
-        out.push(operands.next().expect("grammar: expression has an operand"));
-        for op in ops {
-            while let Some(&top) = stack.last() {
-                if top.0.precedence() >= op.0.precedence() {
-                    stack.pop();
-                    reduce(&mut out, top, &mut too_deep);
-                } else {
-                    break;
-                }
-            }
-            stack.push(op);
-            out.push(operands.next().expect("grammar: operand after operator"));
-        }
-        while let Some(top) = stack.pop() {
-            reduce(&mut out, top, &mut too_deep);
-        }
-        let (e, depth) = out.pop().expect("shunting-yard: one result");
+        let (operands, ops) = self.flatten(p, &mut too_deep);
+        let (e, depth) = climb(operands, ops, &mut too_deep);
         if depth > MAX_TREE_DEPTH {
             too_deep.get_or_insert(sp);
         }
@@ -872,6 +880,50 @@ impl Builder {
             };
         }
         e
+    }
+
+    /// An expression's operands, each with its prefix negations and its depth, and
+    /// the operators between them.
+    fn flatten(
+        &mut self,
+        p: Pair<Rule>,
+        too_deep: &mut Option<Span>,
+    ) -> (Vec<Operand>, Vec<(BinOp, Span)>) {
+        let mut operands: Vec<(Expr, usize)> = Vec::new();
+        let mut ops: Vec<(BinOp, Span)> = Vec::new();
+        let mut negs: Vec<Span> = Vec::new();
+        for q in inner(p) {
+            if q.as_rule() == Rule::neg {
+                negs.push(span(&q));
+            } else if let Some(op) = bin_op(q.as_rule()) {
+                ops.push((op, span(&q)));
+            } else {
+                let (mut e, mut d) = self.operand(q);
+                if !negs.is_empty() && d + negs.len() > MAX_TREE_DEPTH {
+                    // negs[k] is the first `-` (from the inside) that is too deep.
+                    let k = (negs.len() + d)
+                        .saturating_sub(MAX_TREE_DEPTH + 1)
+                        .min(negs.len() - 1);
+                    too_deep.get_or_insert(negs[k]);
+                    negs.clear();
+                    e = Expr {
+                        kind: ExprKind::Int(0),
+                        span: e.span,
+                    };
+                    d = 1;
+                }
+                for n in negs.drain(..).rev() {
+                    let s = n.join(e.span);
+                    e = Expr {
+                        kind: ExprKind::Neg(Box::new(e)),
+                        span: s,
+                    };
+                    d += 1;
+                }
+                operands.push((e, d));
+            }
+        }
+        (operands, ops)
     }
 
     fn operand(&mut self, p: Pair<Rule>) -> (Expr, usize) {

@@ -432,18 +432,7 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
     let use_positives = attempts.as_ref().is_none_or(|a| a.max_position == pos);
     if use_positives {
         if let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant {
-            for r in positives {
-                if *r == Rule::notify_op {
-                    tokens.extend(["+=", "-=", "="].map(String::from));
-                } else if let Some(k) = keyword_text(*r) {
-                    tokens.insert(k.to_string());
-                } else if let Some(n) = rule_name(*r) {
-                    match n.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
-                        Some(tok) if !tok.contains('`') => tokens.insert(tok.to_string()),
-                        _ => words.insert(n.to_string()),
-                    };
-                }
-            }
+            expected_rules(positives, &mut tokens, &mut words);
         }
     }
     if let Some(a) = attempts {
@@ -455,35 +444,7 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
             .next_back()
             .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
         for t in a.expected_tokens() {
-            let t = t.to_string();
-            let s = t.trim();
-            let chars: Vec<char> = s.chars().collect();
-            let continues_word =
-                (chars.len() == 4 && chars[1] == '.' && chars[2] == '.') || s == "_";
-            if after_word && continues_word {
-                continue;
-            }
-            if chars.len() == 4 && chars[1] == '.' && chars[2] == '.' {
-                // A character range (`0..9`, `a..z`): the start of an integer or identifier.
-                if chars[0].is_ascii_digit() {
-                    words.insert("integer".into());
-                } else {
-                    words.insert("identifier".into());
-                }
-            } else if s.is_empty() || s == "//" || s == "\u{feff}" || s == "BUILTIN_RULE" {
-                // Blanks and comments may come anywhere; nobody misses them.
-                continue;
-            } else if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                // Words come from keyword rules; a bare `_` starts an identifier.
-                if ITEM_KEYWORDS.contains(&s) || STATEMENT_KEYWORDS.contains(&s) || keyword_like(s)
-                {
-                    tokens.insert(s.to_string());
-                } else if s == "_" {
-                    words.insert("identifier".into());
-                }
-            } else {
-                tokens.insert(s.to_string());
-            }
+            expected_token(&t.to_string(), after_word, &mut tokens, &mut words);
         }
     }
     // Keywords a misspelt word may have meant.
@@ -492,6 +453,69 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
         .filter(|t| t.chars().all(|c| c.is_ascii_alphanumeric()))
         .cloned()
         .collect();
+    (
+        pos,
+        Expected {
+            text: join_or(&summarise(tokens, words)),
+            keywords,
+        },
+    )
+}
+
+/// The rules pest expected, as tokens (keywords, punctuation) and words (classes).
+fn expected_rules(positives: &[Rule], tokens: &mut BTreeSet<String>, words: &mut BTreeSet<String>) {
+    for r in positives {
+        if *r == Rule::notify_op {
+            tokens.extend(["+=", "-=", "="].map(String::from));
+        } else if let Some(k) = keyword_text(*r) {
+            tokens.insert(k.to_string());
+        } else if let Some(n) = rule_name(*r) {
+            match n.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
+                Some(tok) if !tok.contains('`') => tokens.insert(tok.to_string()),
+                _ => words.insert(n.to_string()),
+            };
+        }
+    }
+}
+
+/// One token pest tried, as a token or a word (or nothing: blanks, comments, and the
+/// letters that would only make the word before the error longer).
+fn expected_token(
+    t: &str,
+    after_word: bool,
+    tokens: &mut BTreeSet<String>,
+    words: &mut BTreeSet<String>,
+) {
+    let s = t.trim();
+    let chars: Vec<char> = s.chars().collect();
+    let continues_word = (chars.len() == 4 && chars[1] == '.' && chars[2] == '.') || s == "_";
+    if after_word && continues_word {
+        return;
+    }
+    if chars.len() == 4 && chars[1] == '.' && chars[2] == '.' {
+        // A character range (`0..9`, `a..z`): the start of an integer or identifier.
+        if chars[0].is_ascii_digit() {
+            words.insert("integer".into());
+        } else {
+            words.insert("identifier".into());
+        }
+    } else if s.is_empty() || s == "//" || s == "\u{feff}" || s == "BUILTIN_RULE" {
+        // Blanks and comments may come anywhere; nobody misses them.
+    } else if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        // Words come from keyword rules; a bare `_` starts an identifier.
+        if ITEM_KEYWORDS.contains(&s) || STATEMENT_KEYWORDS.contains(&s) || keyword_like(s) {
+            tokens.insert(s.to_string());
+        } else if s == "_" {
+            words.insert("identifier".into());
+        }
+    } else {
+        tokens.insert(s.to_string());
+    }
+}
+
+/// The expected tokens and words summarised (an expression for its parts, a
+/// statement or a declaration for all their keywords), tokens first.
+fn summarise(mut tokens: BTreeSet<String>, mut words: BTreeSet<String>) -> Vec<String> {
     // An expression covers integers and identifiers.
     if words.contains("expression") {
         words.remove("integer");
@@ -546,13 +570,7 @@ fn expected_at(work: &str, e: &pest::error::Error<Rule>) -> (usize, Expected) {
             format!("{} {w}", article(&w))
         }
     }));
-    (
-        pos,
-        Expected {
-            text: join_or(&out),
-            keywords,
-        },
-    )
+    out
 }
 
 /// What was expected at an error: in words, and the keywords among it.
