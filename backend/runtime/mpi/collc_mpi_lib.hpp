@@ -41,10 +41,10 @@
 //     in the records within about a millisecond, returns EBROKEN, and recovers at its next
 //     call); every rank's RMA is complete (flushed); every rank zeroes its windows, tiles and
 //     call records and restarts its call indices; a second barrier; the communicator is then
-//     in the state creation left, the state the verifier starts from, and the call runs. A
-//     call that finds a failed peer at its entry, before its protocol moved any signal,
-//     recovers and runs at once (kRestart) instead of failing. If some rank does not come
-//     within the wait timeout (it died, freed the communicator, or waits on this rank
+//     in the state creation left, the state the verifier starts from, and the call runs. (A
+//     call that finds a failed peer at its entry returns EBROKEN too, without waiting: the
+//     failed process may be in another collective before its next call.) If some rank does
+//     not come within the wait timeout (it died, freed the communicator, or waits on this rank
 //     elsewhere), the recovery fails and the communicator refuses every later call
 //     (EBROKEN); free it.
 
@@ -71,9 +71,6 @@ enum Status : int {
   kEBusy = 8,
   kESystem = 9,
   kEResidue = 10,
-  // Internal (never returned by the API): a peer failed before this call's protocol began;
-  // the call recovers the communicator and starts again.
-  kRestart = -1,
 };
 
 inline std::string& last_error() {
@@ -283,14 +280,7 @@ class Comm {
       // The record goes into slot `me` of every process's record window (self included),
       // flushed before the check and before the protocol's first notify.
       publish(encode(k, c, count, true, false));
-      try {
-        check_records();
-      } catch (const Failure& f) {
-        if (f.code != kFailBroken) throw;
-        // A peer failed before this call's protocol moved any signal: recover and restart.
-        mark(f.what, true);
-        return kRestart;
-      }
+      check_records();
       if (fresh) await_entered(k);
       S.poll_hook = &Comm::poll;
       S.poll_ctx = this;

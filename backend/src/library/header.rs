@@ -62,8 +62,7 @@ fn errors_doc(name: &str, target: LibTarget, w: &mut Writer) {
             w.line(" * here or on a peer) the next call on each process recovers the communicator: it waits,");
             w.line(" * up to wait_timeout_ms, until every process has come to its own next call, every");
             w.line(" * process zeroes its windows and call records, and the call runs from the state the");
-            w.line(" * communicator was created in (a call that finds a failed peer at its entry recovers the");
-            w.line(" * same way and runs). If a process does not come within wait_timeout_ms, the");
+            w.line(" * communicator was created in. If a process does not come within wait_timeout_ms, the");
             w.line(" * communicator refuses every later call (EBROKEN): free it.");
         }
     }

@@ -458,10 +458,6 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
         "if (comm == nullptr) return fail(kEInval, \"{name}_{f}: null communicator\");"
     ));
     w.line("Comm::Use use(comm->comm);");
-    w.line(
-        "// A call that finds a failed peer before its protocol began recovers and starts again.",
-    );
-    w.open("for (;;)");
     w.line("if (comm->comm.broken()) { const int rs = collc_lib_mpi_recover(comm); if (rs != kOk) return rs; }");
     w.line(format!("const void* a = comm->args[{i}];"));
     w.line(format!(
@@ -536,9 +532,7 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
         ("0", "false")
     };
     w.line(format!(
-        "const int s = comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
+        "return comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
     ));
-    w.line("if (s != kRestart) return s;");
-    w.close();
     w.close();
 }

@@ -130,9 +130,9 @@ int main(int argc, char** argv) {
     s = collmpi_comm_free(comm);
     expect("free after recovery: credit cells back at 0", s == COLLMPI_OK, collmpi_last_error());
 
-    // ---- a NULL buffer on rank 1 while rank 0 has not yet entered the call: rank 1 EINVAL;
-    // rank 0 finds the failure at its call's entry, before its protocol moves a signal,
-    // recovers, and runs its call together with rank 1's next (corrected) one --------------
+    // ---- a NULL buffer on rank 1 before rank 0 enters the call: rank 1 EINVAL; rank 0 finds
+    // the failure at its call's entry and returns EBROKEN at once (rank 1 may be in another
+    // collective: rank 0 does not wait for it); both next calls recover and are right -------
     collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
     {
         std::vector<float> a(600, 1.0f);
@@ -148,13 +148,51 @@ int main(int argc, char** argv) {
         std::vector<float> x(600), want(600);
         for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((me + 3 * static_cast<int>(i)) % 11);
         MPI_Allreduce(x.data(), want.data(), 600, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (me == 0) {
+            const double t = MPI_Wtime();
+            s = collmpi_allreduce(comm, x.data(), x.size());
+            const double ms = (MPI_Wtime() - t) * 1e3;
+            right = right && s == COLLMPI_EBROKEN && ms < 500;
+            why += std::string(", found at entry: ") + collmpi_strerror(s) + " after " + std::to_string(static_cast<int>(ms)) + " ms";
+        }
+        MPI_Barrier(MPI_COMM_WORLD);  // rank 1 is in another collective meanwhile
         s = collmpi_allreduce(comm, x.data(), x.size());
         right = right && s == COLLMPI_OK && x == want;
         why += std::string(", then: ") + collmpi_strerror(s) + " " + collmpi_last_error();
-        expect("a failed peer found at entry: recovered, the call runs", right, why);
+        expect("a failed peer found at entry: EBROKEN at once, then recovered and right", right, why);
     }
     s = collmpi_comm_free(comm);
     expect("free: credit cells back at 0", s == COLLMPI_OK, collmpi_last_error());
+
+    // ---- a peer that never calls: rank 0's call fails (EDOMAIN), its next call's recovery
+    // waits for rank 1, which makes no call, fails after the wait timeout, and the
+    // communicator refuses every later call there (EBROKEN, at once) ------------------------
+    c.wait_timeout_ms = 1000;
+    collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
+    {
+        bool right = true;
+        std::string why = "rank 1 makes no call";
+        if (me == 0) {
+            s = collmpi_allreduce(comm, d.data(), 601);
+            right = s == COLLMPI_EDOMAIN;
+            why = std::string("the failing call: ") + collmpi_strerror(s);
+            double t = MPI_Wtime();
+            s = collmpi_allreduce(comm, d.data(), d.size());
+            const double first_ms = (MPI_Wtime() - t) * 1e3;
+            const std::string msg = collmpi_last_error();
+            right = right && s == COLLMPI_EBROKEN && msg.find("recovery failed") != std::string::npos && first_ms >= 900;
+            why += ", recovery: " + std::string(collmpi_strerror(s)) + " after " + std::to_string(static_cast<int>(first_ms)) + " ms: " + msg;
+            t = MPI_Wtime();
+            s = collmpi_allreduce(comm, d.data(), d.size());
+            const double again_ms = (MPI_Wtime() - t) * 1e3;
+            right = right && s == COLLMPI_EBROKEN && again_ms < 500;
+            why += "; then " + std::string(collmpi_strerror(s)) + " after " + std::to_string(static_cast<int>(again_ms)) + " ms";
+        }
+        expect("a recovery the peer never joins fails after the wait timeout; later calls refused", right, why);
+    }
+    s = collmpi_comm_free(comm);
+    expect("free after a failed recovery returns", s == COLLMPI_OK, collmpi_last_error());
+    c.wait_timeout_ms = 3600 * 1000;
 
     // ---- different counts on the ranks: EMISMATCH on both, found by the call records ------
     collmpi_comm_create(MPI_COMM_WORLD, &c, &comm);
