@@ -169,6 +169,15 @@ impl RunReport {
             _ => "unknown status",
         }
     }
+    /// What failed: the status when the run did not complete, else what the output check
+    /// found (a completed run with wrong or missing outputs is not "ok").
+    fn failure_name(&self) -> &'static str {
+        match (self.status, self.check.wrong, self.check.missing) {
+            (0, 0, m) if m > 0 => "missing output element(s)",
+            (0, _, _) => "wrong output",
+            _ => self.status_name(),
+        }
+    }
     /// A few lines for humans.
     pub fn summary(&self) -> String {
         let (p, c, k) = self.shape;
@@ -181,7 +190,7 @@ impl RunReport {
         } else {
             format!(
                 "FAILED: P={p} x {c} block(s), {k} call(s): {}",
-                self.status_name()
+                self.failure_name()
             )
         };
         if self.status != 0 {
@@ -340,4 +349,49 @@ pub fn run_with_source(
 ) -> Result<RunReport, RunError> {
     let prep = prepare(p, source, cfg)?;
     execute(p, &prep, cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(status: i32, wrong: u64, missing: u64) -> RunReport {
+        RunReport {
+            status,
+            message: String::from("launcher message"),
+            calls_completed: vec![3, 3],
+            nonzero_cells: 0,
+            elapsed_ns: 1e3,
+            check: Check {
+                compared: 8,
+                wrong,
+                first: Vec::new(),
+                missing,
+            },
+            library: PathBuf::new(),
+            compile_command: String::new(),
+            cached: false,
+            shape: (2, 1, 3),
+        }
+    }
+
+    #[test]
+    fn a_completed_run_with_wrong_outputs_does_not_read_ok() {
+        let s = report(0, 2, 0).summary();
+        assert!(
+            s.starts_with("FAILED: P=2 x 1 block(s), 3 call(s): wrong output"),
+            "{s}"
+        );
+        let s = report(0, 0, 1).summary();
+        assert!(
+            s.starts_with("FAILED: P=2 x 1 block(s), 3 call(s): missing output"),
+            "{s}"
+        );
+        let s = report(2, 0, 0).summary();
+        assert!(
+            s.starts_with("FAILED: P=2 x 1 block(s), 3 call(s): deadlock"),
+            "{s}"
+        );
+        assert!(report(0, 0, 0).summary().starts_with("ok: "));
+    }
 }
