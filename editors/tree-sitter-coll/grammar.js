@@ -100,7 +100,8 @@ module.exports = grammar({
     get_stmt: $ => seq('get', $.region, '<-', $.region, $.at, ';'),
     put_stmt: $ => seq('put', $.region, $.at, '<-', $.region, ';'),
     reduce_stmt: $ => seq(
-      'reduce', field('op', $.identifier), $.region, '<-', $.region, optional($.at), ';',
+      'reduce', field('op', $.identifier), $.region, optional(field('to', $.at)), '<-', $.region,
+      optional($.at), ';',
     ),
     fence_stmt: $ => seq('fence', ';'),
     for_stmt: $ => seq(

@@ -257,12 +257,14 @@ pub enum StmtKind {
     },
     /// `put dst[..] @ peer <- src[..];` — remote write from local memory
     Put { dst: Region, to: Expr, src: Region },
-    /// `reduce sum acc[..] <- src[..] @ peer;` — acc = acc op src
+    /// `reduce sum acc[..] <- src[..] @ peer;` — acc = acc op src; `reduce sum dst[..] @ peer
+    /// <- src[..];` — the same into `dst` on `peer` (atomic per element)
     Reduce {
         op: Ident,
         dst: Region,
         src: Region,
         from: Option<Expr>,
+        to: Option<Expr>,
     },
     /// `fence;` — all earlier memory operations complete before later ones start
     Fence,

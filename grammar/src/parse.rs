@@ -525,9 +525,21 @@ impl Builder {
             Rule::reduce_stmt => {
                 let op = self.ident(it.next().expect("op"));
                 let dst = self.region(it.next().expect("dst"));
-                let src = self.region(it.next().expect("src"));
+                let mut next = it.next().expect("src");
+                let mut to = None;
+                if next.as_rule() == Rule::reduce_to {
+                    to = Some(self.at(next));
+                    next = it.next().expect("src");
+                }
+                let src = self.region(next);
                 let from = it.next().map(|a| self.at(a));
-                StmtKind::Reduce { op, dst, src, from }
+                StmtKind::Reduce {
+                    op,
+                    dst,
+                    src,
+                    from,
+                    to,
+                }
             }
             Rule::fence_stmt => StmtKind::Fence,
             Rule::for_stmt => self.for_stmt(it, depth),

@@ -39,10 +39,12 @@ fn block(b: &mut Block) {
                 region(src);
                 expr(r);
             }
-            StmtKind::Reduce { dst, src, from, .. } => {
+            StmtKind::Reduce {
+                dst, src, from, to, ..
+            } => {
                 region(dst);
                 region(src);
-                from.iter_mut().for_each(expr);
+                from.iter_mut().chain(to.iter_mut()).for_each(expr);
             }
             StmtKind::Fence => {}
             StmtKind::For { range, body, .. } => {

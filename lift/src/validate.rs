@@ -207,15 +207,27 @@ fn head(p: &Protocol, s: &Stmt) -> String {
             expr_to_string(p, to),
             source(p, src)
         ),
-        StmtKind::Reduce { op, dst, src, from } => format!(
-            "reduce {} {} <- {}{};",
-            op.as_str(),
-            region_to_string(p, dst),
-            source(p, src),
-            from.as_ref()
-                .map(|f| format!(" @ {}", expr_to_string(p, f)))
-                .unwrap_or_default()
-        ),
+        StmtKind::Reduce {
+            op,
+            dst,
+            src,
+            from,
+            to,
+        } => {
+            let at = |e: &Option<collc_spec::ir::Expr>| {
+                e.as_ref()
+                    .map(|f| format!(" @ {}", expr_to_string(p, f)))
+                    .unwrap_or_default()
+            };
+            format!(
+                "reduce {} {}{} <- {}{};",
+                op.as_str(),
+                region_to_string(p, dst),
+                at(to),
+                source(p, src),
+                at(from)
+            )
+        }
         StmtKind::Fence => "fence;".into(),
         StmtKind::For { var, range, .. } => {
             let v = &p.vars[*var].name;

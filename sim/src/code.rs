@@ -152,12 +152,13 @@ pub enum Instr {
         src: CRegion,
         stmt: u32,
     },
-    /// Reduction into a local region.
+    /// Reduction into a local region, or (`to`) into a peer's window.
     Reduce {
         op: ReduceOp,
         dst: CRegion,
         src: CRegion,
         from: Option<CExpr>,
+        to: Option<CExpr>,
         stmt: u32,
     },
     /// A fence.
@@ -204,6 +205,9 @@ pub struct StmtInfo {
     pub text: String,
     /// True for statements of the epilogue.
     pub epilogue: bool,
+    /// The operator of a reduction into a peer's window (`reduce OP DST @ RANK <- SRC`):
+    /// its accesses are atomic per element, and two with the same operator commute.
+    pub accumulate: Option<ReduceOp>,
 }
 
 /// A protocol compiled for one parameter assignment.
@@ -506,6 +510,12 @@ impl Compiler<'_> {
             span: s.span,
             text,
             epilogue: self.epilogue,
+            accumulate: match &s.kind {
+                StmtKind::Reduce {
+                    op, to: Some(_), ..
+                } => Some(*op),
+                _ => None,
+            },
         });
         (self.stmts.len() - 1) as u32
     }
@@ -597,11 +607,18 @@ impl Compiler<'_> {
                 src: self.region(src),
                 stmt,
             },
-            StmtKind::Reduce { op, dst, src, from } => Instr::Reduce {
+            StmtKind::Reduce {
+                op,
+                dst,
+                src,
+                from,
+                to,
+            } => Instr::Reduce {
                 op: *op,
                 dst: self.region(dst),
                 src: self.region(src),
                 from: from.as_ref().map(|f| self.expr(f)),
+                to: to.as_ref().map(|t| self.expr(t)),
                 stmt,
             },
             StmtKind::Fence => Instr::Fence { stmt },
@@ -805,16 +822,25 @@ fn op_text(p: &Protocol, kind: &StmtKind) -> String {
         StmtKind::Put { dst, to, src } => {
             format!("put {} @ {} <- {}", region(dst), expr(to), region(src))
         }
-        StmtKind::Reduce { op, dst, src, from } => {
-            let at = from
-                .as_ref()
-                .map(|t| format!(" @ {}", expr(t)))
-                .unwrap_or_default();
+        StmtKind::Reduce {
+            op,
+            dst,
+            src,
+            from,
+            to,
+        } => {
+            let at = |e: &Option<Expr>| {
+                e.as_ref()
+                    .map(|t| format!(" @ {}", print::expr_to_string(p, t)))
+                    .unwrap_or_default()
+            };
             format!(
-                "reduce {} {} <- {}{at}",
+                "reduce {} {}{} <- {}{}",
                 op.as_str(),
                 region(dst),
-                region(src)
+                at(to),
+                region(src),
+                at(from)
             )
         }
         StmtKind::Fence => "fence".into(),

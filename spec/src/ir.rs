@@ -529,12 +529,15 @@ pub enum StmtKind {
     },
     /// Remote write: `dst` on rank `to` <- local `src`.
     Put { dst: Region, to: Expr, src: Region },
-    /// `dst = dst op src`, `src` on rank `from` (remote) or local.
+    /// `dst = dst op src`, `src` on rank `from` (remote) or local; or, with `to`, `dst` a
+    /// window on rank `to` (a reduction into a peer's window, atomic per element; `from` is
+    /// then `None`).
     Reduce {
         op: ReduceOp,
         dst: Region,
         src: Region,
         from: Option<Expr>,
+        to: Option<Expr>,
     },
     /// Orders all earlier memory operations of this block before all later ones.
     Fence,

@@ -1100,12 +1100,34 @@ impl Lowerer {
                     src: s2,
                 }
             }
-            K::Reduce { op, dst, src, from } => {
+            K::Reduce {
+                op,
+                dst,
+                src,
+                from,
+                to,
+            } => {
                 let rop = self.op_of(op, "type::reduce-op")?;
-                let d = self.region(dst, false)?;
+                if let (Some(f), Some(t)) = (from, to) {
+                    self.diags.push(
+                        err(
+                            "place::remote-both",
+                            "a reduce with a remote source and a remote destination",
+                            t.span.join(f.span),
+                            "both sides are on other ranks",
+                        )
+                        .with_help("reduce into a peer's window from a local source (`reduce sum dst @ p <- src;`), or from a peer's window into a local region"),
+                    );
+                    return None;
+                }
+                let d = self.region(dst, to.is_some())?;
                 let s2 = self.region(src, from.is_some())?;
                 let f = match from {
                     Some(f) => Some(self.rank_target(f)?),
+                    None => None,
+                };
+                let t = match to {
+                    Some(t) => Some(self.rank_target(t)?),
                     None => None,
                 };
                 self.same_elem(&d, &s2, s.span)?;
@@ -1114,6 +1136,7 @@ impl Lowerer {
                     dst: d,
                     src: s2,
                     from: f,
+                    to: t,
                 }
             }
             K::Fence => StmtKind::Fence,

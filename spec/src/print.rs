@@ -820,16 +820,25 @@ impl<'a> Printer<'a> {
                 expr_to_string(p, to),
                 src_text(src)
             )),
-            StmtKind::Reduce { op, dst, src, from } => {
-                let at = from
-                    .as_ref()
-                    .map(|t| format!(" @ {}", expr_to_string(p, t)))
-                    .unwrap_or_default();
+            StmtKind::Reduce {
+                op,
+                dst,
+                src,
+                from,
+                to,
+            } => {
+                let at = |e: &Option<Expr>| {
+                    e.as_ref()
+                        .map(|t| format!(" @ {}", expr_to_string(p, t)))
+                        .unwrap_or_default()
+                };
                 simple(format!(
-                    "reduce {} {} <- {}{at};",
+                    "reduce {} {}{} <- {}{};",
                     op_text(p, *op),
                     dst_text(dst),
-                    src_text(src)
+                    at(to),
+                    src_text(src),
+                    at(from)
                 ))
             }
             StmtKind::Fence => simple("fence;".to_string()),

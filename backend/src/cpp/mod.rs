@@ -647,10 +647,12 @@ fn collect_used(p: &Protocol, used: &mut HashSet<VarId>) {
                     region(src, f);
                     to.for_each_var(f);
                 }
-                StmtKind::Reduce { dst, src, from, .. } => {
+                StmtKind::Reduce {
+                    dst, src, from, to, ..
+                } => {
                     region(dst, f);
                     region(src, f);
-                    if let Some(x) = from {
+                    for x in from.iter().chain(to) {
                         x.for_each_var(f);
                     }
                 }

@@ -908,7 +908,22 @@ impl State<'_, '_> {
                 );
                 self.data(w, s, text, DataKind::Copy, dst, Some(to), src, None);
             }
-            StmtKind::Reduce { op, dst, src, from } => {
+            StmtKind::Reduce {
+                to: Some(_), op, ..
+            } => {
+                // A reduction into a peer's window is verified and simulated; no target emits it yet.
+                self.errors.push(
+                    Diagnostic::error(
+                        "backend::unsupported",
+                        format!("a reduction into a peer's window (`reduce {} ... @ ...`) is not emitted by any target yet", op.as_str()),
+                    )
+                    .with_primary(s.span, "reduce into a peer's window")
+                    .with_help("`collc verify` and `collc sim` judge it; emission (TPUT<AtomicType::AtomicAdd>, MPI_Accumulate, an atomic host loop) is not written yet"),
+                );
+            }
+            StmtKind::Reduce {
+                op, dst, src, from, ..
+            } => {
                 let text = format!(
                     "reduce {} {} <- {}{};",
                     op.as_str(),

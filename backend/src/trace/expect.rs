@@ -225,9 +225,11 @@ impl Walk<'_> {
                 self.window(src, None, false, s)?;
                 self.window(dst, Some(to), true, s)?;
             }
-            StmtKind::Reduce { dst, src, from, .. } => {
+            StmtKind::Reduce {
+                dst, src, from, to, ..
+            } => {
                 self.window(src, from.as_ref(), false, s)?;
-                self.window(dst, None, true, s)?;
+                self.window(dst, to.as_ref(), true, s)?;
             }
             StmtKind::Fence => {
                 let place = Place {

@@ -4,7 +4,7 @@
 
 use super::footprint::DataAcc;
 use super::state::{
-    mem_mut, Acc, InFlight, Memory, Outcome, Pending, Shared, State, WinMem, CONSUME, STAGE,
+    mem_mut, Acc, InFlight, Memory, Outcome, Pending, Shared, State, WinMem, ACCUM, CONSUME, STAGE,
 };
 use super::{fmt_call, Machine};
 use crate::code::CRegion;
@@ -115,6 +115,93 @@ impl Machine<'_> {
         }
         self.write(s, p, &d, pieces, stmt, out);
         Ok(())
+    }
+
+    /// A reduction into `dst` on rank `to` (`reduce OP DST @ RANK <- SRC`), atomic per
+    /// element. Relaxed, with a window source, it is in flight until a fence like a remote
+    /// read (it reads its source and combines when it completes); else it applies at once.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn accumulate(
+        &self,
+        s: &mut State,
+        p: usize,
+        dst: &CRegion,
+        to: usize,
+        src: &CRegion,
+        op: ReduceOp,
+        stmt: u32,
+        out: &mut Outcome,
+    ) -> Result<(), String> {
+        let d = self.region(s, p, dst, to)?;
+        let sr = self.region(s, p, src, self.who(p).0)?;
+        if d.hi - d.lo != sr.hi - sr.lo {
+            return Err(format!(
+                "`reduce` moves {} elements into a region of {}",
+                sr.hi - sr.lo,
+                d.hi - d.lo
+            ));
+        }
+        if !matches!(d.buf, BufferRef::Window(_)) {
+            return Err("`reduce ... @` needs a window destination".into());
+        }
+        let call = s.procs[p].call;
+        let relaxed = self.memory == Memory::Relaxed && matches!(sr.buf, BufferRef::Window(_));
+        self.event(out, p, call, Some(stmt), || {
+            let then = if relaxed {
+                " (issued; in flight until a fence or the end of the call)"
+            } else {
+                ""
+            };
+            (
+                EvKind::Data,
+                format!(
+                    "reduce {} {} <- {} (atomic){then}",
+                    op.as_str(),
+                    self.loc_desc(&d),
+                    self.loc_desc(&sr)
+                ),
+            )
+        });
+        if relaxed {
+            self.issue_read(s, p, &d, &sr, Some(op), stmt);
+            return Ok(());
+        }
+        let pieces = self.read(s, p, &sr, stmt, out);
+        self.forward(s, p, &d, out);
+        self.apply_accumulate(s, p, &d, relocate(pieces, sr.lo, d.lo), op, stmt, out);
+        Ok(())
+    }
+
+    /// Combines `pieces` into window region `d` atomically: one accumulation access (see
+    /// [`Self::access`]), no plain read of `d`.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_accumulate(
+        &self,
+        s: &mut State,
+        p: usize,
+        d: &Loc,
+        pieces: Vec<(u64, Val)>,
+        op: ReduceOp,
+        stmt: u32,
+        out: &mut Outcome,
+    ) {
+        let BufferRef::Window(w) = d.buf else {
+            return;
+        };
+        let call = s.procs[p].call;
+        let acc = Acc {
+            proc: p as u16,
+            epoch: Self::epoch(&mut s.procs[p], p),
+            call,
+            what: stmt | ACCUM,
+        };
+        let m = self.mi(d.rank, w, call);
+        self.check_fresh_read(s, p, d, stmt, out);
+        let clock = &s.procs[p].clock;
+        self.access(&mut s.mem, m, d.lo, d.hi, acc, false, clock, out);
+        let cur = s.mem[m].vals.read(d.lo, d.hi);
+        let pieces = combine(&cur, &pieces, op, header_op(self.p), call);
+        mem_mut(&mut s.mem, m).vals.write(d.lo, &pieces);
     }
 
     /// Relaxed: queues a remote read behind the process's buffered writes; it reads its
@@ -336,6 +423,9 @@ impl Machine<'_> {
         });
         let pieces = self.read_visible(s, p, &src, w.stmt, out);
         let mut pieces = relocate(pieces, src.lo, d.lo);
+        if let (Some(op), Some(_)) = (r.op, self.accumulate_op(w.stmt)) {
+            return self.apply_accumulate(s, p, &d, pieces, op, w.stmt, out);
+        }
         if let Some(op) = r.op {
             let cur = self.read_visible(s, p, &d, w.stmt, out);
             pieces = combine(&cur, &pieces, op, header_op(self.p), call);
@@ -346,6 +436,23 @@ impl Machine<'_> {
                 self.apply_write(s, p, d.rank, win, d.lo, pieces, w.stmt, out)
             }
         }
+    }
+
+    /// The operator of statement `stmt` when it is a reduction into a peer's window.
+    fn accumulate_op(&self, stmt: u32) -> Option<ReduceOp> {
+        self.code
+            .stmts
+            .get(stmt as usize)
+            .and_then(|i| i.accumulate)
+    }
+
+    /// The operator of an accumulation access (`Acc::what` marked [`ACCUM`]: the combining
+    /// access of a reduction into a peer's window, not the read of its source).
+    fn accumulation(&self, what: u32) -> Option<ReduceOp> {
+        if what >= CONSUME || what & ACCUM == 0 {
+            return None;
+        }
+        self.accumulate_op(what & !ACCUM)
     }
 
     /// Race check and access recording over `lo..hi` of window memory `m`.
@@ -381,12 +488,14 @@ impl Machine<'_> {
             };
             if race.is_none() {
                 let unordered = |o: &Acc| o.proc != acc.proc && clock[o.proc as usize] < o.epoch;
+                // Accumulations are recorded with the reads: one races with an unordered
+                // plain read, and with an accumulation of another operator.
+                let mine = self.accumulation(acc.what);
+                let conflicts = |r: &&Acc| write || mine != self.accumulation(r.what);
                 if let Some(w) = rec.write.filter(unordered) {
                     race = Some((w, true, pos, pos + n));
-                } else if write {
-                    if let Some(r) = rec.reads.iter().find(|r| unordered(r)) {
-                        race = Some((*r, false, pos, pos + n));
-                    }
+                } else if let Some(r) = rec.reads.iter().filter(conflicts).find(|r| unordered(r)) {
+                    race = Some((*r, false, pos, pos + n));
                 }
             }
             pos += n;
@@ -415,7 +524,11 @@ impl Machine<'_> {
                     "{}'s {} ({}, call {})",
                     self.proc_name(x.proc as usize),
                     self.stmt_desc(x.what),
-                    if is_write { "write" } else { "read" },
+                    match (is_write, self.accumulation(x.what)) {
+                        (true, _) => "write",
+                        (false, Some(_)) => "atomic accumulation",
+                        (false, None) => "read",
+                    },
                     fmt_call(x.call)
                 )
             };

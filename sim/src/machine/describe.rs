@@ -1,7 +1,7 @@
 //! Names and descriptions for findings and the trace: processes, cells,
 //! statements and credit units, and recording trace events.
 
-use super::state::{Cell, Outcome, CONSUME, STAGE};
+use super::state::{Cell, Outcome, ACCUM, CONSUME, STAGE};
 use super::{fmt_call, Machine};
 use crate::code::Instr;
 use crate::report::{EvKind, Event};
@@ -50,12 +50,15 @@ impl Machine<'_> {
         match what {
             STAGE => "staging of its input".to_string(),
             CONSUME => "read of its output after the call".to_string(),
-            s => format!("`{}`", self.code.stmts[s as usize].text),
+            s => format!("`{}`", self.code.stmts[(s & !ACCUM) as usize].text),
         }
     }
 
     pub(super) fn stmt_span(&self, what: u32) -> Option<collc_grammar::Span> {
-        self.code.stmts.get(what as usize).map(|s| s.span)
+        self.code
+            .stmts
+            .get((what & !ACCUM) as usize)
+            .map(|s| s.span)
     }
 
     pub(super) fn units_desc(&self, c: &Cell) -> String {

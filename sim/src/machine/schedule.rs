@@ -454,8 +454,13 @@ impl Machine<'_> {
                 dst,
                 src,
                 from,
+                to,
                 stmt,
             } => self.data_step(s, p, pc, *stmt, out, |s, r, out| {
+                if let Some(t) = to {
+                    let t = self.ctx(s, p).eval(t).and_then(|x| self.rank(x))?;
+                    return self.accumulate(s, p, dst, t, src, *op, *stmt, out);
+                }
                 let f = match from {
                     Some(f) => self.ctx(s, p).eval(f).and_then(|x| self.rank(x))?,
                     None => r,

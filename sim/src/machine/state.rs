@@ -207,6 +207,9 @@ pub struct Acc {
 pub const STAGE: u32 = u32::MAX;
 /// `Acc::what` of the host reading a call's output.
 pub const CONSUME: u32 = u32::MAX - 1;
+/// Marks `Acc::what` of the combining access of a reduction into a peer's window (an
+/// atomic accumulation, recorded with the reads), as opposed to the read of its source.
+pub const ACCUM: u32 = 1 << 30;
 
 /// Access history of a run of elements (FastTrack style: last write, reads since).
 #[derive(Debug, PartialEq, Eq, Hash, Default)]

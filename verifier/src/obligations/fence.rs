@@ -241,13 +241,19 @@ impl Walker<'_> {
                 let to = self.rank(to);
                 self.write(dst, to, s.span, &mut pending);
             }
-            StmtKind::Reduce { dst, src, from, .. } => {
+            StmtKind::Reduce {
+                dst, src, from, to, ..
+            } => {
                 let from = match from {
                     None => me,
                     Some(f) => self.rank(f),
                 };
+                let to = match to {
+                    None => me,
+                    Some(t) => self.rank(t),
+                };
                 self.read(src, from, s.span, &mut pending);
-                self.write(dst, me, s.span, &mut pending);
+                self.write(dst, to, s.span, &mut pending);
             }
             StmtKind::Fence => pending.clear(),
             StmtKind::For { var, range, body } => {
@@ -370,13 +376,17 @@ fn remote_read_dst(s: &Stmt) -> Option<&Region> {
 }
 
 /// The regions statement `s` reads on its own rank: a `copy`'s or `put`'s source, a
-/// local `reduce`'s source, and every `reduce`'s destination (it combines into it).
+/// local `reduce`'s source, and the destination of a `reduce` into a local region (it
+/// combines into it); a reduction into a peer's window reads only its source here.
 fn local_reads(s: &Stmt) -> Vec<&Region> {
     match &s.kind {
         StmtKind::Copy { src, .. } | StmtKind::Put { src, .. } => vec![src],
-        StmtKind::Reduce { dst, src, from, .. } => match from {
-            None => vec![dst, src],
-            Some(_) => vec![dst],
+        StmtKind::Reduce {
+            dst, src, from, to, ..
+        } => match (from, to) {
+            (None, None) => vec![dst, src],
+            (Some(_), _) => vec![dst],
+            (None, Some(_)) => vec![src],
         },
         _ => Vec::new(),
     }

@@ -624,9 +624,11 @@ impl Walk<'_> {
                 self.access(src, None, false, s.span)?;
                 self.access(dst, Some(to), true, s.span)?;
             }
-            StmtKind::Reduce { dst, src, from, .. } if self.data => {
+            StmtKind::Reduce {
+                dst, src, from, to, ..
+            } if self.data => {
                 self.access(src, from.as_ref(), false, s.span)?;
-                self.access(dst, None, true, s.span)?;
+                self.access(dst, to.as_ref(), true, s.span)?;
             }
             StmtKind::Fence
             | StmtKind::Copy { .. }

@@ -40,10 +40,12 @@ pub fn of_stmt(s: &Stmt, out: &mut Vec<Goal>) {
             e(to);
             region(src, &mut e);
         }
-        StmtKind::Reduce { dst, src, from, .. } => {
+        StmtKind::Reduce {
+            dst, src, from, to, ..
+        } => {
             region(dst, &mut e);
             region(src, &mut e);
-            from.iter().for_each(&mut e);
+            from.iter().chain(to).for_each(&mut e);
         }
         StmtKind::For { range, .. } => {
             if let Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) = range {

@@ -218,17 +218,30 @@ impl Walk<'_> {
                 self.target(to, t.unwrap_or(at));
                 self.region(src, s2, at);
             }
-            (StmtKind::Reduce { dst, src, from, .. }, ast) => {
-                let (d, s2, f) = match ast {
-                    Some(A::Reduce { dst, src, from, .. }) => {
-                        (Some(dst), Some(src), from.as_ref().map(|f| f.span))
-                    }
-                    _ => (None, None, None),
+            (
+                StmtKind::Reduce {
+                    dst, src, from, to, ..
+                },
+                ast,
+            ) => {
+                let (d, s2, f, t) = match ast {
+                    Some(A::Reduce {
+                        dst, src, from, to, ..
+                    }) => (
+                        Some(dst),
+                        Some(src),
+                        from.as_ref().map(|f| f.span),
+                        to.as_ref().map(|t| t.span),
+                    ),
+                    _ => (None, None, None, None),
                 };
                 self.region(dst, d, at);
                 self.region(src, s2, at);
                 if let Some(from) = from {
                     self.target(from, f.unwrap_or(at));
+                }
+                if let Some(to) = to {
+                    self.target(to, t.unwrap_or(at));
                 }
             }
             (StmtKind::For { body, .. }, ast) => {
