@@ -195,6 +195,28 @@ fn build(cxx: &str, src: &Path, dir: &Path, name: &str, out: &Path) {
     assert!(o.status.success(), "{cxx} {}: {}", src.display(), text(&o));
 }
 
+/// Configures and builds the CMake project `cmakelists` (its `CMakeLists.txt`, written
+/// into `dir`) in `dir/build`; the path of its executable `app`.
+fn cmake_app(dir: &Path, cmakelists: String) -> PathBuf {
+    std::fs::write(dir.join("CMakeLists.txt"), cmakelists).expect("CMakeLists");
+    let b = dir.join("build");
+    let o = Command::new("cmake")
+        .arg("-S")
+        .arg(dir)
+        .arg("-B")
+        .arg(&b)
+        .output()
+        .expect("cmake");
+    assert!(o.status.success(), "{}", text(&o));
+    let o = Command::new("cmake")
+        .arg("--build")
+        .arg(&b)
+        .output()
+        .expect("cmake --build");
+    assert!(o.status.success(), "{}", text(&o));
+    b.join("app")
+}
+
 /// Runs a command with a deadline (killed past it).
 fn run(mut cmd: Command, deadline: Duration) -> Output {
     let mut child = cmd
@@ -313,31 +335,15 @@ fn host_readme_example_builds_and_runs() {
         skip("find_package", "cmake is not installed");
         return;
     }
-    std::fs::write(
-        dir.join("CMakeLists.txt"),
+    let app = cmake_app(
+        &dir,
         format!(
             "cmake_minimum_required(VERSION 3.16)\nproject(app CXX)\nset(CMAKE_CXX_STANDARD 17)\nfind_package(coll CONFIG REQUIRED PATHS {})\nadd_executable(app {})\ntarget_link_libraries(app PRIVATE coll::coll)\n",
             lib.display(),
             lib.join("example_coll.cpp").display()
         ),
-    )
-    .expect("CMakeLists");
-    let b = dir.join("build");
-    let o = Command::new("cmake")
-        .arg("-S")
-        .arg(&dir)
-        .arg("-B")
-        .arg(&b)
-        .output()
-        .expect("cmake");
-    assert!(o.status.success(), "{}", text(&o));
-    let o = Command::new("cmake")
-        .arg("--build")
-        .arg(&b)
-        .output()
-        .expect("cmake --build");
-    assert!(o.status.success(), "{}", text(&o));
-    let o = run(Command::new(b.join("app")), Duration::from_secs(60));
+    );
+    let o = run(Command::new(app), Duration::from_secs(60));
     assert!(o.status.success(), "{}", text(&o));
 }
 
@@ -375,31 +381,15 @@ fn mpi_library_moved_builds_with_pkg_config_and_a_cxx_only_cmake_project() {
         skip("find_package (MPI)", "cmake is not installed");
         return;
     }
-    std::fs::write(
-        dir.join("CMakeLists.txt"),
+    let app = cmake_app(
+        &dir,
         format!(
             "cmake_minimum_required(VERSION 3.16)\nproject(app LANGUAGES CXX)\nset(CMAKE_CXX_STANDARD 17)\nfind_package(collmpi CONFIG REQUIRED PATHS {})\nadd_executable(app {})\ntarget_link_libraries(app PRIVATE collmpi::collmpi)\n",
             moved.display(),
             moved.join("example_collmpi.cpp").display()
         ),
-    )
-    .expect("CMakeLists");
-    let b = dir.join("build");
-    let o = Command::new("cmake")
-        .arg("-S")
-        .arg(&dir)
-        .arg("-B")
-        .arg(&b)
-        .output()
-        .expect("cmake");
-    assert!(o.status.success(), "{}", text(&o));
-    let o = Command::new("cmake")
-        .arg("--build")
-        .arg(&b)
-        .output()
-        .expect("cmake --build");
-    assert!(o.status.success(), "{}", text(&o));
-    let o = mpirun(2, &b.join("app"), &[]);
+    );
+    let o = mpirun(2, &app, &[]);
     assert!(o.status.success(), "{}", text(&o));
 }
 

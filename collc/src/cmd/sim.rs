@@ -104,35 +104,22 @@ fn line_of(src: &Source) -> impl Fn(collc_grammar::Span) -> Option<u32> + '_ {
     move |sp| Some(src.line_col(sp.start).0 as u32)
 }
 
-/// Runs `collc sim`.
-pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
-    let mut l = match load_or_report(&a.file, style, out) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    if let Some(Err(m)) =
-        a.op.as_ref()
-            .map(|o| super::args::apply_op(o, &mut l.protocol))
-    {
-        out.err(format!("error: {m}"));
-        return exit::USAGE;
-    }
-    let params = match a.params.resolve(&l.protocol) {
-        Ok(p) => p,
-        Err(m) => {
-            out.err(format!("error: {m}"));
-            return exit::USAGE;
-        }
-    };
+/// The options' combinations `collc sim` refuses (a usage error).
+fn check_options(a: &SimArgs) -> Result<(), String> {
     if !(a.max_time.is_finite() && a.max_time > 0.0) {
-        out.err("error: --max-time must be a positive number of seconds");
-        return exit::USAGE;
+        return Err("error: --max-time must be a positive number of seconds".into());
     }
     if a.sticky_poll && a.memory != MemArg::Relaxed {
-        out.err("error: --sticky-poll needs --memory relaxed (it is a cache hypothesis)");
-        return exit::USAGE;
+        return Err(
+            "error: --sticky-poll needs --memory relaxed (it is a cache hypothesis)".into(),
+        );
     }
-    let cfg = SimConfig {
+    Ok(())
+}
+
+/// The simulation the options ask for.
+fn config(a: &SimArgs) -> SimConfig {
+    SimConfig {
         calls: a.calls,
         memory: match a.memory {
             MemArg::Sc => Memory::Sc,
@@ -156,7 +143,34 @@ pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
         sticky_poll: a.sticky_poll,
         stop: None,
         wrap: a.wrap,
+    }
+}
+
+/// Runs `collc sim`.
+pub fn run(a: &SimArgs, style: Style, out: &mut Output) -> i32 {
+    let mut l = match load_or_report(&a.file, style, out) {
+        Ok(l) => l,
+        Err(code) => return code,
     };
+    if let Some(Err(m)) =
+        a.op.as_ref()
+            .map(|o| super::args::apply_op(o, &mut l.protocol))
+    {
+        out.err(format!("error: {m}"));
+        return exit::USAGE;
+    }
+    let params = match a.params.resolve(&l.protocol) {
+        Ok(p) => p,
+        Err(m) => {
+            out.err(format!("error: {m}"));
+            return exit::USAGE;
+        }
+    };
+    if let Err(m) = check_options(a) {
+        out.err(m);
+        return exit::USAGE;
+    }
+    let cfg = config(a);
     let mut report = match collc_sim::simulate(&l.protocol, &params, &cfg) {
         Ok(r) => r,
         Err(e) => {

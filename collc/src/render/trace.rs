@@ -93,106 +93,103 @@ fn want(abi: &Abi, e: &Expected) -> String {
 }
 
 fn diagnostic(abi: &Abi, f: &Finding) -> Diagnostic {
+    let msg = message(abi, f);
+    let d = match f {
+        Finding::Overflow { .. } => {
+            Diagnostic::error("trace::overflow", msg).with_help("raise --trace-capacity")
+        }
+        Finding::Mismatch { .. } => Diagnostic::error("trace::mismatch", msg),
+        Finding::Extra { .. } => Diagnostic::error("trace::extra", msg),
+        Finding::Missing { .. } => Diagnostic::error("trace::missing", msg),
+        Finding::Blocked { .. } => Diagnostic::warning("trace::blocked", msg),
+        Finding::Sequence { .. } => Diagnostic::error("trace::sequence", msg),
+        Finding::Value { .. } => Diagnostic::error("trace::value", msg),
+        Finding::Cycle { .. } => Diagnostic::error("trace::cycle", msg),
+    };
+    let primary = match f {
+        Finding::Mismatch { expected, .. } => Some((expected, "the statement the IR runs here")),
+        Finding::Missing { expected, .. } => Some((expected, "never performed")),
+        Finding::Blocked { expected, .. } => Some((expected, "blocked here")),
+        Finding::Value { expected, .. } => Some((expected, "this statement")),
+        Finding::Cycle { expected, .. } => Some((expected, "on the cycle")),
+        Finding::Overflow { .. } | Finding::Extra { .. } | Finding::Sequence { .. } => None,
+    };
+    match primary {
+        Some((e, label)) => d.with_primary(e.stmt.span, label),
+        None => d,
+    }
+}
+
+/// What a conformance finding says.
+fn message(abi: &Abi, f: &Finding) -> String {
     match f {
         Finding::Overflow {
             who: w,
             recorded,
             dropped,
-        } => Diagnostic::error(
-            "trace::overflow",
-            format!(
-                "the trace of {} overflowed: {recorded} event(s) recorded, {dropped} dropped; the run's trace is incomplete and was not fully checked",
-                who(*w)
-            ),
-        )
-        .with_help("raise --trace-capacity"),
+        } => format!(
+            "the trace of {} overflowed: {recorded} event(s) recorded, {dropped} dropped; the run's trace is incomplete and was not fully checked",
+            who(*w)
+        ),
         Finding::Mismatch {
             who: w,
             position,
             expected,
             observed,
-        } => Diagnostic::error(
-            "trace::mismatch",
-            format!(
-                "{}, event #{position}: the run did {}, but the IR prescribes {}",
-                who(*w),
-                event(abi, observed),
-                want(abi, expected)
-            ),
-        )
-        .with_primary(expected.stmt.span, "the statement the IR runs here"),
+        } => format!(
+            "{}, event #{position}: the run did {}, but the IR prescribes {}",
+            who(*w),
+            event(abi, observed),
+            want(abi, expected)
+        ),
         Finding::Extra {
             who: w,
             position,
             observed,
-        } => Diagnostic::error(
-            "trace::extra",
-            format!(
-                "{}, event #{position}: the run did {}, which no statement of the IR prescribes (it had finished every call)",
-                who(*w),
-                event(abi, observed)
-            ),
+        } => format!(
+            "{}, event #{position}: the run did {}, which no statement of the IR prescribes (it had finished every call)",
+            who(*w),
+            event(abi, observed)
         ),
         Finding::Missing {
             who: w,
             position,
             expected,
-        } => Diagnostic::error(
-            "trace::missing",
-            format!(
-                "{}, event #{position}: the run completed without {}",
-                who(*w),
-                want(abi, expected)
-            ),
-        )
-        .with_primary(expected.stmt.span, "never performed"),
+        } => format!(
+            "{}, event #{position}: the run completed without {}",
+            who(*w),
+            want(abi, expected)
+        ),
         Finding::Blocked {
             who: w,
             position,
             expected,
             seen,
-        } => Diagnostic::warning(
-            "trace::blocked",
-            format!(
-                "{}, event #{position}: blocked in {} (the cell held {seen}) when the run aborted; every event before it conforms",
-                who(*w),
-                want(abi, expected)
-            ),
-        )
-        .with_primary(expected.stmt.span, "blocked here"),
-        Finding::Sequence { owner, seq } => Diagnostic::error(
-            "trace::sequence",
-            format!(
-                "the notifies on rank {owner}'s cells are not numbered 1..N (notify #{seq} is missing or repeated): a write the trace does not hold"
-            ),
+        } => format!(
+            "{}, event #{position}: blocked in {} (the cell held {seen}) when the run aborted; every event before it conforms",
+            who(*w),
+            want(abi, expected)
+        ),
+        Finding::Sequence { owner, seq } => format!(
+            "the notifies on rank {owner}'s cells are not numbered 1..N (notify #{seq} is missing or repeated): a write the trace does not hold"
         ),
         Finding::Value {
             who: w,
             position,
-            expected,
             observed,
             replayed,
-        } => Diagnostic::error(
-            "trace::value",
-            format!(
-                "{}, event #{position}: no schedule of the IR explains {}: replaying the IR's notifies in the recorded order, the cell holds {replayed} there",
-                who(*w),
-                event(abi, observed)
-            ),
-        )
-        .with_primary(expected.stmt.span, "this statement"),
+            ..
+        } => format!(
+            "{}, event #{position}: no schedule of the IR explains {}: replaying the IR's notifies in the recorded order, the cell holds {replayed} there",
+            who(*w),
+            event(abi, observed)
+        ),
         Finding::Cycle {
-            who: w,
-            position,
-            expected,
-        } => Diagnostic::error(
-            "trace::cycle",
-            format!(
-                "{}, event #{position}: the recorded orders are cyclic (program order, notify order, the waits between notifies): no interleaving has them all",
-                who(*w)
-            ),
-        )
-        .with_primary(expected.stmt.span, "on the cycle"),
+            who: w, position, ..
+        } => format!(
+            "{}, event #{position}: the recorded orders are cyclic (program order, notify order, the waits between notifies): no interleaving has them all",
+            who(*w)
+        ),
     }
 }
 
