@@ -171,6 +171,9 @@ pub struct Scope {
     pub block: Option<String>,
     /// The world size's `.coll` name.
     pub world: String,
+    /// Appended to the names bound while reading an inlined helper's body (`_1` for the
+    /// first helper call, ...), so that its locals never clash with the caller's.
+    pub suffix: String,
 }
 
 impl Scope {
@@ -182,6 +185,16 @@ impl Scope {
         } else {
             name.to_string()
         };
+        self.names.insert(name.to_string(), coll);
+    }
+
+    /// Binds a `let`'s C++ name: as [`Scope::bind`], with the helper's suffix inside an
+    /// inlined helper.
+    pub fn bind_let(&mut self, name: &str) {
+        if self.suffix.is_empty() {
+            return self.bind(name);
+        }
+        let coll = format!("{name}{}", self.suffix);
         self.names.insert(name.to_string(), coll);
     }
 

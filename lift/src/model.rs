@@ -28,6 +28,9 @@ pub enum Move {
     Put(E),
     /// `reduce op` (from a rank, or local).
     Reduce(&'static str, Option<E>),
+    /// `reduce op DST @ rank <- SRC`: a reduction into a peer's window
+    /// (`TPUT<AtomicType::AtomicAdd>`).
+    Accumulate(&'static str, E),
 }
 
 /// A loop range.

@@ -55,6 +55,8 @@ pub struct Reader<'a> {
     counters: std::collections::BTreeSet<String>,
     /// Helper-call nesting.
     depth: usize,
+    /// Helper calls inlined so far (their locals' suffix).
+    inlined: usize,
     /// `COLLC_CALLS_BOUND(N, "...")` of a kernel collc emitted: `calls <= N`.
     pub calls_bound: Option<i64>,
     /// The values of the `let`s read so far (`.coll` name -> value), to see through them in
@@ -103,6 +105,7 @@ impl<'a> Reader<'a> {
             px_valid: BTreeMap::new(),
             counters: Default::default(),
             depth: 0,
+            inlined: 0,
             lets: BTreeMap::new(),
             calls_bound: None,
         }
@@ -302,7 +305,7 @@ impl<'a> Reader<'a> {
         {
             return Err(self.bad(n, "a mutable variable (only `const` values can be lifted)"));
         }
-        self.scope.bind(&name);
+        self.scope.bind_let(&name);
         let name = self.scope.coll(&name);
         self.lets.insert(name.clone(), v.clone());
         out.push(L::new(S::Let { name, value: v }, line(n)));

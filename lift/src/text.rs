@@ -48,7 +48,8 @@ impl Ranks {
                     kind:
                         Move::Get(E::Name(n))
                         | Move::Put(E::Name(n))
-                        | Move::Reduce(_, Some(E::Name(n))),
+                        | Move::Reduce(_, Some(E::Name(n)))
+                        | Move::Accumulate(_, E::Name(n)),
                     ..
                 } => {
                     self.used.insert(n.clone());
@@ -225,6 +226,14 @@ fn stmt(out: &mut Out, l: &L, d: usize, rk: &mut Ranks) {
                         region(dst),
                         region(src),
                         rk.rank(r)
+                    )
+                }
+                Move::Accumulate(op, r) => {
+                    format!(
+                        "reduce {op} {} @ {} <- {};",
+                        region(dst),
+                        rk.rank(r),
+                        region(src)
                     )
                 }
             };

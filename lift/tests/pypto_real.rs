@@ -47,12 +47,14 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("8662deb9e", "all_to_all_v", "verify::credit-balance"),
     // Declared as the allreduce it computes (reduce_scatter@8662deb9e.decls).
     ("8662deb9e", "reduce_scatter", "verify::credit-balance"),
-    // gap: the reduce-scatter phase pushes with TPUT<AtomicType::AtomicAdd>, a reduction into
-    // a remote window that .coll cannot state. Read by hand, its signals are wrong as before
-    // #2279 (which is not its ancestor): no self-clearing epilogue, each round's row is
-    // notified +1 and awaited >= 1 once per call and never taken back, so from the second
-    // call on every wait passes on the previous call's credit (docs/lift.md).
-    ("11b288572", "allreduce_ring", "lift::unsupported"),
+    // The reduce-scatter pushes with TPUT<AtomicType::AtomicAdd> (`reduce sum DST @ right <-
+    // SRC`). Rejected for its signal discipline, as before #2279 (which is not its ancestor;
+    // PR #2280 keeps #2094's "per-round AtomicAdd(0->1) / WaitGe(1) single-shot" rows): no
+    // self-clearing epilogue, each round's row gets +1 from each neighbour (NeighborBarrier,
+    // lines 129-141) and is awaited >= 1 once per call and never taken back, so a cell is left
+    // at 2 after one call and from the second call on every wait passes on the previous
+    // call's credit (credit-balance, with stale-credit, data-race and semantics; docs/lift.md).
+    ("11b288572", "allreduce_ring", "verify::credit-balance"),
 ];
 
 /// The judgement of one kernel text: "safe", the violated obligations, or the first error.

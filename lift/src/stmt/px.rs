@@ -304,10 +304,16 @@ impl<'a> Reader<'a> {
             }
             "TLOAD" | "TSTORE" | "pto::comm::TPUT" | "pto::comm::TGET" | "TADD" | "TMAX"
             | "TMIN" | "TMUL" => {
-                if f.contains('<') {
-                    return Err(self.bad(c, "a remote atomic move (`TPUT<AtomicType::AtomicAdd>`: .coll has no reduction into a remote window)"));
-                }
-                let s = self.px_data(c, short, &args)?;
+                let atomic = f
+                    .split_once('<')
+                    .map(|(_, t)| t.trim_end_matches('>').trim());
+                let s = match atomic {
+                    None => self.px_data(c, short, &args)?,
+                    Some(t) if short == "pto::comm::TPUT" && t.ends_with("AtomicType::AtomicAdd") => {
+                        self.px_accumulate(c, &args)?
+                    }
+                    Some(_) => return Err(self.bad(c, "a data call with template arguments other than TPUT's `AtomicType::AtomicAdd`")),
+                };
                 out.push(L::new(s, line(n)));
                 Ok(true)
             }
@@ -343,6 +349,32 @@ impl<'a> Reader<'a> {
             rank: None,
         };
         self.region(n, &p, len)
+    }
+
+    /// `pto::comm::TPUT<pto::AtomicType::AtomicAdd>(dst, src, tile)`: a reduction (sum) of a
+    /// local window view into a peer's (`reduce sum DST @ RANK <- SRC`).
+    fn px_accumulate(&self, c: Node, args: &[Node]) -> R<S> {
+        if args.len() != 3 {
+            return Err(self.bad(c, "a data call with an unexpected number of arguments"));
+        }
+        let (dp, dlen) = self.view_of(args[0])?;
+        let (sp, slen) = self.view_of(args[1])?;
+        let (Some(r), None) = (dp.rank.clone(), sp.rank.clone()) else {
+            return Err(self.bad(
+                c,
+                "an atomic TPUT that is not from a local window view into a peer's",
+            ));
+        };
+        let dst = self.region(args[0], &dp, &dlen)?;
+        let src = self.region(args[1], &sp, &slen)?;
+        if !dst.gm || !src.gm {
+            return Err(self.bad(c, "a view of something not a window"));
+        }
+        Ok(S::Data {
+            kind: Move::Accumulate("sum", r),
+            dst,
+            src,
+        })
     }
 
     fn px_data(&self, c: Node, f: &str, args: &[Node]) -> R<S> {
@@ -468,6 +500,8 @@ impl<'a> Reader<'a> {
             }
         }
         let body = field(def, "body").ok_or_else(|| self.bad(def, "a helper without a body"))?;
+        self.inlined += 1;
+        self.scope.suffix = format!("_{}", self.inlined);
         self.depth += 1;
         let r = self.list(&kids(body), out);
         self.depth -= 1;
