@@ -18,7 +18,7 @@
 //! [`crate::cpp::pto::Pto`]; an MPI dialect implements the same trait.
 
 use super::{c_string, int_lit, Kernel, Writer};
-use crate::layout::BufferSource;
+use crate::layout::{AbiBuffer, BufferSource};
 use collc_grammar::Diagnostic;
 use collc_spec::ir::*;
 use collc_spec::print::{cell_to_string, cond_to_string, expr_to_string, region_to_string};
@@ -170,8 +170,36 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
         BufferSource::Array(a) => !used_arrays.contains(&a),
     };
     d.open_entry(k, &mut f, &maybe_unused);
+    rank_uniform_values(k, &mut f);
 
-    // Rank-uniform values.
+    // Guards.
+    f.line("");
+    f.line("// ---- guards: rank-uniform values only, before the first notify ----");
+    let guards = guards(k, d);
+    let n = guards.len();
+    for (i, (c, why)) in guards.iter().enumerate() {
+        let head = if i == 0 { "if (" } else { "    " };
+        let tail = if i + 1 == n { ") {" } else { " ||" };
+        f.line(format!("{head}{c}{tail}  // {why}"));
+    }
+    f.indent_in();
+    d.early_return(&mut f);
+    f.close();
+
+    // This rank and block.
+    f.line("");
+    this_rank(k, d, &mut f);
+    body_and_epilogue(k, d, &mut f)?;
+    let function = f.finish();
+
+    let mut text = file_head(k, d);
+    text.push_str(&function);
+    Ok(text)
+}
+
+/// The rank-uniform values: the protocol's constants and `let`s.
+fn rank_uniform_values(k: &Kernel, f: &mut Writer) {
+    let p = k.p;
     let consts: Vec<VarId> = p
         .decls
         .iter()
@@ -211,10 +239,13 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
             }
         }
     }
+}
 
-    // Guards.
-    f.line("");
-    f.line("// ---- guards: rank-uniform values only, before the first notify ----");
+/// The guards the kernel checks before its first notify, each with what it
+/// enforces: the world size, the parameters' domains, the `require`s and the
+/// block count.
+fn guards(k: &Kernel, d: &dyn Dialect) -> Vec<(String, String)> {
+    let p = k.p;
     let mut guards: Vec<(String, String)> = Vec::new();
     let world = &p.vars[p.world];
     if let VarKind::World { lo, hi } = world.kind {
@@ -271,18 +302,13 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
             ),
         ));
     }
-    let n = guards.len();
-    for (i, (c, why)) in guards.iter().enumerate() {
-        let head = if i == 0 { "if (" } else { "    " };
-        let tail = if i + 1 == n { ") {" } else { " ||" };
-        f.line(format!("{head}{c}{tail}  // {why}"));
-    }
-    f.indent_in();
-    d.early_return(&mut f);
-    f.close();
+    guards
+}
 
-    // This rank and block.
-    f.line("");
+/// This rank's and block's indices, the call index, the scratch space and the
+/// calls bound.
+fn this_rank(k: &Kernel, d: &dyn Dialect, f: &mut Writer) {
+    let p = k.p;
     let me_attr = if k.used.contains(&p.me) {
         ""
     } else {
@@ -306,14 +332,18 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
         ));
     }
     if let Some(c) = p.call {
-        d.call_index(k, &mut f, k.var(c));
+        d.call_index(k, f, k.var(c));
     }
-    d.scratch(k, &mut f);
+    d.scratch(k, f);
     if let Some(b) = &p.calls {
         let what = format!("calls <= {} ({})", b.max, k.at(b.span));
-        d.calls_bound(&mut f, b.max, &what);
+        d.calls_bound(f, b.max, &what);
     }
+}
 
+/// The body and the epilogue, and the end of the kernel.
+fn body_and_epilogue(k: &Kernel, d: &dyn Dialect, f: &mut Writer) -> Result<(), Vec<Diagnostic>> {
+    let p = k.p;
     let mut st = State {
         k,
         d,
@@ -334,21 +364,23 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     f.line("");
     f.line(format!("// ---- body ({}) ----", k.at(p.body.span)));
     f.open("");
-    st.block(&mut f, &p.body);
+    st.block(f, &p.body);
     f.close();
     f.line("");
     f.line(format!("// ---- epilogue ({}) ----", k.at(p.epilogue.span)));
     f.open("");
-    st.block(&mut f, &p.epilogue);
+    st.block(f, &p.epilogue);
     f.close();
-    d.end_kernel(&mut f);
+    d.end_kernel(f);
     f.close();
     if !st.errors.is_empty() {
         return Err(st.errors);
     }
-    let function = f.finish();
+    Ok(())
+}
 
-    // The file.
+/// The file around the kernel's function: header, includes, limits and helpers.
+fn file_head(k: &Kernel, d: &dyn Dialect) -> String {
     let mut out = Writer::default();
     header(k, d, &mut out);
     d.includes(k, &mut out);
@@ -367,9 +399,7 @@ pub fn emit_kernel(k: &Kernel, d: &dyn Dialect) -> Result<String, Vec<Diagnostic
     helpers(k, &mut out);
     out.line("}  // namespace");
     out.line("");
-    let mut text = out.finish();
-    text.push_str(&function);
-    Ok(text)
+    out.finish()
 }
 
 fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
@@ -391,51 +421,7 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
     w.line("// Args block (collc host ABI v2, collc/host_launch.hpp; a `per call` buffer is the call's own):");
     let mut slot = 0;
     for b in &k.abi.buffers {
-        let what = match b.source {
-            BufferSource::Signal(s) => {
-                let sig = &p.signals[s];
-                let dims: Vec<String> = sig
-                    .dims
-                    .iter()
-                    .map(|d| format!("[{}]", expr_to_string(p, d)))
-                    .collect();
-                let kind = if b.is_credit_signal {
-                    "credit signal"
-                } else if sig.monotonic {
-                    "monotonic signal"
-                } else {
-                    "value signal"
-                };
-                let life = if b.per_call { ", per call" } else { "" };
-                format!("{kind} {}{} (int32 cells{life})", sig.name, dims.join(""))
-            }
-            BufferSource::Window(x) => {
-                let win = &p.windows[x];
-                let dims: Vec<String> = win
-                    .dims
-                    .iter()
-                    .map(|d| format!("[{}]", expr_to_string(p, d)))
-                    .collect();
-                let life = if b.per_call { " per call" } else { "" };
-                let t = win.elem.as_str();
-                format!("window {}: {t}{}{life}", win.name, dims.join(""))
-            }
-            BufferSource::Array(a) => {
-                let arr = &p.arrays[a];
-                let dims: Vec<String> = arr
-                    .dims
-                    .iter()
-                    .map(|d| format!("[{}]", expr_to_string(p, d)))
-                    .collect();
-                format!(
-                    "host array {}: int64{} in {}..={} (staged by the host)",
-                    arr.name,
-                    dims.join(""),
-                    arr.domain.0,
-                    arr.domain.1
-                )
-            }
-        };
+        let what = buffer_text(p, b);
         w.line(format!("//   args[{slot}]  {what}"));
         slot += 1;
     }
@@ -474,6 +460,55 @@ fn header(k: &Kernel, d: &dyn Dialect, w: &mut Writer) {
     );
     w.line("// trivially safe; they abort a CPU run loudly and compile to nothing on Ascend.");
     w.line("");
+}
+
+/// What a buffer of the args block is, for the header's comment.
+fn buffer_text(p: &Protocol, b: &AbiBuffer) -> String {
+    match b.source {
+        BufferSource::Signal(s) => {
+            let sig = &p.signals[s];
+            let dims: Vec<String> = sig
+                .dims
+                .iter()
+                .map(|d| format!("[{}]", expr_to_string(p, d)))
+                .collect();
+            let kind = if b.is_credit_signal {
+                "credit signal"
+            } else if sig.monotonic {
+                "monotonic signal"
+            } else {
+                "value signal"
+            };
+            let life = if b.per_call { ", per call" } else { "" };
+            format!("{kind} {}{} (int32 cells{life})", sig.name, dims.join(""))
+        }
+        BufferSource::Window(x) => {
+            let win = &p.windows[x];
+            let dims: Vec<String> = win
+                .dims
+                .iter()
+                .map(|d| format!("[{}]", expr_to_string(p, d)))
+                .collect();
+            let life = if b.per_call { " per call" } else { "" };
+            let t = win.elem.as_str();
+            format!("window {}: {t}{}{life}", win.name, dims.join(""))
+        }
+        BufferSource::Array(a) => {
+            let arr = &p.arrays[a];
+            let dims: Vec<String> = arr
+                .dims
+                .iter()
+                .map(|d| format!("[{}]", expr_to_string(p, d)))
+                .collect();
+            format!(
+                "host array {}: int64{} in {}..={} (staged by the host)",
+                arr.name,
+                dims.join(""),
+                arr.domain.0,
+                arr.domain.1
+            )
+        }
+    }
 }
 
 /// `allreduce(sum, data)` etc.
@@ -570,130 +605,128 @@ fn helpers(k: &Kernel, w: &mut Writer) {
 }
 
 fn used_buffers(p: &Protocol) -> (HashSet<SignalId>, HashSet<WindowId>, HashSet<ArrayId>) {
-    let mut sigs = HashSet::new();
-    let mut wins = HashSet::new();
-    let mut arrs = HashSet::new();
-    fn expr(e: &Expr, a: &mut HashSet<ArrayId>) {
+    let mut u = Used::default();
+    u.block(&p.body);
+    u.block(&p.epilogue);
+    for v in &p.vars {
+        if let VarKind::Derived(e) = &v.kind {
+            u.expr(e);
+        }
+    }
+    (u.sigs, u.wins, u.arrs)
+}
+
+/// The signals, windows and host arrays statements and expressions use.
+#[derive(Default)]
+struct Used {
+    sigs: HashSet<SignalId>,
+    wins: HashSet<WindowId>,
+    arrs: HashSet<ArrayId>,
+}
+
+impl Used {
+    fn expr(&mut self, e: &Expr) {
         match e {
             Expr::Int(_) | Expr::Var(_) => {}
             Expr::Array(x, idx) => {
-                a.insert(*x);
-                idx.iter().for_each(|i| expr(i, a));
+                self.arrs.insert(*x);
+                idx.iter().for_each(|i| self.expr(i));
             }
-            Expr::Neg(x) | Expr::Rank(x) | Expr::Log2(x) | Expr::Pow2(x) => expr(x, a),
+            Expr::Neg(x) | Expr::Rank(x) | Expr::Log2(x) | Expr::Pow2(x) => self.expr(x),
             Expr::Bin(_, x, y) | Expr::CeilDiv(x, y) | Expr::Min(x, y) | Expr::Max(x, y) => {
-                expr(x, a);
-                expr(y, a);
+                self.expr(x);
+                self.expr(y);
             }
         }
     }
-    fn cond(c: &Cond, a: &mut HashSet<ArrayId>) {
+
+    fn cond(&mut self, c: &Cond) {
         match c {
             Cond::Bool(_) => {}
             Cond::Cmp(_, x, y) => {
-                expr(x, a);
-                expr(y, a);
+                self.expr(x);
+                self.expr(y);
             }
-            Cond::Not(c) => cond(c, a),
-            Cond::And(cs) | Cond::Or(cs) => cs.iter().for_each(|c| cond(c, a)),
+            Cond::Not(c) => self.cond(c),
+            Cond::And(cs) | Cond::Or(cs) => cs.iter().for_each(|c| self.cond(c)),
         }
     }
-    fn region(r: &Region, w: &mut HashSet<WindowId>, a: &mut HashSet<ArrayId>) {
+
+    fn region(&mut self, r: &Region) {
         if let BufferRef::Window(x) = r.buffer {
-            w.insert(x);
+            self.wins.insert(x);
         }
-        r.index.iter().for_each(|i| expr(i, a));
-        expr(&r.lo, a);
-        expr(&r.hi, a);
+        r.index.iter().for_each(|i| self.expr(i));
+        self.expr(&r.lo);
+        self.expr(&r.hi);
     }
-    fn block(
-        b: &Block,
-        s: &mut HashSet<SignalId>,
-        w: &mut HashSet<WindowId>,
-        a: &mut HashSet<ArrayId>,
-    ) {
+
+    fn block(&mut self, b: &Block) {
         for st in &b.stmts {
-            match &st.kind {
-                StmtKind::Let { value, .. } => expr(value, a),
-                StmtKind::Notify {
-                    signal,
-                    index,
-                    target,
-                    value,
-                    ..
-                } => {
-                    s.insert(*signal);
-                    index.iter().for_each(|i| expr(i, a));
-                    if let Some(t) = target {
-                        expr(t, a);
-                    }
-                    expr(value, a);
-                }
-                StmtKind::Wait {
-                    signal,
-                    index,
-                    threshold,
-                    ..
-                } => {
-                    s.insert(*signal);
-                    index.iter().for_each(|i| expr(i, a));
-                    expr(threshold, a);
-                }
-                StmtKind::Copy { dst, src } => {
-                    region(dst, w, a);
-                    region(src, w, a);
-                }
-                StmtKind::Get { dst, src, from } => {
-                    region(dst, w, a);
-                    region(src, w, a);
-                    expr(from, a);
-                }
-                StmtKind::Put { dst, to, src } => {
-                    region(dst, w, a);
-                    region(src, w, a);
-                    expr(to, a);
-                }
-                StmtKind::Reduce { dst, src, from, .. } => {
-                    region(dst, w, a);
-                    region(src, w, a);
-                    if let Some(f) = from {
-                        expr(f, a);
-                    }
-                }
-                StmtKind::Fence => {}
-                StmtKind::For { range, body, .. } => {
-                    if let Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) =
-                        range
-                    {
-                        expr(lo, a);
-                        expr(hi, a);
-                        expr(step, a);
-                    }
-                    block(body, s, w, a);
-                }
-                StmtKind::If {
-                    cond: c,
-                    then_block,
-                    else_block,
-                } => {
-                    cond(c, a);
-                    block(then_block, s, w, a);
-                    if let Some(e) = else_block {
-                        block(e, s, w, a);
-                    }
-                }
-                StmtKind::Return { cond: c } => cond(c, a),
+            self.stmt(st);
+        }
+    }
+
+    fn stmt(&mut self, st: &Stmt) {
+        match &st.kind {
+            StmtKind::Let { value, .. } => self.expr(value),
+            StmtKind::Notify {
+                signal,
+                index,
+                target,
+                value,
+                ..
+            } => {
+                self.sigs.insert(*signal);
+                index.iter().for_each(|i| self.expr(i));
+                target.iter().for_each(|t| self.expr(t));
+                self.expr(value);
             }
+            StmtKind::Wait {
+                signal,
+                index,
+                threshold,
+                ..
+            } => {
+                self.sigs.insert(*signal);
+                index.iter().for_each(|i| self.expr(i));
+                self.expr(threshold);
+            }
+            StmtKind::Copy { dst, src } => {
+                self.region(dst);
+                self.region(src);
+            }
+            StmtKind::Get { dst, src, from: e } | StmtKind::Put { dst, to: e, src } => {
+                self.region(dst);
+                self.region(src);
+                self.expr(e);
+            }
+            StmtKind::Reduce { dst, src, from, .. } => {
+                self.region(dst);
+                self.region(src);
+                from.iter().for_each(|f| self.expr(f));
+            }
+            StmtKind::Fence => {}
+            StmtKind::For { range, body, .. } => {
+                if let Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) = range {
+                    self.expr(lo);
+                    self.expr(hi);
+                    self.expr(step);
+                }
+                self.block(body);
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.cond(cond);
+                self.block(then_block);
+                else_block.iter().for_each(|e| self.block(e));
+            }
+            StmtKind::Return { cond } => self.cond(cond),
         }
     }
-    block(&p.body, &mut sigs, &mut wins, &mut arrs);
-    block(&p.epilogue, &mut sigs, &mut wins, &mut arrs);
-    for v in &p.vars {
-        if let VarKind::Derived(e) = &v.kind {
-            expr(e, &mut arrs);
-        }
-    }
-    (sigs, wins, arrs)
 }
 
 /// True if data may be stored to global memory by the statement itself (not nested ones).
