@@ -729,6 +729,38 @@ impl Used {
     }
 }
 
+/// A copy, get, put or reduce as the kernel's comment shows it (empty for any other
+/// statement).
+fn data_text(p: &Protocol, kind: &StmtKind) -> String {
+    let region = |r| region_to_string(p, r);
+    match kind {
+        StmtKind::Copy { dst, src } => format!("copy {} <- {};", region(dst), region(src)),
+        StmtKind::Get { dst, src, from } => format!(
+            "get {} <- {} @ {};",
+            region(dst),
+            region(src),
+            expr_to_string(p, from)
+        ),
+        StmtKind::Put { dst, to, src } => format!(
+            "put {} @ {} <- {};",
+            region(dst),
+            expr_to_string(p, to),
+            region(src)
+        ),
+        StmtKind::Reduce {
+            op, dst, src, from, ..
+        } => format!(
+            "reduce {} {} <- {}{};",
+            op.as_str(),
+            region(dst),
+            region(src),
+            from.as_ref()
+                .map_or(String::new(), |f| format!(" @ {}", expr_to_string(p, f)))
+        ),
+        _ => String::new(),
+    }
+}
+
 /// True if data may be stored to global memory by the statement itself (not nested ones).
 fn stores_gm(s: &Stmt) -> bool {
     match &s.kind {
@@ -888,57 +920,17 @@ impl State<'_, '_> {
                 index,
                 cmp,
                 threshold,
-            } => {
-                let text = format!(
-                    "wait {} {} {};",
-                    cell_to_string(p, *signal, index),
-                    super::cmp_sym(*cmp),
-                    expr_to_string(p, threshold)
-                );
-                self.comment(w, s, text.clone());
-                let braces = !sole;
-                if braces {
-                    w.open("");
-                }
-                let mut checks = Vec::new();
-                let cell = self.cell(*signal, index, &mut checks);
-                self.emit_checks(w, &checks, &text);
-                let t = match threshold.as_const() {
-                    Some(c) if i32::try_from(c).is_ok() => c.to_string(),
-                    _ => format!("static_cast<int32_t>({})", k.expr(threshold)),
-                };
-                self.d.wait(k, w, &cell, *cmp, &t);
-                if braces {
-                    w.close();
-                }
-                if !self.in_wait_loop {
-                    self.d.acquire(k, w);
-                }
-            }
+            } => self.wait(w, s, sole, (*signal, index), *cmp, threshold),
             StmtKind::Copy { dst, src } => {
-                let text = format!(
-                    "copy {} <- {};",
-                    region_to_string(p, dst),
-                    region_to_string(p, src)
-                );
+                let text = data_text(p, &s.kind);
                 self.data(w, s, text, DataKind::Copy, dst, None, src, None);
             }
             StmtKind::Get { dst, src, from } => {
-                let text = format!(
-                    "get {} <- {} @ {};",
-                    region_to_string(p, dst),
-                    region_to_string(p, src),
-                    expr_to_string(p, from)
-                );
+                let text = data_text(p, &s.kind);
                 self.data(w, s, text, DataKind::Copy, dst, None, src, Some(from));
             }
             StmtKind::Put { dst, to, src } => {
-                let text = format!(
-                    "put {} @ {} <- {};",
-                    region_to_string(p, dst),
-                    expr_to_string(p, to),
-                    region_to_string(p, src)
-                );
+                let text = data_text(p, &s.kind);
                 self.data(w, s, text, DataKind::Copy, dst, Some(to), src, None);
             }
             StmtKind::Reduce {
@@ -957,24 +949,9 @@ impl State<'_, '_> {
             StmtKind::Reduce {
                 op, dst, src, from, ..
             } => {
-                let text = format!(
-                    "reduce {} {} <- {}{};",
-                    op.as_str(),
-                    region_to_string(p, dst),
-                    region_to_string(p, src),
-                    from.as_ref()
-                        .map_or(String::new(), |f| format!(" @ {}", expr_to_string(p, f)))
-                );
-                self.data(
-                    w,
-                    s,
-                    text,
-                    DataKind::Reduce(*op),
-                    dst,
-                    None,
-                    src,
-                    from.as_ref(),
-                );
+                let text = data_text(p, &s.kind);
+                let kind = DataKind::Reduce(*op);
+                self.data(w, s, text, kind, dst, None, src, from.as_ref());
             }
             StmtKind::Fence => {
                 self.comment(w, s, "fence;".into());
@@ -988,41 +965,7 @@ impl State<'_, '_> {
                 cond,
                 then_block,
                 else_block,
-            } => {
-                self.comment(w, s, format!("if {}", cond_to_string(p, cond)));
-                let d0 = self.dirty;
-                w.open(format!("if ({})", k.cond(cond)));
-                self.block(w, then_block);
-                let mut out = self.dirty;
-                let mut else_block = else_block.as_ref();
-                let mut has_final_else = false;
-                while let Some(e) = else_block {
-                    self.dirty = d0;
-                    // `else if` chains print flat.
-                    if let [Stmt {
-                        kind:
-                            StmtKind::If {
-                                cond,
-                                then_block,
-                                else_block: next,
-                            },
-                        ..
-                    }] = e.stmts.as_slice()
-                    {
-                        w.reopen(&format!("else if ({})", k.cond(cond)));
-                        self.block(w, then_block);
-                        else_block = next.as_ref();
-                    } else {
-                        w.reopen("else");
-                        self.block(w, e);
-                        has_final_else = true;
-                        else_block = None;
-                    }
-                    out |= self.dirty;
-                }
-                w.close();
-                self.dirty = out || (!has_final_else && d0);
-            }
+            } => self.if_chain(w, s, cond, then_block, else_block.as_ref()),
             StmtKind::Return { cond } => {
                 self.comment(w, s, format!("return if {};", cond_to_string(p, cond)));
                 w.open(format!("if ({})", k.cond(cond)));
@@ -1030,6 +973,93 @@ impl State<'_, '_> {
                 w.close();
             }
         }
+    }
+
+    /// A wait on `cell`: its index checks, the dialect's wait and (outside a
+    /// wait loop) the acquire after it.
+    fn wait(
+        &mut self,
+        w: &mut Writer,
+        s: &Stmt,
+        sole: bool,
+        (signal, index): (SignalId, &[Expr]),
+        cmp: CmpOp,
+        threshold: &Expr,
+    ) {
+        let k = self.k;
+        let p = k.p;
+        let text = format!(
+            "wait {} {} {};",
+            cell_to_string(p, signal, index),
+            super::cmp_sym(cmp),
+            expr_to_string(p, threshold)
+        );
+        self.comment(w, s, text.clone());
+        let braces = !sole;
+        if braces {
+            w.open("");
+        }
+        let mut checks = Vec::new();
+        let cell = self.cell(signal, index, &mut checks);
+        self.emit_checks(w, &checks, &text);
+        let t = match threshold.as_const() {
+            Some(c) if i32::try_from(c).is_ok() => c.to_string(),
+            _ => format!("static_cast<int32_t>({})", k.expr(threshold)),
+        };
+        self.d.wait(k, w, &cell, cmp, &t);
+        if braces {
+            w.close();
+        }
+        if !self.in_wait_loop {
+            self.d.acquire(k, w);
+        }
+    }
+
+    /// An `if` with its `else if` arms (printed flat) and its `else`; the data is
+    /// dirty after it if it is after some arm (or before it, with no final `else`).
+    fn if_chain(
+        &mut self,
+        w: &mut Writer,
+        s: &Stmt,
+        cond: &Cond,
+        then_block: &Block,
+        else_block: Option<&Block>,
+    ) {
+        let k = self.k;
+        let p = k.p;
+        self.comment(w, s, format!("if {}", cond_to_string(p, cond)));
+        let d0 = self.dirty;
+        w.open(format!("if ({})", k.cond(cond)));
+        self.block(w, then_block);
+        let mut out = self.dirty;
+        let mut else_block = else_block;
+        let mut has_final_else = false;
+        while let Some(e) = else_block {
+            self.dirty = d0;
+            // `else if` chains print flat.
+            if let [Stmt {
+                kind:
+                    StmtKind::If {
+                        cond,
+                        then_block,
+                        else_block: next,
+                    },
+                ..
+            }] = e.stmts.as_slice()
+            {
+                w.reopen(&format!("else if ({})", k.cond(cond)));
+                self.block(w, then_block);
+                else_block = next.as_ref();
+            } else {
+                w.reopen("else");
+                self.block(w, e);
+                has_final_else = true;
+                else_block = None;
+            }
+            out |= self.dirty;
+        }
+        w.close();
+        self.dirty = out || (!has_final_else && d0);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1249,26 +1279,14 @@ impl State<'_, '_> {
         self.d.check(w, &unique.join(" && "), &what);
     }
 
-    fn for_loop(&mut self, w: &mut Writer, s: &Stmt, var: VarId, range: &Range, body: &Block) {
+    /// A loop's C++ head (opened): the variable over the ranks, a span or a sequence's
+    /// values. True when it opened an extra scope for the bounds it computes first.
+    fn loop_head(&mut self, w: &mut Writer, var: VarId, range: &Range) -> bool {
         let k = self.k;
         let p = k.p;
         let v = k.var(var).to_string();
         let world = k.var(p.world).to_string();
-        let head_text = format!(
-            "for {} in {}",
-            p.vars[var].name,
-            collc_spec::print::range_to_string(p, range)
-        );
-        let notify_only = only(body, &is_notify);
-        let wait_only = only(body, &is_wait);
-        let hoist_publish = notify_only && !self.hoisted_notify;
-        if hoist_publish {
-            self.d.publish(k, w, self.dirty);
-            self.dirty = false;
-        }
-        self.comment(w, s, head_text);
-        let saved_rank_vars = self.rank_vars.clone();
-        let mut extra_close = false;
+        let mut extra = false;
         match range {
             Range::Peers | Range::Ranks => {
                 self.rank_vars.insert(var);
@@ -1283,7 +1301,7 @@ impl State<'_, '_> {
                 let mut step_s = k.expr(step);
                 if !simple(hi) || !simple(step) {
                     w.open("");
-                    extra_close = true;
+                    extra = true;
                     if !simple(hi) {
                         w.line(format!("const int64_t collc_{v}_end = {hi_s};"));
                         hi_s = format!("collc_{v}_end");
@@ -1307,7 +1325,7 @@ impl State<'_, '_> {
                 // An index over the values; the variable is the j-th (reversed: from the end).
                 k.helper("seq");
                 w.open("");
-                extra_close = true;
+                extra = true;
                 w.line(format!("const int64_t collc_{v}_lo = {};", k.expr(&q.lo)));
                 w.line(format!(
                     "const int64_t collc_{v}_step = {};",
@@ -1332,6 +1350,27 @@ impl State<'_, '_> {
                 ));
             }
         }
+        extra
+    }
+
+    fn for_loop(&mut self, w: &mut Writer, s: &Stmt, var: VarId, range: &Range, body: &Block) {
+        let k = self.k;
+        let p = k.p;
+        let head_text = format!(
+            "for {} in {}",
+            p.vars[var].name,
+            collc_spec::print::range_to_string(p, range)
+        );
+        let notify_only = only(body, &is_notify);
+        let wait_only = only(body, &is_wait);
+        let hoist_publish = notify_only && !self.hoisted_notify;
+        if hoist_publish {
+            self.d.publish(k, w, self.dirty);
+            self.dirty = false;
+        }
+        self.comment(w, s, head_text);
+        let saved_rank_vars = self.rank_vars.clone();
+        let extra_close = self.loop_head(w, var, range);
         let dirty_in = self.dirty;
         let saved_hoist = self.hoisted_notify;
         let saved_wait = self.in_wait_loop;
