@@ -606,85 +606,92 @@ fn collect_used(p: &Protocol, used: &mut HashSet<VarId>) {
     for s in &p.arrays {
         s.dims.iter().for_each(|d| d.for_each_var(&mut f));
     }
-    fn region(r: &Region, f: &mut dyn FnMut(VarId)) {
-        r.index.iter().for_each(|x| x.for_each_var(f));
-        r.lo.for_each_var(f);
-        r.hi.for_each_var(f);
+    block_vars(&p.body, &mut f);
+    block_vars(&p.epilogue, &mut f);
+}
+
+/// Calls `f` on every variable a region reads.
+fn region_vars(r: &Region, f: &mut dyn FnMut(VarId)) {
+    r.index.iter().for_each(|x| x.for_each_var(f));
+    r.lo.for_each_var(f);
+    r.hi.for_each_var(f);
+}
+
+/// Calls `f` on every variable a block reads or binds.
+fn block_vars(b: &Block, f: &mut dyn FnMut(VarId)) {
+    for s in &b.stmts {
+        stmt_vars(s, f);
     }
-    fn block(b: &Block, f: &mut dyn FnMut(VarId)) {
-        for s in &b.stmts {
-            match &s.kind {
-                StmtKind::Let { value, .. } => value.for_each_var(f),
-                StmtKind::Notify {
-                    index,
-                    target,
-                    value,
-                    ..
-                } => {
-                    index.iter().for_each(|x| x.for_each_var(f));
-                    if let Some(t) = target {
-                        t.for_each_var(f);
-                    }
-                    value.for_each_var(f);
-                }
-                StmtKind::Wait {
-                    index, threshold, ..
-                } => {
-                    index.iter().for_each(|x| x.for_each_var(f));
-                    threshold.for_each_var(f);
-                }
-                StmtKind::Copy { dst, src } => {
-                    region(dst, f);
-                    region(src, f);
-                }
-                StmtKind::Get { dst, src, from } => {
-                    region(dst, f);
-                    region(src, f);
-                    from.for_each_var(f);
-                }
-                StmtKind::Put { dst, to, src } => {
-                    region(dst, f);
-                    region(src, f);
-                    to.for_each_var(f);
-                }
-                StmtKind::Reduce {
-                    dst, src, from, to, ..
-                } => {
-                    region(dst, f);
-                    region(src, f);
-                    for x in from.iter().chain(to) {
-                        x.for_each_var(f);
-                    }
-                }
-                StmtKind::Fence => {}
-                StmtKind::For { var, range, body } => {
-                    f(*var);
-                    if let Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) =
-                        range
-                    {
-                        lo.for_each_var(f);
-                        hi.for_each_var(f);
-                        step.for_each_var(f);
-                    }
-                    block(body, f);
-                }
-                StmtKind::If {
-                    cond,
-                    then_block,
-                    else_block,
-                } => {
-                    cond.for_each_var(f);
-                    block(then_block, f);
-                    if let Some(e) = else_block {
-                        block(e, f);
-                    }
-                }
-                StmtKind::Return { cond } => cond.for_each_var(f),
+}
+
+/// Calls `f` on every variable a statement (and the statements in it) reads or binds.
+fn stmt_vars(s: &Stmt, f: &mut dyn FnMut(VarId)) {
+    match &s.kind {
+        StmtKind::Let { value, .. } => value.for_each_var(f),
+        StmtKind::Notify {
+            index,
+            target,
+            value,
+            ..
+        } => {
+            index.iter().for_each(|x| x.for_each_var(f));
+            if let Some(t) = target {
+                t.for_each_var(f);
+            }
+            value.for_each_var(f);
+        }
+        StmtKind::Wait {
+            index, threshold, ..
+        } => {
+            index.iter().for_each(|x| x.for_each_var(f));
+            threshold.for_each_var(f);
+        }
+        StmtKind::Copy { dst, src } => {
+            region_vars(dst, f);
+            region_vars(src, f);
+        }
+        StmtKind::Get { dst, src, from } => {
+            region_vars(dst, f);
+            region_vars(src, f);
+            from.for_each_var(f);
+        }
+        StmtKind::Put { dst, to, src } => {
+            region_vars(dst, f);
+            region_vars(src, f);
+            to.for_each_var(f);
+        }
+        StmtKind::Reduce {
+            dst, src, from, to, ..
+        } => {
+            region_vars(dst, f);
+            region_vars(src, f);
+            for x in from.iter().chain(to) {
+                x.for_each_var(f);
             }
         }
+        StmtKind::Fence => {}
+        StmtKind::For { var, range, body } => {
+            f(*var);
+            if let Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) = range {
+                lo.for_each_var(f);
+                hi.for_each_var(f);
+                step.for_each_var(f);
+            }
+            block_vars(body, f);
+        }
+        StmtKind::If {
+            cond,
+            then_block,
+            else_block,
+        } => {
+            cond.for_each_var(f);
+            block_vars(then_block, f);
+            if let Some(e) = else_block {
+                block_vars(e, f);
+            }
+        }
+        StmtKind::Return { cond } => cond.for_each_var(f),
     }
-    block(&p.body, &mut f);
-    block(&p.epilogue, &mut f);
 }
 
 /// A C++ integer literal.

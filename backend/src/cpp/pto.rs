@@ -341,61 +341,9 @@ impl Dialect for Pto {
                 }
             }
             (DataKind::Reduce(r), Loc::Gm(d), Loc::Tile(s)) => {
-                w.open("");
-                let t = k.p.windows[d.window].elem.cpp();
-                w.line(format!("__gm__ {t}* dst_gm = {};", gm_ptr(d)));
-                w.line(format!("collc::TLOAD(stage_a, dst_gm, {l});"));
-                if os == "0" {
-                    w.line(format!(
-                        "{}(stage_a, stage_a, {}, {l});",
-                        op_fn(*r),
-                        tile(*s)
-                    ));
-                } else {
-                    w.line(format!(
-                        "{}(stage_a, 0, stage_a, 0, {}, {}, {l});",
-                        at(op_fn(*r)),
-                        tile(*s),
-                        off(os)
-                    ));
-                }
-                w.line(format!("collc::TSTORE_N(dst_gm, stage_a, {l});"));
-                w.close();
+                reduce_into_window(k, w, op, *r, d, tile(*s));
             }
-            (kind, Loc::Gm(d), Loc::Gm(s)) => {
-                // Window to window: chunks of kStage through the staging tile(s).
-                k.helper("min");
-                w.open("");
-                let t = k.p.windows[d.window].elem.cpp();
-                w.line(format!("__gm__ {t}* dst_gm = {};", gm_ptr(d)));
-                w.line(format!("__gm__ {t}* src_gm = {};", gm_ptr(s)));
-                let n = if op.len.contains(' ') {
-                    w.line(format!("const int64_t k_n = {};", op.len));
-                    "k_n".to_string()
-                } else {
-                    op.len.clone()
-                };
-                w.open(format!(
-                    "for (int64_t k_off = 0; k_off < {n}; k_off += kStage)"
-                ));
-                w.line(format!(
-                    "const int32_t k_len = static_cast<int32_t>(collc_min(kStage, {n} - k_off));"
-                ));
-                match kind {
-                    DataKind::Copy => {
-                        w.line("collc::TLOAD(stage_a, src_gm + k_off, k_len);");
-                        w.line("collc::TSTORE_N(dst_gm + k_off, stage_a, k_len);");
-                    }
-                    DataKind::Reduce(r) => {
-                        w.line("collc::TLOAD(stage_a, dst_gm + k_off, k_len);");
-                        w.line("collc::TLOAD(stage_b, src_gm + k_off, k_len);");
-                        w.line(format!("{}(stage_a, stage_a, stage_b, k_len);", op_fn(*r)));
-                        w.line("collc::TSTORE_N(dst_gm + k_off, stage_a, k_len);");
-                    }
-                }
-                w.close();
-                w.close();
-            }
+            (kind, Loc::Gm(d), Loc::Gm(s)) => window_to_window(k, w, op, kind, d, s),
         }
     }
 
@@ -422,4 +370,75 @@ impl Dialect for Pto {
         w.line(format!("const int64_t {name} = collc_calls_made++;"));
         w.line("#endif");
     }
+}
+
+/// A reduce of tile `s_tile` into window region `d`: through the staging tile.
+fn reduce_into_window(
+    k: &Kernel,
+    w: &mut Writer,
+    op: &DataOp,
+    r: ReduceOp,
+    d: &GmRef,
+    s_tile: String,
+) {
+    let l = len32(&op.len);
+    let os = op.src_tile_offset.as_str();
+    w.open("");
+    let t = k.p.windows[d.window].elem.cpp();
+    w.line(format!("__gm__ {t}* dst_gm = {};", gm_ptr(d)));
+    w.line(format!("collc::TLOAD(stage_a, dst_gm, {l});"));
+    if os == "0" {
+        w.line(format!("{}(stage_a, stage_a, {}, {l});", op_fn(r), s_tile));
+    } else {
+        w.line(format!(
+            "{}_AT(stage_a, 0, stage_a, 0, {}, {}, {l});",
+            op_fn(r),
+            s_tile,
+            len32(os)
+        ));
+    }
+    w.line(format!("collc::TSTORE_N(dst_gm, stage_a, {l});"));
+    w.close();
+}
+
+/// A copy or reduce from window to window: chunks of kStage through the staging tile(s).
+fn window_to_window(
+    k: &Kernel,
+    w: &mut Writer,
+    op: &DataOp,
+    kind: &DataKind,
+    d: &GmRef,
+    s: &GmRef,
+) {
+    k.helper("min");
+    w.open("");
+    let t = k.p.windows[d.window].elem.cpp();
+    w.line(format!("__gm__ {t}* dst_gm = {};", gm_ptr(d)));
+    w.line(format!("__gm__ {t}* src_gm = {};", gm_ptr(s)));
+    let n = if op.len.contains(' ') {
+        w.line(format!("const int64_t k_n = {};", op.len));
+        "k_n".to_string()
+    } else {
+        op.len.clone()
+    };
+    w.open(format!(
+        "for (int64_t k_off = 0; k_off < {n}; k_off += kStage)"
+    ));
+    w.line(format!(
+        "const int32_t k_len = static_cast<int32_t>(collc_min(kStage, {n} - k_off));"
+    ));
+    match kind {
+        DataKind::Copy => {
+            w.line("collc::TLOAD(stage_a, src_gm + k_off, k_len);");
+            w.line("collc::TSTORE_N(dst_gm + k_off, stage_a, k_len);");
+        }
+        DataKind::Reduce(r) => {
+            w.line("collc::TLOAD(stage_a, dst_gm + k_off, k_len);");
+            w.line("collc::TLOAD(stage_b, src_gm + k_off, k_len);");
+            w.line(format!("{}(stage_a, stage_a, stage_b, k_len);", op_fn(*r)));
+            w.line("collc::TSTORE_N(dst_gm + k_off, stage_a, k_len);");
+        }
+    }
+    w.close();
+    w.close();
 }
