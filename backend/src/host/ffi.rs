@@ -268,6 +268,25 @@ unsafe extern "C" fn collect(
     }
 }
 
+impl<'a> HookState<'a> {
+    /// The hooks' state for `job`, with `slots` (call, rank) slots.
+    fn new(job: &'a Job, slots: usize) -> Self {
+        HookState {
+            job,
+            staged: (0..job.buffers.len())
+                .filter(|&b| job.buffers[b].stage)
+                .collect(),
+            collected: (0..job.buffers.len())
+                .filter(|&b| job.buffers[b].collect)
+                .collect(),
+            outputs: (0..slots).map(|_| Mutex::new(None)).collect(),
+            stamps: (0..slots).map(|_| AtomicI64::new(0)).collect(),
+            arrivals: (0..job.ncalls.max(0)).map(|_| AtomicI32::new(0)).collect(),
+            barrier_errors: AtomicI64::new(0),
+        }
+    }
+}
+
 /// Runs a job in this process.
 pub fn run(lib: &Path, job: &Job) -> Result<Outcome, ExecError> {
     let loaded = load(lib)?;
@@ -288,19 +307,7 @@ pub fn run(lib: &Path, job: &Job) -> Result<Outcome, ExecError> {
         })
         .collect();
     let slots = job.ncalls.max(0) as usize * job.nranks.max(0) as usize;
-    let st = HookState {
-        job,
-        staged: (0..job.buffers.len())
-            .filter(|&b| job.buffers[b].stage)
-            .collect(),
-        collected: (0..job.buffers.len())
-            .filter(|&b| job.buffers[b].collect)
-            .collect(),
-        outputs: (0..slots).map(|_| Mutex::new(None)).collect(),
-        stamps: (0..slots).map(|_| AtomicI64::new(0)).collect(),
-        arrivals: (0..job.ncalls.max(0)).map(|_| AtomicI32::new(0)).collect(),
-        barrier_errors: AtomicI64::new(0),
-    };
+    let st = HookState::new(job, slots);
     if job.inputs.len() != slots {
         return Err(ExecError::Load(format!(
             "job has {} input images for {slots} (call, rank) slots",

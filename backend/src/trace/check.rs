@@ -289,14 +289,55 @@ pub fn check(
     })
 }
 
+/// Per owner: its notifies by sequence number.
+type Notifies = BTreeMap<i64, BTreeMap<u64, Node>>;
+/// Per owner: its waits by the sequence number they saw.
+type Waits = BTreeMap<i64, BTreeMap<u64, Vec<Node>>>;
+
+/// A thread's (who, what the IR prescribes, what it recorded, how many events conform).
+type Thread<'a> = (Who, Vec<Expected>, &'a Vec<Event>, usize);
+
 /// Rebuilds the interleaving from the sequence numbers and checks it (part 2 of the check).
-fn schedule(
-    threads: &[(Who, Vec<Expected>, &Vec<Event>, usize)],
-    findings: &mut Vec<Finding>,
-) -> usize {
-    // Per owner: notifies by sequence number, waits by the number they saw.
-    let mut notifies: BTreeMap<i64, BTreeMap<u64, Node>> = BTreeMap::new();
-    let mut waits: BTreeMap<i64, BTreeMap<u64, Vec<Node>>> = BTreeMap::new();
+fn schedule(threads: &[Thread], findings: &mut Vec<Finding>) -> usize {
+    let (notifies, waits, count) = index_events(threads, findings);
+    // Edges: program order, then per owner n_s -> n_{s+1}, n_s -> w(s) -> n_{s+1}.
+    let mut g = Graph::default();
+    for (t, (_, _, _, ok)) in threads.iter().enumerate() {
+        for i in 1..*ok {
+            g.edge((t, i - 1), (t, i));
+        }
+    }
+    let owners: Vec<i64> = notifies.keys().chain(waits.keys()).copied().collect();
+    for owner in owners {
+        let ns = notifies.get(&owner).cloned().unwrap_or_default();
+        let n = ns.len() as u64;
+        if let Some(gap) = (1..=n).find(|s| !ns.contains_key(s)) {
+            findings.push(Finding::Sequence { owner, seq: gap });
+            continue;
+        }
+        let ws = waits.get(&owner).cloned().unwrap_or_default();
+        if let Some((&s, _)) = ws.range(n + 1..).next() {
+            findings.push(Finding::Sequence { owner, seq: s });
+            continue;
+        }
+        replay(threads, &ns, &ws, &mut g, findings);
+    }
+    if let Some(n) = g.cyclic() {
+        let (who, position, expected, _) = at(threads, n);
+        findings.push(Finding::Cycle {
+            who,
+            position,
+            expected,
+        });
+    }
+    count
+}
+
+/// Per owner: notifies by sequence number, waits by the number they saw; and how many
+/// there are. A sequence number two notifies share is a finding.
+fn index_events(threads: &[Thread], findings: &mut Vec<Finding>) -> (Notifies, Waits, usize) {
+    let mut notifies = Notifies::new();
+    let mut waits = Waits::new();
     let mut count = 0;
     for (t, (_, _, got, ok)) in threads.iter().enumerate() {
         for (i, e) in got[..*ok].iter().enumerate() {
@@ -328,112 +369,121 @@ fn schedule(
             }
         }
     }
-    let at = |(t, i): Node| (threads[t].0, i, threads[t].1[i], threads[t].2[i]);
-    // Edges: program order, then per owner n_s -> n_{s+1}, n_s -> w(s) -> n_{s+1}.
-    let mut succ: HashMap<Node, Vec<Node>> = HashMap::new();
-    let mut indeg: HashMap<Node, usize> = HashMap::new();
-    let mut edge = |a: Node, b: Node| {
-        succ.entry(a).or_default().push(b);
-        *indeg.entry(b).or_default() += 1;
-        indeg.entry(a).or_default();
-    };
-    for (t, (_, _, _, ok)) in threads.iter().enumerate() {
-        for i in 1..*ok {
-            edge((t, i - 1), (t, i));
-        }
-    }
-    let owners: Vec<i64> = notifies.keys().chain(waits.keys()).copied().collect();
-    for owner in owners {
-        let ns = notifies.get(&owner).cloned().unwrap_or_default();
-        let n = ns.len() as u64;
-        if let Some(gap) = (1..=n).find(|s| !ns.contains_key(s)) {
-            findings.push(Finding::Sequence { owner, seq: gap });
-            continue;
-        }
-        let ws = waits.get(&owner).cloned().unwrap_or_default();
-        if let Some((&s, _)) = ws.range(n + 1..).next() {
-            findings.push(Finding::Sequence { owner, seq: s });
-            continue;
-        }
-        let mut cells: HashMap<Place, i64> = HashMap::new();
-        for s in 0..=n {
-            for &w in ws.get(&s).into_iter().flatten() {
-                let (who, position, expected, observed) = at(w);
-                let replayed = *cells.get(&observed.place).unwrap_or(&0);
-                if let (Want::Wait { cmp, threshold }, EventKind::Wait { seen, .. }) =
-                    (expected.want, observed.kind)
-                {
-                    if seen != replayed || !cmp.holds(seen, threshold) {
-                        findings.push(Finding::Value {
-                            who,
-                            position,
-                            expected,
-                            observed,
-                            replayed,
-                        });
-                    }
+    (notifies, waits, count)
+}
+
+/// One event: its thread, its position, what the IR prescribes there and what was recorded.
+fn at(threads: &[Thread], (t, i): Node) -> (Who, usize, Expected, Event) {
+    (threads[t].0, i, threads[t].1[i], threads[t].2[i])
+}
+
+/// Replays one owner's notifies (`ns`, numbered 1..=n) in order, with the waits that saw
+/// each number (`ws`): a wait that saw another value than the replay, or a notify that
+/// found one, is a finding; the order between them becomes edges of `g`.
+fn replay(
+    threads: &[Thread],
+    ns: &BTreeMap<u64, Node>,
+    ws: &BTreeMap<u64, Vec<Node>>,
+    g: &mut Graph,
+    findings: &mut Vec<Finding>,
+) {
+    let n = ns.len() as u64;
+    let mut cells: HashMap<Place, i64> = HashMap::new();
+    for s in 0..=n {
+        for &w in ws.get(&s).into_iter().flatten() {
+            let (who, position, expected, observed) = at(threads, w);
+            let replayed = *cells.get(&observed.place).unwrap_or(&0);
+            if let (Want::Wait { cmp, threshold }, EventKind::Wait { seen, .. }) =
+                (expected.want, observed.kind)
+            {
+                if seen != replayed || !cmp.holds(seen, threshold) {
+                    findings.push(Finding::Value {
+                        who,
+                        position,
+                        expected,
+                        observed,
+                        replayed,
+                    });
                 }
-                if s > 0 {
-                    edge(ns[&s], w);
-                }
-                if s < n {
-                    edge(w, ns[&(s + 1)]);
-                }
+            }
+            if s > 0 {
+                g.edge(ns[&s], w);
             }
             if s < n {
-                let node = ns[&(s + 1)];
-                let (who, position, expected, observed) = at(node);
-                let cell = cells.entry(observed.place).or_insert(0);
-                if let (Want::Notify { op, value }, EventKind::Notify { before, .. }) =
-                    (expected.want, observed.kind)
-                {
-                    if before != *cell {
-                        findings.push(Finding::Value {
-                            who,
-                            position,
-                            expected,
-                            observed,
-                            replayed: *cell,
-                        });
+                g.edge(w, ns[&(s + 1)]);
+            }
+        }
+        if s < n {
+            let node = ns[&(s + 1)];
+            let (who, position, expected, observed) = at(threads, node);
+            let cell = cells.entry(observed.place).or_insert(0);
+            if let (Want::Notify { op, value }, EventKind::Notify { before, .. }) =
+                (expected.want, observed.kind)
+            {
+                if before != *cell {
+                    findings.push(Finding::Value {
+                        who,
+                        position,
+                        expected,
+                        observed,
+                        replayed: *cell,
+                    });
+                }
+                *cell = apply(*cell, op, value);
+            }
+            if s > 0 {
+                g.edge(ns[&s], node);
+            }
+        }
+    }
+}
+
+/// The order the recorded events must have: successors and in-degrees.
+#[derive(Default)]
+struct Graph {
+    succ: HashMap<Node, Vec<Node>>,
+    indeg: HashMap<Node, usize>,
+}
+
+impl Graph {
+    fn edge(&mut self, a: Node, b: Node) {
+        self.succ.entry(a).or_default().push(b);
+        *self.indeg.entry(b).or_default() += 1;
+        self.indeg.entry(a).or_default();
+    }
+
+    /// Kahn: every node must come out; else the smallest node left on a cycle (or
+    /// after one).
+    fn cyclic(mut self) -> Option<Node> {
+        let mut ready: Vec<Node> = self
+            .indeg
+            .iter()
+            .filter(|(_, &d)| d == 0)
+            .map(|(&n, _)| n)
+            .collect();
+        let total = self.indeg.len();
+        let mut done = 0;
+        while let Some(n) = ready.pop() {
+            done += 1;
+            for &m in self.succ.get(&n).into_iter().flatten() {
+                if let Some(d) = self.indeg.get_mut(&m) {
+                    *d -= 1;
+                    if *d == 0 {
+                        ready.push(m);
                     }
-                    *cell = apply(*cell, op, value);
-                }
-                if s > 0 {
-                    edge(ns[&s], node);
                 }
             }
         }
-    }
-    // Kahn: every node must come out.
-    let mut ready: Vec<Node> = indeg
-        .iter()
-        .filter(|(_, &d)| d == 0)
-        .map(|(&n, _)| n)
-        .collect();
-    let total = indeg.len();
-    let mut done = 0;
-    while let Some(n) = ready.pop() {
-        done += 1;
-        for &m in succ.get(&n).into_iter().flatten() {
-            if let Some(d) = indeg.get_mut(&m) {
-                *d -= 1;
-                if *d == 0 {
-                    ready.push(m);
-                }
-            }
+        if done < total {
+            self.indeg
+                .iter()
+                .filter(|(_, &d)| d > 0)
+                .min_by_key(|(&n, _)| n)
+                .map(|(&n, _)| n)
+        } else {
+            None
         }
     }
-    if done < total {
-        if let Some((&n, _)) = indeg.iter().filter(|(_, &d)| d > 0).min_by_key(|(&n, _)| n) {
-            let (who, position, expected, _) = at(n);
-            findings.push(Finding::Cycle {
-                who,
-                position,
-                expected,
-            });
-        }
-    }
-    count
 }
 
 #[cfg(test)]

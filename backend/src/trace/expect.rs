@@ -174,6 +174,30 @@ impl Walk<'_> {
         Ok(Flow::Next)
     }
 
+    /// The values a loop's variable takes, in order.
+    fn iterations(&self, range: &Range) -> Result<Vec<i64>, EvalError> {
+        let p = self.p;
+        let world = self.env.get(p.world).unwrap_or(0);
+        Ok(match range {
+            Range::Peers => (0..world).filter(|&r| r != self.rank).collect(),
+            Range::Ranks => (0..world).collect(),
+            Range::Span { lo, hi, step } => {
+                let (lo, hi, step) = (self.ev(lo)?, self.ev(hi)?, self.ev(step)?.max(1));
+                let mut v = Vec::new();
+                let mut i = lo;
+                while i < hi {
+                    v.push(i);
+                    i = i.checked_add(step).ok_or(EvalError::Overflow)?;
+                }
+                v
+            }
+            Range::Seq(q) => {
+                let values = collc_spec::eval::seq_values(p, q, &self.env)?;
+                (0..values.len()).map(|k| values.nth(k)).collect()
+            }
+        })
+    }
+
     fn stmt(&mut self, s: &Stmt) -> Result<Flow, EvalError> {
         let p = self.p;
         match &s.kind {
@@ -241,25 +265,7 @@ impl Walk<'_> {
                 self.push(Want::Fence, place, s);
             }
             StmtKind::For { var, range, body } => {
-                let world = self.env.get(p.world).unwrap_or(0);
-                let iters: Vec<i64> = match range {
-                    Range::Peers => (0..world).filter(|&r| r != self.rank).collect(),
-                    Range::Ranks => (0..world).collect(),
-                    Range::Span { lo, hi, step } => {
-                        let (lo, hi, step) = (self.ev(lo)?, self.ev(hi)?, self.ev(step)?.max(1));
-                        let mut v = Vec::new();
-                        let mut i = lo;
-                        while i < hi {
-                            v.push(i);
-                            i = i.checked_add(step).ok_or(EvalError::Overflow)?;
-                        }
-                        v
-                    }
-                    Range::Seq(q) => {
-                        let values = collc_spec::eval::seq_values(p, q, &self.env)?;
-                        (0..values.len()).map(|k| values.nth(k)).collect()
-                    }
-                };
+                let iters = self.iterations(range)?;
                 for i in iters {
                     self.env.set(*var, i);
                     if let Flow::Return = self.block(body)? {
