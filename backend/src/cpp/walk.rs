@@ -865,21 +865,7 @@ impl State<'_, '_> {
         let k = self.k;
         let p = k.p;
         match &s.kind {
-            StmtKind::Let { var, value } => {
-                let attr = if k.used.contains(var) {
-                    ""
-                } else {
-                    "[[maybe_unused]] "
-                };
-                w.line(format!(
-                    "{attr}const int64_t {} = {};  // {}  let {} = {};",
-                    k.var(*var),
-                    k.expr(value),
-                    k.at(s.span),
-                    p.vars[*var].name,
-                    expr_to_string(p, value)
-                ));
-            }
+            StmtKind::Let { var, value } => self.let_stmt(w, s, *var, value),
             StmtKind::Notify {
                 signal,
                 index,
@@ -935,17 +921,7 @@ impl State<'_, '_> {
             }
             StmtKind::Reduce {
                 to: Some(_), op, ..
-            } => {
-                // A reduction into a peer's window is verified and simulated; no target emits it yet.
-                self.errors.push(
-                    Diagnostic::error(
-                        "backend::unsupported",
-                        format!("a reduction into a peer's window (`reduce {} ... @ ...`) is not emitted by any target yet", op.as_str()),
-                    )
-                    .with_primary(s.span, "reduce into a peer's window")
-                    .with_help("`collc verify` and `collc sim` judge it; emission (TPUT<AtomicType::AtomicAdd>, MPI_Accumulate, an atomic host loop) is not written yet"),
-                );
-            }
+            } => self.unsupported_remote_reduce(s, *op),
             StmtKind::Reduce {
                 op, dst, src, from, ..
             } => {
@@ -1060,6 +1036,38 @@ impl State<'_, '_> {
         }
         w.close();
         self.dirty = out || (!has_final_else && d0);
+    }
+
+    /// A `let`: a `const int64_t`, with the `.coll` text in its comment.
+    fn let_stmt(&self, w: &mut Writer, s: &Stmt, var: VarId, value: &Expr) {
+        let k = self.k;
+        let p = k.p;
+        let attr = if k.used.contains(&var) {
+            ""
+        } else {
+            "[[maybe_unused]] "
+        };
+        w.line(format!(
+            "{attr}const int64_t {} = {};  // {}  let {} = {};",
+            k.var(var),
+            k.expr(value),
+            k.at(s.span),
+            p.vars[var].name,
+            expr_to_string(p, value)
+        ));
+    }
+
+    /// A reduction into a peer's window: refused (no target emits it yet).
+    fn unsupported_remote_reduce(&mut self, s: &Stmt, op: ReduceOp) {
+        // A reduction into a peer's window is verified and simulated; no target emits it yet.
+        self.errors.push(
+            Diagnostic::error(
+                "backend::unsupported",
+                format!("a reduction into a peer's window (`reduce {} ... @ ...`) is not emitted by any target yet", op.as_str()),
+            )
+            .with_primary(s.span, "reduce into a peer's window")
+            .with_help("`collc verify` and `collc sim` judge it; emission (TPUT<AtomicType::AtomicAdd>, MPI_Accumulate, an atomic host loop) is not written yet"),
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
