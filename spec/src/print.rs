@@ -539,55 +539,7 @@ impl<'a> Printer<'a> {
     fn decl(&self, d: Decl) -> (Span, String) {
         let p = self.p;
         match d {
-            Decl::Var(v) => {
-                let var = &p.vars[v];
-                let written = self.items.get(&var.span.start).map(|i| &i.kind);
-                let domain = |lo: &i64, hi: &i64| match written {
-                    Some(ast::ItemKind::Param {
-                        name,
-                        ty: ast::ParamType::Int(domain),
-                    }) if name.name == var.name => format!(
-                        "{}..={}",
-                        ast_expr_to_string(&domain.lo),
-                        ast_expr_to_string(&domain.hi)
-                    ),
-                    _ => format!("{lo}..={hi}"),
-                };
-                let text = match &var.kind {
-                    VarKind::World { lo, hi } => match written {
-                        Some(ast::ItemKind::Ranks {
-                            name,
-                            domain: ast::RankDomain::Range(d),
-                        }) if name.name == var.name && *hi < MAX_WORLD => format!(
-                            "ranks {} in {}..={};",
-                            var.name,
-                            ast_expr_to_string(&d.lo),
-                            ast_expr_to_string(&d.hi)
-                        ),
-                        Some(ast::ItemKind::Ranks {
-                            name,
-                            domain: ast::RankDomain::AtLeast { lo: e, .. },
-                        }) if name.name == var.name => {
-                            format!("ranks {} >= {};", var.name, ast_expr_to_string(e))
-                        }
-                        _ if *hi >= MAX_WORLD => format!("ranks {} >= {lo};", var.name),
-                        _ => format!("ranks {} in {lo}..={hi};", var.name),
-                    },
-                    VarKind::Param { domain: None } => format!("param {}: rank;", var.name),
-                    VarKind::Param {
-                        domain: Some((lo, hi)),
-                    } => format!("param {}: int in {};", var.name, domain(lo, hi)),
-                    VarKind::Const(c) => match written {
-                        Some(ast::ItemKind::Const { name, value }) if name.name == var.name => {
-                            format!("const {} = {};", var.name, ast_expr_to_string(value))
-                        }
-                        _ => format!("const {} = {c};", var.name),
-                    },
-                    VarKind::Derived(e) => format!("let {} = {};", var.name, expr_to_string(p, e)),
-                    _ => String::new(),
-                };
-                (var.span, text)
-            }
+            Decl::Var(v) => self.var_decl(v),
             Decl::Blocks => {
                 let b = p.blocks.as_ref().expect("Decl::Blocks implies blocks");
                 let var = &p.vars[b.var];
@@ -665,24 +617,79 @@ impl<'a> Printer<'a> {
                     ),
                 )
             }
-            Decl::Array(a) => {
-                let ar = &p.arrays[a];
-                let domain = match self.items.get(&ar.span.start).map(|i| &i.kind) {
-                    Some(ast::ItemKind::Array { name, domain, .. }) if name.name == ar.name => {
-                        format!(
-                            "{}..={}",
-                            ast_expr_to_string(&domain.lo),
-                            ast_expr_to_string(&domain.hi)
-                        )
-                    }
-                    _ => format!("{}..={}", ar.domain.0, ar.domain.1),
-                };
-                (
-                    ar.span,
-                    format!("array {}: int{} in {domain};", ar.name, self.dims(&ar.dims)),
+            Decl::Array(a) => self.array_decl(a),
+        }
+    }
+
+    /// A variable's declaration, its domain and value as written where the item says.
+    fn var_decl(&self, v: VarId) -> (Span, String) {
+        let p = self.p;
+        let var = &p.vars[v];
+        let written = self.items.get(&var.span.start).map(|i| &i.kind);
+        let domain = |lo: &i64, hi: &i64| match written {
+            Some(ast::ItemKind::Param {
+                name,
+                ty: ast::ParamType::Int(domain),
+            }) if name.name == var.name => format!(
+                "{}..={}",
+                ast_expr_to_string(&domain.lo),
+                ast_expr_to_string(&domain.hi)
+            ),
+            _ => format!("{lo}..={hi}"),
+        };
+        let text = match &var.kind {
+            VarKind::World { lo, hi } => match written {
+                Some(ast::ItemKind::Ranks {
+                    name,
+                    domain: ast::RankDomain::Range(d),
+                }) if name.name == var.name && *hi < MAX_WORLD => format!(
+                    "ranks {} in {}..={};",
+                    var.name,
+                    ast_expr_to_string(&d.lo),
+                    ast_expr_to_string(&d.hi)
+                ),
+                Some(ast::ItemKind::Ranks {
+                    name,
+                    domain: ast::RankDomain::AtLeast { lo: e, .. },
+                }) if name.name == var.name => {
+                    format!("ranks {} >= {};", var.name, ast_expr_to_string(e))
+                }
+                _ if *hi >= MAX_WORLD => format!("ranks {} >= {lo};", var.name),
+                _ => format!("ranks {} in {lo}..={hi};", var.name),
+            },
+            VarKind::Param { domain: None } => format!("param {}: rank;", var.name),
+            VarKind::Param {
+                domain: Some((lo, hi)),
+            } => format!("param {}: int in {};", var.name, domain(lo, hi)),
+            VarKind::Const(c) => match written {
+                Some(ast::ItemKind::Const { name, value }) if name.name == var.name => {
+                    format!("const {} = {};", var.name, ast_expr_to_string(value))
+                }
+                _ => format!("const {} = {c};", var.name),
+            },
+            VarKind::Derived(e) => format!("let {} = {};", var.name, expr_to_string(p, e)),
+            _ => String::new(),
+        };
+        (var.span, text)
+    }
+
+    fn array_decl(&self, a: ArrayId) -> (Span, String) {
+        let p = self.p;
+        let ar = &p.arrays[a];
+        let domain = match self.items.get(&ar.span.start).map(|i| &i.kind) {
+            Some(ast::ItemKind::Array { name, domain, .. }) if name.name == ar.name => {
+                format!(
+                    "{}..={}",
+                    ast_expr_to_string(&domain.lo),
+                    ast_expr_to_string(&domain.hi)
                 )
             }
-        }
+            _ => format!("{}..={}", ar.domain.0, ar.domain.1),
+        };
+        (
+            ar.span,
+            format!("array {}: int{} in {domain};", ar.name, self.dims(&ar.dims)),
+        )
     }
 
     /// Emits the comments that start before `pos`, each on its own line, and
@@ -749,7 +756,8 @@ impl<'a> Printer<'a> {
         self.braced(body, indent);
     }
 
-    fn stmt(&mut self, s: &Stmt, indent: usize) {
+    /// The text of a statement that is one line (`None`: a `for` or an `if`).
+    fn simple(&self, s: &Stmt) -> Option<String> {
         let p = self.p;
         let simple = |txt: String| Some(txt);
         // The regions as written, (destination, source), when the source is known.
@@ -766,7 +774,7 @@ impl<'a> Printer<'a> {
         let src_w = written.map(|w| w.1);
         let dst_text = |r: &Region| region_as_written(p, r, dst_w);
         let src_text = |r: &Region| region_as_written(p, r, src_w);
-        let text = match &s.kind {
+        match &s.kind {
             StmtKind::Let { var, value } => simple(format!(
                 "let {} = {};",
                 p.vars[*var].name,
@@ -844,8 +852,12 @@ impl<'a> Printer<'a> {
             StmtKind::Fence => simple("fence;".to_string()),
             StmtKind::Return { cond } => simple(format!("return if {};", cond_to_string(p, cond))),
             StmtKind::For { .. } | StmtKind::If { .. } => None,
-        };
-        if let Some(t) = text {
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, indent: usize) {
+        let p = self.p;
+        if let Some(t) = self.simple(s) {
             self.leading(s.span.start, indent);
             self.line(indent, &t, s.span);
             return;

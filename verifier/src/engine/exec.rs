@@ -604,93 +604,16 @@ impl Evaluator<'_> {
                     ))
                 }
             },
-            Expr::Array(a, idx) => {
-                let Some(rank) = self.rank else {
-                    return Err(Stop::Unsupported(
-                        "a host array read outside the body; read host arrays in the body only"
-                            .into(),
-                        span,
-                    ));
-                };
-                let arr = &self.p.arrays[*a];
-                let mut flat: i64 = 0;
-                for (i, x) in idx.iter().enumerate() {
-                    let d = self.expr(&arr.dims[i], span)?;
-                    let x = self.expr(x, span)?;
-                    let (Some(d), Some(x)) = (d.as_const(), x.as_const()) else {
-                        return Err(Stop::Unsupported(
-                            format!("a symbolic index into host array `{}`", arr.name),
-                            span,
-                        ));
-                    };
-                    if x < 0 || x >= d {
-                        return Err(Stop::Unsupported(
-                            format!("index {x} is outside host array `{}`", arr.name),
-                            span,
-                        ));
-                    }
-                    flat = flat
-                        .checked_mul(d)
-                        .and_then(|f| f.checked_add(x))
-                        .ok_or(overflow(span))?;
-                }
-                Lin::atom(self.syms.intern(Atom::Elem(*a, rank, flat as u32)))
-            }
+            Expr::Array(a, idx) => self.array(*a, idx, span)?,
             Expr::Neg(a) => self.expr(a, span)?.scale(-1).ok_or(overflow(span))?,
             Expr::Rank(a) => self.expr(a, span)?,
             Expr::Bin(op, a, b) => {
                 let a = self.expr(a, span)?;
                 let b = self.expr(b, span)?;
-                let r = match op {
-                    BinOp::Add => a.add(&b),
-                    BinOp::Sub => a.sub(&b),
-                    BinOp::Mul => self.syms.mul(&a, &b),
-                    BinOp::Div => self.syms.div(&a, &b),
-                    BinOp::Mod => self.syms.rem(&a, &b),
-                    BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or
-                        if self.syms.bits && (a.as_const().is_none() || b.as_const().is_none()) =>
-                    {
-                        crate::engine::param::bits::binop(self.syms, *op, &a, &b)
-                    }
-                    BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or => {
-                        let what = format!("an operand of `{}`", op.as_str());
-                        let x = concrete_lin(self.syms, &a, &what, span)?;
-                        let y = concrete_lin(self.syms, &b, &what, span)?;
-                        Some(Lin::k(bits(collc_spec::eval::bin(*op, x, y), span)?))
-                    }
-                };
-                r.ok_or(overflow(span))?
+                self.bin(*op, &a, &b, span)?
             }
-            Expr::Log2(a) | Expr::Pow2(a) => {
-                let what = if matches!(e, Expr::Log2(_)) {
-                    "the argument of `log2`"
-                } else {
-                    "the argument of `pow2`"
-                };
-                let x = self.expr(a, span)?;
-                if self.syms.bits && x.as_const().is_none() {
-                    return crate::engine::param::bits::log_pow(
-                        self.syms,
-                        matches!(e, Expr::Log2(_)),
-                        &x,
-                    )
-                    .ok_or_else(|| {
-                        Stop::Unsupported(
-                            format!("{what} is not a power of two of a loop or parameter"),
-                            span,
-                        )
-                    });
-                }
-                let x = concrete_lin(self.syms, &x, what, span)?;
-                Lin::k(bits(
-                    if matches!(e, Expr::Log2(_)) {
-                        collc_spec::eval::log2(x)
-                    } else {
-                        collc_spec::eval::bin(BinOp::Shl, 1, x)
-                    },
-                    span,
-                )?)
-            }
+            Expr::Log2(a) => self.log_pow(true, a, span)?,
+            Expr::Pow2(a) => self.log_pow(false, a, span)?,
             Expr::CeilDiv(a, b) => {
                 let a = self.expr(a, span)?;
                 let b = self.expr(b, span)?;
@@ -707,6 +630,93 @@ impl Evaluator<'_> {
                 self.syms.max(&a, &b).ok_or(overflow(span))?
             }
         })
+    }
+
+    /// A host array element of the actor's rank: an atom, at a concrete index in bounds.
+    fn array(&mut self, a: ArrayId, idx: &[Expr], span: Span) -> Result<Lin, Stop> {
+        let Some(rank) = self.rank else {
+            return Err(Stop::Unsupported(
+                "a host array read outside the body; read host arrays in the body only".into(),
+                span,
+            ));
+        };
+        let arr = &self.p.arrays[a];
+        let mut flat: i64 = 0;
+        for (i, x) in idx.iter().enumerate() {
+            let d = self.expr(&arr.dims[i], span)?;
+            let x = self.expr(x, span)?;
+            let (Some(d), Some(x)) = (d.as_const(), x.as_const()) else {
+                return Err(Stop::Unsupported(
+                    format!("a symbolic index into host array `{}`", arr.name),
+                    span,
+                ));
+            };
+            if x < 0 || x >= d {
+                return Err(Stop::Unsupported(
+                    format!("index {x} is outside host array `{}`", arr.name),
+                    span,
+                ));
+            }
+            flat = flat
+                .checked_mul(d)
+                .and_then(|f| f.checked_add(x))
+                .ok_or(overflow(span))?;
+        }
+        Ok(Lin::atom(self.syms.intern(Atom::Elem(
+            a,
+            rank,
+            flat as u32,
+        ))))
+    }
+
+    /// A binary operation; a bitwise one on concrete operands, or symbolic in bit mode.
+    fn bin(&mut self, op: BinOp, a: &Lin, b: &Lin, span: Span) -> Result<Lin, Stop> {
+        let r = match op {
+            BinOp::Add => a.add(b),
+            BinOp::Sub => a.sub(b),
+            BinOp::Mul => self.syms.mul(a, b),
+            BinOp::Div => self.syms.div(a, b),
+            BinOp::Mod => self.syms.rem(a, b),
+            BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or
+                if self.syms.bits && (a.as_const().is_none() || b.as_const().is_none()) =>
+            {
+                crate::engine::param::bits::binop(self.syms, op, a, b)
+            }
+            BinOp::Shl | BinOp::Shr | BinOp::And | BinOp::Xor | BinOp::Or => {
+                let what = format!("an operand of `{}`", op.as_str());
+                let x = concrete_lin(self.syms, a, &what, span)?;
+                let y = concrete_lin(self.syms, b, &what, span)?;
+                Some(Lin::k(bits(collc_spec::eval::bin(op, x, y), span)?))
+            }
+        };
+        r.ok_or(overflow(span))
+    }
+
+    /// `log2(a)` (`log`) or `pow2(a)`: concrete, or symbolic in bit mode.
+    fn log_pow(&mut self, log: bool, a: &Expr, span: Span) -> Result<Lin, Stop> {
+        let what = if log {
+            "the argument of `log2`"
+        } else {
+            "the argument of `pow2`"
+        };
+        let x = self.expr(a, span)?;
+        if self.syms.bits && x.as_const().is_none() {
+            return crate::engine::param::bits::log_pow(self.syms, log, &x).ok_or_else(|| {
+                Stop::Unsupported(
+                    format!("{what} is not a power of two of a loop or parameter"),
+                    span,
+                )
+            });
+        }
+        let x = concrete_lin(self.syms, &x, what, span)?;
+        Ok(Lin::k(bits(
+            if log {
+                collc_spec::eval::log2(x)
+            } else {
+                collc_spec::eval::bin(BinOp::Shl, 1, x)
+            },
+            span,
+        )?))
     }
 
     pub(crate) fn cond(&mut self, c: &Cond, span: Span) -> Result<CondV, Stop> {
@@ -775,6 +785,16 @@ pub fn params_of(s: &Syms, l: &Lin) -> Vec<VarId> {
     }
     lin(s, l, &mut out);
     out.into_iter().collect()
+}
+
+/// A numeric loop past its bounds' evaluation.
+struct SpanLoop<'b> {
+    var: VarId,
+    lo: Lin,
+    step: Lin,
+    trip: Lin,
+    body: &'b Block,
+    span: Span,
 }
 
 struct Exec<'a> {
@@ -1142,20 +1162,7 @@ impl Exec<'_> {
                 value,
             } => {
                 let owner = match target {
-                    Some(t) => {
-                        let t = self.concrete(t, "a notify target", s.span)?;
-                        if t < 0 || t >= self.world {
-                            return Err(Stop::Unsupported(
-                                format!(
-                                    "notify target rank {t} does not exist (P = {}); reduce it \
-                                     modulo P (`rank((...) % P)`)",
-                                    self.world
-                                ),
-                                s.span,
-                            ));
-                        }
-                        t as u32
-                    }
+                    Some(t) => self.notify_target(t, s.span)?,
                     None => self.actor.0,
                 };
                 let cell = self.cell(*signal, index, owner, s.span)?;
@@ -1201,179 +1208,214 @@ impl Exec<'_> {
                     self.with_guard(nc, s.span, |x| x.block(e))?;
                 }
             }
-            StmtKind::Return { cond } => {
-                let c = self.eval_cond(cond, s.span)?;
-                self.returns.push(ReturnEv {
-                    actor: self.actor,
-                    span: s.span,
-                    cond: c,
-                });
-                match c {
-                    CondV::Const(true) => {
-                        if self.sym_depth > 0 {
-                            return Err(Stop::Unsupported(
-                                "an early return under a symbolic condition; write `return if` at \
-                                 the top level of the body, folding the condition into it"
-                                    .into(),
-                                s.span,
-                            ));
-                        }
-                        self.returned = true;
-                    }
-                    CondV::Const(false) => {}
-                    CondV::Sym(id) => {
-                        if self.sym_depth > 0 {
-                            return Err(Stop::Unsupported(
-                                "an early return under a symbolic condition; write `return if` at \
-                                 the top level of the body, folding the condition into it"
-                                    .into(),
-                                s.span,
-                            ));
-                        }
-                        let n = self.syms.not(CondV::Sym(id));
-                        if let CondV::Sym(nid) = n {
-                            self.guard = union(&self.guard, &vec![nid]);
-                        }
-                    }
-                }
-            }
+            StmtKind::Return { cond } => self.early_return(cond, s.span)?,
             StmtKind::For { var, range, body } => {
-                if !interesting(body) {
-                    return Ok(());
-                }
-                match range {
-                    Range::Peers | Range::Ranks => {
-                        for q in 0..self.world {
-                            if matches!(range, Range::Peers) && q == self.actor.0 as i64 {
-                                continue;
-                            }
-                            self.env[*var] = Some(Val::V(Lin::k(q)));
-                            self.block(body)?;
-                        }
-                    }
-                    Range::Seq(q) => {
-                        // Unrolled: its values have no affine closed form.
-                        let what = "a bound of a power-of-two or reversed loop";
-                        let lo = self.concrete(&q.lo, what, s.span)?;
-                        let hi = self.concrete(&q.hi, what, s.span)?;
-                        let step = self.concrete(&q.step, what, s.span)?;
-                        let vals =
-                            collc_spec::eval::SeqValues::new(lo, hi, step, q.geometric, q.rev)
-                                .map_err(|e| Stop::Unsupported(e.to_string(), s.span))?;
-                        if vals.len() > UNROLL_MAX {
-                            return Err(Stop::Unsupported(
-                                format!(
-                                    "a reversed loop of {} iterations (at most {UNROLL_MAX} are unrolled)",
-                                    vals.len()
-                                ),
-                                s.span,
-                            ));
-                        }
-                        for v in vals.iter() {
-                            self.env[*var] = Some(Val::V(Lin::k(v)));
-                            self.block(body)?;
-                        }
-                    }
-                    Range::Span { lo, hi, step } => {
-                        let lo = self.eval(lo, s.span)?;
-                        let hi = self.eval(hi, s.span)?;
-                        let step = self.eval(step, s.span)?;
-                        if step.as_const().is_some_and(|x| x <= 0) {
-                            return Err(Stop::Unsupported(
-                                "a loop step that is not positive; write a positive step".into(),
-                                s.span,
-                            ));
-                        }
-                        let trip = self.syms.trip(&lo, &hi, &step).ok_or(overflow(s.span))?;
-                        let small = trip.as_const().filter(|n| *n <= UNROLL_SMALL);
-                        if let Some(n) = small {
-                            return self.unroll(*var, &lo, &step, n, body, s.span);
-                        }
-                        let mark = self.events.len();
-                        let seq = self.seq;
-                        let saved_frame = self.frame;
-                        // The k-th execution of this loop (under the same enclosing frame)
-                        // shares its frame and iteration atom with every other actor's k-th
-                        // execution when the bounds agree, so equal cells look equal.
-                        let occ = {
-                            let n = self
-                                .occurrence
-                                .entry((s.span.start, self.frame))
-                                .or_insert(0);
-                            *n += 1;
-                            *n
-                        };
-                        let key = (
-                            s.span.start,
-                            self.frame,
-                            occ,
-                            trip.clone(),
-                            lo.clone(),
-                            step.clone(),
-                        );
-                        let fid = match self.frame_ix.get(&key) {
-                            Some(f) => *f,
-                            None => {
-                                let iter = self.syms.new_iter(trip.clone(), *var);
-                                self.frames.push(Frame {
-                                    iter,
-                                    trip: trip.clone(),
-                                    parent: self.frame,
-                                    span: s.span,
-                                    lo: lo.clone(),
-                                    step: step.clone(),
-                                });
-                                let f = self.frames.len() as u32 - 1;
-                                self.frame_ix.insert(key, f);
-                                f
-                            }
-                        };
-                        let iter = self.frames[fid as usize].iter;
-                        self.frame = Some(fid);
-                        let sv = self
-                            .syms
-                            .mul(&step, &Lin::atom(iter))
-                            .ok_or(overflow(s.span))?;
-                        let val = lo.add(&sv).ok_or(overflow(s.span))?;
-                        self.env[*var] = Some(Val::V(val));
-                        let r = self.block(body);
-                        self.frame = saved_frame;
-                        match r {
-                            Err(Stop::Iter(j, what, sp)) if j == iter => {
-                                self.events.truncate(mark);
-                                self.seq = seq;
-                                match trip.as_const() {
-                                    Some(n) if n <= UNROLL_MAX => {
-                                        return self.unroll(*var, &lo, &step, n, body, s.span)
-                                    }
-                                    None if !params_of(&self.syms, &trip).is_empty() => {
-                                        // Enumerate what the trip count reads, then unroll.
-                                        return Err(Stop::Need(
-                                            params_of(&self.syms, &trip),
-                                            format!("the trip count of the loop over `{}` (its variable selects {what})", self.p.var_name(*var)),
-                                            sp,
-                                        ));
-                                    }
-                                    _ => {
-                                        return Err(Stop::Unsupported(
-                                            format!(
-                                                "{what} depends on the loop variable `{}` of a loop whose trip count `{}` is symbolic or over {UNROLL_MAX}; \
-                                                 select cells and targets by ranks (`for p in peers`) or by a loop with a constant trip count of at most {UNROLL_MAX}",
-                                                self.p.var_name(*var),
-                                                crate::engine::sym::Printer { syms: &self.syms, p: self.p }.lin(&trip)
-                                            ),
-                                            sp,
-                                        ))
-                                    }
-                                }
-                            }
-                            other => other?,
-                        }
-                    }
+                if interesting(body) {
+                    self.for_loop(*var, range, body, s.span)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// A notify's target rank, which must be concrete and exist.
+    fn notify_target(&mut self, t: &Expr, span: Span) -> Result<u32, Stop> {
+        let t = self.concrete(t, "a notify target", span)?;
+        if t < 0 || t >= self.world {
+            return Err(Stop::Unsupported(
+                format!(
+                    "notify target rank {t} does not exist (P = {}); reduce it \
+                     modulo P (`rank((...) % P)`)",
+                    self.world
+                ),
+                span,
+            ));
+        }
+        Ok(t as u32)
+    }
+
+    /// `return if cond`: recorded; a return that fires ends the actor's body, one that may
+    /// fire guards the rest by its negation. Only at the top level of the body.
+    fn early_return(&mut self, cond: &Cond, span: Span) -> Result<(), Stop> {
+        let c = self.eval_cond(cond, span)?;
+        self.returns.push(ReturnEv {
+            actor: self.actor,
+            span,
+            cond: c,
+        });
+        if c != CondV::Const(false) && self.sym_depth > 0 {
+            return Err(Stop::Unsupported(
+                "an early return under a symbolic condition; write `return if` at \
+                 the top level of the body, folding the condition into it"
+                    .into(),
+                span,
+            ));
+        }
+        match c {
+            CondV::Const(true) => self.returned = true,
+            CondV::Const(false) => {}
+            CondV::Sym(id) => {
+                let n = self.syms.not(CondV::Sym(id));
+                if let CondV::Sym(nid) = n {
+                    self.guard = union(&self.guard, &vec![nid]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn for_loop(
+        &mut self,
+        var: VarId,
+        range: &Range,
+        body: &Block,
+        span: Span,
+    ) -> Result<(), Stop> {
+        match range {
+            Range::Peers | Range::Ranks => {
+                for q in 0..self.world {
+                    if matches!(range, Range::Peers) && q == self.actor.0 as i64 {
+                        continue;
+                    }
+                    self.env[var] = Some(Val::V(Lin::k(q)));
+                    self.block(body)?;
+                }
+                Ok(())
+            }
+            Range::Seq(q) => self.seq_loop(var, q, body, span),
+            Range::Span { lo, hi, step } => {
+                let lo = self.eval(lo, span)?;
+                let hi = self.eval(hi, span)?;
+                let step = self.eval(step, span)?;
+                if step.as_const().is_some_and(|x| x <= 0) {
+                    return Err(Stop::Unsupported(
+                        "a loop step that is not positive; write a positive step".into(),
+                        span,
+                    ));
+                }
+                let trip = self.syms.trip(&lo, &hi, &step).ok_or(overflow(span))?;
+                let l = SpanLoop {
+                    var,
+                    lo,
+                    step,
+                    trip,
+                    body,
+                    span,
+                };
+                match l.trip.as_const().filter(|n| *n <= UNROLL_SMALL) {
+                    Some(n) => self.unroll(var, &l.lo, &l.step, n, body, span),
+                    None => self.summarise(&l),
+                }
+            }
+        }
+    }
+
+    /// A power-of-two or reversed loop, unrolled: its values have no affine closed form.
+    fn seq_loop(&mut self, var: VarId, q: &Seq, body: &Block, span: Span) -> Result<(), Stop> {
+        let what = "a bound of a power-of-two or reversed loop";
+        let lo = self.concrete(&q.lo, what, span)?;
+        let hi = self.concrete(&q.hi, what, span)?;
+        let step = self.concrete(&q.step, what, span)?;
+        let vals = collc_spec::eval::SeqValues::new(lo, hi, step, q.geometric, q.rev)
+            .map_err(|e| Stop::Unsupported(e.to_string(), span))?;
+        if vals.len() > UNROLL_MAX {
+            return Err(Stop::Unsupported(
+                format!(
+                    "a reversed loop of {} iterations (at most {UNROLL_MAX} are unrolled)",
+                    vals.len()
+                ),
+                span,
+            ));
+        }
+        for v in vals.iter() {
+            self.env[var] = Some(Val::V(Lin::k(v)));
+            self.block(body)?;
+        }
+        Ok(())
+    }
+
+    /// The frame of a summarised loop. The k-th execution of this loop (under the same
+    /// enclosing frame) shares its frame and iteration atom with every other actor's k-th
+    /// execution when the bounds agree, so equal cells look equal.
+    fn loop_frame(&mut self, l: &SpanLoop) -> u32 {
+        let occ = {
+            let n = self
+                .occurrence
+                .entry((l.span.start, self.frame))
+                .or_insert(0);
+            *n += 1;
+            *n
+        };
+        let key = (
+            l.span.start,
+            self.frame,
+            occ,
+            l.trip.clone(),
+            l.lo.clone(),
+            l.step.clone(),
+        );
+        if let Some(f) = self.frame_ix.get(&key) {
+            return *f;
+        }
+        let iter = self.syms.new_iter(l.trip.clone(), l.var);
+        self.frames.push(Frame {
+            iter,
+            trip: l.trip.clone(),
+            parent: self.frame,
+            span: l.span,
+            lo: l.lo.clone(),
+            step: l.step.clone(),
+        });
+        let f = self.frames.len() as u32 - 1;
+        self.frame_ix.insert(key, f);
+        f
+    }
+
+    /// A loop kept symbolic: its body once, with the variable `lo + step * i` for the
+    /// frame's iteration atom `i`. When the body needs the iteration concrete, it is
+    /// undone and unrolled (trip count at most `UNROLL_MAX`), or the trip count's
+    /// parameters are asked for, or it is unsupported.
+    fn summarise(&mut self, l: &SpanLoop) -> Result<(), Stop> {
+        let mark = self.events.len();
+        let seq = self.seq;
+        let saved_frame = self.frame;
+        let fid = self.loop_frame(l);
+        let iter = self.frames[fid as usize].iter;
+        self.frame = Some(fid);
+        let sv = self
+            .syms
+            .mul(&l.step, &Lin::atom(iter))
+            .ok_or(overflow(l.span))?;
+        let val = l.lo.add(&sv).ok_or(overflow(l.span))?;
+        self.env[l.var] = Some(Val::V(val));
+        let r = self.block(l.body);
+        self.frame = saved_frame;
+        let Err(Stop::Iter(j, what, sp)) = r else {
+            return r;
+        };
+        if j != iter {
+            return Err(Stop::Iter(j, what, sp));
+        }
+        self.events.truncate(mark);
+        self.seq = seq;
+        let name = self.p.var_name(l.var);
+        match l.trip.as_const() {
+            Some(n) if n <= UNROLL_MAX => self.unroll(l.var, &l.lo, &l.step, n, l.body, l.span),
+            // Enumerate what the trip count reads, then unroll.
+            None if !params_of(&self.syms, &l.trip).is_empty() => Err(Stop::Need(
+                params_of(&self.syms, &l.trip),
+                format!("the trip count of the loop over `{name}` (its variable selects {what})"),
+                sp,
+            )),
+            _ => Err(Stop::Unsupported(
+                format!(
+                    "{what} depends on the loop variable `{name}` of a loop whose trip count `{}` is symbolic or over {UNROLL_MAX}; \
+                     select cells and targets by ranks (`for p in peers`) or by a loop with a constant trip count of at most {UNROLL_MAX}",
+                    crate::engine::sym::Printer { syms: &self.syms, p: self.p }.lin(&l.trip)
+                ),
+                sp,
+            )),
+        }
     }
 
     fn unroll(

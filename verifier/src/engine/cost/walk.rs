@@ -302,6 +302,69 @@ impl<'a> Walk<'a> {
         Ok(out)
     }
 
+    /// A loop over ranks (`peers`: but `me`): the body's counts summed over the ranks.
+    fn rank_loop(
+        &mut self,
+        var: VarId,
+        peers: bool,
+        body: &Block,
+        leaf: &Leaf,
+    ) -> Result<Counts, String> {
+        let mut out = self.zero();
+        let world = Poly::var(self.p.world);
+        let wr = self.world_range();
+        self.bounds.insert(var, (0.0, wr.1 - 1.0));
+        if peers {
+            self.peers.insert(var);
+        }
+        let (b, _) = self.block(body, false, leaf)?;
+        self.peers.remove(&var);
+        for k in 0..self.kinds {
+            if b[k].is_zero() {
+                continue;
+            }
+            let Some(all) = self.sum_or_fail(k, &b[k], var, &world) else {
+                continue;
+            };
+            out[k] = all;
+            if peers {
+                let me = Poly::var(self.p.me);
+                out[k] = out[k].sub(&b[k].subst(var, &me, &|a| self.mk(a)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The trip count of a numeric loop over `var`: `max(0, ceil((hi - lo) / step))`, or
+    /// for a geometric one (`lo * f^j < hi` iff `f^j < ceil(hi / lo)`)
+    /// `ceil(log_f(max(1, ceil(hi / lo))))`, with `f` a constant of at least 2.
+    fn trips(
+        &mut self,
+        var: VarId,
+        lo: &Poly,
+        hi: &Poly,
+        step: &Poly,
+        geometric: bool,
+    ) -> Result<Poly, String> {
+        if !geometric {
+            let span = self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.sub(lo), step.clone()]));
+            return Ok(self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), span])));
+        }
+        let f = step
+            .as_const()
+            .filter(|f| f.1 == 1 && f.0 >= 2)
+            .ok_or_else(|| {
+                format!(
+                    "the loop over `{}` multiplies by `{}`, not a constant of at least 2",
+                    self.p.var_name(var),
+                    self.names().sum(step)
+                )
+            })?;
+        let m = self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.clone(), lo.clone()]));
+        let m = self.mk(Atom::Fun(Fun::Max, vec![Poly::k(1), m]));
+        Ok(self.mk(Atom::Fun(Fun::CeilLog, vec![m, Poly::k(f.0)])))
+    }
+
     fn for_loop(
         &mut self,
         var: VarId,
@@ -310,56 +373,16 @@ impl<'a> Walk<'a> {
         leaf: &Leaf,
     ) -> Result<Counts, String> {
         let mut out = self.zero();
-        let world = Poly::var(self.p.world);
-        let wr = self.world_range();
         let (lo, hi, step, geometric) = match range {
             Range::Peers | Range::Ranks => {
-                self.bounds.insert(var, (0.0, wr.1 - 1.0));
-                let peers = matches!(range, Range::Peers);
-                if peers {
-                    self.peers.insert(var);
-                }
-                let (b, _) = self.block(body, false, leaf)?;
-                self.peers.remove(&var);
-                for k in 0..self.kinds {
-                    if b[k].is_zero() {
-                        continue;
-                    }
-                    let Some(all) = self.sum_or_fail(k, &b[k], var, &world) else {
-                        continue;
-                    };
-                    out[k] = all;
-                    if peers {
-                        let me = Poly::var(self.p.me);
-                        out[k] = out[k].sub(&b[k].subst(var, &me, &|a| self.mk(a)));
-                    }
-                }
-                return Ok(out);
+                return self.rank_loop(var, matches!(range, Range::Peers), body, leaf)
             }
             Range::Span { lo, hi, step } => (lo, hi, step, false),
             // A reversed loop visits the same values: the counts are its ascending form's.
             Range::Seq(q) => (&q.lo, &q.hi, &q.step, q.geometric),
         };
         let (lo, hi, step) = (self.poly(lo)?, self.poly(hi)?, self.poly(step)?);
-        let trips = if geometric {
-            // lo * f^j < hi  iff  f^j < ceil(hi / lo): ceil(log_f(ceil(hi / lo))) values
-            let f = step
-                .as_const()
-                .filter(|f| f.1 == 1 && f.0 >= 2)
-                .ok_or_else(|| {
-                    format!(
-                        "the loop over `{}` multiplies by `{}`, not a constant of at least 2",
-                        self.p.var_name(var),
-                        self.names().sum(&step)
-                    )
-                })?;
-            let m = self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.clone(), lo.clone()]));
-            let m = self.mk(Atom::Fun(Fun::Max, vec![Poly::k(1), m]));
-            self.mk(Atom::Fun(Fun::CeilLog, vec![m, Poly::k(f.0)]))
-        } else {
-            let span = self.mk(Atom::Fun(Fun::CeilDiv, vec![hi.sub(&lo), step.clone()]));
-            self.mk(Atom::Fun(Fun::Max, vec![Poly::k(0), span]))
-        };
+        let trips = self.trips(var, &lo, &hi, &step, geometric)?;
         let (rl, rh) = (self.range(&lo), self.range(&hi));
         self.bounds.insert(var, (rl.0, rh.1 - 1.0));
         self.upper.insert(var, hi.clone());

@@ -116,6 +116,39 @@ struct Op {
 
 /// The facts about every opaque atom of `tr` (translating their operands may meet more).
 fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
+    let (ops, rems) = opaque(s, tr);
+    let mut out = Vec::new();
+    let (views, lows) = power_views(&ops, &mut out);
+    for (i, a) in views.iter().enumerate() {
+        out.push(power(a));
+        for b in &views[i + 1..] {
+            out.push(pair(a, b));
+            out.push(pair(b, a));
+        }
+    }
+    for o in &ops {
+        out.extend(op(o, &views));
+    }
+    for (i, a) in lows.iter().enumerate() {
+        for w in &views {
+            out.push(lowbit::of_power(a, w));
+            for b in &lows[i + 1..] {
+                out.extend(lowbit::step(a, b, w));
+                out.extend(lowbit::step(b, a, w));
+            }
+        }
+    }
+    for (i, a) in rems.iter().enumerate() {
+        out.push(lowbit::rem_alone(a));
+        for b in rems[i + 1..].iter().filter(|b| b.ylin == a.ylin) {
+            out.push(lowbit::rem_pair(a, b));
+        }
+    }
+    out
+}
+
+/// The bit atoms and remainders among the opaque atoms of `tr`, translated.
+fn opaque(s: &Syms, tr: &mut Tr) -> (Vec<Op>, Vec<Rem>) {
     let mut ops = Vec::new();
     let mut rems = Vec::new();
     let mut i = 0;
@@ -149,7 +182,13 @@ fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
             v,
         });
     }
-    let mut out = Vec::new();
+    (ops, rems)
+}
+
+/// The power-of-two views the bit atoms give (`pow2(e)`, `x & (x - 1) == 0`, constant
+/// powers of two operands) and the low bits (`x & -x`), with the facts about a low bit
+/// alone and a `pow2` out of range pushed to `out`.
+fn power_views(ops: &[Op], out: &mut Vec<Bool>) -> (Vec<View>, Vec<Low>) {
     let mut views = Vec::new();
     let mut lows = Vec::new();
     for (n, o) in ops.iter().enumerate() {
@@ -206,32 +245,7 @@ fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
             }
         }
     }
-    for (i, a) in views.iter().enumerate() {
-        out.push(power(a));
-        for b in &views[i + 1..] {
-            out.push(pair(a, b));
-            out.push(pair(b, a));
-        }
-    }
-    for o in &ops {
-        out.extend(op(o, &views));
-    }
-    for (i, a) in lows.iter().enumerate() {
-        for w in &views {
-            out.push(lowbit::of_power(a, w));
-            for b in &lows[i + 1..] {
-                out.extend(lowbit::step(a, b, w));
-                out.extend(lowbit::step(b, a, w));
-            }
-        }
-    }
-    for (i, a) in rems.iter().enumerate() {
-        out.push(lowbit::rem_alone(a));
-        for b in rems[i + 1..].iter().filter(|b| b.ylin == a.ylin) {
-            out.push(lowbit::rem_pair(a, b));
-        }
-    }
-    out
+    (views, lows)
 }
 
 /// `0 <= e <= 62`: where `pow2(e)` is `2^e`.

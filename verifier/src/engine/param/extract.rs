@@ -224,6 +224,28 @@ impl Pass {
 /// Why the parametric route does not apply.
 pub type Open = (String, Option<Span>);
 
+/// A loop as the walk summarises it: its iteration atom, kind, trip count, its variable's
+/// value and, over `peers`, the guard `atom != me`.
+struct LoopHead {
+    atom: AtomId,
+    kind: LoopKind,
+    trip: Lin,
+    val: Lin,
+    extra: Option<CondV>,
+}
+
+impl LoopHead {
+    fn num(atom: AtomId, trip: Lin, val: Lin) -> Self {
+        LoopHead {
+            atom,
+            kind: LoopKind::Num,
+            trip,
+            val,
+            extra: None,
+        }
+    }
+}
+
 struct Walk<'a> {
     p: &'a Protocol,
     syms: &'a mut Syms,
@@ -521,96 +543,11 @@ impl Walk<'_> {
                     self.guarded(nc, |w| w.block(e))?;
                 }
             }
-            StmtKind::Return { cond } => {
-                if self.depth > 0 || !self.loops.is_empty() || self.epilogue {
-                    return Err((
-                        "an early return inside a loop, a branch or the epilogue".into(),
-                        Some(s.span),
-                    ));
-                }
-                let c = self.cond(cond, s.span)?;
-                self.pass.returns.push(PRet {
-                    cond: c,
-                    span: s.span,
-                });
-                match c {
-                    CondV::Const(true) => {
-                        return Err(("a `return if` that always fires".into(), Some(s.span)))
-                    }
-                    CondV::Const(false) => {}
-                    CondV::Sym(_) => {
-                        if let CondV::Sym(n) = self.syms.not(c) {
-                            self.guard = union(&self.guard, &vec![n]);
-                        }
-                    }
-                }
-            }
+            StmtKind::Return { cond } => self.early_return(cond, s.span)?,
             StmtKind::For { var, range, body } => {
-                if !self.wants(body) {
-                    return Ok(());
+                if self.wants(body) {
+                    self.for_loop(*var, range, body, s.span)?;
                 }
-                let world = self.eval(&Expr::Var(self.p.world), s.span)?;
-                let (atom, kind, trip, val, extra) = match range {
-                    Range::Peers | Range::Ranks => {
-                        let a = self.syms.new_iter(world.clone(), *var);
-                        let extra = if matches!(range, Range::Peers) {
-                            Some(
-                                self.syms
-                                    .cmp(CmpOp::Ne, &Lin::atom(a), &Lin::atom(self.pass.me))
-                                    .ok_or(("overflow".to_string(), Some(s.span)))?,
-                            )
-                        } else {
-                            None
-                        };
-                        (a, LoopKind::Rank, world, Lin::atom(a), extra)
-                    }
-                    Range::Seq(q) => {
-                        let ov = || ("arithmetic overflow".to_string(), Some(s.span));
-                        let lo = self.eval(&q.lo, s.span)?;
-                        let hi = self.eval(&q.hi, s.span)?;
-                        let step = self.eval(&q.step, s.span)?;
-                        let (trip, shape) =
-                            super::bits::seq(self.syms, &lo, &hi, &step, q.geometric, q.rev)
-                                .map_err(|m| (m, Some(s.span)))?;
-                        let a = self.syms.new_iter(trip.clone(), *var);
-                        let val = super::bits::value(self.syms, &shape, a, &trip).ok_or_else(ov)?;
-                        (a, LoopKind::Num, trip, val, None)
-                    }
-                    Range::Span { lo, hi, step } => {
-                        let ov = || ("arithmetic overflow".to_string(), Some(s.span));
-                        let lo = self.eval(lo, s.span)?;
-                        let hi = self.eval(hi, s.span)?;
-                        let step = self.eval(step, s.span)?;
-                        super::stride::positive(self.syms, self.p, &step)
-                            .map_err(|m| (m, Some(s.span)))?;
-                        let trip = self.syms.trip(&lo, &hi, &step).ok_or_else(ov)?;
-                        let a = self.syms.new_iter(trip.clone(), *var);
-                        if step.as_const().is_none() {
-                            let range = hi.sub(&lo).ok_or_else(ov)?;
-                            self.syms.strides.insert(a, (range, step.clone()));
-                        }
-                        let sv = self.syms.mul(&step, &Lin::atom(a)).ok_or_else(ov)?;
-                        let val = lo.add(&sv).ok_or_else(ov)?;
-                        (a, LoopKind::Num, trip, val, None)
-                    }
-                };
-                self.pass.loops.push(PLoop {
-                    atom,
-                    kind,
-                    trip,
-                    stmt: s.span.start,
-                });
-                let li = self.pass.loops.len() - 1;
-                self.env[*var] = Some(Val::V(val));
-                self.loops.push(li);
-                let saved = self.guard.clone();
-                let r = match extra {
-                    Some(c) => self.guarded(c, |w| w.block(body)),
-                    None => self.block(body),
-                };
-                self.guard = saved;
-                self.loops.pop();
-                r?;
             }
             StmtKind::Copy { dst, src } if self.data => {
                 self.access(src, None, false, s.span)?;
@@ -637,5 +574,109 @@ impl Walk<'_> {
             | StmtKind::Reduce { .. } => {}
         }
         Ok(())
+    }
+
+    /// `return if cond`, at the top level of the body only: recorded, and the rest of the
+    /// body guarded by its negation.
+    fn early_return(&mut self, cond: &Cond, span: Span) -> Result<(), Open> {
+        if self.depth > 0 || !self.loops.is_empty() || self.epilogue {
+            return Err((
+                "an early return inside a loop, a branch or the epilogue".into(),
+                Some(span),
+            ));
+        }
+        let c = self.cond(cond, span)?;
+        self.pass.returns.push(PRet { cond: c, span });
+        match c {
+            CondV::Const(true) => Err(("a `return if` that always fires".into(), Some(span))),
+            CondV::Const(false) => Ok(()),
+            CondV::Sym(_) => {
+                if let CondV::Sym(n) = self.syms.not(c) {
+                    self.guard = union(&self.guard, &vec![n]);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A loop: its body once, with the variable a function of a new iteration atom.
+    fn for_loop(
+        &mut self,
+        var: VarId,
+        range: &Range,
+        body: &Block,
+        span: Span,
+    ) -> Result<(), Open> {
+        let h = self.loop_head(var, range, span)?;
+        self.pass.loops.push(PLoop {
+            atom: h.atom,
+            kind: h.kind,
+            trip: h.trip,
+            stmt: span.start,
+        });
+        let li = self.pass.loops.len() - 1;
+        self.env[var] = Some(Val::V(h.val));
+        self.loops.push(li);
+        let saved = self.guard.clone();
+        let r = match h.extra {
+            Some(c) => self.guarded(c, |w| w.block(body)),
+            None => self.block(body),
+        };
+        self.guard = saved;
+        self.loops.pop();
+        r
+    }
+
+    /// A loop's iteration atom, kind, trip count and its variable's value.
+    fn loop_head(&mut self, var: VarId, range: &Range, span: Span) -> Result<LoopHead, Open> {
+        let ov = || ("arithmetic overflow".to_string(), Some(span));
+        let world = self.eval(&Expr::Var(self.p.world), span)?;
+        match range {
+            Range::Peers | Range::Ranks => {
+                let a = self.syms.new_iter(world.clone(), var);
+                let extra = if matches!(range, Range::Peers) {
+                    Some(
+                        self.syms
+                            .cmp(CmpOp::Ne, &Lin::atom(a), &Lin::atom(self.pass.me))
+                            .ok_or(("overflow".to_string(), Some(span)))?,
+                    )
+                } else {
+                    None
+                };
+                Ok(LoopHead {
+                    atom: a,
+                    kind: LoopKind::Rank,
+                    trip: world,
+                    val: Lin::atom(a),
+                    extra,
+                })
+            }
+            Range::Seq(q) => {
+                let lo = self.eval(&q.lo, span)?;
+                let hi = self.eval(&q.hi, span)?;
+                let step = self.eval(&q.step, span)?;
+                let (trip, shape) =
+                    super::bits::seq(self.syms, &lo, &hi, &step, q.geometric, q.rev)
+                        .map_err(|m| (m, Some(span)))?;
+                let a = self.syms.new_iter(trip.clone(), var);
+                let val = super::bits::value(self.syms, &shape, a, &trip).ok_or_else(ov)?;
+                Ok(LoopHead::num(a, trip, val))
+            }
+            Range::Span { lo, hi, step } => {
+                let lo = self.eval(lo, span)?;
+                let hi = self.eval(hi, span)?;
+                let step = self.eval(step, span)?;
+                super::stride::positive(self.syms, self.p, &step).map_err(|m| (m, Some(span)))?;
+                let trip = self.syms.trip(&lo, &hi, &step).ok_or_else(ov)?;
+                let a = self.syms.new_iter(trip.clone(), var);
+                if step.as_const().is_none() {
+                    let range = hi.sub(&lo).ok_or_else(ov)?;
+                    self.syms.strides.insert(a, (range, step.clone()));
+                }
+                let sv = self.syms.mul(&step, &Lin::atom(a)).ok_or_else(ov)?;
+                let val = lo.add(&sv).ok_or_else(ov)?;
+                Ok(LoopHead::num(a, trip, val))
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ use crate::engine::smt::Prop;
 use crate::engine::sym::{AtomId, CondV, Formula, Guard, Lin};
 use collc_spec::ir::*;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 /// Which pass an event belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -30,6 +31,22 @@ fn ov() -> String {
 
 fn unknown_var() -> String {
     "a loop variable outside its pass".into()
+}
+
+/// The waits on one credit signal, with their rounds and which pairs may share a cell.
+struct WaitSet {
+    signal: SignalId,
+    waits: Vec<PEv>,
+    /// Per wait, its loop of rounds (a variable the cell does not determine).
+    rounds: Vec<Option<AtomId>>,
+    share: Vec<Vec<bool>>,
+}
+
+impl WaitSet {
+    /// The waits before wait `j` that may share its cell, in program order.
+    fn before(&self, j: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..j).filter(move |i| self.share[*i][j])
+    }
 }
 
 impl Ctx<'_> {
@@ -354,6 +371,36 @@ impl Ctx<'_> {
         self.level_before(w) + self.delta.get(&w.span.start).copied().unwrap_or(0)
     }
 
+    /// The credits `ev` sends before a wait of level `lw`: all of them from a lower level,
+    /// none from a higher one (`Break`); at one level, the ranks of a lower key first
+    /// (`rank_key`), returned as `Continue` with `ev` guarded to the ranks of the same key
+    /// whose program points decide.
+    fn by_level(
+        &mut self,
+        ev: &mut PEv,
+        owner: &Lin,
+        idx: &[Lin],
+        lw: i64,
+    ) -> Result<ControlFlow<GLin, GLin>, String> {
+        let ln = self.level_before(ev);
+        if ln > lw {
+            return Ok(ControlFlow::Break(Vec::new()));
+        }
+        if ln < lw {
+            return Ok(ControlFlow::Break(self.total(ev, owner, idx, None)?));
+        }
+        let Some((less, same)) = self.key_split()? else {
+            return Ok(ControlFlow::Continue(Vec::new()));
+        };
+        let keyed = self.total(ev, owner, idx, Some(less))?;
+        match same {
+            CondV::Const(false) => return Ok(ControlFlow::Break(keyed)),
+            CondV::Const(true) => {}
+            CondV::Sym(c) => ev.guard = crate::engine::sym::union(&ev.guard, &vec![c]),
+        }
+        Ok(ControlFlow::Continue(keyed))
+    }
+
     /// Credits that `ev` (pass B) sends to the cell at program points before `at`.
     pub(super) fn before(
         &mut self,
@@ -362,27 +409,14 @@ impl Ctx<'_> {
         idx: &[Lin],
         at: &Point,
     ) -> Result<GLin, String> {
-        let mut keyed: GLin = Vec::new();
         let mut ev = ev.clone();
-        if let Some(lw) = at.level {
-            let ln = self.level_before(&ev);
-
-            if ln > lw {
-                return Ok(Vec::new());
-            }
-            if ln < lw {
-                return self.total(&ev, owner, idx, None);
-            }
-            // One level: ranks of a lower key first, then program points (`rank_key`).
-            if let Some((less, same)) = self.key_split()? {
-                keyed = self.total(&ev, owner, idx, Some(less))?;
-                match same {
-                    CondV::Const(false) => return Ok(keyed),
-                    CondV::Const(true) => {}
-                    CondV::Sym(c) => ev.guard = crate::engine::sym::union(&ev.guard, &vec![c]),
-                }
-            }
-        }
+        let keyed = match at.level {
+            Some(lw) => match self.by_level(&mut ev, owner, idx, lw)? {
+                ControlFlow::Break(done) => return Ok(done),
+                ControlFlow::Continue(keyed) => keyed,
+            },
+            None => Vec::new(),
+        };
         let ev = &ev;
         let Some((map, g, free)) = self.reach(Side::B, ev, owner, idx, &Map::new(), &[])? else {
             return Ok(keyed);
@@ -675,105 +709,142 @@ impl Ctx<'_> {
             if !waits.is_empty() && self.many_writers(s)? {
                 self.observes_all(s, &waits)?;
             }
-            // The round of each wait: its variable the cell does not determine.
-            let mut rounds: Vec<Option<AtomId>> = Vec::new();
-            for w in &waits {
-                let (o, idx) = self.generic_cell(s)?;
-                let free = match self.reach(Side::A, w, &o, &idx, &Map::new(), &[])? {
-                    Some((_, _, free)) => free,
-                    None => Vec::new(),
-                };
-                match free.as_slice() {
-                    [] => rounds.push(None),
-                    [r] if self.a.loops.iter().any(|l| l.atom == *r && l.kind == LoopKind::Num) => {
-                        rounds.push(Some(*r))
-                    }
-                    _ => {
-                        return Err(format!(
-                            "a wait on `{}` repeats over more than one loop the cell does not determine",
-                            self.p.signals[s].name
-                        ))
-                    }
-                }
+            let rounds = self.rounds(s, &waits)?;
+            let share = self.shares(&waits)?;
+            let set = WaitSet {
+                signal: s,
+                waits,
+                rounds,
+                share,
+            };
+            for j in 0..set.waits.len() {
+                self.stale_wait(&set, j)?;
             }
-            let m = waits.len();
-            let mut share = vec![vec![false; m]; m];
-            for i in 0..m {
-                for j in 0..m {
-                    if i < j {
-                        let sh = self.may_share(&waits[i], &waits[j])?;
-                        share[i][j] = sh;
-                        share[j][i] = sh;
-                    }
+        }
+        Ok(())
+    }
+
+    /// The round of each wait on signal `s`: its variable the cell does not determine.
+    fn rounds(&mut self, s: SignalId, waits: &[PEv]) -> Result<Vec<Option<AtomId>>, String> {
+        let mut rounds: Vec<Option<AtomId>> = Vec::new();
+        for w in waits {
+            let (o, idx) = self.generic_cell(s)?;
+            let free = match self.reach(Side::A, w, &o, &idx, &Map::new(), &[])? {
+                Some((_, _, free)) => free,
+                None => Vec::new(),
+            };
+            match free.as_slice() {
+                [] => rounds.push(None),
+                [r] if self
+                    .a
+                    .loops
+                    .iter()
+                    .any(|l| l.atom == *r && l.kind == LoopKind::Num) =>
+                {
+                    rounds.push(Some(*r))
                 }
+                _ => return Err(format!(
+                    "a wait on `{}` repeats over more than one loop the cell does not determine",
+                    self.p.signals[s].name
+                )),
             }
-            for j in 0..m {
-                let w = waits[j].clone();
-                let need = self.need(&w)?;
-                let before: Vec<usize> = (0..j).filter(|i| share[*i][j]).collect();
-                match rounds[j] {
-                    Some(r) => {
-                        let mates: Vec<usize> = (0..m)
-                            .filter(|i| (*i == j || share[*i][j]) && rounds[*i] == Some(r))
-                            .collect();
-                        let q = mates.iter().position(|x| *x == j).unwrap_or(0);
-                        if q > 0 {
-                            self.stale_pair(&w, &need, &waits[mates[q - 1]], Map::new(), None)?;
-                            continue;
-                        }
-                        let r1 = Lin::atom(r).add(&Lin::k(-1)).ok_or_else(ov)?;
-                        let later = self.run.syms.formula(Formula::Ge0(r1.clone()));
-                        let last = mates[mates.len() - 1];
-                        let pre: Map = [(r, r1)].into_iter().collect();
-                        if let Err(same) =
-                            self.stale_pair(&w, &need, &waits[last], pre, Some(later))
-                        {
-                            // A producer running K rounds ahead: the wait pairs with the
-                            // writers' round K behind (a credit window).
-                            if mates.len() > 1 {
-                                return Err(same);
-                            }
-                            if let Err(e) = self.window_pair(&w, &need, r) {
-                                return Err(format!("{same}; as a credit window: {e}"));
-                            }
-                        }
-                        let outside: Vec<usize> = before
-                            .iter()
-                            .copied()
-                            .filter(|i| rounds[*i] != Some(r))
-                            .collect();
-                        if let Some(&i) = outside.last() {
-                            let first = self.run.syms.formula(Formula::Eq0(Lin::atom(r)));
-                            let pre = self.last_iteration(rounds[i])?;
-                            self.stale_pair(&w, &need, &waits[i], pre, Some(first))?;
-                        }
-                    }
-                    None => {
-                        if let Some(&i) = before.last() {
-                            let pre = self.last_iteration(rounds[i])?;
-                            self.stale_pair(&w, &need, &waits[i], pre, None)?;
-                        } else if self.p.signals[s].monotonic && self.lags_whole_calls(&w, &need) {
-                            // Lagging by whole calls (`>= call - 1`): every credit of an
-                            // earlier call, as `obligations::epoch::own_call` accepts it.
-                            self.stats.items += 1;
-                            self.stats.literal += 1;
-                        } else if self.p.signals[s].monotonic {
-                            // The first wait of a call on a monotonic cell: the cell holds
-                            // every earlier call's credits, so it must need one of its own.
-                            let d = need.add(&Lin::k(-1)).ok_or_else(ov)?;
-                            self.holds(&w.guard, Prop::Ge0(d)).map_err(|e| {
-                                format!(
-                                    "a wait on the monotonic `{}` is not shown to need a credit of its own call ({e})",
-                                    self.p.signals[s].name
-                                )
-                            })?;
-                        } else {
-                            self.stats.items += 1;
-                            self.stats.literal += 1;
-                        }
-                    }
-                }
+        }
+        Ok(rounds)
+    }
+
+    /// Which pairs of waits may share a cell.
+    fn shares(&mut self, waits: &[PEv]) -> Result<Vec<Vec<bool>>, String> {
+        let m = waits.len();
+        let mut share = vec![vec![false; m]; m];
+        for i in 0..m {
+            for j in i + 1..m {
+                let sh = self.may_share(&waits[i], &waits[j])?;
+                share[i][j] = sh;
+                share[j][i] = sh;
             }
+        }
+        Ok(share)
+    }
+
+    /// Wait `j` of the set against the wait before it on its cell.
+    fn stale_wait(&mut self, set: &WaitSet, j: usize) -> Result<(), String> {
+        let w = set.waits[j].clone();
+        let need = self.need(&w)?;
+        match set.rounds[j] {
+            Some(r) => self.stale_round(set, j, &need, r),
+            None => self.stale_once(set, j, &need),
+        }
+    }
+
+    /// A wait repeated over its loop of rounds `r`: against the previous wait of its round
+    /// (or the last of the previous round, or as a credit window), and in the first round
+    /// against the last wait before the loop.
+    fn stale_round(
+        &mut self,
+        set: &WaitSet,
+        j: usize,
+        need: &Lin,
+        r: AtomId,
+    ) -> Result<(), String> {
+        let (waits, rounds) = (&set.waits, &set.rounds);
+        let w = &waits[j];
+        let mates: Vec<usize> = (0..waits.len())
+            .filter(|i| (*i == j || set.share[*i][j]) && rounds[*i] == Some(r))
+            .collect();
+        let q = mates.iter().position(|x| *x == j).unwrap_or(0);
+        if q > 0 {
+            return self.stale_pair(w, need, &waits[mates[q - 1]], Map::new(), None);
+        }
+        let r1 = Lin::atom(r).add(&Lin::k(-1)).ok_or_else(ov)?;
+        let later = self.run.syms.formula(Formula::Ge0(r1.clone()));
+        let last = mates[mates.len() - 1];
+        let pre: Map = [(r, r1)].into_iter().collect();
+        if let Err(same) = self.stale_pair(w, need, &waits[last], pre, Some(later)) {
+            // A producer running K rounds ahead: the wait pairs with the
+            // writers' round K behind (a credit window).
+            if mates.len() > 1 {
+                return Err(same);
+            }
+            if let Err(e) = self.window_pair(w, need, r) {
+                return Err(format!("{same}; as a credit window: {e}"));
+            }
+        }
+        let outside = set.before(j).filter(|i| rounds[*i] != Some(r)).last();
+        if let Some(i) = outside {
+            let first = self.run.syms.formula(Formula::Eq0(Lin::atom(r)));
+            let pre = self.last_iteration(rounds[i])?;
+            self.stale_pair(w, need, &waits[i], pre, Some(first))?;
+        }
+        Ok(())
+    }
+
+    /// A wait outside any loop of rounds: against the last wait before it on its cell; the
+    /// first wait of a call on a monotonic cell needs a credit of its own call (or lags by
+    /// whole calls).
+    fn stale_once(&mut self, set: &WaitSet, j: usize, need: &Lin) -> Result<(), String> {
+        let s = set.signal;
+        let w = &set.waits[j];
+        if let Some(i) = set.before(j).last() {
+            let pre = self.last_iteration(set.rounds[i])?;
+            self.stale_pair(w, need, &set.waits[i], pre, None)?;
+        } else if self.p.signals[s].monotonic && self.lags_whole_calls(w, need) {
+            // Lagging by whole calls (`>= call - 1`): every credit of an
+            // earlier call, as `obligations::epoch::own_call` accepts it.
+            self.stats.items += 1;
+            self.stats.literal += 1;
+        } else if self.p.signals[s].monotonic {
+            // The first wait of a call on a monotonic cell: the cell holds
+            // every earlier call's credits, so it must need one of its own.
+            let d = need.add(&Lin::k(-1)).ok_or_else(ov)?;
+            self.holds(&w.guard, Prop::Ge0(d)).map_err(|e| {
+                format!(
+                    "a wait on the monotonic `{}` is not shown to need a credit of its own call ({e})",
+                    self.p.signals[s].name
+                )
+            })?;
+        } else {
+            self.stats.items += 1;
+            self.stats.literal += 1;
         }
         Ok(())
     }

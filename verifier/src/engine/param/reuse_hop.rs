@@ -25,12 +25,12 @@
 //! open reason.
 
 use super::extract::{PAcc, PEv, PKind};
-use super::oblig::Side;
 use super::reuse::placed;
 use super::solve::{self, Map};
+use super::value_next;
 use super::Ctx;
 use crate::engine::sym::{cond_mentions, mentions};
-use crate::engine::sym::{AtomId, Formula, Guard, Lin};
+use crate::engine::sym::{AtomId, Guard, Lin};
 use collc_spec::ir::*;
 
 /// One pair to order, with the writer's variables solved (`mx`).
@@ -153,40 +153,14 @@ fn hop(cx: &mut Ctx, h: &Hop, n: &PEv, v: &PEv, lag: i64) -> Result<(), Fail> {
             ));
         }
     }
-    // The credit's variables: its target is the writer.
-    let nvars: Vec<AtomId> = n.loops.iter().map(|l| cx.a.loops[*l].atom).collect();
-    let eqs = [(n.owner.clone(), h.writer.clone())];
-    let (mn, mut conds) = cx
-        .solve_all(Side::A, &nvars, &eqs, &n.guard, &[])
-        .map_err(Fail::Open)?;
-    let val = solve::lin(&mut cx.run.syms, val, &mn).ok_or_else(ov)?;
-    let one = val.add(&Lin::k(-1)).ok_or_else(ov)?;
-    conds.push(cx.run.syms.formula(Formula::Ge0(one)));
-    let mut nidx = Vec::new();
-    for l in &n.index {
-        nidx.push(solve::lin(&mut cx.run.syms, l, &mn).ok_or_else(ov)?);
-    }
-    // The wait runs on the writer; its variables: its cell is the credit's.
-    let mut widx = Vec::new();
-    for l in &v.index {
-        widx.push(solve::lin(&mut cx.run.syms, l, h.mx).ok_or_else(ov)?);
-    }
-    let Some(wguard) = solve::guard(&mut cx.run.syms, &v.guard, h.mx).ok_or_else(ov)? else {
+    // The credit's target is the writer; the wait runs on the writer, on the credit's cell.
+    let (_, nidx, mut conds) =
+        value_next::credit(cx, n, val, (&[], &[]), h.writer).map_err(Fail::Open)?;
+    let Some((thr, mv)) =
+        value_next::wait_on(cx, v, thr, nidx, h.mx, &mut conds).map_err(Fail::Open)?
+    else {
         return Err(Fail::Refuted("the wait does not run on the writer".into()));
     };
-    if widx.len() != nidx.len() {
-        return Err(Fail::Open(
-            "a signal indexed with a varying number of coordinates".into(),
-        ));
-    }
-    let thr = solve::lin(&mut cx.run.syms, thr, h.mx).ok_or_else(ov)?;
-    let vvars: Vec<AtomId> = v.loops.iter().map(|l| cx.b.loops[*l].atom).collect();
-    let eqs: Vec<(Lin, Lin)> = widx.into_iter().zip(nidx).collect();
-    let (mv, vconds) = cx
-        .solve_all(Side::B, &vvars, &eqs, &wguard, &[])
-        .map_err(Fail::Open)?;
-    conds.extend(vconds);
-    let thr = solve::lin(&mut cx.run.syms, &thr, &mv).ok_or_else(ov)?;
     if mentions(&cx.run.syms, &thr, h.call) {
         return Err(Fail::Open(
             "a threshold that reads the call index on a self-clearing cell".into(),

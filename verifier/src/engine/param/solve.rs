@@ -240,6 +240,46 @@ pub fn solve(
         pending.remove(k);
         pending.extend(step.eqs);
     }
+    finish(
+        s,
+        vars,
+        trips,
+        Solving {
+            map,
+            pending,
+            facts,
+            claims,
+            ranged,
+        },
+    )
+}
+
+/// What [`solve`] has found when no rule applies any more.
+struct Solving {
+    map: Map,
+    /// The equations left unsolved.
+    pending: Vec<Lin>,
+    facts: Vec<Formula>,
+    claims: Vec<(CondV, Vec<CondV>)>,
+    /// Variables whose domain the solving facts already state (`stride::solve`).
+    ranged: Vec<AtomId>,
+}
+
+/// The solution: its side conditions are the solving facts, the congruences of the
+/// equations left, and every solved variable within its trip count.
+fn finish(
+    s: &mut Syms,
+    vars: &[AtomId],
+    trips: &HashMap<AtomId, Lin>,
+    st: Solving,
+) -> Option<Solution> {
+    let Solving {
+        map,
+        pending,
+        facts,
+        claims,
+        ranged,
+    } = st;
     let mut side = Vec::new();
     let mut pows = Vec::new();
     for f in &facts {

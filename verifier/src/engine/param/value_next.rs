@@ -194,7 +194,7 @@ pub(super) fn first_hop(
     for n in credits {
         for w in waits.iter().filter(|w| w.signal == n.signal) {
             let saved = cx.stats.clone();
-            match hop(cx, n, w, h.mx, h.writer, h.premise, h.a, h.call, h.reuse) {
+            match hop(cx, n, w, h) {
                 Ok(()) => return Ok(()),
                 Err(r) => {
                     cx.stats = saved;
@@ -207,25 +207,14 @@ pub(super) fn first_hop(
 }
 
 /// One hop: credit `n` (pass A) is needed by wait `w` (pass B) of the writer.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn hop(
-    cx: &mut Ctx,
-    n: &PEv,
-    w: &PEv,
-    mx: &Map,
-    writer: &Lin,
-    premise: &Guard,
-    (avars, aeqs): (&[AtomId], &[(Lin, Lin)]),
-    call: Option<&Lin>,
-    reuse: Option<&str>,
-) -> Result<(), String> {
+pub(super) fn hop(cx: &mut Ctx, n: &PEv, w: &PEv, h: &Hops) -> Result<(), String> {
     let PKind::Notify { value: Some(v), .. } = &n.kind else {
         return Err("a credit whose value cannot be evaluated symbolically".into());
     };
     let PKind::Wait { cmp, thr } = &w.kind else {
         return Err("not a wait".into());
     };
-    let call_atom = call.and_then(|c| c.t.first().map(|t| t.0));
+    let call_atom = h.call.and_then(|c| c.t.first().map(|t| t.0));
     if let Some(c) = call_atom {
         let reads = |cx: &Ctx, g: &Guard| {
             g.iter()
@@ -238,6 +227,42 @@ pub(super) fn hop(
             return Err("a guard or credit that reads the call index".into());
         }
     }
+    let (v, nidx, mut conds) = credit(cx, n, v, h.a, h.writer)?;
+    let Some((thr, mw)) = wait_on(cx, w, thr, nidx, h.mx, &mut conds)? else {
+        return Err("the wait does not run on the writer".into());
+    };
+    let (a, b) = match call_atom {
+        Some(c) => {
+            let (b, a) = thr.split(c);
+            if cx.run.syms.nested(&a, c) {
+                return Err("a threshold that reads the call index other than linearly".into());
+            }
+            (a, b)
+        }
+        None => (thr, 0),
+    };
+    growth_fits(cx, n, w, &v, b, (h.mx, &mw), h.reuse)?;
+    conds.push(cx.at_least_one(*cmp, a)?);
+    cx.implies(h.premise, &conds)?;
+    let cs = cx.credits_of(n.signal);
+    cx.at_most_one(&cs, n.signal).map_err(|r| {
+        format!(
+            "a cell of `{}` may receive more than one credit per call ({r})",
+            cx.p.signals[n.signal].name
+        )
+    })
+}
+
+/// The credit `n` of value `v` sent to the writer (with the variables `avars` and
+/// equations `aeqs` of the question): its value and cell index with its variables solved,
+/// and the conditions (it runs, and `v >= 1`). Shared with [`super::reuse_hop`].
+pub(super) fn credit(
+    cx: &mut Ctx,
+    n: &PEv,
+    v: &Lin,
+    (avars, aeqs): (&[AtomId], &[(Lin, Lin)]),
+    writer: &Lin,
+) -> Result<(Lin, Vec<Lin>, Vec<CondV>), String> {
     // The credit's variables: its target is the writer.
     let mut nvars: Vec<AtomId> = avars.to_vec();
     nvars.extend(n.loops.iter().map(|l| cx.a.loops[*l].atom));
@@ -254,13 +279,27 @@ pub(super) fn hop(
     for l in &n.index {
         nidx.push(solve::lin(&mut cx.run.syms, l, &mn).ok_or_else(ov)?);
     }
-    // The wait's variables (the writer's rank is the Set's): its cell is the credit's.
+    Ok((v, nidx, conds))
+}
+
+/// The wait `w` of the writer (its variables solved by `mx`) on the credit's cell `nidx`:
+/// its threshold `thr` with its own variables solved, and their map; its conditions join
+/// `conds`. `None` when the wait does not run on the writer. Shared with
+/// [`super::reuse_hop`].
+pub(super) fn wait_on(
+    cx: &mut Ctx,
+    w: &PEv,
+    thr: &Lin,
+    nidx: Vec<Lin>,
+    mx: &Map,
+    conds: &mut Vec<CondV>,
+) -> Result<Option<(Lin, Map)>, String> {
     let mut widx = Vec::new();
     for l in &w.index {
         widx.push(solve::lin(&mut cx.run.syms, l, mx).ok_or_else(ov)?);
     }
     let Some(wguard) = solve::guard(&mut cx.run.syms, &w.guard, mx).ok_or_else(ov)? else {
-        return Err("the wait does not run on the writer".into());
+        return Ok(None);
     };
     let thr = solve::lin(&mut cx.run.syms, thr, mx).ok_or_else(ov)?;
     if widx.len() != nidx.len() {
@@ -271,23 +310,27 @@ pub(super) fn hop(
     let (mw, wconds) = cx.solve_all(Side::B, &wvars, &eqs, &wguard, &[])?;
     conds.extend(wconds);
     let thr = solve::lin(&mut cx.run.syms, &thr, &mw).ok_or_else(ov)?;
-    let (a, b) = match call_atom {
-        Some(c) => {
-            let (b, a) = thr.split(c);
-            if cx.run.syms.nested(&a, c) {
-                return Err("a threshold that reads the call index other than linearly".into());
-            }
-            (a, b)
-        }
-        None => (thr, 0),
-    };
+    Ok(Some((thr, mw)))
+}
+
+/// The threshold's growth per call `b` against the credit `v`: on a monotonic cell at
+/// least the credit (the route's monotonic reduction, `epoch::reduce`, has already taken
+/// the growth out of the threshold and recorded it per wait: read back from there, under
+/// the maps `(mx, mw)`); on a self-clearing cell none, and no reuse question left open.
+fn growth_fits(
+    cx: &mut Ctx,
+    n: &PEv,
+    w: &PEv,
+    v: &Lin,
+    b: i64,
+    (mx, mw): (&Map, &Map),
+    reuse: Option<&str>,
+) -> Result<(), String> {
     let monotonic = cx.p.signals[n.signal].monotonic;
-    // The route's monotonic reduction (`epoch::reduce`) has already taken the growth out of
-    // the threshold and recorded it per wait: read it back from there.
     let b = match (monotonic, cx.growth.get(&w.span.start).cloned()) {
         (true, Some(g)) if b == 0 => {
             let g = solve::lin(&mut cx.run.syms, &g, mx).ok_or_else(ov)?;
-            let g = solve::lin(&mut cx.run.syms, &g, &mw).ok_or_else(ov)?;
+            let g = solve::lin(&mut cx.run.syms, &g, mw).ok_or_else(ov)?;
             g.as_const().ok_or_else(|| {
                 "a monotonic wait whose threshold growth is not a constant".to_string()
             })?
@@ -308,13 +351,5 @@ pub(super) fn hop(
             "a wait on a self-clearing cell needs the reuse theorem, and {r}"
         ));
     }
-    conds.push(cx.at_least_one(*cmp, a)?);
-    cx.implies(premise, &conds)?;
-    let cs = cx.credits_of(n.signal);
-    cx.at_most_one(&cs, n.signal).map_err(|r| {
-        format!(
-            "a cell of `{}` may receive more than one credit per call ({r})",
-            cx.p.signals[n.signal].name
-        )
-    })
+    Ok(())
 }

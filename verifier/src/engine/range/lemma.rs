@@ -34,7 +34,7 @@
 //! `P*q - q`, the `P*q` of the division fact of `q`.
 
 use super::encode::{DivKind, Enc};
-use collc_spec::ir::{BinOp, Expr, Range, Seq, VarKind};
+use collc_spec::ir::{BinOp, Expr, Range, Seq, VarId, VarKind};
 use std::collections::BTreeMap;
 use z3::ast::{Bool, Int};
 
@@ -235,40 +235,11 @@ fn interval(enc: &Enc, e: &Expr, depth: usize) -> (Option<Expr>, Option<Expr>) {
         return (None, None);
     }
     let int = |c: i64| Some(Expr::Int(c));
-    let world = Expr::Var(enc.p.world);
     let below = |x: &Expr| Some(bin(BinOp::Sub, x.clone(), Expr::Int(1)));
-    let rank = || (int(0), below(&world));
     let go = |x: &Expr| interval(enc, x, depth + 1);
     match e {
         Expr::Int(c) => (int(*c), int(*c)),
-        Expr::Var(v) => match (&enc.p.vars[*v].kind, enc.defs) {
-            (VarKind::Const(c), _) => (int(*c), int(*c)),
-            (VarKind::World { lo, hi }, _) => (int(*lo), int(*hi)),
-            (
-                VarKind::Param {
-                    domain: Some((lo, hi)),
-                },
-                _,
-            ) => (int(*lo), int(*hi)),
-            (VarKind::Param { domain: None } | VarKind::Me, _) => rank(),
-            (VarKind::Derived(x), _) => go(x),
-            (VarKind::Local, defs) => match defs.lets.get(v) {
-                Some(x) => go(x),
-                None => (None, None),
-            },
-            (VarKind::Loop, defs) => match defs.loops.get(v) {
-                Some(Range::Peers | Range::Ranks) => rank(),
-                Some(Range::Span { lo, hi, .. } | Range::Seq(Seq { lo, hi, .. })) => {
-                    (Some(lo.clone()), below(hi))
-                }
-                None => (None, None),
-            },
-            (VarKind::Block, _) => match &enc.p.blocks {
-                Some(b) => (int(0), below(&b.count)),
-                None => (int(0), int(0)),
-            },
-            (VarKind::Call, _) => (int(0), None),
-        },
+        Expr::Var(v) => var_interval(enc, *v, depth),
         Expr::Rank(a) => go(a),
         Expr::Neg(a) => {
             let (l, h) = go(a);
@@ -335,6 +306,43 @@ fn interval(enc: &Enc, e: &Expr, depth: usize) -> (Option<Expr>, Option<Expr>) {
             (lo, hi)
         }
         _ => (None, None),
+    }
+}
+
+/// The bounds [`interval`] proposes for variable `v`.
+fn var_interval(enc: &Enc, v: VarId, depth: usize) -> (Option<Expr>, Option<Expr>) {
+    let int = |c: i64| Some(Expr::Int(c));
+    let world = Expr::Var(enc.p.world);
+    let below = |x: &Expr| Some(bin(BinOp::Sub, x.clone(), Expr::Int(1)));
+    let rank = || (int(0), below(&world));
+    let go = |x: &Expr| interval(enc, x, depth + 1);
+    match (&enc.p.vars[v].kind, enc.defs) {
+        (VarKind::Const(c), _) => (int(*c), int(*c)),
+        (VarKind::World { lo, hi }, _) => (int(*lo), int(*hi)),
+        (
+            VarKind::Param {
+                domain: Some((lo, hi)),
+            },
+            _,
+        ) => (int(*lo), int(*hi)),
+        (VarKind::Param { domain: None } | VarKind::Me, _) => rank(),
+        (VarKind::Derived(x), _) => go(x),
+        (VarKind::Local, defs) => match defs.lets.get(&v) {
+            Some(x) => go(x),
+            None => (None, None),
+        },
+        (VarKind::Loop, defs) => match defs.loops.get(&v) {
+            Some(Range::Peers | Range::Ranks) => rank(),
+            Some(Range::Span { lo, hi, .. } | Range::Seq(Seq { lo, hi, .. })) => {
+                (Some(lo.clone()), below(hi))
+            }
+            None => (None, None),
+        },
+        (VarKind::Block, _) => match &enc.p.blocks {
+            Some(b) => (int(0), below(&b.count)),
+            None => (int(0), int(0)),
+        },
+        (VarKind::Call, _) => (int(0), None),
     }
 }
 

@@ -258,26 +258,35 @@ impl Walk<'_> {
                     else_block,
                 },
                 ast,
-            ) => {
-                let (t, e) = match ast {
-                    Some(A::If {
-                        then_block,
-                        else_block,
-                        ..
-                    }) => (Some(then_block), else_block.as_ref()),
-                    _ => (None, None),
-                };
-                self.conds.push((cond.clone(), true));
-                self.block(then_block, t);
-                self.conds.pop();
-                if let Some(eb) = else_block {
-                    self.conds.push((cond.clone(), false));
-                    self.block(eb, e);
-                    self.conds.pop();
-                }
-            }
+            ) => self.branch(cond, then_block, else_block.as_ref(), ast),
             (StmtKind::Return { cond }, _) => self.conds.push((cond.clone(), false)),
             (StmtKind::Let { .. } | StmtKind::Fence, _) => {}
+        }
+    }
+
+    /// An `if`: each block under its condition (negated for `else`), with its syntax.
+    fn branch(
+        &mut self,
+        cond: &Cond,
+        then_block: &Block,
+        else_block: Option<&Block>,
+        ast: Option<&ast::StmtKind>,
+    ) {
+        let (t, e) = match ast {
+            Some(ast::StmtKind::If {
+                then_block,
+                else_block,
+                ..
+            }) => (Some(then_block), else_block.as_ref()),
+            _ => (None, None),
+        };
+        self.conds.push((cond.clone(), true));
+        self.block(then_block, t);
+        self.conds.pop();
+        if let Some(eb) = else_block {
+            self.conds.push((cond.clone(), false));
+            self.block(eb, e);
+            self.conds.pop();
         }
     }
 
