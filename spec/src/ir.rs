@@ -611,7 +611,7 @@ pub struct Region {
 }
 
 /// A boolean condition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Cond {
     /// Constant.
     Bool(bool),

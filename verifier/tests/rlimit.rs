@@ -2,7 +2,7 @@
 //! deterministic resource limit (`rlimit`), not by the clock (the wall-clock caps are far
 //! away here).
 
-use collc_verifier::smt::{limit_params, ran_out_of_resources, unknown_reason, Limit};
+use collc_verifier::smt::{classify_unknown, limit_params, unknown_reason, Limit};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -60,7 +60,11 @@ fn factor(rlimit: u32) -> (SatResult, String) {
 fn the_resource_limit_decides_not_the_clock() {
     let idle = factor(200_000);
     assert_eq!(idle.0, SatResult::Unknown, "{idle:?}");
-    assert!(ran_out_of_resources(&idle.1), "{idle:?}");
+    assert_eq!(
+        classify_unknown(&idle.1, Duration::ZERO, 600_000),
+        collc_verifier::evidence::Undecided::Resources,
+        "{idle:?}"
+    );
     let (kind, why) = unknown_reason(&idle.1, Duration::ZERO, 600_000, 200_000);
     assert_eq!(
         kind,

@@ -191,44 +191,48 @@ impl Smt {
 pub const CAP_HIT: &str =
     "timeout: the wall-clock cap (--timeout-ms) was hit before this query (the verdict may depend on the machine's load)";
 
-/// Whether an unknown answer is Z3 running out of time: its reason says so,
-/// or it used (nearly) all of its limit (a timer can also end the nonlinear
-/// procedures, which then report "incomplete").
-pub fn ran_out_of_time(z3: &str, spent: std::time::Duration, limit_ms: u32) -> bool {
-    z3.contains("timeout")
+/// Why Z3 answered unknown, from the reason it gives (`get_reason_unknown`), the time the
+/// query took and its wall-clock limit: its deterministic resource limit
+/// ([`Undecided::Resources`]); the wall-clock cap ([`Undecided::Clock`]: its reason says
+/// so, or it used (nearly) all of its limit, since a timer can also end the nonlinear
+/// procedures, which then report "incomplete"); else a form it cannot decide
+/// ([`Undecided::Form`]). This is the one place that reads Z3's reason text: every route
+/// classifies an unknown answer here and keeps the text only to show it.
+pub fn classify_unknown(z3: &str, spent: std::time::Duration, limit_ms: u32) -> Undecided {
+    if z3.contains("resource") || z3.contains("rlimit") {
+        Undecided::Resources
+    } else if z3.contains("timeout")
         || z3.contains("canceled")
         || spent.as_millis() * 10 >= u128::from(limit_ms) * 9
+    {
+        Undecided::Clock
+    } else {
+        Undecided::Form
+    }
 }
 
-/// Whether an unknown answer is Z3 spending its deterministic resource limit.
-pub fn ran_out_of_resources(z3: &str) -> bool {
-    z3.contains("resource") || z3.contains("rlimit")
-}
-
-/// Why Z3 answered unknown: its resource limit (deterministic: the same answer whatever
-/// the load); `timeout` only when the wall-clock cap ended it (the one case where
-/// `--timeout-ms` helps); otherwise the form it cannot decide.
+/// Why Z3 answered unknown ([`classify_unknown`]), with the reason shown: its resource
+/// limit (deterministic: the same answer whatever the load); `timeout` only when the
+/// wall-clock cap ended it (the one case where `--timeout-ms` helps); otherwise the form
+/// it cannot decide.
 pub fn unknown_reason(
     z3: &str,
     spent: std::time::Duration,
     limit_ms: u32,
     rlimit: u32,
 ) -> (Undecided, String) {
-    if ran_out_of_resources(z3) {
-        (Undecided::Resources, format!(
+    let why = classify_unknown(z3, spent, limit_ms);
+    let text = match why {
+        Undecided::Resources => format!(
             "resource limit: Z3 gave up within its deterministic limit of {rlimit} resource units per query ({z3})"
-        ))
-    } else if ran_out_of_time(z3, spent, limit_ms) {
-        (Undecided::Clock, format!("timeout: Z3 was stopped by the wall-clock cap (--timeout-ms) ({z3}); the verdict may depend on the machine's load"))
-    } else {
-        (
-            Undecided::Form,
-            format!(
+        ),
+        Undecided::Clock => format!("timeout: Z3 was stopped by the wall-clock cap (--timeout-ms) ({z3}); the verdict may depend on the machine's load"),
+        Undecided::Form => format!(
             "unsupported form: Z3 answered unknown ({z3}), which happens on products or divisions \
              of two symbolic values; write them with a constant factor or divisor"
         ),
-        )
-    }
+    };
+    (why, text)
 }
 
 fn minimise(tr: &Tr, asserts: &[Bool], side: &[Bool], limit: Limit) -> Option<Assign> {
@@ -420,52 +424,16 @@ impl<'a> Tr<'a> {
                 self.others.insert(a, x.clone());
                 x
             }
-            Atom::Iter(n) => {
-                let info = &self.syms.loops[n as usize];
-                let x = Int::new_const(format!("{}#{n}", self.p.var_name(info.var)));
-                let trip = self.lin(&info.trip.clone());
-                self.side.push(x.ge(0));
-                self.side.push(x.lt(&trip));
-                // A loop with a symbolic step `s >= 1` over the range `r` (`param::stride`):
-                // `j < ceil(r / s)` iff `s*j < r` (the product the loop's value reads).
-                if let Some((range, st)) = self.syms.strides.get(&a).cloned() {
-                    if self.syms.lb(&st).is_some_and(|l| l >= 1) {
-                        let sx = self.lin(&st) * x.clone();
-                        let r = self.lin(&range);
-                        self.side.push(sx.lt(&r));
-                        self.side.push(sx.ge(0));
-                    }
-                }
-                self.others.insert(a, x.clone());
-                x
-            }
-            Atom::CeilDiv(x, y) => {
-                let (xl, yl) = (x, y);
-                let (x, y) = (self.lin(&xl), self.lin(&yl));
-                self.side.push(y.eq(Int::from_i64(0)).not());
-                if yl.as_const().is_none() {
-                    let nx = -x.clone();
-                    self.multiples.push((yl, nx.clone() - nx.modulo(&y)));
-                }
-                let pos = -((-x.clone()).div(&y));
-                y.gt(0).ite(&pos, &x.div(&y))
-            }
-            Atom::Div(x, y) => {
-                let (xl, yl) = (x, y);
-                let (x, y) = (self.lin(&xl), self.lin(&yl));
-                self.side.push(y.eq(Int::from_i64(0)).not());
-                if yl.as_const().is_none() {
-                    self.multiples.push((yl, x.clone() - x.modulo(&y)));
-                }
-                x.div(&y)
-            }
+            Atom::Iter(n) => self.iter(a, n),
+            Atom::CeilDiv(x, y) => self.quotient(&x, y, true),
+            Atom::Div(x, y) => self.quotient(&x, y, false),
             Atom::Mod(_, y) if self.opaque.is_some() && y.as_const().is_none() => {
                 self.opaque.get_or_insert_with(Vec::new).push(a);
                 Int::new_const(format!("mod#{a}"))
             }
             Atom::Mod(x, y) => {
-                let (xl, yl) = (x, y);
-                let (x, y) = (self.lin(&xl), self.lin(&yl));
+                let (x, yl) = (self.lin(&x), y);
+                let y = self.lin(&yl);
                 self.side.push(y.eq(Int::from_i64(0)).not());
                 let m = x.modulo(&y);
                 if yl.as_const().is_none() {
@@ -512,5 +480,45 @@ impl<'a> Tr<'a> {
         };
         self.atoms.insert(a, x.clone());
         x
+    }
+
+    /// Loop iteration atom `a` (loop `n`): `0 <= j < trip`, and with a symbolic step `s >= 1`
+    /// over the range `r` (`param::stride`), `0 <= s*j < r` (`j < ceil(r / s)` iff `s*j < r`,
+    /// the product the loop's value reads).
+    fn iter(&mut self, a: AtomId, n: u32) -> Int {
+        let info = &self.syms.loops[n as usize];
+        let x = Int::new_const(format!("{}#{n}", self.p.var_name(info.var)));
+        let trip = self.lin(&info.trip.clone());
+        self.side.push(x.ge(0));
+        self.side.push(x.lt(&trip));
+        if let Some((range, st)) = self.syms.strides.get(&a).cloned() {
+            if self.syms.lb(&st).is_some_and(|l| l >= 1) {
+                let sx = self.lin(&st) * x.clone();
+                let r = self.lin(&range);
+                self.side.push(sx.lt(&r));
+                self.side.push(sx.ge(0));
+            }
+        }
+        self.others.insert(a, x.clone());
+        x
+    }
+
+    /// `x / y` rounded down, or up (`ceil`); `y != 0`, and a symbolic `y` divides the
+    /// rounded numerator.
+    fn quotient(&mut self, xl: &Lin, yl: Lin, ceil: bool) -> Int {
+        let (x, y) = (self.lin(xl), self.lin(&yl));
+        self.side.push(y.eq(Int::from_i64(0)).not());
+        if !ceil {
+            if yl.as_const().is_none() {
+                self.multiples.push((yl, x.clone() - x.modulo(&y)));
+            }
+            return x.div(&y);
+        }
+        if yl.as_const().is_none() {
+            let nx = -x.clone();
+            self.multiples.push((yl, nx.clone() - nx.modulo(&y)));
+        }
+        let pos = -((-x.clone()).div(&y));
+        y.gt(0).ite(&pos, &x.div(&y))
     }
 }

@@ -58,7 +58,7 @@
 
 use crate::engine::exec::{self, Plan};
 use crate::planning::TABLE;
-use crate::report::evidence::Evidence;
+use crate::report::evidence::{Evidence, Undecided};
 use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
 use collc_grammar::Span;
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
@@ -521,7 +521,9 @@ struct Analysis {
     configs: u64,
     pairs: BTreeSet<PairKey>,
     suspects: BTreeMap<PairKey, Suspect>,
-    unsupported: Option<String>,
+    /// Why the analysis stopped: the time budget ([`Undecided::Clock`]), or a form it
+    /// does not enumerate ([`Undecided::Form`]).
+    unsupported: Option<(Undecided, String)>,
 }
 
 /// The windows rank `r`'s host stages with the input of every call, per
@@ -550,16 +552,22 @@ fn analyse(p: &Protocol, plan: &Plan, worlds: &[i64], deadline: Instant) -> Anal
         unsupported: None,
     };
     if plan.count_at(p, worlds) > TABLE.config_limit {
-        a.unsupported = Some(format!(
-            "{} configurations to enumerate; the limit is {}",
-            plan.count_at(p, worlds),
-            TABLE.config_limit
+        a.unsupported = Some((
+            Undecided::Form,
+            format!(
+                "{} configurations to enumerate; the limit is {}",
+                plan.count_at(p, worlds),
+                TABLE.config_limit
+            ),
         ));
         return a;
     }
     exec::configs_at(p, plan, worlds, &mut |cfg| {
         if Instant::now() >= deadline {
-            a.unsupported = Some("the time budget (--timeout-ms) was spent".into());
+            a.unsupported = Some((
+                Undecided::Clock,
+                "the time budget (--timeout-ms) was spent".into(),
+            ));
             return false;
         }
         let Some(env) = setup(p, cfg) else {
@@ -571,7 +579,10 @@ fn analyse(p: &Protocol, plan: &Plan, worlds: &[i64], deadline: Instant) -> Anal
             Some(b) => match eval(p, &b.count, &env) {
                 Ok(c) => c,
                 Err(e) => {
-                    a.unsupported = Some(format!("the block count is not concrete: {e}"));
+                    a.unsupported = Some((
+                        Undecided::Form,
+                        format!("the block count is not concrete: {e}"),
+                    ));
                     return false;
                 }
             },
@@ -1163,11 +1174,16 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
         file,
     };
     let unsupported = match covered {
-        None => Some(crate::obligations::check::enumeration_scope(p)),
+        None => Some((
+            Undecided::Form,
+            crate::obligations::check::enumeration_scope(p),
+        )),
         Some(_) => a.unsupported.clone(),
     };
-    if let Some(why) = unsupported {
-        return o.undecided(None, why.clone(), vec![Finding::new(why)]);
+    if let Some((kind, why)) = unsupported {
+        let mut r = o.undecided(None, why.clone(), vec![Finding::new(why)]);
+        r.evidence = Evidence::undecided(kind);
+        return r;
     }
     let private = a.pairs.len() - a.suspects.len() - far_writes.len();
     if let Some(r) = o.read_violation(plan, &mut a) {

@@ -389,6 +389,37 @@ impl Tr<'_> {
         let ok = Bool::and(&[e.bvsge(self.k(0)), e.bvsle(self.k(i64::from(self.w) - 3))]);
         ok.ite(&self.k(1).bvshl(e), &self.k(0))
     }
+    /// `x % y` in `0..y`: the divider only outside -y..2y: most remainders of rank
+    /// arithmetic (`(me - root + P) % P`) need none, which keeps the query small.
+    fn modulo(&mut self, x: &Lin, y: &Lin) -> BV {
+        let zero = self.k(0);
+        let (x, y) = (self.lin(x), self.lin(y));
+        let below = |v: &BV| Bool::and(&[v.bvsge(&zero), v.bvslt(&y)]);
+        let (up, down) = (x.bvadd(&y), x.bvsub(&y));
+        let far = if self.enc == Enc::Exact {
+            x.bvsmod(&y)
+        } else {
+            let v = self.constant();
+            self.side.push(v.bvsge(&zero));
+            self.side.push(v.bvslt(&y));
+            v
+        };
+        below(&x).ite(&x, &below(&up).ite(&up, &below(&down).ite(&down, &far)))
+    }
+    /// `lg(x)`: a fresh `k`, 0 for x <= 1, else 2^(k-1) < x <= 2^k.
+    fn lg(&mut self, x: &BV) -> BV {
+        let zero = self.k(0);
+        let k = self.constant();
+        let p = self.pow2(&k);
+        let q = self.k(1).bvshl(k.bvsub(self.k(1)));
+        let one = self.k(1);
+        self.side.push(x.bvsle(&one).implies(k.eq(&zero)));
+        self.side.push(
+            x.bvsgt(&one)
+                .implies(Bool::and(&[k.bvsge(&one), q.bvslt(x), x.bvsle(&p)])),
+        );
+        k
+    }
     fn atom(&mut self, a: AtomId) -> BV {
         if let Some(x) = self.atoms.get(&a) {
             return x.clone();
@@ -424,22 +455,7 @@ impl Tr<'_> {
                 self.side.push(v.bvslt(&y));
                 v
             }
-            Atom::Mod(x, y) => {
-                // The divider only outside -y..2y: most remainders of rank arithmetic
-                // (`(me - root + P) % P`) need none, which keeps the query small.
-                let (x, y) = (self.lin(&x), self.lin(&y));
-                let below = |v: &BV| Bool::and(&[v.bvsge(&zero), v.bvslt(&y)]);
-                let (up, down) = (x.bvadd(&y), x.bvsub(&y));
-                let far = if self.enc == Enc::Exact {
-                    x.bvsmod(&y)
-                } else {
-                    let v = self.constant();
-                    self.side.push(v.bvsge(&zero));
-                    self.side.push(v.bvslt(&y));
-                    v
-                };
-                below(&x).ite(&x, &below(&up).ite(&up, &below(&down).ite(&down, &far)))
-            }
+            Atom::Mod(x, y) => self.modulo(&x, &y),
             Atom::Div(x, y) => {
                 let (x, y) = (self.lin(&x), self.lin(&y));
                 x.bvsub(x.bvsmod(&y)).bvsdiv(&y)
@@ -478,20 +494,7 @@ impl Tr<'_> {
                 let (x, y) = (self.lin(&x), self.lin(&y));
                 match f {
                     BitFn::Pow2 => self.pow2(&x),
-                    BitFn::Lg => {
-                        // k = 0 for x <= 1, else 2^(k-1) < x <= 2^k.
-                        let k = self.constant();
-                        let p = self.pow2(&k);
-                        let q = self.k(1).bvshl(k.bvsub(self.k(1)));
-                        let one = self.k(1);
-                        self.side.push(x.bvsle(&one).implies(k.eq(&zero)));
-                        self.side.push(x.bvsgt(&one).implies(Bool::and(&[
-                            k.bvsge(&one),
-                            q.bvslt(&x),
-                            x.bvsle(&p),
-                        ])));
-                        k
-                    }
+                    BitFn::Lg => self.lg(&x),
                     BitFn::Xor => x.bvxor(&y),
                     BitFn::And => x.bvand(&y),
                     BitFn::Or => x.bvor(&y),
@@ -675,7 +678,7 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> 
     if let Some(a) = cache.0.get(&key) {
         return Some(a.clone());
     }
-    let Some((params, _)) = crate::engine::smt::limit_params(limit) else {
+    let Some((params, limit_ms)) = crate::engine::smt::limit_params(limit) else {
         return Some(Answer::Unknown(
             Undecided::Clock,
             crate::engine::smt::CAP_HIT.into(),
@@ -686,6 +689,7 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> 
     for a in &asserts {
         solver.assert(a);
     }
+    let start = std::time::Instant::now();
     let answer = match solver.check() {
         SatResult::Unsat => Answer::Valid,
         SatResult::Sat => {
@@ -703,16 +707,19 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> 
             let why = solver
                 .get_reason_unknown()
                 .unwrap_or_else(|| "unknown".into());
-            if crate::engine::smt::ran_out_of_resources(&why) {
-                Answer::Unknown(Undecided::Resources, format!(
+            match crate::engine::smt::classify_unknown(&why, start.elapsed(), limit_ms) {
+                Undecided::Resources => Answer::Unknown(Undecided::Resources, format!(
                     "resource limit: Z3 gave up on a bit-vector query within its deterministic limit of {} resource units ({why})",
                     limit.rlimit
-                ))
-            } else {
-                Answer::Unknown(
+                )),
+                Undecided::Clock => Answer::Unknown(
                     Undecided::Clock,
                     format!("timeout: Z3 gave up on a bit-vector query ({why})"),
-                )
+                ),
+                Undecided::Form => Answer::Unknown(
+                    Undecided::Form,
+                    format!("unsupported form: Z3 answered unknown on a bit-vector query ({why})"),
+                ),
             }
         }
     };

@@ -743,10 +743,12 @@ impl Ctx<'_> {
                 {
                     rounds.push(Some(*r))
                 }
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "a wait on `{}` repeats over more than one loop the cell does not determine",
                     self.p.signals[s].name
-                )),
+                ))
+                }
             }
         }
         Ok(rounds)

@@ -5,8 +5,9 @@
 use super::encode::{Defs, Enc};
 use super::obligation::{Goal, Obligation, Verdict};
 use super::{MINIMISE_RLIMIT, QUERY_RLIMIT};
+use crate::report::evidence::Undecided;
 use collc_spec::eval::{eval, Env};
-use collc_spec::ir::{BinOp, Expr, Protocol, Range, Seq, VarId, VarKind};
+use collc_spec::ir::{BinOp, Cond, Expr, Protocol, Range, Seq, VarId, VarKind};
 use collc_spec::print::expr_to_string;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -19,7 +20,43 @@ pub struct Solver<'a> {
     defs: &'a Defs,
     consts: Env,
     z3: Option<z3::Solver>,
-    cache: HashMap<String, Option<Verdict>>,
+    cache: HashMap<Key, Option<Verdict>>,
+}
+
+/// The negation of goal `goal` (of a slice, its `part`: `0 <= lo`, `lo <= hi`, `hi <= dim`)
+/// and the terms a counterexample shows.
+fn negated(enc: &mut Enc, p: &Protocol, goal: &Goal, part: usize) -> (Bool, Vec<Int>) {
+    let world = enc.var(p.world);
+    match goal {
+        Goal::Index { e, dim, .. } => {
+            let (x, d) = (enc.expr(e), enc.expr(dim));
+            (Bool::or(&[x.lt(0), x.ge(&d)]), vec![x, d])
+        }
+        Goal::Slice { lo, hi, dim, .. } => {
+            let (l, h, d) = (enc.expr(lo), enc.expr(hi), enc.expr(dim));
+            let neg = match part {
+                0 => l.lt(0),
+                1 => l.gt(&h),
+                _ => h.gt(&d),
+            };
+            (neg, vec![l, h, d])
+        }
+        Goal::Target { e } => {
+            let x = enc.expr(e);
+            (Bool::or(&[x.lt(0), x.ge(&world)]), vec![x, world.clone()])
+        }
+        Goal::Log2 { e } => {
+            let x = enc.expr(e);
+            (super::encode::is_pow2(&x).not(), vec![x])
+        }
+        Goal::Shift { e } => {
+            let x = enc.expr(e);
+            (
+                Bool::or(&[x.lt(0), x.gt(collc_spec::eval::MAX_SHIFT)]),
+                vec![x],
+            )
+        }
+    }
 }
 
 impl<'a> Solver<'a> {
@@ -41,13 +78,13 @@ impl<'a> Solver<'a> {
     }
 
     /// Starts from verdicts decided before in the same context ([`super::memo`]).
-    pub fn with_verdicts(mut self, cache: HashMap<String, Option<Verdict>>) -> Self {
+    pub fn with_verdicts(mut self, cache: HashMap<Key, Option<Verdict>>) -> Self {
         self.cache = cache;
         self
     }
 
     /// The verdicts decided, by obligation key.
-    pub fn into_verdicts(self) -> HashMap<String, Option<Verdict>> {
+    pub fn into_verdicts(self) -> HashMap<Key, Option<Verdict>> {
         self.cache
     }
 
@@ -56,7 +93,7 @@ impl<'a> Solver<'a> {
         if self.obvious(&o.goal) {
             return None;
         }
-        let key = format!("{:?}|{:?}", key_of(&o.goal), o.conds);
+        let key: Key = (key_of(&o.goal), o.conds.clone());
         if let Some(v) = self.cache.get(&key) {
             return v.clone();
         }
@@ -228,37 +265,7 @@ impl<'a> Solver<'a> {
     fn query(&mut self, o: &Obligation, part: usize, deadline: Instant) -> Option<Verdict> {
         let p = self.p;
         let mut enc = Enc::new(p, self.defs);
-        let world = enc.var(p.world);
-        let (neg, terms) = match &o.goal {
-            Goal::Index { e, dim, .. } => {
-                let (x, d) = (enc.expr(e), enc.expr(dim));
-                (Bool::or(&[x.lt(0), x.ge(&d)]), vec![x, d])
-            }
-            Goal::Slice { lo, hi, dim, .. } => {
-                let (l, h, d) = (enc.expr(lo), enc.expr(hi), enc.expr(dim));
-                let neg = match part {
-                    0 => l.lt(0),
-                    1 => l.gt(&h),
-                    _ => h.gt(&d),
-                };
-                (neg, vec![l, h, d])
-            }
-            Goal::Target { e } => {
-                let x = enc.expr(e);
-                (Bool::or(&[x.lt(0), x.ge(&world)]), vec![x, world.clone()])
-            }
-            Goal::Log2 { e } => {
-                let x = enc.expr(e);
-                (super::encode::is_pow2(&x).not(), vec![x])
-            }
-            Goal::Shift { e } => {
-                let x = enc.expr(e);
-                (
-                    Bool::or(&[x.lt(0), x.gt(collc_spec::eval::MAX_SHIFT)]),
-                    vec![x],
-                )
-            }
-        };
+        let (neg, terms) = negated(&mut enc, p, &o.goal, part);
         let mut asserts = vec![neg];
         for (c, holds) in &o.conds {
             let b = enc.cond(c);
@@ -302,20 +309,25 @@ impl<'a> Solver<'a> {
                 let why = solver
                     .get_reason_unknown()
                     .unwrap_or_else(|| "unknown".into());
-                if crate::engine::smt::ran_out_of_resources(&why) {
-                    let reason = format!(
-                        "unknown: Z3 gave up within its deterministic limit of {QUERY_RLIMIT} resource units ({why})"
-                    );
-                    Some(Verdict::Undecided { form: None, reason })
-                } else if crate::engine::smt::ran_out_of_time(&why, start.elapsed(), limit_ms) {
-                    // The wall-clock cap stopped it: a form beyond the decision procedure
-                    // is the advice whatever stopped Z3 (the same warning as at its
-                    // resource limit); without one the bound is left with the others.
-                    stopped = true;
-                    Some(Verdict::Unchecked)
-                } else {
-                    let reason = format!("unknown: {why}");
-                    Some(Verdict::Undecided { form: None, reason })
+                match crate::engine::smt::classify_unknown(&why, start.elapsed(), limit_ms) {
+                    Undecided::Resources => {
+                        let reason = format!(
+                            "unknown: Z3 gave up within its deterministic limit of {QUERY_RLIMIT} resource units ({why})"
+                        );
+                        Some(Verdict::Undecided { form: None, reason })
+                    }
+                    Undecided::Clock => {
+                        // The wall-clock cap stopped it: a form beyond the decision
+                        // procedure is the advice whatever stopped Z3 (the same warning as
+                        // at its resource limit); without one the bound is left with the
+                        // others.
+                        stopped = true;
+                        Some(Verdict::Unchecked)
+                    }
+                    Undecided::Form => {
+                        let reason = format!("unknown: {why}");
+                        Some(Verdict::Undecided { form: None, reason })
+                    }
                 }
             }
         };
@@ -434,18 +446,27 @@ impl<'a> Solver<'a> {
     }
 }
 
-const LOG2_KEY: Expr = Expr::Int(-2);
-const SHIFT_KEY: Expr = Expr::Int(-62);
+/// What a goal asks, without where it comes from (the region and position it bounds):
+/// the same question asked twice is decided once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Question {
+    Index(Expr, Expr),
+    Slice(Expr, Expr, Expr),
+    Target(Expr),
+    Log2(Expr),
+    Shift(Expr),
+}
 
-/// The goal without its names (which do not change the question).
-fn key_of(g: &Goal) -> Vec<&Expr> {
+/// An obligation's key: its question and its path conditions.
+pub type Key = (Question, Vec<(Cond, bool)>);
+
+fn key_of(g: &Goal) -> Question {
     match g {
-        Goal::Index { e, dim, .. } => vec![e, dim],
-        Goal::Slice { lo, hi, dim, .. } => vec![lo, hi, dim],
-        Goal::Target { e } => vec![e],
-        // The same expression asks another question: tell them apart by a marker.
-        Goal::Log2 { e } => vec![e, &LOG2_KEY],
-        Goal::Shift { e } => vec![e, &SHIFT_KEY],
+        Goal::Index { e, dim, .. } => Question::Index(e.clone(), dim.clone()),
+        Goal::Slice { lo, hi, dim, .. } => Question::Slice(lo.clone(), hi.clone(), dim.clone()),
+        Goal::Target { e } => Question::Target(e.clone()),
+        Goal::Log2 { e } => Question::Log2(e.clone()),
+        Goal::Shift { e } => Question::Shift(e.clone()),
     }
 }
 
