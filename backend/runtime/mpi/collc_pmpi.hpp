@@ -11,7 +11,8 @@
 //
 // Consistency: the decision to serve reads only arguments MPI requires to be the same on
 // every rank of the call (count and datatype of a predefined type, op, root, the
-// communicator), so every rank decides alike. A rank passing a derived datatype whose type
+// communicator), so every rank decides alike; MPI_Alltoallv's counts differ from rank to
+// rank, so it first agrees on the largest with one PMPI_Allreduce. A rank passing a derived datatype whose type
 // signature equals another rank's predefined one would decide differently: such calls are
 // not supported (they pass through only if every rank's datatype is derived).
 //
@@ -35,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <map>
 #include <vector>
 
@@ -52,7 +54,7 @@ static const char* const kReasonName[kNReason] = {
     "in-place",  // MPI_IN_PLACE where the packaged protocol does not support it
     "datatype",  // not the protocol's element type (derived datatypes included)
     "op",  // not the protocol's operator (user ops included)
-    "count",  // zero, or past the largest count the communicator's windows hold
+    "count",  // zero, negative, or past the largest count the communicator's windows hold
     "create-failed",  // the protocol's communicator could not be made here (its domain at this P)
 };
 
@@ -93,6 +95,40 @@ inline long long max_count(long long domain_hi) {
     if (v > 0) n = v;
   }
   return n < domain_hi ? n : domain_hi;
+}
+
+/// The largest row length of a collective whose windows hold `rows` rows (P, or P blocks of
+/// rows): $COLLC_PMPI_MAX_COUNT (else 262144) elements over the rows, at most the protocol's
+/// domain; 0 when not even one element per row fits.
+inline long long max_row(long long domain_hi, long long rows) {
+  const long long n = max_count(static_cast<long long>(1) << 62) / (rows > 0 ? rows : 1);
+  return n < domain_hi ? n : domain_hi;
+}
+
+inline int comm_size(MPI_Comm comm) {
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  return n;
+}
+inline int comm_rank(MPI_Comm comm) {
+  int r = 0;
+  PMPI_Comm_rank(comm, &r);
+  return r;
+}
+inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+/// MPI_Alltoallv: the largest send or receive count over every rank of `comm` (one
+/// PMPI_Allreduce, so every rank decides alike); -1 if a rank passed a negative count.
+inline long long agreed_count(const int* sendcounts, const int* recvcounts, int np, MPI_Comm comm) {
+  long long mx = 0;
+  for (int j = 0; j < np; ++j) {
+    if (sendcounts[j] < 0 || recvcounts[j] < 0) mx = (static_cast<long long>(1) << 62);
+    if (sendcounts[j] > mx) mx = sendcounts[j];
+    if (recvcounts[j] > mx) mx = recvcounts[j];
+  }
+  long long all = 0;
+  PMPI_Allreduce(&mx, &all, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  return all >= (static_cast<long long>(1) << 62) ? -1 : all;
 }
 
 /// Per MPI communicator: the collc communicators made for it (per collective and root), in

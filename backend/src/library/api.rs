@@ -186,39 +186,85 @@ impl<'a> Coll<'a> {
             .collect()
     }
 
-    /// The parameter that is the element count of each call, when the collective takes its
-    /// count per call (both libraries): an allreduce or broadcast whose data window is `f32[n]`
-    /// for an integer parameter `n`, where `n` sizes nothing else that must stay fixed for
-    /// the communicator's lifetime (signal arrays, the block count, host arrays, other
-    /// windows) and the protocol carries no state from call to call beyond credits that
-    /// return to zero (no `monotonic` or value signal, no read of `call`). Windows are sized
-    /// for the configured `n` (the largest count) once; a call runs the protocol at its own
-    /// count. `None`: the count is fixed at creation.
+    /// The windows a call stages from or collects into: the data window, or input and output.
+    pub fn staged(&self) -> Vec<WindowId> {
+        match self.kind {
+            Kind::Barrier => Vec::new(),
+            Kind::Allreduce { data }
+            | Kind::Broadcast { data, .. }
+            | Kind::ReduceScatter { data } => vec![data],
+            Kind::Exchange { input, target, .. } | Kind::AllToAllV { input, target, .. } => {
+                vec![input, target]
+            }
+        }
+    }
+
+    /// The parameter that is the element count of each call in both libraries (the host
+    /// library's per-call count): [`Coll::row_param`] of an allreduce or broadcast whose data
+    /// window is 1-D (`T[n]`).
     pub fn size_param(&self) -> Option<VarId> {
-        let p = self.p();
-        let data = match self.kind {
-            Kind::Allreduce { data } | Kind::Broadcast { data, .. } => data,
-            _ => return None,
+        let one_dim = match self.kind {
+            Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
+                self.p().windows[data].dims.len() == 1
+            }
+            _ => false,
         };
-        let v = match p.windows[data].dims.as_slice() {
-            [collc_spec::ir::Expr::Var(v)] => *v,
+        self.row_param().filter(|_| one_dim)
+    }
+
+    /// The parameter a library of `target` takes per call: [`Coll::size_param`] (host) or
+    /// [`Coll::row_param`] (MPI).
+    pub fn count_param(&self, target: super::LibTarget) -> Option<VarId> {
+        match target {
+            super::LibTarget::Host => self.size_param(),
+            super::LibTarget::Mpi => self.row_param(),
+        }
+    }
+
+    /// The parameter that is the row length of each call, when the collective takes its
+    /// count per call (MPI library): an integer parameter `m` that is the last dimension of
+    /// every window the call stages or collects (`[m]`, `[P][m]`, `[P][R][m]`: leading
+    /// dimensions that do not read `m`), that sizes nothing else that must stay fixed for
+    /// the communicator's lifetime (signal arrays, the block count, host arrays, other
+    /// windows), and where the protocol carries no state from call to call beyond credits
+    /// that return to zero (no `monotonic` signal, no read of `call`, no value signal but
+    /// all_to_all_v's receive counts, which every sender writes each call before the barrier
+    /// its receiver waits on). Windows are sized for the configured `m` (the largest) once;
+    /// a call runs the protocol at its own `m`, after every peer has left every earlier call
+    /// when `m` changes. `None`: the count is fixed at creation.
+    pub fn row_param(&self) -> Option<VarId> {
+        let p = self.p();
+        let staged = self.staged();
+        let v = match p.windows[*staged.first()?].dims.last() {
+            Some(collc_spec::ir::Expr::Var(v)) => *v,
             _ => return None,
         };
         if !matches!(p.vars[v].kind, VarKind::Param { domain: Some(_) }) {
             return None;
         }
-        let carries_state = p.call.is_some()
-            || p.signals
-                .iter()
-                .any(|s| s.monotonic || s.kind == collc_spec::ir::SignalKind::Value);
         let reads = |e: &collc_spec::ir::Expr| reads_var(p, e, v);
+        let row_of_m = |w: &WindowId| match p.windows[*w].dims.split_last() {
+            Some((collc_spec::ir::Expr::Var(x), lead)) => *x == v && !lead.iter().any(reads),
+            _ => false,
+        };
+        if !staged.iter().all(row_of_m) {
+            return None;
+        }
+        let counts = match self.kind {
+            Kind::AllToAllV { recv_counts, .. } => Some(recv_counts),
+            _ => None,
+        };
+        let carries_state = p.call.is_some()
+            || p.signals.iter().enumerate().any(|(i, s)| {
+                s.monotonic || (s.kind == collc_spec::ir::SignalKind::Value && Some(i) != counts)
+            });
         let fixed_dims_read_it = p.signals.iter().any(|s| s.dims.iter().any(reads))
             || p.arrays.iter().any(|a| a.dims.iter().any(reads))
             || p.blocks.as_ref().is_some_and(|b| reads(&b.count))
             || p.windows
                 .iter()
                 .enumerate()
-                .any(|(w, win)| w != data && win.dims.iter().any(reads));
+                .any(|(w, win)| !staged.contains(&w) && win.dims.iter().any(reads));
         (!carries_state && !fixed_dims_read_it).then_some(v)
     }
 

@@ -22,32 +22,12 @@ pub fn arguments(
     count_is_size: bool,
 ) {
     let f = &c.func;
-    let bufs: Vec<(&str, &str, String)> = match c.kind {
-        Kind::Barrier => Vec::new(),
-        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
-            vec![("data", "count", len(data))]
-        }
-        Kind::Exchange { input, target, .. } => {
-            vec![
-                ("input", "input_count", len(input)),
-                ("output", "output_count", len(target)),
-            ]
-        }
-        Kind::ReduceScatter { data } => vec![
-            ("send", "send_count", len(data)),
-            ("recv", "recv_count", format!("({}) / {nranks}", len(data))),
-        ],
-        Kind::AllToAllV { input, target, .. } => vec![
-            ("send", "send_count", len(input)),
-            ("recv", "recv_count", len(target)),
-        ],
-    };
-    for (buf, count, n) in &bufs {
+    let bufs = buffers(c, len, nranks);
+    for (buf, _, _) in &bufs {
         w.line(format!("if ({buf} == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: {buf} is NULL\", {rank});"));
-        if count_is_size {
-            continue;
-        }
-        w.line(format!("if ({count} < static_cast<size_t>({n})) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: {buf} holds %zu elements, the collective needs %llu\", {rank}, {count}, static_cast<unsigned long long>({n}));"));
+    }
+    if !count_is_size {
+        sizes(name, c, w, rank, len, nranks);
     }
     if let Kind::Broadcast { root, .. } = c.kind {
         let field = c.k.var(root);
@@ -91,5 +71,49 @@ pub fn shape(name: &str, c: &Coll, w: &mut Writer, len: &dyn Fn(WindowId) -> Str
             "if ({cond}) return fail(kEDomain, \"{name}_comm_create: {}: {what}\");",
             c.func
         ));
+    }
+}
+
+/// The buffers of a call: (argument, its count argument, the elements it needs).
+fn buffers(
+    c: &Coll,
+    len: &dyn Fn(WindowId) -> String,
+    nranks: &str,
+) -> Vec<(&'static str, &'static str, String)> {
+    match c.kind {
+        Kind::Barrier => Vec::new(),
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
+            vec![("data", "count", len(data))]
+        }
+        Kind::Exchange { input, target, .. } => {
+            vec![
+                ("input", "input_count", len(input)),
+                ("output", "output_count", len(target)),
+            ]
+        }
+        Kind::ReduceScatter { data } => vec![
+            ("send", "send_count", len(data)),
+            ("recv", "recv_count", format!("({}) / {nranks}", len(data))),
+        ],
+        Kind::AllToAllV { input, target, .. } => vec![
+            ("send", "send_count", len(input)),
+            ("recv", "recv_count", len(target)),
+        ],
+    }
+}
+
+/// Buffers smaller than their window (ESIZE, poisoning the communicator); with a per-call
+/// count, after the windows are sized for this call.
+pub fn sizes(
+    name: &str,
+    c: &Coll,
+    w: &mut Writer,
+    rank: &str,
+    len: &dyn Fn(WindowId) -> String,
+    nranks: &str,
+) {
+    let f = &c.func;
+    for (buf, count, n) in buffers(c, len, nranks) {
+        w.line(format!("if ({count} < static_cast<size_t>({n})) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: {buf} holds %zu elements, the collective needs %llu\", {rank}, {count}, static_cast<unsigned long long>({n}));"));
     }
 }

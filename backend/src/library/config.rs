@@ -7,7 +7,7 @@
 use super::api::Coll;
 use crate::cpp::{c_string, int_lit, Writer};
 use crate::layout::BufferSource;
-use collc_spec::ir::{Decl, Expr, VarKind};
+use collc_spec::ir::{Decl, Expr, VarId, VarKind};
 use collc_spec::print::{cond_to_string, expr_to_string};
 
 /// `extern "C" int collc_lib_configure_<i>(P, params, scalars, elems, blocks, err, errlen)`:
@@ -41,46 +41,7 @@ pub fn configure(c: &Coll, w: &mut Writer) {
     let mut param_index = 0;
     for d in &p.decls {
         match *d {
-            Decl::Var(v) => {
-                let var = &p.vars[v];
-                let name = k.var(v);
-                match &var.kind {
-                    VarKind::Param { domain } => {
-                        w.line(format!(
-                            "[[maybe_unused]] const int64_t {name} = collc_params[{param_index}];"
-                        ));
-                        param_index += 1;
-                        let (cond, what) = match domain {
-                            Some((lo, hi)) => (
-                                format!("{name} < {} || {name} > {}", int_lit(*lo), int_lit(*hi)),
-                                format!("int in {lo}..={hi}"),
-                            ),
-                            None => (
-                                format!("{name} < 0 || {name} >= {world}"),
-                                "a rank in 0..P".to_string(),
-                            ),
-                        };
-                        w.open(format!("if ({cond})"));
-                        w.line(format!(
-                            "std::snprintf(collc_err, collc_errlen, \"{} = %lld is outside the verified domain ({})\", static_cast<long long>({name}));",
-                            var.name, what
-                        ));
-                        w.line("return 0;");
-                        w.close();
-                    }
-                    VarKind::Const(x) => w.line(format!(
-                        "[[maybe_unused]] constexpr int64_t {name} = {};",
-                        int_lit(*x)
-                    )),
-                    VarKind::Derived(e) => w.line(format!(
-                        "[[maybe_unused]] const int64_t {name} = {};  // let {} = {}",
-                        k.expr(e),
-                        var.name,
-                        expr_to_string(p, e)
-                    )),
-                    _ => {}
-                }
-            }
+            Decl::Var(v) => var(c, v, &mut param_index, world, w),
             Decl::Require(i) => {
                 let r = &p.requires[i];
                 w.open(format!("if (!({}))", k.cond(&r.cond)));
@@ -97,6 +58,64 @@ pub fn configure(c: &Coll, w: &mut Writer) {
             _ => {}
         }
     }
+    outputs(c, w);
+    w.line("(void)collc_params;");
+    w.line("(void)collc_err;");
+    w.line("(void)collc_errlen;");
+    w.line("return 1;");
+    w.close();
+}
+
+/// One variable: a parameter read from `collc_params` (the next index) and checked against
+/// its domain, a constant or a `let`.
+fn var(c: &Coll, v: VarId, param_index: &mut usize, world: &str, w: &mut Writer) {
+    let k = &c.k;
+    let p = c.p();
+    let var = &p.vars[v];
+    let name = k.var(v);
+    match &var.kind {
+        VarKind::Param { domain } => {
+            w.line(format!(
+                "[[maybe_unused]] const int64_t {name} = collc_params[{param_index}];"
+            ));
+            *param_index += 1;
+            let (cond, what) = match domain {
+                Some((lo, hi)) => (
+                    format!("{name} < {} || {name} > {}", int_lit(*lo), int_lit(*hi)),
+                    format!("int in {lo}..={hi}"),
+                ),
+                None => (
+                    format!("{name} < 0 || {name} >= {world}"),
+                    "a rank in 0..P".to_string(),
+                ),
+            };
+            w.open(format!("if ({cond})"));
+            w.line(format!(
+                "std::snprintf(collc_err, collc_errlen, \"{} = %lld is outside the verified domain ({})\", static_cast<long long>({name}));",
+                var.name, what
+            ));
+            w.line("return 0;");
+            w.close();
+        }
+        VarKind::Const(x) => w.line(format!(
+            "[[maybe_unused]] constexpr int64_t {name} = {};",
+            int_lit(*x)
+        )),
+        VarKind::Derived(e) => w.line(format!(
+            "[[maybe_unused]] const int64_t {name} = {};  // let {} = {}",
+            k.expr(e),
+            var.name,
+            expr_to_string(p, e)
+        )),
+        _ => {}
+    }
+}
+
+/// The block count (checked against the CPU runtime's 1..=64), every buffer's element
+/// count and the kernel's scalars.
+fn outputs(c: &Coll, w: &mut Writer) {
+    let k = &c.k;
+    let p = c.p();
     match &p.blocks {
         Some(b) => w.line(format!("*collc_blocks = {};", k.expr(&b.count))),
         None => w.line("*collc_blocks = 1;"),
@@ -127,9 +146,4 @@ pub fn configure(c: &Coll, w: &mut Writer) {
     for (i, v) in k.abi.scalars.iter().enumerate() {
         w.line(format!("collc_scalars[{i}] = {};", k.var(*v)));
     }
-    w.line("(void)collc_params;");
-    w.line("(void)collc_err;");
-    w.line("(void)collc_errlen;");
-    w.line("return 1;");
-    w.close();
 }

@@ -111,10 +111,10 @@ fn config_types(name: &str, target: LibTarget, colls: &[Coll], w: &mut Writer) {
         if params.is_empty() {
             w.line("    int64_t unused_; /* no parameters */");
         }
-        let per_call = c.size_param().is_some();
+        let per_call = c.count_param(target);
         for (v, cname) in &params {
-            let more = if per_call && c.size_param() == Some(*v) {
-                ": the largest count of a call (windows are sized for it once; each call passes its own count)"
+            let more = if per_call == Some(*v) {
+                ": the largest of a call (windows are sized for it once; each call passes its own)"
             } else {
                 ""
             };
@@ -223,10 +223,11 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
         doc(name, target, c, &mut w);
         w.line(format!("{up}_API {};", prototype(name, target, c)));
         for n in counts(c) {
-            if c.size_param().is_some() {
-                w.line(
-                    "/* The largest count of a call: the configured one (0 for a NULL comm). */",
-                );
+            if c.count_param(target).is_some() {
+                w.line(format!(
+                    "/* Elements {} holds at the largest count of a call, the configured one (0 for a NULL comm). */",
+                    n.what
+                ));
             } else {
                 w.line(format!(
                     "/* Elements {} needs for the communicator's parameters (0 for a NULL comm). */",
@@ -253,13 +254,63 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     w.finish()
 }
 
+/// reduce_scatter's and all_to_all_v's calls: rows or blocks of rows per rank.
+fn blocks_doc(name: &str, c: &Coll, w: &mut Writer) {
+    let p = c.p();
+    match c.kind {
+        Kind::ReduceScatter { data } => {
+            let op = match p.semantics {
+                collc_spec::ir::Semantics::ReduceScatter { op, .. } => {
+                    format!("{op:?}").to_lowercase()
+                }
+                _ => String::new(),
+            };
+            w.line(format!(
+            "/* {name}_{}: send holds P rows of M elements (window `{}`, P * M = send_count needed); recv[0..M)",
+            c.func, p.windows[data].name
+        ));
+            w.line(format!(
+            " * becomes the element-wise {op} over every rank's send row `rank` (ESIZE if send_count < P * M"
+        ));
+            w.line(" * or recv_count < M).");
+        }
+        Kind::AllToAllV {
+            input,
+            target: out,
+            send_counts,
+            recv_counts,
+        } => {
+            let (lo, hi) = p.arrays[send_counts].domain;
+            w.line(format!(
+            "/* {name}_{}: send holds P blocks of R rows (window `{}`); block j goes to rank j, whose",
+            c.func, p.windows[input].name
+        ));
+            w.line(format!(
+            " * recv block `rank` (window `{}`) receives it; send_counts[j] (P entries, each in {lo}..={hi}, the",
+            p.windows[out].name
+        ));
+            w.line(format!(
+            " * verified domain of `{}`, else EDOMAIN) is how many rows of block j are valid; recv_counts[j]",
+            p.arrays[send_counts].name
+        ));
+            w.line(format!(
+            " * (P entries, value signal `{}`) becomes min(rank j's send_counts[rank], R): only those rows of",
+            p.signals[recv_counts].name
+        ));
+            w.line(" * recv block j are defined. ESIZE if send_count or recv_count is smaller than the window;");
+            w.line(" * EINVAL for a NULL counts array.");
+        }
+        _ => {}
+    }
+}
+
 fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
     let who = match target {
         LibTarget::Host => "rank `rank`",
         LibTarget::Mpi => "this process",
     };
     let p = c.p();
-    let size = c.size_param();
+    let size = c.count_param(target);
     match c.kind {
         Kind::Allreduce { .. } | Kind::Broadcast { .. } if size.is_some() => {
             per_call_doc(name, c, size.unwrap_or_default(), w)
@@ -310,48 +361,12 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
             ));
             w.line(" * (ESIZE if a count is smaller).");
         }
-        Kind::ReduceScatter { data } => {
-            let op = match p.semantics {
-                collc_spec::ir::Semantics::ReduceScatter { op, .. } => {
-                    format!("{op:?}").to_lowercase()
-                }
-                _ => String::new(),
-            };
-            w.line(format!(
-                "/* {name}_{}: send holds P rows of M elements (window `{}`, P * M = send_count needed); recv[0..M)",
-                c.func, p.windows[data].name
-            ));
-            w.line(format!(
-                " * becomes the element-wise {op} over every rank's send row `rank` (ESIZE if send_count < P * M"
-            ));
-            w.line(" * or recv_count < M).");
-        }
-        Kind::AllToAllV {
-            input,
-            target: out,
-            send_counts,
-            recv_counts,
-        } => {
-            let (lo, hi) = p.arrays[send_counts].domain;
-            w.line(format!(
-                "/* {name}_{}: send holds P blocks of R rows (window `{}`); block j goes to rank j, whose",
-                c.func, p.windows[input].name
-            ));
-            w.line(format!(
-                " * recv block `rank` (window `{}`) receives it; send_counts[j] (P entries, each in {lo}..={hi}, the",
-                p.windows[out].name
-            ));
-            w.line(format!(
-                " * verified domain of `{}`, else EDOMAIN) is how many rows of block j are valid; recv_counts[j]",
-                p.arrays[send_counts].name
-            ));
-            w.line(format!(
-                " * (P entries, value signal `{}`) becomes min(rank j's send_counts[rank], R): only those rows of",
-                p.signals[recv_counts].name
-            ));
-            w.line(" * recv block j are defined. ESIZE if send_count or recv_count is smaller than the window;");
-            w.line(" * EINVAL for a NULL counts array.");
-        }
+        Kind::ReduceScatter { .. } | Kind::AllToAllV { .. } => blocks_doc(name, c, w),
+    }
+    if let (Some(v), Kind::Exchange { .. } | Kind::ReduceScatter { .. } | Kind::AllToAllV { .. }) =
+        (size, c.kind)
+    {
+        per_call_rows_doc(c, v, w);
     }
     if let Some(b) = &p.calls {
         w.line(format!(
@@ -406,6 +421,32 @@ fn per_call_doc(name: &str, c: &Coll, v: collc_spec::ir::VarId, w: &mut Writer) 
             p.vars[root].name
         ));
     }
+}
+
+/// A collective with `[..][m]` windows that takes its row length `m` per call.
+fn per_call_rows_doc(c: &Coll, v: collc_spec::ir::VarId, w: &mut Writer) {
+    let p = c.p();
+    let m = &p.vars[v].name;
+    let lo = match p.vars[v].kind {
+        collc_spec::ir::VarKind::Param {
+            domain: Some((lo, _)),
+        } => lo,
+        _ => 1,
+    };
+    let arg = match c.kind {
+        Kind::ReduceScatter { .. } => "recv_count is",
+        Kind::AllToAllV { .. } => "send_count is the input's rows times",
+        _ => "input_count is the input's rows times",
+    };
+    w.line(format!(
+        " * Per call: {arg} this call's `{m}` (the protocol's row length), in {lo}..=config.{}.{}",
+        c.func,
+        c.k.var(v)
+    ));
+    w.line(" * (EDOMAIN otherwise, for a count that is not a whole number of rows, or if a `require` fails");
+    w.line(" * at that length); the other buffers must hold the windows at that length (ESIZE). Every rank");
+    w.line(" * passes the same counts (EMISMATCH). A call at another length than the previous one first");
+    w.line(" * waits until every rank has entered it.");
 }
 
 /// One element-count query function of a collective (`NAME_<func>_<suffix>(comm)`).

@@ -73,56 +73,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("if (!c) return fail(kESystem, \"out of memory\");");
     w.line("char err[512];");
     for c in colls {
-        let nb = c.k.abi.buffers.len();
-        let ns = c.k.abi.scalars.len();
-        let prm: Vec<String> = c
-            .params()
-            .iter()
-            .map(|(_, n)| format!("config->{}.{n}", c.func))
-            .collect();
-        w.open("");
-        w.line(format!("// {} ({})", c.func, c.p().name));
-        w.line(format!(
-            "const int64_t prm[] = {{{}}};",
-            if prm.is_empty() {
-                "0".to_string()
-            } else {
-                prm.join(", ")
-            }
-        ));
-        w.line(format!("int64_t scalars[{ns}];"));
-        w.line(format!("uint64_t elems[{nb}];"));
-        w.line("int64_t blocks = 1;");
-        w.line(format!(
-            "if (!collc_lib_configure_{}(nranks, prm, scalars, elems, &blocks, err, sizeof err)) return fail(kEDomain, \"{name}_comm_create: {}: %s\", err);",
-            c.index, c.func
-        ));
-        let slot = |x| format!("elems[{}]", c.slot(x));
-        super::checks::shape(name, c, &mut w, &slot, "nranks");
-        w.line("CollSpec cs;");
-        w.line(format!("cs.name = {};", c_string(&c.func)));
-        w.line(format!("cs.kernel = collc_lib_kernel_{};", c.index));
-        w.line("cs.blocks = static_cast<int32_t>(blocks);");
-        if let Some(b) = &c.k.p.calls {
-            w.line(format!("cs.max_calls = {};", b.max));
-            w.line(format!(
-                "cs.calls_decl = {};",
-                c_string(&format!("calls <= {} ({})", b.max, c.k.at(b.span)))
-            ));
-        }
-        for (i, b) in c.k.abi.buffers.iter().enumerate() {
-            w.line(format!(
-                "cs.buffers.push_back(BufferSpec{{{}, elems[{i}] * {}, {}, {}}});",
-                c_string(&format!("{}.{}", c.func, b.name)),
-                b.elem.size(),
-                u32::from(b.is_credit_signal),
-                if b.per_call { c.rotation } else { 1 }
-            ));
-        }
-        w.line(format!("cs.scalars.assign(scalars, scalars + {ns});"));
-        w.line(format!("c->elems.emplace_back(elems, elems + {nb});"));
-        w.line("colls.push_back(std::move(cs));");
-        w.close();
+        coll_spec(name, c, &mut w);
     }
     w.line("const int s = c->comm.init(nranks, std::move(colls), config->wait_timeout_ms);");
     w.line("if (s != kOk) return s;");
@@ -131,16 +82,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     w.line("return kOk;");
     w.close();
     w.line("");
-    // free
-    w.open(format!("extern \"C\" int {name}_comm_free({name}_comm* c)"));
-    w.line("if (c == nullptr) return kOk;");
-    w.line("std::string first;");
-    w.line("const uint64_t n = c->comm.is_broken() ? 0 : c->comm.residue(&first);");
-    w.line("delete c;");
-    w.line(format!("if (n != 0) return fail(kEResidue, \"{name}_comm_free: %llu credit cell(s) not back at 0, first %s (was a call still in flight?)\", static_cast<unsigned long long>(n), first.c_str());"));
-    w.line("return kOk;");
-    w.close();
-    w.line("");
+    free(name, &mut w);
     for c in colls {
         call(name, c, &mut w);
         for n in super::header::counts(c) {
@@ -161,6 +103,74 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     }
     super::header::errors(name, &mut w);
     w.finish()
+}
+
+/// One collective's `CollSpec` in `NAME_comm_create`: configured (EDOMAIN outside the
+/// verified domain), shape-checked, its buffers and scalars.
+fn coll_spec(name: &str, c: &Coll, w: &mut Writer) {
+    let nb = c.k.abi.buffers.len();
+    let ns = c.k.abi.scalars.len();
+    let prm: Vec<String> = c
+        .params()
+        .iter()
+        .map(|(_, n)| format!("config->{}.{n}", c.func))
+        .collect();
+    w.open("");
+    w.line(format!("// {} ({})", c.func, c.p().name));
+    w.line(format!(
+        "const int64_t prm[] = {{{}}};",
+        if prm.is_empty() {
+            "0".to_string()
+        } else {
+            prm.join(", ")
+        }
+    ));
+    w.line(format!("int64_t scalars[{ns}];"));
+    w.line(format!("uint64_t elems[{nb}];"));
+    w.line("int64_t blocks = 1;");
+    w.line(format!(
+        "if (!collc_lib_configure_{}(nranks, prm, scalars, elems, &blocks, err, sizeof err)) return fail(kEDomain, \"{name}_comm_create: {}: %s\", err);",
+        c.index, c.func
+    ));
+    let slot = |x| format!("elems[{}]", c.slot(x));
+    super::checks::shape(name, c, w, &slot, "nranks");
+    w.line("CollSpec cs;");
+    w.line(format!("cs.name = {};", c_string(&c.func)));
+    w.line(format!("cs.kernel = collc_lib_kernel_{};", c.index));
+    w.line("cs.blocks = static_cast<int32_t>(blocks);");
+    if let Some(b) = &c.k.p.calls {
+        w.line(format!("cs.max_calls = {};", b.max));
+        w.line(format!(
+            "cs.calls_decl = {};",
+            c_string(&format!("calls <= {} ({})", b.max, c.k.at(b.span)))
+        ));
+    }
+    for (i, b) in c.k.abi.buffers.iter().enumerate() {
+        w.line(format!(
+            "cs.buffers.push_back(BufferSpec{{{}, elems[{i}] * {}, {}, {}}});",
+            c_string(&format!("{}.{}", c.func, b.name)),
+            b.elem.size(),
+            u32::from(b.is_credit_signal),
+            if b.per_call { c.rotation } else { 1 }
+        ));
+    }
+    w.line(format!("cs.scalars.assign(scalars, scalars + {ns});"));
+    w.line(format!("c->elems.emplace_back(elems, elems + {nb});"));
+    w.line("colls.push_back(std::move(cs));");
+    w.close();
+}
+
+/// `NAME_comm_free`.
+fn free(name: &str, w: &mut Writer) {
+    w.open(format!("extern \"C\" int {name}_comm_free({name}_comm* c)"));
+    w.line("if (c == nullptr) return kOk;");
+    w.line("std::string first;");
+    w.line("const uint64_t n = c->comm.is_broken() ? 0 : c->comm.residue(&first);");
+    w.line("delete c;");
+    w.line(format!("if (n != 0) return fail(kEResidue, \"{name}_comm_free: %llu credit cell(s) not back at 0, first %s (was a call still in flight?)\", static_cast<unsigned long long>(n), first.c_str());"));
+    w.line("return kOk;");
+    w.close();
+    w.line("");
 }
 
 fn call(name: &str, c: &Coll, w: &mut Writer) {

@@ -86,66 +86,94 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     w.line("*len = 0;");
     w.line("return nullptr;");
     w.close();
-    if let Some(v) = c.size_param() {
+    if let Some(v) = c.row_param() {
+        capacity(c, &ns, &names, &mut w);
         resize(c, &ns, v, &names, &mut w);
     }
     if matches!(c.kind, Kind::AllToAllV { .. }) {
-        w.line(
-            "// The caller's counts -> this rank's host array `arr` (ArrayId; int64, rank-local).",
-        );
-        w.open(format!(
-            "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_counts_in_{i}(const void* a, int arr, const int32_t* src)"
-        ));
-        w.line(format!(
-            "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
-        ));
-        w.line("switch (arr) {");
-        for arr in 0..c.p().arrays.len() {
-            w.line(format!(
-                "    case {arr}: for (int64_t j = 0; j < x->{}; ++j) x->{}[j] = src[j]; break;",
-                names.array_len(arr),
-                names.array_field(arr)
-            ));
-        }
-        w.line("    default: break;");
-        w.line("}");
-        w.close();
-        w.line("// This rank's cells of value signal `sig` (SignalId; this call's instance) -> the caller's counts.");
-        w.open(format!(
-            "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_counts_out_{i}(const void* a, int sig, int32_t* dst)"
-        ));
-        w.line(format!(
-            "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
-        ));
-        w.line("const int me = collc_mpi::detail::st().me;");
-        w.line("switch (sig) {");
-        for sig in 0..c.p().signals.len() {
-            w.line(format!(
-                "    case {sig}: for (int64_t j = 0; j < x->{}; ++j) dst[j] = collc_mpi::read_cell(*x->sigwin, me, x->{} + MPI_Aint(j)); break;",
-                names.signal_cells(sig),
-                names.signal_field(sig)
-            ));
-        }
-        w.line("    default: break;");
-        w.line("}");
-        w.close();
+        counts_accessors(c, &ns, &names, &mut w);
     }
     s.push_str(&w.finish());
     Ok(s)
 }
 
-/// `collc_lib_mpi_resize_<i>(args, count, err, errlen)`: the protocol's size parameter `v`
-/// becomes `count` for the next call, after checking it against its declared domain, the
-/// data window's allocated size and every `require` (the rank-uniform values recomputed as
-/// `setup()` does); 1 = ok, 0 = the reason in `err` and nothing changed.
+/// all_to_all_v's counts: the caller's send counts into the host array, the value signal's
+/// cells (this call's instance) out to the caller's receive counts.
+fn counts_accessors(c: &Coll, ns: &str, names: &Names, w: &mut Writer) {
+    let i = c.index;
+    w.line("// The caller's counts -> this rank's host array `arr` (ArrayId; int64, rank-local).");
+    w.open(format!(
+        "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_counts_in_{i}(const void* a, int arr, const int32_t* src)"
+    ));
+    w.line(format!(
+        "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
+    ));
+    w.line("switch (arr) {");
+    for arr in 0..c.p().arrays.len() {
+        w.line(format!(
+            "    case {arr}: for (int64_t j = 0; j < x->{}; ++j) x->{}[j] = src[j]; break;",
+            names.array_len(arr),
+            names.array_field(arr)
+        ));
+    }
+    w.line("    default: break;");
+    w.line("}");
+    w.close();
+    w.line("// This rank's cells of value signal `sig` (SignalId; this call's instance) -> the caller's counts.");
+    w.open(format!(
+        "__attribute__((visibility(\"hidden\"))) void collc_lib_mpi_counts_out_{i}(const void* a, int sig, int32_t* dst)"
+    ));
+    w.line(format!(
+        "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
+    ));
+    w.line("const int me = collc_mpi::detail::st().me;");
+    w.line("switch (sig) {");
+    for sig in 0..c.p().signals.len() {
+        w.line(format!(
+            "    case {sig}: for (int64_t j = 0; j < x->{}; ++j) dst[j] = collc_mpi::read_cell(*x->sigwin, me, x->{} + MPI_Aint(j)); break;",
+            names.signal_cells(sig),
+            names.signal_field(sig)
+        ));
+    }
+    w.line("    default: break;");
+    w.line("}");
+    w.close();
+}
+
+/// `collc_lib_mpi_capacity_<i>(args, w)`: the elements allocated for window `w` (its size
+/// at the configured row length, the largest of a call).
+fn capacity(c: &Coll, ns: &str, names: &Names, w: &mut Writer) {
+    w.line(
+        "// Elements allocated for window `w` (WindowId): its size at the configured row length.",
+    );
+    w.open(format!(
+        "__attribute__((visibility(\"hidden\"))) int64_t collc_lib_mpi_capacity_{}(const void* a, int w)",
+        c.index
+    ));
+    w.line(format!(
+        "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
+    ));
+    w.line("switch (w) {");
+    for win in c.staged() {
+        w.line(format!(
+            "    case {win}: return static_cast<int64_t>(x->{}->count);",
+            names.window_field(win)
+        ));
+    }
+    w.line("    default: return 0;");
+    w.line("}");
+    w.close();
+}
+
+/// `collc_lib_mpi_resize_<i>(args, count, err, errlen)`: the protocol's row-length
+/// parameter `v` ([`Coll::row_param`]) becomes `count` for the next call, after checking it
+/// against its declared domain, every `require` (the rank-uniform values recomputed as
+/// `setup()` does) and the allocated size of every staged window at that count; 1 = ok,
+/// 0 = the reason in `err` and nothing changed.
 fn resize(c: &Coll, ns: &str, v: VarId, names: &Names, w: &mut Writer) {
     let k = &c.k;
     let p = c.p();
-    let data = match c.kind {
-        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => data,
-        _ => return,
-    };
-    w.line("// The element count of the next call: checked against the domain, the window and every `require`.");
+    w.line("// The row length of the next call: checked against the domain, every `require` and the windows.");
     w.open(format!(
         "__attribute__((visibility(\"hidden\"))) int collc_lib_mpi_resize_{}(void* a, int64_t count, char* err, size_t errlen)",
         c.index
@@ -156,44 +184,7 @@ fn resize(c: &Coll, ns: &str, v: VarId, names: &Names, w: &mut Writer) {
     w.line("Args* x = static_cast<Args*>(a);");
     for d in &p.decls {
         match *d {
-            Decl::Var(x) => {
-                let var = &p.vars[x];
-                let cn = k.var(x);
-                match &var.kind {
-                    VarKind::World { .. } => w.line(format!(
-                        "[[maybe_unused]] const int64_t {cn} = collc_mpi::detail::st().np;"
-                    )),
-                    VarKind::Param { domain } if x == v => {
-                        let (lo, hi) = domain.unwrap_or((1, i64::MAX));
-                        w.line(format!("[[maybe_unused]] const int64_t {cn} = count;"));
-                        w.open(format!(
-                            "if ({cn} < {} || {cn} > {} || {cn} > static_cast<int64_t>(x->{}->count))",
-                            int_lit(lo),
-                            int_lit(hi),
-                            names.window_field(data)
-                        ));
-                        w.line(format!(
-                            "std::snprintf(err, errlen, \"count %lld is outside {lo}..=%lld (the verified domain of `{}`, at most the configured {})\", static_cast<long long>(count), static_cast<long long>(x->{}->count));",
-                            var.name, var.name, names.window_field(data)
-                        ));
-                        w.line("return 0;");
-                        w.close();
-                    }
-                    VarKind::Param { .. } => w.line(format!(
-                        "[[maybe_unused]] const int64_t {cn} = x->{};",
-                        names.param_field(x)
-                    )),
-                    VarKind::Const(n) => w.line(format!(
-                        "[[maybe_unused]] constexpr int64_t {cn} = {};",
-                        int_lit(*n)
-                    )),
-                    VarKind::Derived(e) => w.line(format!(
-                        "[[maybe_unused]] const int64_t {cn} = {};",
-                        k.expr(e)
-                    )),
-                    _ => {}
-                }
-            }
+            Decl::Var(x) => resize_var(c, x, v, names, w),
             Decl::Require(r) => {
                 let r = &p.requires[r];
                 let text = format!(
@@ -211,10 +202,75 @@ fn resize(c: &Coll, ns: &str, v: VarId, names: &Names, w: &mut Writer) {
             _ => {}
         }
     }
+    let var = &p.vars[v].name;
+    for win in c.staged() {
+        let dims: Vec<String> = p.windows[win]
+            .dims
+            .iter()
+            .map(|e| format!("({})", k.expr(e)))
+            .collect();
+        let field = names.window_field(win);
+        w.line(format!(
+            "const int64_t collc_len_{win} = {};",
+            dims.join(" * ")
+        ));
+        w.open(format!(
+            "if (collc_len_{win} > static_cast<int64_t>(x->{field}->count))"
+        ));
+        w.line(format!(
+            "std::snprintf(err, errlen, \"count %lld needs %lld elements of window `{}`, which holds %lld (sized for the configured `{var}`)\", static_cast<long long>(count), static_cast<long long>(collc_len_{win}), static_cast<long long>(x->{field}->count));",
+            p.windows[win].name
+        ));
+        w.line("return 0;");
+        w.close();
+    }
     w.line(format!("x->{} = count;", names.param_field(v)));
-    w.line(format!("x->{} = count;", names.window_len(data)));
+    for win in c.staged() {
+        w.line(format!("x->{} = collc_len_{win};", names.window_len(win)));
+    }
     w.line("return 1;");
     w.close();
+}
+
+/// One variable of the resize function: the row length is `count` (checked against its
+/// domain), the others as `setup()` computed them.
+fn resize_var(c: &Coll, x: VarId, v: VarId, names: &Names, w: &mut Writer) {
+    let k = &c.k;
+    let var = &c.p().vars[x];
+    let cn = k.var(x);
+    match &var.kind {
+        VarKind::World { .. } => w.line(format!(
+            "[[maybe_unused]] const int64_t {cn} = collc_mpi::detail::st().np;"
+        )),
+        VarKind::Param { domain } if x == v => {
+            let (lo, hi) = domain.unwrap_or((1, i64::MAX));
+            w.line(format!("[[maybe_unused]] const int64_t {cn} = count;"));
+            w.open(format!(
+                "if ({cn} < {} || {cn} > {})",
+                int_lit(lo),
+                int_lit(hi)
+            ));
+            w.line(format!(
+                "std::snprintf(err, errlen, \"count %lld is outside {lo}..={hi} (the verified domain of `{}`)\", static_cast<long long>(count));",
+                var.name
+            ));
+            w.line("return 0;");
+            w.close();
+        }
+        VarKind::Param { .. } => w.line(format!(
+            "[[maybe_unused]] const int64_t {cn} = x->{};",
+            names.param_field(x)
+        )),
+        VarKind::Const(n) => w.line(format!(
+            "[[maybe_unused]] constexpr int64_t {cn} = {};",
+            int_lit(*n)
+        )),
+        VarKind::Derived(e) => w.line(format!(
+            "[[maybe_unused]] const int64_t {cn} = {};",
+            k.expr(e)
+        )),
+        _ => {}
+    }
 }
 
 /// `NAME.cpp`.
@@ -248,32 +304,7 @@ pub fn glue(name: &str, colls: &[Coll]) -> String {
     recover_fn(name, colls.len(), &mut w);
     for c in colls {
         call(name, c, &mut w);
-        for n in counts(c) {
-            w.open(format!(
-                "extern \"C\" size_t {name}_{}_{}(const {name}_comm* comm)",
-                c.func, n.suffix
-            ));
-            w.line("if (comm == nullptr) return 0;");
-            if let Some(v) = c.size_param() {
-                w.line(format!(
-                    "return static_cast<size_t>(comm->config.{}.{});  // the largest count of a call",
-                    c.func,
-                    c.k.var(v)
-                ));
-                w.close();
-                continue;
-            }
-            w.line("int64_t len = 0;");
-            w.line(format!(
-                "collc_lib_mpi_window_{}(comm->args[{}], {}, &len);",
-                c.index, c.index, n.window
-            ));
-            if n.per_rank {
-                w.line("len /= comm->comm.np();");
-            }
-            w.line("return static_cast<size_t>(len);");
-            w.close();
-        }
+        count_queries(name, c, &mut w);
         w.line("");
     }
     super::header::errors(name, &mut w);
@@ -297,7 +328,10 @@ fn declarations(colls: &[Coll], w: &mut Writer) {
         w.line(format!(
             "void* collc_lib_mpi_window_{i}(const void* a, int w, int64_t* len);"
         ));
-        if c.size_param().is_some() {
+        if c.row_param().is_some() {
+            w.line(format!(
+                "int64_t collc_lib_mpi_capacity_{i}(const void* a, int w);"
+            ));
             w.line(format!(
                 "int collc_lib_mpi_resize_{i}(void* a, int64_t count, char* err, size_t errlen);"
             ));
@@ -464,18 +498,105 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
         "auto kernel = [a](const collc_mpi::Ctx& ctx) {{ collc_lib_mpi_kernel_{i}(ctx, a); }};"
     ));
     let len = |x| format!("collc_lib_mpi_len(collc_lib_mpi_window_{i}, a, {x})");
-    let per_call = c.size_param().is_some();
+    let (me, np) = ("comm->comm.me()", "comm->comm.np()");
+    let size = c.row_param();
+    super::checks::arguments(name, c, w, me, &len, np, size.is_some());
+    let (stage, collect) = staging(c);
+    if let Some(b) = &c.p().calls {
+        // `calls <= N`: call N + 1 is refused before anything is published (the communicator
+        // stays usable); every rank counts the same calls, so every rank refuses it.
+        w.line(format!(
+            "if (comm->calls[{i}] >= {}) return fail(kEDomain, \"{name}_{}: call %lld refused: past %s, the verified domain\", static_cast<long long>(comm->calls[{i}] + 1), {});",
+            b.max,
+            c.func,
+            c_string(&format!("calls <= {} ({})", b.max, c.k.at(b.span)))
+        ));
+    }
+    w.line(format!("const int64_t kc = comm->calls[{i}]++;"));
+    w.line(format!(
+        "collc_lib_mpi_begin_call_{i}(comm->args[{i}], kc);"
+    ));
+    let (count, fresh) = match size {
+        Some(v) => {
+            row_length(name, c, v, w);
+            w.line("char collc_err[256];");
+            w.line(format!("if (!collc_lib_mpi_resize_{i}(comm->args[{i}], collc_m, collc_err, sizeof collc_err)) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: %s\", comm->comm.me(), collc_err);"));
+            super::checks::sizes(name, c, w, me, &len, np);
+            w.line(format!("const bool fresh = comm->counts[{i}] != 0 && comm->counts[{i}] != collc_m;  // another count than the previous call"));
+            w.line(format!("comm->counts[{i}] = collc_m;"));
+            ("collc_m", "fresh")
+        }
+        None => ("0", "false"),
+    };
+    w.line(format!(
+        "return comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
+    ));
+    w.close();
+}
+
+/// `NAME_<func>_<count>(comm)`: the elements each buffer needs (with a per-call count: the
+/// window's allocated size, the largest of a call).
+fn count_queries(name: &str, c: &Coll, w: &mut Writer) {
+    let i = c.index;
+    for n in counts(c) {
+        w.open(format!(
+            "extern \"C\" size_t {name}_{}_{}(const {name}_comm* comm)",
+            c.func, n.suffix
+        ));
+        w.line("if (comm == nullptr) return 0;");
+        if c.row_param().is_some() {
+            w.line(format!(
+                "int64_t len = collc_lib_mpi_capacity_{i}(comm->args[{i}], {});  // the largest of a call",
+                n.window
+            ));
+        } else {
+            w.line("int64_t len = 0;");
+            w.line(format!(
+                "collc_lib_mpi_window_{i}(comm->args[{i}], {}, &len);",
+                n.window
+            ));
+        }
+        if n.per_rank {
+            w.line("len /= comm->comm.np();");
+        }
+        w.line("return static_cast<size_t>(len);");
+        w.close();
+    }
+}
+
+/// `collc_m`, the row length of this call, from the count argument that carries it: an
+/// allreduce's or broadcast's `count`, reduce_scatter's `recv_count`, or the input's count
+/// over the input window's rows (EDOMAIN if it is not a whole number of rows).
+fn row_length(name: &str, c: &Coll, v: VarId, w: &mut Writer) {
+    let i = c.index;
+    let f = &c.func;
+    let (arg, input) = match c.kind {
+        Kind::Exchange { input, .. } => ("input_count", input),
+        Kind::AllToAllV { input, .. } => ("send_count", input),
+        Kind::ReduceScatter { .. } => {
+            w.line("const int64_t collc_m = static_cast<int64_t>(recv_count);");
+            return;
+        }
+        _ => {
+            w.line("const int64_t collc_m = static_cast<int64_t>(count);");
+            return;
+        }
+    };
+    w.line(format!(
+        "const int64_t collc_rows = collc_lib_mpi_capacity_{i}(a, {input}) / comm->config.{f}.{};  // the input window's rows",
+        c.k.var(v)
+    ));
+    w.line(format!("if (static_cast<int64_t>({arg}) % collc_rows != 0) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: {arg} %zu is not a whole number of rows (%lld rows of `{}` elements)\", comm->comm.me(), {arg}, static_cast<long long>(collc_rows));", c.p().vars[v].name));
+    w.line(format!(
+        "const int64_t collc_m = static_cast<int64_t>({arg}) / collc_rows;"
+    ));
+}
+
+/// The staging of a call: (caller's buffers -> windows, windows -> caller's buffers).
+fn staging(c: &Coll) -> (String, String) {
+    let i = c.index;
     let t = c.elem().cpp();
-    super::checks::arguments(
-        name,
-        c,
-        w,
-        "comm->comm.me()",
-        &len,
-        "comm->comm.np()",
-        per_call,
-    );
-    let (stage, collect) = match c.kind {
+    match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
             let only_root = if matches!(c.kind, Kind::Broadcast { .. }) {
@@ -507,32 +628,5 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
             format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send, sizeof({t})); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
             format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv, sizeof({t})); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
         ),
-    };
-    if let Some(b) = &c.p().calls {
-        // `calls <= N`: call N + 1 is refused before anything is published (the communicator
-        // stays usable); every rank counts the same calls, so every rank refuses it.
-        w.line(format!(
-            "if (comm->calls[{i}] >= {}) return fail(kEDomain, \"{name}_{}: call %lld refused: past %s, the verified domain\", static_cast<long long>(comm->calls[{i}] + 1), {});",
-            b.max,
-            c.func,
-            c_string(&format!("calls <= {} ({})", b.max, c.k.at(b.span)))
-        ));
     }
-    w.line(format!("const int64_t kc = comm->calls[{i}]++;"));
-    w.line(format!(
-        "collc_lib_mpi_begin_call_{i}(comm->args[{i}], kc);"
-    ));
-    let (count, fresh) = if per_call {
-        w.line("char collc_err[256];");
-        w.line(format!("if (!collc_lib_mpi_resize_{i}(comm->args[{i}], static_cast<int64_t>(count), collc_err, sizeof collc_err)) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: %s\", comm->comm.me(), collc_err);"));
-        w.line(format!("const bool fresh = comm->counts[{i}] != 0 && comm->counts[{i}] != static_cast<int64_t>(count);  // another count than the previous call"));
-        w.line(format!("comm->counts[{i}] = static_cast<int64_t>(count);"));
-        ("static_cast<int64_t>(count)", "fresh")
-    } else {
-        ("0", "false")
-    };
-    w.line(format!(
-        "return comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
-    ));
-    w.close();
 }

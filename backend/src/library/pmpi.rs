@@ -9,15 +9,18 @@
 //!
 //! Served: `MPI_Barrier` (a barrier protocol), `MPI_Allreduce` (an allreduce whose count is
 //! per call, on a predefined datatype of an element type it lists and an operator it lists
-//! — each pair packaged as its own library; `MPI_IN_PLACE` included), `MPI_Bcast` (a broadcast whose count is per call, on its datatype, any root:
-//! one collc communicator per root). `MPI_Reduce_scatter_block`, `MPI_Allgather`,
-//! `MPI_Alltoall` and `MPI_Alltoallv` are intercepted, counted and passed through
-//! (`no-protocol`): the libraries fix those collectives' shapes at creation.
+//! — each pair packaged as its own library; `MPI_IN_PLACE` included), `MPI_Bcast` (a
+//! broadcast whose count is per call, on its datatype, any root: one collc communicator per
+//! root), `MPI_Reduce_scatter_block`, `MPI_Allgather` and `MPI_Alltoall` (a protocol of that
+//! kind whose row length is per call, [`Coll::row_param`]; `MPI_IN_PLACE` included) and
+//! `MPI_Alltoallv` (an all_to_all_v whose row length is per call: the largest count over
+//! every rank, agreed by one `PMPI_Allreduce`, sets the row length; `MPI_IN_PLACE` passes
+//! through).
 
 use super::api::{Coll, Kind};
 use super::{collectives, install, Installed, LibError, LibTarget, Member, BUILD_FLAGS};
 use crate::cpp::Writer;
-use collc_spec::ir::{ElemType, ReduceOp, Semantics, VarKind};
+use collc_spec::ir::{ElemType, ReduceOp, VarKind};
 use std::path::Path;
 
 /// The fixed runtime of the PMPI library.
@@ -48,14 +51,22 @@ fn config(s: &Served, w: &mut Writer) {
     for (v, name) in c.params() {
         let var = &c.p().vars[v];
         let value = match var.kind {
-            _ if Some(v) == c.size_param() => {
+            _ if Some(v) == c.row_param() => {
                 let hi = match var.kind {
                     VarKind::Param {
                         domain: Some((_, hi)),
                     } => hi,
                     _ => i64::MAX,
                 };
-                format!("collc_pmpi::max_count({hi}LL)")
+                match c.kind {
+                    Kind::Allreduce { .. } | Kind::Broadcast { .. } => {
+                        format!("collc_pmpi::max_count({hi}LL)")
+                    }
+                    _ => format!(
+                        "collc_pmpi::max_row({hi}LL, collc_pmpi::comm_size(comm) * {}LL)",
+                        block_rows(c).unwrap_or(1)
+                    ),
+                }
             }
             VarKind::Param {
                 domain: Some((lo, _)),
@@ -123,35 +134,136 @@ fn mpi_match(t: ElemType) -> String {
     format!("({})", tests.join(" || "))
 }
 
-/// One candidate protocol `k` of a served collective: the datatype, the op (allreduce),
+/// One intercepted collective the shim can serve: its C signature and PMPI arguments, the
+/// C++ that defines `datatype`, `count` (the row length) and `np` from them (or sets `why`
+/// to a reason to pass through), the fit test of `count` (`{hi}`: the top of the row
+/// length's domain) and the library call (`{t}` element type, `{lib}` library, `{f}`
+/// function, `c` the collc communicator).
+struct Entry {
+    name: &'static str,
+    coll: &'static str,
+    params: &'static str,
+    args: &'static str,
+    prelude: &'static str,
+    fit: &'static str,
+    call: &'static str,
+}
+
+const ALLREDUCE: Entry = Entry {
+    name: "MPI_Allreduce",
+    coll: "kAllreduce",
+    params: "const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm",
+    args: "sendbuf, recvbuf, count, datatype, op, comm",
+    prelude: "",
+    fit: "count > 0 && count <= collc_pmpi::max_count({hi}LL)",
+    call: "if (sendbuf != MPI_IN_PLACE) std::memcpy(recvbuf, sendbuf, size_t(count) * sizeof({t}));\n        Inside in;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<{t}*>(recvbuf), size_t(count)) != 0) return MPI_ERR_OTHER;",
+};
+
+const BCAST: Entry = Entry {
+    name: "MPI_Bcast",
+    coll: "kBcast",
+    params: "void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm",
+    args: "buffer, count, datatype, root, comm",
+    prelude: "",
+    fit: "count > 0 && count <= collc_pmpi::max_count({hi}LL)",
+    call: "Inside in;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<{t}*>(buffer), size_t(count), root) != 0) return MPI_ERR_OTHER;",
+};
+
+/// MPI_IN_PLACE: the input is row `me` of recvbuf (copied into the window before the
+/// protocol writes recvbuf).
+const ALLGATHER: Entry = Entry {
+    name: "MPI_Allgather",
+    coll: "kAllgather",
+    params: "const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
+    args: "sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm",
+    prelude: "[[maybe_unused]] const MPI_Datatype datatype = recvtype;\n    [[maybe_unused]] const int count = recvcount;\n    [[maybe_unused]] const int np = comm_size(comm);\n    if (why < 0 && sendbuf != MPI_IN_PLACE && (sendtype != recvtype || sendcount != recvcount)) why = kDatatype;",
+    fit: "count > 0 && count <= collc_pmpi::max_row({hi}LL, np)",
+    call: "const {t}* in = sendbuf == MPI_IN_PLACE ? static_cast<const {t}*>(recvbuf) + size_t(comm_rank(comm)) * size_t(count) : static_cast<const {t}*>(sendbuf);\n        Inside in_;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), in, size_t(count), static_cast<{t}*>(recvbuf), size_t(np) * size_t(count)) != 0) return MPI_ERR_OTHER;",
+};
+
+/// MPI_IN_PLACE: the input is recvbuf (copied into the window before the protocol writes it).
+const ALLTOALL: Entry = Entry {
+    name: "MPI_Alltoall",
+    coll: "kAlltoall",
+    params: "const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
+    args: "sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm",
+    prelude: "[[maybe_unused]] const MPI_Datatype datatype = recvtype;\n    [[maybe_unused]] const int count = recvcount;\n    [[maybe_unused]] const int np = comm_size(comm);\n    if (why < 0 && sendbuf != MPI_IN_PLACE && (sendtype != recvtype || sendcount != recvcount)) why = kDatatype;",
+    fit: "count > 0 && count <= collc_pmpi::max_row({hi}LL, np)",
+    call: "const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;\n        Inside in_;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<const {t}*>(in), size_t(np) * size_t(count), static_cast<{t}*>(recvbuf), size_t(np) * size_t(count)) != 0) return MPI_ERR_OTHER;",
+};
+
+/// MPI_IN_PLACE: the input is recvbuf's P rows; the result goes to its first row.
+const REDUCE_SCATTER_BLOCK: Entry = Entry {
+    name: "MPI_Reduce_scatter_block",
+    coll: "kReduceScatterBlock",
+    params: "const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm",
+    args: "sendbuf, recvbuf, recvcount, datatype, op, comm",
+    prelude: "[[maybe_unused]] const int count = recvcount;\n    [[maybe_unused]] const int np = comm_size(comm);",
+    fit: "count > 0 && count <= collc_pmpi::max_row({hi}LL, np)",
+    call: "const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;\n        Inside in_;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<const {t}*>(in), size_t(np) * size_t(count), static_cast<{t}*>(recvbuf), size_t(count)) != 0) return MPI_ERR_OTHER;",
+};
+
+/// Counts differ from rank to rank: `count` is the largest over every rank's send and
+/// receive counts, agreed by one PMPI_Allreduce before the fit test (so every rank decides
+/// alike); the protocol moves P blocks of `{rows}` rows of ceil(count / {rows}) elements,
+/// staged through scratch buffers at the caller's displacements.
+const ALLTOALLV: Entry = Entry {
+    name: "MPI_Alltoallv",
+    coll: "kAlltoallv",
+    params: "const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm",
+    args: "sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm",
+    prelude: "[[maybe_unused]] const MPI_Datatype datatype = recvtype;\n    [[maybe_unused]] const int np = comm_size(comm);\n    [[maybe_unused]] long long count = 0;\n    if (why < 0 && sendbuf == MPI_IN_PLACE) why = kInPlace;\n    if (why < 0 && sendtype != recvtype) why = kDatatype;",
+    fit: "(count = agreed_count(sendcounts, recvcounts, np, comm)) > 0 && ceil_div(count, {rows}) <= collc_pmpi::max_row({hi}LL, np * {rows})",
+    call: "const long long m = ceil_div(count, {rows});\n        const size_t block = size_t({rows}) * size_t(m);\n        std::vector<{t}> s(static_cast<size_t>(np) * block), r(static_cast<size_t>(np) * block);\n        std::vector<int32_t> sc(static_cast<size_t>(np)), rc(static_cast<size_t>(np));\n        for (int j = 0; j < np; ++j) { std::memcpy(&s[size_t(j) * block], static_cast<const {t}*>(sendbuf) + sdispls[j], size_t(sendcounts[j]) * sizeof({t})); sc[size_t(j)] = int32_t(ceil_div(sendcounts[j], m)); }\n        {\n            Inside in_;\n            if ({lib}_{f}(static_cast<{lib}_comm*>(c), s.data(), s.size(), sc.data(), r.data(), r.size(), rc.data()) != 0) return MPI_ERR_OTHER;\n        }\n        for (int j = 0; j < np; ++j) std::memcpy(static_cast<{t}*>(recvbuf) + rdispls[j], &r[size_t(j) * block], size_t(recvcounts[j]) * sizeof({t}));",
+};
+
+/// The intercepted function a kind of protocol serves (a barrier's is fixed).
+fn entry_of(k: &Kind) -> Option<&'static Entry> {
+    match k {
+        Kind::Barrier => None,
+        Kind::Allreduce { .. } => Some(&ALLREDUCE),
+        Kind::Broadcast { .. } => Some(&BCAST),
+        Kind::ReduceScatter { .. } => Some(&REDUCE_SCATTER_BLOCK),
+        Kind::Exchange {
+            all_to_all: false, ..
+        } => Some(&ALLGATHER),
+        Kind::Exchange {
+            all_to_all: true, ..
+        } => Some(&ALLTOALL),
+        Kind::AllToAllV { .. } => Some(&ALLTOALLV),
+    }
+}
+
+/// One candidate protocol `k` of collective `e`: the datatype, the op (a reducing kind),
 /// the count, then the collc communicator; `miss` keeps the furthest reason reached
 /// (datatype < op < count < create-failed).
-fn candidate(s: &Served, k: usize, coll: &str, op: Option<ReduceOp>, call: &str, w: &mut Writer) {
+fn candidate(s: &Served, k: usize, e: &Entry, op: Option<ReduceOp>, w: &mut Writer) {
     let t = s.coll.elem();
-    let root = if coll == "kBcast" { "root" } else { "0" };
+    let root = if e.coll == "kBcast" { "root" } else { "0" };
+    let fill = |text: &str| {
+        text.replace("{t}", t.cpp())
+            .replace("{lib}", &s.lib)
+            .replace("{f}", &s.coll.func)
+            .replace("{hi}", &domain_hi(&s.coll).to_string())
+            .replace("{rows}", &block_rows(&s.coll).unwrap_or(1).to_string())
+    };
     w.open(format!("if ({})", mpi_match(t)));
     if let Some(op) = op {
         w.line("if (miss < kOp) miss = kOp;");
         w.open(format!("if (op == {})", mpi_op(op)));
     }
     w.line("if (miss < kCount) miss = kCount;");
-    w.open(format!(
-        "if (count > 0 && count <= collc_pmpi::max_count({}LL))",
-        domain_hi(&s.coll)
-    ));
+    w.open(format!("if ({})", fill(e.fit)));
     w.line(format!(
-        "void* c = instance(comm, {k} * kNColl + {coll}, {root}, free_{lib}, [&] {{ return create_{lib}(comm, {root}); }});",
+        "void* c = instance(comm, {k} * kNColl + {}, {root}, free_{lib}, [&] {{ return create_{lib}(comm, {root}); }});",
+        e.coll,
         lib = s.lib
     ));
     w.open("if (c == nullptr)");
     w.line("miss = kCreate;");
     w.reopen("else");
-    w.line(
-        call.replace("{t}", t.cpp())
-            .replace("{lib}", &s.lib)
-            .replace("{f}", &s.coll.func),
-    );
-    w.line(format!("++stats().served[{coll}];"));
+    w.line(fill(e.call));
+    w.line(format!("++stats().served[{}];", e.coll));
     w.line("return MPI_SUCCESS;");
     w.close();
     w.close();
@@ -161,11 +273,15 @@ fn candidate(s: &Served, k: usize, coll: &str, op: Option<ReduceOp>, call: &str,
     w.close();
 }
 
-fn allreduce(served: &[&Served], w: &mut Writer) {
-    w.open("extern \"C\" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)");
+/// `MPI_<collective>`: the candidates in order, else PMPI with the furthest reason.
+fn intercepted(e: &Entry, served: &[&Served], w: &mut Writer) {
+    w.open(format!("extern \"C\" int {}({})", e.name, e.params));
     w.line("using namespace collc_pmpi;");
-    w.line("if (depth() > 0) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);");
+    w.line(format!("if (depth() > 0) return P{}({});", e.name, e.args));
     w.line("int why = comm_reason(comm);");
+    if !e.prelude.is_empty() {
+        w.line(e.prelude);
+    }
     w.line(format!(
         "int miss = {};",
         if served.is_empty() {
@@ -175,49 +291,19 @@ fn allreduce(served: &[&Served], w: &mut Writer) {
         }
     ));
     w.open("if (why < 0)");
-    let call = "if (sendbuf != MPI_IN_PLACE) std::memcpy(recvbuf, sendbuf, size_t(count) * sizeof({t}));\n        Inside in;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<{t}*>(recvbuf), size_t(count)) != 0) return MPI_ERR_OTHER;";
     for (k, s) in served.iter().enumerate() {
-        let op = match s.coll.p().semantics {
-            Semantics::Allreduce { op, .. } => op,
-            _ => ReduceOp::Sum,
-        };
-        candidate(s, k, "kAllreduce", Some(op), call, w);
+        candidate(s, k, e, s.coll.p().reduce_op(), w);
     }
     w.line("why = miss;");
     w.close();
-    w.line("pass(kAllreduce, Reason(why));");
-    w.line("return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);");
+    w.line(format!("pass({}, Reason(why));", e.coll));
+    w.line(format!("return P{}({});", e.name, e.args));
     w.close();
 }
 
-fn bcast(served: &[&Served], w: &mut Writer) {
-    w.open("extern \"C\" int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)");
-    w.line("using namespace collc_pmpi;");
-    w.line("if (depth() > 0) return PMPI_Bcast(buffer, count, datatype, root, comm);");
-    w.line("int why = comm_reason(comm);");
-    w.line(format!(
-        "int miss = {};",
-        if served.is_empty() {
-            "kNoProtocol"
-        } else {
-            "kDatatype"
-        }
-    ));
-    w.open("if (why < 0)");
-    let call = "Inside in;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<{t}*>(buffer), size_t(count), root) != 0) return MPI_ERR_OTHER;";
-    for (k, s) in served.iter().enumerate() {
-        candidate(s, k, "kBcast", None, call, w);
-    }
-    w.line("why = miss;");
-    w.close();
-    w.line("pass(kBcast, Reason(why));");
-    w.line("return PMPI_Bcast(buffer, count, datatype, root, comm);");
-    w.close();
-}
-
-/// The top of the count parameter's domain.
+/// The top of the row length's domain.
 fn domain_hi(c: &Coll) -> i64 {
-    c.size_param()
+    c.row_param()
         .and_then(|v| match c.p().vars[v].kind {
             VarKind::Param {
                 domain: Some((_, hi)),
@@ -227,33 +313,35 @@ fn domain_hi(c: &Coll) -> i64 {
         .unwrap_or(0)
 }
 
-/// The collectives intercepted but always passed through, with their PMPI call.
-const PASSED: &[(&str, &str, &str, &str)] = &[
-    (
-        "MPI_Reduce_scatter_block",
-        "kReduceScatterBlock",
-        "const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm",
-        "sendbuf, recvbuf, recvcount, datatype, op, comm",
-    ),
-    (
-        "MPI_Allgather",
-        "kAllgather",
-        "const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
-        "sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm",
-    ),
-    (
-        "MPI_Alltoall",
-        "kAlltoall",
-        "const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
-        "sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm",
-    ),
-    (
-        "MPI_Alltoallv",
-        "kAlltoallv",
-        "const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm",
-        "sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm",
-    ),
-];
+/// The rows of one block of an all_to_all_v's input window (`[P][R][m]`: R at the
+/// configuration, the bottom of its domain), when they are known before creation and fit
+/// the send counts' domain.
+fn block_rows(c: &Coll) -> Option<i64> {
+    let p = c.p();
+    let Kind::AllToAllV {
+        input, send_counts, ..
+    } = c.kind
+    else {
+        return Some(1);
+    };
+    let dims = &p.windows[input].dims;
+    let mut rows = 1i64;
+    for d in dims.get(1..dims.len().saturating_sub(1))? {
+        rows = rows.checked_mul(match d {
+            collc_spec::ir::Expr::Int(n) => *n,
+            collc_spec::ir::Expr::Var(v) => match p.vars[*v].kind {
+                VarKind::Param {
+                    domain: Some((lo, _)),
+                } => lo,
+                VarKind::Const(n) => n,
+                _ => return None,
+            },
+            _ => return None,
+        })?;
+    }
+    let (lo, hi) = p.arrays[send_counts].domain;
+    (dims.len() >= 2 && rows >= 1 && lo <= 0 && hi >= rows).then_some(rows)
+}
 
 fn lifecycle(w: &mut Writer) {
     w.open(
@@ -285,21 +373,20 @@ fn shim(served: &[Served]) -> String {
     }
     let pick = |f: fn(&Kind) -> bool| served.iter().find(|s| f(&s.coll.kind));
     barrier(pick(|k| matches!(k, Kind::Barrier)), &mut w);
-    let all = |f: fn(&Kind) -> bool| -> Vec<&Served> {
-        served
+    for e in [
+        &ALLREDUCE,
+        &BCAST,
+        &REDUCE_SCATTER_BLOCK,
+        &ALLGATHER,
+        &ALLTOALL,
+        &ALLTOALLV,
+    ] {
+        let mine: Vec<&Served> = served
             .iter()
-            .filter(|s| f(&s.coll.kind) && s.coll.size_param().is_some())
-            .collect()
-    };
-    allreduce(&all(|k| matches!(k, Kind::Allreduce { .. })), &mut w);
-    bcast(&all(|k| matches!(k, Kind::Broadcast { .. })), &mut w);
-    for (name, coll, params, args) in PASSED {
-        w.open(format!("extern \"C\" int {name}({params})"));
-        w.line(format!(
-            "if (collc_pmpi::depth() == 0) collc_pmpi::pass(collc_pmpi::{coll}, collc_pmpi::kNoProtocol);"
-        ));
-        w.line(format!("return P{name}({args});"));
-        w.close();
+            .filter(|s| entry_of(&s.coll.kind).is_some_and(|x| x.name == e.name))
+            .filter(|s| s.coll.row_param().is_some() && block_rows(&s.coll).is_some())
+            .collect();
+        intercepted(e, &mine, &mut w);
     }
     lifecycle(&mut w);
     w.finish()
