@@ -6,7 +6,7 @@ use super::footprint::DryOp;
 use super::signal::{Notice, Pass};
 use super::state::{Action, Memory, Outcome, Proc, State, Status};
 use super::{fmt_call, Machine};
-use crate::code::{CCond, Instr, LoopKind};
+use crate::code::{CCond, CExpr, Instr, LoopKind};
 use crate::report::{EvKind, Finding};
 use collc_spec::ir::CmpOp;
 
@@ -372,23 +372,8 @@ impl Machine<'_> {
                 store_pc(s, p, pc);
                 None
             }
-            Instr::Let { slot, value } => match self.ctx(s, p).eval(value) {
-                Ok(v) => {
-                    let pr = &mut s.procs[p];
-                    pr.slots[*slot as usize] = v;
-                    pr.pc = pc + 1;
-                    Some(pc + 1)
-                }
-                Err(m) => self.stop_fault(s, p, pc, None, m, out),
-            },
-            Instr::Kill { slots } => {
-                let pr = &mut s.procs[p];
-                for x in slots {
-                    pr.slots[*x as usize] = 0;
-                }
-                pr.pc = pc + 1;
-                Some(pc + 1)
-            }
+            Instr::Let { slot, value } => self.let_slot(s, p, pc, (*slot, value), out),
+            Instr::Kill { slots } => Some(kill_slots(s, p, pc, slots)),
             Instr::LoopInit {
                 var,
                 hi,
@@ -467,6 +452,26 @@ impl Machine<'_> {
                 };
                 self.data_op(s, p, dst, r, src, f, Some(*op), *stmt, "reduce", out)
             }),
+        }
+    }
+
+    /// `let`: the slot takes the value; the next program counter, or `None` on a runtime error.
+    fn let_slot(
+        &self,
+        s: &mut State,
+        p: usize,
+        pc: u32,
+        (slot, value): (u16, &CExpr),
+        out: &mut Outcome,
+    ) -> Option<u32> {
+        match self.ctx(s, p).eval(value) {
+            Ok(v) => {
+                let pr = &mut s.procs[p];
+                pr.slots[slot as usize] = v;
+                pr.pc = pc + 1;
+                Some(pc + 1)
+            }
+            Err(m) => self.stop_fault(s, p, pc, None, m, out),
         }
     }
 
@@ -703,4 +708,15 @@ fn store_pc(s: &mut State, p: usize, pc: u32) {
     if s.procs[p].pc != pc {
         s.procs[p].pc = pc;
     }
+}
+
+/// Slots going out of scope are zeroed, so equal continuations hash equally: the next
+/// program counter.
+fn kill_slots(s: &mut State, p: usize, pc: u32, slots: &[u16]) -> u32 {
+    let pr = &mut s.procs[p];
+    for x in slots {
+        pr.slots[*x as usize] = 0;
+    }
+    pr.pc = pc + 1;
+    pc + 1
 }
