@@ -727,39 +727,7 @@ impl Lowerer {
                 src,
                 from,
                 to,
-            } => {
-                let rop = self.op_of(op, "type::reduce-op")?;
-                if let (Some(f), Some(t)) = (from, to) {
-                    self.diags.push(
-                        err(
-                            "place::remote-both",
-                            "a reduce with a remote source and a remote destination",
-                            t.span.join(f.span),
-                            "both sides are on other ranks",
-                        )
-                        .with_help("reduce into a peer's window from a local source (`reduce sum dst @ p <- src;`), or from a peer's window into a local region"),
-                    );
-                    return None;
-                }
-                let d = self.region(dst, to.is_some())?;
-                let s2 = self.region(src, from.is_some())?;
-                let f = match from {
-                    Some(f) => Some(self.rank_target(f)?),
-                    None => None,
-                };
-                let t = match to {
-                    Some(t) => Some(self.rank_target(t)?),
-                    None => None,
-                };
-                self.same_elem(&d, &s2, s.span)?;
-                StmtKind::Reduce {
-                    op: rop,
-                    dst: d,
-                    src: s2,
-                    from: f,
-                    to: t,
-                }
-            }
+            } => self.reduce_stmt(op, (dst, src), (from.as_ref(), to.as_ref()), s.span)?,
             K::Fence => StmtKind::Fence,
             K::For { var, range, body } => self.for_stmt(var, range, body)?,
             K::If {

@@ -1,5 +1,5 @@
 //! Statements of the body and epilogue whose lowering is more than checking their
-//! operands: `let`, `notify`, `for` and `return if`.
+//! operands: `let`, `notify`, `for`, `return if` and `reduce`.
 
 use super::{err, Deps, Lowerer, Name, Section, Want};
 use crate::ir::*;
@@ -145,5 +145,48 @@ impl Lowerer {
         }
         let (c, _) = self.cond(cond)?;
         Some(StmtKind::Return { cond: c })
+    }
+
+    /// `reduce OP dst <- src [@ from];` or `reduce OP dst @ to <- src;`: a reduction from a
+    /// peer's window into a local region, or into a peer's window from a local source (not
+    /// both remote).
+    pub(super) fn reduce_stmt(
+        &mut self,
+        op: &ast::Ident,
+        (dst, src): (&ast::Region, &ast::Region),
+        (from, to): (Option<&ast::Expr>, Option<&ast::Expr>),
+        span: Span,
+    ) -> Option<StmtKind> {
+        let rop = self.op_of(op, "type::reduce-op")?;
+        if let (Some(f), Some(t)) = (from, to) {
+            self.diags.push(
+                err(
+                    "place::remote-both",
+                    "a reduce with a remote source and a remote destination",
+                    t.span.join(f.span),
+                    "both sides are on other ranks",
+                )
+                .with_help("reduce into a peer's window from a local source (`reduce sum dst @ p <- src;`), or from a peer's window into a local region"),
+            );
+            return None;
+        }
+        let d = self.region(dst, to.is_some())?;
+        let s2 = self.region(src, from.is_some())?;
+        let f = match from {
+            Some(f) => Some(self.rank_target(f)?),
+            None => None,
+        };
+        let t = match to {
+            Some(t) => Some(self.rank_target(t)?),
+            None => None,
+        };
+        self.same_elem(&d, &s2, span)?;
+        Some(StmtKind::Reduce {
+            op: rop,
+            dst: d,
+            src: s2,
+            from: f,
+            to: t,
+        })
     }
 }
