@@ -19,8 +19,8 @@ mod memo;
 mod obligation;
 mod solve;
 
-use collc_grammar::{ast, Diagnostic};
-use collc_spec::ir::{Block, Cond, Protocol, StmtKind};
+use collc_grammar::{ast, Diagnostic, Span};
+use collc_spec::ir::{Block, Cond, Expr, Protocol, Region, StmtKind};
 use encode::Defs;
 use obligation::{Goal, Obligation};
 use std::time::{Duration, Instant};
@@ -223,27 +223,7 @@ impl Walk<'_> {
                     dst, src, from, to, ..
                 },
                 ast,
-            ) => {
-                let (d, s2, f, t) = match ast {
-                    Some(A::Reduce {
-                        dst, src, from, to, ..
-                    }) => (
-                        Some(dst),
-                        Some(src),
-                        from.as_ref().map(|f| f.span),
-                        to.as_ref().map(|t| t.span),
-                    ),
-                    _ => (None, None, None, None),
-                };
-                self.region(dst, d, at);
-                self.region(src, s2, at);
-                if let Some(from) = from {
-                    self.target(from, f.unwrap_or(at));
-                }
-                if let Some(to) = to {
-                    self.target(to, t.unwrap_or(at));
-                }
-            }
+            ) => self.reduce((dst, src), (from.as_ref(), to.as_ref()), ast, at),
             (StmtKind::For { body, .. }, ast) => {
                 let b = match ast {
                     Some(A::For { body, .. }) => Some(body),
@@ -261,6 +241,36 @@ impl Walk<'_> {
             ) => self.branch(cond, then_block, else_block.as_ref(), ast),
             (StmtKind::Return { cond }, _) => self.conds.push((cond.clone(), false)),
             (StmtKind::Let { .. } | StmtKind::Fence, _) => {}
+        }
+    }
+
+    /// A `reduce`: its two regions, and its peer when the source or the destination is
+    /// remote, each at its syntax's span when the statement's syntax is known.
+    fn reduce(
+        &mut self,
+        (dst, src): (&Region, &Region),
+        (from, to): (Option<&Expr>, Option<&Expr>),
+        ast: Option<&ast::StmtKind>,
+        at: Span,
+    ) {
+        let (d, s2, f, t) = match ast {
+            Some(ast::StmtKind::Reduce {
+                dst, src, from, to, ..
+            }) => (
+                Some(dst),
+                Some(src),
+                from.as_ref().map(|f| f.span),
+                to.as_ref().map(|t| t.span),
+            ),
+            _ => (None, None, None, None),
+        };
+        self.region(dst, d, at);
+        self.region(src, s2, at);
+        if let Some(from) = from {
+            self.target(from, f.unwrap_or(at));
+        }
+        if let Some(to) = to {
+            self.target(to, t.unwrap_or(at));
         }
     }
 
