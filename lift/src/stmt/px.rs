@@ -121,7 +121,7 @@ impl<'a> Reader<'a> {
                 }
             }
             let v = self.e(value)?;
-            self.scope.bind(&name);
+            self.scope.bind_let(&name);
             let name = self.scope.coll(&name);
             self.lets.insert(name.clone(), v.clone());
             out.push(L::new(S::Let { name, value: v }, line(n)));
@@ -133,7 +133,7 @@ impl<'a> Reader<'a> {
                 let v = self.e(value)?;
                 let k = self.e(k)?;
                 *skip = true;
-                self.scope.bind(&name);
+                self.scope.bind_let(&name);
                 let name = self.scope.coll(&name);
                 out.push(L::new(
                     S::Let {
