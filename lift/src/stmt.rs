@@ -547,35 +547,42 @@ impl<'a> Reader<'a> {
                     threshold: self.e(args[1])?,
                 }
             }
-            "collc_mpi::notify_add" | "collc_mpi::notify_set" => {
-                arity(4)?;
-                let (signal, index, _) = self.cell(args[2])?;
-                let target = if argt(1) == "ctx.me" {
-                    None
-                } else {
-                    Some(self.e(args[1])?)
-                };
-                S::Notify {
-                    signal,
-                    index,
-                    target,
-                    set: f.ends_with("set"),
-                    value: self.e(args[3])?,
-                }
-            }
-            "collc_mpi::wait" => {
-                arity(5)?;
-                let (signal, index, _) = self.cell(args[1])?;
-                let cmp = cmp_of(&argt(2)).ok_or_else(|| self.bad(args[2], "a wait comparison"))?;
-                S::Wait {
-                    signal,
-                    index,
-                    cmp,
-                    threshold: self.e(args[3])?,
-                }
+            "collc_mpi::notify_add" | "collc_mpi::notify_set" | "collc_mpi::wait" => {
+                arity(if f == "collc_mpi::wait" { 5 } else { 4 })?;
+                self.mpi_signal(&f, &args)?
             }
             _ => return self.data(c, &f, &args).map(Some),
         }))
+    }
+
+    /// `collc_mpi::notify_add/notify_set(ctx, rank, cell, value)` and
+    /// `collc_mpi::wait(ctx, cell, cmp, threshold, what)`, their arity checked.
+    fn mpi_signal(&mut self, f: &str, args: &[Node]) -> R<S> {
+        let src = self.src;
+        let argt = |i: usize| text(args[i], src).replace(' ', "");
+        if f == "collc_mpi::wait" {
+            let (signal, index, _) = self.cell(args[1])?;
+            let cmp = cmp_of(&argt(2)).ok_or_else(|| self.bad(args[2], "a wait comparison"))?;
+            return Ok(S::Wait {
+                signal,
+                index,
+                cmp,
+                threshold: self.e(args[3])?,
+            });
+        }
+        let (signal, index, _) = self.cell(args[2])?;
+        let target = if argt(1) == "ctx.me" {
+            None
+        } else {
+            Some(self.e(args[1])?)
+        };
+        Ok(S::Notify {
+            signal,
+            index,
+            target,
+            set: f.ends_with("set"),
+            value: self.e(args[3])?,
+        })
     }
 
     /// `cell` of a TNOTIFY/TWAIT: a `pto::comm::Signal` variable.

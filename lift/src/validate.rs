@@ -166,21 +166,7 @@ fn head(p: &Protocol, s: &Stmt) -> String {
             target,
             op,
             value,
-        } => {
-            let t = target
-                .as_ref()
-                .map(|t| format!(" @ {}", expr_to_string(p, t)))
-                .unwrap_or_default();
-            let v = match (op, value.as_const()) {
-                (collc_spec::ir::NotifyOp::Set, _) => format!("= {}", expr_to_string(p, value)),
-                (_, Some(c)) if c < 0 => format!("-= {}", c.unsigned_abs()),
-                (_, _) => match value {
-                    collc_spec::ir::Expr::Neg(x) => format!("-= {}", expr_to_string(p, x)),
-                    v => format!("+= {}", expr_to_string(p, v)),
-                },
-            };
-            format!("notify {}{t} {v};", cell_to_string(p, *signal, index))
-        }
+        } => notify_head(p, (*signal, index), target.as_ref(), *op, value),
         StmtKind::Wait {
             signal,
             index,
@@ -229,28 +215,7 @@ fn head(p: &Protocol, s: &Stmt) -> String {
             )
         }
         StmtKind::Fence => "fence;".into(),
-        StmtKind::For { var, range, .. } => {
-            let v = &p.vars[*var].name;
-            match range {
-                Range::Peers => format!("for {v} in peers"),
-                Range::Ranks => format!("for {v} in 0..{}", p.vars[p.world].name),
-                Range::Span { lo, hi, step } => {
-                    let st = match step.as_const() {
-                        Some(1) => String::new(),
-                        _ => format!(" step {}", expr_to_string(p, step)),
-                    };
-                    format!(
-                        "for {v} in {}..{}{st}",
-                        expr_to_string(p, lo),
-                        expr_to_string(p, hi)
-                    )
-                }
-                Range::Seq(_) => format!(
-                    "for {v} in {}",
-                    collc_spec::print::range_to_string(p, range)
-                ),
-            }
-        }
+        StmtKind::For { var, range, .. } => for_head(p, &p.vars[*var].name, range),
         StmtKind::If {
             cond, else_block, ..
         } => format!(
@@ -263,6 +228,51 @@ fn head(p: &Protocol, s: &Stmt) -> String {
             }
         ),
         StmtKind::Return { cond } => format!("return if {};", cond_to_string(p, cond)),
+    }
+}
+
+/// A notify's text: `-= v` for a negative constant or a negated value, as written.
+fn notify_head(
+    p: &Protocol,
+    (signal, index): (collc_spec::ir::SignalId, &[collc_spec::ir::Expr]),
+    target: Option<&collc_spec::ir::Expr>,
+    op: collc_spec::ir::NotifyOp,
+    value: &collc_spec::ir::Expr,
+) -> String {
+    let t = target
+        .map(|t| format!(" @ {}", expr_to_string(p, t)))
+        .unwrap_or_default();
+    let v = match (op, value.as_const()) {
+        (collc_spec::ir::NotifyOp::Set, _) => format!("= {}", expr_to_string(p, value)),
+        (_, Some(c)) if c < 0 => format!("-= {}", c.unsigned_abs()),
+        (_, _) => match value {
+            collc_spec::ir::Expr::Neg(x) => format!("-= {}", expr_to_string(p, x)),
+            v => format!("+= {}", expr_to_string(p, v)),
+        },
+    };
+    format!("notify {}{t} {v};", cell_to_string(p, signal, index))
+}
+
+/// A loop's head: `for v in ...` with its range as written.
+fn for_head(p: &Protocol, v: &str, range: &Range) -> String {
+    match range {
+        Range::Peers => format!("for {v} in peers"),
+        Range::Ranks => format!("for {v} in 0..{}", p.vars[p.world].name),
+        Range::Span { lo, hi, step } => {
+            let st = match step.as_const() {
+                Some(1) => String::new(),
+                _ => format!(" step {}", expr_to_string(p, step)),
+            };
+            format!(
+                "for {v} in {}..{}{st}",
+                expr_to_string(p, lo),
+                expr_to_string(p, hi)
+            )
+        }
+        Range::Seq(_) => format!(
+            "for {v} in {}",
+            collc_spec::print::range_to_string(p, range)
+        ),
     }
 }
 
