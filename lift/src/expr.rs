@@ -281,16 +281,7 @@ fn cast_arg<'a>(n: Node<'a>, src: &str) -> Option<Node<'a>> {
 pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
     let n = strip(n, src);
     match n.kind() {
-        "number_literal" => {
-            let t = text(n, src).trim_end_matches(['l', 'L', 'u', 'U']);
-            let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-                i64::from_str_radix(h, 16).ok()
-            } else {
-                t.replace('\'', "").parse::<i64>().ok()
-            };
-            v.map(E::Int)
-                .ok_or_else(|| unsupported(n, src, "an integer literal out of range"))
-        }
+        "number_literal" => literal(n, src),
         "identifier" => {
             let t = text(n, src);
             if let Some(e) = s.aliases.get(t) {
@@ -304,63 +295,19 @@ pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
         "field_expression" if text(n, src).replace(' ', "") == "ctx->rankId" => {
             Ok(E::Name("me".into()))
         }
-        "unary_expression" => {
-            let op = field(n, "operator").map(|o| text(o, src)).unwrap_or("");
-            let arg = field(n, "argument").ok_or_else(|| unsupported(n, src, "an operand"))?;
-            match op {
-                "-" => match expr(arg, src, s)? {
-                    E::Int(v) => Ok(E::Int(-v)),
-                    e => Ok(E::Neg(Box::new(e))),
-                },
-                "+" => expr(arg, src, s),
-                _ => Err(unsupported(
-                    n,
-                    src,
-                    "an integer operator collc has no form of",
-                )),
-            }
-        }
+        "unary_expression" => unary(n, src, s),
         "binary_expression" => {
             let op = field(n, "operator").map(|o| text(o, src)).unwrap_or("");
-            let op: &'static str = match op {
-                "+" => "+",
-                "-" => "-",
-                "*" => "*",
-                "/" => "/",
-                "%" => "%",
-                // `collc emit` parenthesises these (C++ binds them looser than comparisons).
-                "&" => "&",
-                "^" => "^",
-                "|" => "|",
-                _ => {
-                    return Err(unsupported(
-                        n,
-                        src,
-                        "an integer operator collc has no form of",
-                    ))
-                }
-            };
+            // `collc emit` parenthesises `& ^ |` (C++ binds them looser than comparisons).
+            let op = ["+", "-", "*", "/", "%", "&", "^", "|"]
+                .into_iter()
+                .find(|o| *o == op)
+                .ok_or_else(|| unsupported(n, src, "an integer operator collc has no form of"))?;
             let (a, b) = operands(n, src, s)?;
             Ok(E::Bin(op, Box::new(a), Box::new(b)))
         }
         "conditional_expression" => min_max(n, src, s),
-        "sizeof_expression" => {
-            let t = text(n, src).replace(' ', "");
-            let ty = t.trim_start_matches("sizeof").trim_matches(['(', ')']);
-            let bytes = match ty {
-                "float" | "int" | "int32_t" | "uint32_t" => 4,
-                "int64_t" | "uint64_t" | "double" => 8,
-                "half" | "bfloat16_t" | "int16_t" => 2,
-                _ => {
-                    return Err(unsupported(
-                        n,
-                        src,
-                        "the size of a type the lifter does not know",
-                    ))
-                }
-            };
-            Ok(E::Int(bytes))
-        }
+        "sizeof_expression" => size_of(n, src),
         "pointer_expression" => Err(unsupported(
             n,
             src,
@@ -380,59 +327,118 @@ pub fn expr(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(E::Index(name.clone(), idx))
         }
-        "call_expression" => {
-            let (f, args) = call(n, src).ok_or_else(|| unsupported(n, src, "a call"))?;
-            if f == "get_block_idx" {
-                return s.block.clone().map(E::Name).ok_or_else(|| {
-                    unsupported(n, src, "the block index in a kernel without blocks")
-                });
-            }
-            if f == "collc_log2" {
-                return match args.as_slice() {
-                    [a] => Ok(E::Fun1("log2", Box::new(expr(*a, src, s)?))),
-                    _ => Err(unsupported(
-                        n,
-                        src,
-                        "a collc_log2 with other than 1 argument",
-                    )),
-                };
-            }
-            let fun = match f.as_str() {
-                "collc_div" => None,
-                "collc_shl" | "collc_shr" => None,
-                "collc_mod" => None,
-                "collc_ceil_div" => Some("ceil"),
-                "collc_min" => Some("min"),
-                "collc_max" => Some("max"),
-                _ => return Err(unsupported(n, src, "a call the lifter does not know")),
-            };
-            if args.len() != 2 {
-                return Err(unsupported(
-                    n,
-                    src,
-                    "a helper call with other than 2 arguments",
-                ));
-            }
-            let a = expr(args[0], src, s)?;
-            let b = expr(args[1], src, s)?;
-            Ok(match (f.as_str(), fun) {
-                ("collc_div", _) => E::Bin("/", Box::new(a), Box::new(b)),
-                ("collc_mod", _) => E::Bin("%", Box::new(a), Box::new(b)),
-                // `pow2(k)` is written `collc_shl(1, k)`, as is `1 << k`: read as `pow2(k)`
-                // (validation compares the two as one).
-                ("collc_shl", _) if a == E::Int(1) => E::Fun1("pow2", Box::new(b)),
-                ("collc_shl", _) => E::Bin("<<", Box::new(a), Box::new(b)),
-                ("collc_shr", _) => E::Bin(">>", Box::new(a), Box::new(b)),
-                (_, Some(g)) => E::Fun(g, Box::new(a), Box::new(b)),
-                _ => return Err(unsupported(n, src, "a call the lifter does not know")),
-            })
-        }
+        "call_expression" => helper_call(n, src, s),
         _ => Err(unsupported(
             n,
             src,
             "an expression the lifter cannot express in .coll",
         )),
     }
+}
+
+/// An integer literal (decimal with digit separators, or hexadecimal; suffixes dropped).
+fn literal(n: Node, src: &str) -> Result<E, Diagnostic> {
+    let t = text(n, src).trim_end_matches(['l', 'L', 'u', 'U']);
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()
+    } else {
+        t.replace('\'', "").parse::<i64>().ok()
+    };
+    v.map(E::Int)
+        .ok_or_else(|| unsupported(n, src, "an integer literal out of range"))
+}
+
+/// Unary `-` (folded into a literal) and `+`.
+fn unary(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
+    let op = field(n, "operator").map(|o| text(o, src)).unwrap_or("");
+    let arg = field(n, "argument").ok_or_else(|| unsupported(n, src, "an operand"))?;
+    match op {
+        "-" => match expr(arg, src, s)? {
+            E::Int(v) => Ok(E::Int(-v)),
+            e => Ok(E::Neg(Box::new(e))),
+        },
+        "+" => expr(arg, src, s),
+        _ => Err(unsupported(
+            n,
+            src,
+            "an integer operator collc has no form of",
+        )),
+    }
+}
+
+/// The sizes in bytes of the element types `sizeof` may name.
+const SIZES: &[(&[&str], i64)] = &[
+    (&["float", "int", "int32_t", "uint32_t"], 4),
+    (&["int64_t", "uint64_t", "double"], 8),
+    (&["half", "bfloat16_t", "int16_t"], 2),
+];
+
+/// `sizeof(T)` of an element type in [`SIZES`].
+fn size_of(n: Node, src: &str) -> Result<E, Diagnostic> {
+    let t = text(n, src).replace(' ', "");
+    let ty = t.trim_start_matches("sizeof").trim_matches(['(', ')']);
+    SIZES
+        .iter()
+        .find(|(names, _)| names.contains(&ty))
+        .map(|(_, bytes)| E::Int(*bytes))
+        .ok_or_else(|| unsupported(n, src, "the size of a type the lifter does not know"))
+}
+
+/// A call in an integer expression: the block index, `collc_log2`, or a two-operand helper
+/// (`collc_div`, `collc_mod`, `collc_shl`, `collc_shr`, `collc_ceil_div`, `collc_min`,
+/// `collc_max`).
+fn helper_call(n: Node, src: &str, s: &Scope) -> Result<E, Diagnostic> {
+    let (f, args) = call(n, src).ok_or_else(|| unsupported(n, src, "a call"))?;
+    if f == "get_block_idx" {
+        return s
+            .block
+            .clone()
+            .map(E::Name)
+            .ok_or_else(|| unsupported(n, src, "the block index in a kernel without blocks"));
+    }
+    if f == "collc_log2" {
+        return match args.as_slice() {
+            [a] => Ok(E::Fun1("log2", Box::new(expr(*a, src, s)?))),
+            _ => Err(unsupported(
+                n,
+                src,
+                "a collc_log2 with other than 1 argument",
+            )),
+        };
+    }
+    let known = [
+        "collc_div",
+        "collc_shl",
+        "collc_shr",
+        "collc_mod",
+        "collc_ceil_div",
+        "collc_min",
+        "collc_max",
+    ];
+    if !known.contains(&f.as_str()) {
+        return Err(unsupported(n, src, "a call the lifter does not know"));
+    }
+    if args.len() != 2 {
+        return Err(unsupported(
+            n,
+            src,
+            "a helper call with other than 2 arguments",
+        ));
+    }
+    let a = Box::new(expr(args[0], src, s)?);
+    let b = Box::new(expr(args[1], src, s)?);
+    Ok(match f.as_str() {
+        "collc_div" => E::Bin("/", a, b),
+        "collc_mod" => E::Bin("%", a, b),
+        // `pow2(k)` is written `collc_shl(1, k)`, as is `1 << k`: read as `pow2(k)`
+        // (validation compares the two as one).
+        "collc_shl" if *a == E::Int(1) => E::Fun1("pow2", b),
+        "collc_shl" => E::Bin("<<", a, b),
+        "collc_shr" => E::Bin(">>", a, b),
+        "collc_ceil_div" => E::Fun("ceil", a, b),
+        "collc_min" => E::Fun("min", a, b),
+        _ => E::Fun("max", a, b),
+    })
 }
 
 fn operands(n: Node, src: &str, s: &Scope) -> Result<(E, E), Diagnostic> {

@@ -143,6 +143,29 @@ fn slot_of(n: Node, src: &str) -> Option<usize> {
     None
 }
 
+/// The outline being read: the source, pypto's scan of the file, the declarations'
+/// dimensions, and what has been found so far.
+struct Reading<'a, 't> {
+    src: &'a str,
+    px: &'a crate::pypto::Px<'t>,
+    dims: &'a DimsOf<'a>,
+    pypto: bool,
+    o: Outline,
+    layout: Layout,
+    scope: Scope,
+}
+
+/// The C++ name a declarator declares (under pointers and references).
+fn declared_name<'t>(mut nm: Node<'t>) -> Node<'t> {
+    while matches!(nm.kind(), "pointer_declarator" | "reference_declarator") {
+        match kids(nm).last() {
+            Some(x) => nm = *x,
+            None => break,
+        }
+    }
+    nm
+}
+
 /// Reads the kernel. `dims(name, kind)` gives a buffer's dimensions (`.coll` text).
 pub fn outline(
     cpp: &Cpp,
@@ -158,350 +181,263 @@ pub fn outline(
     } else {
         crate::pypto::scan(cpp, Default::default(), Default::default())
     };
-    let mut o = Outline {
-        globals: globals(cpp),
-        line: line(f),
+    let mut r = Reading {
+        src,
+        px: &px,
+        dims,
         pypto,
-        ..Outline::default()
+        o: Outline {
+            globals: globals(cpp),
+            line: line(f),
+            pypto,
+            ..Outline::default()
+        },
+        layout: Layout::default(),
+        scope: Scope::default(),
     };
-    let mut layout = Layout::default();
-    let mut scope = Scope::default();
-    scope.names.insert("me".into(), "me".into());
-    for h in &px.host {
-        scope.bind(h);
-        o.host.push(h.clone());
-    }
-    for (k, v) in &o.globals {
-        if k != "kMaxSupportedRanks" && k != "kStage" && !px.host.contains(k) {
-            scope.bind(k);
-            o.tops.push(Top::Const(k.clone(), *v));
-        }
-    }
+    r.bind_host_and_globals();
     let mut items: Vec<Node> = all_kids(body)
         .into_iter()
         .filter(|k| k.kind() != "comment")
         .collect();
     if pypto {
         items = crate::pypto::flatten(items, src)?;
-    }
-    if pypto {
         for n in &items {
             if n.kind() == "declaration" && text(*n, src).contains("->buffer.addr") {
-                px_top(*n, src, &px, &mut o, &mut layout, &mut scope, dims)?;
+                r.px_top(*n)?;
             }
         }
     }
-    let mut i = 0;
-    let mut me_seen = false;
-    // ---- before `me`: args, rank-uniform values, guards ----
-    while i < items.len() && !me_seen {
-        let n = items[i];
-        i += 1;
-        if pypto && px_top(n, src, &px, &mut o, &mut layout, &mut scope, dims)? {
-            continue;
+    let mut i = r.before_me(&items)?;
+    r.set_world();
+    i += r.after_me(&items[i..])?;
+    r.body_and_epilogue(body, &items[i..], dialect)
+}
+
+impl Reading<'_, '_> {
+    /// `me`, the host values (pypto) and the namespace-scope constants.
+    fn bind_host_and_globals(&mut self) {
+        let (o, scope) = (&mut self.o, &mut self.scope);
+        scope.names.insert("me".into(), "me".into());
+        for h in &self.px.host {
+            scope.bind(h);
+            o.host.push(h.clone());
         }
-        match n.kind() {
-            "declaration" => {
-                let t = text(n, src);
-                let d =
-                    field(n, "declarator").ok_or_else(|| unsupported(n, src, "a declaration"))?;
-                let v = field(d, "value")
-                    .ok_or_else(|| unsupported(n, src, "a declaration without a value"))?;
-                let mut nm =
-                    field(d, "declarator").ok_or_else(|| unsupported(n, src, "a declarator"))?;
-                while matches!(nm.kind(), "pointer_declarator" | "reference_declarator") {
-                    match kids(nm).last() {
-                        Some(x) => nm = *x,
-                        None => break,
-                    }
-                }
-                if nm.kind() == "qualified_identifier" || t.contains("CommContext") {
-                    continue; // the CommContext*
-                }
-                let name = text(nm, src).to_string();
-                let vt = text(v, src).replace(' ', "");
-                if vt.contains("->rankId") || vt.contains("ctx.me") {
-                    me_seen = true;
-                    scope.names.insert(name, "me".into());
-                    continue;
-                }
-                if name == "collc_sigwin" {
-                    continue;
-                }
-                let kind = if t.contains("int32_t*") || t.contains("MPI_Aint") {
-                    Some((BufKind::Signal, "signal"))
-                } else if t.contains("float*") || t.contains("collc_mpi::Window&") {
-                    Some((BufKind::Window, "window"))
-                } else if t.contains("int64_t*") {
-                    Some((BufKind::Window, "array"))
-                } else {
-                    None
-                };
-                if let Some((k, what)) = kind {
-                    if what == "array" {
-                        scope.arrays.insert(name.clone(), name.clone());
-                        o.arrays.push(name.clone());
-                    } else {
-                        let (cname, ds) = dims(&name, k)?;
-                        layout.bufs.insert(
-                            name.clone(),
-                            Buf {
-                                name: cname,
-                                dims: ds,
-                                kind: k,
-                            },
-                        );
-                    }
-                    o.buffers.push((name, k, what));
-                    continue;
-                }
-                if vt == "ctx.np" {
-                    o.world = name.clone();
-                    scope.bind(&name);
-                    continue;
-                }
-                if slot_of(v, src).is_some() || vt.starts_with("args.p_") {
-                    o.params.push(name.clone());
-                    scope.bind(&name);
-                    continue;
-                }
-                let e = expr(v, src, &scope)?;
-                scope.bind(&name);
-                if t.trim_start().starts_with("constexpr") || t.contains("] constexpr") {
-                    match e {
-                        E::Int(c) => o.tops.push(Top::Const(name, c)),
-                        _ => return Err(unsupported(n, src, "a constexpr that is not a literal")),
-                    }
-                } else {
-                    o.tops.push(Top::Let(name, e));
-                }
+        for (k, v) in &o.globals {
+            if k != "kMaxSupportedRanks" && k != "kStage" && !self.px.host.contains(k) {
+                scope.bind(k);
+                o.tops.push(Top::Const(k.clone(), *v));
             }
-            "if_statement" => {
-                let then = field(n, "consequence").ok_or_else(|| unsupported(n, src, "a guard"))?;
-                let body: Vec<String> = if then.kind() == "compound_statement" {
-                    kids(then)
-                        .iter()
-                        .map(|k| text(*k, src).replace(' ', ""))
-                        .collect()
-                } else {
-                    vec![text(then, src).replace(' ', "")]
-                };
-                let ok = body.last().is_some_and(|l| l == "return;")
-                    && body[..body.len() - 1]
-                        .iter()
-                        .all(|l| l == "pipe_barrier(PIPE_ALL);");
-                if !ok || field(n, "alternative").is_some() {
+        }
+    }
+
+    /// Before `me`: args, rank-uniform values, guards. Returns how many items were read.
+    fn before_me(&mut self, items: &[Node]) -> R<usize> {
+        let src = self.src;
+        for (i, n) in items.iter().enumerate() {
+            let n = *n;
+            if self.pypto && self.px_top(n)? {
+                continue;
+            }
+            let me = match n.kind() {
+                "declaration" => self.top_declaration(n)?,
+                "if_statement" => {
+                    self.guard_statement(n)?;
+                    false
+                }
+                _ => {
                     return Err(unsupported(
                         n,
                         src,
                         "a statement before `me` other than args, constants and guards",
-                    ));
-                }
-                let c = field(n, "condition").ok_or_else(|| unsupported(n, src, "a guard"))?;
-                guard(c, src, &mut scope, &mut o)?;
-            }
-            _ => {
-                return Err(unsupported(
-                    n,
-                    src,
-                    "a statement before `me` other than args, constants and guards",
-                ))
-            }
-        }
-    }
-    if !me_seen {
-        return Err(Diagnostic::error(
-            "lift::no-rank",
-            format!(
-                "line {}: the kernel never reads its rank (`ctx->rankId`)",
-                o.line
-            ),
-        ));
-    }
-    if o.world.is_empty() {
-        // pto: the world size is the scalar the guard bounds by kMaxSupportedRanks, else the first.
-        o.world = o.params.first().cloned().unwrap_or_default();
-        if let Some(w) = world_from_guards(&o) {
-            o.world = w;
-        }
-        o.params.retain(|p| *p != o.world);
-    }
-    scope.world = o.world.clone();
-    // ---- after `me`: the block index, tiles ----
-    while i < items.len() {
-        let n = items[i];
-        if let Some(name) = call_index(n, src) {
-            scope.names.insert(name, "call".into());
-            i += 1;
-            continue;
-        }
-        if n.kind() != "declaration" {
-            break;
-        }
-        let t = text(n, src).to_string();
-        let d = field(n, "declarator").ok_or_else(|| unsupported(n, src, "a declaration"))?;
-        let mut nm = field(d, "declarator").ok_or_else(|| unsupported(n, src, "a declarator"))?;
-        while matches!(nm.kind(), "pointer_declarator" | "reference_declarator") {
-            match kids(nm).last() {
-                Some(x) => nm = *x,
-                None => break,
-            }
-        }
-        let name = text(nm, src).to_string();
-        if t.contains("get_block_idx") || t.contains("collc_block") {
-            o.block = Some(name.clone());
-            scope.bind(&name);
-            scope.block = Some(name);
-        } else if t.contains("Tile<") || t.contains("float* const") {
-            let stage = t.contains("kStage") || name.starts_with("stage_");
-            let kind = if stage { BufKind::Stage } else { BufKind::Tile };
-            let cap = if stage {
-                None
-            } else {
-                tile_cap(&t, &o.globals)
-            };
-            let (cname, ds) = match (stage, cap, dims(&name, kind)) {
-                (true, _, _) => (name.clone(), vec!["kStage".to_string()]),
-                (false, _, Ok(d)) => d,
-                (false, Some(c), Err(_)) => (name.clone(), vec![c.to_string()]),
-                (false, None, Err(_)) => {
-                    return Err(unsupported(
-                        n,
-                        src,
-                        "a tile whose size is not a literal or a known constant",
                     ))
                 }
             };
-            layout.bufs.insert(
-                name.clone(),
-                Buf {
-                    name: cname,
-                    dims: ds,
-                    kind,
-                },
-            );
-            o.tiles.push((name, cap));
-        } else {
-            break;
-        }
-        i += 1;
-    }
-    // ---- the body and the epilogue ----
-    let mut rest: Vec<Node> = items[i..].to_vec();
-    if dialect == Dialect::Pto {
-        match rest.last() {
-            Some(l) if text(*l, src).replace(' ', "") == "pipe_barrier(PIPE_ALL);" => {
-                rest.pop();
+            if me {
+                return Ok(i + 1);
             }
-            _ => {
-                return Err(Diagnostic::error(
-                    "lift::ordering",
-                    format!(
-                        "line {}: the kernel does not end with `pipe_barrier(PIPE_ALL);`",
-                        o.line
-                    ),
+        }
+        Err(Diagnostic::error(
+            "lift::no-rank",
+            format!(
+                "line {}: the kernel never reads its rank (`ctx->rankId`)",
+                self.o.line
+            ),
+        ))
+    }
+
+    /// A declaration before `me`: an args buffer, the world size, a parameter, a constant or
+    /// a `let`. Returns whether it is `me`.
+    fn top_declaration(&mut self, n: Node) -> R<bool> {
+        let src = self.src;
+        let t = text(n, src);
+        let d = field(n, "declarator").ok_or_else(|| unsupported(n, src, "a declaration"))?;
+        let v = field(d, "value")
+            .ok_or_else(|| unsupported(n, src, "a declaration without a value"))?;
+        let nm = field(d, "declarator").ok_or_else(|| unsupported(n, src, "a declarator"))?;
+        let nm = declared_name(nm);
+        if nm.kind() == "qualified_identifier" || t.contains("CommContext") {
+            return Ok(false); // the CommContext*
+        }
+        let name = text(nm, src).to_string();
+        let vt = text(v, src).replace(' ', "");
+        if vt.contains("->rankId") || vt.contains("ctx.me") {
+            self.scope.names.insert(name, "me".into());
+            return Ok(true);
+        }
+        if name == "collc_sigwin" || self.args_buffer(t, &name)? {
+            return Ok(false);
+        }
+        let (o, scope) = (&mut self.o, &mut self.scope);
+        if vt == "ctx.np" {
+            o.world = name.clone();
+            scope.bind(&name);
+        } else if slot_of(v, src).is_some() || vt.starts_with("args.p_") {
+            o.params.push(name.clone());
+            scope.bind(&name);
+        } else {
+            let e = expr(v, src, scope)?;
+            scope.bind(&name);
+            if t.trim_start().starts_with("constexpr") || t.contains("] constexpr") {
+                match e {
+                    E::Int(c) => o.tops.push(Top::Const(name, c)),
+                    _ => return Err(unsupported(n, src, "a constexpr that is not a literal")),
+                }
+            } else {
+                o.tops.push(Top::Let(name, e));
+            }
+        }
+        Ok(false)
+    }
+
+    /// A buffer of collc's args block (by its C++ type): a signal, a window or a host array.
+    /// Returns whether `t` declared one.
+    fn args_buffer(&mut self, t: &str, name: &str) -> R<bool> {
+        let (k, what) = if t.contains("int32_t*") || t.contains("MPI_Aint") {
+            (BufKind::Signal, "signal")
+        } else if t.contains("float*") || t.contains("collc_mpi::Window&") {
+            (BufKind::Window, "window")
+        } else if t.contains("int64_t*") {
+            (BufKind::Window, "array")
+        } else {
+            return Ok(false);
+        };
+        if what == "array" {
+            self.scope.arrays.insert(name.to_string(), name.to_string());
+            self.o.arrays.push(name.to_string());
+        } else {
+            self.add_buf(name, k)?;
+        }
+        self.o.buffers.push((name.to_string(), k, what));
+        Ok(true)
+    }
+
+    /// Records buffer `name` of kind `k` with the dimensions the declarations give it.
+    fn add_buf(&mut self, name: &str, kind: BufKind) -> R<()> {
+        let (cname, ds) = (self.dims)(name, kind)?;
+        self.layout.bufs.insert(
+            name.to_string(),
+            Buf {
+                name: cname,
+                dims: ds,
+                kind,
+            },
+        );
+        Ok(())
+    }
+
+    /// A guard before `me`: `if (COND) { pipe_barrier(PIPE_ALL); return; }`.
+    fn guard_statement(&mut self, n: Node) -> R<()> {
+        let src = self.src;
+        let then = field(n, "consequence").ok_or_else(|| unsupported(n, src, "a guard"))?;
+        let body: Vec<String> = if then.kind() == "compound_statement" {
+            kids(then)
+                .iter()
+                .map(|k| text(*k, src).replace(' ', ""))
+                .collect()
+        } else {
+            vec![text(then, src).replace(' ', "")]
+        };
+        let ok = body.last().is_some_and(|l| l == "return;")
+            && body[..body.len() - 1]
+                .iter()
+                .all(|l| l == "pipe_barrier(PIPE_ALL);");
+        if !ok || field(n, "alternative").is_some() {
+            return Err(unsupported(
+                n,
+                src,
+                "a statement before `me` other than args, constants and guards",
+            ));
+        }
+        let c = field(n, "condition").ok_or_else(|| unsupported(n, src, "a guard"))?;
+        guard(c, src, &mut self.scope, &mut self.o)
+    }
+
+    /// pto: the world size is the scalar the guard bounds by kMaxSupportedRanks, else the
+    /// first.
+    fn set_world(&mut self) {
+        let o = &mut self.o;
+        if o.world.is_empty() {
+            o.world = o.params.first().cloned().unwrap_or_default();
+            if let Some(w) = world_from_guards(o) {
+                o.world = w;
+            }
+            o.params.retain(|p| *p != o.world);
+        }
+        self.scope.world = o.world.clone();
+    }
+
+    /// After `me`: the call index, the block index, tiles. Returns how many items were read.
+    fn after_me(&mut self, items: &[Node]) -> R<usize> {
+        let src = self.src;
+        for (i, n) in items.iter().enumerate() {
+            let n = *n;
+            if let Some(name) = call_index(n, src) {
+                self.scope.names.insert(name, "call".into());
+                continue;
+            }
+            if n.kind() != "declaration" {
+                return Ok(i);
+            }
+            let t = text(n, src).to_string();
+            let d = field(n, "declarator").ok_or_else(|| unsupported(n, src, "a declaration"))?;
+            let nm = field(d, "declarator").ok_or_else(|| unsupported(n, src, "a declarator"))?;
+            let name = text(declared_name(nm), src).to_string();
+            if t.contains("get_block_idx") || t.contains("collc_block") {
+                self.o.block = Some(name.clone());
+                self.scope.bind(&name);
+                self.scope.block = Some(name);
+            } else if t.contains("Tile<") || t.contains("float* const") {
+                self.tile(n, &t, name)?;
+            } else {
+                return Ok(i);
+            }
+        }
+        Ok(items.len())
+    }
+
+    /// A tile declaration (`Tile<...>` or a staging tile).
+    fn tile(&mut self, n: Node, t: &str, name: String) -> R<()> {
+        let stage = t.contains("kStage") || name.starts_with("stage_");
+        let kind = if stage { BufKind::Stage } else { BufKind::Tile };
+        let cap = if stage {
+            None
+        } else {
+            tile_cap(t, &self.o.globals)
+        };
+        let (cname, ds) = match (stage, cap, (self.dims)(&name, kind)) {
+            (true, _, _) => (name.clone(), vec!["kStage".to_string()]),
+            (false, _, Ok(d)) => d,
+            (false, Some(c), Err(_)) => (name.clone(), vec![c.to_string()]),
+            (false, None, Err(_)) => {
+                return Err(unsupported(
+                    n,
+                    self.src,
+                    "a tile whose size is not a literal or a known constant",
                 ))
             }
-        }
-    }
-    if pypto {
-        px_tiles(body, src, &px, &mut o, &mut layout);
-    }
-    let mut reader = Reader::new(src, &layout, dialect, scope);
-    if pypto {
-        reader = reader.with_px(&px);
-    }
-    let blocks = rest.iter().all(|n| n.kind() == "compound_statement");
-    if blocks && (rest.len() == 1 || rest.len() == 2) {
-        o.body = reader.block(rest[0])?;
-        if let Some(e) = rest.get(1) {
-            o.epilogue = reader.block(*e)?;
-        }
-    } else {
-        let mut out = Vec::new();
-        reader.list(&rest, &mut out)?;
-        o.body = out;
-    }
-    o.calls = reader.calls_bound;
-    Ok((o, layout, dialect))
-}
-
-/// A statement of a pypto kernel before `me` that is not collc's: the `ChipTensor`s, the
-/// buffers inside them, the host values read from their shapes, the block index and count.
-#[allow(clippy::too_many_arguments)]
-fn px_top(
-    n: Node,
-    src: &str,
-    px: &crate::pypto::Px,
-    o: &mut Outline,
-    layout: &mut Layout,
-    scope: &mut Scope,
-    dims: &DimsOf,
-) -> R<bool> {
-    let t = text(n, src).replace(' ', "");
-    if n.kind() == "declaration" && t.contains("get_block_num(args)") {
-        let name = field(n, "declarator")
-            .and_then(|d| field(d, "declarator"))
-            .map(|x| text(x, src).to_string())
-            .unwrap_or_default();
-        if !px.host.contains(&name) {
-            return Err(unsupported(
-                n,
-                src,
-                &format!("the block count: declare `param {name}: int in 1..=HI;`"),
-            ));
-        }
-        o.block_count = Some(name);
-        return Ok(true);
-    }
-    if let Some(w) = crate::pypto::host_stmt(n, src, &px.host) {
-        if let Some(bad) = w.iter().find(|x| !px.host.contains(*x)) {
-            return Err(unsupported(
-                n,
-                src,
-                &format!("a value computed from a tensor's shape that the declarations do not give: declare `param {bad}: int in LO..=HI;`"),
-            ));
-        }
-        return Ok(true);
-    }
-    if n.kind() == "expression_statement" && crate::pypto::core_setup(n, src) {
-        return Ok(true);
-    }
-    if n.kind() != "declaration" {
-        return Ok(false);
-    }
-    let Some(d) = field(n, "declarator") else {
-        return Ok(false);
-    };
-    let mut nm = field(d, "declarator").unwrap_or(d);
-    while matches!(nm.kind(), "pointer_declarator" | "reference_declarator") {
-        match kids(nm).last() {
-            Some(x) => nm = *x,
-            None => break,
-        }
-    }
-    let name = text(nm, src).to_string();
-    if t.contains("ChipTensor*") {
-        return Ok(true);
-    }
-    if t.contains("->buffer.addr") {
-        if layout.bufs.contains_key(&name) || scope.arrays.contains_key(&name) {
-            return Ok(true);
-        }
-        if px.arrays.contains(&name) {
-            // A host array the kernel reads (`array NAME: int[d] in LO..=HI;`).
-            scope.arrays.insert(name.clone(), name.clone());
-            o.arrays.push(name.clone());
-            o.buffers.push((name, BufKind::Window, "array"));
-            return Ok(true);
-        }
-        let kind = if t.starts_with("int32_t*") {
-            BufKind::Signal
-        } else {
-            BufKind::Window
         };
-        let (cname, ds) = dims(&name, kind)?;
-        layout.bufs.insert(
+        self.layout.bufs.insert(
             name.clone(),
             Buf {
                 name: cname,
@@ -509,21 +445,137 @@ fn px_top(
                 kind,
             },
         );
-        let what = if kind == BufKind::Signal {
-            "signal"
+        self.o.tiles.push((name, cap));
+        Ok(())
+    }
+
+    /// The body and the epilogue (`rest`: the items after the outline's).
+    fn body_and_epilogue(
+        mut self,
+        body: Node,
+        rest: &[Node],
+        dialect: Dialect,
+    ) -> R<(Outline, Layout, Dialect)> {
+        let src = self.src;
+        let mut rest = rest.to_vec();
+        if dialect == Dialect::Pto {
+            match rest.last() {
+                Some(l) if text(*l, src).replace(' ', "") == "pipe_barrier(PIPE_ALL);" => {
+                    rest.pop();
+                }
+                _ => {
+                    return Err(Diagnostic::error(
+                        "lift::ordering",
+                        format!(
+                            "line {}: the kernel does not end with `pipe_barrier(PIPE_ALL);`",
+                            self.o.line
+                        ),
+                    ))
+                }
+            }
+        }
+        if self.pypto {
+            px_tiles(body, src, self.px, &mut self.o, &mut self.layout);
+        }
+        let mut o = self.o;
+        let mut reader = Reader::new(src, &self.layout, dialect, self.scope);
+        if self.pypto {
+            reader = reader.with_px(self.px);
+        }
+        let blocks = rest.iter().all(|n| n.kind() == "compound_statement");
+        if blocks && (rest.len() == 1 || rest.len() == 2) {
+            o.body = reader.block(rest[0])?;
+            if let Some(e) = rest.get(1) {
+                o.epilogue = reader.block(*e)?;
+            }
         } else {
-            "window"
+            let mut out = Vec::new();
+            reader.list(&rest, &mut out)?;
+            o.body = out;
+        }
+        o.calls = reader.calls_bound;
+        Ok((o, self.layout, dialect))
+    }
+
+    /// A statement of a pypto kernel before `me` that is not collc's: the `ChipTensor`s, the
+    /// buffers inside them, the host values read from their shapes, the block index and
+    /// count. Returns whether `n` was one.
+    fn px_top(&mut self, n: Node) -> R<bool> {
+        let (src, px) = (self.src, self.px);
+        let t = text(n, src).replace(' ', "");
+        if n.kind() == "declaration" && t.contains("get_block_num(args)") {
+            let name = field(n, "declarator")
+                .and_then(|d| field(d, "declarator"))
+                .map(|x| text(x, src).to_string())
+                .unwrap_or_default();
+            if !px.host.contains(&name) {
+                return Err(unsupported(
+                    n,
+                    src,
+                    &format!("the block count: declare `param {name}: int in 1..=HI;`"),
+                ));
+            }
+            self.o.block_count = Some(name);
+            return Ok(true);
+        }
+        if let Some(w) = crate::pypto::host_stmt(n, src, &px.host) {
+            if let Some(bad) = w.iter().find(|x| !px.host.contains(*x)) {
+                return Err(unsupported(
+                    n,
+                    src,
+                    &format!("a value computed from a tensor's shape that the declarations do not give: declare `param {bad}: int in LO..=HI;`"),
+                ));
+            }
+            return Ok(true);
+        }
+        if n.kind() == "expression_statement" && crate::pypto::core_setup(n, src) {
+            return Ok(true);
+        }
+        if n.kind() != "declaration" {
+            return Ok(false);
+        }
+        let Some(d) = field(n, "declarator") else {
+            return Ok(false);
         };
-        o.buffers.push((name, kind, what));
-        return Ok(true);
+        let name = text(declared_name(field(d, "declarator").unwrap_or(d)), src).to_string();
+        if t.contains("ChipTensor*") {
+            return Ok(true);
+        }
+        if t.contains("->buffer.addr") {
+            self.px_buffer(&t, name)?;
+            return Ok(true);
+        }
+        if t.contains("get_block_idx(args)") {
+            self.o.block = Some(name.clone());
+            self.scope.bind(&name);
+            self.scope.block = Some(name);
+            return Ok(true);
+        }
+        Ok(false)
     }
-    if t.contains("get_block_idx(args)") {
-        o.block = Some(name.clone());
-        scope.bind(&name);
-        scope.block = Some(name);
-        return Ok(true);
+
+    /// A pypto buffer inside a `ChipTensor` (`t->buffer.addr`): a host array, a signal or a
+    /// window (each read once).
+    fn px_buffer(&mut self, t: &str, name: String) -> R<()> {
+        if self.layout.bufs.contains_key(&name) || self.scope.arrays.contains_key(&name) {
+            return Ok(());
+        }
+        if self.px.arrays.contains(&name) {
+            // A host array the kernel reads (`array NAME: int[d] in LO..=HI;`).
+            self.scope.arrays.insert(name.clone(), name.clone());
+            self.o.arrays.push(name.clone());
+            self.o.buffers.push((name, BufKind::Window, "array"));
+            return Ok(());
+        }
+        let (kind, what) = if t.starts_with("int32_t*") {
+            (BufKind::Signal, "signal")
+        } else {
+            (BufKind::Window, "window")
+        };
+        self.add_buf(&name, kind)?;
+        self.o.buffers.push((name, kind, what));
+        Ok(())
     }
-    Ok(false)
 }
 
 /// pypto's tiles: every declaration in the kernel of a `using` alias of `pto::Tile`.

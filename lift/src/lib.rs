@@ -101,7 +101,7 @@ fn given_decls(source: &str, decls: &str) -> (Option<String>, Vec<(String, Strin
             continue;
         }
         if let Some(h) = l.strip_prefix("collective ") {
-            header = Some(h.trim().trim_end_matches('{').trim().to_string());
+            header = Some(h.trim().trim_end_matches("{").trim().to_string());
             continue;
         }
         let mut words = l.split(|c: char| !(c.is_alphanumeric() || c == '_'));
@@ -248,16 +248,18 @@ fn given_host(out: &mut Out, o: &Outline, given: &[(String, String)]) {
     }
 }
 
-/// The declarations of a lifted file: world, params (domains from the guards), constants and
-/// lets, requires, blocks, buffers, tiles.
-fn declarations(
-    out: &mut Out,
-    o: &Outline,
-    decls: &std::collections::BTreeMap<String, String>,
-    given: &[(String, String)],
-    ranks: &mut Ranks,
-) -> Result<(), Diagnostic> {
-    let lo_hi = |name: &str| -> (Option<i64>, Option<i64>, bool) {
+/// The outline's guards read for the declarations: domains, rank-valued host values, and
+/// which guards are the world's, the parameters' or the block count's own.
+struct Guards<'a> {
+    o: &'a Outline,
+    decls: &'a std::collections::BTreeMap<String, String>,
+}
+
+impl Guards<'_> {
+    /// A name's guarded bounds (lower, upper) and whether a guard says it is a rank
+    /// (`x >= world` ends the kernel).
+    fn lo_hi(&self, name: &str) -> (Option<i64>, Option<i64>, bool) {
+        let o = self.o;
         let (mut lo, mut hi, mut rank) = (None, None, false);
         for (g, _) in &o.guards {
             match g {
@@ -271,92 +273,129 @@ fn declarations(
             }
         }
         (lo, hi, rank)
-    };
-    // A host value declared `param x: rank;`: its range guards are the declaration's.
-    let host_rank = |x: &str| {
-        o.host.iter().any(|h| h == x) && decls.get(x).is_some_and(|d| d.contains(": rank"))
-    };
-    let bounds_guard = |g: &C| -> bool {
+    }
+
+    /// A host value declared `param x: rank;`: its range guards are the declaration's.
+    fn host_rank(&self, x: &str) -> bool {
+        self.o.host.iter().any(|h| h == x)
+            && self.decls.get(x).is_some_and(|d| d.contains(": rank"))
+    }
+
+    /// A guard that gives the world's or a parameter's domain (printed as the declaration).
+    fn bounds_guard(&self, g: &C) -> bool {
+        let o = self.o;
         match g {
             C::Cmp(op, E::Name(x), rhs) => {
                 (*x == o.world || o.params.contains(x))
                     && matches!(rhs, E::Int(_))
                     && matches!(*op, "<" | "<=" | ">" | ">=")
                     || (*x == o.world && matches!(rhs, E::Name(k) if k == "kMaxSupportedRanks"))
-                    || (host_rank(x) && matches!(rhs, E::Int(0)) && *op == "<")
-                    || ((o.params.contains(x) || host_rank(x))
+                    || (self.host_rank(x) && matches!(rhs, E::Int(0)) && *op == "<")
+                    || ((o.params.contains(x) || self.host_rank(x))
                         && *op == ">="
                         && matches!(rhs, E::Name(w) if *w == o.world))
                     || x == "collc_blocks"
             }
             _ => false,
         }
-    };
-    let need = |what: &str| {
-        Diagnostic::error(
-            "lift::domain",
-            format!("line {}: {what}", o.line),
-        )
-        .with_help("the guard `if (x < lo || x > hi) { pipe_barrier(PIPE_ALL); return; }` gives a value's domain")
-    };
-    let (lo, hi, _) = lo_hi(&o.world);
-    let (Some(lo), Some(hi)) = (lo, hi) else {
-        return Err(need(&format!(
-            "the world size `{}` has no guarded domain (`< lo` and `> kMaxSupportedRanks`)",
-            o.world
-        )));
-    };
-    out.line(1, &format!("ranks {} in {lo}..={hi};", o.world), 0);
-    given_host(out, o, given);
-    for p in &o.params {
-        match lo_hi(p) {
-            (_, _, true) => {
-                ranks.known.insert(p.clone());
-                out.line(1, &format!("param {p}: rank;"), 0);
-            }
-            (Some(lo), Some(hi), false) => {
-                out.line(1, &format!("param {p}: int in {lo}..={hi};"), 0)
-            }
-            _ => {
-                return Err(need(&format!(
-                    "parameter `{p}` has no guarded domain (both a lower and an upper bound)"
-                )))
-            }
-        }
     }
-    for t in &o.tops {
-        match t {
-            Top::Const(n, v) => out.line(1, &format!("const {n} = {v};"), 0),
-            Top::Let(n, e) => out.line(1, &format!("let {n} = {};", e.coll()), 0),
-        }
-    }
-    let on_block = |g: &C| -> bool {
+
+    /// pypto's guard of the block index against the block count.
+    fn on_block(&self, g: &C) -> bool {
+        let o = self.o;
         let b = o.block.as_deref().unwrap_or("");
         match g {
             C::Cmp("<", E::Name(x), E::Int(0)) => x == b,
             C::Cmp(">=", E::Name(x), E::Name(n)) => x == b && o.block_count.as_deref() == Some(n),
             _ => false,
         }
-    };
-    for (g, _) in &o.guards {
-        if bounds_guard(g) || (o.block_count.is_some() && on_block(g)) {
-            continue;
-        }
-        let r = match g {
-            C::Not(c) => c.coll(),
-            g => C::Not(Box::new(g.clone())).coll(),
+    }
+
+    fn need(&self, what: &str) -> Diagnostic {
+        Diagnostic::error("lift::domain", format!("line {}: {what}", self.o.line))
+            .with_help("the guard `if (x < lo || x > hi) { pipe_barrier(PIPE_ALL); return; }` gives a value's domain")
+    }
+
+    /// `ranks`, the host values and given requirements, then the parameters.
+    fn world_and_params(
+        &self,
+        out: &mut Out,
+        given: &[(String, String)],
+        ranks: &mut Ranks,
+    ) -> Result<(), Diagnostic> {
+        let o = self.o;
+        let (lo, hi, _) = self.lo_hi(&o.world);
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            return Err(self.need(&format!(
+                "the world size `{}` has no guarded domain (`< lo` and `> kMaxSupportedRanks`)",
+                o.world
+            )));
         };
-        out.line(1, &format!("require {r};"), 0);
+        out.line(1, &format!("ranks {} in {lo}..={hi};", o.world), 0);
+        given_host(out, o, given);
+        for p in &o.params {
+            match self.lo_hi(p) {
+                (_, _, true) => {
+                    ranks.known.insert(p.clone());
+                    out.line(1, &format!("param {p}: rank;"), 0);
+                }
+                (Some(lo), Some(hi), false) => {
+                    out.line(1, &format!("param {p}: int in {lo}..={hi};"), 0)
+                }
+                _ => {
+                    return Err(self.need(&format!(
+                        "parameter `{p}` has no guarded domain (both a lower and an upper bound)"
+                    )))
+                }
+            }
+        }
+        Ok(())
     }
-    if let Some(b) = &o.block {
-        let n = o.guards.iter().find_map(|(g, _)| match g {
-            C::Cmp("!=", E::Name(x), e) if x == "collc_blocks" => Some(e.coll()),
-            _ => None,
-        });
-        let n = n.or_else(|| o.block_count.clone());
-        let n = n.ok_or_else(|| need("the block index is read but no guard `get_block_num(args) != C` fixes the block count"))?;
-        out.line(1, &format!("blocks {b} in 0..{n};"), 0);
+
+    /// The guards that are not domains, as `require`s, then the `blocks` line.
+    fn requires_and_blocks(&self, out: &mut Out) -> Result<(), Diagnostic> {
+        let o = self.o;
+        for (g, _) in &o.guards {
+            if self.bounds_guard(g) || (o.block_count.is_some() && self.on_block(g)) {
+                continue;
+            }
+            let r = match g {
+                C::Not(c) => c.coll(),
+                g => C::Not(Box::new(g.clone())).coll(),
+            };
+            out.line(1, &format!("require {r};"), 0);
+        }
+        if let Some(b) = &o.block {
+            let n = o.guards.iter().find_map(|(g, _)| match g {
+                C::Cmp("!=", E::Name(x), e) if x == "collc_blocks" => Some(e.coll()),
+                _ => None,
+            });
+            let n = n.or_else(|| o.block_count.clone());
+            let n = n.ok_or_else(|| self.need("the block index is read but no guard `get_block_num(args) != C` fixes the block count"))?;
+            out.line(1, &format!("blocks {b} in 0..{n};"), 0);
+        }
+        Ok(())
     }
+}
+
+/// The declarations of a lifted file: world, params (domains from the guards), constants and
+/// lets, requires, blocks, buffers, tiles.
+fn declarations(
+    out: &mut Out,
+    o: &Outline,
+    decls: &std::collections::BTreeMap<String, String>,
+    given: &[(String, String)],
+    ranks: &mut Ranks,
+) -> Result<(), Diagnostic> {
+    let guards = Guards { o, decls };
+    guards.world_and_params(out, given, ranks)?;
+    for t in &o.tops {
+        match t {
+            Top::Const(n, v) => out.line(1, &format!("const {n} = {v};"), 0),
+            Top::Let(n, e) => out.line(1, &format!("let {n} = {};", e.coll()), 0),
+        }
+    }
+    guards.requires_and_blocks(out)?;
     for (name, _, _) in &o.buffers {
         if let Some(d) = decls.get(name) {
             out.line(1, d, 0);

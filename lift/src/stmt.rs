@@ -21,6 +21,9 @@ struct Ptr {
 }
 
 /// The `i`th argument of a call whose shape was matched by name.
+/// A call of a staged move: (function, arguments, its statement).
+type Call<'t> = (String, Vec<Node<'t>>, Node<'t>);
+
 fn arg<'t>(args: &[Node<'t>], i: usize) -> R<Node<'t>> {
     args.get(i).copied().ok_or_else(|| {
         Diagnostic::error(
@@ -86,6 +89,24 @@ fn reduce_of(f: &str) -> Option<&'static str> {
         "collc::TMUL" | "collc::TMUL_AT" | "collc_mpi::ReduceOp::Prod" => "prod",
         _ => return None,
     })
+}
+
+/// A move into `dst` from `src`, which is on `rank` (None: a local copy).
+fn load(dst: Reg, src: Reg, rank: Option<E>) -> S {
+    S::Data {
+        kind: rank.map_or(Move::Copy, Move::Get),
+        dst,
+        src,
+    }
+}
+
+/// A move into `dst`, which is on `rank` (None: a local copy), from `src`.
+fn store(dst: Reg, rank: Option<E>, src: Reg) -> S {
+    S::Data {
+        kind: rank.map_or(Move::Copy, Move::Put),
+        dst,
+        src,
+    }
 }
 
 impl<'a> Reader<'a> {
@@ -596,52 +617,61 @@ impl<'a> Reader<'a> {
 
     /// A data call (no staging).
     fn data(&self, c: Node, f: &str, args: &[Node]) -> R<S> {
-        let n = |i: usize| -> R<Node> {
-            args.get(i)
-                .copied()
-                .ok_or_else(|| unsupported(c, self.src, "a data call with too few arguments"))
+        let got = match self.dialect {
+            Dialect::Pto => self.pto_data(c, f, args)?,
+            Dialect::Mpi => self.mpi_data(c, f, args)?,
         };
+        got.ok_or_else(|| {
+            self.bad(
+                c,
+                "a call the lifter does not know (unknown macro or function)",
+            )
+        })
+    }
+
+    /// Argument `i` of data call `c`.
+    fn data_arg<'t>(&self, c: Node, args: &[Node<'t>], i: usize) -> R<Node<'t>> {
+        args.get(i)
+            .copied()
+            .ok_or_else(|| unsupported(c, self.src, "a data call with too few arguments"))
+    }
+
+    /// A window region of a pto data call, and the rank it is on (None: this rank's).
+    fn gm_region(&self, n: Node, len: &E) -> R<(Reg, Option<E>)> {
+        let p = self.ptr(n)?;
+        let r = self.region(n, &p, len)?;
+        if !r.gm {
+            return Err(self.bad(n, "a tile where a window pointer is expected"));
+        }
+        Ok((r, p.rank))
+    }
+
+    /// A `pto::comm` data call (collc's macros); None if `f` is not one.
+    fn pto_data(&self, c: Node, f: &str, args: &[Node]) -> R<Option<S>> {
+        let n = |i: usize| self.data_arg(c, args, i);
         let len_of = |i: usize| -> R<E> { self.e(n(i)?) };
-        let gm_region = |i: usize, len: &E| -> R<(Reg, Option<E>)> {
-            let p = self.ptr(n(i)?)?;
-            let r = self.region(n(i)?, &p, len)?;
-            if !r.gm {
-                return Err(self.bad(n(i)?, "a tile where a window pointer is expected"));
-            }
-            Ok((r, p.rank))
-        };
-        let load = |dst: Reg, src: Reg, rank: Option<E>| S::Data {
-            kind: rank.map_or(Move::Copy, Move::Get),
-            dst,
-            src,
-        };
-        let store = |dst: Reg, rank: Option<E>, src: Reg| S::Data {
-            kind: rank.map_or(Move::Copy, Move::Put),
-            dst,
-            src,
-        };
-        Ok(match (self.dialect, f) {
-            (Dialect::Pto, "collc::TLOAD") => {
+        Ok(Some(match f {
+            "collc::TLOAD" => {
                 let len = len_of(2)?;
-                let (src, rank) = gm_region(1, &len)?;
+                let (src, rank) = self.gm_region(n(1)?, &len)?;
                 load(self.tile_region(n(0)?, None, &len)?, src, rank)
             }
-            (Dialect::Pto, "collc::TLOAD_AT") => {
+            "collc::TLOAD_AT" => {
                 let len = len_of(3)?;
-                let (src, rank) = gm_region(2, &len)?;
+                let (src, rank) = self.gm_region(n(2)?, &len)?;
                 load(self.tile_region(n(0)?, Some(n(1)?), &len)?, src, rank)
             }
-            (Dialect::Pto, "collc::TSTORE_N" | "collc::TSTORE") => {
+            "collc::TSTORE_N" | "collc::TSTORE" => {
                 let len = len_of(2)?;
-                let (dst, rank) = gm_region(0, &len)?;
+                let (dst, rank) = self.gm_region(n(0)?, &len)?;
                 store(dst, rank, self.tile_region(n(1)?, None, &len)?)
             }
-            (Dialect::Pto, "collc::TSTORE_AT") => {
+            "collc::TSTORE_AT" => {
                 let len = len_of(3)?;
-                let (dst, rank) = gm_region(0, &len)?;
+                let (dst, rank) = self.gm_region(n(0)?, &len)?;
                 store(dst, rank, self.tile_region(n(1)?, Some(n(2)?), &len)?)
             }
-            (Dialect::Pto, "collc::TMOV") => {
+            "collc::TMOV" => {
                 let len = len_of(2)?;
                 load(
                     self.tile_region(n(0)?, None, &len)?,
@@ -649,7 +679,7 @@ impl<'a> Reader<'a> {
                     None,
                 )
             }
-            (Dialect::Pto, "collc::TMOV_AT") => {
+            "collc::TMOV_AT" => {
                 let len = len_of(4)?;
                 load(
                     self.tile_region(n(0)?, Some(n(1)?), &len)?,
@@ -657,53 +687,62 @@ impl<'a> Reader<'a> {
                     None,
                 )
             }
-            (Dialect::Pto, g) if reduce_of(g).is_some() && !g.ends_with("_AT") => {
-                // OP(dst, dst, src, len)
-                let op = reduce_of(g).unwrap_or("sum");
-                if text(n(0)?, self.src) != text(n(1)?, self.src) {
-                    return Err(
-                        self.bad(c, "a reduction whose destination is not its first operand")
-                    );
-                }
-                let len = match args.len() {
-                    4 => len_of(3)?,
-                    _ => return Err(self.bad(c, "a reduction without an explicit length")),
-                };
-                S::Data {
-                    kind: Move::Reduce(op, None),
-                    dst: self.tile_region(n(0)?, None, &len)?,
-                    src: self.tile_region(n(2)?, None, &len)?,
-                }
-            }
-            (Dialect::Pto, g) if reduce_of(g).is_some() => {
-                // OP_AT(dst, od, dst, od, src, os, len)
-                let op = reduce_of(g).unwrap_or("sum");
-                let len = len_of(6)?;
-                S::Data {
-                    kind: Move::Reduce(op, None),
-                    dst: self.tile_region(n(0)?, Some(n(1)?), &len)?,
-                    src: self.tile_region(n(4)?, Some(n(5)?), &len)?,
-                }
-            }
-            (Dialect::Mpi, "collc_mpi::copy_local") => {
+            g => match reduce_of(g) {
+                Some(op) => self.tile_reduce(c, g, op, args)?,
+                None => return Ok(None),
+            },
+        }))
+    }
+
+    /// A tile reduction: `OP(dst, dst, src, len)` or `OP_AT(dst, od, dst, od, src, os, len)`.
+    fn tile_reduce(&self, c: Node, g: &str, op: &'static str, args: &[Node]) -> R<S> {
+        let n = |i: usize| self.data_arg(c, args, i);
+        if g.ends_with("_AT") {
+            let len = self.e(n(6)?)?;
+            return Ok(S::Data {
+                kind: Move::Reduce(op, None),
+                dst: self.tile_region(n(0)?, Some(n(1)?), &len)?,
+                src: self.tile_region(n(4)?, Some(n(5)?), &len)?,
+            });
+        }
+        if text(n(0)?, self.src) != text(n(1)?, self.src) {
+            return Err(self.bad(c, "a reduction whose destination is not its first operand"));
+        }
+        let len = match args.len() {
+            4 => self.e(n(3)?)?,
+            _ => return Err(self.bad(c, "a reduction without an explicit length")),
+        };
+        Ok(S::Data {
+            kind: Move::Reduce(op, None),
+            dst: self.tile_region(n(0)?, None, &len)?,
+            src: self.tile_region(n(2)?, None, &len)?,
+        })
+    }
+
+    /// An MPI data call (`collc_mpi::`); None if `f` is not one.
+    fn mpi_data(&self, c: Node, f: &str, args: &[Node]) -> R<Option<S>> {
+        let n = |i: usize| self.data_arg(c, args, i);
+        let len_of = |i: usize| -> R<E> { self.e(n(i)?) };
+        Ok(Some(match f {
+            "collc_mpi::copy_local" => {
                 let len = len_of(2)?;
                 let d = self.any_region(n(0)?, &len)?;
                 let s = self.any_region(n(1)?, &len)?;
                 load(d, s, None)
             }
-            (Dialect::Mpi, "collc_mpi::get") => {
+            "collc_mpi::get" => {
                 let len = len_of(4)?;
                 let d = self.any_region(n(0)?, &len)?;
                 let s = self.window_at(n(2)?, n(3)?, &len)?;
                 load(d, s, Some(self.e(n(1)?)?))
             }
-            (Dialect::Mpi, "collc_mpi::put") => {
+            "collc_mpi::put" => {
                 let len = len_of(4)?;
                 let s = self.any_region(n(0)?, &len)?;
                 let d = self.window_at(n(2)?, n(3)?, &len)?;
                 store(d, Some(self.e(n(1)?)?), s)
             }
-            (Dialect::Mpi, "collc_mpi::reduce") => {
+            "collc_mpi::reduce" => {
                 let op = reduce_of(&text(n(0)?, self.src).replace(' ', ""))
                     .ok_or_else(|| self.bad(c, "a reduction operator"))?;
                 let len = len_of(3)?;
@@ -713,13 +752,8 @@ impl<'a> Reader<'a> {
                     src: self.any_region(n(2)?, &len)?,
                 }
             }
-            _ => {
-                return Err(self.bad(
-                    c,
-                    "a call the lifter does not know (unknown macro or function)",
-                ))
-            }
-        })
+            _ => return Ok(None),
+        }))
     }
 
     fn any_region(&self, n: Node, len: &E) -> R<Reg> {
@@ -792,54 +826,18 @@ impl<'a> Reader<'a> {
         r.map(Some)
     }
 
-    fn staged_inner(&mut self, n: Node, _first: Node, items: &[Node]) -> R<L> {
-        let src = self.src;
+    fn staged_inner<'t>(&mut self, n: Node<'t>, _first: Node<'t>, items: &[Node<'t>]) -> R<L> {
         let mut sink = Vec::new();
-        let mut calls: Vec<(String, Vec<Node>, Node)> = Vec::new();
+        let mut calls: Vec<Call<'t>> = Vec::new();
         let mut bound: Option<E> = None;
         let mut chunked = false;
         for it in items {
             match it.kind() {
                 "declaration" => self.declaration(*it, &mut sink)?,
-                "expression_statement" => {
-                    let c = kids(*it)
-                        .first()
-                        .copied()
-                        .ok_or_else(|| self.bad(*it, "a statement"))?;
-                    let (f, a) = call(c, src).ok_or_else(|| self.bad(*it, "a call"))?;
-                    calls.push((f, a, *it));
-                }
+                "expression_statement" => calls.push(self.staged_call(*it)?),
                 "for_statement" => {
-                    // for (int64_t k_off = 0; k_off < N; k_off += kStage) { k_len; calls }
                     chunked = true;
-                    let cnd =
-                        field(*it, "condition").ok_or_else(|| self.bad(*it, "a chunk loop"))?;
-                    let hi = field(strip(cnd, src), "right")
-                        .ok_or_else(|| self.bad(*it, "a chunk loop"))?;
-                    bound = Some(self.e(hi)?);
-                    let body =
-                        field(*it, "body").ok_or_else(|| self.bad(*it, "a chunk loop body"))?;
-                    for b in kids(body) {
-                        match b.kind() {
-                            "declaration" => {
-                                let d = field(b, "declarator")
-                                    .ok_or_else(|| self.bad(b, "a declaration"))?;
-                                let nm = field(d, "declarator").map(|x| text(x, src)).unwrap_or("");
-                                if nm != "k_len" {
-                                    return Err(self.bad(b, "a declaration in a staging loop"));
-                                }
-                            }
-                            "expression_statement" => {
-                                let c = kids(b)
-                                    .first()
-                                    .copied()
-                                    .ok_or_else(|| self.bad(b, "a statement"))?;
-                                let (f, a) = call(c, src).ok_or_else(|| self.bad(b, "a call"))?;
-                                calls.push((f, a, b));
-                            }
-                            _ => return Err(self.bad(b, "a statement in a staging loop")),
-                        }
-                    }
+                    bound = Some(self.chunk_loop(*it, &mut calls)?);
                 }
                 _ => return Err(self.bad(*it, "a statement in a staged move")),
             }
@@ -847,103 +845,129 @@ impl<'a> Reader<'a> {
         if !sink.is_empty() {
             return Err(self.bad(n, "a `let` inside a staged move"));
         }
-        let names: Vec<&str> = calls.iter().map(|c| c.0.as_str()).collect();
         let dst = self
             .ptrs
             .get("dst_gm")
             .cloned()
             .ok_or_else(|| self.bad(n, "a staged move without dst_gm"))?;
-        let line0 = crate::cpp::line(n);
         if chunked {
             let len = bound.ok_or_else(|| self.bad(n, "a staging loop bound"))?;
-            let srcp = self.ptrs.get("src_gm").cloned();
-            let region = |p: &Ptr| self.region(n, p, &len);
-            match (self.dialect, names.as_slice(), srcp) {
-                (Dialect::Pto, ["collc::TLOAD", "collc::TSTORE_N"], Some(s)) => {
-                    let kind = match (&dst.rank, &s.rank) {
-                        (None, None) => Move::Copy,
-                        (None, Some(r)) => Move::Get(r.clone()),
-                        (Some(r), None) => Move::Put(r.clone()),
-                        _ => return Err(self.bad(n, "a move between two remote windows")),
-                    };
-                    Ok(L::new(
-                        S::Data {
-                            kind,
-                            dst: region(&dst)?,
-                            src: region(&s)?,
-                        },
-                        line0,
-                    ))
-                }
-                (
-                    Dialect::Pto,
-                    ["collc::TLOAD", "collc::TLOAD", op, "collc::TSTORE_N"],
-                    Some(s),
-                ) => {
-                    let op = reduce_of(op).ok_or_else(|| self.bad(n, "a staged reduction"))?;
-                    if dst.rank.is_some() {
-                        return Err(self.bad(n, "a reduction into a remote window"));
-                    }
-                    Ok(L::new(
-                        S::Data {
-                            kind: Move::Reduce(op, s.rank.clone()),
-                            dst: region(&dst)?,
-                            src: region(&s)?,
-                        },
-                        line0,
-                    ))
-                }
-                (Dialect::Mpi, ["collc_mpi::get", "collc_mpi::reduce"], None) => {
-                    let (_, a, _) = &calls[0];
-                    let (_, b, _) = &calls[1];
-                    let op = reduce_of(&text(arg(b, 0)?, src).replace(' ', ""))
-                        .ok_or_else(|| self.bad(n, "a reduction operator"))?;
-                    let off = field(strip(arg(a, 3)?, src), "left")
-                        .ok_or_else(|| self.bad(n, "a chunk offset"))?;
-                    let s = self.window_at(arg(a, 2)?, off, &len)?;
-                    let rank = if text(arg(a, 1)?, src).replace(' ', "") == "ctx.me" {
-                        None
-                    } else {
-                        Some(self.e(arg(a, 1)?)?)
-                    };
-                    Ok(L::new(
-                        S::Data {
-                            kind: Move::Reduce(op, rank),
-                            dst: self.region(n, &dst, &len)?,
-                            src: s,
-                        },
-                        line0,
-                    ))
-                }
-                _ => Err(self.bad(n, "a staged move of a shape the lifter does not know")),
-            }
+            self.staged_chunked(n, &dst, &calls, &len)
         } else {
-            // { dst_gm; TLOAD(stage_a, dst_gm, l); OP(stage_a, stage_a, t, l); TSTORE_N(dst_gm, stage_a, l); }
-            match names.as_slice() {
-                ["collc::TLOAD", op, "collc::TSTORE_N"] if reduce_of(op).is_some() => {
-                    let op = reduce_of(op).unwrap_or("sum");
-                    let (_, a, _) = &calls[0];
-                    let (_, b, _) = &calls[1];
-                    let len = self.e(arg(a, 2)?)?;
-                    let t = if b.len() == 7 {
-                        self.tile_region(arg(b, 4)?, Some(arg(b, 5)?), &len)?
-                    } else if b.len() == 4 {
-                        self.tile_region(arg(b, 2)?, None, &len)?
-                    } else {
-                        return Err(self.bad(n, "a staged reduction of unexpected shape"));
-                    };
-                    Ok(L::new(
-                        S::Data {
-                            kind: Move::Reduce(op, None),
-                            dst: self.region(n, &dst, &len)?,
-                            src: t,
-                        },
-                        line0,
-                    ))
+            self.staged_whole(n, &dst, &calls)
+        }
+    }
+
+    /// A call statement of a staged move: (function, arguments, statement).
+    fn staged_call<'t>(&self, it: Node<'t>) -> R<Call<'t>> {
+        let c = kids(it)
+            .first()
+            .copied()
+            .ok_or_else(|| self.bad(it, "a statement"))?;
+        let (f, a) = call(c, self.src).ok_or_else(|| self.bad(it, "a call"))?;
+        Ok((f, a, it))
+    }
+
+    /// `for (int64_t k_off = 0; k_off < N; k_off += kStage) { k_len; calls }`: its calls are
+    /// appended to `calls`; returns N.
+    fn chunk_loop<'t>(&self, it: Node<'t>, calls: &mut Vec<Call<'t>>) -> R<E> {
+        let src = self.src;
+        let cnd = field(it, "condition").ok_or_else(|| self.bad(it, "a chunk loop"))?;
+        let hi = field(strip(cnd, src), "right").ok_or_else(|| self.bad(it, "a chunk loop"))?;
+        let bound = self.e(hi)?;
+        let body = field(it, "body").ok_or_else(|| self.bad(it, "a chunk loop body"))?;
+        for b in kids(body) {
+            match b.kind() {
+                "declaration" => {
+                    let d = field(b, "declarator").ok_or_else(|| self.bad(b, "a declaration"))?;
+                    let nm = field(d, "declarator").map(|x| text(x, src)).unwrap_or("");
+                    if nm != "k_len" {
+                        return Err(self.bad(b, "a declaration in a staging loop"));
+                    }
                 }
-                _ => Err(self.bad(n, "a staged move of a shape the lifter does not know")),
+                "expression_statement" => calls.push(self.staged_call(b)?),
+                _ => return Err(self.bad(b, "a statement in a staging loop")),
             }
         }
+        Ok(bound)
+    }
+
+    /// A chunked staged move (window to window, or a staged reduction) of `len` elements.
+    fn staged_chunked(&self, n: Node, dst: &Ptr, calls: &[Call], len: &E) -> R<L> {
+        let src = self.src;
+        let names: Vec<&str> = calls.iter().map(|c| c.0.as_str()).collect();
+        let srcp = self.ptrs.get("src_gm").cloned();
+        let region = |p: &Ptr| self.region(n, p, len);
+        let data = |kind: Move, dst: Reg, src: Reg| L::new(S::Data { kind, dst, src }, line(n));
+        match (self.dialect, names.as_slice(), srcp) {
+            (Dialect::Pto, ["collc::TLOAD", "collc::TSTORE_N"], Some(s)) => {
+                let kind = match (&dst.rank, &s.rank) {
+                    (None, None) => Move::Copy,
+                    (None, Some(r)) => Move::Get(r.clone()),
+                    (Some(r), None) => Move::Put(r.clone()),
+                    _ => return Err(self.bad(n, "a move between two remote windows")),
+                };
+                Ok(data(kind, region(dst)?, region(&s)?))
+            }
+            (Dialect::Pto, ["collc::TLOAD", "collc::TLOAD", op, "collc::TSTORE_N"], Some(s)) => {
+                let op = reduce_of(op).ok_or_else(|| self.bad(n, "a staged reduction"))?;
+                if dst.rank.is_some() {
+                    return Err(self.bad(n, "a reduction into a remote window"));
+                }
+                Ok(data(
+                    Move::Reduce(op, s.rank.clone()),
+                    region(dst)?,
+                    region(&s)?,
+                ))
+            }
+            (Dialect::Mpi, ["collc_mpi::get", "collc_mpi::reduce"], None) => {
+                let (_, a, _) = &calls[0];
+                let (_, b, _) = &calls[1];
+                let op = reduce_of(&text(arg(b, 0)?, src).replace(' ', ""))
+                    .ok_or_else(|| self.bad(n, "a reduction operator"))?;
+                let off = field(strip(arg(a, 3)?, src), "left")
+                    .ok_or_else(|| self.bad(n, "a chunk offset"))?;
+                let s = self.window_at(arg(a, 2)?, off, len)?;
+                let rank = if text(arg(a, 1)?, src).replace(' ', "") == "ctx.me" {
+                    None
+                } else {
+                    Some(self.e(arg(a, 1)?)?)
+                };
+                Ok(data(Move::Reduce(op, rank), region(dst)?, s))
+            }
+            _ => Err(self.bad(n, "a staged move of a shape the lifter does not know")),
+        }
+    }
+
+    /// `{ dst_gm; TLOAD(stage_a, dst_gm, l); OP(stage_a, stage_a, t, l); TSTORE_N(dst_gm,
+    /// stage_a, l); }`: a tile reduced into a window.
+    fn staged_whole(&self, n: Node, dst: &Ptr, calls: &[Call]) -> R<L> {
+        let names: Vec<&str> = calls.iter().map(|c| c.0.as_str()).collect();
+        let op = match names.as_slice() {
+            ["collc::TLOAD", op, "collc::TSTORE_N"] => reduce_of(op),
+            _ => None,
+        };
+        let Some(op) = op else {
+            return Err(self.bad(n, "a staged move of a shape the lifter does not know"));
+        };
+        let (_, a, _) = &calls[0];
+        let (_, b, _) = &calls[1];
+        let len = self.e(arg(a, 2)?)?;
+        let t = if b.len() == 7 {
+            self.tile_region(arg(b, 4)?, Some(arg(b, 5)?), &len)?
+        } else if b.len() == 4 {
+            self.tile_region(arg(b, 2)?, None, &len)?
+        } else {
+            return Err(self.bad(n, "a staged reduction of unexpected shape"));
+        };
+        Ok(L::new(
+            S::Data {
+                kind: Move::Reduce(op, None),
+                dst: self.region(n, dst, &len)?,
+                src: t,
+            },
+            line(n),
+        ))
     }
 
     fn for_loop(&mut self, n: Node) -> R<Option<L>> {

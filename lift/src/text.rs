@@ -106,20 +106,7 @@ pub fn block(out: &mut Out, b: &[L], depth: usize, ranks: &mut Ranks) {
 fn stmt(out: &mut Out, l: &L, d: usize, rk: &mut Ranks) {
     let at = l.line;
     match &l.s {
-        S::Let { name, value } => {
-            let v = if rk.used.contains(name) {
-                let is_rank = matches!(value, E::Name(n) if rk.known.contains(n));
-                rk.known.insert(name.clone());
-                if is_rank {
-                    value.coll()
-                } else {
-                    format!("rank({})", value.coll())
-                }
-            } else {
-                value.coll()
-            };
-            out.line(d, &format!("let {name} = {v};"), at);
-        }
+        S::Let { name, value } => out.line(d, &let_text(name, value, rk), at),
         S::Notify {
             signal,
             index,
@@ -158,47 +145,7 @@ fn stmt(out: &mut Out, l: &L, d: usize, rk: &mut Ranks) {
         S::Fence | S::Barrier => out.line(d, "fence;", at),
         S::Dsb | S::Dcci => out.line(d, "fence;", at),
         S::For { var, range, body } => {
-            let head = match range {
-                Range::Peers => {
-                    rk.known.insert(var.clone());
-                    format!("for {var} in peers {{")
-                }
-                Range::Span(E::Int(0), E::Name(_), E::Int(1)) if rk.used.contains(var) => {
-                    rk.known.insert(var.clone());
-                    format!("for {var} in ranks {{")
-                }
-                Range::Span(lo, hi, E::Int(1)) => {
-                    format!("for {var} in {}..{} {{", lo.coll(), hi.coll())
-                }
-                Range::Span(lo, hi, st) => {
-                    format!(
-                        "for {var} in {}..{} step {} {{",
-                        lo.coll(),
-                        hi.coll(),
-                        st.coll()
-                    )
-                }
-                Range::Seq {
-                    lo,
-                    hi,
-                    step,
-                    geometric,
-                    rev,
-                } => {
-                    let st = match (geometric, step) {
-                        (true, s) => format!(" step *{}", s.coll()),
-                        (false, E::Int(1)) => String::new(),
-                        (false, s) => format!(" step {}", s.coll()),
-                    };
-                    let r = format!("{}..{}{st}", lo.coll(), hi.coll());
-                    if *rev {
-                        format!("for {var} in ({r}).rev() {{")
-                    } else {
-                        format!("for {var} in {r} {{")
-                    }
-                }
-            };
-            out.line(d, &head, at);
+            out.line(d, &for_head(var, range, rk), at);
             block(out, body, d + 1, rk);
             out.line(d, "}", 0);
         }
@@ -212,32 +159,94 @@ fn stmt(out: &mut Out, l: &L, d: usize, rk: &mut Ranks) {
             out.line(d, "}", 0);
         }
         S::Return { cond } => out.line(d, &format!("return if {};", cond_text(cond)), at),
-        S::Data { kind, dst, src } => {
-            let t = match kind {
-                Move::Copy => format!("copy {} <- {};", region(dst), region(src)),
-                Move::Get(r) => format!("get {} <- {} @ {};", region(dst), region(src), rk.rank(r)),
-                Move::Put(r) => format!("put {} @ {} <- {};", region(dst), rk.rank(r), region(src)),
-                Move::Reduce(op, None) => {
-                    format!("reduce {op} {} <- {};", region(dst), region(src))
-                }
-                Move::Reduce(op, Some(r)) => {
-                    format!(
-                        "reduce {op} {} <- {} @ {};",
-                        region(dst),
-                        region(src),
-                        rk.rank(r)
-                    )
-                }
-                Move::Accumulate(op, r) => {
-                    format!(
-                        "reduce {op} {} @ {} <- {};",
-                        region(dst),
-                        rk.rank(r),
-                        region(src)
-                    )
-                }
+        S::Data { kind, dst, src } => out.line(d, &data_text(kind, dst, src, rk), at),
+    }
+}
+
+/// `let NAME = v;`, typed a rank (`rank(v)`) where the name is used as one.
+fn let_text(name: &str, value: &E, rk: &mut Ranks) -> String {
+    let v = if rk.used.contains(name) {
+        let is_rank = matches!(value, E::Name(n) if rk.known.contains(n));
+        rk.known.insert(name.to_string());
+        if is_rank {
+            value.coll()
+        } else {
+            format!("rank({})", value.coll())
+        }
+    } else {
+        value.coll()
+    };
+    format!("let {name} = {v};")
+}
+
+/// A loop's head, `for VAR in RANGE {`; a peer or rank loop's variable becomes a rank.
+fn for_head(var: &str, range: &Range, rk: &mut Ranks) -> String {
+    match range {
+        Range::Peers => {
+            rk.known.insert(var.to_string());
+            format!("for {var} in peers {{")
+        }
+        Range::Span(E::Int(0), E::Name(_), E::Int(1)) if rk.used.contains(var) => {
+            rk.known.insert(var.to_string());
+            format!("for {var} in ranks {{")
+        }
+        Range::Span(lo, hi, E::Int(1)) => {
+            format!("for {var} in {}..{} {{", lo.coll(), hi.coll())
+        }
+        Range::Span(lo, hi, st) => {
+            format!(
+                "for {var} in {}..{} step {} {{",
+                lo.coll(),
+                hi.coll(),
+                st.coll()
+            )
+        }
+        Range::Seq {
+            lo,
+            hi,
+            step,
+            geometric,
+            rev,
+        } => {
+            let st = match (geometric, step) {
+                (true, s) => format!(" step *{}", s.coll()),
+                (false, E::Int(1)) => String::new(),
+                (false, s) => format!(" step {}", s.coll()),
             };
-            out.line(d, &t, at);
+            let r = format!("{}..{}{st}", lo.coll(), hi.coll());
+            if *rev {
+                format!("for {var} in ({r}).rev() {{")
+            } else {
+                format!("for {var} in {r} {{")
+            }
+        }
+    }
+}
+
+/// A data statement (`copy`, `get`, `put`, `reduce`).
+fn data_text(kind: &Move, dst: &Reg, src: &Reg, rk: &Ranks) -> String {
+    match kind {
+        Move::Copy => format!("copy {} <- {};", region(dst), region(src)),
+        Move::Get(r) => format!("get {} <- {} @ {};", region(dst), region(src), rk.rank(r)),
+        Move::Put(r) => format!("put {} @ {} <- {};", region(dst), rk.rank(r), region(src)),
+        Move::Reduce(op, None) => {
+            format!("reduce {op} {} <- {};", region(dst), region(src))
+        }
+        Move::Reduce(op, Some(r)) => {
+            format!(
+                "reduce {op} {} <- {} @ {};",
+                region(dst),
+                region(src),
+                rk.rank(r)
+            )
+        }
+        Move::Accumulate(op, r) => {
+            format!(
+                "reduce {op} {} @ {} <- {};",
+                region(dst),
+                rk.rank(r),
+                region(src)
+            )
         }
     }
 }
