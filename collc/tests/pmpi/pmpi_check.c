@@ -7,21 +7,7 @@
  *
  *   mpicc pmpi_check.c -o pmpi_check
  *   LD_PRELOAD=DIR/libcollc_pmpi.so COLLC_PMPI_STATS=1 mpirun -np 3 ./pmpi_check */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static long checks = 0;
-static int me = 0;
-
-static void expect(int ok, const char* what, int i, double got, double want) {
-  ++checks;
-  if (!ok) {
-    fprintf(stderr, "rank %d: %s[%d] = %g, want %g\n", me, what, i, got, want);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-}
+#include "pmpi_common.h"
 
 static void my_sum(void* in, void* inout, int* len, MPI_Datatype* dt) {
   (void)dt;
@@ -184,9 +170,7 @@ int main(int argc, char** argv) {
   }
   MPI_Comm_free(&half);
   MPI_Comm_free(&dup);
-  long total = 0;
-  MPI_Reduce(&checks, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (me == 0) printf("ok %ld checks\n", total);
+  report_checks();
   MPI_Finalize();
   return 0;
 }

@@ -10,26 +10,10 @@
  *
  *   mpicc pmpi_kinds.c -o pmpi_kinds
  *   LD_PRELOAD=DIR/libcollc_pmpi.so COLLC_PMPI_STATS=1 COLLC_PMPI_MAX_COUNT=65536 mpirun -np 3 ./pmpi_kinds */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static long checks = 0;
-static int me = 0;
-
-static void expect(int ok, const char* what, int i, double got, double want) {
-  ++checks;
-  if (!ok) {
-    fprintf(stderr, "rank %d: %s[%d] = %g, want %g\n", me, what, i, got, want);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-}
+#include "pmpi_common.h"
 
 /* The element `i` of row `dest` that rank `src` sends at iteration `it`. */
 static float val(int src, int dest, int i, int it) { return (float)((src * 31 + dest * 7 + i + it) % 97); }
-
-static float* floats(size_t n) { return malloc(sizeof(float) * (n > 0 ? n : 1)); }
 
 static void reduce_scatter(MPI_Comm comm, int n, int it, int in_place) {
   int r = 0, p = 1;
@@ -223,9 +207,7 @@ int main(int argc, char** argv) {
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
   MPI_Comm_free(&dup);
-  long total = 0;
-  MPI_Reduce(&checks, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (me == 0) printf("ok %ld checks\n", total);
+  report_checks();
   MPI_Finalize();
   return 0;
 }
