@@ -3,7 +3,8 @@
 //! then built against through pkg-config (g++ / mpicxx) as an application would:
 //!
 //! * `examples/apps/host_app.cpp`: P = 2 and 4 threads, 1000 allreduce + 1000 broadcast calls
-//!   each, back to back, every element compared with `std::reduce` / the root's input;
+//!   each, back to back, every element compared with `std::reduce` / the root's input; and
+//!   the host library at f64, i32 and i64 (`--elem`), the app built at that type;
 //! * `examples/apps/mpi_app.cpp`: np 2 and 4, the library's allreduce inside a compute loop,
 //!   compared bitwise with `MPI_Allreduce`, and a broadcast per iteration;
 //! * `collc/tests/lib/{host,mpi}_bad_input.cpp`: every documented error code for P or n
@@ -101,10 +102,19 @@ fn library(target: &str, name: &'static str) -> PathBuf {
 
 /// Emits library `name` of `files` into a fresh folder.
 fn library_of(target: &str, name: &'static str, files: &[&str]) -> PathBuf {
-    let dir = scratch(&format!("lib-{target}-{name}"));
+    library_in(
+        scratch(&format!("lib-{target}-{name}")),
+        target,
+        name,
+        files,
+    )
+}
+
+/// Emits library `name` of `args` (the files, after any `--elem` / `--op`) into `dir`.
+fn library_in(dir: PathBuf, target: &str, name: &str, args_: &[&str]) -> PathBuf {
     let d = dir.to_string_lossy().into_owned();
     let mut args = vec!["emit", "--target", target, "--lib", name];
-    args.extend(files);
+    args.extend(args_);
     args.extend(["-o", &d]);
     let o = collc(&args);
     assert!(o.status.success(), "collc emit --lib failed:\n{}", text(&o));
@@ -165,6 +175,11 @@ fn mpi_kinds_lib() -> Option<&'static PathBuf> {
 
 /// Builds `src` against the library `name` in `dir` through pkg-config.
 fn build(cxx: &str, src: &Path, dir: &Path, name: &str, out: &Path) {
+    build_with(cxx, src, dir, name, out, &[]);
+}
+
+/// [`build`] with more compiler flags (`-D...`).
+fn build_with(cxx: &str, src: &Path, dir: &Path, name: &str, out: &Path, more: &[&str]) {
     let flags = Command::new("pkg-config")
         .args(["--cflags", "--libs", name])
         .env("PKG_CONFIG_PATH", dir)
@@ -186,6 +201,7 @@ fn build(cxx: &str, src: &Path, dir: &Path, name: &str, out: &Path) {
             "-Werror",
             "-DOMPI_SKIP_MPICXX=1",
         ])
+        .args(more)
         .arg(src)
         .args(flags.split_whitespace())
         .arg("-o")
@@ -276,6 +292,50 @@ fn host_app_threads_call_allreduce_and_broadcast_1000_times() {
         let t = text(&o);
         assert!(o.status.success() && t.starts_with("ok: "), "P={p}: {t}");
         assert!(t.contains("1000 allreduce + 1000 broadcast"), "{t}");
+    }
+}
+
+/// The host library of the two examples at f64, i32 and i64 (`--elem`; both list every
+/// type): its API passes that type (the header's prototypes), and examples/apps/host_app.cpp
+/// built at the matching C++ type (`-DELEM`) gets every element of 200 allreduce and 200
+/// broadcast calls per rank right at P = 4, and at P = 2 with allreduce_mesh's C = 2.
+#[test]
+fn host_library_passes_the_packaged_element_type() {
+    if !have("g++") || !have("pkg-config") {
+        skip("host library at f64, i32, i64", "needs g++ and pkg-config");
+        return;
+    }
+    for (elem, cxx) in [("f64", "double"), ("i32", "int32_t"), ("i64", "int64_t")] {
+        let mut args = vec!["--elem", elem];
+        args.extend(FILES);
+        let lib = library_in(scratch(&format!("lib-host-{elem}")), "host", "coll", &args);
+        let h = std::fs::read_to_string(lib.join("coll.h")).expect("coll.h");
+        assert!(
+            h.contains(&format!(
+                "int coll_allreduce(coll_comm* comm, int rank, {cxx}* data, size_t count)"
+            )),
+            "{elem}: {h}"
+        );
+        let exe = lib.join("host_app");
+        build_with(
+            "g++",
+            &repo().join("examples/apps/host_app.cpp"),
+            &lib,
+            "coll",
+            &exe,
+            &[&format!("-DELEM={cxx}")],
+        );
+        for (p, root, blocks) in [("4", "3", "1"), ("2", "0", "2")] {
+            let mut c = Command::new(&exe);
+            c.args([p, "1000", "200", root, blocks]);
+            let o = run(c, Duration::from_secs(120));
+            let t = text(&o);
+            assert!(
+                o.status.success() && t.starts_with("ok: "),
+                "{elem} P={p}: {t}"
+            );
+            assert!(t.contains("200 allreduce + 200 broadcast"), "{t}");
+        }
     }
 }
 
@@ -594,6 +654,14 @@ fn refusals() {
             "emit", "--target", "ascend", "--lib", "x", FILES[0], "-o", &d,
         ],
         vec!["emit", "--target", "host", "--lib", "x", FILES[0]],
+        // `--elem` applies to every FILE: one that does not list the type is refused.
+        vec![
+            "emit", "--target", "host", "--lib", "x", "--elem", "f64", FILES[0], KINDS[0], "-o", &d,
+        ],
+        // --pmpi packages every listed type and operator itself.
+        vec![
+            "emit", "--target", "mpi", "--pmpi", "--elem", "f64", FILES[0], "-o", &d,
+        ],
         vec!["emit", "--target", "host", FILES[0], FILES[1]],
     ] {
         let o = collc(&args);

@@ -3,9 +3,10 @@
 // checked against a reference computed with std::reduce (allreduce) and the root's input
 // (broadcast).
 //
-// The library is the two verified examples packaged together:
-//   collc emit --target host --lib coll examples/allreduce_mesh.coll examples/broadcast_read_complete.coll -o DIR
-//   g++ -std=c++17 -O2 examples/apps/host_app.cpp $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs coll) -o host_app
+// The library is the two verified examples packaged together, at one element type (both
+// list f32, f64, i32 and i64; ELEM is its C++ type, default float):
+//   collc emit --target host --lib coll [--elem f64] examples/allreduce_mesh.coll examples/broadcast_read_complete.coll -o DIR
+//   g++ -std=c++17 -O2 [-DELEM=double] examples/apps/host_app.cpp $(PKG_CONFIG_PATH=DIR pkg-config --cflags --libs coll) -o host_app
 //   ./host_app [P] [N] [ITERS] [ROOT] [C]     (default 4 1000 1000 1 1; C: allreduce blocks)
 // Prints "ok: ..." with the per-call latency and exits 0, or names the first wrong element.
 #include "coll.h"
@@ -18,9 +19,14 @@
 #include <thread>
 #include <vector>
 
-// Distinct per rank, iteration and element; small integers, so every sum is exact in f32.
-static float input(int rank, int iter, size_t i) {
-    return static_cast<float>((rank * 7 + iter * 3 + static_cast<int>(i % 1000)) % 61);
+#ifndef ELEM
+#define ELEM float
+#endif
+using T = ELEM;
+
+// Distinct per rank, iteration and element; small integers, so every sum is exact in every type.
+static T input(int rank, int iter, size_t i) {
+    return static_cast<T>((rank * 7 + iter * 3 + static_cast<int>(i % 1000)) % 61);
 }
 
 int main(int argc, char** argv) {
@@ -47,7 +53,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> ranks;
     for (int r = 0; r < P; ++r) {
         ranks.emplace_back([&, r] {
-            std::vector<float> data(n), want(n), column(static_cast<size_t>(P));
+            std::vector<T> data(n), want(n), column(static_cast<size_t>(P));
             for (int it = 0; it < iters && bad.load() == 0; ++it) {
                 for (size_t i = 0; i < n; ++i) data[i] = input(r, it, i);
                 int s = coll_allreduce(comm, r, data.data(), data.size());
@@ -58,14 +64,14 @@ int main(int argc, char** argv) {
                 }
                 for (size_t i = 0; i < n; ++i) {
                     for (int q = 0; q < P; ++q) column[static_cast<size_t>(q)] = input(q, it, i);
-                    want[i] = std::reduce(column.begin(), column.end(), 0.0f);
+                    want[i] = std::reduce(column.begin(), column.end(), T{0});
                     if (data[i] != want[i]) {
-                        std::fprintf(stderr, "rank %d allreduce %d: data[%zu] = %g, want %g\n", r, it, i, data[i], want[i]);
+                        std::fprintf(stderr, "rank %d allreduce %d: data[%zu] = %g, want %g\n", r, it, i, static_cast<double>(data[i]), static_cast<double>(want[i]));
                         bad = 1;
                         return;
                     }
                 }
-                for (size_t i = 0; i < n; ++i) data[i] = r == root ? input(root, it + 1, i) : -1.0f;
+                for (size_t i = 0; i < n; ++i) data[i] = r == root ? input(root, it + 1, i) : T{-1};
                 s = coll_broadcast(comm, r, data.data(), data.size(), root);
                 if (s != COLL_OK) {
                     std::fprintf(stderr, "rank %d broadcast %d: %s: %s\n", r, it, coll_strerror(s), coll_last_error());
@@ -74,7 +80,7 @@ int main(int argc, char** argv) {
                 }
                 for (size_t i = 0; i < n; ++i) {
                     if (data[i] != input(root, it + 1, i)) {
-                        std::fprintf(stderr, "rank %d broadcast %d: data[%zu] = %g, want %g\n", r, it, i, data[i], input(root, it + 1, i));
+                        std::fprintf(stderr, "rank %d broadcast %d: data[%zu] = %g, want %g\n", r, it, i, static_cast<double>(data[i]), static_cast<double>(input(root, it + 1, i)));
                         bad = 1;
                         return;
                     }

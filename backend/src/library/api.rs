@@ -351,21 +351,3 @@ fn reads_var(p: &Protocol, e: &collc_spec::ir::Expr, v: VarId) -> bool {
     });
     found
 }
-
-/// A host library passes f32 buffers: a protocol with windows of another element type is
-/// refused (`lib::elem-type`); MPI libraries pass the protocol's element type.
-pub fn host_elem_refusal(p: &Protocol) -> Option<Diagnostic> {
-    let w = p.windows.iter().find(|w| w.elem != ElemType::F32)?;
-    Some(
-        Diagnostic::error(
-            "lib::elem-type",
-            format!(
-                "window `{}` holds {}; a host library's API passes f32 buffers",
-                w.name,
-                w.elem.as_str()
-            ),
-        )
-        .with_primary(w.span, "this window")
-        .with_help("package it for --target mpi, or at f32 (`--elem f32`, if its `type` parameter lists it)"),
-    )
-}

@@ -190,6 +190,7 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
         c.index
     ));
     let ci = c.index;
+    let ty = c.elem().cpp();
     let slot = |x| format!("e[{}]", c.slot(x));
     let per_call = c.size_param().is_some();
     super::checks::arguments(name, c, w, "rank", &slot, "comm->comm.nranks()", per_call);
@@ -211,22 +212,22 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
                 format!("e[{d}]")
             };
             (
-                format!("{only_root}std::memcpy(b[{d}], data, {n} * sizeof(float));"),
-                format!("std::memcpy(data, b[{d}], {n} * sizeof(float));"),
+                format!("{only_root}std::memcpy(b[{d}], data, {n} * sizeof({ty}));"),
+                format!("std::memcpy(data, b[{d}], {n} * sizeof({ty}));"),
             )
         }
         Kind::Exchange { input, target, .. } => {
             let (i, t) = (c.slot(input), c.slot(target));
             (
-                format!("std::memcpy(b[{i}], input, e[{i}] * sizeof(float));"),
-                format!("std::memcpy(output, b[{t}], e[{t}] * sizeof(float));"),
+                format!("std::memcpy(b[{i}], input, e[{i}] * sizeof({ty}));"),
+                format!("std::memcpy(output, b[{t}], e[{t}] * sizeof({ty}));"),
             )
         }
         Kind::ReduceScatter { data } => {
             let d = c.slot(data);
             (
-                format!("std::memcpy(b[{d}], send, e[{d}] * sizeof(float));"),
-                format!("const uint64_t row = e[{d}] / static_cast<uint64_t>(comm->comm.nranks()); std::memcpy(recv, reinterpret_cast<const float*>(b[{d}]) + row * static_cast<uint64_t>(rank), row * sizeof(float));"),
+                format!("std::memcpy(b[{d}], send, e[{d}] * sizeof({ty}));"),
+                format!("const uint64_t row = e[{d}] / static_cast<uint64_t>(comm->comm.nranks()); std::memcpy(recv, reinterpret_cast<const {ty}*>(b[{d}]) + row * static_cast<uint64_t>(rank), row * sizeof({ty}));"),
             )
         }
         Kind::AllToAllV {
@@ -245,8 +246,8 @@ fn call(name: &str, c: &Coll, w: &mut Writer) {
                     .buffer_slot(crate::layout::BufferSource::Signal(recv_counts))
                     .unwrap_or_default();
             (
-                format!("std::memcpy(b[{i}], send, e[{i}] * sizeof(float)); for (uint64_t j = 0; j < e[{a}]; ++j) reinterpret_cast<int64_t*>(b[{a}])[j] = send_counts[j];"),
-                format!("std::memcpy(recv, b[{t}], e[{t}] * sizeof(float)); for (uint64_t j = 0; j < e[{r}]; ++j) recv_counts[j] = __atomic_load_n(reinterpret_cast<const int32_t*>(b[{r}]) + j, __ATOMIC_ACQUIRE);"),
+                format!("std::memcpy(b[{i}], send, e[{i}] * sizeof({ty})); for (uint64_t j = 0; j < e[{a}]; ++j) reinterpret_cast<int64_t*>(b[{a}])[j] = send_counts[j];"),
+                format!("std::memcpy(recv, b[{t}], e[{t}] * sizeof({ty})); for (uint64_t j = 0; j < e[{r}]; ++j) recv_counts[j] = __atomic_load_n(reinterpret_cast<const int32_t*>(b[{r}]) + j, __ATOMIC_ACQUIRE);"),
             )
         }
     };

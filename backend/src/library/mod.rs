@@ -166,16 +166,6 @@ pub fn collectives<'a>(members: &[Member<'a>], name: &str) -> Result<Vec<Coll<'a
 /// The library's files (sources, header, packaging), not yet written.
 pub fn generate(members: &[Member], name: &str, target: LibTarget) -> Result<Vec<File>, LibError> {
     let colls = collectives(members, name)?;
-    if target == LibTarget::Host {
-        for c in &colls {
-            if let Some(d) = api::host_elem_refusal(c.p()) {
-                return Err(LibError::Refused {
-                    member: c.index,
-                    diagnostics: vec![d],
-                });
-            }
-        }
-    }
     let mut files = vec![File {
         path: format!("{name}.h"),
         text: header::header(name, target, &colls),

@@ -19,6 +19,10 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
         out.err("error: --pmpi builds libcollc_pmpi.so for --target mpi, without --lib");
         return exit::USAGE;
     }
+    if args.pmpi && (args.elem.elem.is_some() || args.elem.op.is_some()) {
+        out.err("error: --pmpi packages every element type and operator a protocol lists: drop --elem and --op");
+        return exit::USAGE;
+    }
     let name = if args.pmpi {
         Some("collc_pmpi".to_string())
     } else {
@@ -42,29 +46,14 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
         out.err("error: --lib needs the output folder: -o DIR");
         return exit::USAGE;
     };
-    let mut loaded: Vec<Loaded> = Vec::new();
-    let mut gates = Vec::new();
     let action = match target {
         LibTarget::Host => Action::Emit,
         LibTarget::Mpi => Action::GenerateMpi,
     };
-    for file in std::iter::once(&args.file).chain(args.more.iter()) {
-        let l = match load_or_report(file, style, out) {
-            Ok(l) => l,
-            Err(code) => return code,
-        };
-        out.diagnostics(&l.source, &l.warnings, style);
-        let gate = match super::gate::check(&l, &args.gate, action, style, out) {
-            Ok(g) => g,
-            Err(code) => return code,
-        };
-        let gate = match rotation_gate(&l, &args.gate, gate, style, out) {
-            Ok(g) => g,
-            Err(code) => return code,
-        };
-        gates.push(gate);
-        loaded.push(l);
-    }
+    let (loaded, gates) = match load_all(args, action, style, out) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
     let members: Vec<Member> = loaded
         .iter()
         .zip(&gates)
@@ -107,6 +96,33 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
             exit::USAGE
         }
     }
+}
+
+/// A protocol and the gate it passed (with its rotated instance, if any).
+type Gated = (collc_verifier::Gate, Option<collc_spec::ir::Protocol>);
+
+/// Every FILE loaded, at `--elem` / `--op` (the instance of every FILE a library packages),
+/// through the verifier gate (and the rotation gate); or the exit code after the report.
+fn load_all(
+    args: &EmitArgs,
+    action: Action,
+    style: Style,
+    out: &mut Output,
+) -> Result<(Vec<Loaded>, Vec<Gated>), i32> {
+    let mut loaded: Vec<Loaded> = Vec::new();
+    let mut gates = Vec::new();
+    for file in std::iter::once(&args.file).chain(args.more.iter()) {
+        let mut l = load_or_report(file, style, out)?;
+        if let Err(e) = args.elem.apply(&mut l.protocol) {
+            out.err(format!("error: {file}: {e}"));
+            return Err(exit::USAGE);
+        }
+        out.diagnostics(&l.source, &l.warnings, style);
+        let gate = super::gate::check(&l, &args.gate, action, style, out)?;
+        gates.push(rotation_gate(&l, &args.gate, gate, style, out)?);
+        loaded.push(l);
+    }
+    Ok((loaded, gates))
 }
 
 /// A protocol with `per call` buffers is packaged with them rotated over
