@@ -87,16 +87,32 @@ fn refuse(p: &Protocol, at: Span, label: &str, what: String) -> Vec<Diagnostic> 
     )]
 }
 
-/// The pypto builtin a protocol stands in for, and how its args map.
-pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
-    // The builtin, its data windows (before the signal) and its tensors after the signal
-    // (all_to_all_v's send_counts and recv_counts).
-    let (builtin, dir, windows, after): (
-        &'static str,
-        &'static str,
-        Vec<WindowId>,
-        Vec<BufferSource>,
-    ) = match &p.semantics {
+/// A builtin's args before the protocol is fitted to them.
+struct Builtin {
+    /// `builtin.tensor.<name>`.
+    name: &'static str,
+    /// Its templates' directory.
+    dir: &'static str,
+    /// The data windows (before the signal).
+    windows: Vec<WindowId>,
+    /// The tensors after the signal (all_to_all_v's send_counts and recv_counts).
+    after: Vec<BufferSource>,
+}
+
+impl Builtin {
+    fn new(name: &'static str, dir: &'static str, windows: Vec<WindowId>) -> Self {
+        Builtin {
+            name,
+            dir,
+            windows,
+            after: vec![],
+        }
+    }
+}
+
+/// The pypto builtin a protocol's collective kind stands in for.
+fn builtin(p: &Protocol) -> Result<Builtin, Vec<Diagnostic>> {
+    Ok(match &p.semantics {
         Semantics::Reduce { .. } | Semantics::Gather { .. } | Semantics::Scatter { .. } => {
             let kind = p.semantics.kind();
             return Err(refuse(
@@ -106,27 +122,24 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
                 format!("pypto has no `{kind}` builtin"),
             ));
         }
-        Semantics::Barrier => ("builtin.tensor.barrier", "barrier", vec![], vec![]),
+        Semantics::Barrier => Builtin::new("builtin.tensor.barrier", "barrier", vec![]),
         Semantics::Broadcast { data, .. } => {
-            ("builtin.tensor.broadcast", "broadcast", vec![*data], vec![])
+            Builtin::new("builtin.tensor.broadcast", "broadcast", vec![*data])
         }
-        Semantics::ReduceScatter { data, .. } => (
+        Semantics::ReduceScatter { data, .. } => Builtin::new(
             "builtin.tensor.reduce_scatter",
             "reduce_scatter",
             vec![*data],
-            vec![],
         ),
-        Semantics::Allgather { input, target } => (
+        Semantics::Allgather { input, target } => Builtin::new(
             "builtin.tensor.allgather",
             "allgather",
             vec![*input, *target],
-            vec![],
         ),
-        Semantics::AllToAll { input, target } => (
+        Semantics::AllToAll { input, target } => Builtin::new(
             "builtin.tensor.all_to_all",
             "all_to_all",
             vec![*input, *target],
-            vec![],
         ),
         Semantics::AllToAllV {
             input,
@@ -134,33 +147,38 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             send_counts,
             recv_counts,
             ..
-        } => (
-            "builtin.tensor.all_to_all_v",
-            "all_to_all_v",
-            vec![*input, *target],
-            vec![
+        } => Builtin {
+            after: vec![
                 BufferSource::Array(*send_counts),
                 BufferSource::Signal(*recv_counts),
             ],
-        ),
+            ..Builtin::new(
+                "builtin.tensor.all_to_all_v",
+                "all_to_all_v",
+                vec![*input, *target],
+            )
+        },
         Semantics::Allreduce { data, .. } => {
             let ring = p.blocks.is_none()
                 && p.signals.len() == 1
                 && p.signals[0].dims.len() == 2
                 && !matches!(p.signals[0].dims[0], Expr::Var(v) if v == p.world);
             if ring {
-                (
+                Builtin::new(
                     "builtin.tensor.allreduce_ring",
                     "allreduce_ring",
                     vec![*data],
-                    vec![],
                 )
             } else {
-                ("builtin.tensor.allreduce", "allreduce", vec![*data], vec![])
+                Builtin::new("builtin.tensor.allreduce", "allreduce", vec![*data])
             }
         }
-    };
-    let passed_array = |a: usize| after.contains(&BufferSource::Array(a));
+    })
+}
+
+/// The protocol's host arrays and windows must be the builtin's tensors.
+fn check_arrays_and_windows(p: &Protocol, b: &Builtin) -> Result<(), Vec<Diagnostic>> {
+    let passed_array = |a: usize| b.after.contains(&BufferSource::Array(a));
     if let Some((_, a)) = p.arrays.iter().enumerate().find(|(i, _)| !passed_array(*i)) {
         return Err(refuse(
             p,
@@ -168,8 +186,8 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             "no builtin arg carries this",
             format!(
                 "{} passes no host array{}, and this protocol declares {}",
-                builtin,
-                if after.is_empty() {
+                b.name,
+                if b.after.is_empty() {
                     ""
                 } else {
                     " but send_counts"
@@ -178,26 +196,32 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             ),
         ));
     }
-    if p.windows.len() != windows.len() {
+    if p.windows.len() != b.windows.len() {
         let extra = p
             .windows
             .iter()
             .enumerate()
-            .find(|(i, _)| !windows.contains(i));
+            .find(|(i, _)| !b.windows.contains(i));
         return Err(refuse(
             p,
             extra.map_or(p.span, |(_, w)| w.span),
             "not a tensor of the builtin",
             format!(
-                "{builtin} takes {} data tensor(s), and this protocol declares {} window(s)",
-                windows.len(),
+                "{} takes {} data tensor(s), and this protocol declares {} window(s)",
+                b.name,
+                b.windows.len(),
                 p.windows.len()
             ),
         ));
     }
-    // The signals other than the ones passed after the credit signal (recv_counts).
+    Ok(())
+}
+
+/// The one credit signal of the builtin (the signals other than the ones passed after it),
+/// and no call index. Returns the signal.
+fn own_signal(p: &Protocol, b: &Builtin) -> Result<usize, Vec<Diagnostic>> {
     let own: Vec<usize> = (0..p.signals.len())
-        .filter(|s| !after.contains(&BufferSource::Signal(*s)))
+        .filter(|s| !b.after.contains(&BufferSource::Signal(*s)))
         .collect();
     if own.len() != 1 || p.signals[own[0]].kind != SignalKind::Credit {
         let extra = own
@@ -210,7 +234,8 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             extra.map_or(p.span, |s| s.span),
             "the builtin has no tensor for this signal",
             format!(
-                "{builtin} takes one credit signal tensor, and this protocol declares {} signal(s){}",
+                "{} takes one credit signal tensor, and this protocol declares {} signal(s){}",
+                b.name,
                 own.len(),
                 if own.iter().any(|s| p.signals[*s].kind != SignalKind::Credit) {
                     " (a value signal among them)"
@@ -226,19 +251,19 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             p.vars[c].span,
             "the builtin's args block has no call index",
             format!(
-                "{builtin} is called with tensors, nranks and the CommContext only: a protocol that reads the call index `{}` needs collc's args block (`--abi collc`)",
+                "{} is called with tensors, nranks and the CommContext only: a protocol that reads the call index `{}` needs collc's args block (`--abi collc`)",
+                b.name,
                 p.var_name(c)
             ),
         ));
     }
-    let mut tensors: Vec<BufferSource> = windows.iter().map(|w| BufferSource::Window(*w)).collect();
-    tensors.push(BufferSource::Signal(own[0]));
-    let sig_ix = tensors.len() - 1;
-    tensors.extend(after.iter().copied());
+    Ok(own[0])
+}
 
-    // Dimensions may use the world size and the parameters only (the shim and the size guard
-    // evaluate them before the rank-uniform values exist).
-    for b in &tensors {
+/// Dimensions may use the world size and the parameters only (the shim and the size guard
+/// evaluate them before the rank-uniform values exist).
+fn check_dims(p: &Protocol, tensors: &[BufferSource]) -> Result<(), Vec<Diagnostic>> {
+    for b in tensors {
         for d in dims(p, *b) {
             let mut bad = None;
             d.for_each_var(&mut |v| {
@@ -259,78 +284,41 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
             }
         }
     }
-    // all_to_all_v's windows: pypto's [NR * max_recv, SIZE] for the .coll's [P][R][m...].
-    let a2av = !after.is_empty();
-    let blocked = |b: BufferSource| {
-        let ds = dims(p, b);
-        a2av && matches!(b, BufferSource::Window(_))
-            && ds.len() >= 3
-            && matches!(ds[0], Expr::Var(v) if v == p.world)
-    };
-    let shapes: Vec<Vec<Expr>> = tensors
-        .iter()
-        .map(|b| {
-            let ds = dims(p, *b);
-            if blocked(*b) {
-                let mut s = vec![Expr::Bin(
-                    collc_spec::ir::BinOp::Mul,
-                    Box::new(ds[0].clone()),
-                    Box::new(ds[1].clone()),
-                )];
-                s.extend(ds[2..].iter().cloned());
-                s
-            } else {
-                ds.to_vec()
-            }
-        })
-        .collect();
+    Ok(())
+}
 
-    let mut scalars = Vec::new();
+/// The pypto builtin a protocol stands in for, and how its args map.
+pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
+    let b = builtin(p)?;
+    check_arrays_and_windows(p, &b)?;
+    let own = own_signal(p, &b)?;
+    let mut tensors: Vec<BufferSource> =
+        b.windows.iter().map(|w| BufferSource::Window(*w)).collect();
+    tensors.push(BufferSource::Signal(own));
+    let signal = tensors.len() - 1;
+    tensors.extend(b.after.iter().copied());
+    check_dims(p, &tensors)?;
+    let mut plan = Plan {
+        builtin: b.name,
+        dir: b.dir,
+        tensors,
+        signal,
+        shapes: vec![],
+        scalars: vec![],
+    };
+    plan.shapes = plan.tensors.iter().map(|t| plan.shape(p, *t)).collect();
     for v in p.inputs() {
-        let var = &p.vars[v];
-        let last_is = |i: usize| matches!(shapes[i].last(), Some(Expr::Var(x)) if *x == v);
-        let how = if v == p.world {
-            Some(Derive::Nranks)
-        } else if matches!(var.kind, VarKind::Param { domain: None }) {
-            matches!(p.semantics, Semantics::Broadcast { root, .. } if root == v)
-                .then_some(Derive::Root)
-        } else if matches!(&p.blocks, Some(b) if matches!(b.count, Expr::Var(c) if c == v)) {
-            Some(Derive::BlockNum)
-        } else {
-            // A window's last dimension, else all_to_all_v's rows per rank (pypto's
-            // `max_recv`, from the target's first dimension), else the signal's columns.
-            (0..sig_ix)
-                .find(|&i| last_is(i))
-                .map(|i| {
-                    if shapes[i].len() == 1 {
-                        Derive::Numel(i)
-                    } else {
-                        Derive::LastDim(i)
-                    }
-                })
-                .or_else(|| {
-                    (0..sig_ix)
-                        .rev()
-                        .find(|&i| {
-                            blocked(tensors[i])
-                                && matches!(dims(p, tensors[i])[1], Expr::Var(x) if x == v)
-                        })
-                        .map(Derive::RowsPerRank)
-                })
-                .or_else(|| {
-                    (shapes[sig_ix].len() >= 2 && last_is(sig_ix))
-                        .then_some(Derive::SignalCols(sig_ix))
-                })
-        };
-        match how {
-            Some(d) => scalars.push((v, d)),
+        match plan.derive(p, v) {
+            Some(d) => plan.scalars.push((v, d)),
             None => {
+                let var = &p.vars[v];
                 return Err(refuse(
                     p,
                     var.span,
                     "no builtin arg determines this",
                     format!(
-                        "no arg of {builtin} determines param `{}` (the builtin passes its tensors' shapes, nranks, the block count{})",
+                        "no arg of {} determines param `{}` (the builtin passes its tensors' shapes, nranks, the block count{})",
+                        plan.builtin,
                         var.name,
                         if matches!(p.semantics, Semantics::Broadcast { .. }) {
                             " and the compile-time root"
@@ -338,18 +326,79 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
                             ""
                         }
                     ),
-                ))
+                ));
             }
         }
     }
-    Ok(Plan {
-        builtin,
-        dir,
-        tensors,
-        signal: sig_ix,
-        shapes,
-        scalars,
-    })
+    Ok(plan)
+}
+
+impl Plan {
+    /// all_to_all_v's windows `[P][R][m...]` (tensors after the signal mark all_to_all_v),
+    /// which pypto passes as `[NR * max_recv, SIZE]`.
+    fn blocked(&self, p: &Protocol, b: BufferSource) -> bool {
+        let a2av = self.tensors.len() > self.signal + 1;
+        let ds = dims(p, b);
+        a2av && matches!(b, BufferSource::Window(_))
+            && ds.len() >= 3
+            && matches!(ds[0], Expr::Var(v) if v == p.world)
+    }
+
+    /// The shape pypto passes for tensor `b`.
+    fn shape(&self, p: &Protocol, b: BufferSource) -> Vec<Expr> {
+        let ds = dims(p, b);
+        if !self.blocked(p, b) {
+            return ds.to_vec();
+        }
+        let mut s = vec![Expr::Bin(
+            collc_spec::ir::BinOp::Mul,
+            Box::new(ds[0].clone()),
+            Box::new(ds[1].clone()),
+        )];
+        s.extend(ds[2..].iter().cloned());
+        s
+    }
+
+    /// How scalar input `v` is derived from the builtin's args (None: no arg determines it).
+    fn derive(&self, p: &Protocol, v: VarId) -> Option<Derive> {
+        let var = &p.vars[v];
+        let sig_ix = self.signal;
+        let last_is = |i: usize| matches!(self.shapes[i].last(), Some(Expr::Var(x)) if *x == v);
+        if v == p.world {
+            return Some(Derive::Nranks);
+        }
+        if matches!(var.kind, VarKind::Param { domain: None }) {
+            return matches!(p.semantics, Semantics::Broadcast { root, .. } if root == v)
+                .then_some(Derive::Root);
+        }
+        if matches!(&p.blocks, Some(b) if matches!(b.count, Expr::Var(c) if c == v)) {
+            return Some(Derive::BlockNum);
+        }
+        // A window's last dimension, else all_to_all_v's rows per rank (pypto's
+        // `max_recv`, from the target's first dimension), else the signal's columns.
+        (0..sig_ix)
+            .find(|&i| last_is(i))
+            .map(|i| {
+                if self.shapes[i].len() == 1 {
+                    Derive::Numel(i)
+                } else {
+                    Derive::LastDim(i)
+                }
+            })
+            .or_else(|| {
+                (0..sig_ix)
+                    .rev()
+                    .find(|&i| {
+                        let t = self.tensors[i];
+                        self.blocked(p, t) && matches!(dims(p, t)[1], Expr::Var(x) if x == v)
+                    })
+                    .map(Derive::RowsPerRank)
+            })
+            .or_else(|| {
+                (self.shapes[sig_ix].len() >= 2 && last_is(sig_ix))
+                    .then_some(Derive::SignalCols(sig_ix))
+            })
+    }
 }
 
 /// Emits the pypto-ABI kernel of a protocol (the Ascend source; the CPU shim compiles the
@@ -660,6 +709,89 @@ impl Pypto {
             w.line(format!("//   param {} = {from}", p.vars[*v].name));
         }
     }
+
+    /// The protocol's scalars, each derived from the args block as the plan says.
+    fn derived_scalars(&self, k: &Kernel, w: &mut Writer) {
+        let p = k.p;
+        for (v, how) in &self.plan.scalars {
+            let name = k.var(*v);
+            let pname = &p.vars[*v].name;
+            let tn = |i: &usize| tensor_name(k, self.plan.tensors[*i]);
+            let (value, why) = match how {
+                Derive::Nranks => continue,
+                Derive::Numel(i) => (format!("collc_numel({})", tn(i)), "element count"),
+                Derive::LastDim(i) => (format!("collc_last_dim({})", tn(i)), "last dimension"),
+                Derive::SignalCols(i) => {
+                    (format!("collc_signal_cols({})", tn(i)), "signal columns")
+                }
+                Derive::RowsPerRank(i) => (
+                    format!("collc_rows_per_rank({}, {})", tn(i), k.var(p.world)),
+                    "rows per rank (max_recv)",
+                ),
+                Derive::BlockNum => (
+                    "static_cast<int64_t>(get_block_num(args))".to_string(),
+                    "the launch's block count",
+                ),
+                Derive::Root if self.template => (
+                    format!("static_cast<int64_t>({})", placeholder("root_cpp")),
+                    "pypto's compile-time kRoot",
+                ),
+                Derive::Root => (
+                    "static_cast<int64_t>(COLLC_PYPTO_ROOT)".to_string(),
+                    "pypto's compile-time kRoot",
+                ),
+            };
+            w.line(format!(
+                "const int64_t {name} = {value};  // param {pname}: {why}"
+            ));
+        }
+    }
+
+    /// The early return unless the tensors hold the .coll buffers.
+    fn size_guard(&self, k: &Kernel, w: &mut Writer) {
+        let p = k.p;
+        // The tensors must hold the .coll buffers: checked where the domains hold (the
+        // walker's guards refuse the rest), rank-uniform like pypto's shape guards.
+        let mut ok = Vec::new();
+        for (v, _) in &self.plan.scalars {
+            match p.vars[*v].kind {
+                VarKind::World { lo, .. } => ok.push(format!(
+                    "{n} >= {} && {n} <= kMaxSupportedRanks",
+                    lo.max(1),
+                    n = k.var(*v)
+                )),
+                VarKind::Param {
+                    domain: Some((lo, hi)),
+                } => ok.push(format!(
+                    "{n} >= {} && {n} <= {}",
+                    super::int_lit(lo),
+                    super::int_lit(hi),
+                    n = k.var(*v)
+                )),
+                _ => {}
+            }
+        }
+        let small: Vec<String> = self
+            .plan
+            .tensors
+            .iter()
+            .map(|b| {
+                format!(
+                    "collc_numel({}) < {}",
+                    tensor_name(k, *b),
+                    product(k, dims(p, *b))
+                )
+            })
+            .collect();
+        w.line("// The tensors must hold the .coll buffers (shapes are the same on every rank).");
+        w.open(format!(
+            "if (({}) && ({}))",
+            ok.join(" && "),
+            small.join(" || ")
+        ));
+        self.pto.early_return(w);
+        w.close();
+    }
 }
 
 impl Dialect for Pypto {
@@ -785,79 +917,8 @@ impl Dialect for Pypto {
                 buffer_name(k, *b)
             ));
         }
-        for (v, how) in &self.plan.scalars {
-            let name = k.var(*v);
-            let pname = &p.vars[*v].name;
-            let tn = |i: &usize| tensor_name(k, self.plan.tensors[*i]);
-            let (value, why) = match how {
-                Derive::Nranks => continue,
-                Derive::Numel(i) => (format!("collc_numel({})", tn(i)), "element count"),
-                Derive::LastDim(i) => (format!("collc_last_dim({})", tn(i)), "last dimension"),
-                Derive::SignalCols(i) => {
-                    (format!("collc_signal_cols({})", tn(i)), "signal columns")
-                }
-                Derive::RowsPerRank(i) => (
-                    format!("collc_rows_per_rank({}, {})", tn(i), k.var(p.world)),
-                    "rows per rank (max_recv)",
-                ),
-                Derive::BlockNum => (
-                    "static_cast<int64_t>(get_block_num(args))".to_string(),
-                    "the launch's block count",
-                ),
-                Derive::Root if self.template => (
-                    format!("static_cast<int64_t>({})", placeholder("root_cpp")),
-                    "pypto's compile-time kRoot",
-                ),
-                Derive::Root => (
-                    "static_cast<int64_t>(COLLC_PYPTO_ROOT)".to_string(),
-                    "pypto's compile-time kRoot",
-                ),
-            };
-            w.line(format!(
-                "const int64_t {name} = {value};  // param {pname}: {why}"
-            ));
-        }
-        // The tensors must hold the .coll buffers: checked where the domains hold (the
-        // walker's guards refuse the rest), rank-uniform like pypto's shape guards.
-        let mut ok = Vec::new();
-        for (v, _) in &self.plan.scalars {
-            match p.vars[*v].kind {
-                VarKind::World { lo, .. } => ok.push(format!(
-                    "{n} >= {} && {n} <= kMaxSupportedRanks",
-                    lo.max(1),
-                    n = k.var(*v)
-                )),
-                VarKind::Param {
-                    domain: Some((lo, hi)),
-                } => ok.push(format!(
-                    "{n} >= {} && {n} <= {}",
-                    super::int_lit(lo),
-                    super::int_lit(hi),
-                    n = k.var(*v)
-                )),
-                _ => {}
-            }
-        }
-        let small: Vec<String> = self
-            .plan
-            .tensors
-            .iter()
-            .map(|b| {
-                format!(
-                    "collc_numel({}) < {}",
-                    tensor_name(k, *b),
-                    product(k, dims(p, *b))
-                )
-            })
-            .collect();
-        w.line("// The tensors must hold the .coll buffers (shapes are the same on every rank).");
-        w.open(format!(
-            "if (({}) && ({}))",
-            ok.join(" && "),
-            small.join(" || ")
-        ));
-        self.pto.early_return(w);
-        w.close();
+        self.derived_scalars(k, w);
+        self.size_guard(k, w);
     }
 
     fn rank_id(&self) -> String {
@@ -959,67 +1020,7 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
     w.line(format!("int64_t collc_args[{}] = {{}};", t + 2));
     w.line("#endif");
     for (i, b) in plan.tensors.iter().enumerate() {
-        let slot = k.abi.buffer_slot(*b).unwrap_or(0);
-        let ds = &plan.shapes[i];
-        let n = product(&k, dims(p, *b));
-        if let BufferSource::Array(_) = b {
-            // A host array (the launcher's int64 copy, outside the window) becomes the
-            // builtin's int32 tensor: a copy that lives until the kernel returns.
-            w.line(format!(
-                "std::vector<int32_t> collc_array_{i}(static_cast<size_t>({n}));"
-            ));
-            w.line(format!(
-                "for (size_t collc_j = 0; collc_j < collc_array_{i}.size(); ++collc_j) collc_array_{i}[collc_j] = static_cast<int32_t>(reinterpret_cast<const int64_t*>(args[{slot}])[collc_j]);"
-            ));
-        }
-        w.open("");
-        w.line(format!("ChipTensor& collc_t = collc_tensors[{i}];"));
-        if let BufferSource::Array(_) = b {
-            w.line(format!(
-                "collc_t.buffer.addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(collc_array_{i}.data()));  // {}",
-                buffer_name(&k, *b)
-            ));
-            w.line(format!(
-                "collc_t.buffer.size = collc_array_{i}.size() * sizeof(int32_t);"
-            ));
-            w.line("collc_t.start_offset = 0;");
-        } else {
-            w.line(format!(
-                "const uint64_t collc_addr = static_cast<uint64_t>(args[{slot}]);  // {}",
-                buffer_name(&k, *b)
-            ));
-            w.line(format!(
-                "const uint64_t collc_bytes = sizeof({}) * static_cast<uint64_t>({n});",
-                elem(k.p, *b),
-            ));
-            w.line("collc_t.buffer.addr = collc_base;");
-            w.line("collc_t.buffer.size = collc_addr - collc_base + collc_bytes;");
-            w.line(format!(
-                "collc_t.start_offset = (collc_addr - collc_base) / sizeof({});",
-                elem(k.p, *b)
-            ));
-        }
-        w.line(format!("collc_t.ndims = {};", ds.len()));
-        for (j, d) in ds.iter().enumerate() {
-            w.line(format!(
-                "collc_t.shapes[{j}] = static_cast<uint32_t>({});",
-                k.expr(d)
-            ));
-        }
-        w.line("uint32_t collc_stride = 1;");
-        w.open(format!(
-            "for (int collc_d = {} - 1; collc_d >= 0; --collc_d)",
-            ds.len()
-        ));
-        w.line("collc_t.strides[collc_d] = collc_stride;");
-        w.line("collc_stride *= collc_t.shapes[collc_d];");
-        w.close();
-        w.line("collc_t.extent_elem_cache = collc_stride;");
-        w.line("collc_t.is_contiguous = true;");
-        w.line(format!(
-            "collc_args[{i}] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&collc_t));"
-        ));
-        w.close();
+        shim_tensor(&k, &mut w, &plan, i, *b);
     }
     w.line(format!("collc_args[{t}] = {};", k.var(p.world)));
     w.line(format!("collc_args[{}] = args[{ctx}];", t + 1));
@@ -1027,6 +1028,73 @@ pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String,
     w.close();
     text.push_str(&w.finish());
     Ok(text)
+}
+
+/// The shim's `ChipTensor` `i` of the args block (tensor `b` of the plan): a host array's
+/// int32 copy, or the buffer inside the rank's window; row-major shapes.
+fn shim_tensor(k: &Kernel, w: &mut Writer, plan: &Plan, i: usize, b: BufferSource) {
+    let p = k.p;
+    let slot = k.abi.buffer_slot(b).unwrap_or(0);
+    let ds = &plan.shapes[i];
+    let n = product(k, dims(p, b));
+    if let BufferSource::Array(_) = b {
+        // A host array (the launcher's int64 copy, outside the window) becomes the
+        // builtin's int32 tensor: a copy that lives until the kernel returns.
+        w.line(format!(
+            "std::vector<int32_t> collc_array_{i}(static_cast<size_t>({n}));"
+        ));
+        w.line(format!(
+            "for (size_t collc_j = 0; collc_j < collc_array_{i}.size(); ++collc_j) collc_array_{i}[collc_j] = static_cast<int32_t>(reinterpret_cast<const int64_t*>(args[{slot}])[collc_j]);"
+        ));
+    }
+    w.open("");
+    w.line(format!("ChipTensor& collc_t = collc_tensors[{i}];"));
+    if let BufferSource::Array(_) = b {
+        w.line(format!(
+            "collc_t.buffer.addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(collc_array_{i}.data()));  // {}",
+            buffer_name(k, b)
+        ));
+        w.line(format!(
+            "collc_t.buffer.size = collc_array_{i}.size() * sizeof(int32_t);"
+        ));
+        w.line("collc_t.start_offset = 0;");
+    } else {
+        w.line(format!(
+            "const uint64_t collc_addr = static_cast<uint64_t>(args[{slot}]);  // {}",
+            buffer_name(k, b)
+        ));
+        w.line(format!(
+            "const uint64_t collc_bytes = sizeof({}) * static_cast<uint64_t>({n});",
+            elem(k.p, b),
+        ));
+        w.line("collc_t.buffer.addr = collc_base;");
+        w.line("collc_t.buffer.size = collc_addr - collc_base + collc_bytes;");
+        w.line(format!(
+            "collc_t.start_offset = (collc_addr - collc_base) / sizeof({});",
+            elem(k.p, b)
+        ));
+    }
+    w.line(format!("collc_t.ndims = {};", ds.len()));
+    for (j, d) in ds.iter().enumerate() {
+        w.line(format!(
+            "collc_t.shapes[{j}] = static_cast<uint32_t>({});",
+            k.expr(d)
+        ));
+    }
+    w.line("uint32_t collc_stride = 1;");
+    w.open(format!(
+        "for (int collc_d = {} - 1; collc_d >= 0; --collc_d)",
+        ds.len()
+    ));
+    w.line("collc_t.strides[collc_d] = collc_stride;");
+    w.line("collc_stride *= collc_t.shapes[collc_d];");
+    w.close();
+    w.line("collc_t.extent_elem_cache = collc_stride;");
+    w.line("collc_t.is_contiguous = true;");
+    w.line(format!(
+        "collc_args[{i}] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&collc_t));"
+    ));
+    w.close();
 }
 
 #[cfg(test)]
