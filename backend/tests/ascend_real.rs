@@ -288,3 +288,53 @@ fn the_template_checks_include_path_has_nothing_of_collc() {
         Err(e) => panic!("the check did not run: {e}"),
     }
 }
+
+/// The element types pto-isa's A2/A3 tile instruction `inst` takes: the `T` of each
+/// `std::is_same<T, X>` in its `static_assert(..., "Fix: INST has invalid data type.")`.
+fn a2a3_types(pto_isa: &Path, file: &str, inst: &str) -> Vec<String> {
+    let path = pto_isa.join("include/pto/npu/a2a3").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let end = text
+        .find(&format!("\"Fix: {inst} has invalid data type.\""))
+        .unwrap_or_else(|| panic!("{}: no data-type static_assert", path.display()));
+    let start = text[..end]
+        .rfind("static_assert(")
+        .expect("the assert's start");
+    text[start..end]
+        .split("is_same<T,")
+        .skip(1)
+        .filter_map(|s| s.split('>').next())
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+/// `--target ascend` reduces exactly the collc element types pto-isa's A2/A3 TADD, TMUL,
+/// TMAX and TMIN accept (`collc_backend::cpp::pto::ASCEND_REDUCE_TYPES`; the others are
+/// refused with `backend::elem-type`): read from the real headers' `static_assert`s.
+#[test]
+fn the_ascend_reduce_types_are_the_ones_pto_isas_a2a3_tile_instructions_take() {
+    use collc_backend::cpp::pto::ASCEND_REDUCE_TYPES;
+    use collc_spec::ir::ElemType;
+    let Some(r) =
+        roots("the_ascend_reduce_types_are_the_ones_pto_isas_a2a3_tile_instructions_take")
+    else {
+        return;
+    };
+    for (file, inst) in [
+        ("TAdd.hpp", "TADD"),
+        ("TMul.hpp", "TMUL"),
+        ("TMax.hpp", "TMAX"),
+        ("TMin.hpp", "TMIN"),
+    ] {
+        let takes = a2a3_types(&r.pto_isa, file, inst);
+        assert!(takes.iter().any(|t| t == "float"), "{inst}: {takes:?}");
+        for t in ElemType::ALL {
+            assert_eq!(
+                takes.iter().any(|x| x == t.cpp()),
+                ASCEND_REDUCE_TYPES.contains(&t),
+                "{inst} on {}: pto-isa takes {takes:?}",
+                t.as_str()
+            );
+        }
+    }
+}

@@ -149,3 +149,76 @@ fn every_pypto_template_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4() {
     assert!(ran >= 36, "runs: {ran}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The examples with a `type` parameter, at each element type but f32 (which the test above
+/// runs): on `--target ascend`, an instance whose tile reductions pto-isa's A2/A3 tile
+/// instructions take (`pto::ASCEND_REDUCE_TYPES`), or one without reductions, emits tiles of
+/// that type and runs right on pto-isa's CPU simulation at P = 2 and 4 (payloads and outputs
+/// compared in the element type); an instance that reduces another type is refused with
+/// `backend::elem-type` at the `reduce` statement (never converted).
+#[test]
+fn typed_instances_run_on_pto_isas_cpu_simulation_or_are_refused_at_their_reduce() {
+    use collc_backend::cpp::pto::ASCEND_REDUCE_TYPES;
+    use collc_spec::ir::ElemType;
+    let Some(r) =
+        roots("typed_instances_run_on_pto_isas_cpu_simulation_or_are_refused_at_their_reduce")
+    else {
+        return;
+    };
+    let (mut ran, mut refused) = (Vec::new(), Vec::new());
+    let mut failures = Vec::new();
+    for (path, text, p) in &examples() {
+        if p.elem_param.is_none() {
+            continue;
+        }
+        let src = Source::new(path.display().to_string(), text.clone());
+        for t in [ElemType::F64, ElemType::I32, ElemType::I64] {
+            let Some(q) = p.with_elem(t) else { continue };
+            let name = format!("{} ({})", src.name, t.as_str());
+            let reduces = has_reduce(&q.body) || has_reduce(&q.epilogue);
+            if reduces && !ASCEND_REDUCE_TYPES.contains(&t) {
+                let opts = collc_backend::cpp::EmitOptions {
+                    source: Some(&src),
+                    ..Default::default()
+                };
+                let err = collc_backend::cpp::emit(&q, collc_backend::cpp::Target::Ascend, &opts)
+                    .expect_err(&name);
+                let d = &err[0];
+                assert_eq!(d.code, "backend::elem-type", "{name}: {d:?}");
+                let at = d.primary_span().expect("spanned");
+                assert!(text[at.start..].starts_with("reduce "), "{name}: {d:?}");
+                refused.push(name);
+                continue;
+            }
+            for world in [2, 4] {
+                match run(&q, &src, world, test_calls(&q), 300, &r) {
+                    Ok(rep) if rep.ok() => eprintln!("ok  {name} P={world}: {}", rep.summary()),
+                    Ok(rep) => failures.push(format!("{name} P={world}: {}", rep.summary())),
+                    Err(e) => failures.push(format!("{name} P={world}: {e}")),
+                }
+            }
+            ran.push(name);
+        }
+    }
+    eprintln!("ran: {ran:?}\nrefused: {refused:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // broadcast_read_complete at f64, i32, i64; the two allreduces at i32.
+    assert!(ran.len() >= 5, "ran: {ran:?}");
+    // The two allreduces at f64 and i64.
+    assert!(refused.len() >= 4, "refused: {refused:?}");
+}
+
+/// Whether a block holds a `reduce` statement.
+fn has_reduce(b: &collc_spec::ir::Block) -> bool {
+    use collc_spec::ir::StmtKind;
+    b.stmts.iter().any(|s| match &s.kind {
+        StmtKind::Reduce { .. } => true,
+        StmtKind::For { body, .. } => has_reduce(body),
+        StmtKind::If {
+            then_block,
+            else_block,
+            ..
+        } => has_reduce(then_block) || else_block.as_ref().is_some_and(has_reduce),
+        _ => false,
+    })
+}

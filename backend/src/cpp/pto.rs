@@ -6,7 +6,7 @@
 use super::walk::{CellRef, DataKind, DataOp, Dialect, GmRef, Loc};
 use super::{Kernel, Target, Writer};
 use crate::layout::BufferSource;
-use collc_spec::ir::{CmpOp, NotifyOp, ReduceOp, VarKind};
+use collc_spec::ir::{CmpOp, ElemType, NotifyOp, ReduceOp, VarKind};
 
 /// The `pto::comm` dialect.
 #[derive(Debug, Clone, Copy)]
@@ -50,7 +50,19 @@ fn op_fn(op: ReduceOp) -> &'static str {
     }
 }
 
+/// The element types of collc's that pto-isa's A2/A3 vector tile instructions TADD, TMUL,
+/// TMAX and TMIN take (their `static_assert`s in `include/pto/npu/a2a3/`: int16, int32,
+/// half and float; neither double nor int64): `--target ascend` refuses a `reduce` of the
+/// others. Tested against the real headers (backend/tests/ascend_real.rs).
+pub const ASCEND_REDUCE_TYPES: [ElemType; 2] = [ElemType::F32, ElemType::I32];
+
 impl Dialect for Pto {
+    fn cannot_reduce(&self, t: ElemType) -> Option<&'static str> {
+        (self.target == Target::Ascend && !ASCEND_REDUCE_TYPES.contains(&t)).then_some(
+            "pto-isa's A2/A3 tile instructions TADD, TMUL, TMAX and TMIN take int16, int32, half and float tiles only",
+        )
+    }
+
     fn describe(&self) -> String {
         match self.target {
             Target::Ascend => {

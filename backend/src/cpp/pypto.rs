@@ -968,6 +968,9 @@ impl Dialect for Pypto {
     fn supports_tile_offsets(&self) -> bool {
         self.pto.supports_tile_offsets()
     }
+    fn cannot_reduce(&self, t: collc_spec::ir::ElemType) -> Option<&'static str> {
+        self.pto.cannot_reduce(t)
+    }
 }
 
 /// The CPU test build of a pypto-ABI kernel: `kernel` (the text [`emit`] produced) renamed

@@ -139,6 +139,11 @@ pub trait Dialect {
     fn supports_tile_offsets(&self) -> bool {
         false
     }
+    /// Why the target's tile instructions cannot reduce elements of type `t` (None: they
+    /// can); the walker refuses such a `reduce` with `backend::elem-type`, never converting.
+    fn cannot_reduce(&self, _t: ElemType) -> Option<&'static str> {
+        None
+    }
     /// The refusal of a call past `calls <= max` (`what` names the declaration and where it
     /// is): the CPU runtime refuses it, an Ascend host must (the kernel cannot count calls).
     fn calls_bound(&self, w: &mut Writer, max: i64, what: &str) {
@@ -922,6 +927,7 @@ impl State<'_, '_> {
             StmtKind::Reduce {
                 to: Some(_), op, ..
             } => self.unsupported_remote_reduce(s, *op),
+            StmtKind::Reduce { dst, .. } if self.refuses_reduce(s, dst) => {}
             StmtKind::Reduce {
                 op, dst, src, from, ..
             } => {
@@ -1055,6 +1061,31 @@ impl State<'_, '_> {
             p.vars[var].name,
             expr_to_string(p, value)
         ));
+    }
+
+    /// Refuses a reduction of an element type the dialect's tile instructions do not take
+    /// (`backend::elem-type`); returns whether it did.
+    fn refuses_reduce(&mut self, s: &Stmt, dst: &Region) -> bool {
+        let p = self.k.p;
+        let t = match dst.buffer {
+            BufferRef::Window(w) => p.windows[w].elem,
+            BufferRef::Tile(t) => p.tiles[t].elem,
+        };
+        let Some(why) = self.d.cannot_reduce(t) else {
+            return false;
+        };
+        self.errors.push(
+            Diagnostic::error(
+                "backend::elem-type",
+                format!(
+                    "this target cannot reduce {} elements: {why}",
+                    t.as_str()
+                ),
+            )
+            .with_primary(s.span, format!("a reduction of {}", t.as_str()))
+            .with_help("emit another instance (`--elem`), or another target (`--target host`, `--target mpi`); a type is never converted"),
+        );
+        true
     }
 
     /// A reduction into a peer's window: refused (no target emits it yet).
