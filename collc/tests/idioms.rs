@@ -17,22 +17,14 @@ use std::path::{Path, PathBuf};
 /// Correct idioms `collc verify` does not pass today: (file stem, what happens). The tree
 /// barrier's symbolic route runs into its wall-clock cap (60 s) before it proves anything
 /// past the enumerated P <= 16, so on a much faster machine it could pass: [`LOAD_BOUND`].
-const OPEN: [(&str, &str); 4] = [
+const OPEN: [(&str, &str); 2] = [
     (
         "binomial_tree_barrier",
         "h: credit-balance, wait-reachable and garbage-credit decided for P in 1..=16 only of the declared 1..=65536: exit 3 naming that range and the fix (the symbolic route does not prove it)",
     ),
     (
-        "epoch_chunk_pipeline",
-        "a: a per-call credit T = ceil(n / CH) on a monotonic signal: buffer-reuse unknown",
-    ),
-    (
         "nccl_lsa_lane_barrier",
         "g: a per-lane multi-block barrier refused as a broken barrier (semantics)",
-    ),
-    (
-        "nvshmem_flag_clear_then_set",
-        "d: the ordered clear-then-set passes for P in 1..=16 (enumerated); with P symbolic, value-signal's one-Set-per-call count and the ranking of value waits do not take the ordered Sets: exit 3 naming that range",
     ),
 ];
 

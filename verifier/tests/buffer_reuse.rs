@@ -148,3 +148,22 @@ fn mutants_that_break_the_ordering_are_never_proved() {
     let o = obligation(&acked.replace(from, "")).expect("obligation");
     assert_eq!(o.status, Status::Violated, "{o:?}");
 }
+
+/// A per-call credit that depends on a parameter (issue class a): the chunk pipeline sends
+/// `T = ceil(n / CH)` acknowledgements per call on a monotonic cell, and the root's wait
+/// `ack[q] >= T * (call + 1)` needs every one of them, so the next call's puts into `stage`
+/// follow the peers' copies of this call: proved with P and the call index symbolic. The
+/// wait for one chunk less (`T * call + T - 1`) does not need the last chunk's credit: not
+/// proved.
+#[test]
+fn a_wait_for_every_credit_of_its_call_orders_a_parametric_pipeline() {
+    let good = read("examples/idioms/epoch_chunk_pipeline.coll");
+    let o = obligation(&good).expect("a protocol that reads the call index");
+    assert_eq!(o.status, Status::Proved, "{o:?}");
+    assert!(o.summary.contains("P symbolic"), "{}", o.summary);
+    let from = "wait ack[q] >= T * (call + 1);";
+    assert!(good.contains(from));
+    let short = good.replace(from, "wait ack[q] >= T * call + T - 1;");
+    let o = obligation(&short).expect("obligation");
+    assert_ne!(o.status, Status::Proved, "{}", o.summary);
+}

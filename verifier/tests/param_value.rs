@@ -210,3 +210,33 @@ fn value_signal_agrees_with_enumeration() {
     }
     assert!(bad.is_empty(), "{bad:#?}");
 }
+
+fn idiom(path: &str) -> String {
+    read(&Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../examples/idioms/{path}.coll")))
+}
+
+/// Several Sets per call with P symbolic (the NVSHMEM clear-then-set): the reader's clear,
+/// its ready credit and the writer's Set are ordered, and the wait passes only on the last
+/// Set's value, so `value-signal` and the ranking (`deadlock`) are proved for the declared
+/// domain. The ready credit before the clear (the twin) leaves the Sets unordered, and a wait
+/// that also passes on the cleared 0 reads an earlier Set: neither is proved.
+#[test]
+fn ordered_sets_per_call_are_proved_with_p_symbolic() {
+    let ok = idiom("nvshmem_flag_clear_then_set");
+    if let Err(e) = value_proof(&ok) {
+        panic!("the ordered clear-then-set is not proved: {e}");
+    }
+    let r = report(&ok);
+    for id in ["value-signal", "deadlock"] {
+        let o = r.get(id).expect(id);
+        assert_eq!(o.status, Status::Proved, "{id}: {o:?}");
+        assert!(o.summary.contains(", P symbolic"), "{id}: {}", o.summary);
+    }
+    let twin = idiom("bugs/nvshmem_flag_clear_after_ready");
+    let e = value_proof(&twin).expect_err("the twin's Sets are not ordered");
+    assert!(e.contains("not shown ordered"), "{e}");
+    let loose = ok.replace("wait flag[0] == 1;", "wait flag[0] >= 0;");
+    assert_ne!(loose, ok);
+    let e = value_proof(&loose).expect_err("the wait passes on the cleared 0");
+    assert!(e.contains("may pass before the call's Set"), "{e}");
+}

@@ -41,6 +41,7 @@ pub mod solve;
 pub mod stride;
 pub mod value;
 mod value_next;
+mod value_order;
 mod value_rank;
 mod window;
 

@@ -87,7 +87,15 @@ pub(super) fn chain(cx: &mut Ctx, h: &Hop) -> Result<Result<(), String>, String>
     let mut open: Option<String> = None;
     for n in &credits {
         for v in waits.iter().filter(|v| v.signal == n.signal) {
-            let i = if placed(&cx.a, n, h.x, true) { 0 } else { 1 };
+            // After the access in its own iteration of the loops they share: that
+            // iteration's credit of call `c`.
+            let fixed = same_iteration(cx, n, h.x);
+            let i = if placed(&cx.a, n, h.x, true) || fixed.is_some() {
+                0
+            } else {
+                1
+            };
+            let fixed = fixed.unwrap_or_default();
             let j = if placed(&cx.b, v, h.w, false) {
                 h.distance
             } else {
@@ -97,7 +105,7 @@ pub(super) fn chain(cx: &mut Ctx, h: &Hop) -> Result<Result<(), String>, String>
                 continue;
             }
             let saved = cx.stats.clone();
-            match hop(cx, h, n, v, j - i) {
+            match hop(cx, h, (n, &fixed), v, j - i) {
                 Ok(()) => return Ok(Ok(())),
                 Err(Fail::Refuted(r)) => {
                     cx.stats = saved;
@@ -121,8 +129,29 @@ pub(super) fn chain(cx: &mut Ctx, h: &Hop) -> Result<Result<(), String>, String>
     })))
 }
 
-/// Credit `n` (pass A) is needed by wait `v` (pass B) of the writer, `lag` calls later.
-fn hop(cx: &mut Ctx, h: &Hop, n: &PEv, v: &PEv, lag: i64) -> Result<(), Fail> {
+/// The loop variables `n` (a credit of pass A) shares with the access `acc` when it runs
+/// after `acc` within their iteration of those loops (not in the other branch); `None`
+/// when it shares none or precedes it.
+fn same_iteration(cx: &Ctx, n: &PEv, acc: &PAcc) -> Option<Vec<AtomId>> {
+    let shared: Vec<AtomId> = n
+        .loops
+        .iter()
+        .filter(|l| acc.loops.contains(l))
+        .map(|l| cx.a.loops[*l].atom)
+        .collect();
+    (!shared.is_empty() && n.pos() > acc.pos() && !cx.a.exclusive_blocks(&n.blocks, &acc.blocks))
+        .then_some(shared)
+}
+
+/// Credit `n` (pass A; its loop variables in `fixed` are the access's iteration) is
+/// needed by wait `v` (pass B) of the writer, `lag` calls later.
+fn hop(
+    cx: &mut Ctx,
+    h: &Hop,
+    (n, fixed): (&PEv, &[AtomId]),
+    v: &PEv,
+    lag: i64,
+) -> Result<(), Fail> {
     let PKind::Notify {
         value: Some(val), ..
     } = &n.kind
@@ -155,7 +184,7 @@ fn hop(cx: &mut Ctx, h: &Hop, n: &PEv, v: &PEv, lag: i64) -> Result<(), Fail> {
     }
     // The credit's target is the writer; the wait runs on the writer, on the credit's cell.
     let (_, nidx, mut conds) =
-        value_next::credit(cx, n, val, (&[], &[]), h.writer).map_err(Fail::Open)?;
+        value_next::credit(cx, n, val, (&[], &[]), h.writer, fixed).map_err(Fail::Open)?;
     let Some((thr, mv)) =
         value_next::wait_on(cx, v, thr, nidx, h.mx, &mut conds).map_err(Fail::Open)?
     else {
@@ -171,9 +200,14 @@ fn hop(cx: &mut Ctx, h: &Hop, n: &PEv, v: &PEv, lag: i64) -> Result<(), Fail> {
         let g = cx.growth.get(&v.span.start).cloned().unwrap_or(Lin::k(0));
         let g = solve::lin(&mut cx.run.syms, &g, h.mx).ok_or_else(ov)?;
         let g = solve::lin(&mut cx.run.syms, &g, &mv).ok_or_else(ov)?;
+        let saved = cx.stats.clone();
+        match whole_call(cx, h, n.signal, (*cmp, &thr, &g), &conds) {
+            Ok(()) => return Ok(()),
+            Err(_) => cx.stats = saved,
+        }
         let Some(b) = g.as_const() else {
             return Err(Fail::Open(
-                "a monotonic wait whose threshold growth is not a constant".into(),
+                "a monotonic wait whose threshold growth is not a constant, nor shown to need every credit of its call from the cell's one sender".into(),
             ));
         };
         if b < most {
@@ -222,4 +256,73 @@ fn largest_credit(cx: &mut Ctx, s: SignalId) -> Result<i64, Fail> {
         most = most.max(k);
     }
     Ok(most)
+}
+
+/// The wait needs every credit of its call: on a monotonic cell with one sender rank
+/// (every two credit executions that reach one cell run on one rank) whose per-call credit
+/// equals the threshold growth `g` (`credit-balance`, proved with P symbolic: `reuse` is
+/// `None`), a wait `>= a + g·call` with `a >= g` and `a >= 1` passes in call `c'` only
+/// once the cell holds `g·(c' + 1)`, every credit the sender sends in calls `0..=c'`:
+/// the credit of call `c + i <= c'` among them, whatever the lag. The growth may be
+/// symbolic (`T = ceil(n / CH)` credits per call, LANGUAGE.md §5.7.1).
+fn whole_call(
+    cx: &mut Ctx,
+    h: &Hop,
+    s: SignalId,
+    (cmp, a, g): (CmpOp, &Lin, &Lin),
+    conds: &[crate::engine::sym::CondV],
+) -> Result<(), Fail> {
+    if let Some(r) = h.reuse {
+        return Err(Fail::Open(format!(
+            "a wait that needs every credit of its call rests on the per-call balance, and {r}"
+        )));
+    }
+    if cx.p.blocks.is_some() {
+        return Err(Fail::Open("several blocks per rank send credits".into()));
+    }
+    let mut conds = conds.to_vec();
+    conds.push(cx.at_least_one(cmp, a.clone()).map_err(Fail::Open)?);
+    let over = a.sub(g).ok_or_else(ov)?;
+    conds.push(cx.run.syms.formula(crate::engine::sym::Formula::Ge0(over)));
+    cx.implies_or(h.premise, &conds).map_err(classify)?;
+    one_sender(cx, s)
+}
+
+/// Every two credit executions (pass A and pass B) that reach one cell of `s` in a call
+/// run on one rank.
+fn one_sender(cx: &mut Ctx, s: SignalId) -> Result<(), Fail> {
+    let ns: Vec<PEv> = cx.credits_of(s);
+    for n2 in &ns {
+        for n1 in
+            cx.a.events
+                .clone()
+                .iter()
+                .filter(|e| e.signal == s && e.is_add())
+        {
+            let vars = cx.b.vars(n2);
+            let mut eqs = vec![(n2.owner.clone(), n1.owner.clone())];
+            eqs.extend(n2.index.iter().cloned().zip(n1.index.iter().cloned()));
+            let (m, sc) = cx
+                .solve_all(super::oblig::Side::B, &vars, &eqs, &n2.guard, &vars)
+                .map_err(Fail::Open)?;
+            let Some(premise) = value_next::conj(&n1.guard, &sc) else {
+                continue;
+            };
+            let me_b = Lin::atom(cx.b.me);
+            let w2 = solve::lin(&mut cx.run.syms, &me_b, &m).ok_or_else(ov)?;
+            let me_a = Lin::atom(cx.a.me);
+            let ne = cx.run.syms.cmp(CmpOp::Ne, &w2, &me_a).ok_or_else(ov)?;
+            if let Some(g) = value_next::conj(&premise, &[ne]) {
+                cx.decide(&Vec::new(), crate::engine::smt::Prop::Never(g))
+                    .map_err(|r| match classify(r) {
+                        Fail::Refuted(r) => Fail::Refuted(format!(
+                            "a cell of `{}` receives credits from two ranks ({r})",
+                            cx.p.signals[s].name
+                        )),
+                        open => open,
+                    })?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -7,11 +7,14 @@
 //! 1. *Set only*: no AtomicAdd statement on it.
 //! 2. *One write per cell per call*: at a generic cell `(o, i)`, the executions of every
 //!    Set statement that reach it, solved for the writer and counted in closed form (as
-//!    `credit-balance` sums credits), are at most 1.
+//!    `credit-balance` sums credits), are at most 1 — or several Sets ordered one after
+//!    another by program order or a one-hop credit chain (`value_order.rs`).
 //! 3. *Read after the write*: no wait on it passes on a value the cell holds before the
 //!    call's Set — 0, and for a `reused` signal any value a Set writes (with the call index,
 //!    the previous call's value, `value[call := call - 1]`; the call index is one opaque
-//!    atom shared by every rank).
+//!    atom shared by every rank). With several ordered Sets, a wait that a Set of its call
+//!    precedes in its owner's program order passes on no value of a Set ordered before
+//!    another (it reads the call's last Set).
 //! 4. *Host reads* (`meaning::output_signals`): every Set whose writer is not the owner is
 //!    followed, in the writer's program order, by a credit notify whose cell the owner
 //!    waits on with a threshold of at least 1, on a credit signal whose every cell receives
@@ -66,8 +69,18 @@ impl Ctx<'_> {
         if self.a.events.iter().filter(on).any(|e| e.is_add()) {
             return Err(format!("an AtomicAdd on value signal `{name}`"));
         }
-        self.once_per_call(s)
-            .map_err(|r| format!("one Set per cell of `{name}` per call: {r}"))?;
+        // Orderings through waits on self-clearing cells rest on the reuse theorem.
+        let reuse = NEEDS.iter().find_map(|dep| {
+            credits
+                .open(dep)
+                .map(|why| format!("{dep} is not proved with P symbolic ({why})"))
+        });
+        let followed = match self.once_per_call(s) {
+            Ok(()) => Vec::new(),
+            Err(one) => self.ordered_sets(s, reuse.as_deref()).map_err(|r| {
+                format!("one Set per cell of `{name}` per call: {one}; several, ordered: {r}")
+            })?,
+        };
         let reused = !self.p.signal_per_call(s);
         let waits: Vec<PEv> = self
             .a
@@ -78,19 +91,13 @@ impl Ctx<'_> {
             .cloned()
             .collect();
         for w in &waits {
-            self.not_before_set(s, w, reused)
+            self.not_before_set(s, w, reused, &followed)
                 .map_err(|r| format!("a wait on `{name}` may pass before the call's Set: {r}"))?;
         }
         let host = collc_spec::meaning::output_signals(self.p).contains(&s);
         if !(host || reused && !waits.is_empty()) {
             return Ok(());
         }
-        // Orderings through waits on self-clearing cells rest on the reuse theorem.
-        let reuse = NEEDS.iter().find_map(|dep| {
-            credits
-                .open(dep)
-                .map(|why| format!("{dep} is not proved with P symbolic ({why})"))
-        });
         if host {
             let sets: Vec<PEv> = self
                 .a
@@ -152,13 +159,27 @@ impl Ctx<'_> {
         self.at_most_one(&sets, s)
     }
 
-    /// Condition 3 for wait `w` (pass A).
-    fn not_before_set(&mut self, s: SignalId, w: &PEv, reused: bool) -> Result<(), String> {
+    /// Condition 3 for wait `w` (pass A); `followed`: the Sets of `s` ordered before
+    /// another Set of the call (`value_order.rs`).
+    fn not_before_set(
+        &mut self,
+        s: SignalId,
+        w: &PEv,
+        reused: bool,
+        followed: &[usize],
+    ) -> Result<(), String> {
         let PKind::Wait { cmp, thr } = w.kind.clone() else {
             return Ok(());
         };
         let mut olds: Vec<(Lin, Option<CondV>)> = vec![(Lin::k(0), None)];
-        if reused {
+        if !followed.is_empty() && self.set_precedes(w) {
+            // A Set of the call precedes the wait: it reads the call's last Set.
+            olds = self
+                .followed_values(s, followed)?
+                .into_iter()
+                .map(|v| (v, None))
+                .collect();
+        } else if reused {
             let mut values = Vec::new();
             for e in self.b.events.iter().filter(|e| e.signal == s && e.is_set()) {
                 let PKind::Notify { value, .. } = &e.kind else {

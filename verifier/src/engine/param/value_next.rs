@@ -227,7 +227,7 @@ pub(super) fn hop(cx: &mut Ctx, n: &PEv, w: &PEv, h: &Hops) -> Result<(), String
             return Err("a guard or credit that reads the call index".into());
         }
     }
-    let (v, nidx, mut conds) = credit(cx, n, v, h.a, h.writer)?;
+    let (v, nidx, mut conds) = credit(cx, n, v, h.a, h.writer, &[])?;
     let Some((thr, mw)) = wait_on(cx, w, thr, nidx, h.mx, &mut conds)? else {
         return Err("the wait does not run on the writer".into());
     };
@@ -254,18 +254,26 @@ pub(super) fn hop(cx: &mut Ctx, n: &PEv, w: &PEv, h: &Hops) -> Result<(), String
 }
 
 /// The credit `n` of value `v` sent to the writer (with the variables `avars` and
-/// equations `aeqs` of the question): its value and cell index with its variables solved,
-/// and the conditions (it runs, and `v >= 1`). Shared with [`super::reuse_hop`].
+/// equations `aeqs` of the question; loop variables in `fixed` keep their value, the
+/// iteration of the access the credit follows): its value and cell index with its
+/// variables solved, and the conditions (it runs, and `v >= 1`). Shared with
+/// [`super::reuse_hop`].
 pub(super) fn credit(
     cx: &mut Ctx,
     n: &PEv,
     v: &Lin,
     (avars, aeqs): (&[AtomId], &[(Lin, Lin)]),
     writer: &Lin,
+    fixed: &[AtomId],
 ) -> Result<(Lin, Vec<Lin>, Vec<CondV>), String> {
     // The credit's variables: its target is the writer.
     let mut nvars: Vec<AtomId> = avars.to_vec();
-    nvars.extend(n.loops.iter().map(|l| cx.a.loops[*l].atom));
+    nvars.extend(
+        n.loops
+            .iter()
+            .map(|l| cx.a.loops[*l].atom)
+            .filter(|a| !fixed.contains(a)),
+    );
     let mut eqs = aeqs.to_vec();
     eqs.push((n.owner.clone(), writer.clone()));
     let (mn, mut conds) = cx.solve_all(Side::A, &nvars, &eqs, &n.guard, &[])?;

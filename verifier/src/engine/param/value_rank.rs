@@ -9,7 +9,9 @@
 //!    in closed form as `credit-balance` sums credits (each execution counts 1), are at
 //!    least 1 on every execution of the wait (Z3, every `P`, rank and call index).
 //! 2. *It writes the awaited value*: every Set that reaches the cell writes a value the
-//!    wait's comparison accepts (`value cmp threshold`, under both guards).
+//!    wait's comparison accepts (`value cmp threshold`, under both guards), or is ordered
+//!    before every Set that does, in the same call (`value_order.rs`: a clear before the
+//!    Set it makes room for); only the Sets of the awaited value are counted in (1).
 //! 3. *Nothing else changes the cell before the read*: `value-signal` proved with `P`
 //!    symbolic ([`super::value`]): Set only, one Set per cell per call, and a `reused`
 //!    cell's next-call Set ordered after the read.
@@ -51,10 +53,35 @@ impl Ctx<'_> {
             return Err(format!("an AtomicAdd on the value signal `{name}`"));
         }
         let mut count: GLin = Vec::new();
+        let mut awaited = Vec::new();
+        let mut earlier = Vec::new();
         for e in &writes {
-            self.writes_awaited(w, e, cmp, &thr).map_err(|r| {
-                format!("a Set to `{name}` is not shown to write the value its wait awaits ({r})")
-            })?;
+            let saved = self.stats.clone();
+            match self.writes_awaited(w, e, cmp, &thr) {
+                Ok(()) => awaited.push(e.clone()),
+                Err(r) => {
+                    self.stats = saved;
+                    earlier.push((e.clone(), r));
+                }
+            }
+        }
+        // A Set that does not write the awaited value is ordered before every one that does.
+        for (e, r) in &earlier {
+            let x = self
+                .twin_a(e)
+                .ok_or("a Set without its copy in the other pass")?;
+            if awaited.is_empty() {
+                return Err(format!(
+                    "no Set to `{name}` is shown to write the value its wait awaits ({r})"
+                ));
+            }
+            for f in &awaited {
+                self.set_before(&x, f, None).map_err(|o| {
+                    format!("a Set to `{name}` is not shown to write the value its wait awaits ({r}), nor ordered before the Sets that do ({o})")
+                })?;
+            }
+        }
+        for e in &awaited {
             let mut once = e.clone();
             once.kind = PKind::Notify {
                 op: NotifyOp::AtomicAdd,
@@ -114,6 +141,15 @@ pub(super) fn with_value_signal(
 ) -> Result<Proof, String> {
     if r.is_err() || !cx.waits_on_values() {
         return r;
+    }
+    // The ordering of several Sets per call may rest on hops on self-clearing cells.
+    if cx.several_sets() {
+        let needs = ["credit-balance", "op-exclusivity", "stale-credit"];
+        if let Some((dep, why)) = needs.iter().find_map(|d| out.open(d).map(|w| (d, w))) {
+            return Err(format!(
+                "a value signal is Set several times per call, ordered by credit chains that need the reuse theorem, and {dep} is not proved with P symbolic ({why})"
+            ));
+        }
     }
     let left = cx.deadline.saturating_duration_since(Instant::now());
     match super::value::prove(cx.p, out, left) {
