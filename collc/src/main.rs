@@ -71,6 +71,9 @@ enum Command {
     Opt(cmd::opt::OptArgs),
     /// Generate the kernel C++ (`--target ascend|host`; host with `-o x.so` also compiles it).
     Emit(cmd::emit::EmitArgs),
+    /// Measure which of several protocols of one kind is fastest per count and P on this
+    /// machine (MPI) and build the library with that decision table.
+    Tune(cmd::tune::TuneArgs),
     /// Recover the `.coll` protocol of a hand-written pto::comm kernel (`-`: stdin).
     Lift(cmd::lift::LiftArgs),
     /// Compile the host kernel, run P rank threads for K calls, check semantics and signals.
@@ -106,6 +109,7 @@ fn main() {
             Command::Cost(args) => cmd::cost::run(&args, style, &mut out),
             Command::Opt(args) => cmd::opt::run(&args, style, &mut out),
             Command::Emit(args) => cmd::emit::run(&args, style, &mut out),
+            Command::Tune(args) => cmd::tune::run(&args, style, &mut out),
             Command::Run(args) => cmd::run::run(&args, style, &mut out),
             Command::Lift(args) => cmd::lift::run(&args, style, &mut out),
             Command::Lsp => cmd::lsp::run(),

@@ -252,4 +252,5 @@ pub mod gate;
 pub mod run;
 pub mod sarif;
 pub mod trace;
+pub mod tune;
 pub mod verify;

@@ -373,7 +373,7 @@ fn host_bad_input_returns_documented_codes() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(!t.contains("FAIL"), "{t}");
-    assert_eq!(t.matches("PASS").count(), 23, "every case ran: {t}");
+    assert_eq!(t.matches("PASS").count(), 27, "every case ran: {t}");
 }
 
 #[test]
@@ -715,4 +715,190 @@ fn mpi_library_refuses_the_call_past_calls_bound() {
     let t = text(&o);
     assert!(o.status.success() && !t.contains("FAIL"), "{t}");
     assert_eq!(t.matches("PASS").count(), 4, "{t}");
+}
+
+/// Several allreduce protocols in one MPI library, one chosen per call from a decision table
+/// (`collc/tests/lib/mpi_choice.cpp`, np 2 and 3: counts on both sides of the table's
+/// crossover and a count the preferred protocol's `require` refuses, each result compared
+/// with MPI_Allreduce; pinning; a protocol set aside at creation at np 3).
+#[test]
+fn mpi_library_chooses_among_allreduce_protocols_per_call() {
+    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
+        return skip(
+            "mpi_library_chooses_among_allreduce_protocols_per_call",
+            "needs Open MPI and pkg-config",
+        );
+    }
+    let dir = scratch("choice");
+    let table = dir.join("choice.table");
+    std::fs::write(
+        &table,
+        "# kind P count protocol\nallreduce 2 1 allreduce_mesh\nallreduce 2 4096 allreduce_ring\n",
+    )
+    .expect("table");
+    let lib = dir.join("lib");
+    let o = collc(&[
+        "emit",
+        "--target",
+        "mpi",
+        "--lib",
+        "choice",
+        "examples/allreduce_mesh.coll",
+        "examples/allreduce_ring.coll",
+        "examples/allreduce_recursive_doubling.coll",
+        "--table",
+        table.to_str().expect("utf-8"),
+        "-o",
+        lib.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let readme = std::fs::read_to_string(lib.join("README.md")).expect("README");
+    assert!(
+        readme.contains("| allreduce | 2 | 4096 | `allreduce_ring` |"),
+        "{readme}"
+    );
+    let tune = std::fs::read_to_string(lib.join("choice.tune")).expect("choice.tune");
+    assert!(tune.contains("allreduce 2 4096 allreduce_ring"), "{tune}");
+    let exe = lib.join("mpi_choice");
+    build(
+        "mpicxx",
+        &repo().join("collc/tests/lib/mpi_choice.cpp"),
+        &lib,
+        "choice",
+        &exe,
+    );
+    for np in [2, 3] {
+        let o = mpirun(np, &exe, &[]);
+        let t = text(&o);
+        assert!(o.status.success() && !t.contains("FAIL"), "np {np}: {t}");
+        assert_eq!(t.matches("PASS").count(), 26, "np {np}: {t}");
+    }
+    // A table naming a protocol the library does not hold, and a kind with a protocol whose
+    // count is fixed at creation, are usage errors.
+    std::fs::write(&table, "allreduce 2 1 allreduce_nope\n").expect("table");
+    let o = collc(&[
+        "emit",
+        "--target",
+        "mpi",
+        "--lib",
+        "bad",
+        "examples/allreduce_mesh.coll",
+        "examples/allreduce_ring.coll",
+        "--table",
+        table.to_str().expect("utf-8"),
+        "-o",
+        dir.join("bad").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("allreduce_nope"), "{}", text(&o));
+    let o = collc(&[
+        "emit",
+        "--target",
+        "mpi",
+        "--lib",
+        "bad",
+        "examples/allreduce_mesh.coll",
+        "examples/allreduce_allpairs.coll",
+        "-o",
+        dir.join("bad").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("count is fixed at creation"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// `collc tune` on a tiny run (np 2, two counts, one block of two calls): the report's
+/// format (the load line, one figure per protocol and count, the rules), the table it wrote
+/// (`tn.tune`, the README), and that the library it built follows that table. Not the
+/// timings: which protocol wins is whatever this run measured.
+#[test]
+fn tune_writes_a_table_the_library_follows() {
+    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
+        return skip(
+            "tune_writes_a_table_the_library_follows",
+            "needs Open MPI and pkg-config",
+        );
+    }
+    let dir = scratch("tune");
+    let d = dir.to_string_lossy().into_owned();
+    let o = collc(&[
+        "tune",
+        "--lib",
+        "tn",
+        "examples/allreduce_mesh.coll",
+        "examples/allreduce_ring.coll",
+        "--np",
+        "2",
+        "--counts",
+        "64,256",
+        "--reps",
+        "1",
+        "--calls",
+        "2",
+        "-o",
+        &d,
+    ]);
+    let report = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", text(&o));
+    let lines: Vec<&str> = report.lines().collect();
+    assert!(lines[0].starts_with("np 2: load "), "{report}");
+    assert_eq!(
+        lines[1], "kind P count protocol median_us_per_call",
+        "{report}"
+    );
+    let mut figures = Vec::new();
+    for l in &lines[2..6] {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(f.len(), 5, "{l}");
+        assert_eq!((f[0], f[1]), ("allreduce", "2"), "{l}");
+        assert!(f[4].parse::<f64>().is_ok_and(|us| us > 0.0), "{l}");
+        figures.push((f[2].to_string(), f[3].to_string()));
+    }
+    figures.sort();
+    let want: Vec<(String, String)> = ["64", "256"]
+        .iter()
+        .flat_map(|c| ["allreduce_mesh", "allreduce_ring"].map(|p| (c.to_string(), p.to_string())))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(figures, want, "{report}");
+    assert!(lines[6].starts_with("decision table ("), "{report}");
+    let tune = std::fs::read_to_string(dir.join("tn.tune")).expect("tn.tune");
+    let rules: Vec<&str> = tune.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rules, lines[7..lines.len() - 1].to_vec(), "{report}");
+    assert!(rules[0].starts_with("allreduce 2 1 "), "{tune}");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
+    for r in &rules {
+        let f: Vec<&str> = r.split_whitespace().collect();
+        let row = format!("| {} | {} | {} | `{}` |", f[0], f[1], f[2], f[3]);
+        assert!(readme.contains(&row), "{row} not in README:\n{readme}");
+    }
+    // The library follows the table: at each count, the rule of the largest count not above.
+    let exe = dir.join("mpi_tuned");
+    build(
+        "mpicxx",
+        &repo().join("collc/tests/lib/mpi_tuned.cpp"),
+        &dir,
+        "tn",
+        &exe,
+    );
+    let o = mpirun(2, &exe, &["64", "256"]);
+    assert!(o.status.success(), "{}", text(&o));
+    for count in [64i64, 256] {
+        let pick = rules
+            .iter()
+            .map(|r| r.split_whitespace().collect::<Vec<_>>())
+            .rfind(|f| f[2].parse::<i64>().is_ok_and(|c| c <= count))
+            .map(|f| f[3].to_string())
+            .expect("a rule from count 1");
+        let line = format!("protocol {count} {pick}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(&line),
+            "{line}: {}",
+            text(&o)
+        );
+    }
 }

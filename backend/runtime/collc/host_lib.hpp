@@ -21,8 +21,15 @@
 //     on a valid (communicator, rank) poisons the communicator: the failure is recorded, peers
 //     blocked in a TWAIT of any call unwind at once and return COLLC_LIB_EBROKEN with the
 //     first failure's text. Nothing hangs: a wait that is never satisfied ends after the
-//     communicator's wait timeout with COLLC_LIB_ETIMEOUT. A poisoned communicator refuses
-//     every later call (its signal cells hold a partial call's credits); free it.
+//     communicator's wait timeout with COLLC_LIB_ETIMEOUT.
+//   * Recovery. After a failure (a bad argument, a mismatch, a timeout, on any rank) a rank
+//     that has not returned from a call since returns EBROKEN at once; then the next call of
+//     each rank recovers the communicator: it waits, up to the wait timeout, until
+//     every rank has come to its own next call (so no rank is inside a call); the last to
+//     come zeroes every window, ring and call count and clears the failure; then every call
+//     runs from the state of creation. A rank that does not come within the wait timeout
+//     makes the recovery fail: the communicator then refuses every later call (EBROKEN);
+//     free it.
 //   * Same collective on every rank. Each rank counts its calls (all collectives of the
 //     communicator together) and, before its kernel, publishes (call index, collective id,
 //     count) in its slot of a 64-entry ring and reads its peers' entries for the same index.
@@ -46,6 +53,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -185,6 +193,8 @@ public:
             for (int32_t pe = 0; pe < nranks; ++pe) c.windowsIn[pe] = reinterpret_cast<uint64_t>(windows_[static_cast<size_t>(pe)]);
         }
         slots_.reset(new RankSlot[static_cast<size_t>(nranks)]);
+        rec_here_.assign(static_cast<size_t>(nranks), 0);
+        seen_.assign(static_cast<size_t>(nranks), 0);
         coll_calls_.assign(static_cast<size_t>(nranks) * colls_.size(), 0);
         prev_count_.assign(static_cast<size_t>(nranks) * colls_.size(), 0);
         return kOk;
@@ -200,18 +210,33 @@ public:
         return windows_[static_cast<size_t>(r)] + offsets_[static_cast<size_t>(c)][static_cast<size_t>(b)] + stride * (inst % n);
     }
 
-    // Entry checks every call makes first: a usable communicator and rank.
+    // Entry checks every call makes first: a usable communicator and rank (after a failure,
+    // the recovery).
     int enter(int32_t rank) {
         if (rank < 0 || rank >= nranks_) return fail(kEInval, "rank %d outside 0..%d", rank, nranks_ - 1);
-        if (run_.aborted.load(std::memory_order_acquire) != 0) return broken();
+        if (run_.aborted.load(std::memory_order_acquire) != 0) {
+            // A rank that has not returned from a call since the failure returns EBROKEN at
+            // once (a rank that failed may be in another collective before its next call);
+            // its next call recovers.
+            if (seen_[static_cast<size_t>(rank)] == 0) {
+                seen_[static_cast<size_t>(rank)] = 1;
+                return broken();
+            }
+            const int s = recover(rank);
+            if (s != kOk) return s;
+        }
         if (slots_[rank].busy.exchange(1, std::memory_order_acq_rel) != 0) {
             return poison(kEBusy, "rank %d is already in a call on another thread (one call per rank at a time)", rank);
         }
         return kOk;
     }
 
-    // Releases the rank after enter() (every path that returned kOk from enter()).
-    void leave(int32_t rank) { slots_[rank].busy.store(0, std::memory_order_release); }
+    // Releases the rank after enter() (every path that returned kOk from enter()); a call
+    // that ends after a failure has seen it (the rank's next call recovers).
+    void leave(int32_t rank) {
+        if (run_.aborted.load(std::memory_order_acquire) != 0) seen_[static_cast<size_t>(rank)] = 1;
+        slots_[rank].busy.store(0, std::memory_order_release);
+    }
 
     // Records the first failure, frees every waiter, and sets this thread's message.
     __attribute__((format(printf, 3, 4))) int poison(int code, const char* fmt, ...) {
@@ -345,6 +370,55 @@ public:
     bool is_broken() const { return run_.aborted.load(std::memory_order_acquire) != 0; }
 
 private:
+    // After a failure: waits until every rank has come to its next call (each here, none in
+    // a call), the last one resetting the communicator to its state of creation; EBROKEN
+    // for good if a rank does not come within the wait timeout.
+    int recover(int32_t rank) {
+        std::unique_lock<std::mutex> lock(rec_mu_);
+        if (dead_) return fail(kEBroken, "the communicator's recovery failed earlier (free it): %s", dead_why_.c_str());
+        if (rec_here_[static_cast<size_t>(rank)] != 0)
+            return fail(kEBusy, "rank %d is already recovering on another thread (one call per rank at a time)", rank);
+        rec_here_[static_cast<size_t>(rank)] = 1;
+        const uint64_t gen = rec_gen_;
+        if (++rec_count_ == nranks_) {
+            reset();
+            rec_count_ = 0;
+            rec_here_.assign(rec_here_.size(), 0);
+            ++rec_gen_;
+            rec_cv_.notify_all();
+            return kOk;
+        }
+        const auto limit = std::chrono::milliseconds(run_.twait_timeout_ms);
+        if (rec_cv_.wait_for(lock, limit, [&] { return rec_gen_ != gen || dead_; }) && !dead_) return kOk;
+        if (!dead_) {
+            dead_ = true;
+            dead_why_ = "rank " + std::to_string(rank) + " waited " + std::to_string(run_.twait_timeout_ms) +
+                        " ms for every rank to come to its next call after the failure (" + run_.fail_text + ")";
+            rec_cv_.notify_all();
+        }
+        return fail(kEBroken, "recovery failed: %s; the communicator cannot be used again (free it)", dead_why_.c_str());
+    }
+
+    // The state of creation (every rank in recover(), under rec_mu_): windows, rings and
+    // call counts zeroed, the failure cleared.
+    void reset() {
+        for (uint8_t* w : windows_) std::memset(w, 0, window_bytes_);
+        for (int32_t r = 0; r < nranks_; ++r) {
+            for (auto& e : slots_[r].ring) e.store(0, std::memory_order_relaxed);
+            slots_[r].calls = 0;
+        }
+        coll_calls_.assign(coll_calls_.size(), 0);
+        prev_count_.assign(prev_count_.size(), 0);
+        seen_.assign(seen_.size(), 0);
+        std::lock_guard<std::mutex> lock(run_.mu);
+        run_.fail_kind = rt::FailKind::None;
+        run_.fail_wait = rt::WaitRecord{};
+        run_.fail_text.clear();
+        run_.notes.clear();
+        fail_code_ = 0;
+        run_.aborted.store(0, std::memory_order_release);
+    }
+
     // Waits until every rank has entered call `k` (published its ring entry for it): every
     // earlier call has ended on every rank. A failure elsewhere ends the wait (EBROKEN), and
     // so does the wait timeout (ETIMEOUT, poisoning the communicator).
@@ -400,6 +474,15 @@ private:
     std::vector<int64_t> prev_count_;  // [rank * ncolls + c]: count of c's previous call by rank (0: none, or fixed)
     rt::RunState run_;
     int fail_code_ = 0;  // guarded by run_.mu
+    // Recovery (guarded by rec_mu_): ranks come to their next call after a failure.
+    std::mutex rec_mu_;
+    std::condition_variable rec_cv_;
+    std::vector<int> rec_here_;  // [rank]: in recover() now
+    std::vector<char> seen_;     // [rank]: returned from a call since the failure (its own thread; reset())
+    int32_t rec_count_ = 0;      // ranks in recover() now
+    uint64_t rec_gen_ = 0;       // recoveries done
+    bool dead_ = false;          // a recovery timed out: refuse every call
+    std::string dead_why_;
 };
 
 }  // namespace lib

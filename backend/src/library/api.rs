@@ -65,6 +65,10 @@ pub struct Coll<'a> {
     pub kind: Kind,
     /// Index in the library (its collective id in the call ring).
     pub index: usize,
+    /// Its field in the configuration struct and the suffix of its parameter struct: the
+    /// kind's name, or the protocol's name when the library holds several protocols of the
+    /// kind (`NAME_config.allreduce_ring`, chosen per call: `super::table`).
+    pub cfg: String,
     /// Instances of each `per call` buffer, used in rotation (the protocol's
     /// `per_call_rotation`, verified by the caller); 1 when it has none.
     pub rotation: u32,
@@ -153,6 +157,7 @@ impl<'a> Coll<'a> {
         Ok(Coll {
             k,
             func: func.to_string(),
+            cfg: func.to_string(),
             kind,
             index,
             rotation: p.per_call_rotation.unwrap_or(1).max(1),

@@ -31,7 +31,8 @@ pub fn arguments(
     }
     if let Kind::Broadcast { root, .. } = c.kind {
         let field = c.k.var(root);
-        w.line(format!("if (root != comm->config.{f}.{field}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: root %d, but the communicator was configured for root %lld (back-to-back calls are verified for one parameter assignment)\", {rank}, root, static_cast<long long>(comm->config.{f}.{field}));"));
+        let cfg = &c.cfg;
+        w.line(format!("if (root != comm->config.{cfg}.{field}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: root %d, but the communicator was configured for root %lld (back-to-back calls are verified for one parameter assignment)\", {rank}, root, static_cast<long long>(comm->config.{cfg}.{field}));"));
     }
     if let Kind::AllToAllV { send_counts, .. } = c.kind {
         let (lo, hi) = c.p().arrays[send_counts].domain;

@@ -16,7 +16,7 @@ pub const STATUS: &[(&str, i32, &str)] = &[
     ("EMISMATCH", 4, "ranks called different collectives at the same call index"),
     ("ETIMEOUT", 5, "a wait was not satisfied within wait_timeout_ms (a peer never called, or died)"),
     ("EKERNEL", 6, "a runtime check inside the kernel failed"),
-    ("EBROKEN", 7, "another rank's call failed (MPI: the next call recovers the communicator), or the communicator cannot be used again (host: after any failure; MPI: its recovery failed): free it"),
+    ("EBROKEN", 7, "another rank's call failed (the next call recovers the communicator), or the communicator cannot be used again (its recovery failed): free it"),
     ("EBUSY", 8, "host: this rank is already in a call on another thread"),
     ("ESYSTEM", 9, "allocation, thread or MPI failure"),
     ("ERESIDUE", 10, "comm_free found credit cells not back at 0"),
@@ -82,8 +82,13 @@ fn errors_doc(name: &str, target: LibTarget, w: &mut Writer) {
     w.line(" * wait_timeout_ms with ETIMEOUT, and a bad argument on a valid rank is found by its peers");
     match target {
         LibTarget::Host => {
-            w.line(" * (peers blocked in the same call return at once with EBROKEN). After a failure the");
-            w.line(" * communicator refuses every call (EBROKEN): free it.");
+            w.line(" * (peers blocked in the same call, or entering a call before they returned from one since,");
+            w.line(" * return at once with EBROKEN). After a failure (a bad argument, a mismatch, a timeout, on");
+            w.line(" * any rank) the next call of each rank recovers the communicator: it waits, up to");
+            w.line(" * wait_timeout_ms, until every rank has come to its own next");
+            w.line(" * call, the windows and call counts are zeroed, and the call runs from the state the");
+            w.line(" * communicator was created in. If a rank does not come within wait_timeout_ms, the");
+            w.line(" * communicator refuses every later call (EBROKEN): free it.");
         }
         LibTarget::Mpi => {
             w.line(" * in its call record at their call's entry or within about a millisecond of a pending");
@@ -123,13 +128,13 @@ fn config_types(name: &str, target: LibTarget, colls: &[Coll], w: &mut Writer) {
                 c.param_doc(*v)
             ));
         }
-        w.line(format!("}} {name}_{}_params;", c.func));
+        w.line(format!("}} {name}_{}_params;", c.cfg));
         w.line("");
     }
     w.line("/* The communicator's configuration. */");
     w.line("typedef struct {");
     for c in colls {
-        w.line(format!("    {name}_{f}_params {f};", f = c.func));
+        w.line(format!("    {name}_{f}_params {f};", f = c.cfg));
     }
     w.line(match target {
         LibTarget::Host => "    int64_t wait_timeout_ms; /* a wait not satisfied after this long fails the call (0: $COLLC_TWAIT_TIMEOUT_MS, else 10000) */",
@@ -160,7 +165,7 @@ fn lifetime_fns(name: &str, up: &str, target: LibTarget, colls: &[Coll], w: &mut
         let (lo, limit) = c.world();
         w.line(format!(
             " * {}: P in {lo}..={limit} (the verified world limit), and every parameter in its domain.",
-            c.func
+            c.cfg
         ));
     }
     w.line(" * Errors: EINVAL (null pointer), EDOMAIN (P or a parameter outside the verified domain, a");
@@ -219,7 +224,12 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     w.line("");
     config_types(name, target, colls, &mut w);
     lifetime_fns(name, &up, target, colls, &mut w);
-    for c in colls {
+    for (_, ms) in super::kinds(colls) {
+        if ms.len() > 1 {
+            several_doc(name, &up, &ms, &mut w);
+            continue;
+        }
+        let c = ms[0];
         doc(name, target, c, &mut w);
         w.line(format!("{up}_API {};", prototype(name, target, c)));
         for n in counts(c) {
@@ -252,6 +262,64 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     w.line("");
     w.line(format!("#endif /* {up}_H */"));
     w.finish()
+}
+
+/// A kind with several protocols (MPI): its function, `_pin`, `_protocol` and the counts.
+fn several_doc(name: &str, up: &str, ms: &[&Coll], w: &mut Writer) {
+    let f = &ms[0].func;
+    w.line(format!(
+        "/* {name}_{f}: one of {} verified {f} protocols runs each call, chosen by the call's count and P:",
+        ms.len()
+    ));
+    w.line(format!(
+        " * the one the decision table prefers (`collc tune`; README.md, {name}.tune), else the first of"
+    ));
+    w.line(
+        " * these, in order, that can serve the call (the count in its domain, its `require`s, its",
+    );
+    w.line(" * windows; P in its domain):");
+    for c in ms {
+        w.line(format!(
+            " *   {} (configured by config.{}; {}),",
+            c.cfg,
+            c.cfg,
+            c.row_param().map_or(String::new(), |v| c.param_doc(v))
+        ));
+    }
+    w.line(" * each as documented for a single protocol: every rank passes the same arguments, and a call");
+    w.line(" * whose count no protocol serves fails as the preferred one would. A protocol that does not run");
+    w.line(" * with the configuration (P, a `require`) is set aside at creation; if none of a kind runs,");
+    w.line(" * creation fails (EDOMAIN).");
+    w.line(" * Errors: EINVAL, EDOMAIN, ESIZE, EMISMATCH, ETIMEOUT, EKERNEL, EBROKEN. */");
+    w.line(format!(
+        "{up}_API {};",
+        prototype(name, LibTarget::Mpi, ms[0])
+    ));
+    w.line(format!(
+        "/* Every later {name}_{f} call on this process runs `protocol` (a collective name above), or the"
+    ));
+    w.line(" * decision table's choice again for NULL; every process must pin alike (EMISMATCH). EINVAL for");
+    w.line(" * another name, EDOMAIN for a protocol set aside at creation. */");
+    w.line(format!(
+        "{up}_API int {name}_{f}_pin({name}_comm* comm, const char* protocol);"
+    ));
+    w.line(format!(
+        "/* The protocol a {name}_{f} call with this count argument runs here (NULL: none can serve it). */"
+    ));
+    w.line(format!(
+        "{up}_API const char* {name}_{f}_protocol({name}_comm* comm, size_t count);"
+    ));
+    for n in counts(ms[0]) {
+        w.line(format!(
+            "/* Elements {} holds at the largest count a call may pass (the largest over the protocols). */",
+            n.what
+        ));
+        w.line(format!(
+            "{up}_API size_t {name}_{f}_{}(const {name}_comm* comm);",
+            n.suffix
+        ));
+    }
+    w.line("");
 }
 
 /// reduce_scatter's and all_to_all_v's calls: rows or blocks of rows per rank.

@@ -1,7 +1,9 @@
 //! Libraries that host programs call: `collc emit --target host|mpi --lib NAME FILE... -o DIR`.
 //!
 //! One library packages one or more verified protocols (one collective each) behind one
-//! communicator:
+//! communicator, one function per kind; an MPI library may hold several protocols of one
+//! kind, one chosen per call by the count and P from a decision table (`table`, `choice`,
+//! measured by `collc tune`: `tune`):
 //!
 //! * [`LibTarget::Host`]: `libNAME.so` + `NAME.h`; ranks are the caller's threads; the
 //!   communicator is `collc::lib::Comm` (`backend/runtime/collc/host_lib.hpp`).
@@ -16,12 +18,15 @@
 
 pub mod api;
 pub mod checks;
+pub mod choice;
 pub mod config;
 pub mod header;
 pub mod host;
 pub mod mpi;
 pub mod package;
 pub mod pmpi;
+pub mod table;
+pub mod tune;
 
 use crate::cpp::{EmitOptions, Kernel};
 use api::Coll;
@@ -81,7 +86,8 @@ pub enum LibError {
         /// Why.
         diagnostics: Vec<Diagnostic>,
     },
-    /// The library name is not a C identifier, or two members have the same kind.
+    /// The library name is not a C identifier, protocols of one kind that cannot share
+    /// its function, or a decision table that does not fit the library.
     Usage(String),
     /// Writing the output folder failed.
     Io(String),
@@ -150,22 +156,116 @@ pub fn collectives<'a>(members: &[Member<'a>], name: &str) -> Result<Vec<Coll<'a
             member: i,
             diagnostics,
         })?;
-        if let Some(prev) = colls.iter().find(|x| x.func == c.func) {
-            return Err(LibError::Usage(format!(
-                "two collectives of kind {} (`{}` and `{}`): a library has one function per kind",
-                c.func,
-                prev.p().name,
-                c.p().name
-            )));
-        }
         colls.push(c);
     }
+    several_per_kind(&mut colls)?;
     Ok(colls)
+}
+
+/// Several protocols of one kind: each gets the protocol's name as its configuration field
+/// (`Coll::cfg`); they must all take the count per call (`Coll::row_param`), with the same
+/// element type, and the names must be distinct from each other and from the other kinds.
+fn several_per_kind(colls: &mut [Coll]) -> Result<(), LibError> {
+    let funcs: Vec<String> = colls.iter().map(|c| c.func.clone()).collect();
+    for i in 0..colls.len() {
+        let same: Vec<usize> = (0..colls.len()).filter(|&j| funcs[j] == funcs[i]).collect();
+        if same.len() < 2 {
+            continue;
+        }
+        let first = &colls[same[0]];
+        for &j in &same {
+            let c = &colls[j];
+            if c.row_param().is_none() {
+                return Err(LibError::Usage(format!(
+                    "`{}` is one of several {} protocols, but its count is fixed at creation: a library chooses among protocols of one kind per call by the count, so each must take its count per call (windows ending in a row-length parameter)",
+                    c.p().name, c.func
+                )));
+            }
+            if c.elem() != first.elem() {
+                return Err(LibError::Usage(format!(
+                    "the {} protocols `{}` ({}) and `{}` ({}) pass different element types: one function serves them",
+                    c.func,
+                    first.p().name,
+                    first.elem().as_str(),
+                    c.p().name,
+                    c.elem().as_str()
+                )));
+            }
+        }
+        colls[i].cfg = colls[i].p().name.clone();
+    }
+    for (i, c) in colls.iter().enumerate() {
+        if colls[..i].iter().any(|x| x.cfg == c.cfg) || (c.cfg != c.func && funcs.contains(&c.cfg))
+        {
+            return Err(LibError::Usage(format!(
+                "two configuration fields named `{}`: a library holding several protocols of one kind names each after its collective, so their names must differ from each other and from the kinds (rename the collective)",
+                c.cfg
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The protocols of each kind, in library order: (kind, members), kinds in order of first
+/// appearance.
+pub fn kinds<'c, 'a>(colls: &'c [Coll<'a>]) -> Vec<(&'c str, Vec<&'c Coll<'a>>)> {
+    let mut out: Vec<(&str, Vec<&Coll>)> = Vec::new();
+    for c in colls {
+        match out.iter_mut().find(|(f, _)| *f == c.func) {
+            Some((_, v)) => v.push(c),
+            None => out.push((c.func.as_str(), vec![c])),
+        }
+    }
+    out
+}
+
+/// Checks a decision table against the library's protocols: every rule names a kind the
+/// library holds several protocols of and one of them.
+pub fn check_table(colls: &[Coll], t: &table::Table) -> Result<(), LibError> {
+    let ks = kinds(colls);
+    for r in &t.rules {
+        let Some((_, ms)) = ks.iter().find(|(f, ms)| *f == r.kind && ms.len() > 1) else {
+            return Err(LibError::Usage(format!(
+                "decision table: the library holds no choice of {} protocols (rule `{} {} {} {}`)",
+                r.kind, r.kind, r.p, r.count, r.protocol
+            )));
+        };
+        if !ms.iter().any(|c| c.p().name == r.protocol) {
+            return Err(LibError::Usage(format!(
+                "decision table: `{}` is not one of the library's {} protocols ({})",
+                r.protocol,
+                r.kind,
+                ms.iter()
+                    .map(|c| c.p().name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The library's files (sources, header, packaging), not yet written.
 pub fn generate(members: &[Member], name: &str, target: LibTarget) -> Result<Vec<File>, LibError> {
+    generate_with(members, name, target, &table::Table::default())
+}
+
+/// [`generate`] with the decision table of the kinds it holds several protocols of.
+pub fn generate_with(
+    members: &[Member],
+    name: &str,
+    target: LibTarget,
+    table: &table::Table,
+) -> Result<Vec<File>, LibError> {
     let colls = collectives(members, name)?;
+    check_table(&colls, table)?;
+    if target == LibTarget::Host {
+        if let Some((f, _)) = kinds(&colls).iter().find(|(_, ms)| ms.len() > 1) {
+            return Err(LibError::Usage(format!(
+                "several {f} protocols: a host library has one protocol per kind (choosing per call is --target mpi)"
+            )));
+        }
+    }
     let mut files = vec![File {
         path: format!("{name}.h"),
         text: header::header(name, target, &colls),
@@ -184,7 +284,7 @@ pub fn generate(members: &[Member], name: &str, target: LibTarget) -> Result<Vec
         ),
         LibTarget::Mpi => (
             mpi::unit,
-            mpi::glue(name, &colls),
+            mpi::glue(name, &colls, table),
             crate::mpi::build::RUNTIME_FILES
                 .iter()
                 .filter(|(p, _)| !p.contains("main"))
@@ -213,7 +313,7 @@ pub fn generate(members: &[Member], name: &str, target: LibTarget) -> Result<Vec
             text: text.to_string(),
         });
     }
-    files.extend(package::files(name, target, &colls));
+    files.extend(package::files(name, target, &colls, table));
     Ok(files)
 }
 
@@ -261,12 +361,24 @@ pub fn install(
     target: LibTarget,
     dir: &Path,
 ) -> Result<Installed, LibError> {
+    install_with(members, name, target, &table::Table::default(), dir)
+}
+
+/// [`install`] with the decision table of the kinds it holds several protocols of (written
+/// into the folder as `NAME.tune` too).
+pub fn install_with(
+    members: &[Member],
+    name: &str,
+    target: LibTarget,
+    table: &table::Table,
+    dir: &Path,
+) -> Result<Installed, LibError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| LibError::Io(format!("cannot create `{}`: {e}", dir.display())))?;
     let dir = dir
         .canonicalize()
         .map_err(|e| LibError::Io(format!("`{}`: {e}", dir.display())))?;
-    let files = generate(members, name, target)?;
+    let files = generate_with(members, name, target, table)?;
     let mut written = Vec::new();
     for f in &files {
         let path = dir.join(&f.path);

@@ -10,8 +10,13 @@ use crate::cpp::Writer;
 use collc_spec::ir::VarKind;
 
 /// The packaging files.
-pub fn files(name: &str, target: LibTarget, colls: &[Coll]) -> Vec<super::File> {
-    vec![
+pub fn files(
+    name: &str,
+    target: LibTarget,
+    colls: &[Coll],
+    table: &super::table::Table,
+) -> Vec<super::File> {
+    let mut files = vec![
         super::File {
             path: format!("{name}.pc"),
             text: pkg_config(name, target, colls),
@@ -22,19 +27,26 @@ pub fn files(name: &str, target: LibTarget, colls: &[Coll]) -> Vec<super::File> 
         },
         super::File {
             path: "README.md".into(),
-            text: readme(name, target, colls),
+            text: readme(name, target, colls, table),
         },
         super::File {
             path: format!("example_{name}.cpp"),
             text: example(name, target, colls),
         },
-    ]
+    ];
+    if super::kinds(colls).iter().any(|(_, ms)| ms.len() > 1) {
+        files.push(super::File {
+            path: format!("{name}.tune"),
+            text: table.text(),
+        });
+    }
+    files
 }
 
 fn funcs(colls: &[Coll]) -> String {
-    colls
+    super::kinds(colls)
         .iter()
-        .map(|c| c.func.clone())
+        .map(|(f, _)| f.to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -107,7 +119,7 @@ pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     let mut cfg = Vec::new();
     for c in colls {
         for (v, n) in c.params() {
-            cfg.push(format!("cfg.{}.{n} = {};", c.func, example_value(c, v)));
+            cfg.push(format!("cfg.{}.{n} = {};", c.cfg, example_value(c, v)));
         }
     }
     let t = c.elem().cpp();
@@ -197,7 +209,7 @@ pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     w.finish()
 }
 
-fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
+fn readme(name: &str, target: LibTarget, colls: &[Coll], table: &super::table::Table) -> String {
     let mut s = format!(
         "# lib{name}: collc-generated collectives ({})\n\n",
         funcs(colls)
@@ -218,6 +230,7 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             c.p().name
         ));
     }
+    choice_section(name, colls, table, &mut s);
     let (cxx, run) = match target {
         LibTarget::Host => ("g++", "./example"),
         LibTarget::Mpi => ("mpicxx", "mpirun -np 2 ./example"),
@@ -237,7 +250,7 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             * One communicator for P ranks; rank r's calls come from one thread at a time, every rank\n  calls the same collectives in the same order (checked: `EMISMATCH`).\n\
             * An allreduce or broadcast over `f32[n]` takes its count per call, up to the configured\n  `n` (the window is sized for it once; the kernel's scalars are recomputed for the count, its\n  domain and every `require` checked); a call at another count than the previous one first\n  waits until every rank has entered it, so the protocol starts from the state it was\n  verified from. Other parameters are fixed at creation: back-to-back calls are verified for\n  one assignment.\n\
             * The communicator owns the windows (signals allocated and zeroed once, reused by every\n  call as verified); a call copies the caller's buffer in before the kernel and out after it.\n\
-            * Any error poisons the communicator: every rank's later call returns `EBROKEN` (peers\n  blocked in the failing call return at once); free it and create a new one.\n\
+            * An error on one rank frees its peers blocked in the same call at once (`EBROKEN`), and a\n  rank entering a call before it returned from one since the failure gets `EBROKEN` at once. After\n  any failure (a bad argument, a mismatch, a timeout) the next call of each rank recovers the\n  communicator: it waits, up to `wait_timeout_ms`, until every rank has come to its own next\n  call; the windows and call counts are zeroed and the call runs from the state of creation.\n  Every rank must therefore call again after an error: a rank that never does makes the\n  recovery fail after `wait_timeout_ms`, and the communicator then returns `EBROKEN` for\n  good; free it.\n\
             * `wait_timeout_ms` 0 means `$COLLC_TWAIT_TIMEOUT_MS`, else 10000 ms.\n",
         LibTarget::Mpi => "\n## Contract\n\n\
             * `NAME_comm_create` and `NAME_comm_free` are collective over the MPI communicator; a\n  process may hold several collc communicators (each on its own duplicate of the MPI\n  communicator, with its own windows) and call them alternately from one thread at a time.\n\
@@ -250,4 +263,42 @@ fn readme(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     };
     s.push_str(&contract.replace("NAME_", &format!("{name}_")));
     s
+}
+
+/// The README's section on kinds with several protocols: the decision table.
+fn choice_section(name: &str, colls: &[Coll], table: &super::table::Table, s: &mut String) {
+    let several: Vec<(&str, Vec<&Coll>)> = super::kinds(colls)
+        .into_iter()
+        .filter(|(_, ms)| ms.len() > 1)
+        .collect();
+    if several.is_empty() {
+        return;
+    }
+    s.push_str("\n## Protocols chosen per call\n\n");
+    for (f, ms) in &several {
+        let names: Vec<String> = ms.iter().map(|c| format!("`{}`", c.cfg)).collect();
+        s.push_str(&format!(
+            "* `{name}_{f}` runs one of {} per call (configured by `config.<protocol>`).\n",
+            names.join(", ")
+        ));
+    }
+    s.push_str(&format!(
+        "\nA call runs the protocol the decision table below prefers at its count and P (the rule of the\n\
+         largest count not above the call's, among the rules of the largest P not above the\n\
+         communicator's), else the first protocol, in the order above, that can serve it. The table\n\
+         is `{name}.tune`, compiled in; `collc tune` measures it on a machine, and `collc emit --lib\n\
+         {name} --table {name}.tune FILE...` packages it again. `{name}_<kind>_pin` runs one protocol,\n\
+         `{name}_<kind>_protocol` says which one a call at a count runs.\n\n"
+    ));
+    if table.rules.is_empty() {
+        s.push_str("No rules: every call runs the first protocol that can serve it.\n");
+        return;
+    }
+    s.push_str("| kind | P | from count | protocol |\n|---|---|---|---|\n");
+    for r in &table.rules {
+        s.push_str(&format!(
+            "| {} | {} | {} | `{}` |\n",
+            r.kind, r.p, r.count, r.protocol
+        ));
+    }
 }

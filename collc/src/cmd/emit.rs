@@ -68,6 +68,11 @@ pub struct EmitArgs {
     /// README) in the folder `-o DIR` (`--target host` or `mpi`). See `cmd::lib`.
     #[arg(long, value_name = "NAME")]
     pub lib: Option<String>,
+    /// With `--lib` (`--target mpi`): the decision table of the kinds given several
+    /// protocols (`KIND P COUNT PROTOCOL` lines, as `collc tune` writes to `DIR/NAME.tune`);
+    /// without it a call runs the first protocol of its kind that can serve it.
+    #[arg(long, value_name = "FILE", requires = "lib")]
+    pub table: Option<String>,
     /// Build `libcollc_pmpi.so` in `-o DIR` (`--target mpi`): MPI's profiling interface
     /// answering MPI_Barrier, MPI_Allreduce and MPI_Bcast calls in the protocols' domains,
     /// everything else passed through (run programs unchanged with `LD_PRELOAD`). See

@@ -2,6 +2,9 @@
 //! protocols as a library (`collc_backend::library`): `libNAME.so`, `NAME.h`, `NAME.pc`,
 //! `NAMEConfig.cmake`, `README.md`, the example program and the sources, in `DIR`.
 //!
+//! Several protocols of one kind (`--target mpi`): one chosen per call by the count and P,
+//! from the decision table `--table FILE` (`collc tune` measures it).
+//!
 //! Every file passes the verifier gate first (`cmd::gate`, as every generator does);
 //! `--allow-unverified` is stamped into the header and README of what it lets through.
 
@@ -50,24 +53,25 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
         LibTarget::Host => Action::Emit,
         LibTarget::Mpi => Action::GenerateMpi,
     };
-    let (loaded, gates) = match load_all(args, action, style, out) {
-        Ok(x) => x,
+    let files: Vec<&String> = std::iter::once(&args.file)
+        .chain(args.more.iter())
+        .collect();
+    let gated = match load_gated(&files, Some(&args.elem), &args.gate, action, style, out) {
+        Ok(g) => g,
         Err(code) => return code,
     };
-    let members: Vec<Member> = loaded
-        .iter()
-        .zip(&gates)
-        .map(|(l, (g, rotated))| Member {
-            protocol: rotated.as_ref().unwrap_or(&l.protocol),
-            source: Some(&l.source),
-            warning: g.stamp.clone(),
-            world_limit: Some(g.world_limit),
-        })
-        .collect();
+    let members = members(&gated);
+    let table = match table_arg(args.table.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            out.err(format!("error: {e}"));
+            return exit::USAGE;
+        }
+    };
     let installed = if args.pmpi {
         library::pmpi::install_pmpi(&members, Path::new(dir))
     } else {
-        library::install(&members, name, target, Path::new(dir))
+        library::install_with(&members, name, target, &table, Path::new(dir))
     };
     match installed {
         Ok(inst) => {
@@ -86,7 +90,7 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
             member,
             diagnostics,
         }) => {
-            if let Some(l) = loaded.get(member) {
+            if let Some((l, _)) = gated.get(member) {
                 out.diagnostics(&l.source, &diagnostics, style);
             }
             exit::INPUT
@@ -98,31 +102,50 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
     }
 }
 
-/// A protocol and the gate it passed (with its rotated instance, if any).
-type Gated = (collc_verifier::Gate, Option<collc_spec::ir::Protocol>);
+/// A file loaded and through the gate: its gate (both gates' stamps and world limit) and the
+/// protocol with its `per call` buffers rotated, if it has any.
+pub type Gated = (
+    Loaded,
+    (collc_verifier::Gate, Option<collc_spec::ir::Protocol>),
+);
 
-/// Every FILE loaded, at `--elem` / `--op` (the instance of every FILE a library packages),
-/// through the verifier gate (and the rotation gate); or the exit code after the report.
-fn load_all(
-    args: &EmitArgs,
+/// Loads every file (at `--elem` / `--op` when given: the instance a library packages) and
+/// runs the gate (and [`rotation_gate`]) on each; the exit code of the first that fails (its
+/// diagnostics written).
+pub fn load_gated(
+    files: &[&String],
+    elem: Option<&super::args::ElemArg>,
+    args: &super::args::GateArgs,
     action: Action,
     style: Style,
     out: &mut Output,
-) -> Result<(Vec<Loaded>, Vec<Gated>), i32> {
-    let mut loaded: Vec<Loaded> = Vec::new();
-    let mut gates = Vec::new();
-    for file in std::iter::once(&args.file).chain(args.more.iter()) {
+) -> Result<Vec<Gated>, i32> {
+    let mut gated = Vec::new();
+    for file in files {
         let mut l = load_or_report(file, style, out)?;
-        if let Err(e) = args.elem.apply(&mut l.protocol) {
+        if let Err(e) = elem.map_or(Ok(()), |e| e.apply(&mut l.protocol)) {
             out.err(format!("error: {file}: {e}"));
             return Err(exit::USAGE);
         }
         out.diagnostics(&l.source, &l.warnings, style);
-        let gate = super::gate::check(&l, &args.gate, action, style, out)?;
-        gates.push(rotation_gate(&l, &args.gate, gate, style, out)?);
-        loaded.push(l);
+        let gate = super::gate::check(&l, args, action, style, out)?;
+        let gate = rotation_gate(&l, args, gate, style, out)?;
+        gated.push((l, gate));
     }
-    Ok((loaded, gates))
+    Ok(gated)
+}
+
+/// The library members of gated files.
+pub fn members(gated: &[Gated]) -> Vec<Member<'_>> {
+    gated
+        .iter()
+        .map(|(l, (g, rotated))| Member {
+            protocol: rotated.as_ref().unwrap_or(&l.protocol),
+            source: Some(&l.source),
+            warning: g.stamp.clone(),
+            world_limit: Some(g.world_limit),
+        })
+        .collect()
 }
 
 /// A protocol with `per call` buffers is packaged with them rotated over
@@ -173,4 +196,15 @@ fn rotation_gate(
     merged.world_limit = merged.world_limit.min(g.world_limit);
     merged.stamp.extend(g.stamp);
     Ok((merged, Some(rotated)))
+}
+
+/// The decision table of `--table FILE` (empty without it).
+pub fn table_arg(file: Option<&str>) -> Result<library::table::Table, String> {
+    let Some(f) = file else {
+        return Ok(library::table::Table::default());
+    };
+    std::fs::read_to_string(f)
+        .map_err(|e| e.to_string())
+        .and_then(|t| library::table::Table::parse(&t))
+        .map_err(|e| format!("--table {f}: {e}"))
 }

@@ -15,4 +15,5 @@ pub mod new;
 pub mod opt;
 pub mod run;
 pub mod sim;
+pub mod tune;
 pub mod verify;

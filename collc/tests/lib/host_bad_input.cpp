@@ -178,7 +178,40 @@ int main(int argc, char** argv) {
         }, &st, &msg);
         const double ms = ms_since(t0);
         expect("count above the configured one", st[0] == COLL_EDOMAIN && st[1] == COLL_EBROKEN && ms < 2000, show(st, msg, ms));
+        // Every rank calls again: the communicator recovers and the calls are right.
+        ranks(2, [&](int r) {
+            std::vector<float> d(600);
+            for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<float>(r + 1) * static_cast<float>(i % 7);
+            int st1 = coll_allreduce(comm, r, d.data(), d.size());
+            for (size_t i = 0; i < d.size() && st1 == COLL_OK; ++i)
+                if (d[i] != 3.0f * static_cast<float>(i % 7)) st1 = -2;  // wrong result
+            std::vector<float> b(600, static_cast<float>(r == 1 ? 5 : 0));
+            const int st2 = coll_broadcast(comm, r, b.data(), b.size(), 1);
+            return st1 != COLL_OK ? st1 : st2 != COLL_OK ? st2 : b[599] == 5.0f ? COLL_OK : -3;
+        }, &st, &msg);
+        expect("every rank's next call recovers the communicator; results right", st[0] == COLL_OK && st[1] == COLL_OK, show(st, msg, 0));
+        const int fs = coll_comm_free(comm);
+        expect("free after the recovery: every credit back at 0", fs == COLL_OK, coll_last_error());
+    }
+
+    // ---- after a failure, a rank that never calls again: a peer's first call returns EBROKEN
+    //      at once, its next call's recovery fails after the wait timeout (EBROKEN), and the
+    //      communicator refuses every later call
+    {
+        coll_config cfg = good();
+        cfg.wait_timeout_ms = 300;
+        coll_comm_create(2, &cfg, &comm);
+        s = coll_allreduce(comm, 0, nullptr, 600);  // EINVAL poisons the communicator
+        auto t0 = std::chrono::steady_clock::now();
         s = coll_allreduce(comm, 1, buf.data(), buf.size());
+        double first_ms = ms_since(t0);
+        expect("a peer's first call after the failure returns EBROKEN at once", s == COLL_EBROKEN && first_ms < 250, coll_last_error());
+        t0 = std::chrono::steady_clock::now();
+        s = coll_allreduce(comm, 1, buf.data(), buf.size());
+        const double ms = ms_since(t0);
+        m = coll_last_error();
+        expect("recovery without the peer fails after the wait timeout", s == COLL_EBROKEN && ms >= 250 && ms < 3000 && m.find("recovery failed") != std::string::npos, m + " (" + std::to_string(static_cast<int>(ms)) + " ms)");
+        s = coll_allreduce(comm, 0, buf.data(), buf.size());
         expect("later calls refused", s == COLL_EBROKEN, coll_last_error());
         coll_comm_free(comm);
     }
