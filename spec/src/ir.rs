@@ -297,23 +297,11 @@ pub struct OpParam {
 
 /// Sets the operator of every `reduce` statement in `b` (nested blocks included).
 fn set_reduce_ops(b: &mut Block, to: ReduceOp) {
-    for s in &mut b.stmts {
-        match &mut s.kind {
-            StmtKind::Reduce { op, .. } => *op = to,
-            StmtKind::For { body, .. } => set_reduce_ops(body, to),
-            StmtKind::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                set_reduce_ops(then_block, to);
-                if let Some(e) = else_block {
-                    set_reduce_ops(e, to);
-                }
-            }
-            _ => {}
+    crate::visit::each_stmt_mut(b, &mut |s| {
+        if let StmtKind::Reduce { op, .. } = &mut s.kind {
+            *op = to;
         }
-    }
+    });
 }
 
 /// A window or tile declaration.

@@ -1,15 +1,18 @@
 //! The `.coll` middle end: resolves names, checks types, shapes and domains,
 //! and lowers the AST to the [`ir::Protocol`] every later stage consumes.
-//! Also holds concrete evaluation ([`eval`]), the canonical printer ([`print`]) and what every
+//! Also holds the IR's visitor ([`visit`]), the facts one walk of it gathers ([`info`]),
+//! concrete evaluation ([`eval`]), the canonical printer ([`print`]) and what every
 //! collective kind must compute, written once ([`meaning`]).
 
 pub mod eval;
+pub mod info;
 pub mod ir;
 pub mod lower;
 pub mod meaning;
 pub mod params;
 pub mod print;
 pub mod templates;
+pub mod visit;
 
 use collc_grammar::Diagnostic;
 

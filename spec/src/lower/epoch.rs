@@ -47,11 +47,10 @@ impl Checker<'_> {
     }
 
     fn block(&mut self, b: &Block, epilogue: bool) {
-        for s in &b.stmts {
-            self.stmt(s, epilogue);
-        }
+        crate::visit::each_stmt(b, &mut |s| self.stmt(s, epilogue));
     }
 
+    /// One statement, not the statements nested in it ([`Checker::block`] visits those).
     fn stmt(&mut self, s: &Stmt, epilogue: bool) {
         match &s.kind {
             StmtKind::Let { var, value } => {
@@ -82,18 +81,10 @@ impl Checker<'_> {
                 self.region(dst, s.span);
                 self.region(src, s.span);
             }
-            StmtKind::For { body, .. } => self.block(body, epilogue),
-            StmtKind::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                self.block(then_block, epilogue);
-                if let Some(e) = else_block {
-                    self.block(e, epilogue);
-                }
-            }
-            StmtKind::Fence | StmtKind::Return { .. } => {}
+            StmtKind::For { .. }
+            | StmtKind::If { .. }
+            | StmtKind::Fence
+            | StmtKind::Return { .. } => {}
         }
     }
 

@@ -11,6 +11,7 @@ use crate::engine::sym::{union, Atom, AtomId, CondV, Guard, Lin, Syms};
 use crate::planning::TABLE;
 use collc_grammar::Span;
 use collc_spec::ir::*;
+use collc_spec::visit::{self, Visit};
 use std::collections::{BTreeSet, HashMap};
 
 /// Trip counts up to this are unrolled outright.
@@ -904,69 +905,13 @@ fn execute(
 /// and the bounds and conditions of loops and branches that contain them (closed over
 /// `let`s). Other `let`s (data offsets and lengths) are not evaluated.
 pub(crate) fn relevant(p: &Protocol) -> Vec<bool> {
-    fn expr(e: &Expr, r: &mut [bool]) {
-        e.for_each_var(&mut |v| r[v] = true);
-    }
-    fn cond(c: &Cond, r: &mut [bool]) {
-        c.for_each_var(&mut |v| r[v] = true);
-    }
-    fn block(b: &Block, r: &mut [bool], lets: &mut Vec<(VarId, Expr)>) {
-        for s in &b.stmts {
-            match &s.kind {
-                StmtKind::Let { var, value } => lets.push((*var, value.clone())),
-                StmtKind::Notify {
-                    index,
-                    target,
-                    value,
-                    ..
-                } => {
-                    index.iter().for_each(|e| expr(e, r));
-                    if let Some(t) = target {
-                        expr(t, r);
-                    }
-                    expr(value, r);
-                }
-                StmtKind::Wait {
-                    index, threshold, ..
-                } => {
-                    index.iter().for_each(|e| expr(e, r));
-                    expr(threshold, r);
-                }
-                StmtKind::Return { cond: c } => cond(c, r),
-                StmtKind::For { range, body, .. } => {
-                    if interesting(body) {
-                        match range {
-                            Range::Span { lo, hi, step } | Range::Seq(Seq { lo, hi, step, .. }) => {
-                                expr(lo, r);
-                                expr(hi, r);
-                                expr(step, r);
-                            }
-                            Range::Peers | Range::Ranks => {}
-                        }
-                    }
-                    block(body, r, lets);
-                }
-                StmtKind::If {
-                    cond: c,
-                    then_block,
-                    else_block,
-                } => {
-                    if interesting(then_block) || else_block.as_ref().is_some_and(interesting) {
-                        cond(c, r);
-                    }
-                    block(then_block, r, lets);
-                    if let Some(e) = else_block {
-                        block(e, r, lets);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut r = vec![false; p.vars.len()];
-    let mut lets = Vec::new();
-    block(&p.body, &mut r, &mut lets);
-    block(&p.epilogue, &mut r, &mut lets);
+    let mut walk = Relevant {
+        r: vec![false; p.vars.len()],
+        lets: Vec::new(),
+    };
+    walk.visit_block(&p.body);
+    walk.visit_block(&p.epilogue);
+    let Relevant { mut r, lets } = walk;
     loop {
         let mut changed = false;
         for (v, e) in &lets {
@@ -986,19 +931,56 @@ pub(crate) fn relevant(p: &Protocol) -> Vec<bool> {
     r
 }
 
+/// The walk of [`relevant`]: the variables read where they can matter, and the `let`s.
+struct Relevant {
+    r: Vec<bool>,
+    lets: Vec<(VarId, Expr)>,
+}
+
+impl Visit for Relevant {
+    fn visit_stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Let { var, value } => self.lets.push((*var, value.clone())),
+            StmtKind::Notify { .. } | StmtKind::Wait { .. } | StmtKind::Return { .. } => {
+                visit::walk_stmt(self, s)
+            }
+            StmtKind::For { range, body, .. } => {
+                if interesting(body) {
+                    self.visit_range(range);
+                }
+                self.visit_block(body);
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                if interesting(then_block) || else_block.as_ref().is_some_and(interesting) {
+                    self.visit_cond(cond);
+                }
+                self.visit_block(then_block);
+                if let Some(e) = else_block {
+                    self.visit_block(e);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        e.for_each_var(&mut |v| self.r[v] = true);
+    }
+}
+
+/// True when `b` holds a notify, a wait, a fence or a return (nested blocks included).
 pub(crate) fn interesting(b: &Block) -> bool {
-    b.stmts.iter().any(|s| match &s.kind {
-        StmtKind::Notify { .. }
-        | StmtKind::Wait { .. }
-        | StmtKind::Fence
-        | StmtKind::Return { .. } => true,
-        StmtKind::For { body, .. } => interesting(body),
-        StmtKind::If {
-            then_block,
-            else_block,
-            ..
-        } => interesting(then_block) || else_block.as_ref().is_some_and(interesting),
-        _ => false,
+    visit::any_stmt(b, &mut |s| {
+        matches!(
+            s.kind,
+            StmtKind::Notify { .. }
+                | StmtKind::Wait { .. }
+                | StmtKind::Fence
+                | StmtKind::Return { .. }
+        )
     })
 }
 

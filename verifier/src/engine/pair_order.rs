@@ -23,6 +23,7 @@ use crate::engine::exec::{self, Cell, Plan, Run};
 use crate::engine::sweep::{self, Visit};
 use crate::engine::sym::FxMap;
 use crate::planning::{self, probe};
+use collc_spec::info::ProtocolInfo;
 use collc_spec::ir::{NotifyOp, Protocol, Semantics, VarKind};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -36,24 +37,29 @@ use std::time::Instant;
 /// such as `lane != 2` on a symbolic parameter is not evaluated by the over-approximation, a
 /// concrete one is). `None` when nothing is unordered, when the configurations cannot be
 /// executed (the obligations then say why) or `deadline` passes first.
-pub fn first_unordered(p: &Protocol, deadline: Instant) -> Option<BTreeMap<String, i64>> {
+/// `info` is `p`'s.
+pub fn first_unordered(
+    p: &Protocol,
+    info: &ProtocolInfo,
+    deadline: Instant,
+) -> Option<BTreeMap<String, i64>> {
     if let Some(found) = search(
         p,
-        &planning::pair_order_worlds(p),
+        &planning::pair_order_worlds(p, info),
         Plan::initial(p),
         deadline,
     ) {
         return Some(found);
     }
-    let lits = probe::literals(p);
-    let changes = probe::change_points(p);
+    let lits = &info.literals;
+    let changes = probe::change_points(p, info);
     let plain = probe::plain_params(p);
     let enumerated: Vec<i64> = exec::enumerated_worlds(p);
     for v in Plan::initial(p).symbolic {
         let Some((lo, hi)) = probe::plain_domain(p, &plain, v) else {
             continue;
         };
-        let mut xs = probe::candidates(lo, hi, &lits);
+        let mut xs = probe::candidates(lo, hi, lits);
         xs.extend(changes.iter().filter(|c| c.0 == v).map(|c| c.1));
         xs.retain(|x| (lo..=hi).contains(x));
         xs.sort_unstable();
@@ -203,9 +209,17 @@ mod tests {
         }
     }";
 
+    fn worlds(p: &Protocol) -> Vec<i64> {
+        planning::pair_order_worlds(p, &ProtocolInfo::of(p))
+    }
+
+    fn first_unordered(p: &Protocol, deadline: Instant) -> Option<BTreeMap<String, i64>> {
+        super::first_unordered(p, &ProtocolInfo::of(p), deadline)
+    }
+
     #[test]
     fn sizes_past_the_enumeration_come_from_the_literals() {
-        let w = planning::pair_order_worlds(&protocol(CAPPED));
+        let w = worlds(&protocol(CAPPED));
         assert_eq!(&w[..16], &(1..=16).collect::<Vec<_>>()[..]);
         // 41 / 2 = 20 and 41 - 2 = 39, 41 +- 1, 41 * 2 = 82, ...: around each
         for x in [19, 20, 21, 22, 38, 39, 40, 41, 42, 43, 81, 82, 83, 84] {
@@ -222,10 +236,7 @@ mod tests {
             "/../examples/barrier.coll"
         ))
         .expect("read");
-        assert_eq!(
-            planning::pair_order_worlds(&protocol(&barrier)),
-            (1..=16).collect::<Vec<_>>()
-        );
+        assert_eq!(worlds(&protocol(&barrier)), (1..=16).collect::<Vec<_>>());
     }
 
     #[test]

@@ -1154,7 +1154,8 @@ pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> Obliga
     let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
     // Past the enumeration, the sizes where the protocol's literals can change what ranks
     // do (`if P < 21 { fence; }`): a pair that is suspect only there is new.
-    let past = crate::planning::critical::past_enumeration(p);
+    let info = collc_spec::info::ProtocolInfo::of(p);
+    let past = crate::planning::critical::past_enumeration(p, &info);
     let (mut a, far_writes) = analyse_near_and_far(p, plan, deadline, &past, covered.is_some());
     let enumeration = if past.is_empty() {
         crate::obligations::check::enumeration_scope(p)

@@ -5,6 +5,7 @@
 use crate::obligations::check;
 use crate::planning::critical::{describe, past_enumeration};
 use crate::report::{Report, Status, WorldRange};
+use collc_spec::info::ProtocolInfo;
 use collc_spec::ir::Protocol;
 
 /// The enumerating checks (the six credit obligations and `value-signal`) at the sizes
@@ -12,8 +13,9 @@ use collc_spec::ir::Protocol;
 /// (the P-symbolic route did not prove them): a violation or warning there replaces the
 /// status, with its counterexample; an undecided one makes the obligation `unknown`;
 /// otherwise the sizes are added to the summary.
-pub fn check_past(p: &Protocol, opts: &check::Options, report: &mut Report) {
-    let past = past_enumeration(p);
+/// `info` is `p`'s.
+pub fn check_past(p: &Protocol, info: &ProtocolInfo, opts: &check::Options, report: &mut Report) {
+    let past = past_enumeration(p, info);
     let open = |id: &str| report.get(id).is_some_and(|o| o.status == Status::Checked);
     let ids: Vec<&str> = crate::report::OBLIGATIONS
         .iter()
@@ -113,7 +115,7 @@ mod tests {
             r.get("credit-balance").map(|o| o.status),
             Some(Status::Checked)
         );
-        check_past(&p, &opts, &mut r);
+        check_past(&p, &ProtocolInfo::of(&p), &opts, &mut r);
         r
     }
 

@@ -22,6 +22,7 @@ pub mod probe;
 
 use bounded::Probe;
 use collc_sim::bounded::Bounds;
+use collc_spec::info::ProtocolInfo;
 use collc_spec::ir::{Protocol, VarKind};
 use std::collections::BTreeMap;
 
@@ -163,10 +164,10 @@ pub fn enumerated_worlds(p: &Protocol) -> Vec<i64> {
 }
 
 /// The world sizes the pair-order search looks at: the enumerated domain ascending, then
-/// the critical sizes past it.
-pub fn pair_order_worlds(p: &Protocol) -> Vec<i64> {
+/// the critical sizes past it; `info` is `p`'s.
+pub fn pair_order_worlds(p: &Protocol, info: &ProtocolInfo) -> Vec<i64> {
     let mut out = enumerated_worlds(p);
-    out.extend(critical::past_enumeration(p));
+    out.extend(critical::past_enumeration(p, info));
     out
 }
 
@@ -192,7 +193,8 @@ pub struct Named {
 /// `for d in 0..min(P, 20)` breaks no credit or order, only the result). Probes: an
 /// unordered pair that also names parameter values (required), then the values past the
 /// grid that the protocol's literals name ([`literal_probes`]).
-pub fn targets(p: &Protocol, named: Named) -> (Vec<i64>, Vec<Probe>) {
+/// `info` is `p`'s.
+pub fn targets(p: &Protocol, info: &ProtocolInfo, named: Named) -> (Vec<i64>, Vec<Probe>) {
     let world = &p.vars[p.world].name;
     let mut probes = Vec::new();
     let mut unordered_world = Vec::new();
@@ -206,7 +208,7 @@ pub fn targets(p: &Protocol, named: Named) -> (Vec<i64>, Vec<Probe>) {
             }),
         }
     }
-    let past: Vec<i64> = critical::past_enumeration(p)
+    let past: Vec<i64> = critical::past_enumeration(p, info)
         .into_iter()
         .filter(|w| *w <= collc_sim::code::MAX_WORLD)
         .collect();
@@ -222,7 +224,7 @@ pub fn targets(p: &Protocol, named: Named) -> (Vec<i64>, Vec<Probe>) {
             worlds.push(*w);
         }
     }
-    probes.extend(literal_probes(p));
+    probes.extend(literal_probes(p, info));
     (worlds, probes)
 }
 
@@ -231,7 +233,7 @@ pub fn targets(p: &Protocol, named: Named) -> (Vec<i64>, Vec<Probe>) {
 /// world size of the ladder (P = 2 when the domain has it) tile counts just past a literal
 /// up to `tile_literal_max`, then each integer parameter at the values at and past the
 /// literals it is compared with, then the slot counts of rings ([`probe::ring_values`]).
-fn literal_probes(p: &Protocol) -> Vec<Probe> {
+fn literal_probes(p: &Protocol, info: &ProtocolInfo) -> Vec<Probe> {
     let world = p.vars[p.world].name.clone();
     let (lo, hi) = declared_world(p);
     let small = lo.max(TABLE.ladder.ranks.0);
@@ -240,7 +242,7 @@ fn literal_probes(p: &Protocol) -> Vec<Probe> {
         tiles,
         required: false,
     };
-    let mut out: Vec<Probe> = probe::worlds(p)
+    let mut out: Vec<Probe> = probe::worlds(p, info)
         .into_iter()
         .map(|w| at(&[(world.clone(), w)], 1))
         .collect();
@@ -248,20 +250,24 @@ fn literal_probes(p: &Protocol) -> Vec<Probe> {
         return out;
     }
     out.extend(
-        probe::tile_counts(p)
+        probe::tile_counts(p, info)
             .into_iter()
             .map(|t| at(&[(world.clone(), small)], t)),
     );
     out.extend(
-        probe::param_values(p)
+        probe::param_values(p, info)
             .into_iter()
             .map(|(v, x)| at(&[(world.clone(), small), (p.var_name(v).to_string(), x)], 1)),
     );
-    out.extend(probe::ring_values(p).into_iter().map(|(v, x, tiles)| {
-        at(
-            &[(world.clone(), small), (p.var_name(v).to_string(), x)],
-            tiles,
-        )
-    }));
+    out.extend(
+        probe::ring_values(p, info)
+            .into_iter()
+            .map(|(v, x, tiles)| {
+                at(
+                    &[(world.clone(), small), (p.var_name(v).to_string(), x)],
+                    tiles,
+                )
+            }),
+    );
     out
 }

@@ -28,27 +28,15 @@
 
 use super::TABLE;
 use collc_spec::eval::{self, Env};
-use collc_spec::ir::{CmpOp, Cond, Expr, Protocol, VarId, VarKind};
+use collc_spec::info::{Local, ProtocolInfo};
+use collc_spec::ir::{Cond, Expr, Protocol, VarId, VarKind};
 use std::collections::BTreeSet;
 
-/// Every integer literal of the protocol's expressions (`let`s, `require`s, body and
-/// epilogue), read from the IR's serialised form: every `Expr::Int`.
-pub fn literals(p: &Protocol) -> Vec<i64> {
-    let mut out = Vec::new();
-    let parts = (&p.vars, &p.requires, &p.body, &p.epilogue);
-    if let Ok(v) = serde_json::to_value(parts) {
-        walk(&v, &mut |k, x| {
-            if let ("Int", Some(n)) = (k, x.as_i64()) {
-                out.push(n);
-            }
-        });
-    }
-    out
-}
-
-/// [`literals`] and the values of the `const`s, ascending, once each.
-pub fn constants(p: &Protocol) -> Vec<i64> {
-    let mut out = literals(p);
+/// The literals of `info` ([`ProtocolInfo::literals`]: every integer of the protocol's
+/// top-level `let`s, `require`s, body and epilogue) and the values of the `const`s,
+/// ascending, once each.
+pub fn constants(p: &Protocol, info: &ProtocolInfo) -> Vec<i64> {
+    let mut out = info.literals.clone();
     out.extend(p.vars.iter().filter_map(|v| match v.kind {
         VarKind::Const(c) => Some(c),
         _ => None,
@@ -58,33 +46,20 @@ pub fn constants(p: &Protocol) -> Vec<i64> {
     out
 }
 
-/// Calls `f(key, value)` for every entry of every object in `v`, depth first.
-pub(crate) fn walk(v: &serde_json::Value, f: &mut dyn FnMut(&str, &serde_json::Value)) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                f(k, x);
-                walk(x, f);
-            }
-        }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, f)),
-        _ => {}
-    }
-}
-
 /// World sizes past the ladder that a literal names: t + 1 and t + 2 for every literal t in
-/// the table's `world_literals`, within the declared world domain, ascending.
-pub fn worlds(p: &Protocol) -> Vec<i64> {
+/// the table's `world_literals`, within the declared world domain, ascending; `info` is
+/// `p`'s.
+pub fn worlds(p: &Protocol, info: &ProtocolInfo) -> Vec<i64> {
     let (lo, hi) = super::declared_world(p);
     let (min, max) = TABLE.world_literals;
-    let mut out: BTreeSet<i64> = constants(p)
+    let mut out: BTreeSet<i64> = constants(p, info)
         .into_iter()
         .filter(|t| (min..=max).contains(t))
         .flat_map(|t| [t + 1, t + 2])
         .collect();
     // A comparison on P changes at P = x; one on a rank or a loop variable (which the
     // world size bounds) at x is first reached at P = x + 1.
-    for (v, x) in change_points(p) {
+    for (v, x) in change_points(p, info) {
         let first = match p.vars[v].kind {
             VarKind::World { .. } => x,
             VarKind::Me | VarKind::Loop | VarKind::Param { domain: None } => x + 1,
@@ -99,11 +74,11 @@ pub fn worlds(p: &Protocol) -> Vec<i64> {
 
 /// Tile counts past the ladder's that a literal names: t + 1 for every literal t in
 /// the ladder's largest tile count up to the table's `tile_literal_max`, ascending; none when no parameter sizes a window.
-pub fn tile_counts(p: &Protocol) -> Vec<i64> {
+pub fn tile_counts(p: &Protocol, info: &ProtocolInfo) -> Vec<i64> {
     if !collc_sim::bounded::grid_shape(p).tiles {
         return Vec::new();
     }
-    let out: BTreeSet<i64> = constants(p)
+    let out: BTreeSet<i64> = constants(p, info)
         .into_iter()
         .filter(|t| (TABLE.ladder.tiles.1..=TABLE.tile_literal_max).contains(t))
         .map(|t| t + 1)
@@ -125,7 +100,7 @@ pub fn plain_params(p: &Protocol) -> Vec<VarId> {
 
 /// The variables `e` reads, through top-level `let`s and the statement-level `let`s of
 /// `locals` (variable, value).
-fn reads(p: &Protocol, locals: &[(VarId, Expr)], e: &Expr) -> BTreeSet<VarId> {
+fn reads(p: &Protocol, locals: &[Local], e: &Expr) -> BTreeSet<VarId> {
     let mut out = BTreeSet::new();
     let mut stack = vec![e.clone()];
     while let Some(e) = stack.pop() {
@@ -168,16 +143,15 @@ fn constant_side(p: &Protocol, e: &Expr) -> Option<Vec<i64>> {
 /// The literals each variable is compared with: for every comparison, `min` and `max` of
 /// the protocol whose one side reads the variable (through `let`s) and whose
 /// other side is literals and `const`s only, that side's literals.
-fn thresholds(p: &Protocol) -> Vec<(VarId, i64)> {
-    let (conds, locals) = comparisons(p);
+fn thresholds(p: &Protocol, info: &ProtocolInfo) -> Vec<(VarId, i64)> {
     let mut out = Vec::new();
-    for c in conds {
+    for c in &info.comparisons {
         let Cond::Cmp(_, a, b) = c else { continue };
-        for (x, c) in [(&a, &b), (&b, &a)] {
+        for (x, c) in [(a, b), (b, a)] {
             let Some(ts) = constant_side(p, c) else {
                 continue;
             };
-            for v in reads(p, &locals, x) {
+            for v in reads(p, &info.locals, x) {
                 out.extend(ts.iter().map(|t| (v, *t)));
             }
         }
@@ -187,59 +161,21 @@ fn thresholds(p: &Protocol) -> Vec<(VarId, i64)> {
     out
 }
 
-/// A statement-level `let`: its variable and value.
-type Local = (VarId, Expr);
-
-/// Every comparison of the protocol's `let`s, body and epilogue, and every `min(a, b)` / `max(a, b)` as `a <= b` (which
-/// side it takes), with the statement-level `let`s.
-fn comparisons(p: &Protocol) -> (Vec<Cond>, Vec<Local>) {
-    let mut conds: Vec<Cond> = Vec::new();
-    let mut locals: Vec<Local> = Vec::new();
-    // Not the `require`s: they bound the domain (`P & (P - 1) == 0`), they change no
-    // behaviour inside it.
-    let parts = (&p.vars, &p.body, &p.epilogue);
-    if let Ok(v) = serde_json::to_value(parts) {
-        walk(&v, &mut |k, x| {
-            if k == "Let" {
-                let var = x
-                    .get("var")
-                    .and_then(|v| serde_json::from_value(v.clone()).ok());
-                let value = x
-                    .get("value")
-                    .and_then(|v| serde_json::from_value(v.clone()).ok());
-                if let (Some(var), Some(value)) = (var, value) {
-                    locals.push((var, value));
-                }
-                return;
-            }
-            let (op, a, b) = match (k, x.as_array().map(|a| a.as_slice())) {
-                ("Cmp", Some([op, a, b])) => (serde_json::from_value(op.clone()).ok(), a, b),
-                ("Min" | "Max", Some([a, b])) => (Some(CmpOp::Le), a, b),
-                _ => return,
-            };
-            let a = serde_json::from_value::<Expr>(a.clone());
-            let b = serde_json::from_value::<Expr>(b.clone());
-            if let (Some(op), Ok(a), Ok(b)) = (op, a, b) {
-                conds.push(Cond::Cmp(op, a, b));
-            }
-        });
-    }
-    (conds, locals)
-}
-
 /// Where a comparison changes its truth as the one variable it reads varies: for every
-/// comparison (and `min`/`max`) of the protocol's `let`s, body and epilogue reading
+/// comparison (and `min`/`max`) of the protocol's `let`s, body and epilogue
+/// ([`ProtocolInfo::comparisons`]; not the `require`s: they bound the domain,
+/// `P & (P - 1) == 0`, they change no behaviour inside it) reading
 /// exactly one variable besides
 /// `const`s (through `let`s) — a parameter, the world size, a rank, a loop variable — each
 /// x in 1..= the table's `change_max` at which it evaluates differently than at x - 1 (`d * 3 < 40`:
 /// d = 14; `min(C, 4)`: C = 5); (variable, x), ascending.
-pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
-    let (conds, locals) = comparisons(p);
+pub fn change_points(p: &Protocol, info: &ProtocolInfo) -> Vec<(VarId, i64)> {
+    let locals = &info.locals;
     let mut out: BTreeSet<(VarId, i64)> = BTreeSet::new();
-    for c in &conds {
+    for c in &info.comparisons {
         let Cond::Cmp(_, a, b) = c else { continue };
-        let mut vs = reads(p, &locals, a);
-        vs.extend(reads(p, &locals, b));
+        let mut vs = reads(p, locals, a);
+        vs.extend(reads(p, locals, b));
         vs.retain(|v| {
             !matches!(
                 p.vars[*v].kind,
@@ -254,7 +190,7 @@ pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
             env.set(v, x);
             env.set_top_level(p);
             for _ in 0..locals.len().min(8) {
-                for (l, e) in &locals {
+                for (l, e) in locals {
                     if let Ok(y) = eval::eval(p, e, &env) {
                         env.set(*l, y);
                     }
@@ -283,23 +219,10 @@ pub fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
 /// (K + 1 chunks): a ring of K slots behind a window of more than K chunks races only once
 /// it wraps, which the grid's largest K never does within its tiles. (parameter, value,
 /// tiles), by parameter then value.
-pub fn ring_values(p: &Protocol) -> Vec<(VarId, i64, i64)> {
+pub fn ring_values(p: &Protocol, info: &ProtocolInfo) -> Vec<(VarId, i64, i64)> {
     let sizing = collc_sim::bounded::sizing_params(p);
-    let mut moduli: BTreeSet<VarId> = BTreeSet::new();
-    let parts = (&p.vars, &p.body, &p.epilogue);
-    if let Ok(v) = serde_json::to_value(parts) {
-        walk(&v, &mut |k, x| {
-            if let ("Bin", Some([op, _, m])) = (k, x.as_array().map(|a| a.as_slice())) {
-                if op.as_str() == Some("Mod") {
-                    if let Ok(Expr::Var(v)) = serde_json::from_value::<Expr>(m.clone()) {
-                        moduli.insert(v);
-                    }
-                }
-            }
-        });
-    }
     let mut out = Vec::new();
-    for v in moduli.into_iter().filter(|v| sizing.contains(v)) {
+    for v in info.moduli.iter().copied().filter(|v| sizing.contains(v)) {
         let VarKind::Param {
             domain: Some((lo, hi)),
         } = p.vars[v].kind
@@ -316,10 +239,10 @@ pub fn ring_values(p: &Protocol) -> Vec<(VarId, i64, i64)> {
 /// Values of the [`plain_params`] past the grid's (the ladder's `small_ints` lowest) that a literal
 /// they are compared with names: t and t + 1 (`x > t` changes at t + 1, `x >= t`, `x != t`
 /// at t), within the domain; (parameter, value), by parameter then value.
-pub fn param_values(p: &Protocol) -> Vec<(VarId, i64)> {
+pub fn param_values(p: &Protocol, info: &ProtocolInfo) -> Vec<(VarId, i64)> {
     let plain = plain_params(p);
     let mut out: BTreeSet<(VarId, i64)> = BTreeSet::new();
-    for (v, t) in thresholds(p) {
+    for (v, t) in thresholds(p, info) {
         let Some((lo, hi)) = plain_domain(p, &plain, v) else {
             continue;
         };
@@ -329,7 +252,7 @@ pub fn param_values(p: &Protocol) -> Vec<(VarId, i64)> {
             }
         }
     }
-    for (v, x) in change_points(p) {
+    for (v, x) in change_points(p, info) {
         if let Some((lo, hi)) = plain_domain(p, &plain, v) {
             if x >= lo.saturating_add(TABLE.ladder.small_ints) && x <= hi {
                 out.insert((v, x));
@@ -379,6 +302,20 @@ mod tests {
     fn example(name: &str) -> Protocol {
         let path = format!("{}/../examples/{name}.coll", env!("CARGO_MANIFEST_DIR"));
         protocol(&std::fs::read_to_string(path).expect("read"))
+    }
+
+    // The planner's functions with the protocol's own facts.
+    fn worlds(p: &Protocol) -> Vec<i64> {
+        super::worlds(p, &ProtocolInfo::of(p))
+    }
+    fn tile_counts(p: &Protocol) -> Vec<i64> {
+        super::tile_counts(p, &ProtocolInfo::of(p))
+    }
+    fn param_values(p: &Protocol) -> Vec<(VarId, i64)> {
+        super::param_values(p, &ProtocolInfo::of(p))
+    }
+    fn change_points(p: &Protocol) -> Vec<(VarId, i64)> {
+        super::change_points(p, &ProtocolInfo::of(p))
     }
 
     fn named(p: &Protocol, vs: &[(VarId, i64)]) -> Vec<(String, i64)> {

@@ -40,32 +40,11 @@ fn cell_of(p: &Protocol, s: &Stmt) -> Option<(SignalId, Expr, Vec<Expr>)> {
     }
 }
 
-/// Every statement of `b` (nested blocks included), in program order.
-fn each_stmt<'b>(b: &'b Block, out: &mut Vec<&'b Stmt>) {
-    for s in &b.stmts {
-        out.push(s);
-        match &s.kind {
-            StmtKind::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                each_stmt(then_block, out);
-                if let Some(e) = else_block {
-                    each_stmt(e, out);
-                }
-            }
-            StmtKind::For { body, .. } => each_stmt(body, out),
-            _ => {}
-        }
-    }
-}
-
 /// The statements of the body and of the epilogue.
 fn statements(p: &Protocol) -> (Vec<&Stmt>, Vec<&Stmt>) {
     let (mut body, mut epi) = (Vec::new(), Vec::new());
-    each_stmt(&p.body, &mut body);
-    each_stmt(&p.epilogue, &mut epi);
+    collc_spec::visit::each_stmt(&p.body, &mut |s| body.push(s));
+    collc_spec::visit::each_stmt(&p.epilogue, &mut |s| epi.push(s));
     (body, epi)
 }
 

@@ -10,6 +10,7 @@ use crate::engine::exec::{relevant, Evaluator, Stop, Val};
 use crate::engine::sym::{union, AtomId, CondV, Guard, Lin, Syms};
 use collc_grammar::Span;
 use collc_spec::ir::*;
+use collc_spec::visit;
 
 /// What a loop ranges over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,32 +265,24 @@ struct Walk<'a> {
 
 /// True when `b` holds a notify, a wait or a return (what this pass records).
 fn interesting(b: &Block) -> bool {
-    b.stmts.iter().any(|s| match &s.kind {
-        StmtKind::Notify { .. } | StmtKind::Wait { .. } | StmtKind::Return { .. } => true,
-        StmtKind::For { body, .. } => interesting(body),
-        StmtKind::If {
-            then_block,
-            else_block,
-            ..
-        } => interesting(then_block) || else_block.as_ref().is_some_and(interesting),
-        _ => false,
+    visit::any_stmt(b, &mut |s| {
+        matches!(
+            s.kind,
+            StmtKind::Notify { .. } | StmtKind::Wait { .. } | StmtKind::Return { .. }
+        )
     })
 }
 
 /// True when `b` holds a data statement.
 fn has_data(b: &Block) -> bool {
-    b.stmts.iter().any(|s| match &s.kind {
-        StmtKind::Copy { .. }
-        | StmtKind::Get { .. }
-        | StmtKind::Put { .. }
-        | StmtKind::Reduce { .. } => true,
-        StmtKind::For { body, .. } => has_data(body),
-        StmtKind::If {
-            then_block,
-            else_block,
-            ..
-        } => has_data(then_block) || else_block.as_ref().is_some_and(has_data),
-        _ => false,
+    visit::any_stmt(b, &mut |s| {
+        matches!(
+            s.kind,
+            StmtKind::Copy { .. }
+                | StmtKind::Get { .. }
+                | StmtKind::Put { .. }
+                | StmtKind::Reduce { .. }
+        )
     })
 }
 

@@ -92,28 +92,15 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
 /// Records every statement `let` and loop variable (names are never
 /// shadowed, so each has one definition).
 fn collect_defs(b: &Block, defs: &mut Defs) {
-    for s in &b.stmts {
-        match &s.kind {
-            StmtKind::Let { var, value } => {
-                defs.lets.insert(*var, value.clone());
-            }
-            StmtKind::For { var, range, body } => {
-                defs.loops.insert(*var, range.clone());
-                collect_defs(body, defs);
-            }
-            StmtKind::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                collect_defs(then_block, defs);
-                if let Some(e) = else_block {
-                    collect_defs(e, defs);
-                }
-            }
-            _ => {}
+    collc_spec::visit::each_stmt(b, &mut |s| match &s.kind {
+        StmtKind::Let { var, value } => {
+            defs.lets.insert(*var, value.clone());
         }
-    }
+        StmtKind::For { var, range, .. } => {
+            defs.loops.insert(*var, range.clone());
+        }
+        _ => {}
+    });
 }
 
 /// The body and epilogue blocks of the AST.

@@ -1,0 +1,278 @@
+//! [`ProtocolInfo`]: the facts about a protocol's text that several passes read — its
+//! literals, its rank-valued quantities, its comparisons, its statement-level `let`s and the
+//! moduli of its remainders — gathered once, by one walk of the IR ([`crate::visit`]).
+//!
+//! "The protocol's code" below is the values of the top-level `let`s, the `require`s, the
+//! body and the epilogue; the declarations' dimensions and the block count are not part of it.
+//! The facts are syntactic: they do not change when a parameter's domain is narrowed.
+
+use crate::ir::{BinOp, CmpOp, Cond, Expr, Protocol, StmtKind, Ty, VarId, VarKind};
+use crate::visit::{self, Visit};
+use std::collections::BTreeSet;
+
+/// A statement-level `let`: its variable and value.
+pub type Local = (VarId, Expr);
+
+/// The facts (module documentation), in the order the walk meets them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProtocolInfo {
+    /// Every integer literal of the protocol's code (every `Expr::Int`).
+    pub literals: Vec<i64>,
+    /// The rank-valued variables: the world size and every variable of rank type, then, to a
+    /// fixpoint, the loop variables whose numeric range and the `let`s (statement-level or
+    /// top-level) whose value reads one.
+    pub rank_valued: BTreeSet<VarId>,
+    /// The literals of the comparisons and outermost expressions of the protocol's code that
+    /// read a rank-valued variable (a top-level `let`'s value counts as one expression).
+    pub rank_literals: Vec<i64>,
+    /// Every comparison of the top-level `let`s, the body and the epilogue (not the
+    /// `require`s), and every `min(a, b)` / `max(a, b)` there as `a <= b`.
+    pub comparisons: Vec<Cond>,
+    /// The statement-level `let`s of the body and the epilogue.
+    pub locals: Vec<Local>,
+    /// The variables that are the right operand of a `%` in the top-level `let`s, the body
+    /// or the epilogue (`ring[t % K]`).
+    pub moduli: BTreeSet<VarId>,
+}
+
+impl ProtocolInfo {
+    /// The facts of `p`.
+    pub fn of(p: &Protocol) -> Self {
+        let mut walk = Collect::default();
+        visit::walk_derived(&mut walk, p);
+        walk.visit_block(&p.body);
+        walk.visit_block(&p.epilogue);
+        let Collect {
+            literals,
+            comparisons,
+            locals,
+            moduli,
+        } = walk;
+        let mut lits = Ints(Vec::new());
+        visit::walk_requires(&mut lits, p);
+        let mut literals_all = lits.0;
+        literals_all.extend(literals);
+        let rank_valued = rank_valued(p);
+        ProtocolInfo {
+            literals: literals_all,
+            rank_literals: rank_literals(p, &rank_valued),
+            rank_valued,
+            comparisons,
+            locals,
+            moduli,
+        }
+    }
+}
+
+/// One walk over the top-level `let`s, the body and the epilogue.
+#[derive(Default)]
+struct Collect {
+    literals: Vec<i64>,
+    comparisons: Vec<Cond>,
+    locals: Vec<Local>,
+    moduli: BTreeSet<VarId>,
+}
+
+impl Visit for Collect {
+    fn visit_stmt(&mut self, s: &crate::ir::Stmt) {
+        if let StmtKind::Let { var, value } = &s.kind {
+            self.locals.push((*var, value.clone()));
+        }
+        visit::walk_stmt(self, s);
+    }
+    fn visit_cond(&mut self, c: &Cond) {
+        if let Cond::Cmp(..) = c {
+            self.comparisons.push(c.clone());
+        }
+        visit::walk_cond(self, c);
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        match e {
+            Expr::Int(n) => self.literals.push(*n),
+            Expr::Min(a, b) | Expr::Max(a, b) => {
+                let (a, b) = ((**a).clone(), (**b).clone());
+                self.comparisons.push(Cond::Cmp(CmpOp::Le, a, b));
+            }
+            Expr::Bin(BinOp::Mod, _, m) => {
+                if let Expr::Var(v) = **m {
+                    self.moduli.insert(v);
+                }
+            }
+            _ => {}
+        }
+        visit::walk_expr(self, e);
+    }
+}
+
+/// Every `Expr::Int` a walk meets.
+struct Ints(Vec<i64>);
+
+impl Visit for Ints {
+    fn visit_expr(&mut self, e: &Expr) {
+        if let Expr::Int(n) = e {
+            self.0.push(*n);
+        }
+        visit::walk_expr(self, e);
+    }
+}
+
+/// Whether `e` reads one of the variables `set`.
+fn mentions(e: &Expr, set: &BTreeSet<VarId>) -> bool {
+    let mut found = false;
+    e.for_each_var(&mut |v| found |= set.contains(&v));
+    found
+}
+
+/// [`ProtocolInfo::rank_valued`].
+fn rank_valued(p: &Protocol) -> BTreeSet<VarId> {
+    let mut set: BTreeSet<VarId> = BTreeSet::from([p.world]);
+    set.extend((0..p.vars.len()).filter(|i| p.vars[*i].ty == Ty::Rank));
+    loop {
+        let before = set.len();
+        for (i, v) in p.vars.iter().enumerate() {
+            if let VarKind::Derived(d) = &v.kind {
+                if mentions(d, &set) {
+                    set.insert(i);
+                }
+            }
+        }
+        for b in [&p.body, &p.epilogue] {
+            visit::each_stmt(b, &mut |s| {
+                let bound = match &s.kind {
+                    StmtKind::For { var, range, .. } => {
+                        let mut reads = Reads::new(&set);
+                        reads.visit_range(range);
+                        reads.found.then_some(*var)
+                    }
+                    StmtKind::Let { var, value } => mentions(value, &set).then_some(*var),
+                    _ => None,
+                };
+                if let Some(v) = bound {
+                    set.insert(v);
+                }
+            });
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Whether a walk meets a variable of `set`.
+struct Reads<'s> {
+    set: &'s BTreeSet<VarId>,
+    found: bool,
+}
+
+impl<'s> Reads<'s> {
+    fn new(set: &'s BTreeSet<VarId>) -> Self {
+        Reads { set, found: false }
+    }
+}
+
+impl Visit for Reads<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        self.found |= mentions(e, self.set);
+    }
+}
+
+/// [`ProtocolInfo::rank_literals`]: each comparison and outermost expression of the code is
+/// one unit; a unit that reads a rank-valued variable gives all its literals.
+fn rank_literals(p: &Protocol, ranked: &BTreeSet<VarId>) -> Vec<i64> {
+    let mut units = Units {
+        ranked,
+        out: Vec::new(),
+    };
+    visit::walk_requires(&mut units, p);
+    units.visit_block(&p.body);
+    units.visit_block(&p.epilogue);
+    visit::walk_derived(&mut units, p);
+    units.out
+}
+
+/// The literals of the units that read a rank-valued variable ([`rank_literals`]).
+struct Units<'s> {
+    ranked: &'s BTreeSet<VarId>,
+    out: Vec<i64>,
+}
+
+impl Units<'_> {
+    fn unit(&mut self, c: &Cond) {
+        let mut reads = Reads::new(self.ranked);
+        visit::walk_cond(&mut reads, c);
+        if reads.found {
+            let mut ints = Ints(Vec::new());
+            visit::walk_cond(&mut ints, c);
+            self.out.extend(ints.0);
+        }
+    }
+}
+
+impl Visit for Units<'_> {
+    fn visit_cond(&mut self, c: &Cond) {
+        match c {
+            Cond::Cmp(..) => self.unit(c),
+            _ => visit::walk_cond(self, c),
+        }
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        if mentions(e, self.ranked) {
+            let mut ints = Ints(Vec::new());
+            ints.visit_expr(e);
+            self.out.extend(ints.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protocol(text: &str) -> Protocol {
+        crate::check(text).protocol.expect("the case lowers")
+    }
+
+    const CASE: &str = "collective c: barrier() {
+        ranks P in 1..=64;
+        param n: int in 1..=8;
+        let H = P / 2;
+        require n < 7;
+        signal s[P];
+        body {
+            let k = n % H;
+            for d in 0..min(P, 20) {
+                if d * 3 < 40 { notify s[me] @ rank(d) += 1; }
+            }
+            if n > 5 { fence; }
+        }
+        epilogue { }
+    }";
+
+    #[test]
+    fn the_walk_finds_literals_comparisons_lets_and_moduli() {
+        let p = protocol(CASE);
+        let info = ProtocolInfo::of(&p);
+        let mut lits = info.literals.clone();
+        lits.sort_unstable();
+        lits.dedup();
+        assert_eq!(lits, vec![0, 1, 2, 3, 5, 7, 20, 40]);
+        let name = |v: VarId| p.var_name(v).to_string();
+        let ranked: Vec<String> = info.rank_valued.iter().map(|v| name(*v)).collect();
+        // P, me (rank), H (from P), d (its range reads P), k (reads H)
+        for x in ["P", "me", "H", "d", "k"] {
+            assert!(ranked.contains(&x.to_string()), "{x} in {ranked:?}");
+        }
+        assert!(!ranked.contains(&"n".to_string()));
+        let mut rl = info.rank_literals.clone();
+        rl.sort_unstable();
+        rl.dedup();
+        // `P / 2`, `min(P, 20)`, `d * 3 < 40`; the loop's start `0`, `n < 7`, `n > 5` and
+        // `+= 1` read no rank-valued variable
+        assert_eq!(rl, vec![2, 3, 20, 40]);
+        // `d * 3 < 40`, `n > 5`, `min(P, 20)` (not the require)
+        assert_eq!(info.comparisons.len(), 3);
+        assert_eq!(info.locals.len(), 1);
+        let moduli: Vec<String> = info.moduli.iter().map(|v| name(*v)).collect();
+        assert_eq!(moduli, vec!["H".to_string()]);
+    }
+}
