@@ -274,7 +274,7 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
         nranks: b.world as i32,
         nblocks: b.blocks as i32,
         ncalls: calls as i32,
-        barrier_check: matches!(p.semantics, Semantics::Barrier),
+        barrier_check: p.semantics.is_barrier(),
         stage_ranks,
         buffers,
         scalars: abi.scalar_values(b),

@@ -17,14 +17,10 @@ use std::path::{Path, PathBuf};
 /// Correct idioms `collc verify` does not pass today: (file stem, what happens). The tree
 /// barrier's symbolic route runs into its wall-clock cap (60 s) before it proves anything
 /// past the enumerated P <= 16, so on a much faster machine it could pass: [`LOAD_BOUND`].
-const OPEN: [(&str, &str); 2] = [
+const OPEN: [(&str, &str); 1] = [
     (
         "binomial_tree_barrier",
         "h: credit-balance, wait-reachable and garbage-credit decided for P in 1..=16 only of the declared 1..=65536: exit 3 naming that range and the fix (the symbolic route does not prove it)",
-    ),
-    (
-        "nccl_lsa_lane_barrier",
-        "g: a per-lane multi-block barrier refused as a broken barrier (semantics)",
     ),
 ];
 

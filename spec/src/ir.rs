@@ -406,8 +406,14 @@ pub enum Semantics {
         /// declared with flat blocks (`[P][R * m]`); else the windows' last dimension.
         row: Option<VarId>,
     },
-    /// No data; every rank leaves only after every rank has entered.
-    Barrier,
+    /// No data; no process leaves a call before the processes it synchronises with have
+    /// entered it (`meaning::barrier_peers`).
+    Barrier {
+        /// `barrier(blk)`: the `blocks` variable of a per-lane barrier (block b of every rank
+        /// synchronises with block b of every other rank only); `None` (`barrier()`): every
+        /// block of every rank with every block of every other rank.
+        lane: Option<VarId>,
+    },
     /// The root's `data` becomes the reduction of all ranks' `data` (other ranks' `data`
     /// unspecified after the call).
     Reduce {
@@ -441,7 +447,7 @@ impl Semantics {
             Semantics::Allgather { .. } => "allgather",
             Semantics::AllToAll { .. } => "all_to_all",
             Semantics::AllToAllV { .. } => "all_to_all_v",
-            Semantics::Barrier => "barrier",
+            Semantics::Barrier { .. } => "barrier",
             Semantics::Reduce { .. } => "reduce",
             Semantics::Gather { .. } => "gather",
             Semantics::Scatter { .. } => "scatter",
@@ -457,6 +463,11 @@ impl Semantics {
             | Semantics::Scatter { root, .. } => Some(*root),
             _ => None,
         }
+    }
+
+    /// Whether the kind is a barrier (`barrier()` or `barrier(blk)`).
+    pub fn is_barrier(&self) -> bool {
+        matches!(self, Semantics::Barrier { .. })
     }
 }
 

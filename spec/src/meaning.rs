@@ -4,7 +4,8 @@
 //! [`inputs`] says which windows the host stages with a rank's input before the call, and
 //! [`outputs`] says, for every rank, exactly what each output element must hold after it:
 //! which (source rank, input window, element) contributions, and how they combine (a copy of
-//! one, or a reduction). A `barrier()` has no data; [`Meaning::Barrier`] is its rule.
+//! one, or a reduction). A barrier (`barrier()`, or `barrier(blk)` per lane) has no data; [`Meaning::Barrier`] and
+//! [`barrier_peers`] are its rule.
 //!
 //! Every consumer derives its check from this module and nothing else:
 //!
@@ -163,9 +164,11 @@ pub struct RankOutputs {
 pub enum Meaning {
     /// Outputs per rank.
     Data(Vec<RankOutputs>),
-    /// `barrier()`, the stamp rule: every rank stamps its entry into call k (host side,
-    /// before the call starts); when call k ends on any rank, every rank's stamp of call k is
-    /// visible there (no rank leaves a call before every rank has entered it).
+    /// `barrier()` and `barrier(blk)`, the stamp rule: every rank stamps its entry into call
+    /// k (host side, before the call starts); when call k ends on any rank, every rank's stamp
+    /// of call k is visible there (no rank leaves a call before every rank has entered it).
+    /// Per process (one block of one rank), the stricter rule of [`barrier_peers`] holds; a
+    /// rank's call ends when all its blocks have, so either declaration implies this one.
     Barrier,
 }
 
@@ -199,7 +202,7 @@ pub fn inputs(p: &Protocol, shape: &Shape, r: usize) -> Vec<WindowId> {
         | Semantics::Gather { input, .. }
         | Semantics::AllToAll { input, .. }
         | Semantics::AllToAllV { input, .. } => vec![*input],
-        Semantics::Barrier => Vec::new(),
+        Semantics::Barrier { .. } => Vec::new(),
     }
 }
 
@@ -309,13 +312,27 @@ pub fn outputs(
     shape: &Shape,
     array: &dyn Fn(usize, ArrayId, u64) -> Option<i64>,
 ) -> Result<Meaning, ShapeError> {
-    if matches!(p.semantics, Semantics::Barrier) {
+    if p.semantics.is_barrier() {
         return Ok(Meaning::Barrier);
     }
     let per_rank = (0..shape.world)
         .map(|r| rank_outputs(p, shape, array, r))
         .collect::<Result<_, _>>()?;
     Ok(Meaning::Data(per_rank))
+}
+
+/// A barrier's rule per process: when block `b` of rank r leaves call k, the entry into call k
+/// of each block this returns, of every other rank, is ordered before that exit (by a notify ->
+/// wait chain), with `blocks` blocks per rank. `barrier()`: every block (all blocks of all
+/// ranks meet); `barrier(blk)`: block `b` alone (a per-lane barrier: the blocks of one index
+/// meet across the ranks, and the lanes are not synchronised with each other). Empty for the
+/// kinds with data.
+pub fn barrier_peers(p: &Protocol, blocks: usize, b: usize) -> std::ops::Range<usize> {
+    match p.semantics {
+        Semantics::Barrier { lane: None } => 0..blocks,
+        Semantics::Barrier { lane: Some(_) } => b..b + 1,
+        _ => 0..0,
+    }
 }
 
 /// Every rank's `w` with the given element offset (the sources of a reduction).
@@ -369,7 +386,7 @@ fn rank_outputs(
     let mut out = RankOutputs::default();
     let root = r == shape.root;
     match &p.semantics {
-        Semantics::Barrier => {}
+        Semantics::Barrier { .. } => {}
         Semantics::Allreduce { op, data } => out.segments.push(reduced(shape, *op, *data)),
         Semantics::Reduce { op, data, .. } => {
             if root {
@@ -552,7 +569,7 @@ pub fn output_windows(p: &Protocol) -> Vec<WindowId> {
         | Semantics::Scatter { target, .. }
         | Semantics::AllToAll { target, .. }
         | Semantics::AllToAllV { target, .. } => vec![*target],
-        Semantics::Barrier => Vec::new(),
+        Semantics::Barrier { .. } => Vec::new(),
     }
 }
 

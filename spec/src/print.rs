@@ -502,7 +502,9 @@ impl<'a> Printer<'a> {
                 p.signals[*recv_counts].name,
                 row.map_or(String::new(), |r| format!(", {}", p.vars[r].name))
             ),
-            Semantics::Barrier => "barrier()".to_string(),
+            Semantics::Barrier { lane } => {
+                format!("barrier({})", lane.map_or("", |b| p.vars[b].name.as_str()))
+            }
             Semantics::Reduce { op, root, data } => {
                 let root = &p.vars[*root].name;
                 format!("reduce({}, {root}, {})", op_text(p, *op), w(*data))

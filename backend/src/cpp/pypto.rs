@@ -122,7 +122,7 @@ fn builtin(p: &Protocol) -> Result<Builtin, Vec<Diagnostic>> {
                 format!("pypto has no `{kind}` builtin"),
             ));
         }
-        Semantics::Barrier => Builtin::new("builtin.tensor.barrier", "barrier", vec![]),
+        Semantics::Barrier { .. } => Builtin::new("builtin.tensor.barrier", "barrier", vec![]),
         Semantics::Broadcast { data, .. } => {
             Builtin::new("builtin.tensor.broadcast", "broadcast", vec![*data])
         }

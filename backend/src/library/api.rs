@@ -90,7 +90,7 @@ impl<'a> Coll<'a> {
                 )
                 .with_primary(p.span, "this collective")]);
             }
-            Semantics::Barrier => ("barrier", Kind::Barrier),
+            Semantics::Barrier { .. } => ("barrier", Kind::Barrier),
             Semantics::Allreduce { data, .. } => ("allreduce", Kind::Allreduce { data: *data }),
             Semantics::Broadcast { root, data } => (
                 "broadcast",

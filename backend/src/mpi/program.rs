@@ -100,7 +100,7 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
         let kind = p.semantics.kind();
         w.line(format!("int64_t collc_root = 0;  // the {kind} root"));
     }
-    if matches!(p.semantics, Semantics::Barrier) {
+    if p.semantics.is_barrier() {
         w.line(
             "collc_mpi::Window* collc_arrivals = nullptr;  // harness only (check): int32[1] arrival counter on rank 0",
         );
@@ -225,7 +225,7 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
             "if (args.collc_root < 0 || args.collc_root >= {world}) collc_mpi::usage_error(\"{kind} root %lld is not a rank\", static_cast<long long>(args.collc_root));"
         ));
     }
-    if matches!(p.semantics, Semantics::Barrier) {
+    if p.semantics.is_barrier() {
         w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", 1);");
     }
     w.close();
@@ -517,7 +517,7 @@ pub(crate) fn prepare(k: &Kernel, n: &Names, w: &mut Writer) {
             ));
         }
     }
-    if matches!(p.semantics, Semantics::Barrier) {
+    if p.semantics.is_barrier() {
         w.line(
             "// The barrier's stamp rule: count this rank's arrival on rank 0 (flushed before the",
         );
@@ -545,7 +545,7 @@ pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
     w.line(format!(
         "collc_mpi::oracle::check(ctx, {wins}, *args.sigwin, {sigs}, chk);"
     ));
-    if matches!(p.semantics, Semantics::Barrier) {
+    if p.semantics.is_barrier() {
         w.line("// The barrier's stamp rule: when call c returns on any rank, every rank has entered call c,");
         w.line("// i.e. rank 0's arrival counter is >= np * (c + 1).");
         w.line("const int32_t arrived = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, 0);");

@@ -47,7 +47,7 @@ impl Machine<'_> {
         }
         pr.clock = clock.clone();
         pr.seq = 0;
-        if matches!(self.p.semantics, Semantics::Barrier) {
+        if self.p.semantics.is_barrier() {
             // The entry is an event of its own (a fresh epoch), so that a peer's exit
             // can be checked to be ordered after it.
             pr.bump = true;
@@ -77,16 +77,19 @@ impl Machine<'_> {
         self.event(out, p, call, None, || {
             (EvKind::CallEnd, format!("leaves call {}", fmt_call(call)))
         });
-        if matches!(self.p.semantics, Semantics::Barrier) {
-            // Checked against happens-before: every process of another rank must have
-            // entered this call, and its entry must be ordered before this exit by a
-            // notify -> wait chain (blocks of one rank enter together, launched by
-            // their host). A property of the partial order, so every schedule of one
-            // Mazurkiewicz trace agrees (the partial-order reduction relies on it).
-            let (me, _) = self.who(p);
+        if self.p.semantics.is_barrier() {
+            // Checked against happens-before: every process of another rank that the
+            // barrier synchronises with this one (`meaning::barrier_peers`: every block,
+            // or the same lane) must have entered this call, and its entry must be
+            // ordered before this exit by a notify -> wait chain (blocks of one rank
+            // enter together, launched by their host). A property of the partial order,
+            // so every schedule of one Mazurkiewicz trace agrees (the partial-order
+            // reduction relies on it).
+            let (me, b) = self.who(p);
             let bl = self.code.blocks;
+            let lanes = meaning::barrier_peers(self.p, bl, b);
             for q in 0..s.procs.len() {
-                if q / bl == me {
+                if q / bl == me || !lanes.contains(&(q % bl)) {
                     continue;
                 }
                 let qp = &s.procs[q];
@@ -339,7 +342,7 @@ impl Machine<'_> {
                 return;
             }
         };
-        if matches!(self.p.semantics, Semantics::Barrier) {
+        if self.p.semantics.is_barrier() {
             return;
         }
         let a2av = match &self.p.semantics {

@@ -19,6 +19,8 @@ enum Arg {
     ValueSignal,
     /// An int `param`, `const` or top-level `let`: all_to_all_v's row length (optional).
     Row,
+    /// The `blocks` variable: a per-lane barrier (optional).
+    Lane,
 }
 
 /// Every kind with its arguments, in the order written.
@@ -47,12 +49,12 @@ const KINDS: [(&str, &[Arg]); 10] = [
             Arg::Row,
         ],
     ),
-    ("barrier", &[]),
+    ("barrier", &[Arg::Lane]),
 ];
 
-/// The trailing arguments a kind may leave out (all_to_all_v's row length).
+/// The trailing arguments a kind may leave out (all_to_all_v's row length, a barrier's lane).
 fn optional(kind: &str) -> usize {
-    usize::from(kind == "all_to_all_v")
+    usize::from(kind == "all_to_all_v" || kind == "barrier")
 }
 
 /// The names of the collective kinds, in the order of LANGUAGE.md §6.
@@ -91,6 +93,7 @@ fn placeholder(a: Arg) -> &'static str {
         Arg::Array => "SEND_COUNTS",
         Arg::ValueSignal => "RECV_COUNTS",
         Arg::Row => "ROW",
+        Arg::Lane => "BLOCKS",
     }
 }
 
@@ -108,13 +111,14 @@ impl Lowerer {
                 )
                 .with_help(format!("one of: {}", all.join(", "))),
             );
-            return Semantics::Barrier;
+            return Semantics::Barrier { lane: None };
         };
         let least = args.len() - optional(kind);
         if s.args.len() < least || s.args.len() > args.len() {
             let mut shape: Vec<&str> = args.iter().map(|a| placeholder(*a)).collect();
             let opt = shape.split_off(least);
-            let opt: String = opt.iter().map(|a| format!("[, {a}]")).collect();
+            let sep = if shape.is_empty() { "" } else { ", " };
+            let opt: String = opt.iter().map(|a| format!("[{sep}{a}]")).collect();
             self.diags.push(
                 err(
                     "semantics::arity",
@@ -132,7 +136,7 @@ impl Lowerer {
                 )
                 .with_help(format!("write `{kind}({}{opt})`", shape.join(", "))),
             );
-            return Semantics::Barrier;
+            return Semantics::Barrier { lane: None };
         }
         let v: Vec<Value> = args
             .iter()
@@ -150,6 +154,7 @@ impl Lowerer {
             Arg::Array => Value::Id(self.array_arg(x)),
             Arg::ValueSignal => Value::Id(self.value_signal_arg(x)),
             Arg::Row => Value::Id(self.row_arg(x)),
+            Arg::Lane => Value::Id(self.lane_arg(x)),
         }
     }
 
@@ -237,6 +242,35 @@ impl Lowerer {
         }
     }
 
+    fn lane_arg(&mut self, a: &ast::Ident) -> VarId {
+        match self.lookup(&a.name) {
+            Some(Name::Var(v)) if self.vars[v].kind == VarKind::Block => v,
+            None => {
+                self.unknown(a);
+                0
+            }
+            other => {
+                let help = match &self.blocks {
+                    Some(b) => format!(
+                        "a per-lane barrier names the block variable: `barrier({})`; `barrier()` synchronises every block of every rank",
+                        self.vars[b.var].name
+                    ),
+                    None => "a per-lane barrier names the block variable of `blocks blk in 0..C;` (`barrier(blk)`); without `blocks`, write `barrier()`".to_string(),
+                };
+                self.diags.push(
+                    err(
+                        "type::expected-blocks",
+                        format!("`{}` is not the block variable", a.name),
+                        a.span,
+                        format!("this is {}", what_is(other)),
+                    )
+                    .with_help(help),
+                );
+                0
+            }
+        }
+    }
+
     fn value_signal_arg(&mut self, a: &ast::Ident) -> SignalId {
         match self.lookup(&a.name) {
             Some(Name::Signal(sg)) if self.signals[sg].kind == SignalKind::Value => sg,
@@ -311,6 +345,8 @@ fn build(kind: &str, v: &[Value]) -> Semantics {
             recv_counts: v[3].id(),
             row: v.get(4).map(|x| x.id()),
         },
-        _ => Semantics::Barrier,
+        _ => Semantics::Barrier {
+            lane: v.first().map(|x| x.id()),
+        },
     }
 }
