@@ -16,7 +16,7 @@
 use crate::host::job::{Job, JobBuffer, Outcome};
 use crate::layout::{Abi, BufferSource, Elem};
 use collc_spec::eval::Bindings;
-use collc_spec::ir::{ElemType, Protocol, ReduceOp, Semantics};
+use collc_spec::ir::{ElemType, Protocol, ReduceOp};
 use collc_spec::meaning::{self, Combine, Meaning, Shape, Want};
 
 /// What a job stages and collects, in args order.
