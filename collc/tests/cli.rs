@@ -323,7 +323,11 @@ fn ir_json_is_the_serialised_protocol() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
     assert_eq!(v["name"], "cli_barrier");
-    assert_eq!(v["semantics"], "Barrier");
+    // `barrier()`: every block of every rank (no lane variable; `barrier(blk)` names one).
+    assert_eq!(
+        v["semantics"],
+        serde_json::json!({"Barrier": {"lane": null}})
+    );
     let p: collc_spec::ir::Protocol = serde_json::from_value(v).expect("deserialises as the IR");
     let a = collc_spec::check(&read(&repo_root().join(VALID)))
         .protocol
