@@ -71,33 +71,53 @@ fn what_each_example_packages_into() {
         let colls = library::collectives(&[member(&p)], "x").unwrap_or_else(|e| panic!("{f}: {e}"));
         assert_eq!(colls[0].rotation, library::ROTATION, "{f}");
     }
-    // A host library holds one protocol per kind; an MPI library chooses among several per
-    // call (each configured by its own field, one function with `_pin` and `_protocol`), all
-    // taking their count per call.
+    // A library (host or MPI) chooses among several protocols of a kind per call (each
+    // configured by its own field, one function with `_pin` and `_protocol`), all taking
+    // their count per call.
     let a = load("allreduce_mesh.coll");
     let b = load("allreduce_ring.coll");
-    assert!(matches!(
-        library::generate(&[member(&a), member(&b)], "x", LibTarget::Host),
-        Err(LibError::Usage(_))
-    ));
-    let files = library::generate(&[member(&a), member(&b)], "x", LibTarget::Mpi)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let h = &files.iter().find(|f| f.path == "x.h").expect("x.h").text;
-    for want in [
-        "x_allreduce_mesh_params allreduce_mesh;",
-        "x_allreduce_ring_params allreduce_ring;",
-        "int x_allreduce(x_comm* comm, float* data, size_t count);",
-        "int x_allreduce_pin(x_comm* comm, const char* protocol);",
-        "const char* x_allreduce_protocol(x_comm* comm, size_t count);",
+    for (target, want) in [
+        (
+            LibTarget::Mpi,
+            "int x_allreduce(x_comm* comm, float* data, size_t count);",
+        ),
+        (
+            LibTarget::Host,
+            "int x_allreduce(x_comm* comm, int rank, float* data, size_t count);",
+        ),
     ] {
-        assert!(h.contains(want), "{want} not in x.h:\n{h}");
+        let files = library::generate(&[member(&a), member(&b)], "x", target)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let h = &files.iter().find(|f| f.path == "x.h").expect("x.h").text;
+        for want in [
+            "x_allreduce_mesh_params allreduce_mesh;",
+            "x_allreduce_ring_params allreduce_ring;",
+            want,
+            "int x_allreduce_pin(x_comm* comm, const char* protocol);",
+            "const char* x_allreduce_protocol(x_comm* comm, size_t count);",
+        ] {
+            assert!(h.contains(want), "{target:?}: {want} not in x.h:\n{h}");
+        }
+        assert_eq!(h.matches("X_API int x_allreduce(").count(), 1, "{h}");
     }
-    assert_eq!(h.matches("X_API int x_allreduce(").count(), 1, "{h}");
     let fixed = load("allreduce_allpairs.coll");
-    assert!(matches!(
-        library::generate(&[member(&a), member(&fixed)], "x", LibTarget::Mpi),
-        Err(LibError::Usage(m)) if m.contains("fixed at creation")
-    ));
+    for target in [LibTarget::Mpi, LibTarget::Host] {
+        assert!(matches!(
+            library::generate(&[member(&a), member(&fixed)], "x", target),
+            Err(LibError::Usage(m)) if m.contains("fixed at creation")
+        ));
+    }
+    // Several barriers (no count): one chosen per call by P, in both targets.
+    let (b1, b2) = (load("barrier.coll"), load("dissemination_barrier.coll"));
+    for target in [LibTarget::Mpi, LibTarget::Host] {
+        let files = library::generate(&[member(&b1), member(&b2)], "x", target)
+            .unwrap_or_else(|e| panic!("{target:?}: {e}"));
+        let h = &files.iter().find(|f| f.path == "x.h").expect("x.h").text;
+        assert!(
+            h.contains("int x_barrier_pin(x_comm* comm, const char* protocol);"),
+            "{h}"
+        );
+    }
     let t = library::table::Table::parse("allreduce 2 1 allreduce_nope\n").expect("table");
     assert!(matches!(
         library::generate_with(&[member(&a), member(&b)], "x", LibTarget::Mpi, &t),

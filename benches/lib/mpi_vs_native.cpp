@@ -10,26 +10,13 @@
 #include <mpi.h>
 
 #include "collmpi_bench.hpp"
+#include "race.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <vector>
-
-static double block_us(const std::function<void()>& one, int calls) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < calls; ++i) one();
-    double mine = (MPI_Wtime() - t0) * 1e6 / calls, worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
-}
-
-static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);

@@ -7,6 +7,11 @@
 # round per K tiles of 256 elements; each result passes the gate or the script stops).
 # COLLC_LIB_BENCH_PROGRAM=profile runs benches/lib/profile.cpp instead (where a library call
 # spends its time); COLLC_LIB_BENCH_NP lists the process counts (default "2 4").
+# COLLC_LIB_BENCH_TUNE=1: `collc tune` builds one library (collk) of every shipped protocol of
+# every kind that takes its count per call (TUNE_PROTOCOLS; coalesced with K > 1 like the
+# others), measuring its decision table at the same process counts and sizes, and
+# benches/lib/kinds_vs_native.cpp races every kind against Open MPI native
+# (COLLC_LIB_BENCH_TUNE_REPS / _CALLS: the tuning run's blocks, default 3 and 4).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 COLLC=${1:-target/debug/collc}
@@ -18,16 +23,43 @@ read -r -a NPS <<< "${COLLC_LIB_BENCH_NP:-2 4}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$OUT"
 PROTOCOLS=(examples/allreduce_mesh.coll examples/broadcast_read_complete.coll)
+TUNE_PROTOCOLS=(examples/barrier.coll examples/dissemination_barrier.coll
+  examples/allreduce_mesh.coll examples/allreduce_ring.coll examples/allreduce_recursive_doubling.coll
+  examples/broadcast_read_complete.coll examples/broadcast_binomial.coll
+  examples/reduce_scatter.coll examples/incore_reduce_scatter.coll
+  examples/allgather.coll examples/incore_allgather.coll
+  examples/all_to_all.coll examples/incore_all_to_all.coll
+  examples/all_to_all_v.coll examples/incore_all_to_all_v.coll)
+LIB=collmpi
+if [ "${COLLC_LIB_BENCH_TUNE:-0}" = 1 ]; then
+  PROTOCOLS=("${TUNE_PROTOCOLS[@]}")
+  LIB=collk
+  PROGRAM=kinds_vs_native
+fi
 if [ "$K" -gt 1 ]; then
   for i in "${!PROTOCOLS[@]}"; do
     f=${PROTOCOLS[$i]}
+    case "$f" in *barrier*) continue ;; esac
     "$COLLC" opt "$f" --pass "coalesce=$K" -o "$OUT/$(basename "$f" .coll)_x$K.coll"
     PROTOCOLS[$i]="$OUT/$(basename "$f" .coll)_x$K.coll"
   done
 fi
 echo "protocols: ${PROTOCOLS[*]}"
-"$COLLC" emit --target mpi --lib collmpi "${PROTOCOLS[@]}" -o "$OUT/mpi" >/dev/null
-mpicxx -std=c++17 -O2 -DOMPI_SKIP_MPICXX=1 "benches/lib/$PROGRAM.cpp" $(PKG_CONFIG_PATH="$OUT/mpi" pkg-config --cflags --libs collmpi) -ldl -o "$OUT/$PROGRAM"
+EXTRA=()
+if [ "$LIB" = collk ]; then
+  NP_LIST=$(echo "${NPS[*]}" | tr ' ' ',')
+  echo "collc tune at np $NP_LIST: date $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$COLLC" tune --lib collk "${PROTOCOLS[@]}" --np "$NP_LIST" --counts 1024,16384,262144,4194304 \
+    --reps "${COLLC_LIB_BENCH_TUNE_REPS:-3}" --calls "${COLLC_LIB_BENCH_TUNE_CALLS:-4}" -o "$OUT/tuned"
+  # The tuning program's configuration (`np` in scope) configures the bench's communicator.
+  grep -E '^ *cfg\.' "$OUT/tuned/tune_collk.cpp" > "$OUT/tuned/collk_config.inc"
+  PC="$OUT/tuned"
+  EXTRA=(-DCOLLK_CONFIG="\"$(realpath "$OUT/tuned/collk_config.inc")\"")
+else
+  "$COLLC" emit --target mpi --lib collmpi "${PROTOCOLS[@]}" -o "$OUT/mpi" >/dev/null
+  PC="$OUT/mpi"
+fi
+mpicxx -std=c++17 -O2 -DOMPI_SKIP_MPICXX=1 "${EXTRA[@]}" "benches/lib/$PROGRAM.cpp" $(PKG_CONFIG_PATH="$PC" pkg-config --cflags --libs "$LIB") -ldl -o "$OUT/$PROGRAM"
 for P in "${NPS[@]}"; do
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load before: $(cut -d' ' -f1-3 /proc/loadavg); cores: $(nproc)"
   # The MCA settings of `collc run --target mpi` on one node (shared memory, osc/sm).

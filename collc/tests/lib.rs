@@ -67,6 +67,15 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Whether Open MPI (mpicxx, mpirun) and pkg-config are here; else one SKIP line for `test`.
+fn have_mpi(test: &str) -> bool {
+    let ok = have("mpicxx") && have("mpirun") && have("pkg-config");
+    if !ok {
+        skip(test, "needs Open MPI and pkg-config");
+    }
+    ok
+}
+
 fn collc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_collc"))
         .args(args)
@@ -701,11 +710,8 @@ fn host_library_refuses_the_call_past_calls_bound() {
 
 #[test]
 fn mpi_library_refuses_the_call_past_calls_bound() {
-    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
-        return skip(
-            "mpi_library_refuses_the_call_past_calls_bound",
-            "needs Open MPI and pkg-config",
-        );
+    if !have_mpi("mpi_library_refuses_the_call_past_calls_bound") {
+        return;
     }
     let lib = calls_bound_library("mpi", "bndm");
     let exe = lib.join("calls_bound_mpi");
@@ -723,19 +729,11 @@ fn mpi_library_refuses_the_call_past_calls_bound() {
 /// with MPI_Allreduce; pinning; a protocol set aside at creation at np 3).
 #[test]
 fn mpi_library_chooses_among_allreduce_protocols_per_call() {
-    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
-        return skip(
-            "mpi_library_chooses_among_allreduce_protocols_per_call",
-            "needs Open MPI and pkg-config",
-        );
+    if !have_mpi("mpi_library_chooses_among_allreduce_protocols_per_call") {
+        return;
     }
     let dir = scratch("choice");
-    let table = dir.join("choice.table");
-    std::fs::write(
-        &table,
-        "# kind P count protocol\nallreduce 2 1 allreduce_mesh\nallreduce 2 4096 allreduce_ring\n",
-    )
-    .expect("table");
+    let table = choice_table(&dir);
     let lib = dir.join("lib");
     let o = collc(&[
         "emit",
@@ -810,37 +808,58 @@ fn mpi_library_chooses_among_allreduce_protocols_per_call() {
     );
 }
 
+/// The decision table the choice tests package: mesh below 4096 elements at P 2, the ring
+/// from 4096 on.
+fn choice_table(dir: &Path) -> PathBuf {
+    let table = dir.join("choice.table");
+    std::fs::write(
+        &table,
+        "# kind P count protocol\nallreduce 2 1 allreduce_mesh\nallreduce 2 4096 allreduce_ring\n",
+    )
+    .expect("table");
+    table
+}
+
+/// `collc tune --lib NAME FILES...` on a tiny run into `dir`: np 2, counts 64 and 256, one
+/// block of two calls.
+fn tune_tiny(dir: &Path, name: &str, files: &[&str]) -> Output {
+    let d = dir.to_string_lossy().into_owned();
+    let mut args = vec!["tune", "--lib", name];
+    args.extend(files);
+    args.extend([
+        "--np", "2", "--counts", "64,256", "--reps", "1", "--calls", "2", "-o", &d,
+    ]);
+    collc(&args)
+}
+
+/// Every rule (`KIND P COUNT PROTOCOL`) is a row of the table in `dir`'s README.
+fn rules_in_readme(dir: &Path, rules: &[&str]) {
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
+    for r in rules {
+        let f: Vec<&str> = r.split_whitespace().collect();
+        let row = format!("| {} | {} | {} | `{}` |", f[0], f[1], f[2], f[3]);
+        assert!(readme.contains(&row), "{row} not in README:\n{readme}");
+    }
+}
+
 /// `collc tune` on a tiny run (np 2, two counts, one block of two calls): the report's
 /// format (the load line, one figure per protocol and count, the rules), the table it wrote
 /// (`tn.tune`, the README), and that the library it built follows that table. Not the
 /// timings: which protocol wins is whatever this run measured.
 #[test]
 fn tune_writes_a_table_the_library_follows() {
-    if !have("mpicxx") || !have("mpirun") || !have("pkg-config") {
-        return skip(
-            "tune_writes_a_table_the_library_follows",
-            "needs Open MPI and pkg-config",
-        );
+    if !have_mpi("tune_writes_a_table_the_library_follows") {
+        return;
     }
     let dir = scratch("tune");
-    let d = dir.to_string_lossy().into_owned();
-    let o = collc(&[
-        "tune",
-        "--lib",
+    let o = tune_tiny(
+        &dir,
         "tn",
-        "examples/allreduce_mesh.coll",
-        "examples/allreduce_ring.coll",
-        "--np",
-        "2",
-        "--counts",
-        "64,256",
-        "--reps",
-        "1",
-        "--calls",
-        "2",
-        "-o",
-        &d,
-    ]);
+        &[
+            "examples/allreduce_mesh.coll",
+            "examples/allreduce_ring.coll",
+        ],
+    );
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", text(&o));
     let lines: Vec<&str> = report.lines().collect();
@@ -870,12 +889,7 @@ fn tune_writes_a_table_the_library_follows() {
     let rules: Vec<&str> = tune.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(rules, lines[7..lines.len() - 1].to_vec(), "{report}");
     assert!(rules[0].starts_with("allreduce 2 1 "), "{tune}");
-    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
-    for r in &rules {
-        let f: Vec<&str> = r.split_whitespace().collect();
-        let row = format!("| {} | {} | {} | `{}` |", f[0], f[1], f[2], f[3]);
-        assert!(readme.contains(&row), "{row} not in README:\n{readme}");
-    }
+    rules_in_readme(&dir, &rules);
     // The library follows the table: at each count, the rule of the largest count not above.
     let exe = dir.join("mpi_tuned");
     build(
@@ -901,4 +915,105 @@ fn tune_writes_a_table_the_library_follows() {
             text(&o)
         );
     }
+}
+
+/// Several allreduce protocols in one host library, one chosen per call from a decision
+/// table (`collc/tests/lib/host_choice.cpp`, P 2 and 3 threads: counts on both sides of the
+/// table's crossover and a count the preferred protocol's `require` refuses, every rank's
+/// result checked element by element; pinning; a protocol set aside at creation at P 3).
+#[test]
+fn host_library_chooses_among_allreduce_protocols_per_call() {
+    if !have("g++") || !have("pkg-config") {
+        return skip(
+            "host_library_chooses_among_allreduce_protocols_per_call",
+            "needs g++ and pkg-config",
+        );
+    }
+    let dir = scratch("host-choice");
+    let table = choice_table(&dir);
+    let lib = library_in(
+        dir.join("lib"),
+        "host",
+        "hchoice",
+        &[
+            "examples/allreduce_mesh.coll",
+            "examples/allreduce_ring.coll",
+            "examples/allreduce_recursive_doubling.coll",
+            "--table",
+            table.to_str().expect("utf-8"),
+        ],
+    );
+    let readme = std::fs::read_to_string(lib.join("README.md")).expect("README");
+    assert!(
+        readme.contains("| allreduce | 2 | 4096 | `allreduce_ring` |"),
+        "{readme}"
+    );
+    let exe = lib.join("host_choice");
+    build(
+        "g++",
+        &repo().join("collc/tests/lib/host_choice.cpp"),
+        &lib,
+        "hchoice",
+        &exe,
+    );
+    for p in ["2", "3"] {
+        let mut c = Command::new(&exe);
+        c.arg(p);
+        let o = run(c, Duration::from_secs(120));
+        let t = text(&o);
+        assert!(o.status.success() && !t.contains("FAIL"), "P {p}: {t}");
+        assert_eq!(t.matches("PASS").count(), 24, "P {p}: {t}");
+    }
+}
+
+/// `collc tune` of kinds other than allreduce and broadcast on a tiny run (np 2, two counts,
+/// one block of two calls): two reduce_scatter protocols measured at both counts, two
+/// barriers once (as count 1), and a table with a rule from count 1 for each kind, in the
+/// README. Not the timings.
+#[test]
+fn tune_measures_every_kind_with_several_protocols() {
+    if !have_mpi("tune_measures_every_kind_with_several_protocols") {
+        return;
+    }
+    let dir = scratch("tune-kinds");
+    let o = tune_tiny(
+        &dir,
+        "tk",
+        &[
+            "examples/reduce_scatter.coll",
+            "examples/incore_reduce_scatter.coll",
+            "examples/barrier.coll",
+            "examples/dissemination_barrier.coll",
+        ],
+    );
+    let report = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", text(&o));
+    let mut figures: Vec<(String, String, String)> = report
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 5 && f[1] == "2" && f[4].parse::<f64>().is_ok_and(|us| us > 0.0))
+        .map(|f| (f[0].to_string(), f[2].to_string(), f[3].to_string()))
+        .collect();
+    figures.sort();
+    let want: Vec<(String, String, String)> = [
+        ("barrier", "1", "barrier"),
+        ("barrier", "1", "dissemination_barrier"),
+        ("reduce_scatter", "256", "incore_reduce_scatter"),
+        ("reduce_scatter", "256", "reduce_scatter"),
+        ("reduce_scatter", "64", "incore_reduce_scatter"),
+        ("reduce_scatter", "64", "reduce_scatter"),
+    ]
+    .iter()
+    .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    .collect();
+    assert_eq!(figures, want, "{report}");
+    let tune = std::fs::read_to_string(dir.join("tk.tune")).expect("tk.tune");
+    let rules: Vec<&str> = tune.lines().filter(|l| !l.starts_with('#')).collect();
+    for kind in ["barrier", "reduce_scatter"] {
+        assert!(
+            rules.iter().any(|r| r.starts_with(&format!("{kind} 2 1 "))),
+            "{kind}: {tune}"
+        );
+    }
+    rules_in_readme(&dir, &rules);
 }

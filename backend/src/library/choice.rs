@@ -1,4 +1,4 @@
-//! Several protocols of one kind in an MPI library, one chosen per call (`super::table`):
+//! Several protocols of one kind in a library (MPI or host), one chosen per call (`super::table`):
 //! the C++ of the kind's function (pick a protocol by the call's count and P, then call it),
 //! `NAME_<kind>_pin` (run one protocol, as `collc tune` does to time each), `NAME_<kind>_protocol`
 //! (which protocol a call at a count runs), the count queries over the kind's protocols,
@@ -60,16 +60,23 @@ pub fn member_off(c: &Coll, w: &mut Writer) {
 }
 
 /// At creation: a kind none of whose protocols runs with the configuration fails it.
-pub fn none_runs(name: &str, colls: &[Coll], w: &mut Writer) {
+pub fn none_runs(name: &str, colls: &[Coll], target: LibTarget, w: &mut Writer) {
     for (f, ms) in super::kinds(colls) {
         if ms.len() < 2 {
             continue;
         }
         let all: Vec<String> = ms.iter().map(|c| format!("c->off[{}]", c.index)).collect();
-        w.line(format!(
-            "if ({}) throw collc_mpi::Failure{{2, \"no {f} protocol of {name} runs with this configuration: \" + c->off_why}};",
-            all.join(" && ")
-        ));
+        let why = format!("no {f} protocol of {name} runs with this configuration: ");
+        w.line(match target {
+            LibTarget::Mpi => format!(
+                "if ({}) throw collc_mpi::Failure{{2, \"{why}\" + c->off_why}};",
+                all.join(" && ")
+            ),
+            LibTarget::Host => format!(
+                "if ({}) return fail(kEDomain, \"{name}_comm_create: {why}%s\", c->off_why.c_str());",
+                all.join(" && ")
+            ),
+        });
     }
 }
 
@@ -78,21 +85,25 @@ pub fn none_runs(name: &str, colls: &[Coll], w: &mut Writer) {
 fn key_and_args(c: &Coll) -> (&'static str, &'static str) {
     match c.kind {
         Kind::Barrier => ("0", ""),
-        Kind::Allreduce { .. } => ("count", "data, count"),
-        Kind::Broadcast { .. } => ("count", "data, count, root"),
-        Kind::Exchange { .. } => ("input_count", "input, input_count, output, output_count"),
-        Kind::ReduceScatter { .. } => ("recv_count", "send, send_count, recv, recv_count"),
+        Kind::Allreduce { .. } => ("count", ", data, count"),
+        Kind::Broadcast { .. } => ("count", ", data, count, root"),
+        Kind::Exchange { .. } => ("input_count", ", input, input_count, output, output_count"),
+        Kind::ReduceScatter { .. } => ("recv_count", ", send, send_count, recv, recv_count"),
         Kind::AllToAllV { .. } => (
             "send_count",
-            "send, send_count, send_counts, recv, recv_count, recv_counts",
+            ", send, send_count, send_counts, recv, recv_count, recv_counts",
         ),
     }
 }
 
 /// `collc_lib_fits_<i>(comm, key)`: whether protocol `c` can serve a call whose count
 /// argument is `key` (it runs here, and its row length at that count passes its domain,
-/// its `require`s and its windows: the resize function, checking only).
-fn fits_fn(name: &str, c: &Coll, w: &mut Writer) {
+/// its `require`s and its windows: the resize function, checking only). Host: the count is
+/// at most the configured one and the configure function accepts it.
+fn fits_fn(name: &str, c: &Coll, target: LibTarget, w: &mut Writer) {
+    if target == LibTarget::Host {
+        return super::host::fits_fn(name, c, w);
+    }
     let i = c.index;
     w.open(format!(
         "static bool collc_lib_fits_{i}({name}_comm* comm, int64_t key)"
@@ -108,6 +119,12 @@ fn fits_fn(name: &str, c: &Coll, w: &mut Writer) {
             w.line("if (rows <= 0 || key % rows != 0) return false;");
             w.line("const int64_t m = key / rows;");
         }
+        (Kind::Barrier, _) | (_, None) => {
+            w.line("(void)key;  // a barrier has no count");
+            w.line("return true;");
+            w.close();
+            return;
+        }
         _ => w.line("const int64_t m = key;"),
     }
     w.line("char err[256];");
@@ -118,28 +135,29 @@ fn fits_fn(name: &str, c: &Coll, w: &mut Writer) {
 }
 
 /// The kind's function and its companions, for the protocols `ms` of one kind.
-pub fn dispatch(name: &str, ms: &[&Coll], table: &Table, w: &mut Writer) {
+pub fn dispatch(name: &str, ms: &[&Coll], table: &Table, target: LibTarget, w: &mut Writer) {
     let f = &ms[0].func;
     for c in ms {
-        fits_fn(name, c, w);
+        fits_fn(name, c, target, w);
     }
-    pick_fn(name, ms, table, w);
+    pick_fn(name, ms, table, target, w);
     let (key, args) = key_and_args(ms[0]);
-    w.open(format!(
-        "extern \"C\" {}",
-        prototype(name, LibTarget::Mpi, ms[0])
-    ));
+    let args = match target {
+        LibTarget::Host => format!(", rank{args}"),
+        LibTarget::Mpi => args.to_string(),
+    };
+    w.open(format!("extern \"C\" {}", prototype(name, target, ms[0])));
     w.line(format!(
         "if (comm == nullptr) return fail(kEInval, \"{name}_{f}: null communicator\");"
     ));
-    w.line("Comm::Use use(comm->comm);");
+    use_comm(target, w);
     w.line("bool ok = false;");
     w.line(format!(
         "switch (collc_lib_pick_{f}(comm, static_cast<int64_t>({key}), &ok)) {{"
     ));
     for c in ms {
         w.line(format!(
-            "    case {}: return collc_lib_call_{}(comm, {args});",
+            "    case {}: return collc_lib_call_{}(comm{args});",
             c.index, c.index
         ));
     }
@@ -150,14 +168,21 @@ pub fn dispatch(name: &str, ms: &[&Coll], table: &Table, w: &mut Writer) {
     ));
     w.close();
     pin_fn(name, ms, w);
-    protocol_fn(name, ms, w);
-    count_queries(name, ms, w);
+    protocol_fn(name, ms, target, w);
+    count_queries(name, ms, target, w);
+}
+
+/// MPI: the communicator's runtime state for the call (`Comm::Use`); host: nothing.
+fn use_comm(target: LibTarget, w: &mut Writer) {
+    if target == LibTarget::Mpi {
+        w.line("Comm::Use use(comm->comm);");
+    }
 }
 
 /// `collc_lib_pick_<kind>(comm, key, ok)`: the pinned protocol, else the one the decision
 /// table prefers, else the first (file order) that can serve the call; `*ok` whether it
 /// can (when none can: the preferred or first protocol that runs here, whose call says why).
-fn pick_fn(name: &str, ms: &[&Coll], table: &Table, w: &mut Writer) {
+fn pick_fn(name: &str, ms: &[&Coll], table: &Table, target: LibTarget, w: &mut Writer) {
     let f = &ms[0].func;
     let index = |p: &str| ms.iter().find(|c| c.p().name == p).map_or(0, |c| c.index);
     let rules: Vec<String> = table
@@ -165,6 +190,10 @@ fn pick_fn(name: &str, ms: &[&Coll], table: &Table, w: &mut Writer) {
         .map(|r| format!("{{{}, {}, {}}}", r.p, r.count, index(&r.protocol)))
         .collect();
     let n = rules.len();
+    let np = match target {
+        LibTarget::Host => "comm->comm.nranks()",
+        LibTarget::Mpi => "comm->comm.np()",
+    };
     w.open(format!(
         "static int collc_lib_pick_{f}({name}_comm* comm, int64_t key, bool* ok)"
     ));
@@ -178,7 +207,7 @@ fn pick_fn(name: &str, ms: &[&Coll], table: &Table, w: &mut Writer) {
     };
     w.line(format!("static const collc_lib_rule rules[] = {{{rows}}};"));
     w.line(format!(
-        "int pref = comm->pin_{f} >= 0 ? comm->pin_{f} : collc_lib_prefer(rules, {n}, comm->comm.np(), key);"
+        "int pref = comm->pin_{f} >= 0 ? comm->pin_{f} : collc_lib_prefer(rules, {n}, {np}, key);"
     ));
     w.line("switch (pref) {");
     for c in ms {
@@ -233,13 +262,13 @@ fn pin_fn(name: &str, ms: &[&Coll], w: &mut Writer) {
 
 /// `NAME_<kind>_protocol(comm, count)`: the protocol a call with that count argument runs
 /// (NULL: none can serve it).
-fn protocol_fn(name: &str, ms: &[&Coll], w: &mut Writer) {
+fn protocol_fn(name: &str, ms: &[&Coll], target: LibTarget, w: &mut Writer) {
     let f = &ms[0].func;
     w.open(format!(
         "extern \"C\" const char* {name}_{f}_protocol({name}_comm* comm, size_t count)"
     ));
     w.line("if (comm == nullptr) return nullptr;");
-    w.line("Comm::Use use(comm->comm);");
+    use_comm(target, w);
     w.line("bool ok = false;");
     w.line(format!(
         "const int i = collc_lib_pick_{f}(comm, static_cast<int64_t>(count), &ok);"
@@ -259,7 +288,7 @@ fn protocol_fn(name: &str, ms: &[&Coll], w: &mut Writer) {
 }
 
 /// `NAME_<kind>_<count>(comm)`: the largest over the protocols that run here.
-fn count_queries(name: &str, ms: &[&Coll], w: &mut Writer) {
+fn count_queries(name: &str, ms: &[&Coll], target: LibTarget, w: &mut Writer) {
     let f = &ms[0].func;
     for n in counts(ms[0]) {
         w.open(format!(
@@ -273,13 +302,23 @@ fn count_queries(name: &str, ms: &[&Coll], w: &mut Writer) {
                 .iter()
                 .find(|x| x.suffix == n.suffix)
                 .map_or(n.window, |x| x.window);
-            w.line(format!(
-                "if (!comm->off[{i}]) len = std::max(len, collc_lib_mpi_capacity_{i}(comm->args[{i}], {window}));",
-                i = c.index
-            ));
+            w.line(match target {
+                LibTarget::Mpi => format!(
+                    "if (!comm->off[{i}]) len = std::max(len, collc_lib_mpi_capacity_{i}(comm->args[{i}], {window}));",
+                    i = c.index
+                ),
+                LibTarget::Host => format!(
+                    "if (!comm->off[{i}]) len = std::max(len, static_cast<int64_t>(comm->elems[{i}][{}]));",
+                    c.slot(window),
+                    i = c.index
+                ),
+            });
         }
         if n.per_rank {
-            w.line("len /= comm->comm.np();");
+            w.line(match target {
+                LibTarget::Mpi => "len /= comm->comm.np();",
+                LibTarget::Host => "len /= comm->comm.nranks();",
+            });
         }
         w.line("return static_cast<size_t>(len);");
         w.close();

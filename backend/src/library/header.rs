@@ -226,7 +226,7 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     lifetime_fns(name, &up, target, colls, &mut w);
     for (_, ms) in super::kinds(colls) {
         if ms.len() > 1 {
-            several_doc(name, &up, &ms, &mut w);
+            several_doc(name, &up, target, &ms, &mut w);
             continue;
         }
         let c = ms[0];
@@ -264,8 +264,8 @@ pub fn header(name: &str, target: LibTarget, colls: &[Coll]) -> String {
     w.finish()
 }
 
-/// A kind with several protocols (MPI): its function, `_pin`, `_protocol` and the counts.
-fn several_doc(name: &str, up: &str, ms: &[&Coll], w: &mut Writer) {
+/// A kind with several protocols: its function, `_pin`, `_protocol` and the counts.
+fn several_doc(name: &str, up: &str, target: LibTarget, ms: &[&Coll], w: &mut Writer) {
     let f = &ms[0].func;
     w.line(format!(
         "/* {name}_{f}: one of {} verified {f} protocols runs each call, chosen by the call's count and P:",
@@ -283,22 +283,33 @@ fn several_doc(name: &str, up: &str, ms: &[&Coll], w: &mut Writer) {
             " *   {} (configured by config.{}; {}),",
             c.cfg,
             c.cfg,
-            c.row_param().map_or(String::new(), |v| c.param_doc(v))
+            c.count_param(target)
+                .map_or(String::new(), |v| c.param_doc(v))
         ));
+    }
+    if target == LibTarget::Host {
+        w.line(" * (host: each protocol's count in its domain and at most the configured one),");
     }
     w.line(" * each as documented for a single protocol: every rank passes the same arguments, and a call");
     w.line(" * whose count no protocol serves fails as the preferred one would. A protocol that does not run");
     w.line(" * with the configuration (P, a `require`) is set aside at creation; if none of a kind runs,");
     w.line(" * creation fails (EDOMAIN).");
     w.line(" * Errors: EINVAL, EDOMAIN, ESIZE, EMISMATCH, ETIMEOUT, EKERNEL, EBROKEN. */");
-    w.line(format!(
-        "{up}_API {};",
-        prototype(name, LibTarget::Mpi, ms[0])
-    ));
-    w.line(format!(
-        "/* Every later {name}_{f} call on this process runs `protocol` (a collective name above), or the"
-    ));
-    w.line(" * decision table's choice again for NULL; every process must pin alike (EMISMATCH). EINVAL for");
+    w.line(format!("{up}_API {};", prototype(name, target, ms[0])));
+    match target {
+        LibTarget::Mpi => {
+            w.line(format!(
+                "/* Every later {name}_{f} call on this process runs `protocol` (a collective name above), or the"
+            ));
+            w.line(" * decision table's choice again for NULL; every process must pin alike (EMISMATCH). EINVAL for");
+        }
+        LibTarget::Host => {
+            w.line(format!(
+                "/* Every later {name}_{f} call on any rank runs `protocol` (a collective name above), or the"
+            ));
+            w.line(" * decision table's choice again for NULL; call it while no call is in flight. EINVAL for");
+        }
+    }
     w.line(" * another name, EDOMAIN for a protocol set aside at creation. */");
     w.line(format!(
         "{up}_API int {name}_{f}_pin({name}_comm* comm, const char* protocol);"

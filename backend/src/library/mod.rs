@@ -1,9 +1,10 @@
 //! Libraries that host programs call: `collc emit --target host|mpi --lib NAME FILE... -o DIR`.
 //!
 //! One library packages one or more verified protocols (one collective each) behind one
-//! communicator, one function per kind; an MPI library may hold several protocols of one
-//! kind, one chosen per call by the count and P from a decision table (`table`, `choice`,
-//! measured by `collc tune`: `tune`):
+//! communicator, one function per kind; a library may hold several protocols of one kind,
+//! one chosen per call by the count and P from a decision table (`table`, `choice`,
+//! measured by `collc tune` for the MPI target: `tune`; a host library takes the table
+//! with `--table`):
 //!
 //! * [`LibTarget::Host`]: `libNAME.so` + `NAME.h`; ranks are the caller's threads; the
 //!   communicator is `collc::lib::Comm` (`backend/runtime/collc/host_lib.hpp`).
@@ -163,8 +164,8 @@ pub fn collectives<'a>(members: &[Member<'a>], name: &str) -> Result<Vec<Coll<'a
 }
 
 /// Several protocols of one kind: each gets the protocol's name as its configuration field
-/// (`Coll::cfg`); they must all take the count per call (`Coll::row_param`), with the same
-/// element type, and the names must be distinct from each other and from the other kinds.
+/// (`Coll::cfg`); they must all take the count per call (`Coll::row_param`; a barrier has
+/// no count), with the same element type, and the names must be distinct from each other and from the other kinds.
 fn several_per_kind(colls: &mut [Coll]) -> Result<(), LibError> {
     let funcs: Vec<String> = colls.iter().map(|c| c.func.clone()).collect();
     for i in 0..colls.len() {
@@ -175,7 +176,7 @@ fn several_per_kind(colls: &mut [Coll]) -> Result<(), LibError> {
         let first = &colls[same[0]];
         for &j in &same {
             let c = &colls[j];
-            if c.row_param().is_none() {
+            if c.row_param().is_none() && c.kind != api::Kind::Barrier {
                 return Err(LibError::Usage(format!(
                     "`{}` is one of several {} protocols, but its count is fixed at creation: a library chooses among protocols of one kind per call by the count, so each must take its count per call (windows ending in a row-length parameter)",
                     c.p().name, c.func
@@ -200,6 +201,26 @@ fn several_per_kind(colls: &mut [Coll]) -> Result<(), LibError> {
             return Err(LibError::Usage(format!(
                 "two configuration fields named `{}`: a library holding several protocols of one kind names each after its collective, so their names must differ from each other and from the kinds (rename the collective)",
                 c.cfg
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Several protocols of one kind in a host library: each takes its count per call
+/// (`Coll::size_param`: a 1-D allreduce or broadcast), or is a barrier.
+fn host_several(colls: &[Coll]) -> Result<(), LibError> {
+    for (f, ms) in kinds(colls) {
+        if ms.len() < 2 {
+            continue;
+        }
+        if let Some(c) = ms
+            .iter()
+            .find(|c| c.size_param().is_none() && c.kind != api::Kind::Barrier)
+        {
+            return Err(LibError::Usage(format!(
+                "`{}` is one of several {f} protocols of a host library, but its count is fixed at creation: a host library chooses among protocols of one kind per call by the count, which a host call passes only to a 1-D allreduce or broadcast (several protocols of other kinds: --target mpi)",
+                c.p().name
             )));
         }
     }
@@ -260,11 +281,7 @@ pub fn generate_with(
     let colls = collectives(members, name)?;
     check_table(&colls, table)?;
     if target == LibTarget::Host {
-        if let Some((f, _)) = kinds(&colls).iter().find(|(_, ms)| ms.len() > 1) {
-            return Err(LibError::Usage(format!(
-                "several {f} protocols: a host library has one protocol per kind (choosing per call is --target mpi)"
-            )));
-        }
+        host_several(&colls)?;
     }
     let mut files = vec![File {
         path: format!("{name}.h"),
@@ -274,7 +291,7 @@ pub fn generate_with(
     let (unit, glue, runtime): (Unit, String, Vec<(&str, &str)>) = match target {
         LibTarget::Host => (
             host::unit,
-            host::glue(name, &colls),
+            host::glue(name, &colls, table),
             crate::host::compile::RUNTIME_FILES
                 .iter()
                 .filter(|(p, _)| p.ends_with(".hpp"))

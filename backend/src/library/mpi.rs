@@ -311,7 +311,7 @@ pub fn glue(name: &str, colls: &[Coll], table: &super::table::Table) -> String {
         }
         match members[..] {
             [c] => count_queries(name, c, &mut w),
-            _ => super::choice::dispatch(name, &members, table, &mut w),
+            _ => super::choice::dispatch(name, &members, table, LibTarget::Mpi, &mut w),
         }
         w.line("");
     }
@@ -451,7 +451,7 @@ fn create_fn(name: &str, colls: &[Coll], w: &mut Writer) {
             super::choice::member_off(c, w);
         }
     }
-    super::choice::none_runs(name, colls, w);
+    super::choice::none_runs(name, colls, LibTarget::Mpi, w);
     w.line(format!(
         "for (int i = 0; i < {n}; ++i) if (c->sessions[i]) c->sessions[i]->allocate();"
     ));

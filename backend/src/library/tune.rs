@@ -1,7 +1,8 @@
 //! `collc tune`: the decision table of an MPI library holding several protocols of one kind,
 //! measured on this machine. The library is built without rules, then a generated program
-//! (`tune_NAME.cpp`) runs under `mpirun` at each P: for every allreduce and broadcast kind
-//! with several protocols and every count, blocks of calls of each protocol in turn
+//! (`tune_NAME.cpp`) runs under `mpirun` at each P: for every kind with several protocols
+//! and every count (the kind's count argument; a barrier once, as count 1), blocks of calls
+//! of each protocol in turn
 //! (pinned with `NAME_<kind>_pin`, alternating blocks, the first protocol of a block
 //! rotating), each block timed as the slowest rank's; it prints one line per (kind, P,
 //! count, protocol) with the median time per call. The fastest protocol per count gives the
@@ -12,7 +13,7 @@ use super::api::{Coll, Kind};
 use super::table::{rules_of, Table};
 use super::{install_with, Installed, LibError, LibTarget, Member};
 use crate::cpp::{c_string, Writer};
-use collc_spec::ir::VarKind;
+use collc_spec::ir::{Expr, VarKind};
 use std::path::Path;
 use std::process::Command;
 
@@ -57,31 +58,51 @@ pub struct Tuned {
     pub installed: Installed,
 }
 
-/// The kinds `tune` measures: allreduce and broadcast with several protocols.
+/// The kinds `tune` measures: every kind with several protocols.
 fn tuned_kinds<'c, 'a>(colls: &'c [Coll<'a>]) -> Vec<(&'c str, Vec<&'c Coll<'a>>)> {
     super::kinds(colls)
         .into_iter()
-        .filter(|(_, ms)| {
-            ms.len() > 1 && matches!(ms[0].kind, Kind::Allreduce { .. } | Kind::Broadcast { .. })
-        })
+        .filter(|(_, ms)| ms.len() > 1)
         .collect()
 }
 
-/// A configuration value: the row length is the largest count measured (clamped into its
-/// domain), a rank is 0, another parameter the lower bound of a small domain, else 1024
-/// clamped into it (as the README's example).
-fn config_value(c: &Coll, v: usize, largest: i64) -> i64 {
+/// A configuration value as C++ (`np` in scope): the row length is the largest count
+/// measured over the rows the count argument spans (1 for a 1-D buffer or reduce_scatter's
+/// `recv_count`; P for all_to_all's input; P * R for all_to_all_v's), clamped into its
+/// domain; another parameter or a rank as the README's example (`package::example_value`).
+fn config_value(c: &Coll, v: usize, largest: i64) -> String {
     match c.p().vars[v].kind {
         VarKind::Param {
             domain: Some((lo, hi)),
-        } if c.row_param() == Some(v) => largest.clamp(lo, hi),
-        VarKind::Param {
-            domain: Some((lo, hi)),
-        } if hi - lo < 64 => lo,
-        VarKind::Param {
-            domain: Some((lo, hi)),
-        } => 1024.clamp(lo, hi),
-        _ => 0,
+        } if c.row_param() == Some(v) => format!(
+            "std::max<int64_t>({lo}, std::min<int64_t>({hi}, int64_t({largest}) / ({})))",
+            rows(c)
+        ),
+        _ => super::package::example_value(c, v).to_string(),
+    }
+}
+
+/// The rows of the window the kind's count argument spans, as C++ (`np` for P).
+fn rows(c: &Coll) -> String {
+    let w = match c.kind {
+        Kind::Exchange { input, .. } | Kind::AllToAllV { input, .. } => input,
+        _ => return "1".into(),
+    };
+    let p = c.p();
+    let dims = &p.windows[w].dims;
+    let lead: Vec<String> = dims[..dims.len().saturating_sub(1)]
+        .iter()
+        .map(|d| match d {
+            Expr::Int(k) => k.to_string(),
+            Expr::Var(x) if *x == p.world => "int64_t(np)".into(),
+            Expr::Var(x) => super::package::example_value(c, *x).to_string(),
+            _ => "1".into(),
+        })
+        .collect();
+    if lead.is_empty() {
+        "1".into()
+    } else {
+        lead.join(" * ")
     }
 }
 
@@ -95,6 +116,7 @@ pub fn program(name: &str, colls: &[Coll], largest: i64) -> String {
     w.line("#include <mpi.h>");
     w.line(format!("#include \"{name}.h\""));
     w.line("#include <algorithm>");
+    w.line("#include <cstdint>");
     w.line("#include <cstdio>");
     w.line("#include <cstdlib>");
     w.line("#include <vector>");
@@ -149,8 +171,12 @@ pub fn program(name: &str, colls: &[Coll], largest: i64) -> String {
 fn kind_block(name: &str, f: &str, ms: &[&Coll], w: &mut Writer) {
     let up = name.to_uppercase();
     let names: Vec<String> = ms.iter().map(|c| c_string(&c.cfg)).collect();
-    let t = ms[0].elem().cpp();
-    w.open("");
+    // A barrier has no count: measured once, as count 1.
+    w.open(if ms[0].kind == Kind::Barrier {
+        "if (a == 3)"
+    } else {
+        ""
+    });
     w.line(format!(
         "const char* protocols[] = {{{}}};",
         names.join(", ")
@@ -158,12 +184,9 @@ fn kind_block(name: &str, f: &str, ms: &[&Coll], w: &mut Writer) {
     w.line(format!("const int n = {};", ms.len()));
     w.line("std::vector<int> serve;");
     w.line(format!("for (int j = 0; j < n; ++j) if ({name}_{f}_pin(comm, protocols[j]) == {up}_OK && {name}_{f}_protocol(comm, count) != nullptr) serve.push_back(j);"));
-    w.line(format!("std::vector<{t}> data(count, {t}(1));"));
-    let call = match ms[0].kind {
-        Kind::Broadcast { .. } => format!("{name}_{f}(comm, data.data(), count, 0)"),
-        _ => format!("{name}_{f}(comm, data.data(), count)"),
-    };
-    w.line(format!("auto call = [&] {{ return {call}; }};"));
+    for l in buffers_and_call(name, f, ms[0]) {
+        w.line(l);
+    }
     w.line("std::vector<std::vector<double>> times(n);");
     w.line(format!(
         "for (int j : serve) {{ {name}_{f}_pin(comm, protocols[j]); block(1, call); }}  // warm-up"
@@ -175,14 +198,64 @@ fn kind_block(name: &str, f: &str, ms: &[&Coll], w: &mut Writer) {
     w.line("times[j].push_back(block(calls, call) / calls);");
     w.close();
     w.close();
+    let shown = if ms[0].kind == Kind::Barrier {
+        "size_t(1)"
+    } else {
+        "count"
+    };
     w.open("for (int j : serve)");
     w.line("std::sort(times[j].begin(), times[j].end());");
     w.line(format!(
-        "if (me == 0 && !times[j].empty()) std::printf(\"tune {f} %d %zu %s %.3f\\n\", np, count, protocols[j], times[j][times[j].size() / 2] * 1e6);"
+        "if (me == 0 && !times[j].empty()) std::printf(\"tune {f} %d %zu %s %.3f\\n\", np, {shown}, protocols[j], times[j][times[j].size() / 2] * 1e6);"
     ));
     w.close();
     w.line(format!("{name}_{f}_pin(comm, nullptr);"));
     w.close();
+}
+
+/// The buffers of one kind's call at `count` (its count argument) and `auto call`: every
+/// rank passes the same arguments; all_to_all_v sends `min(max(1, lo), hi)` rows per block
+/// (its send counts' domain `lo..=hi`).
+fn buffers_and_call(name: &str, f: &str, c: &Coll) -> Vec<String> {
+    let t = c.elem().cpp();
+    let buf = |n: &str, len: &str| format!("std::vector<{t}> {n}({len}, {t}(1));");
+    let (bufs, args) = match c.kind {
+        Kind::Barrier => (vec![], String::new()),
+        Kind::Allreduce { .. } => (vec![buf("data", "count")], ", data.data(), count".into()),
+        Kind::Broadcast { .. } => (vec![buf("data", "count")], ", data.data(), count, 0".into()),
+        Kind::Exchange { all_to_all, .. } => {
+            let out = if all_to_all {
+                "count"
+            } else {
+                "count * size_t(np)"
+            };
+            (
+                vec![buf("input", "count"), buf("output", out)],
+                format!(", input.data(), count, output.data(), {out}"),
+            )
+        }
+        Kind::ReduceScatter { .. } => (
+            vec![buf("send", "count * size_t(np)"), buf("recv", "count")],
+            ", send.data(), count * size_t(np), recv.data(), count".into(),
+        ),
+        Kind::AllToAllV { send_counts, .. } => {
+            let (lo, hi) = c.p().arrays[send_counts].domain;
+            let rows = 1.max(lo).min(hi);
+            (
+                vec![
+                    buf("send", "count"),
+                    buf("recv", "count"),
+                    format!("std::vector<int32_t> sc(size_t(np), {rows}), rc(size_t(np), 0);"),
+                ],
+                ", send.data(), count, sc.data(), recv.data(), count, rc.data()".into(),
+            )
+        }
+    };
+    let mut out = bufs;
+    out.push(format!(
+        "auto call = [&] {{ return {name}_{f}(comm{args}); }};"
+    ));
+    out
 }
 
 /// The `tune ...` lines of the program's output.
@@ -238,7 +311,7 @@ pub fn tune(
     let colls = super::collectives(members, name)?;
     if tuned_kinds(&colls).is_empty() {
         return Err(LibError::Usage(
-            "nothing to tune: give several allreduce or several broadcast protocols".into(),
+            "nothing to tune: give two or more protocols of one kind".into(),
         ));
     }
     let first = install_with(members, name, LibTarget::Mpi, &Table::default(), dir)?;

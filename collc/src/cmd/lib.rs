@@ -86,16 +86,24 @@ pub fn emit(args: &EmitArgs, style: Style, out: &mut Output) -> i32 {
             ));
             exit::OK
         }
-        Err(LibError::Refused {
+        Err(e) => render_lib_error(e, &gated, style, out),
+    }
+}
+
+/// A library that could not be produced: a refused member's diagnostics against its source
+/// (exit 1), else the error (exit 2).
+pub fn render_lib_error(e: LibError, gated: &[Gated], style: Style, out: &mut Output) -> i32 {
+    match e {
+        LibError::Refused {
             member,
             diagnostics,
-        }) => {
+        } => {
             if let Some((l, _)) = gated.get(member) {
                 out.diagnostics(&l.source, &diagnostics, style);
             }
             exit::INPUT
         }
-        Err(e) => {
+        e => {
             out.err(format!("error: {e}"));
             exit::USAGE
         }

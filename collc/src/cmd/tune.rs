@@ -1,5 +1,5 @@
 //! `collc tune --lib NAME FILE... -o DIR`: measure which of several verified protocols of
-//! one kind is fastest per count and P on this machine (MPI target, alternating blocks of
+//! each kind is fastest per count and P on this machine (MPI target, alternating blocks of
 //! calls, `collc_backend::library::tune`) and build the MPI library with that decision table
 //! (`DIR/NAME.tune`, compiled in, shown in its README). Every file passes the gate first, as
 //! for `collc emit --lib`. A benchmark: the table holds what this run measured.
@@ -9,14 +9,13 @@ use crate::output::{exit, Output};
 use crate::render::gate::Action;
 use crate::render::Style;
 use collc_backend::library::tune::{self, TuneOptions};
-use collc_backend::library::LibError;
 use std::path::Path;
 
 /// Arguments of `collc tune`.
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
-    /// The protocols (several allreduce and/or several broadcast protocols; other kinds are
-    /// packaged, not measured).
+    /// The protocols (two or more of at least one kind; every kind with several protocols is
+    /// measured, a kind with one is packaged as it is).
     #[arg(required = true)]
     pub files: Vec<String>,
     /// The library name.
@@ -70,18 +69,6 @@ pub fn run(args: &TuneArgs, style: Style, out: &mut Output) -> i32 {
             out.out(crate::render::tune::text(&t, &args.lib));
             exit::OK
         }
-        Err(LibError::Refused {
-            member,
-            diagnostics,
-        }) => {
-            if let Some((l, _)) = gated.get(member) {
-                out.diagnostics(&l.source, &diagnostics, style);
-            }
-            exit::INPUT
-        }
-        Err(e) => {
-            out.err(format!("error: {e}"));
-            exit::USAGE
-        }
+        Err(e) => super::lib::render_lib_error(e, &gated, style, out),
     }
 }
