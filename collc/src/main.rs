@@ -66,8 +66,9 @@ enum Command {
     Verify(cmd::verify::VerifyArgs),
     /// Remote atomics, notifies, waits and fences per call, as formulas and evaluated.
     Cost(cmd::cost::CostArgs),
-    /// A verified transformation (`--pass coalesce=K`): writes readable `.coll` with a
-    /// header of what changed and the cost before and after, after the verifier's gate.
+    /// A verified transformation (`--pass coalesce=K`, `implied-waits`, `aggregate-notifies`,
+    /// `depth=D`, `put`, `get`): writes readable `.coll` with a header of what changed and the
+    /// cost before and after, after the verifier's gate.
     Opt(cmd::opt::OptArgs),
     /// Generate the kernel C++ (`--target ascend|host`; host with `-o x.so` also compiles it).
     Emit(cmd::emit::EmitArgs),

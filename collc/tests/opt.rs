@@ -1,10 +1,12 @@
 //! `collc opt`: the tile-coalescing pass on the shipped protocols that have a `const TILE`
 //! (the result validates, passes the gate, makes fewer waits per call by `collc cost`, and
-//! runs on the host and, when `mpirun` is installed, over MPI at np 2), and the refusal
-//! fixtures of `collc/tests/opt/`, whose first line says what must happen:
+//! runs on the host and, when `mpirun` is installed, over MPI at np 2), the goldens of every
+//! pass (`collc/tests/opt_applied/`), and the refusal fixtures of `collc/tests/opt/`, whose first line says what must happen:
 //! `// opt: PASS refused: REASON` (the pass itself refuses, REASON in the message) or
 //! `// opt: PASS refused by the gate: CODE` (the transformed protocol fails the gate with
-//! CODE). Every fixture passes the gate before the pass.
+//! CODE). Every fixture passes the gate before the pass, but one whose second line is
+//! `// gate before: CODE`: a correct protocol the verifier refuses with exactly CODE (the
+//! fixture says why).
 
 use std::path::Path;
 use std::process::Command;
@@ -127,11 +129,30 @@ fn refusal_fixtures() {
             .unwrap_or_else(|| panic!("{rel}: first line `// opt: ...`"));
         let (pass, expect) = spec.split_once(' ').expect("PASS then the expectation");
         let before = collc(&["verify", &rel]);
-        assert_eq!(
-            before.code, 0,
-            "{rel} passes the gate before the pass: {}",
-            before.stderr
-        );
+        match text
+            .lines()
+            .nth(1)
+            .and_then(|l| l.strip_prefix("// gate before: "))
+        {
+            // A correct protocol the verifier cannot prove yet: the gate's finding before
+            // the pass is exactly the one named.
+            Some(code) => {
+                let only = code.strip_prefix("verify::").unwrap_or(code);
+                assert_eq!(before.code, 1, "{rel}: {}", before.stderr);
+                assert!(
+                    before
+                        .stdout
+                        .starts_with(&format!("violated {rel}: {only}\n")),
+                    "{rel}: only {code} before the pass: {}",
+                    before.stdout
+                );
+            }
+            None => assert_eq!(
+                before.code, 0,
+                "{rel} passes the gate before the pass: {}",
+                before.stderr
+            ),
+        }
         let out = tmp(Path::new(&rel).file_name().unwrap().to_str().unwrap());
         let r = collc(&["opt", &rel, "--pass", pass, "-o", &out]);
         assert_eq!(r.code, 1, "{rel}: {}", r.stderr);
@@ -170,4 +191,63 @@ fn usage_errors() {
     let r = collc(&["opt", "examples/barrier.coll", "--pass", "coalesce=4"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("no `const TILE`"), "{}", r.stderr);
+}
+
+/// Every pass's golden (`collc/tests/opt_applied/`, first line `// opt: PASS applies`, an
+/// optional second line `// run: ARGS` of parameters): the result passes the gate, has fewer
+/// waits (`implied-waits`) or remote atomics (`aggregate-notifies`) per call at P = 4 by
+/// `collc cost`, runs on the host at P = 3 and, when `mpirun` is installed, over MPI at np 2,
+/// and equals its golden `NAME.coll.golden` (`COLLC_BLESS=1` rewrites the goldens).
+#[test]
+fn passes_match_their_goldens() {
+    let files = common::coll_files("collc/tests/opt_applied");
+    assert!(files.len() >= 5, "fixtures in collc/tests/opt_applied");
+    let mpi = Command::new("mpirun").arg("--version").output().is_ok();
+    if !mpi {
+        eprintln!("skipped the MPI runs of the opt goldens: mpirun is not installed");
+    }
+    for f in &files {
+        let rel = common::rel(f);
+        let text = common::read(f);
+        let mut lines = text.lines();
+        let pass = lines
+            .next()
+            .and_then(|l| l.strip_prefix("// opt: "))
+            .and_then(|l| l.strip_suffix(" applies"))
+            .unwrap_or_else(|| panic!("{rel}: first line `// opt: PASS applies`"));
+        let run: Vec<&str> = lines
+            .next()
+            .and_then(|l| l.strip_prefix("// run: "))
+            .map_or(Vec::new(), |a| a.split_whitespace().collect());
+        let out = tmp(Path::new(&rel).file_name().unwrap().to_str().unwrap());
+        let r = collc(&["opt", &rel, "--pass", pass, "-P", "4", "-o", &out]);
+        assert_eq!(r.code, 0, "{rel}: {}", r.stderr);
+        let got = std::fs::read_to_string(&out).expect("written");
+        assert!(got.contains("// Re-verified: the gate passed"), "{got}");
+        let row = match pass {
+            "implied-waits" => Some("waits"),
+            "aggregate-notifies" => Some("remote atomics"),
+            _ => None,
+        };
+        if let Some(row) = row {
+            let (b, a) = (cost(&rel, row, &["-P", "4"]), cost(&out, row, &["-P", "4"]));
+            assert!(a < b, "{rel}: {row} {b} -> {a}");
+        }
+        for (target, np) in [("host", "3"), ("mpi", "2")] {
+            if target == "mpi" && !mpi {
+                continue;
+            }
+            let mut a = vec!["run", &out, "--target", target, "-P", np];
+            a.extend_from_slice(&run);
+            let r = collc(&a);
+            assert_eq!(r.code, 0, "{rel} on {target}: {}{}", r.stdout, r.stderr);
+        }
+        let golden = f.with_extension("coll.golden");
+        if std::env::var_os("COLLC_BLESS").is_some() {
+            std::fs::write(&golden, &got).expect("golden written");
+        }
+        let want = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|_| panic!("{}: no golden (COLLC_BLESS=1)", golden.display()));
+        assert_eq!(got, want, "{rel}: the output differs from its golden");
+    }
 }

@@ -15,7 +15,10 @@ use collc_verifier::opt::{self, Pass};
 pub struct OptArgs {
     /// The protocol.
     pub file: String,
-    /// A pass, in order (`coalesce=K`: one credit round per K tiles).
+    /// A pass, in order (`coalesce=K`: one credit round per K tiles; `implied-waits`: waits
+    /// another wait implies removed; `aggregate-notifies`: notifies of one cell and target
+    /// merged; `depth=D`: a credit window of D slots; `put` / `get`: one rank's data pushed by
+    /// it / pulled by the others).
     #[arg(long = "pass", value_name = "NAME[=K]", required = true)]
     pub passes: Vec<String>,
     /// Where to write the result (default: stdout).
