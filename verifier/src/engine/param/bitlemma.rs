@@ -16,7 +16,8 @@
 //!   `0 <= x < 2^k`, and below `2^m` exactly when `x` is, for `k < m` (the bits at
 //!   `m` and above do not change);
 //! - `x & y` with `y` equal to a power `2^k` is 0 or `2^k`, 0 when `0 <= x < 2^k`;
-//! - the lowest set bit `x & -x` and remainders by a symbolic divisor: [`super::lowbit`];
+//! - the lowest set bit `x & -x` and remainders by a symbolic divisor, with a remainder by
+//!   a power read through the lowest set bit of its argument: [`super::lowbit`];
 //! - on non-negative operands: `|x - y| <= x ^ y <= x + y`, `max(x, y) <= x | y <= x + y`,
 //!   `x & y <= min(x, y)`, and `^ |` stay below `2^m` when both operands do;
 //!   `0 <= x >> s <= x` for `s` in `0..=62`.
@@ -118,7 +119,15 @@ struct Op {
 fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
     let (ops, rems) = opaque(s, tr);
     let mut out = Vec::new();
-    let (views, lows) = power_views(&ops, &mut out);
+    let (views, mut lows) = power_views(&ops, &mut out);
+    let powers = rem_powers(&rems, &views);
+    let (fresh, of) = rem_lows(&rems, &lows, &mut out);
+    for (r, j) in rems.iter().zip(of) {
+        if let Some(c) = powers.get(&r.ylin) {
+            out.push(lowbit::rem_of_power(r, &fresh[j], c));
+        }
+    }
+    lows.extend(fresh);
     for (i, a) in views.iter().enumerate() {
         out.push(power(a));
         for b in &views[i + 1..] {
@@ -145,6 +154,57 @@ fn facts(s: &Syms, tr: &mut Tr) -> Vec<Bool> {
         }
     }
     out
+}
+
+/// The remainders' divisors that are powers of two, by the divisor's term: the condition
+/// under which it is one. A divisor is a power where a power view is (`w.c`), times any
+/// literal power of two (`2 * m` for a loop `m in 1..P step *2`: a power of the integers
+/// whatever `m`'s exponent, so no exponent is named).
+fn rem_powers(rems: &[Rem], views: &[View]) -> HashMap<Lin, Bool> {
+    let mut out = HashMap::new();
+    for r in rems {
+        if out.contains_key(&r.ylin) {
+            continue;
+        }
+        // Every view of that term (a lowest set bit has one per operand side).
+        let cs: Vec<Bool> = views
+            .iter()
+            .filter(|w| (0..=62).any(|i| w.lin.scale(1i64 << i).as_ref() == Some(&r.ylin)))
+            .map(|w| w.c.clone())
+            .collect();
+        if !cs.is_empty() {
+            out.insert(r.ylin.clone(), Bool::or(&cs));
+        }
+    }
+    out
+}
+
+/// A fresh lowest set bit of each distinct remainder argument, and which of them each
+/// remainder reads; the facts about a low bit alone and its equality to every other low
+/// bit of an equal operand are pushed to `out`. Sound: the real `x & -x` satisfies every
+/// fact stated of it ([`lowbit`], L4).
+fn rem_lows(rems: &[Rem], lows: &[Low], out: &mut Vec<Bool>) -> (Vec<Low>, Vec<usize>) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut fresh: Vec<Low> = Vec::new();
+    let mut of = Vec::new();
+    for r in rems {
+        let n = fresh.len();
+        let j = *seen.entry(r.x.to_string()).or_insert(n);
+        of.push(j);
+        if j < n {
+            continue;
+        }
+        let l = Low {
+            x: r.x.clone(),
+            v: Int::new_const(format!("lowrem#{n}")),
+        };
+        out.extend(lowbit::alone(&l));
+        for o in lows.iter().chain(&fresh) {
+            out.push(lowbit::same(&l, o));
+        }
+        fresh.push(l);
+    }
+    (fresh, of)
 }
 
 /// The bit atoms and remainders among the opaque atoms of `tr`, translated.

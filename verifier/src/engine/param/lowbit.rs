@@ -24,6 +24,16 @@
 //!   (2q + 1 - 2^(i-j))`, odd cofactor (positive since `a >= 1`); if `i = j`, `a =
 //!   2^(j+1) q`, a multiple of `2^(j+1)`.
 //! - (L3) `low(w) = w` for a power `w` in `1..=2^62` (`w = 2^i · 1`).
+//! - (L4) for `x` in `1..=2^62` and a power `w = 2^i` (any `i >= 0`): `x % w = 0 ⇔
+//!   low(x) >= w`. Proof: `x = 2^j (2q + 1)` with `low(x) = 2^j`. If `i <= j`, `2^i`
+//!   divides `2^j`, so `x % w = 0`, and `low(x) = 2^j >= 2^i`. If `i > j`, `2^i` does not
+//!   divide `x` (else `2^(i-j)`, an even number, would divide the odd `2q + 1`), so `x % w
+//!   != 0`, and `low(x) = 2^j < 2^i`. (For `x = 0`, R1 gives `x % w = 0`.) The child test
+//!   of a binomial tree, `r % (2m) == 0`, is this fact's left side: `low(r) > m`.
+//!
+//! `low` is a function of its operand, so a remainder by a power needs no `x & -x` in the
+//! protocol: the facts name a fresh lowest set bit of its argument (constrained by L0-L2
+//! and equal to any other `low` of an equal operand), which the real `x & -x` satisfies.
 //!
 //! The binomial tree's parent `p = vr - low(vr)` has `low(p) >= 2 low(vr)` when `p >= 1`
 //! (L2 swapped with `w = low(vr)`: `low(vr)` is itself a power view).
@@ -104,6 +114,18 @@ pub fn step(a: &Low, b: &Low, w: &View) -> Vec<Bool> {
     out
 }
 
+/// L4 for the remainder `r` and the lowest set bit `low` of its argument, where `power`
+/// holds only if the divisor is a power of two.
+pub fn rem_of_power(r: &Rem, low: &Low, power: &Bool) -> Bool {
+    let pre = Bool::and(&[power.clone(), r.x.eq(&low.x), positive(&low.x)]);
+    pre.implies(r.v.eq(Int::from_i64(0)).eq(low.v.ge(&r.y)))
+}
+
+/// `low` is a function: two lowest set bits of equal operands are equal.
+pub fn same(a: &Low, b: &Low) -> Bool {
+    a.x.eq(&b.x).implies(a.v.eq(&b.v))
+}
+
 /// R1.
 pub fn rem_alone(r: &Rem) -> Bool {
     let (x, y, v) = (&r.x, &r.y, &r.v);
@@ -174,6 +196,66 @@ mod tests {
                     assert!(holds(&b), "{x} + 2^{i}: {b}");
                 }
             }
+        }
+    }
+
+    /// Every instance of L4 (and of `same`) on all operands below 2^9 and every power
+    /// divisor up to 2^10, against the remainder and the lowest set bit computed directly.
+    #[test]
+    fn a_remainder_by_a_power_is_zero_exactly_above_the_lowest_set_bit() {
+        for x in -4..512i64 {
+            for i in 0..=10 {
+                let y = 1i64 << i;
+                let r = Rem {
+                    x: k(x),
+                    y: k(y),
+                    ylin: Lin::k(y),
+                    v: k(x.rem_euclid(y)),
+                };
+                let f = rem_of_power(&r, &low(x), &Bool::from_bool(true));
+                assert!(holds(&f), "{x} % 2^{i}: {f}");
+                // The statement itself, on the integers: not vacuous for x >= 1.
+                if x >= 1 {
+                    let lowest = 1i64 << x.trailing_zeros();
+                    assert_eq!(x % y == 0, lowest >= y, "{x} % 2^{i}");
+                }
+            }
+            for x2 in -4..64i64 {
+                assert!(holds(&same(&low(x), &low(x2))), "{x} {x2}");
+            }
+        }
+        // A wrong low bit is refuted: 12 % 8 != 0, so low(12) >= 8 must not be allowed.
+        let r = Rem {
+            x: k(12),
+            y: k(8),
+            ylin: Lin::k(8),
+            v: k(4),
+        };
+        let wrong = Low { x: k(12), v: k(8) };
+        assert!(!holds(&rem_of_power(&r, &wrong, &Bool::from_bool(true))));
+    }
+
+    /// L4 as a bit-vector theorem at the widths 8, 16, 32 and 64: for `x` in `1..=2^(w-2)`
+    /// and `i < w - 2`, `x urem 2^i == 0 ⇔ (x & -x) >= 2^i`.
+    #[test]
+    fn the_power_remainder_fact_is_a_bit_vector_theorem() {
+        use z3::ast::BV;
+        use z3::{SatResult, Solver};
+        for w in [8u32, 16, 32, 64] {
+            let (x, i) = (BV::new_const("x", w), BV::new_const("i", w));
+            let one = BV::from_u64(1, w);
+            let zero = BV::from_u64(0, w);
+            let pw = one.bvshl(&i);
+            let pre = Bool::and(&[
+                x.bvuge(&one),
+                x.bvule(BV::from_u64(1u64 << (w - 2), w)),
+                i.bvult(BV::from_u64(u64::from(w) - 2, w)),
+            ]);
+            let low = x.bvand(x.bvneg());
+            let thm = pre.implies(x.bvurem(&pw).eq(&zero).eq(low.bvuge(&pw)));
+            let s = Solver::new();
+            s.assert(thm.not());
+            assert_eq!(s.check(), SatResult::Unsat, "width {w}");
         }
     }
 
