@@ -465,20 +465,12 @@ fn mpi_library_moved_builds_with_pkg_config_and_a_cxx_only_cmake_project() {
 #[test]
 fn mpi_app_allreduce_matches_mpi_allreduce_in_a_compute_loop() {
     let Some(lib) = mpi_lib() else { return };
-    let dir = scratch("mpi-app");
-    let exe = dir.join("mpi_app");
-    build(
-        "mpicxx",
-        &repo().join("examples/apps/mpi_app.cpp"),
+    mpi_app_runs(
         lib,
         "collmpi",
-        &exe,
+        "mpi_app",
+        &[(2, &["1000", "200", "1"]), (4, &["1000", "50", "1"])],
     );
-    for (np, iters) in [(2, "200"), (4, "50")] {
-        let o = mpirun(np, &exe, &["1000", iters, "1"]);
-        let t = text(&o);
-        assert!(o.status.success() && t.contains("ok: np="), "np {np}: {t}");
-    }
 }
 
 #[test]
@@ -606,17 +598,23 @@ fn host_kinds_bad_input_returns_documented_codes() {
 #[test]
 fn mpi_kinds_app_matches_the_native_collectives() {
     let Some(lib) = mpi_kinds_lib() else { return };
-    let dir = scratch("mpi-kinds-app");
-    let exe = dir.join("mpi_kinds_app");
-    build(
-        "mpicxx",
-        &repo().join("examples/apps/mpi_kinds_app.cpp"),
+    mpi_app_runs(
         lib,
         "kindsmpi",
-        &exe,
+        "mpi_kinds_app",
+        &[(2, &["256", "100", "3"]), (4, &["256", "40", "3"])],
     );
-    for (np, iters) in [(2, "100"), (4, "40")] {
-        let o = mpirun(np, &exe, &["256", iters, "3"]);
+}
+
+/// Builds `examples/apps/APP.cpp` against library `name` in `lib` and runs it under mpirun
+/// at each (np, args); each run must succeed and print "ok: np=".
+fn mpi_app_runs(lib: &Path, name: &str, app: &str, runs: &[(u32, &[&str])]) {
+    let dir = scratch(app);
+    let exe = dir.join(app);
+    let src = repo().join(format!("examples/apps/{app}.cpp"));
+    build("mpicxx", &src, lib, name, &exe);
+    for (np, args) in runs {
+        let o = mpirun(*np, &exe, args);
         let t = text(&o);
         assert!(o.status.success() && t.contains("ok: np="), "np {np}: {t}");
     }
