@@ -79,12 +79,7 @@ static bool runs(hchoice_comm* c, size_t count, const char* protocol) {
 int main(int argc, char** argv) {
     const int P = argc > 1 ? std::atoi(argv[1]) : 2;
     hchoice_config cfg = {};
-    cfg.allreduce_mesh.n = 8192;
-    cfg.allreduce_mesh.C = 1;
-    cfg.allreduce_mesh.stride = 1;
-    cfg.allreduce_recursive_doubling.n = 4096;
-    cfg.allreduce_ring.n = 12000;  // a multiple of 2 and 3: the ring's require at creation
-    cfg.wait_timeout_ms = 20000;
+#include "choice_config.inc"
     hchoice_comm* c = nullptr;
     if (hchoice_comm_create(P, &cfg, &c) != HCHOICE_OK) {
         std::printf("FAIL create: %s\n", hchoice_last_error());

@@ -51,12 +51,7 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     choice_config cfg = {};
-    cfg.allreduce_mesh.n = 8192;
-    cfg.allreduce_mesh.C = 1;
-    cfg.allreduce_mesh.stride = 1;
-    cfg.allreduce_recursive_doubling.n = 4096;
-    cfg.allreduce_ring.n = 12000;  // a multiple of 2 and 3: the ring's require at creation
-    cfg.wait_timeout_ms = 20000;
+#include "choice_config.inc"
     choice_comm* c = nullptr;
     if (choice_comm_create(MPI_COMM_WORLD, &cfg, &c) != CHOICE_OK) {
         std::fprintf(stderr, "rank %d: create: %s\n", me, choice_last_error());
