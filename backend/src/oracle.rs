@@ -16,7 +16,7 @@
 use crate::host::job::{Job, JobBuffer, Outcome};
 use crate::layout::{Abi, BufferSource, Elem};
 use collc_spec::eval::Bindings;
-use collc_spec::ir::{ElemType, Protocol, ReduceOp};
+use collc_spec::ir::{ArrayId, ElemType, Protocol, ReduceOp};
 use collc_spec::meaning::{self, Combine, Meaning, Shape, Want};
 
 /// What a job stages and collects, in args order.
@@ -159,11 +159,11 @@ pub fn arrays_of_call<'p>(
     p: &'p Protocol,
     shape: &'p Shape,
     k: usize,
-) -> impl Fn(usize, usize, u64) -> Option<i64> + 'p {
+) -> impl Fn(usize, ArrayId, u64) -> Option<i64> + 'p {
     move |r, a, i| {
-        (i < shape.array_len[a]).then(|| {
+        (i < shape.array_len[a.index()]).then(|| {
             let (lo, hi) = p.arrays[a].domain;
-            array_value(lo, hi, a, r, k, i as usize)
+            array_value(lo, hi, a.index(), r, k, i as usize)
         })
     }
 }
@@ -173,7 +173,7 @@ pub fn want_value(t: ElemType, op: Option<ReduceOp>, want: &Want, k: usize, e: u
     let mut acc: Option<Value> = None;
     for s in &want.sources {
         let i = (e as i64 + s.offset).max(0) as usize;
-        let x = Value::input(t, op, s.window, s.rank, k, i);
+        let x = Value::input(t, op, s.window.index(), s.rank, k, i);
         acc = Some(match (acc, want.combine) {
             (None, _) | (Some(_), Combine::Copy) => x,
             (Some(a), Combine::Reduce(rop)) => a.reduce(rop, x),
@@ -253,13 +253,15 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
                     BufferSource::Window(w) => {
                         let t = p.windows[w].elem;
                         for e in 0..n {
-                            img.extend_from_slice(&Value::input(t, op, w, r, k, e).bytes());
+                            img.extend_from_slice(&Value::input(t, op, w.index(), r, k, e).bytes());
                         }
                     }
                     BufferSource::Array(a) => {
                         let (lo, hi) = p.arrays[a].domain;
                         for e in 0..n {
-                            img.extend_from_slice(&array_value(lo, hi, a, r, k, e).to_le_bytes());
+                            img.extend_from_slice(
+                                &array_value(lo, hi, a.index(), r, k, e).to_le_bytes(),
+                            );
                         }
                     }
                     BufferSource::Signal(_) => {}

@@ -20,6 +20,7 @@
 //!   credit cells still all zero: the credits are right, the data is not protected).
 
 use collc_backend::mpi::{self, build, launch};
+use collc_spec::ir::Id;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -170,7 +171,7 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
     // The per-call examples are the ones the lifetimes are for: they declare it.
     for (f, name) in files.iter().zip(&names) {
         let (p, _) = load(f);
-        let per_call = (0..p.windows.len()).any(|w| p.window_per_call(w));
+        let per_call = Id::range(p.windows.len()).any(|w| p.window_per_call(w));
         assert_eq!(
             per_call,
             PER_CALL.contains(&name.as_str()),

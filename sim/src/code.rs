@@ -344,12 +344,12 @@ impl Code {
 
     /// Total elements of a window.
     pub fn window_len(&self, w: WindowId) -> u64 {
-        self.window_dims[w].iter().product::<i64>() as u64
+        self.window_dims[w.index()].iter().product::<i64>() as u64
     }
 
     /// Total elements of a tile.
     pub fn tile_len(&self, t: TileId) -> u64 {
-        self.tile_dims[t].iter().product::<i64>() as u64
+        self.tile_dims[t.index()].iter().product::<i64>() as u64
     }
 }
 
@@ -432,12 +432,12 @@ impl Compiler<'_> {
         })
     }
     fn slot(&mut self, v: VarId) -> u16 {
-        if let Some(s) = self.slots[v] {
+        if let Some(s) = self.slots[v.index()] {
             return s;
         }
         let s = self.nslots;
         self.nslots += 1;
-        self.slots[v] = Some(s);
+        self.slots[v.index()] = Some(s);
         s
     }
     fn hidden(&mut self) -> u16 {
@@ -867,7 +867,7 @@ fn tile_size(p: &Protocol, b: &Bindings) -> i64 {
         .iter()
         .enumerate()
         .find(|(_, v)| v.name.eq_ignore_ascii_case("tile") && matches!(v.kind, VarKind::Const(_)))
-        .and_then(|(i, _)| b.env.get(i))
+        .and_then(|(i, _)| b.env.get(VarId::new(i)))
         .filter(|t| *t > 0)
         .unwrap_or(256)
 }
@@ -911,7 +911,7 @@ impl Ctx<'_> {
             CExpr::Const(v) => *v,
             CExpr::Slot(s) => self.slots[*s as usize],
             CExpr::Array(a, idx) => {
-                let dims = &self.array_dims[*a];
+                let dims = &self.array_dims[a.index()];
                 let mut flat = 0i64;
                 for (k, x) in idx.iter().enumerate() {
                     let i = self.eval(x)?;
@@ -923,7 +923,7 @@ impl Ctx<'_> {
                 }
                 *self
                     .arrays
-                    .get(*a)
+                    .get(a.index())
                     .and_then(|v| v.get(flat as usize))
                     .ok_or_else(|| "host array element unavailable".to_string())?
             }

@@ -62,20 +62,20 @@ impl Env {
     }
     /// Binds a variable.
     pub fn set(&mut self, v: VarId, x: i64) {
-        self.values[v] = Some(x);
+        self.values[v.index()] = Some(x);
     }
     /// Unbinds a variable.
     pub fn unset(&mut self, v: VarId) {
-        self.values[v] = None;
+        self.values[v.index()] = None;
     }
     /// The value of a variable.
     pub fn get(&self, v: VarId) -> Option<i64> {
-        self.values.get(v).copied().flatten()
+        self.values.get(v.index()).copied().flatten()
     }
     /// Binds every `const`, and every top-level `let` that evaluates from what is bound
     /// so far (in declaration order); a `let` that does not evaluate stays unbound.
     pub fn set_top_level(&mut self, p: &Protocol) {
-        for (id, v) in p.vars.iter().enumerate() {
+        for (id, v) in crate::id::enumerate(&p.vars) {
             match &v.kind {
                 VarKind::Const(c) => self.set(id, *c),
                 VarKind::Derived(e) => {
@@ -104,7 +104,7 @@ pub fn eval(p: &Protocol, e: &Expr, env: &Env) -> Result<i64, EvalError> {
             let arr = &p.arrays[*a];
             let data = env
                 .arrays
-                .get(*a)
+                .get(a.index())
                 .filter(|d| !d.is_empty())
                 .ok_or_else(|| EvalError::NoArray(arr.name.clone()))?;
             let mut flat = 0i64;
@@ -369,7 +369,7 @@ pub fn bind(p: &Protocol, given: &BTreeMap<String, i64>) -> Result<Bindings, Bin
     }
     let mut env = Env::new(p);
     let mut world = 0;
-    for (id, var) in p.vars.iter().enumerate() {
+    for (id, var) in crate::id::enumerate(&p.vars) {
         match &var.kind {
             VarKind::World { lo, hi } => {
                 let v = *given

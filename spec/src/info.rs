@@ -6,7 +6,7 @@
 //! body and the epilogue; the declarations' dimensions and the block count are not part of it.
 //! The facts are syntactic: they do not change when a parameter's domain is narrowed.
 
-use crate::ir::{BinOp, CmpOp, Cond, Expr, Protocol, StmtKind, Ty, VarId, VarKind};
+use crate::ir::{BinOp, CmpOp, Cond, Expr, Id, Protocol, StmtKind, Ty, VarId, VarKind};
 use crate::visit::{self, Visit};
 use std::collections::BTreeSet;
 
@@ -126,10 +126,10 @@ fn mentions(e: &Expr, set: &BTreeSet<VarId>) -> bool {
 /// [`ProtocolInfo::rank_valued`].
 fn rank_valued(p: &Protocol) -> BTreeSet<VarId> {
     let mut set: BTreeSet<VarId> = BTreeSet::from([p.world]);
-    set.extend((0..p.vars.len()).filter(|i| p.vars[*i].ty == Ty::Rank));
+    set.extend(Id::range(p.vars.len()).filter(|i| p.vars[*i].ty == Ty::Rank));
     loop {
         let before = set.len();
-        for (i, v) in p.vars.iter().enumerate() {
+        for (i, v) in crate::id::enumerate(&p.vars) {
             if let VarKind::Derived(d) = &v.kind {
                 if mentions(d, &set) {
                     set.insert(i);

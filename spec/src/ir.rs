@@ -8,16 +8,20 @@ pub use collc_grammar::ast::{BinOp, CmpOp};
 use collc_grammar::Span;
 use serde::{Deserialize, Serialize};
 
-/// Index into [`Protocol::vars`].
-pub type VarId = usize;
-/// Index into [`Protocol::signals`].
-pub type SignalId = usize;
-/// Index into [`Protocol::windows`].
-pub type WindowId = usize;
-/// Index into [`Protocol::tiles`].
-pub type TileId = usize;
-/// Index into [`Protocol::arrays`].
-pub type ArrayId = usize;
+pub use crate::id::Id;
+
+/// Position in [`Protocol::vars`].
+pub type VarId = Id<Var>;
+/// Position in [`Protocol::signals`].
+pub type SignalId = Id<Signal>;
+/// Position in [`Protocol::windows`].
+pub type WindowId = Id<crate::id::Window>;
+/// Position in [`Protocol::tiles`].
+pub type TileId = Id<crate::id::Tile>;
+/// Position in [`Protocol::arrays`].
+pub type ArrayId = Id<Array>;
+/// Position in [`Protocol::requires`].
+pub type RequireId = Id<Require>;
 
 /// The largest world size the language allows: signal cells and the runtimes' rank
 /// arguments are int32. `ranks P >= LO;` means `LO..=MAX_WORLD`.
@@ -86,8 +90,8 @@ pub enum Decl {
     Var(VarId),
     /// `blocks`.
     Blocks,
-    /// `require`, by index into [`Protocol::requires`].
-    Require(usize),
+    /// `require`.
+    Require(RequireId),
     /// `calls <= N;`
     Calls,
     /// `signal`.
@@ -853,7 +857,7 @@ impl Protocol {
                 .iter()
                 .enumerate()
                 .filter(|(_, x)| matches!(x.kind, VarKind::Param { .. }))
-                .map(|(i, _)| i),
+                .map(|(i, _)| VarId::new(i)),
         );
         v
     }

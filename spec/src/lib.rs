@@ -5,6 +5,7 @@
 //! collective kind must compute, written once ([`meaning`]).
 
 pub mod eval;
+pub mod id;
 pub mod info;
 pub mod ir;
 pub mod lower;

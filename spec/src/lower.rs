@@ -151,7 +151,7 @@ impl Lowerer {
             requires: Vec::new(),
             decls: Vec::new(),
             world: None,
-            me: 0,
+            me: VarId::new(0),
             call: None,
             calls: None,
             elem_param: None,
@@ -186,7 +186,7 @@ impl Lowerer {
             span,
         });
         self.var_deps.push(deps);
-        self.vars.len() - 1
+        VarId::new(self.vars.len() - 1)
     }
 
     /// The call index variable (created on first use).
@@ -235,7 +235,7 @@ impl Lowerer {
 
     /// Marks a variable as poisoned (its declaration had an error).
     fn poison_var(&mut self, v: VarId) {
-        self.var_deps[v].poison = true;
+        self.var_deps[v.index()].poison = true;
     }
 
     fn lookup(&self, name: &str) -> Option<Name> {
@@ -866,7 +866,7 @@ impl Lowerer {
                 )
                 .with_label(
                     self.name_spans
-                        .get(&(NameKind::Signal, sig))
+                        .get(&(NameKind::Signal, sig.index()))
                         .copied()
                         .unwrap_or(self.signals[sig].span),
                     format!("declared with {want} dimension(s) here"),
@@ -981,7 +981,7 @@ impl Lowerer {
         Ok(match e {
             Expr::Int(v) => *v,
             Expr::Var(v) => match self.vars[*v].kind {
-                VarKind::Const(c) if !self.var_deps[*v].poison => c,
+                VarKind::Const(c) if !self.var_deps[v.index()].poison => c,
                 _ => return Err(E::Unbound(self.vars[*v].name.clone())),
             },
             Expr::Array(a, _) => return Err(E::NoArray(self.arrays[*a].name.clone())),
@@ -1051,7 +1051,7 @@ impl Lowerer {
     /// its name and the largest value its domain allows.
     fn var_upper_bound(&self, e: &Expr) -> Option<(String, i64)> {
         let Expr::Var(v) = e else { return None };
-        if self.var_deps[*v].poison {
+        if self.var_deps[v.index()].poison {
             return None;
         }
         let var = &self.vars[*v];
@@ -1104,11 +1104,11 @@ impl Lowerer {
         let (dims, decl) = match buffer {
             BufferRef::Window(w) => (
                 self.windows[w].dims.clone(),
-                self.name_spans.get(&(NameKind::Window, w)).copied(),
+                self.name_spans.get(&(NameKind::Window, w.index())).copied(),
             ),
             BufferRef::Tile(t) => (
                 self.tiles[t].dims.clone(),
-                self.name_spans.get(&(NameKind::Tile, t)).copied(),
+                self.name_spans.get(&(NameKind::Tile, t.index())).copied(),
             ),
         };
         let decl = decl.unwrap_or_default();

@@ -77,7 +77,7 @@ impl Shape {
             .map_or(0, |root| b.env.get(root).unwrap_or(0).max(0) as usize);
         if let Some((ws, row)) = a2av_row(p, &|v| b.env.get(v)) {
             for w in ws {
-                window_row[w] = row;
+                window_row[w.index()] = row;
             }
         }
         Ok(Shape {
@@ -255,15 +255,15 @@ pub fn a2av_blocks(p: &Protocol, shape: &Shape) -> Result<Blocks, ShapeError> {
     };
     let np = shape.world as u64;
     let tname = &p.windows[*target].name;
-    let len = shape.window_len[*target];
-    let row = shape.window_row[*target];
+    let len = shape.window_len[target.index()];
+    let row = shape.window_row[target.index()];
     if len == 0 || !len.is_multiple_of(np * row) {
         return Err(ShapeError(format!(
             "all_to_all_v: `{tname}` has {len} elements, not {np} blocks of whole rows of {row} elements"
         )));
     }
     let block = len / np;
-    let ilen = shape.window_len[*input];
+    let ilen = shape.window_len[input.index()];
     if ilen != len {
         return Err(ShapeError(format!(
             "all_to_all_v: `{}` has {ilen} elements but `{tname}` has {len}; both must be {np} blocks of {} rows of {row}",
@@ -271,14 +271,14 @@ pub fn a2av_blocks(p: &Protocol, shape: &Shape) -> Result<Blocks, ShapeError> {
             block / row
         )));
     }
-    let sc = shape.array_len[*send_counts];
+    let sc = shape.array_len[send_counts.index()];
     if sc != np {
         return Err(ShapeError(format!(
             "all_to_all_v: send-counts array `{}` has {sc} entries, not one per rank ({np})",
             p.arrays[*send_counts].name
         )));
     }
-    let rc = shape.signal_len[*recv_counts];
+    let rc = shape.signal_len[recv_counts.index()];
     if rc != np {
         return Err(ShapeError(format!(
             "all_to_all_v: receive-counts signal `{}` has {rc} cells, not one per rank ({np})",
@@ -294,7 +294,7 @@ pub fn a2av_blocks(p: &Protocol, shape: &Shape) -> Result<Blocks, ShapeError> {
 
 /// `[P][m]`: the row length of a window split into one row per rank.
 fn rows_of(p: &Protocol, shape: &Shape, w: WindowId, kind: &str) -> Result<u64, ShapeError> {
-    let len = shape.window_len[w];
+    let len = shape.window_len[w.index()];
     let np = shape.world as u64;
     if !len.is_multiple_of(np) {
         return Err(ShapeError(format!(
@@ -373,7 +373,7 @@ fn reduced(shape: &Shape, op: ReduceOp, data: WindowId) -> Segment {
         combine: Combine::Reduce(op),
         sources: all(shape.world, data, 0),
     };
-    seg(data, 0, shape.window_len[data], Some(want))
+    seg(data, 0, shape.window_len[data.index()], Some(want))
 }
 
 /// Rank `r`'s outputs of one call (the kinds with data).
@@ -396,7 +396,7 @@ fn rank_outputs(
         Semantics::Broadcast { data, .. } => {
             let want = one(shape.root, *data, 0);
             out.segments
-                .push(seg(*data, 0, shape.window_len[*data], Some(want)));
+                .push(seg(*data, 0, shape.window_len[data.index()], Some(want)));
         }
         Semantics::ReduceScatter { op, data } => {
             let m = rows_of(p, shape, *data, "reduce_scatter")?;
@@ -459,10 +459,12 @@ fn gathered(
     kind: &str,
 ) -> Result<Vec<Segment>, ShapeError> {
     let m = rows_of(p, shape, target, kind)?;
-    if shape.window_len[input] != m {
+    if shape.window_len[input.index()] != m {
         return Err(ShapeError(format!(
             "{kind}: `{}` has {} elements but each row of `{}` has {m}",
-            p.windows[input].name, shape.window_len[input], p.windows[target].name
+            p.windows[input].name,
+            shape.window_len[input.index()],
+            p.windows[target].name
         )));
     }
     Ok((0..shape.world)
@@ -482,10 +484,12 @@ fn scattered(
     r: usize,
 ) -> Result<Segment, ShapeError> {
     let m = rows_of(p, shape, input, "scatter")?;
-    if shape.window_len[target] != m {
+    if shape.window_len[target.index()] != m {
         return Err(ShapeError(format!(
             "scatter: `{}` has {} elements but each row of `{}` has {m}",
-            p.windows[target].name, shape.window_len[target], p.windows[input].name
+            p.windows[target].name,
+            shape.window_len[target.index()],
+            p.windows[input].name
         )));
     }
     let want = one(shape.root, input, r as i64 * m as i64);
@@ -502,13 +506,13 @@ fn exchanged(
 ) -> Result<Vec<Segment>, ShapeError> {
     let np = shape.world;
     let m = rows_of(p, shape, target, "all_to_all")?;
-    if shape.window_len[input] != shape.window_len[target] {
+    if shape.window_len[input.index()] != shape.window_len[target.index()] {
         return Err(ShapeError(format!(
             "all_to_all: `{}` has {} elements but `{}` has {}; both must be {np} rows of {m}",
             p.windows[input].name,
-            shape.window_len[input],
+            shape.window_len[input.index()],
             p.windows[target].name,
-            shape.window_len[target]
+            shape.window_len[target.index()]
         )));
     }
     Ok((0..np)
@@ -536,11 +540,11 @@ fn a2av_block(
 ) -> (Cell, Vec<Segment>) {
     let value = sent.min(lay.rows as i64);
     let cell = Cell {
-        signal: 0,
+        signal: SignalId::new(0),
         index: j as u64,
         value,
         from: j,
-        sent: (0, sent),
+        sent: (ArrayId::new(0), sent),
     };
     let rows = value.clamp(0, lay.rows as i64) as u64;
     let lo = j as u64 * lay.block;
@@ -649,7 +653,11 @@ mod tests {
             window data: f32[n]; body { } epilogue { } }",
         );
         let s = shape(&p, &[("P", 3), ("n", 5), ("root", 2)]);
-        assert_eq!(inputs(&p, &s, 0), vec![0], "every rank stages its data");
+        assert_eq!(
+            inputs(&p, &s, 0),
+            vec![WindowId::new(0)],
+            "every rank stages its data"
+        );
         let out = data(&p, &s);
         assert!(out[0].segments.is_empty() && out[1].segments.is_empty());
         let seg = &out[2].segments[0];
@@ -681,7 +689,11 @@ mod tests {
             window input: f32[P][m]; window target: f32[m]; body { } epilogue { } }",
         );
         let s = shape(&p, &[("P", 3), ("m", 4), ("root", 1)]);
-        assert_eq!(inputs(&p, &s, 1), vec![0], "the root stages its input");
+        assert_eq!(
+            inputs(&p, &s, 1),
+            vec![WindowId::new(0)],
+            "the root stages its input"
+        );
         assert!(inputs(&p, &s, 0).is_empty());
         let out = data(&p, &s);
         // Rank 2's target (elements 0..4) is the root's input row 2 (elements 8..12).

@@ -468,7 +468,7 @@ impl<'a> Printer<'a> {
         let p = self.p;
         let w = |id: WindowId| {
             p.windows
-                .get(id)
+                .get(id.index())
                 .map_or("?", |b| b.name.as_str())
                 .to_string()
         };

@@ -396,14 +396,14 @@ impl<'a> Kernel<'a> {
 
     /// The C++ name of a variable.
     pub fn var(&self, v: VarId) -> &str {
-        &self.var_names[v]
+        &self.var_names[v.index()]
     }
 
     /// The C++ name of a buffer.
     pub fn buffer(&self, b: BufferRef) -> &str {
         match b {
-            BufferRef::Window(w) => &self.window_names[w],
-            BufferRef::Tile(t) => &self.tiles[t].name,
+            BufferRef::Window(w) => &self.window_names[w.index()],
+            BufferRef::Tile(t) => &self.tiles[t.index()].name,
         }
     }
 
@@ -418,7 +418,7 @@ impl<'a> Kernel<'a> {
             Expr::Var(v) => self.var(*v).to_string(),
             Expr::Array(a, idx) => {
                 let dims = &self.p.arrays[*a].dims;
-                format!("{}[{}]", self.array_names[*a], self.flat(idx, dims))
+                format!("{}[{}]", self.array_names[a.index()], self.flat(idx, dims))
             }
             Expr::Rank(a) => self.expr_prec(a, prec),
             Expr::Neg(a) => {
@@ -840,7 +840,7 @@ pub fn upper_bound(p: &Protocol, e: &Expr, world_hi: i64) -> Option<i64> {
         for (i, v) in ins.iter().enumerate() {
             env.set(*v, corners[i][((mask >> i) & 1) as usize]);
         }
-        for (id, v) in p.vars.iter().enumerate() {
+        for (id, v) in collc_spec::id::enumerate(&p.vars) {
             match &v.kind {
                 VarKind::Const(c) => env.set(id, *c),
                 VarKind::Derived(d) => {

@@ -90,15 +90,15 @@ impl Dialect for Pto {
         for b in &k.abi.buffers {
             let (name, what) = match b.source {
                 BufferSource::Signal(s) => (
-                    k.signal_names[s].clone(),
+                    k.signal_names[s.index()].clone(),
                     format!("signal {}", p.signals[s].name),
                 ),
                 BufferSource::Window(x) => (
-                    k.window_names[x].clone(),
+                    k.window_names[x.index()].clone(),
                     format!("window {}", p.windows[x].name),
                 ),
                 BufferSource::Array(a) => (
-                    k.array_names[a].clone(),
+                    k.array_names[a.index()].clone(),
                     format!("array {}", p.arrays[a].name),
                 ),
             };
@@ -277,24 +277,32 @@ impl Dialect for Pto {
         match (&op.kind, &op.dst, &op.src) {
             (DataKind::Copy, Loc::Tile(d), Loc::Tile(s)) => {
                 if od == "0" && os == "0" {
-                    w.line(format!("collc::TMOV({}, {}, {l});", tile(*d), tile(*s)));
+                    w.line(format!(
+                        "collc::TMOV({}, {}, {l});",
+                        tile(d.index()),
+                        tile(s.index())
+                    ));
                 } else {
                     w.line(format!(
                         "collc::TMOV_AT({}, {}, {}, {}, {l});",
-                        tile(*d),
+                        tile(d.index()),
                         off(od),
-                        tile(*s),
+                        tile(s.index()),
                         off(os)
                     ));
                 }
             }
             (DataKind::Copy, Loc::Tile(d), Loc::Gm(s)) => {
                 if od == "0" {
-                    w.line(format!("collc::TLOAD({}, {}, {l});", tile(*d), gm_ptr(s)));
+                    w.line(format!(
+                        "collc::TLOAD({}, {}, {l});",
+                        tile(d.index()),
+                        gm_ptr(s)
+                    ));
                 } else {
                     w.line(format!(
                         "collc::TLOAD_AT({}, {}, {}, {l});",
-                        tile(*d),
+                        tile(d.index()),
                         off(od),
                         gm_ptr(s)
                     ));
@@ -305,13 +313,13 @@ impl Dialect for Pto {
                     w.line(format!(
                         "collc::TSTORE_N({}, {}, {l});",
                         gm_ptr(d),
-                        tile(*s)
+                        tile(s.index())
                     ));
                 } else {
                     w.line(format!(
                         "collc::TSTORE_AT({}, {}, {}, {l});",
                         gm_ptr(d),
-                        tile(*s),
+                        tile(s.index()),
                         off(os)
                     ));
                 }
@@ -321,16 +329,16 @@ impl Dialect for Pto {
                     w.line(format!(
                         "{}({d}, {d}, {}, {l});",
                         op_fn(*r),
-                        tile(*s),
-                        d = tile(*d)
+                        tile(s.index()),
+                        d = tile(d.index())
                     ));
                 } else {
                     w.line(format!(
                         "{}({d}, {od}, {d}, {od}, {}, {}, {l});",
                         at(op_fn(*r)),
-                        tile(*s),
+                        tile(s.index()),
                         off(os),
-                        d = tile(*d),
+                        d = tile(d.index()),
                         od = off(od)
                     ));
                 }
@@ -341,19 +349,19 @@ impl Dialect for Pto {
                     w.line(format!(
                         "{}({d}, {d}, stage_a, {l});",
                         op_fn(*r),
-                        d = tile(*d)
+                        d = tile(d.index())
                     ));
                 } else {
                     w.line(format!(
                         "{}({d}, {od}, {d}, {od}, stage_a, 0, {l});",
                         at(op_fn(*r)),
-                        d = tile(*d),
+                        d = tile(d.index()),
                         od = off(od)
                     ));
                 }
             }
             (DataKind::Reduce(r), Loc::Gm(d), Loc::Tile(s)) => {
-                reduce_into_window(k, w, op, *r, d, tile(*s));
+                reduce_into_window(k, w, op, *r, d, tile(s.index()));
             }
             (kind, Loc::Gm(d), Loc::Gm(s)) => window_to_window(k, w, op, kind, d, s),
         }

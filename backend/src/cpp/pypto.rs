@@ -25,6 +25,7 @@ use super::walk::{self, CellRef, DataOp, Dialect};
 use super::{EmitOptions, Kernel, Target, Writer};
 use crate::layout::BufferSource;
 use collc_grammar::{Diagnostic, Span};
+use collc_spec::ir::Id;
 use collc_spec::ir::{
     CmpOp, Expr, NotifyOp, Protocol, Semantics, SignalKind, VarId, VarKind, WindowId,
 };
@@ -178,7 +179,7 @@ fn builtin(p: &Protocol) -> Result<Builtin, Vec<Diagnostic>> {
 
 /// The protocol's host arrays and windows must be the builtin's tensors.
 fn check_arrays_and_windows(p: &Protocol, b: &Builtin) -> Result<(), Vec<Diagnostic>> {
-    let passed_array = |a: usize| b.after.contains(&BufferSource::Array(a));
+    let passed_array = |a: usize| b.after.contains(&BufferSource::Array(Id::new(a)));
     if let Some((_, a)) = p.arrays.iter().enumerate().find(|(i, _)| !passed_array(*i)) {
         return Err(refuse(
             p,
@@ -197,11 +198,7 @@ fn check_arrays_and_windows(p: &Protocol, b: &Builtin) -> Result<(), Vec<Diagnos
         ));
     }
     if p.windows.len() != b.windows.len() {
-        let extra = p
-            .windows
-            .iter()
-            .enumerate()
-            .find(|(i, _)| !b.windows.contains(i));
+        let extra = collc_spec::id::enumerate(&p.windows).find(|(i, _)| !b.windows.contains(i));
         return Err(refuse(
             p,
             extra.map_or(p.span, |(_, w)| w.span),
@@ -221,7 +218,7 @@ fn check_arrays_and_windows(p: &Protocol, b: &Builtin) -> Result<(), Vec<Diagnos
 /// and no call index. Returns the signal.
 fn own_signal(p: &Protocol, b: &Builtin) -> Result<usize, Vec<Diagnostic>> {
     let own: Vec<usize> = (0..p.signals.len())
-        .filter(|s| !b.after.contains(&BufferSource::Signal(*s)))
+        .filter(|s| !b.after.contains(&BufferSource::Signal(Id::new(*s))))
         .collect();
     if own.len() != 1 || p.signals[own[0]].kind != SignalKind::Credit {
         let extra = own
@@ -294,7 +291,7 @@ pub fn plan(p: &Protocol) -> Result<Plan, Vec<Diagnostic>> {
     let own = own_signal(p, &b)?;
     let mut tensors: Vec<BufferSource> =
         b.windows.iter().map(|w| BufferSource::Window(*w)).collect();
-    tensors.push(BufferSource::Signal(own));
+    tensors.push(BufferSource::Signal(Id::new(own)));
     let signal = tensors.len() - 1;
     tensors.extend(b.after.iter().copied());
     check_dims(p, &tensors)?;
@@ -595,18 +592,18 @@ fn replace_args_listing(text: &str, listing: &str) -> String {
 /// The C++ name of tensor `b`'s `ChipTensor*`.
 fn tensor_name(k: &Kernel, b: BufferSource) -> String {
     let base = match b {
-        BufferSource::Window(w) => &k.window_names[w],
-        BufferSource::Signal(s) => &k.signal_names[s],
-        BufferSource::Array(a) => &k.array_names[a],
+        BufferSource::Window(w) => &k.window_names[w.index()],
+        BufferSource::Signal(s) => &k.signal_names[s.index()],
+        BufferSource::Array(a) => &k.array_names[a.index()],
     };
     format!("collc_{base}_tensor")
 }
 
 fn buffer_name<'k>(k: &'k Kernel, b: BufferSource) -> &'k str {
     match b {
-        BufferSource::Window(w) => &k.window_names[w],
-        BufferSource::Signal(s) => &k.signal_names[s],
-        BufferSource::Array(a) => &k.array_names[a],
+        BufferSource::Window(w) => &k.window_names[w.index()],
+        BufferSource::Signal(s) => &k.signal_names[s.index()],
+        BufferSource::Array(a) => &k.array_names[a.index()],
     }
 }
 

@@ -1225,13 +1225,13 @@ impl State<'_, '_> {
                     .map_or(offset.clone(), str::to_string);
                 Loc::Gm(GmRef {
                     window: wid,
-                    name: k.window_names[wid].clone(),
+                    name: k.window_names[wid.index()].clone(),
                     offset,
                     rank,
                 })
             }
             BufferRef::Tile(t) => {
-                let cap = k.tiles[t].cap;
+                let cap = k.tiles[t.index()].cap;
                 let last_const = last.as_const();
                 let trivially = matches!((r.lo.as_const(), r.hi.as_const(), last_const), (Some(a), Some(b), Some(c)) if 0 <= a && a <= b && b <= c && b <= cap)
                     || (r.lo.as_const() == Some(0)
@@ -1271,7 +1271,7 @@ impl State<'_, '_> {
         }
         CellRef {
             signal,
-            name: k.signal_names[signal].clone(),
+            name: k.signal_names[signal.index()].clone(),
             flat: k.flat(index, dims),
         }
     }

@@ -5,6 +5,7 @@
 use crate::cpp::Kernel;
 use crate::layout::BufferSource;
 use collc_grammar::Diagnostic;
+use collc_spec::ir::Id;
 use collc_spec::ir::{ArrayId, ElemType, Protocol, Semantics, SignalId, VarId, VarKind, WindowId};
 
 /// The kinds a library packages and how their buffers are passed.
@@ -135,15 +136,14 @@ impl<'a> Coll<'a> {
             ),
         };
         if p.per_call_rotation.is_none() {
-            if let Some(w) = (0..p.windows.len()).find(|&w| p.window_per_call(w)) {
+            if let Some(w) = Id::range(p.windows.len()).find(|&w| p.window_per_call(w)) {
                 return Err(vec![per_call(p, &p.windows[w].name, p.windows[w].span)]);
             }
-            if let Some(s) = (0..p.signals.len()).find(|&s| p.signal_per_call(s)) {
+            if let Some(s) = Id::range(p.signals.len()).find(|&s| p.signal_per_call(s)) {
                 return Err(vec![per_call(p, &p.signals[s].name, p.signals[s].span)]);
             }
         }
-        let passed =
-            |a: usize| matches!(kind, Kind::AllToAllV { send_counts, .. } if send_counts == a);
+        let passed = |a: usize| matches!(kind, Kind::AllToAllV { send_counts, .. } if send_counts == Id::new(a));
         if (0..p.arrays.len()).any(|a| !passed(a)) {
             return Err(vec![Diagnostic::error(
                 "lib::unsupported-kind",
@@ -260,15 +260,13 @@ impl<'a> Coll<'a> {
             _ => None,
         };
         let carries_state = p.call.is_some()
-            || p.signals.iter().enumerate().any(|(i, s)| {
+            || collc_spec::id::enumerate(&p.signals).any(|(i, s)| {
                 s.monotonic || (s.kind == collc_spec::ir::SignalKind::Value && Some(i) != counts)
             });
         let fixed_dims_read_it = p.signals.iter().any(|s| s.dims.iter().any(reads))
             || p.arrays.iter().any(|a| a.dims.iter().any(reads))
             || p.blocks.as_ref().is_some_and(|b| reads(&b.count))
-            || p.windows
-                .iter()
-                .enumerate()
+            || collc_spec::id::enumerate(&p.windows)
                 .any(|(w, win)| !staged.contains(&w) && win.dims.iter().any(reads));
         (!carries_state && !fixed_dims_read_it).then_some(v)
     }
@@ -318,11 +316,11 @@ fn per_call(p: &Protocol, name: &str, span: collc_grammar::Span) -> Diagnostic {
 /// gate's reasons, one line each).
 pub fn per_call_reuse_refused(p: &Protocol, k: u32, blockers: &[String]) -> Diagnostic {
     let (name, span) = (0..p.windows.len())
-        .find(|&w| p.window_per_call(w))
+        .find(|&w| p.window_per_call(Id::new(w)))
         .map(|w| (p.windows[w].name.as_str(), p.windows[w].span))
         .or_else(|| {
             (0..p.signals.len())
-                .find(|&s| p.signal_per_call(s))
+                .find(|&s| p.signal_per_call(Id::new(s)))
                 .map(|s| (p.signals[s].name.as_str(), p.signals[s].span))
         })
         .unwrap_or((p.name.as_str(), p.span));

@@ -392,7 +392,9 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
     let size = c.count_param(target);
     match c.kind {
         Kind::Allreduce { .. } | Kind::Broadcast { .. } if size.is_some() => {
-            per_call_doc(name, c, size.unwrap_or_default(), w)
+            if let Some(size) = size {
+                per_call_doc(name, c, size, w)
+            }
         }
         Kind::Barrier => {
             w.line(format!(

@@ -32,6 +32,7 @@ pub mod tune;
 use crate::cpp::{EmitOptions, Kernel};
 use api::Coll;
 use collc_grammar::{Diagnostic, Source};
+use collc_spec::ir::Id;
 use collc_spec::ir::Protocol;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -342,8 +343,8 @@ pub const ROTATION: u32 = 2;
 
 /// Whether a protocol has `per call` buffers (so a library must rotate them).
 pub fn has_per_call_buffers(p: &Protocol) -> bool {
-    (0..p.windows.len()).any(|w| p.window_per_call(w))
-        || (0..p.signals.len()).any(|s| p.signal_per_call(s))
+    Id::range(p.windows.len()).any(|w| p.window_per_call(w))
+        || Id::range(p.signals.len()).any(|s| p.signal_per_call(s))
 }
 
 /// The host library runtime, embedded.

@@ -9,6 +9,7 @@ use super::LibTarget;
 use crate::cpp::{c_string, int_lit, Writer};
 use crate::mpi::program::Names;
 use collc_grammar::Diagnostic;
+use collc_spec::ir::Id;
 use collc_spec::ir::{Decl, VarId, VarKind};
 use collc_spec::print::cond_to_string;
 
@@ -77,8 +78,8 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     for win in 0..c.p().windows.len() {
         w.line(format!(
             "    case {win}: *len = x->{}; return x->{}->local<void>();",
-            names.window_len(win),
-            names.window_field(win)
+            names.window_len(Id::new(win)),
+            names.window_field(Id::new(win))
         ));
     }
     w.line("    default: break;");
@@ -112,8 +113,8 @@ fn counts_accessors(c: &Coll, ns: &str, names: &Names, w: &mut Writer) {
     for arr in 0..c.p().arrays.len() {
         w.line(format!(
             "    case {arr}: for (int64_t j = 0; j < x->{}; ++j) x->{}[j] = src[j]; break;",
-            names.array_len(arr),
-            names.array_field(arr)
+            names.array_len(Id::new(arr)),
+            names.array_field(Id::new(arr))
         ));
     }
     w.line("    default: break;");
@@ -131,8 +132,8 @@ fn counts_accessors(c: &Coll, ns: &str, names: &Names, w: &mut Writer) {
     for sig in 0..c.p().signals.len() {
         w.line(format!(
             "    case {sig}: for (int64_t j = 0; j < x->{}; ++j) dst[j] = collc_mpi::read_cell(*x->sigwin, me, x->{} + MPI_Aint(j)); break;",
-            names.signal_cells(sig),
-            names.signal_field(sig)
+            names.signal_cells(Id::new(sig)),
+            names.signal_field(Id::new(sig))
         ));
     }
     w.line("    default: break;");

@@ -7,7 +7,7 @@
 use super::api::{Coll, Kind};
 use super::LibTarget;
 use crate::cpp::Writer;
-use collc_spec::ir::VarKind;
+use collc_spec::ir::{VarId, VarKind};
 
 /// The packaging files.
 pub fn files(
@@ -96,7 +96,7 @@ fn cmake(name: &str, target: LibTarget) -> String {
 
 /// A value inside a parameter's domain for the example: the lower bound of a small domain,
 /// else 1024 clamped into it; 0 for a rank.
-pub fn example_value(c: &Coll, v: usize) -> i64 {
+pub fn example_value(c: &Coll, v: VarId) -> i64 {
     match c.p().vars[v].kind {
         VarKind::Param {
             domain: Some((lo, hi)),

@@ -13,7 +13,7 @@ use super::api::{Coll, Kind};
 use super::table::{rules_of, Table};
 use super::{install_with, Installed, LibError, LibTarget, Member};
 use crate::cpp::{c_string, Writer};
-use collc_spec::ir::{Expr, VarKind};
+use collc_spec::ir::{Expr, VarId, VarKind};
 use std::path::Path;
 use std::process::Command;
 
@@ -70,7 +70,7 @@ fn tuned_kinds<'c, 'a>(colls: &'c [Coll<'a>]) -> Vec<(&'c str, Vec<&'c Coll<'a>>
 /// measured over the rows the count argument spans (1 for a 1-D buffer or reduce_scatter's
 /// `recv_count`; P for all_to_all's input; P * R for all_to_all_v's), clamped into its
 /// domain; another parameter or a rank as the README's example (`package::example_value`).
-fn config_value(c: &Coll, v: usize, largest: i64) -> String {
+fn config_value(c: &Coll, v: VarId, largest: i64) -> String {
     match c.p().vars[v].kind {
         VarKind::Param {
             domain: Some((lo, hi)),

@@ -196,19 +196,19 @@ impl Dialect for Mpi {
             match b.source {
                 BufferSource::Signal(s) => w.line(format!(
                     "{attr}const MPI_Aint {} = args.{};  // signal {}: first cell in the signal window",
-                    k.signal_names[s],
+                    k.signal_names[s.index()],
                     names.signal_field(s),
                     p.signals[s].name
                 )),
                 BufferSource::Window(x) => w.line(format!(
                     "{attr}const collc_mpi::Window& {} = *args.{};  // window {}",
-                    k.window_names[x],
+                    k.window_names[x.index()],
                     names.window_field(x),
                     p.windows[x].name
                 )),
                 BufferSource::Array(a) => w.line(format!(
                     "{attr}const int64_t* const {} = args.{};  // host array {} (this rank's)",
-                    k.array_names[a],
+                    k.array_names[a.index()],
                     names.array_field(a),
                     p.arrays[a].name
                 )),
@@ -263,6 +263,7 @@ impl Dialect for Mpi {
             "// ---- scratch tiles: rank-local memory (Session::local_buffer), not windows ----",
         );
         for (i, t) in k.tiles.iter().enumerate() {
+            let i = collc_spec::ir::TileId::new(i);
             w.line(format!(
                 "{}* const {} = args.{};  // tile {}: {}[{}]",
                 k.p.tiles[i].elem.cpp(),
@@ -381,19 +382,19 @@ impl Dialect for Mpi {
             (DataKind::Copy, Loc::Tile(d), Loc::Tile(s)) => {
                 w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
-                    dst_tile(*d),
-                    src_tile(*s)
+                    dst_tile(d.index()),
+                    src_tile(s.index())
                 ));
             }
             (DataKind::Copy, Loc::Tile(d), Loc::Gm(s)) => match &s.rank {
                 None => w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
-                    dst_tile(*d),
+                    dst_tile(d.index()),
                     local_ptr(k, s)
                 )),
                 Some(r) => w.line(format!(
                     "collc_mpi::get({}, {}, {}, {}, {n});",
-                    dst_tile(*d),
+                    dst_tile(d.index()),
                     rank_int(r),
                     s.name,
                     s.offset
@@ -403,11 +404,11 @@ impl Dialect for Mpi {
                 None => w.line(format!(
                     "collc_mpi::copy_local({}, {}, {n});",
                     local_ptr(k, d),
-                    src_tile(*s)
+                    src_tile(s.index())
                 )),
                 Some(r) => w.line(format!(
                     "collc_mpi::put({}, {}, {}, {}, {n});",
-                    src_tile(*s),
+                    src_tile(s.index()),
                     rank_int(r),
                     d.name,
                     d.offset
@@ -417,14 +418,14 @@ impl Dialect for Mpi {
             // ---- reductions: dst = dst op src (dst always local) ----
             (DataKind::Reduce(r), dst, src) => {
                 let d = match dst {
-                    Loc::Tile(t) => dst_tile(*t),
+                    Loc::Tile(t) => dst_tile(t.index()),
                     Loc::Gm(g) => local_ptr(k, g),
                 };
                 match src {
                     Loc::Tile(t) => w.line(format!(
                         "collc_mpi::reduce({}, {d}, {}, {n});",
                         op_name(*r),
-                        src_tile(*t)
+                        src_tile(t.index())
                     )),
                     Loc::Gm(g) if g.rank.is_none() => w.line(format!(
                         "collc_mpi::reduce({}, {d}, {}, {n});",

@@ -180,7 +180,7 @@ fn header_object(k: &Kernel, d: Decl, w: &mut Writer) {
                 "//   tile {}: {}[{}] (rank-local scratch, not a window)",
                 p.tiles[t].name,
                 p.tiles[t].elem.as_str(),
-                k.tiles[t].cap
+                k.tiles[t.index()].cap
             ));
         }
         Decl::Array(a) => {

@@ -19,36 +19,36 @@ impl<'k, 'a> Names<'k, 'a> {
         Names { k }
     }
     pub(crate) fn signal_field(&self, s: SignalId) -> String {
-        format!("sig_{}", self.k.signal_names[s])
+        format!("sig_{}", self.k.signal_names[s.index()])
     }
     pub(crate) fn window_field(&self, w: WindowId) -> String {
-        format!("win_{}", self.k.window_names[w])
+        format!("win_{}", self.k.window_names[w.index()])
     }
     /// The per-call instances of a `per call` window (one MPI window per call).
     pub(crate) fn window_calls(&self, w: WindowId) -> String {
-        format!("wins_{}", self.k.window_names[w])
+        format!("wins_{}", self.k.window_names[w.index()])
     }
     /// The first cell of instance 0 of a `per call` value signal.
     pub(crate) fn signal_first(&self, s: SignalId) -> String {
-        format!("sig0_{}", self.k.signal_names[s])
+        format!("sig0_{}", self.k.signal_names[s.index()])
     }
     pub(crate) fn window_len(&self, w: WindowId) -> String {
-        format!("len_{}", self.k.window_names[w])
+        format!("len_{}", self.k.window_names[w.index()])
     }
     pub(crate) fn array_field(&self, a: ArrayId) -> String {
-        format!("arr_{}", self.k.array_names[a])
+        format!("arr_{}", self.k.array_names[a.index()])
     }
     pub(crate) fn array_len(&self, a: ArrayId) -> String {
-        format!("alen_{}", self.k.array_names[a])
+        format!("alen_{}", self.k.array_names[a.index()])
     }
     pub(crate) fn signal_cells(&self, s: SignalId) -> String {
-        format!("cells_{}", self.k.signal_names[s])
+        format!("cells_{}", self.k.signal_names[s.index()])
     }
     pub(crate) fn param_field(&self, v: VarId) -> String {
         format!("p_{}", self.k.var(v))
     }
     pub(crate) fn tile_field(&self, t: TileId) -> String {
-        format!("tile_{}", self.k.tiles[t].name)
+        format!("tile_{}", self.k.tiles[t.index()].name)
     }
 }
 
@@ -309,7 +309,7 @@ fn setup_decl(k: &Kernel, n: &Names, d: Decl, w: &mut Writer) {
             declare(k, w, "array", &arr.name, &arr.dims, &n.array_len(a), &what);
         }
         Decl::Tile(t) => {
-            let info = &k.tiles[t];
+            let info = &k.tiles[t.index()];
             w.line(format!(
                 "args.{} = s.local_buffer<{}>({}, {});",
                 n.tile_field(t),
@@ -489,7 +489,7 @@ fn c_array(w: &mut Writer, decl: &str, items: Vec<String>, comment: &str) -> Str
 /// This call's instance of every window, by WindowId.
 fn windows_array(p: &Protocol, n: &Names, w: &mut Writer) -> String {
     let items = (0..p.windows.len())
-        .map(|x| format!("args.{}", n.window_field(x)))
+        .map(|x| format!("args.{}", n.window_field(Id::new(x))))
         .collect();
     let what = "by WindowId (this call's instances)";
     c_array(w, "collc_mpi::Window* const wins", items, what)
@@ -538,7 +538,7 @@ pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
     w.open("void check(const collc_mpi::Ctx& ctx, const Args& args, collc_mpi::Checker& chk)");
     let wins = windows_array(p, n, w);
     let items = (0..p.signals.len())
-        .map(|s| format!("args.{}", n.signal_field(s)))
+        .map(|s| format!("args.{}", n.signal_field(Id::new(s))))
         .collect();
     let what = "first cells by SignalId (this call's instances)";
     let sigs = c_array(w, "const MPI_Aint sigs", items, what);

@@ -23,8 +23,8 @@ impl Machine<'_> {
     fn region(&self, s: &State, p: usize, reg: &CRegion, rank: usize) -> Result<Loc, String> {
         let ctx = self.ctx(s, p);
         let dims = match reg.buffer {
-            BufferRef::Window(w) => &self.code.window_dims[w],
-            BufferRef::Tile(t) => &self.code.tile_dims[t],
+            BufferRef::Window(w) => &self.code.window_dims[w.index()],
+            BufferRef::Tile(t) => &self.code.tile_dims[t.index()],
         };
         let name = self.p.buffer_name(reg.buffer);
         let mut row = 0i64;
@@ -216,8 +216,8 @@ impl Machine<'_> {
         stmt: u32,
     ) {
         let (tile, win) = match d.buf {
-            BufferRef::Window(w) => (false, w),
-            BufferRef::Tile(t) => (true, t),
+            BufferRef::Window(w) => (false, w.index()),
+            BufferRef::Tile(t) => (true, t.index()),
         };
         let BufferRef::Window(src) = sr.buf else {
             return;
@@ -230,7 +230,7 @@ impl Machine<'_> {
             stmt,
             read: Some(InFlight {
                 rank: sr.rank as u16,
-                win: src as u16,
+                win: src.index() as u16,
                 lo: sr.lo,
                 len: sr.hi - sr.lo,
                 op,
@@ -246,8 +246,8 @@ impl Machine<'_> {
             return;
         }
         let (tile, w) = match l.buf {
-            BufferRef::Window(w) => (false, w),
-            BufferRef::Tile(t) => (true, t),
+            BufferRef::Window(w) => (false, w.index()),
+            BufferRef::Tile(t) => (true, t.index()),
         };
         let last = s.procs[p]
             .pending
@@ -282,7 +282,7 @@ impl Machine<'_> {
         out: &mut Outcome,
     ) -> Vec<(u64, Val)> {
         match l.buf {
-            BufferRef::Tile(t) => s.procs[p].tiles.get(t).read(l.lo, l.hi),
+            BufferRef::Tile(t) => s.procs[p].tiles.get(t.index()).read(l.lo, l.hi),
             BufferRef::Window(w) => {
                 let acc = Acc {
                     proc: p as u16,
@@ -312,13 +312,13 @@ impl Machine<'_> {
             BufferRef::Tile(t) => {
                 // A read in flight into the tile lands first (program order).
                 self.forward(s, p, l, out);
-                s.procs[p].tiles.get_mut(t).write(l.lo, &pieces)
+                s.procs[p].tiles.get_mut(t.index()).write(l.lo, &pieces)
             }
             BufferRef::Window(w) => {
                 if self.memory == Memory::Relaxed {
                     s.procs[p].pending.push(Pending {
                         rank: l.rank as u16,
-                        win: w as u16,
+                        win: w.index() as u16,
                         lo: l.lo,
                         pieces,
                         stmt,
@@ -337,7 +337,7 @@ impl Machine<'_> {
         s: &mut State,
         p: usize,
         rank: usize,
-        w: usize,
+        w: WindowId,
         lo: u64,
         pieces: Vec<(u64, Val)>,
         stmt: u32,
@@ -373,7 +373,7 @@ impl Machine<'_> {
                 format!(
                     "buffered write to rank {}'s {}[{}..{}] becomes visible",
                     w.rank,
-                    self.p.windows[w.win as usize].name,
+                    self.p.windows[WindowId::new(w.win as usize)].name,
                     w.lo,
                     w.lo + n
                 ),
@@ -383,7 +383,7 @@ impl Machine<'_> {
             s,
             p,
             w.rank as usize,
-            w.win as usize,
+            WindowId::new(w.win as usize),
             w.lo,
             w.pieces,
             w.stmt,
@@ -396,16 +396,16 @@ impl Machine<'_> {
     fn complete_read(&self, s: &mut State, p: usize, w: &Pending, r: InFlight, out: &mut Outcome) {
         let src = Loc {
             rank: r.rank as usize,
-            buf: BufferRef::Window(r.win as usize),
+            buf: BufferRef::Window(WindowId::new(r.win as usize)),
             lo: r.lo,
             hi: r.lo + r.len,
         };
         let d = Loc {
             rank: w.rank as usize,
             buf: if r.tile {
-                BufferRef::Tile(w.win as usize)
+                BufferRef::Tile(TileId::new(w.win as usize))
             } else {
-                BufferRef::Window(w.win as usize)
+                BufferRef::Window(WindowId::new(w.win as usize))
             },
             lo: w.lo,
             hi: w.lo + r.len,
@@ -431,7 +431,7 @@ impl Machine<'_> {
             pieces = combine(&cur, &pieces, op, header_op(self.p), call);
         }
         match d.buf {
-            BufferRef::Tile(t) => s.procs[p].tiles.get_mut(t).write(d.lo, &pieces),
+            BufferRef::Tile(t) => s.procs[p].tiles.get_mut(t.index()).write(d.lo, &pieces),
             BufferRef::Window(win) => {
                 self.apply_write(s, p, d.rank, win, d.lo, pieces, w.stmt, out)
             }

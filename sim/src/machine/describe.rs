@@ -22,14 +22,9 @@ impl Machine<'_> {
         let cpr = self.code.cells_per_rank.max(1);
         let world = self.code.world.max(1);
         let (inst, rank, local) = (idx / cpr / world, (idx / cpr) % world, idx % cpr);
-        let sig = self
-            .code
-            .signal_base
-            .iter()
-            .rposition(|b| *b <= local)
-            .unwrap_or(0);
-        let mut rem = local - self.code.signal_base[sig];
-        let dims = &self.code.signal_dims[sig];
+        let sig = self.signal_of(local);
+        let mut rem = local - self.code.signal_base[sig.index()];
+        let dims = &self.code.signal_dims[sig.index()];
         let mut idxs = vec![0; dims.len()];
         for k in (0..dims.len()).rev() {
             let d = dims[k].max(1) as usize;

@@ -58,7 +58,7 @@ impl Machine<'_> {
             pr.entries[call as usize] = e;
         }
         pr.tiles = Tiles::new(
-            (0..self.p.tiles.len())
+            Id::range(self.p.tiles.len())
                 .map(|t| Segs::filled(self.code.tile_len(t), Val::garbage(r, call as usize)))
                 .collect(),
         );
@@ -171,7 +171,7 @@ impl Machine<'_> {
         let mut shape = meaning::Shape {
             world: self.code.world,
             root: self.code.root.unwrap_or(0),
-            window_len: (0..self.p.windows.len())
+            window_len: Id::range(self.p.windows.len())
                 .map(|w| self.code.window_len(w))
                 .collect(),
             window_row: self
@@ -185,7 +185,7 @@ impl Machine<'_> {
         };
         if let Some((ws, row)) = &self.code.a2av_row {
             for w in ws {
-                shape.window_row[*w] = *row;
+                shape.window_row[w.index()] = *row;
             }
         }
         shape
@@ -203,7 +203,7 @@ impl Machine<'_> {
             let len = self.code.window_len(w);
             let v = Val::one(Contrib {
                 rank: r as u16,
-                win: w as u16,
+                win: w.index() as u16,
                 call,
                 shift: 0,
             });
@@ -244,7 +244,7 @@ impl Machine<'_> {
             self.arrays
                 .get(call as usize)?
                 .get(q)?
-                .get(a)?
+                .get(a.index())?
                 .get(i as usize)
                 .copied()
         };
@@ -272,7 +272,7 @@ impl Machine<'_> {
                         .iter()
                         .map(|src| Contrib {
                             rank: src.rank as u16,
-                            win: src.window as u16,
+                            win: src.window.index() as u16,
                             call,
                             shift: src.offset,
                         })

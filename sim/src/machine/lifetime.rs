@@ -19,7 +19,7 @@ use crate::machine::Outcome;
 use crate::report::Finding;
 use crate::value::{Val, FOREIGN_OP, OPS};
 use collc_grammar::Span;
-use collc_spec::ir::{BufferRef, Semantics, SignalId, WindowId};
+use collc_spec::ir::{BufferRef, Id, Semantics, SignalId, WindowId};
 
 /// The fix of a cross-call race on a `reused` buffer, for the help of a finding.
 fn reuse_fix(name: &str, what: &str) -> String {
@@ -36,7 +36,7 @@ impl Machine<'_> {
             .signal_base
             .iter()
             .rposition(|b| *b <= local)
-            .unwrap_or(0)
+            .map_or(Id::new(0), Id::new)
     }
 
     /// Checks what a read of the value cell `cell` observed: `value`, last written
@@ -112,7 +112,7 @@ impl Machine<'_> {
         let Semantics::AllToAllV { recv_counts, .. } = &self.p.semantics else {
             return;
         };
-        let n: i64 = self.code.signal_dims[*recv_counts].iter().product();
+        let n: i64 = self.code.signal_dims[recv_counts.index()].iter().product();
         let reader = || format!("rank {r}'s host reads call {}'s output", fmt_call(call));
         for j in 0..n.max(0) as usize {
             let c = self.cell_at(r, *recv_counts, j, call);
@@ -154,10 +154,12 @@ impl Machine<'_> {
         let Some((a, b)) = unwritten else {
             return;
         };
-        let buffered = s
-            .procs
-            .iter()
-            .any(|q| q.call == call && q.pending.iter().any(|x| x.writes(false, l.rank, w, a, b)));
+        let buffered = s.procs.iter().any(|q| {
+            q.call == call
+                && q.pending
+                    .iter()
+                    .any(|x| x.writes(false, l.rank, w.index(), a, b))
+        });
         if buffered {
             return;
         }
@@ -220,7 +222,7 @@ impl Machine<'_> {
                 }),
             );
         }
-        let reused: Vec<&str> = (0..self.nwin)
+        let reused: Vec<&str> = Id::range(self.nwin)
             .filter(|x| !self.p.window_per_call(*x))
             .map(|x| self.p.windows[x].name.as_str())
             .collect();

@@ -35,8 +35,8 @@ impl<'a> Machine<'a> {
             arrays.push(per_rank);
         }
         let nwin = p.windows.len();
-        let per_call_win = (0..nwin).any(|w| p.window_per_call(w));
-        let per_call_sig = (0..p.signals.len()).any(|s| p.signal_per_call(s));
+        let per_call_win = Id::range(nwin).any(|w| p.window_per_call(w));
+        let per_call_sig = Id::range(p.signals.len()).any(|s| p.signal_per_call(s));
         Machine {
             p,
             code,
@@ -60,19 +60,22 @@ impl<'a> Machine<'a> {
     /// Index into `State::mem` of rank `rank`'s window `w` as used in `call`: a `per
     /// call` window has an instance per call (`call % k` when the protocol rotates `k`
     /// instances), a `reused` one is one buffer for every call.
-    pub(super) fn mi(&self, rank: usize, w: usize, call: u16) -> usize {
+    pub(super) fn mi(&self, rank: usize, w: WindowId, call: u16) -> usize {
         let inst = if self.p.window_per_call(w) {
             call as usize % self.win_inst.max(1)
         } else {
             0
         };
-        (rank * self.nwin + w) * self.win_inst + inst
+        (rank * self.nwin + w.index()) * self.win_inst + inst
     }
 
     /// The rank and window of an index into `State::mem`.
     pub(super) fn mem_owner(&self, m: usize) -> (usize, WindowId) {
         let per_rank = (self.nwin * self.win_inst).max(1);
-        (m / per_rank, (m / self.win_inst.max(1)) % self.nwin.max(1))
+        (
+            m / per_rank,
+            Id::new((m / self.win_inst.max(1)) % self.nwin.max(1)),
+        )
     }
 
     /// Number of processes.
@@ -86,7 +89,11 @@ impl<'a> Machine<'a> {
     }
 
     pub(super) fn is_credit(&self, cell: usize) -> bool {
-        self.p.signals.get(self.signal_of(cell)).map(|s| s.kind) == Some(SignalKind::Credit)
+        self.p
+            .signals
+            .get(self.signal_of(cell).index())
+            .map(|s| s.kind)
+            == Some(SignalKind::Credit)
     }
 
     /// Whether a cell belongs to a `monotonic` (epoch) signal: never reset, so it is
@@ -94,7 +101,7 @@ impl<'a> Machine<'a> {
     pub(super) fn is_monotonic(&self, cell: usize) -> bool {
         self.p
             .signals
-            .get(self.signal_of(cell))
+            .get(self.signal_of(cell).index())
             .is_some_and(|s| s.monotonic)
     }
 
@@ -136,7 +143,7 @@ impl<'a> Machine<'a> {
         let mut mem = Vec::new();
         for r in 0..self.code.world {
             for w in 0..self.nwin * self.win_inst {
-                let len = self.code.window_len(w / self.win_inst);
+                let len = self.code.window_len(Id::new(w / self.win_inst));
                 mem.push(Rc::new(WinMem {
                     vals: Segs::filled(
                         len,
@@ -192,7 +199,7 @@ impl<'a> Machine<'a> {
         ctx: &Ctx,
         call: u16,
     ) -> Result<usize, String> {
-        let dims = &self.code.signal_dims[signal];
+        let dims = &self.code.signal_dims[signal.index()];
         let mut flat = 0usize;
         for (k, x) in index.iter().enumerate() {
             let i = ctx.eval(x)?;
@@ -215,7 +222,7 @@ impl<'a> Machine<'a> {
             0
         };
         (inst * self.code.world + rank) * self.code.cells_per_rank
-            + self.code.signal_base[signal]
+            + self.code.signal_base[signal.index()]
             + flat
     }
 

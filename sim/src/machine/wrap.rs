@@ -141,7 +141,7 @@ impl Machine<'_> {
 
     fn is_reused_value(&self, cell: usize) -> bool {
         let sig = self.signal_of(cell);
-        self.p.signals.get(sig).map(|s| s.kind) == Some(SignalKind::Value)
+        self.p.signals.get(sig.index()).map(|s| s.kind) == Some(SignalKind::Value)
             && !self.p.signal_per_call(sig)
     }
 

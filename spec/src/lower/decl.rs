@@ -241,8 +241,9 @@ impl Lowerer {
             monotonic,
             span,
         });
-        let id = self.signals.len() - 1;
-        self.name_spans.insert((NameKind::Signal, id), name.span);
+        let id = SignalId::new(self.signals.len() - 1);
+        self.name_spans
+            .insert((NameKind::Signal, id.index()), name.span);
         self.declare(name, Name::Signal(id));
         self.decls.push(Decl::Signal(id));
     }
@@ -270,14 +271,16 @@ impl Lowerer {
         };
         if lifetimes.is_some() {
             self.windows.push(buf);
-            let id = self.windows.len() - 1;
-            self.name_spans.insert((NameKind::Window, id), name.span);
+            let id = WindowId::new(self.windows.len() - 1);
+            self.name_spans
+                .insert((NameKind::Window, id.index()), name.span);
             self.declare(name, Name::Window(id));
             self.decls.push(Decl::Window(id));
         } else {
             self.tiles.push(buf);
-            let id = self.tiles.len() - 1;
-            self.name_spans.insert((NameKind::Tile, id), name.span);
+            let id = TileId::new(self.tiles.len() - 1);
+            self.name_spans
+                .insert((NameKind::Tile, id.index()), name.span);
             self.declare(name, Name::Tile(id));
             self.decls.push(Decl::Tile(id));
         }
@@ -299,8 +302,9 @@ impl Lowerer {
             domain: dom,
             span,
         });
-        let id = self.arrays.len() - 1;
-        self.name_spans.insert((NameKind::Array, id), name.span);
+        let id = ArrayId::new(self.arrays.len() - 1);
+        self.name_spans
+            .insert((NameKind::Array, id.index()), name.span);
         self.declare(name, Name::Array(id));
         self.decls.push(Decl::Array(id));
     }
@@ -321,7 +325,8 @@ impl Lowerer {
             );
         }
         self.requires.push(Require { cond, span });
-        self.decls.push(Decl::Require(self.requires.len() - 1));
+        self.decls
+            .push(Decl::Require(RequireId::new(self.requires.len() - 1)));
     }
 
     /// `body { ... }` (`is_body`) or `epilogue { ... }`: its block, or `None` when it is

@@ -132,7 +132,7 @@ impl Lowerer {
             Semantics::AllToAllV { input, target, .. } => (input, target),
             _ => return,
         };
-        let (Some(x), Some(y)) = (self.windows.get(a), self.windows.get(b)) else {
+        let (Some(x), Some(y)) = (self.windows.get(a.index()), self.windows.get(b.index())) else {
             return;
         };
         if (x.elem, x.generic) != (y.elem, y.generic) {

@@ -20,7 +20,7 @@ pub(super) fn check(p: &Protocol) -> Vec<Diagnostic> {
         out: Vec::new(),
     };
     if let Some(v) = p.call {
-        c.dep[v] = true;
+        c.dep[v.index()] = true;
     }
     for (v, var) in p.vars.iter().enumerate() {
         if let VarKind::Derived(e) = &var.kind {
@@ -42,7 +42,7 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn reads_call(&self, e: &Expr) -> bool {
         let mut r = false;
-        e.for_each_var(&mut |v| r |= self.dep.get(v).copied().unwrap_or(false));
+        e.for_each_var(&mut |v| r |= self.dep.get(v.index()).copied().unwrap_or(false));
         r
     }
 
@@ -54,11 +54,11 @@ impl Checker<'_> {
     fn stmt(&mut self, s: &Stmt, epilogue: bool) {
         match &s.kind {
             StmtKind::Let { var, value } => {
-                if let Some(d) = self.dep.get_mut(*var) {
+                if let Some(d) = self.dep.get_mut(var.index()) {
                     *d = false;
                 }
                 let r = self.reads_call(value);
-                self.dep[*var] = r;
+                self.dep[var.index()] = r;
             }
             StmtKind::Notify {
                 signal,

@@ -36,7 +36,7 @@ impl Lowerer {
                     );
                     return None;
                 }
-                Some((Expr::Var(v), self.vars[v].ty, self.var_deps[v]))
+                Some((Expr::Var(v), self.vars[v].ty, self.var_deps[v.index()]))
             }
             other @ Some(_) => {
                 self.diags.push(
@@ -113,7 +113,7 @@ impl Lowerer {
                 )
                 .with_label(
                     self.name_spans
-                        .get(&(NameKind::Array, a))
+                        .get(&(NameKind::Array, a.index()))
                         .copied()
                         .unwrap_or(self.arrays[a].span),
                     format!("declared with {want} dimension(s) here"),
@@ -249,7 +249,7 @@ impl Lowerer {
         let (x, _, d) = self.expr_inner(arg)?;
         // The most ranks there can be: the world size's upper bound.
         let (world, most) = match self.world {
-            Some(w) if !self.var_deps[w].poison => match self.vars[w].kind {
+            Some(w) if !self.var_deps[w.index()].poison => match self.vars[w].kind {
                 VarKind::World { hi, .. } => (self.vars[w].name.clone(), hi),
                 _ => ("P".to_string(), MAX_WORLD),
             },

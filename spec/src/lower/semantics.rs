@@ -77,11 +77,11 @@ impl Value {
         }
     }
 
-    fn id(self) -> usize {
-        match self {
+    fn id<T>(self) -> Id<T> {
+        Id::new(match self {
             Value::Id(i) => i,
             Value::Op(_) => 0,
-        }
+        })
     }
 }
 
@@ -149,12 +149,12 @@ impl Lowerer {
     fn semantics_arg(&mut self, a: Arg, x: &ast::Ident) -> Value {
         match a {
             Arg::Op => Value::Op(self.reduce_op_arg(x)),
-            Arg::Window(_) => Value::Id(self.window_arg(x).unwrap_or(0)),
-            Arg::Root => Value::Id(self.root_arg(x)),
-            Arg::Array => Value::Id(self.array_arg(x)),
-            Arg::ValueSignal => Value::Id(self.value_signal_arg(x)),
-            Arg::Row => Value::Id(self.row_arg(x)),
-            Arg::Lane => Value::Id(self.lane_arg(x)),
+            Arg::Window(_) => Value::Id(self.window_arg(x).map_or(0, |w| w.index())),
+            Arg::Root => Value::Id(self.root_arg(x).index()),
+            Arg::Array => Value::Id(self.array_arg(x).index()),
+            Arg::ValueSignal => Value::Id(self.value_signal_arg(x).index()),
+            Arg::Row => Value::Id(self.row_arg(x).index()),
+            Arg::Lane => Value::Id(self.lane_arg(x).index()),
         }
     }
 
@@ -181,11 +181,11 @@ impl Lowerer {
                     )
                     .with_help("declare the root as `param root: rank;`"),
                 );
-                0
+                Id::new(0)
             }
             None => {
                 self.unknown(a);
-                0
+                Id::new(0)
             }
         }
     }
@@ -195,7 +195,7 @@ impl Lowerer {
             Some(Name::Array(x)) => x,
             None => {
                 self.unknown(a);
-                0
+                Id::new(0)
             }
             other => {
                 self.diags.push(
@@ -207,7 +207,7 @@ impl Lowerer {
                     )
                     .with_help("send counts are given in `array NAME: int[P] in LO..=HI;`"),
                 );
-                0
+                Id::new(0)
             }
         }
     }
@@ -225,7 +225,7 @@ impl Lowerer {
             }
             None => {
                 self.unknown(a);
-                0
+                Id::new(0)
             }
             other => {
                 self.diags.push(
@@ -237,7 +237,7 @@ impl Lowerer {
                     )
                     .with_help("the row length is a count: `param m: int in 1..=N;`"),
                 );
-                0
+                Id::new(0)
             }
         }
     }
@@ -247,7 +247,7 @@ impl Lowerer {
             Some(Name::Var(v)) if self.vars[v].kind == VarKind::Block => v,
             None => {
                 self.unknown(a);
-                0
+                Id::new(0)
             }
             other => {
                 let help = match &self.blocks {
@@ -266,7 +266,7 @@ impl Lowerer {
                     )
                     .with_help(help),
                 );
-                0
+                Id::new(0)
             }
         }
     }
@@ -276,7 +276,7 @@ impl Lowerer {
             Some(Name::Signal(sg)) if self.signals[sg].kind == SignalKind::Value => sg,
             None => {
                 self.unknown(a);
-                0
+                Id::new(0)
             }
             other => {
                 let is = match other {
@@ -294,7 +294,7 @@ impl Lowerer {
                         "receive counts are carried in value cells: `signal NAME[..] as value;`",
                     ),
                 );
-                0
+                Id::new(0)
             }
         }
     }

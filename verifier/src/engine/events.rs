@@ -216,10 +216,10 @@ fn group_flat(run: &Run) -> (Vec<usize>, Vec<(Cell, Range<usize>)>) {
 
 /// A cell as one 128-bit key, when its signal, owner and coordinates are small enough.
 fn pack(c: &Cell) -> Option<u128> {
-    if c.signal >= 1 << 16 || c.owner >= 1 << 16 {
+    if c.signal.index() >= 1 << 16 || c.owner >= 1 << 16 {
         return None;
     }
-    let mut k: u128 = ((c.signal as u128) << 112) | ((c.owner as u128) << 96);
+    let mut k: u128 = ((c.signal.index() as u128) << 112) | ((c.owner as u128) << 96);
     for (i, x) in c.index.iter().enumerate() {
         if !(0..1 << 22).contains(x) {
             return None;

@@ -385,7 +385,7 @@ pub fn run(p: &Protocol, config: &[(VarId, i64)]) -> Result<Option<Run>, Stop> {
     // Pass 1 tightens the bounds of symbolic parameters from the `require`s;
     // pass 2 evaluates everything with the tightened bounds.
     let mut bounds: HashMap<VarId, (i64, i64)> = HashMap::new();
-    for (id, v) in p.vars.iter().enumerate() {
+    for (id, v) in collc_spec::id::enumerate(&p.vars) {
         if let VarKind::Param {
             domain: Some((lo, hi)),
         } = v.kind
@@ -472,19 +472,19 @@ pub(crate) fn setup(
     syms: &mut Syms,
 ) -> Result<Option<Setup>, Stop> {
     let mut env: Vec<Option<Val>> = vec![None; p.vars.len()];
-    for (a, arr) in p.arrays.iter().enumerate() {
+    for (a, arr) in collc_spec::id::enumerate(&p.arrays) {
         syms.array_bounds.insert(a, arr.domain);
     }
-    for (id, v) in p.vars.iter().enumerate() {
+    for (id, v) in collc_spec::id::enumerate(&p.vars) {
         match &v.kind {
             VarKind::World { .. } | VarKind::Param { .. } | VarKind::Call => {
                 let val = match config.iter().find(|x| x.0 == id) {
                     Some((_, x)) => Lin::k(*x),
                     None => syms.param(id),
                 };
-                env[id] = Some(Val::V(val));
+                env[id.index()] = Some(Val::V(val));
             }
-            VarKind::Const(c) => env[id] = Some(Val::V(Lin::k(*c))),
+            VarKind::Const(c) => env[id.index()] = Some(Val::V(Lin::k(*c))),
             VarKind::Derived(e) => {
                 let mut ev = Evaluator {
                     p,
@@ -499,7 +499,7 @@ pub(crate) fn setup(
                     }
                     Err(s) => Val::Bad(s),
                 };
-                env[id] = Some(val);
+                env[id.index()] = Some(val);
             }
             _ => {}
         }
@@ -592,7 +592,7 @@ impl Evaluator<'_> {
     pub(crate) fn expr(&mut self, e: &Expr, span: Span) -> Result<Lin, Stop> {
         Ok(match e {
             Expr::Int(v) => Lin::k(*v),
-            Expr::Var(v) => match &self.env[*v] {
+            Expr::Var(v) => match &self.env[v.index()] {
                 Some(Val::V(l)) => l.clone(),
                 Some(Val::Bad(s)) => return Err(s.clone()),
                 None => {
@@ -870,9 +870,9 @@ fn execute(
     for r in 0..world {
         for b in 0..blocks.max(0) {
             ex.env.clone_from(&base);
-            ex.env[p.me] = Some(Val::V(Lin::k(r)));
+            ex.env[p.me.index()] = Some(Val::V(Lin::k(r)));
             if let Some(bl) = &p.blocks {
-                ex.env[bl.var] = Some(Val::V(Lin::k(b)));
+                ex.env[bl.var.index()] = Some(Val::V(Lin::k(b)));
             }
             ex.actor = (r as u32, b as u32);
             ex.guard.clear();
@@ -915,10 +915,10 @@ pub(crate) fn relevant(p: &Protocol) -> Vec<bool> {
     loop {
         let mut changed = false;
         for (v, e) in &lets {
-            if r[*v] {
+            if r[v.index()] {
                 e.for_each_var(&mut |x| {
-                    if !r[x] {
-                        r[x] = true;
+                    if !r[x.index()] {
+                        r[x.index()] = true;
                         changed = true;
                     }
                 });
@@ -967,7 +967,7 @@ impl Visit for Relevant {
         }
     }
     fn visit_expr(&mut self, e: &Expr) {
-        e.for_each_var(&mut |v| self.r[v] = true);
+        e.for_each_var(&mut |v| self.r[v.index()] = true);
     }
 }
 
@@ -989,7 +989,7 @@ impl Exec<'_> {
         match e {
             Expr::Int(v) => return Ok(Lin::k(*v)),
             Expr::Var(v) => {
-                if let Some(Val::V(l)) = &self.env[*v] {
+                if let Some(Val::V(l)) = &self.env[v.index()] {
                     return Ok(l.clone());
                 }
             }
@@ -1034,23 +1034,23 @@ impl Exec<'_> {
                 span,
             ));
         }
-        if self.dims[signal].is_none() {
+        if self.dims[signal.index()].is_none() {
             let mut ds = Vec::new();
             for d in &self.p.signals[signal].dims {
                 ds.push(self.eval(d, span)?.as_const());
             }
-            self.dims[signal] = Some(ds);
+            self.dims[signal.index()] = Some(ds);
         }
         for (k, e) in index.iter().enumerate() {
             let i = match e {
                 Expr::Int(v) => *v,
-                Expr::Var(v) => match &self.env[*v] {
+                Expr::Var(v) => match &self.env[v.index()] {
                     Some(Val::V(l)) if l.t.is_empty() => l.c,
                     _ => self.concrete(e, "a signal index", span)?,
                 },
                 _ => self.concrete(e, "a signal index", span)?,
             };
-            let d = self.dims[signal].as_ref().and_then(|ds| ds[k]);
+            let d = self.dims[signal.index()].as_ref().and_then(|ds| ds[k]);
             if i < 0 || d.is_some_and(|d| i >= d) {
                 return Err(Stop::Unsupported(
                     format!(
@@ -1123,7 +1123,7 @@ impl Exec<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<(), Stop> {
         match &s.kind {
             StmtKind::Let { var, value } => {
-                if !self.relevant[*var] {
+                if !self.relevant[var.index()] {
                     return Ok(());
                 }
                 let v = match self.eval(value, s.span) {
@@ -1134,7 +1134,7 @@ impl Exec<'_> {
                     }
                     Err(e) => Val::Bad(e),
                 };
-                self.env[*var] = Some(v);
+                self.env[var.index()] = Some(v);
             }
             StmtKind::Notify {
                 signal,
@@ -1259,7 +1259,7 @@ impl Exec<'_> {
                     if matches!(range, Range::Peers) && q == self.actor.0 as i64 {
                         continue;
                     }
-                    self.env[var] = Some(Val::V(Lin::k(q)));
+                    self.env[var.index()] = Some(Val::V(Lin::k(q)));
                     self.block(body)?;
                 }
                 Ok(())
@@ -1310,7 +1310,7 @@ impl Exec<'_> {
             ));
         }
         for v in vals.iter() {
-            self.env[var] = Some(Val::V(Lin::k(v)));
+            self.env[var.index()] = Some(Val::V(Lin::k(v)));
             self.block(body)?;
         }
         Ok(())
@@ -1369,7 +1369,7 @@ impl Exec<'_> {
             .mul(&l.step, &Lin::atom(iter))
             .ok_or(overflow(l.span))?;
         let val = l.lo.add(&sv).ok_or(overflow(l.span))?;
-        self.env[l.var] = Some(Val::V(val));
+        self.env[l.var.index()] = Some(Val::V(val));
         let r = self.block(l.body);
         self.frame = saved_frame;
         let Err(Stop::Iter(j, what, sp)) = r else {
@@ -1413,7 +1413,7 @@ impl Exec<'_> {
             let v = lo
                 .add(&self.syms.mul(step, &Lin::k(i)).ok_or(overflow(span))?)
                 .ok_or(overflow(span))?;
-            self.env[var] = Some(Val::V(v));
+            self.env[var.index()] = Some(Val::V(v));
             self.block(body)?;
         }
         Ok(())

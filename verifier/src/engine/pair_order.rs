@@ -279,7 +279,7 @@ mod tests {
             }
         }";
         let p = protocol(text);
-        let d = p.vars.iter().position(|v| v.name == "D").expect("D");
+        let d = collc_spec::ir::VarId::new(p.vars.iter().position(|v| v.name == "D").expect("D"));
         assert!(Plan::initial(&p).symbolic.contains(&d), "D starts symbolic");
         let far = Instant::now() + std::time::Duration::from_secs(120);
         let found = first_unordered(&p, far).expect("unordered");

@@ -107,7 +107,7 @@ fn var_value(p: &Protocol, w: &walk::Walk, cfg: &[(VarId, i64)], v: VarId) -> Op
     if let Some((_, x)) = cfg.iter().find(|c| c.0 == v) {
         return Some(*x);
     }
-    match &p.vars.get(v)?.kind {
+    match &p.vars.get(v.index())?.kind {
         VarKind::Const(c) => Some(*c),
         VarKind::Derived(e) => {
             let x = w.poly(e).ok()?;

@@ -415,7 +415,7 @@ mod tests {
         for p in -3..=9 {
             for g in (-3..=9).filter(|g| *g != 0) {
                 for t in [-2, 0, 1, 5] {
-                    let val = |i: usize| Some([p, g, t][i]);
+                    let val = |i: collc_spec::ir::VarId| Some([p, g, t][i.index()]);
                     let want = x.eval(&val);
                     assert_eq!(n.eval(&val), want, "normal of {x:?} at {p} {g} {t}");
                     assert_eq!(f.eval(&val), want, "fold of {x:?} at {p} {g} {t}");

@@ -438,7 +438,7 @@ pub(crate) mod tests {
     }
     /// Variable `i`.
     pub(crate) fn v(i: usize) -> Poly {
-        Poly::var(i)
+        Poly::var(collc_spec::ir::Id::new(i))
     }
     /// `g(a, b)`.
     pub(crate) fn f(g: Fun, a: Poly, b: Poly) -> Poly {
@@ -554,13 +554,17 @@ pub(crate) mod tests {
         let Verdict::Refuted(at) = equal(&v(0), &b, &any) else {
             panic!("refuted")
         };
-        assert!(at.contains(&(1, 0)), "{at:?}");
+        assert!(at.contains(&(collc_spec::ir::Id::new(1), 0)), "{at:?}");
         // P + ceil(P / max(0, G)) * max(0, -G) is P only where G > 0
         let b = v(0).add(&c.mul(&ramp(v(1).scale(Rat::int(-1)))));
         let Verdict::Refuted(at) = equal(&v(0), &b, &any) else {
             panic!("refuted")
         };
-        assert!(at.iter().any(|p| p.0 == 1 && p.1 <= 0), "{at:?}");
+        assert!(
+            at.iter()
+                .any(|p| p.0 == collc_spec::ir::Id::new(1) && p.1 <= 0),
+            "{at:?}"
+        );
         assert_equal(&v(0), &b, &pos);
     }
 

@@ -60,7 +60,7 @@ impl Names<'_> {
     pub fn var(&self, v: VarId) -> String {
         self.p
             .vars
-            .get(v)
+            .get(v.index())
             .map_or_else(|| "j".into(), |x| x.name.clone())
     }
 
@@ -467,7 +467,7 @@ mod tests {
         let g = p.vars.iter().position(|v| v.name == "G").expect("G");
         let names = Names { p: &p };
         let pp = Poly::var(p.world);
-        let gg = Poly::var(g);
+        let gg = Poly::var(collc_spec::ir::Id::new(g));
         let x = Poly::k(0).sub(&pp).sub(&gg.scale(Rat::int(2)));
         assert_eq!(names.formula(&x), "-P - 2 * G");
         assert_eq!(names.formula(&x.scale(Rat::int(-1))), "P + 2 * G");

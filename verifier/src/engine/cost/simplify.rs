@@ -39,7 +39,7 @@ impl Walk<'_> {
         if let Some(r) = self.bounds.get(&v) {
             return *r;
         }
-        let Some(var) = self.p.vars.get(v) else {
+        let Some(var) = self.p.vars.get(v.index()) else {
             return (f64::NEG_INFINITY, f64::INFINITY);
         };
         match &var.kind {
@@ -333,7 +333,7 @@ impl Walk<'_> {
             Atom::Var(v)
                 if *v == self.p.me
                     || self.ranks.contains(v)
-                    || self.p.vars.get(*v).is_some_and(|x| x.ty == Ty::Rank) =>
+                    || self.p.vars.get(v.index()).is_some_and(|x| x.ty == Ty::Rank) =>
             {
                 Some(*v)
             }
@@ -506,7 +506,8 @@ impl Walk<'_> {
             return false;
         }
         // a summation index (an id past the protocol's) is no `let`
-        let Some(VarKind::Derived(Expr::Min(a, b))) = self.p.vars.get(*v).map(|x| &x.kind) else {
+        let Some(VarKind::Derived(Expr::Min(a, b))) = self.p.vars.get(v.index()).map(|x| &x.kind)
+        else {
             return false;
         };
         let (Ok(a), Ok(b)) = (self.poly(a), self.poly(b)) else {

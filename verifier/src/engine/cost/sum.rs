@@ -214,7 +214,7 @@ impl Walk<'_> {
             Atom::Ind(Test::Eq0, d) => self.rotation_in(d, v).is_some_and(|(c, _)| {
                 let mut vs = std::collections::BTreeSet::new();
                 super::tree::vars_of(&c, &mut vs);
-                vs.iter().all(|x| *x < self.p.vars.len())
+                vs.iter().all(|x| *x < Id::new(self.p.vars.len()))
             }),
             _ => false,
         };

@@ -204,7 +204,7 @@ impl Walk<'_> {
         vars_of(n, &mut vs);
         vs.iter().all(|v| {
             matches!(
-                self.p.vars.get(*v).map(|x| &x.kind),
+                self.p.vars.get(v.index()).map(|x| &x.kind),
                 Some(
                     VarKind::World { .. }
                         | VarKind::Param { .. }

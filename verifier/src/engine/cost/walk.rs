@@ -213,8 +213,8 @@ impl<'a> Walk<'a> {
     fn fresh_index(&mut self, r: Iv) -> VarId {
         let id = self.p.vars.len() + self.fresh;
         self.fresh += 1;
-        self.bounds.insert(id, r);
-        id
+        self.bounds.insert(Id::new(id), r);
+        Id::new(id)
     }
 
     /// Records that count `k` has no closed form (the first reason is kept).

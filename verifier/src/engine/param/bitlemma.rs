@@ -475,8 +475,11 @@ mod tests {
         let mut s = Syms::with_bounds([(p.world, (1, 65536))].into_iter().collect());
         let w = s.param(p.world);
         let lgp = bits::bit(&mut s, BitFn::Lg, &w, &Lin::k(0)).expect("lg");
-        let k = Lin::atom(s.new_iter(lgp.add(&Lin::k(off)).expect("add"), 0));
-        let o = Lin::atom(s.new_iter(w.clone(), 0));
+        let k = Lin::atom(s.new_iter(
+            lgp.add(&Lin::k(off)).expect("add"),
+            collc_spec::ir::Id::new(0),
+        ));
+        let o = Lin::atom(s.new_iter(w.clone(), collc_spec::ir::Id::new(0)));
         let d = bits::pow2(&mut s, &k).expect("pow2");
         let x = bits::binop(&mut s, BinOp::Xor, &o, &d).expect("xor");
         let below = w.sub(&x).and_then(|l| l.add(&Lin::k(-1))).expect("sub");

@@ -327,7 +327,7 @@ mod tests {
     #[test]
     fn log2_of_a_power_is_its_exponent() {
         let mut s = Syms::default();
-        let e = Lin::atom(s.new_iter(Lin::k(5), 0));
+        let e = Lin::atom(s.new_iter(Lin::k(5), collc_spec::ir::Id::new(0)));
         let p = pow2(&mut s, &e).expect("pow2");
         assert_eq!(log_pow(&mut s, true, &p), Some(e.clone()));
         let p4 = p.scale(4).expect("scale");

@@ -324,11 +324,11 @@ fn walk(
 ) -> Result<Pass, Open> {
     let me = syms.new_iter(world.clone(), p.me);
     let mut env = env.to_vec();
-    env[p.me] = Some(Val::V(Lin::atom(me)));
+    env[p.me.index()] = Some(Val::V(Lin::atom(me)));
     let blk = match &p.blocks {
         Some(b) => {
             let a = syms.new_iter(blocks.clone(), b.var);
-            env[b.var] = Some(Val::V(Lin::atom(a)));
+            env[b.var.index()] = Some(Val::V(Lin::atom(a)));
             Some(a)
         }
         None => None,
@@ -474,7 +474,7 @@ impl Walk<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<(), Open> {
         match &s.kind {
             StmtKind::Let { var, value } => {
-                if self.relevant[*var] {
+                if self.relevant[var.index()] {
                     let v = match self.eval(value, s.span) {
                         Ok(l) => {
                             if self.depth == 0 && self.loops.is_empty() && !self.epilogue {
@@ -484,7 +484,7 @@ impl Walk<'_> {
                         }
                         Err((m, _)) => Val::Bad(Stop::Unsupported(m, s.span)),
                     };
-                    self.env[*var] = Some(v);
+                    self.env[var.index()] = Some(v);
                 }
             }
             StmtKind::Notify {
@@ -608,7 +608,7 @@ impl Walk<'_> {
             stmt: span.start,
         });
         let li = self.pass.loops.len() - 1;
-        self.env[var] = Some(Val::V(h.val));
+        self.env[var.index()] = Some(Val::V(h.val));
         self.loops.push(li);
         let saved = self.guard.clone();
         let r = match h.extra {

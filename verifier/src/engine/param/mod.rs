@@ -223,7 +223,7 @@ impl<'a> Ctx<'a> {
         let (mut syms, (env, mut assumptions)) = tightened(p, declared_bounds(p))?;
         let world = syms.param(p.world);
         // A rank parameter (`param root: rank`) is a rank of the world: `0 <= root < P`.
-        for (id, v) in p.vars.iter().enumerate() {
+        for (id, v) in collc_spec::id::enumerate(&p.vars) {
             if matches!(v.kind, VarKind::Param { domain: None }) {
                 let r = syms.param(id);
                 let top = world.sub(&r).and_then(|x| x.add(&Lin::k(-1)));
@@ -404,7 +404,7 @@ impl<'a> Ctx<'a> {
 /// parameter is below the largest world size.
 fn declared_bounds(p: &Protocol) -> HashMap<VarId, (i64, i64)> {
     let mut bounds: HashMap<VarId, (i64, i64)> = HashMap::new();
-    for (id, v) in p.vars.iter().enumerate() {
+    for (id, v) in collc_spec::id::enumerate(&p.vars) {
         match v.kind {
             VarKind::Param {
                 domain: Some((lo, hi)),
@@ -422,7 +422,7 @@ fn declared_bounds(p: &Protocol) -> HashMap<VarId, (i64, i64)> {
     }
     // A rank parameter is below the largest world size (and below P: an assumption).
     if let VarKind::World { hi, .. } = p.vars[p.world].kind {
-        for (id, v) in p.vars.iter().enumerate() {
+        for (id, v) in collc_spec::id::enumerate(&p.vars) {
             if matches!(v.kind, VarKind::Param { domain: None }) {
                 bounds.insert(id, (0, hi.saturating_sub(1)));
             }

@@ -265,7 +265,7 @@ impl Ctx<'_> {
     }
 
     pub(super) fn credit_balance(&mut self) -> Result<(), String> {
-        for s in 0..self.p.signals.len() {
+        for s in Id::range(self.p.signals.len()) {
             if self.is_value(s) {
                 continue;
             }
@@ -692,7 +692,7 @@ impl Ctx<'_> {
     /// its cell (the previous iteration of its loop of rounds, the previous wait
     /// statement on the same cells, or the last iteration of an earlier loop's wait).
     pub(super) fn stale_credit(&mut self) -> Result<(), String> {
-        for s in 0..self.p.signals.len() {
+        for s in Id::range(self.p.signals.len()) {
             if self.is_value(s) {
                 continue;
             }

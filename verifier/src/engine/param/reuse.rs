@@ -86,7 +86,7 @@ pub enum Verdict {
 /// the call index or has no `reused` window.
 pub fn prove(p: &Protocol, credits: &Outcome, budget: Duration) -> Option<Verdict> {
     p.call?;
-    if (0..p.windows.len()).all(|w| p.window_per_call(w)) {
+    if Id::range(p.windows.len()).all(|w| p.window_per_call(w)) {
         return None;
     }
     let deadline = Instant::now() + budget;

@@ -45,7 +45,7 @@ const NEEDS: [&str; 3] = ["credit-balance", "op-exclusivity", "stale-credit"];
 /// `value-signal` for the whole declared domain, or why not. `credits` is the route's
 /// outcome for the credit obligations.
 pub fn prove(p: &Protocol, credits: &Outcome, budget: Duration) -> Result<Proof, String> {
-    let values: Vec<SignalId> = (0..p.signals.len())
+    let values: Vec<SignalId> = Id::range(p.signals.len())
         .filter(|s| p.signals[*s].kind == SignalKind::Value)
         .collect();
     if values.is_empty() {

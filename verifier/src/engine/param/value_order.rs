@@ -253,7 +253,8 @@ impl Ctx<'_> {
     /// rest on [`Ctx::set_before`]'s hops, hence on the reuse theorem).
     pub(super) fn several_sets(&self) -> bool {
         (0..self.p.signals.len()).any(|s| {
-            self.p.signals[s].kind == SignalKind::Value && self.sets_of(Side::A, s).len() > 1
+            self.p.signals[s].kind == SignalKind::Value
+                && self.sets_of(Side::A, Id::new(s)).len() > 1
         })
     }
 

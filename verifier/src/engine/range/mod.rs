@@ -167,7 +167,7 @@ impl Walk<'_> {
                     }
                     _ => (None, None),
                 };
-                self.cell(*signal, index, cell, at);
+                self.cell(signal.index(), index, cell, at);
                 if let Some(target) = target {
                     self.target(target, t.unwrap_or(at));
                 }
@@ -177,7 +177,7 @@ impl Walk<'_> {
                     Some(A::Wait { cell, .. }) => Some(cell),
                     _ => None,
                 };
-                self.cell(*signal, index, cell, at);
+                self.cell(signal.index(), index, cell, at);
             }
             (StmtKind::Copy { dst, src }, ast) => {
                 let (d, s2) = match ast {

@@ -63,7 +63,7 @@ impl<'a> Solver<'a> {
     /// A decider for `p`; Z3 is started only when an obligation needs it.
     pub fn new(p: &'a Protocol, defs: &'a Defs) -> Self {
         let mut consts = Env::new(p);
-        for (v, var) in p.vars.iter().enumerate() {
+        for (v, var) in collc_spec::id::enumerate(&p.vars) {
             if let VarKind::Const(c) = var.kind {
                 consts.set(v, c);
             }
