@@ -656,18 +656,9 @@ pub enum Expr {
 }
 
 impl Expr {
-    /// Visits every variable the expression reads.
+    /// Visits every variable the expression reads, left to right ([`crate::visit`]'s walk).
     pub fn for_each_var(&self, f: &mut dyn FnMut(VarId)) {
-        match self {
-            Expr::Int(_) => {}
-            Expr::Var(v) => f(*v),
-            Expr::Array(_, xs) => xs.iter().for_each(|x| x.for_each_var(f)),
-            Expr::Neg(a) | Expr::Rank(a) | Expr::Log2(a) | Expr::Pow2(a) => a.for_each_var(f),
-            Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
-                a.for_each_var(f);
-                b.for_each_var(f);
-            }
-        }
+        crate::visit::Visit::visit_expr(&mut crate::visit::Reads(f), self);
     }
     /// The literal value, if the expression is a literal (possibly negated).
     pub fn as_const(&self) -> Option<i64> {
@@ -680,17 +671,9 @@ impl Expr {
 }
 
 impl Cond {
-    /// Visits every variable the condition reads.
+    /// Visits every variable the condition reads, left to right ([`crate::visit`]'s walk).
     pub fn for_each_var(&self, f: &mut dyn FnMut(VarId)) {
-        match self {
-            Cond::Bool(_) => {}
-            Cond::Cmp(_, a, b) => {
-                a.for_each_var(f);
-                b.for_each_var(f);
-            }
-            Cond::Not(c) => c.for_each_var(f),
-            Cond::And(cs) | Cond::Or(cs) => cs.iter().for_each(|c| c.for_each_var(f)),
-        }
+        crate::visit::Visit::visit_cond(&mut crate::visit::Reads(f), self);
     }
 }
 

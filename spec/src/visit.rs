@@ -46,6 +46,19 @@ pub trait Visit {
     }
 }
 
+/// The pass behind [`Expr::for_each_var`] and [`Cond::for_each_var`]: calls its
+/// function with every variable an expression reads, in the walk's order.
+pub struct Reads<'f>(pub &'f mut dyn FnMut(crate::ir::VarId));
+
+impl Visit for Reads<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        if let Expr::Var(v) = e {
+            (self.0)(*v);
+        }
+        walk_expr(self, e);
+    }
+}
+
 /// Visits every statement of `b` in order.
 pub fn walk_block<V: Visit + ?Sized>(v: &mut V, b: &Block) {
     for s in &b.stmts {
