@@ -16,7 +16,7 @@
 use crate::host::job::{Job, JobBuffer, Outcome};
 use crate::layout::{Abi, BufferSource, Elem};
 use collc_spec::eval::Bindings;
-use collc_spec::ir::{ArrayId, ElemType, Protocol, ReduceOp};
+use collc_spec::ir::{ArrayId, ElemType, Protocol, ReduceOp, Semantics};
 use collc_spec::meaning::{self, Combine, Meaning, Shape, Want};
 
 /// What a job stages and collects, in args order.
@@ -277,6 +277,7 @@ pub fn build_job(p: &Protocol, b: &Bindings, calls: usize) -> Result<(Job, Plan)
         nblocks: b.blocks as i32,
         ncalls: calls as i32,
         barrier_check: p.semantics.is_barrier(),
+        per_lane: matches!(p.semantics, Semantics::Barrier { lane: Some(_) }),
         stage_ranks,
         buffers,
         scalars: abi.scalar_values(b),
@@ -351,7 +352,7 @@ pub fn check(p: &Protocol, b: &Bindings, plan: &Plan, job: &Job, out: &Outcome) 
             Ok(Meaning::Barrier) => {
                 if k == 0 && out.barrier_errors != 0 {
                     c.bad(format!(
-                        "{} barrier violation(s): a rank left a call before every rank had entered it (host stamps)",
+                        "{} barrier violation(s): a block left a call before a block it waits for on another rank had entered it (host stamps)",
                         out.barrier_errors
                     ));
                 }

@@ -224,6 +224,29 @@ void record_error(Shared* sh, const ThreadState& ts, const std::string& what) {
     sh->run.aborted.store(1, std::memory_order_release);
 }
 
+// Block entry under COLLC_RUN_CHAOS: a block may start its call after its rank's other blocks
+// (the blocks of a task are scheduled independently). Sleep (1 in 4) or yield (1 in 4), drawn
+// from the seed, rank, block and call alone, so the TNOTIFY/TWAIT chaos sequence is unchanged.
+void entry_chaos(const CollcRunConfig* cfg, int32_t rank, int32_t block, int32_t call) {
+    if ((cfg->flags & COLLC_RUN_CHAOS) == 0) return;
+    uint64_t x = cfg->chaos_seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(
+                                       (static_cast<int64_t>(call) * COLLC_MAX_RANKS + rank) * COLLC_MAX_BLOCKS + block + 1);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    const uint32_t max_us = cfg->chaos_max_us != 0 ? cfg->chaos_max_us : 200;
+    switch (x & 3) {
+        case 0:
+            std::this_thread::sleep_for(std::chrono::microseconds((x >> 8) % (max_us + 1)));
+            break;
+        case 1:
+            std::this_thread::yield();
+            break;
+        default:
+            break;
+    }
+}
+
 void rank_thread(Shared* sh, int32_t rank, int32_t block) {
     const CollcRunConfig* cfg = sh->cfg;
     const int32_t nblocks = cfg->nblocks;
@@ -262,7 +285,10 @@ void rank_thread(Shared* sh, int32_t rank, int32_t block) {
                 if (block == 0 && cfg->prepare != nullptr) cfg->prepare(cfg->user, rank, k, window, bufs);
                 // Task start: all blocks of the rank begin call k together.
                 if (nblocks > 1 && !rank_barrier.wait(sh->run)) break;
+                entry_chaos(cfg, rank, block, k);
+                if (cfg->enter != nullptr) cfg->enter(cfg->user, rank, block, k);
                 sh->kernel(args);
+                if (cfg->leave != nullptr) cfg->leave(cfg->user, rank, block, k);
                 // Task end: all blocks of the rank finished call k.
                 if (nblocks > 1 && !rank_barrier.wait(sh->run)) break;
                 if (block == 0 && cfg->collect != nullptr) cfg->collect(cfg->user, rank, k, window, bufs);

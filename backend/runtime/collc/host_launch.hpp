@@ -79,7 +79,10 @@
  *         [flag COLLC_RUN_HOST_BARRIER and k > 0: barrier of all P*C threads]
  *         if b == 0 and prepare: prepare(user, r, k, window_r, buffers_r,k) # stage inputs
  *         [C > 1: barrier of rank r's C blocks]                             # task start
+ *         [flag COLLC_RUN_CHAOS: a seeded sleep or yield (the block may start late)]
+ *         if enter: enter(user, r, b, k)                                    # block entry
  *         kernel(args_r)                                                    # call k
+ *         if leave: leave(user, r, b, k)                                    # block exit
  *         [C > 1: barrier of rank r's C blocks]                             # task end
  *         if b == 0 and collect: collect(user, r, k, window_r, buffers_r,k) # read outputs
  *
@@ -123,7 +126,7 @@
 extern "C" {
 #endif
 
-#define COLLC_ABI_VERSION 3u
+#define COLLC_ABI_VERSION 4u
 #define COLLC_MAX_RANKS 64 /* collc_backend::ranks::HOST_MAX_RANKS */
 #define COLLC_MAX_BLOCKS 64
 #define COLLC_MAX_BUFFERS 64
@@ -164,6 +167,11 @@ typedef void (*CollcKernelFn)(int64_t* args);
  * `buffers[i]` = the address of buffer i in call `call` (its instance for a per-call buffer). */
 typedef void (*CollcRankHook)(void* user, int32_t rank, int32_t call, uint8_t* window_base,
                               uint8_t* const* buffers);
+/* enter/leave: called on thread (rank, block) right before and right after its kernel call
+ * `call`, inside the task (after the rank's task-start barrier, before its task-end barrier):
+ * a per-block barrier rule is checked there (the hooks of one rank's blocks are not ordered
+ * with each other). Since ABI version 4. */
+typedef void (*CollcBlockHook)(void* user, int32_t rank, int32_t block, int32_t call);
 /* finish: called once per rank on the calling thread after every thread was joined;
  * `buffers[i]` = window_base + offset[i] (instance 0 of a per-call buffer). */
 typedef void (*CollcFinishHook)(void* user, int32_t rank, uint8_t* window_base, uint8_t* const* buffers);
@@ -194,6 +202,8 @@ typedef struct CollcRunConfig {
     uint64_t chaos_seed;             /* COLLC_RUN_CHAOS: PRNG seed (same seed, same choices) */
     uint32_t chaos_max_us;           /* COLLC_RUN_CHAOS: longest injected sleep; 0 means 200 */
     uint32_t reserved;               /* 0 */
+    CollcBlockHook enter;            /* may be NULL */
+    CollcBlockHook leave;            /* may be NULL */
 } CollcRunConfig;
 
 typedef struct CollcRunReport {

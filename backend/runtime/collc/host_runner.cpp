@@ -18,7 +18,7 @@
 //
 // Job (stdin, little-endian):
 //   "COLLCJB2"
-//   i32 P, C, K, flags (CollcRunConfig::flags), twait_timeout_ms, barrier_check
+//   i32 P, C, K, flags (CollcRunConfig::flags), twait_timeout_ms, barrier_check (0, 1, 2: below)
 //   u64 chaos_seed; u32 chaos_max_us
 //   i32 B; B x { u32 name_len; name; u64 bytes; u32 kind; u32 lifetime; u32 stage; u32 collect }
 //   i32 S; S x i64 scalar
@@ -34,9 +34,11 @@
 //   (the buffer right after call k; zeros when not collected)
 // Exit status: 0 when the results were written (whatever the run's status), 2 on bad input.
 //
-// barrier_check: prepare stamps (rank, call) in plain host memory and counts arrivals; collect
-// checks that every rank's stamp of this call is visible and all P arrived — the barrier
-// semantics, and (under TSan) the happens-before the barrier must provide.
+// barrier_check (0: none; 1: `barrier()`, every block of every rank; 2: `barrier(blk)`, per
+// lane): the enter hook stamps (rank, block, call) in plain host memory; the leave hook checks
+// that the stamp of this call is visible for every block it must wait for (1: every block,
+// 2: its own block index) of every other rank — the barrier semantics, and (under TSan) the
+// happens-before the barrier must provide.
 
 #include <dlfcn.h>
 
@@ -80,9 +82,8 @@ struct Job {
     std::vector<uint8_t> outputs;         // K x P x collected bytes
     std::vector<uint8_t> collected;       // K x P flags
     // barrier check
-    std::vector<int64_t> stamps;          // P x K, plain
-    std::unique_ptr<std::atomic<int32_t>[]> arrivals;
-    std::vector<int64_t> barrier_errors;  // per rank
+    std::vector<int64_t> stamps;          // P x C x K, plain
+    std::vector<int64_t> barrier_errors;  // per (rank, block)
 };
 
 bool read_exact(void* dst, size_t n) { return n == 0 || std::fread(dst, 1, n, stdin) == n; }
@@ -94,7 +95,33 @@ void write_exact(const void* src, size_t n) {
 template <typename T>
 void write_val(const T& v) { write_exact(&v, sizeof(T)); }
 
-int64_t stamp(int32_t r, int32_t k) { return 1000003LL * (r + 1) + 7919LL * (k + 1); }
+// The stamp slot of (rank, block, call), and its value (nonzero, distinct per slot).
+size_t stamp_slot(const Job* j, int32_t r, int32_t b, int32_t k) {
+    return (static_cast<size_t>(r) * static_cast<size_t>(j->C) + static_cast<size_t>(b)) * static_cast<size_t>(j->K) +
+           static_cast<size_t>(k);
+}
+int64_t stamp(const Job* j, int32_t r, int32_t b, int32_t k) {
+    return static_cast<int64_t>(stamp_slot(j, r, b, k)) + 1;
+}
+
+void enter(void* user, int32_t rank, int32_t block, int32_t call) {
+    Job* j = static_cast<Job*>(user);
+    j->stamps[stamp_slot(j, rank, block, call)] = stamp(j, rank, block, call);
+}
+
+void leave(void* user, int32_t rank, int32_t block, int32_t call) {
+    Job* j = static_cast<Job*>(user);
+    const int32_t lo = j->barrier_check == 2 ? block : 0;
+    const int32_t hi = j->barrier_check == 2 ? block + 1 : j->C;
+    for (int32_t q = 0; q < j->P; ++q) {
+        if (q == rank) continue;
+        for (int32_t b = lo; b < hi; ++b) {
+            if (j->stamps[stamp_slot(j, q, b, call)] != stamp(j, q, b, call)) {
+                ++j->barrier_errors[static_cast<size_t>(rank) * static_cast<size_t>(j->C) + static_cast<size_t>(block)];
+            }
+        }
+    }
+}
 
 void prepare(void* user, int32_t rank, int32_t call, uint8_t*, uint8_t* const* buffers) {
     Job* j = static_cast<Job*>(user);
@@ -106,10 +133,6 @@ void prepare(void* user, int32_t rank, int32_t call, uint8_t*, uint8_t* const* b
             std::memcpy(buffers[b], src, j->buffers[b].bytes);
         }
         src += j->buffers[b].bytes;
-    }
-    if (j->barrier_check) {
-        j->stamps[static_cast<size_t>(rank) * static_cast<size_t>(j->K) + static_cast<size_t>(call)] = stamp(rank, call);
-        j->arrivals[call].fetch_add(1, std::memory_order_relaxed);
     }
 }
 
@@ -123,14 +146,6 @@ void collect(void* user, int32_t rank, int32_t call, uint8_t*, uint8_t* const* b
         dst += j->buffers[b].bytes;
     }
     j->collected[slot] = 1;
-    if (j->barrier_check) {
-        for (int32_t q = 0; q < j->P; ++q) {
-            if (j->stamps[static_cast<size_t>(q) * static_cast<size_t>(j->K) + static_cast<size_t>(call)] != stamp(q, call)) {
-                ++j->barrier_errors[static_cast<size_t>(rank)];
-            }
-        }
-        if (j->arrivals[call].load(std::memory_order_relaxed) != j->P) ++j->barrier_errors[static_cast<size_t>(rank)];
-    }
 }
 
 // --- pto-isa CPU simulation (SIM_KERNEL.so) ---
@@ -206,6 +221,7 @@ int main(int argc, char** argv) {
         return bad("header");
     }
     if (j.P < 1 || j.P > COLLC_MAX_RANKS || j.K < 0 || j.C < 1) return bad("P, C or K out of range");
+    if (j.barrier_check < 0 || j.barrier_check > 2) return bad("barrier_check");
     int32_t B = 0;
     if (!read_val(&B) || B < 0 || B > COLLC_MAX_BUFFERS) return bad("buffer count");
     for (int32_t b = 0; b < B; ++b) {
@@ -237,10 +253,8 @@ int main(int argc, char** argv) {
     if (!read_exact(j.inputs.data(), j.inputs.size())) return bad("inputs");
     j.outputs.assign(slots * j.collected_bytes, 0);
     j.collected.assign(slots, 0);
-    j.stamps.assign(static_cast<size_t>(j.P) * static_cast<size_t>(j.K), 0);
-    j.arrivals.reset(new std::atomic<int32_t>[static_cast<size_t>(j.K > 0 ? j.K : 1)]);
-    for (int32_t k = 0; k < j.K; ++k) j.arrivals[k].store(0);
-    j.barrier_errors.assign(static_cast<size_t>(j.P), 0);
+    j.stamps.assign(static_cast<size_t>(j.P) * static_cast<size_t>(j.C) * static_cast<size_t>(j.K), 0);
+    j.barrier_errors.assign(static_cast<size_t>(j.P) * static_cast<size_t>(j.C), 0);
 
     std::vector<CollcBufferDesc> descs;
     for (const Buffer& b : j.buffers) descs.push_back(CollcBufferDesc{b.name.c_str(), b.bytes, b.kind, b.lifetime});
@@ -259,6 +273,10 @@ int main(int argc, char** argv) {
     cfg.user = &j;
     cfg.prepare = prepare;
     cfg.collect = collect;
+    if (j.barrier_check != 0) {
+        cfg.enter = enter;
+        cfg.leave = leave;
+    }
     cfg.chaos_seed = j.chaos_seed;
     cfg.chaos_max_us = j.chaos_max_us;
     if (argc == 3 && !load_sim_kernel(argv[2], lib, B + S, &cfg)) return 2;

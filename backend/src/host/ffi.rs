@@ -1,4 +1,4 @@
-//! The launcher's C ABI (`collc/host_launch.hpp`, ABI version 2) mirrored in Rust, and the
+//! The launcher's C ABI (`collc/host_launch.hpp`, ABI version 4) mirrored in Rust, and the
 //! in-process execution of a [`Job`] through `dlopen` (libloading).
 //!
 //! Loaded libraries stay loaded for the life of the process (a library that started threads
@@ -8,11 +8,11 @@ use super::job::{ExecError, Job, Outcome};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// `COLLC_ABI_VERSION`.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 /// `COLLC_MAX_RANKS` of `host_launch.hpp` (the report's per-rank array).
 const MAX_RANKS: usize = crate::ranks::HOST_MAX_RANKS as usize;
 const MESSAGE_BYTES: usize = 8192;
@@ -32,6 +32,7 @@ pub struct BufferDesc {
 
 type Hook = unsafe extern "C" fn(*mut c_void, i32, i32, *mut u8, *const *mut u8);
 type FinishHook = unsafe extern "C" fn(*mut c_void, i32, *mut u8, *const *mut u8);
+type BlockHook = unsafe extern "C" fn(*mut c_void, i32, i32, i32);
 
 /// `CollcRunConfig`.
 #[repr(C)]
@@ -72,6 +73,10 @@ pub struct RunConfig {
     pub chaos_max_us: u32,
     /// 0.
     pub reserved: u32,
+    /// Block entry hook (right before the block's kernel call).
+    pub enter: Option<BlockHook>,
+    /// Block exit hook (right after it).
+    pub leave: Option<BlockHook>,
 }
 
 /// `CollcRunReport`.
@@ -146,7 +151,7 @@ pub fn load(lib: &Path) -> Result<Loaded, ExecError> {
             l
         }
     };
-    // SAFETY: `collc_host_run` has exactly this signature (host_launch.hpp, ABI v2).
+    // SAFETY: `collc_host_run` has exactly this signature (host_launch.hpp).
     let run: RunFn = unsafe {
         *handle
             .get::<RunFn>(b"collc_host_run\0")
@@ -179,13 +184,9 @@ struct HookState<'a> {
     staged: Vec<usize>,
     collected: Vec<usize>,
     outputs: Vec<Mutex<Option<Vec<u8>>>>,
+    /// Per (rank, block, call): the block's entry stamp ([`stamp_slot`]).
     stamps: Vec<AtomicI64>,
-    arrivals: Vec<AtomicI32>,
     barrier_errors: AtomicI64,
-}
-
-fn stamp(r: i32, k: i32) -> i64 {
-    1_000_003 * i64::from(r + 1) + 7919 * i64::from(k + 1)
 }
 
 unsafe extern "C" fn prepare(
@@ -212,11 +213,6 @@ unsafe extern "C" fn prepare(
                 }
             }
             off += n;
-        }
-        if st.job.barrier_check {
-            st.stamps[rank as usize * st.job.ncalls as usize + call as usize]
-                .store(stamp(rank, call), Ordering::Relaxed);
-            st.arrivals[call as usize].fetch_add(1, Ordering::Relaxed);
         }
     });
     if r.is_err() {
@@ -249,22 +245,41 @@ unsafe extern "C" fn collect(
         } else {
             *st.outputs[slot].lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
         }
-        if st.job.barrier_check {
-            let k = st.job.ncalls as usize;
-            for q in 0..st.job.nranks {
-                if st.stamps[q as usize * k + call as usize].load(Ordering::Relaxed)
-                    != stamp(q, call)
-                {
-                    st.barrier_errors.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            if st.arrivals[call as usize].load(Ordering::Relaxed) != st.job.nranks {
-                st.barrier_errors.fetch_add(1, Ordering::Relaxed);
-            }
-        }
     });
     if r.is_err() {
         std::process::abort();
+    }
+}
+
+/// The stamp slot of (rank, block, call); its stamp is the slot + 1.
+fn stamp_slot(job: &Job, r: i32, b: i32, k: i32) -> usize {
+    (r as usize * job.nblocks as usize + b as usize) * job.ncalls as usize + k as usize
+}
+
+unsafe extern "C" fn enter(user: *mut c_void, rank: i32, block: i32, call: i32) {
+    // SAFETY: as in `prepare`.
+    let st = unsafe { &*(user as *const HookState) };
+    let s = stamp_slot(st.job, rank, block, call);
+    st.stamps[s].store(s as i64 + 1, Ordering::Relaxed);
+}
+
+/// The barrier rule at a block's exit: the entry stamp of this call of every block it waits
+/// for (`Job::per_lane`: its own index; else every block) on every other rank is visible.
+unsafe extern "C" fn leave(user: *mut c_void, rank: i32, block: i32, call: i32) {
+    // SAFETY: as in `prepare`.
+    let st = unsafe { &*(user as *const HookState) };
+    let lanes = if st.job.per_lane {
+        block..block + 1
+    } else {
+        0..st.job.nblocks
+    };
+    for q in (0..st.job.nranks).filter(|q| *q != rank) {
+        for b in lanes.clone() {
+            let s = stamp_slot(st.job, q, b, call);
+            if st.stamps[s].load(Ordering::Relaxed) != s as i64 + 1 {
+                st.barrier_errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 }
 
@@ -280,8 +295,9 @@ impl<'a> HookState<'a> {
                 .filter(|&b| job.buffers[b].collect)
                 .collect(),
             outputs: (0..slots).map(|_| Mutex::new(None)).collect(),
-            stamps: (0..slots).map(|_| AtomicI64::new(0)).collect(),
-            arrivals: (0..job.ncalls.max(0)).map(|_| AtomicI32::new(0)).collect(),
+            stamps: (0..slots * job.nblocks.max(0) as usize)
+                .map(|_| AtomicI64::new(0))
+                .collect(),
             barrier_errors: AtomicI64::new(0),
         }
     }
@@ -333,6 +349,8 @@ pub fn run(lib: &Path, job: &Job) -> Result<Outcome, ExecError> {
         chaos_seed: job.chaos_seed,
         chaos_max_us: job.chaos_max_us,
         reserved: 0,
+        enter: job.barrier_check.then_some(enter as BlockHook),
+        leave: job.barrier_check.then_some(leave as BlockHook),
     };
     // A traced run names its file through the library's `collc_host_trace` (one traced
     // in-process run at a time: the setting is the library's).

@@ -40,8 +40,12 @@ pub struct Job {
     pub flags: u32,
     /// TWAIT deadline (0: env / default).
     pub twait_timeout_ms: u32,
-    /// Check barrier semantics with host stamps.
+    /// Check barrier semantics with host stamps: every block, when it leaves a call, must see
+    /// the entry stamp of that call of every block of every other rank it waits for.
     pub barrier_check: bool,
+    /// With `barrier_check`, a per-lane barrier (`barrier(blk)`): block b waits for block b
+    /// of every other rank only (else for every block).
+    pub per_lane: bool,
     /// Chaos seed (with `COLLC_RUN_CHAOS`).
     pub chaos_seed: u64,
     /// Longest chaos sleep.
@@ -177,7 +181,7 @@ impl Job {
             self.ncalls,
             self.flags as i32,
             self.twait_timeout_ms as i32,
-            i32::from(self.barrier_check),
+            i32::from(self.barrier_check) * (1 + i32::from(self.per_lane)),
         ] {
             v.extend_from_slice(&x.to_le_bytes());
         }
