@@ -8,7 +8,8 @@
 //! two (on integer types 1, 2, 1, -1, -2, -1: integer products wrap, as MPI's do). So
 //! outputs are compared with `==`, in the window's element type ([`Value`]).
 //! Host arrays are staged for every protocol (values inside their domain, varying per call).
-//! A barrier is checked with host stamps ([`Meaning::Barrier`]'s rule).
+//! A barrier is checked with per-block host stamps ([`Meaning::Barrier`]'s rule, the blocks
+//! of `collc_spec::meaning::barrier_peers`).
 //!
 //! The MPI runner gets the same definition as a table ([`crate::mpi::table`]); the payload
 //! functions here are mirrored by `collc_mpi::oracle` in `backend/runtime/mpi/collc_mpi.hpp`.
