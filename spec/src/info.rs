@@ -33,6 +33,8 @@ pub struct ProtocolInfo {
     /// The variables that are the right operand of a `%` in the top-level `let`s, the body
     /// or the epilogue (`ring[t % K]`).
     pub moduli: BTreeSet<VarId>,
+    /// The integer literals that are the right operand of a `%` there (`ring[t % 16]`).
+    pub literal_moduli: BTreeSet<i64>,
 }
 
 impl ProtocolInfo {
@@ -47,6 +49,7 @@ impl ProtocolInfo {
             comparisons,
             locals,
             moduli,
+            literal_moduli,
         } = walk;
         let mut lits = Ints(Vec::new());
         visit::walk_requires(&mut lits, p);
@@ -60,6 +63,7 @@ impl ProtocolInfo {
             comparisons,
             locals,
             moduli,
+            literal_moduli,
         }
     }
 }
@@ -71,6 +75,7 @@ struct Collect {
     comparisons: Vec<Cond>,
     locals: Vec<Local>,
     moduli: BTreeSet<VarId>,
+    literal_moduli: BTreeSet<i64>,
 }
 
 impl Visit for Collect {
@@ -93,11 +98,15 @@ impl Visit for Collect {
                 let (a, b) = ((**a).clone(), (**b).clone());
                 self.comparisons.push(Cond::Cmp(CmpOp::Le, a, b));
             }
-            Expr::Bin(BinOp::Mod, _, m) => {
-                if let Expr::Var(v) = **m {
+            Expr::Bin(BinOp::Mod, _, m) => match **m {
+                Expr::Var(v) => {
                     self.moduli.insert(v);
                 }
-            }
+                Expr::Int(n) => {
+                    self.literal_moduli.insert(n);
+                }
+                _ => {}
+            },
             _ => {}
         }
         visit::walk_expr(self, e);
@@ -274,5 +283,26 @@ mod tests {
         assert_eq!(info.locals.len(), 1);
         let moduli: Vec<String> = info.moduli.iter().map(|v| name(*v)).collect();
         assert_eq!(moduli, vec!["H".to_string()]);
+        assert!(info.literal_moduli.is_empty());
+    }
+
+    #[test]
+    fn a_literal_modulus_is_a_literal_modulus() {
+        let p = protocol(
+            "collective c: barrier() {
+                ranks P in 1..=8;
+                const S = 5;
+                signal s[16];
+                body { notify s[(me + 3) % 16] @ rank(0) += 1; notify s[me % S] @ rank(0) += 1; }
+                epilogue { }
+            }",
+        );
+        let info = ProtocolInfo::of(&p);
+        assert_eq!(
+            info.literal_moduli.iter().copied().collect::<Vec<_>>(),
+            vec![16]
+        );
+        let moduli: Vec<&str> = info.moduli.iter().map(|v| p.var_name(*v)).collect();
+        assert_eq!(moduli, vec!["S"]);
     }
 }

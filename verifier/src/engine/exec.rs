@@ -5,7 +5,11 @@
 //! loops around it. Loops over ranks are unrolled (P is concrete); loops over
 //! numeric ranges are summarised (the loop variable becomes an iteration atom and
 //! the loop contributes once per iteration) unless their variable selects a cell,
-//! a target or a branch, in which case a concrete trip count is unrolled.
+//! a target or a branch, in which case a concrete trip count is unrolled. A branch on a
+//! comparison of the loop variable with a loop-invariant value (`if t >= K`) splits a
+//! loop whose trip count is symbolic at the iteration where the comparison changes: two
+//! summarised loops, `0..m` and `m..trip` with `m = clamp(threshold, 0, trip)`, in each of
+//! which the branch is decided ([`Pin`]).
 
 use crate::engine::sym::{union, Atom, AtomId, CondV, Guard, Lin, Syms};
 use crate::planning::TABLE;
@@ -18,6 +22,8 @@ use std::collections::{BTreeSet, HashMap};
 pub const UNROLL_SMALL: i64 = 64;
 /// Trip counts up to this are unrolled when a loop cannot be summarised.
 pub const UNROLL_MAX: i64 = 4096;
+/// A summarised loop is split at most this many times (at most `2^SPLIT_MAX` pieces).
+pub const SPLIT_MAX: usize = 3;
 pub use crate::planning::{declared_world, enumerated_world, enumerated_worlds};
 
 /// How the declared domain is written in a scope: `P in 1..=65536` or `P >= 1`.
@@ -148,6 +154,9 @@ pub struct Frame {
     pub lo: Lin,
     /// `step`.
     pub step: Lin,
+    /// Iterations of the written loop before this one's first: a piece of a split loop
+    /// starts `off` iterations in (0 for a loop that is not split).
+    pub off: Lin,
 }
 
 /// An executed `return if`.
@@ -796,6 +805,31 @@ struct SpanLoop<'b> {
     trip: Lin,
     body: &'b Block,
     span: Span,
+    /// Iterations of the written loop before this piece's first (0 unless split).
+    off: Lin,
+    /// The branch conditions decided in this loop (a piece of a split loop), each
+    /// over the loop's own iteration index.
+    pins: Vec<Pin>,
+}
+
+/// A branch condition decided in one piece of a split loop: `a·i + r >= 0`, with `i`
+/// the piece's iteration index, is `truth` for every iteration of the piece.
+#[derive(Clone, Debug)]
+struct Pin {
+    a: i64,
+    r: Lin,
+    truth: bool,
+}
+
+impl Pin {
+    /// The pin seen from a piece that starts `off` iterations later (`i = off + j`).
+    fn shifted(&self, off: &Lin) -> Option<Pin> {
+        Some(Pin {
+            a: self.a,
+            r: self.r.axpy(self.a, off)?,
+            truth: self.truth,
+        })
+    }
 }
 
 struct Exec<'a> {
@@ -818,6 +852,15 @@ struct Exec<'a> {
     dims: Vec<Option<Vec<Option<i64>>>>,
     relevant: Vec<bool>,
     frame_ix: HashMap<FrameKey, u32>,
+    /// The pins of the summarised loops being executed, with their iteration atoms.
+    pins: Vec<(AtomId, Pin)>,
+    /// Every split made so far, kept across actors: (the `for` statement's start, `a`,
+    /// `r`) for `a·i + r >= 0` over the written loop's iteration index `i`. Every actor
+    /// splits that loop there, so that its pieces are the same loops on every actor
+    /// (and pair round by round); a split is exact whatever the loop's body.
+    cuts: Vec<(usize, i64, Lin)>,
+    /// The branch condition behind the last [`Stop::Iter`] of a branch, with its atom.
+    branch: Option<(AtomId, crate::engine::sym::CondId)>,
 }
 
 type FrameKey = (usize, Option<u32>, u32, Lin, Lin, Lin);
@@ -849,6 +892,9 @@ fn execute(
         dims: vec![None; p.signals.len()],
         relevant: relevant(p),
         frame_ix: HashMap::new(),
+        pins: Vec::new(),
+        branch: None,
+        cuts: Vec::new(),
     };
     let blocks = match &p.blocks {
         Some(b) => {
@@ -867,9 +913,38 @@ fn execute(
         None => 1,
     };
     let base = ex.env.clone();
+    // A split found on one actor is made on every actor: run again from the start
+    // while the runs find new ones (at most `SPLIT_MAX` per loop, so this ends).
+    loop {
+        let known = ex.cuts.len();
+        run_actors(&mut ex, &base, world, blocks)?;
+        if ex.cuts.len() == known {
+            break;
+        }
+        // The atoms interned so far stay (unused ones change nothing).
+        ex.events.clear();
+        ex.returns.clear();
+        ex.frames.clear();
+        ex.frame_ix.clear();
+    }
+    Ok(Run {
+        syms: ex.syms,
+        config: config.to_vec(),
+        assumptions,
+        events: ex.events,
+        frames: ex.frames,
+        returns: ex.returns,
+        world,
+        blocks,
+    })
+}
+
+/// Runs the body and the epilogue of every (rank, block).
+fn run_actors(ex: &mut Exec, base: &[Option<Val>], world: i64, blocks: i64) -> Result<(), Stop> {
+    let p = ex.p;
     for r in 0..world {
         for b in 0..blocks.max(0) {
-            ex.env.clone_from(&base);
+            ex.env.clone_from_slice(base);
             ex.env[p.me.index()] = Some(Val::V(Lin::k(r)));
             if let Some(bl) = &p.blocks {
                 ex.env[bl.var.index()] = Some(Val::V(Lin::k(b)));
@@ -889,16 +964,7 @@ fn execute(
             }
         }
     }
-    Ok(Run {
-        syms: ex.syms,
-        config: config.to_vec(),
-        assumptions,
-        events: ex.events,
-        frames: ex.frames,
-        returns: ex.returns,
-        world,
-        blocks,
-    })
+    Ok(())
 }
 
 /// Variables whose values can matter for signals: read by notifies, waits, returns,
@@ -1106,8 +1172,12 @@ impl Exec<'_> {
             CondV::Const(true) => f(self),
             CondV::Const(false) => Ok(()),
             CondV::Sym(id) => {
-                if let Some(j) = self.syms.cond_deps(id).last() {
-                    return Err(Stop::Iter(*j, "a branch condition".into(), span));
+                if let Some(truth) = self.pinned(id) {
+                    return if truth { f(self) } else { Ok(()) };
+                }
+                if let Some(&j) = self.syms.cond_deps(id).last() {
+                    self.branch = Some((j, id));
+                    return Err(Stop::Iter(j, "a branch condition".into(), span));
                 }
                 let saved = self.guard.clone();
                 self.guard = union(&self.guard, &vec![id]);
@@ -1283,6 +1353,8 @@ impl Exec<'_> {
                     trip,
                     body,
                     span,
+                    off: Lin::k(0),
+                    pins: Vec::new(),
                 };
                 match l.trip.as_const().filter(|n| *n <= UNROLL_SMALL) {
                     Some(n) => self.unroll(var, &l.lo, &l.step, n, body, span),
@@ -1347,6 +1419,7 @@ impl Exec<'_> {
             span: l.span,
             lo: l.lo.clone(),
             step: l.step.clone(),
+            off: l.off.clone(),
         });
         let f = self.frames.len() as u32 - 1;
         self.frame_ix.insert(key, f);
@@ -1355,9 +1428,13 @@ impl Exec<'_> {
 
     /// A loop kept symbolic: its body once, with the variable `lo + step * i` for the
     /// frame's iteration atom `i`. When the body needs the iteration concrete, it is
-    /// undone and unrolled (trip count at most `UNROLL_MAX`), or the trip count's
-    /// parameters are asked for, or it is unsupported.
+    /// undone, then split at a branch on the loop variable ([`Exec::split`]), or unrolled
+    /// (trip count at most `UNROLL_MAX`), or the trip count's parameters are asked for, or
+    /// it is unsupported.
     fn summarise(&mut self, l: &SpanLoop) -> Result<(), Stop> {
+        if let Some(cut) = self.pending_cut(l) {
+            return self.split(l, cut);
+        }
         let mark = self.events.len();
         let seq = self.seq;
         let saved_frame = self.frame;
@@ -1370,7 +1447,11 @@ impl Exec<'_> {
             .ok_or(overflow(l.span))?;
         let val = l.lo.add(&sv).ok_or(overflow(l.span))?;
         self.env[l.var.index()] = Some(Val::V(val));
+        let pins = self.pins.len();
+        self.pins.extend(l.pins.iter().map(|p| (iter, p.clone())));
+        self.branch = None;
         let r = self.block(l.body);
+        self.pins.truncate(pins);
         self.frame = saved_frame;
         let Err(Stop::Iter(j, what, sp)) = r else {
             return r;
@@ -1380,6 +1461,14 @@ impl Exec<'_> {
         }
         self.events.truncate(mark);
         self.seq = seq;
+        if let Some(cut) = self.branch.take().and_then(|(b, c)| {
+            (b == iter && l.pins.len() < SPLIT_MAX && !self.promotable(&l.trip))
+                .then(|| self.split_form(c, iter))
+                .flatten()
+        }) {
+            self.register(l, &cut);
+            return self.split(l, cut);
+        }
         let name = self.p.var_name(l.var);
         match l.trip.as_const() {
             Some(n) if n <= UNROLL_MAX => self.unroll(l.var, &l.lo, &l.step, n, l.body, l.span),
@@ -1400,6 +1489,141 @@ impl Exec<'_> {
         }
     }
 
+    /// True when the trip count is concrete or its parameters can be enumerated (then
+    /// the loop is unrolled, not split: the finer analysis).
+    fn promotable(&self, trip: &Lin) -> bool {
+        if trip.as_const().is_some() {
+            return true;
+        }
+        let vars = params_of(&self.syms, trip);
+        !vars.is_empty()
+            && vars.iter().all(|v| match self.p.vars[*v].kind {
+                VarKind::Param {
+                    domain: Some((lo, hi)),
+                } => hi - lo < TABLE.enum_limit,
+                _ => false,
+            })
+    }
+
+    /// Records a split of loop `l` (`a·j + r >= 0` over its own iteration index) for every
+    /// actor, as a cut over the written loop's index (`r - a·off`), unless it reads an
+    /// iteration atom (an enclosing loop's: other actors' atoms differ) or the loop has
+    /// its `SPLIT_MAX` cuts.
+    fn register(&mut self, l: &SpanLoop, (a, r): &(i64, Lin)) {
+        let Some(r0) = r.axpy(-a, &l.off) else {
+            return;
+        };
+        let here = self.cuts.iter().filter(|c| c.0 == l.span.start).count();
+        if here < SPLIT_MAX
+            && self.syms.deps(&r0).is_empty()
+            && !self.cuts.contains(&(l.span.start, *a, r0.clone()))
+        {
+            self.cuts.push((l.span.start, *a, r0));
+        }
+    }
+
+    /// The first cut recorded for loop `l` that its pieces have not made yet, over `l`'s
+    /// own iteration index.
+    fn pending_cut(&self, l: &SpanLoop) -> Option<(i64, Lin)> {
+        if l.pins.len() >= SPLIT_MAX {
+            return None;
+        }
+        self.cuts
+            .iter()
+            .filter(|c| c.0 == l.span.start)
+            .filter_map(|(_, a, r0)| Some((*a, r0.axpy(*a, &l.off)?)))
+            .find(|(a, r)| !l.pins.iter().any(|p| p.a == *a && p.r == *r))
+    }
+
+    /// The truth of a branch condition that a pin of an enclosing piece decides: the
+    /// pinned `a·i + r >= 0` itself or its negation `-a·i - r - 1 >= 0`.
+    fn pinned(&self, c: crate::engine::sym::CondId) -> Option<bool> {
+        use crate::engine::sym::Formula;
+        match &self.syms.conds[c as usize] {
+            Formula::Not(x) => self.pinned(*x).map(|t| !t),
+            Formula::Ge0(l) => self.pins.iter().rev().find_map(|(iter, p)| {
+                let (a, r) = l.split(*iter);
+                if a == p.a && r == p.r {
+                    return Some(p.truth);
+                }
+                let neg = p.r.scale(-1)?.add(&Lin::k(-1))?;
+                (a == -p.a && r == neg).then_some(!p.truth)
+            }),
+            _ => None,
+        }
+    }
+
+    /// A branch condition as `a·i + r >= 0` over the iteration atom `iter`, `a != 0` and
+    /// `r` free of `iter` (a comparison of the loop variable with a loop-invariant value).
+    fn split_form(&self, c: crate::engine::sym::CondId, iter: AtomId) -> Option<(i64, Lin)> {
+        use crate::engine::sym::Formula;
+        let (a, r) = match &self.syms.conds[c as usize] {
+            Formula::Ge0(l) => l.split(iter),
+            Formula::Not(x) => match &self.syms.conds[*x as usize] {
+                // not (a·i + r >= 0)  <=>  -a·i - r - 1 >= 0
+                Formula::Ge0(l) => {
+                    let (a, r) = l.split(iter);
+                    (-a, r.scale(-1)?.add(&Lin::k(-1))?)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        (a != 0 && !self.syms.deps(&r).contains(&iter)).then_some((a, r))
+    }
+
+    /// Splits a summarised loop at the iteration where `a·i + r >= 0` changes: `m` is
+    /// `ceil(-r / a)` (a > 0: false before, true from there) or `floor(r / -a) + 1`
+    /// (a < 0: true before, false from there), clamped to `0..=trip`. Each piece is
+    /// summarised with the condition decided (and the loop's earlier pins shifted).
+    fn split(&mut self, l: &SpanLoop, (a, r): (i64, Lin)) -> Result<(), Stop> {
+        let ov = || overflow(l.span);
+        let m = if a > 0 {
+            self.syms.ceil_div(&r.scale(-1).ok_or(ov())?, &Lin::k(a))
+        } else {
+            self.syms
+                .div(&r, &Lin::k(-a))
+                .and_then(|q| q.add(&Lin::k(1)))
+        }
+        .ok_or(ov())?;
+        let m = self.syms.min(&l.trip, &m).ok_or(ov())?;
+        let m = self.syms.max(&Lin::k(0), &m).ok_or(ov())?;
+        let rest = l.trip.sub(&m).ok_or(ov())?;
+        for (off, trip, truth) in [(Lin::k(0), m.clone(), a < 0), (m, rest, a > 0)] {
+            let lo = self.syms.mul(&l.step, &off).ok_or(ov())?;
+            let lo = l.lo.add(&lo).ok_or(ov())?;
+            if let Some(n) = trip.as_const().filter(|n| *n <= UNROLL_SMALL) {
+                self.unroll(l.var, &lo, &l.step, n, l.body, l.span)?;
+                continue;
+            }
+            let mut pins = Vec::new();
+            for p in &l.pins {
+                pins.push(p.shifted(&off).ok_or(ov())?);
+            }
+            pins.push(
+                Pin {
+                    a,
+                    r: r.clone(),
+                    truth,
+                }
+                .shifted(&off)
+                .ok_or(ov())?,
+            );
+            let piece = SpanLoop {
+                var: l.var,
+                lo,
+                step: l.step.clone(),
+                trip,
+                body: l.body,
+                span: l.span,
+                off: l.off.add(&off).ok_or(ov())?,
+                pins,
+            };
+            self.summarise(&piece)?;
+        }
+        Ok(())
+    }
+
     fn unroll(
         &mut self,
         var: VarId,
@@ -1417,5 +1641,113 @@ impl Exec<'_> {
             self.block(body)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pipeline whose sender waits only from round K on (`if t >= K`), with a symbolic
+    /// chunk count T and the root a rank parameter.
+    fn branch_pipeline() -> Protocol {
+        let text = "collective c: barrier() {
+            ranks P in 2..=3;
+            param root: rank;
+            param T: int in 1..=100000;
+            param K: int in 1..=100000;
+            signal full[P];
+            signal ack[P];
+            body {
+                for t in 0..T {
+                    if me == root {
+                        if t >= K {
+                            for q in peers { wait ack[q] >= t - K + 1; }
+                        }
+                        for q in peers { notify full[root] @ q += 1; }
+                    } else {
+                        wait full[root] >= t + 1;
+                        notify ack[me] @ root += 1;
+                    }
+                }
+            }
+            epilogue {
+                if me == root { for q in peers { notify ack[q] -= T; } }
+                else { notify full[root] -= T; }
+            }
+        }";
+        crate::validate(text).protocol.expect("the case validates")
+    }
+
+    #[test]
+    fn a_branch_on_the_loop_variable_splits_the_loop_on_every_actor() {
+        let p = branch_pipeline();
+        let (root, world) = (1, 3);
+        let config = vec![
+            (p.world, world),
+            (
+                VarId::new(p.vars.iter().position(|v| v.name == "root").expect("root")),
+                root,
+            ),
+        ];
+        let run = run(&p, &config).expect("runs").expect("admitted");
+        // Two pieces, 0..m and m..T, shared by every actor (the root splits, the peers
+        // split at the root's cut): every event is in one of them, and no actor's event
+        // is in a loop that is not split.
+        let used: BTreeSet<u32> = run.events.iter().filter_map(|e| e.frame).collect();
+        assert_eq!(used.len(), 2, "{:?}", run.frames);
+        let pieces: Vec<&Frame> = used.iter().map(|f| &run.frames[*f as usize]).collect();
+        assert!(pieces[0].off.is_zero());
+        assert_eq!(
+            pieces[1].off, pieces[0].trip,
+            "the second piece starts where the first ends"
+        );
+        let total = pieces[0].trip.add(&pieces[1].trip).expect("sum");
+        assert_eq!(total.t.len(), 1, "m + (T - m) = T: {total:?}");
+        // The root's waits are in the second piece only, under no condition on the round.
+        let waits: Vec<&Event> = run
+            .events
+            .iter()
+            .filter(|e| e.actor.0 == root as u32 && matches!(e.kind, EvKind::Wait { .. }))
+            .collect();
+        assert_eq!(waits.len(), 2, "one per peer");
+        for w in waits {
+            assert_eq!(w.frame, used.iter().nth(1).copied());
+            assert!(w.guard.iter().all(|c| run.syms.cond_deps(*c).is_empty()));
+        }
+        for r in 0..world as u32 {
+            let frames: BTreeSet<u32> = run
+                .events
+                .iter()
+                .filter(|e| e.actor.0 == r)
+                .filter_map(|e| e.frame)
+                .collect();
+            assert_eq!(frames, used, "rank {r} runs the same pieces");
+        }
+    }
+
+    #[test]
+    fn a_branch_on_an_equality_with_the_loop_variable_is_not_split() {
+        let text = "collective c: barrier() {
+            ranks P in 2..=2;
+            param T: int in 1..=100000;
+            signal s[P];
+            body {
+                for t in 0..T {
+                    if t == 3 { notify s[me] @ rank(1 - me) += 1; }
+                }
+                wait s[1 - me] >= 1;
+            }
+            epilogue { notify s[1 - me] -= 1; }
+        }";
+        let p = crate::validate(text).protocol.expect("the case validates");
+        let config = vec![(p.world, 2)];
+        match run(&p, &config) {
+            Err(Stop::Need(vars, what, _)) => {
+                assert!(what.contains("trip count"), "{what}");
+                assert_eq!(vars.len(), 1);
+            }
+            other => panic!("expected the trip count's parameters to be asked for: {other:?}"),
+        }
     }
 }

@@ -159,8 +159,14 @@ fn owner(ctx: &mut Ctx, run: &mut Run, rep: &Rep, ow: &[usize], acc: &mut Acc) -
     for &e in adds {
         writers.entry(run.events[e].actor).or_default().push(e);
     }
-    let otree = build_tree(run, ow);
-    let wtrees: Vec<Vec<Node>> = writers.values().map(|w| build_tree(run, w)).collect();
+    let mut otree = build_tree(run, ow);
+    let mut wtrees: Vec<Vec<Node>> = writers.values().map(|w| build_tree(run, w)).collect();
+    for w in &wtrees {
+        otree = pad(run, &otree, w);
+    }
+    for w in &mut wtrees {
+        *w = pad(run, w, &otree);
+    }
     let wrefs: Vec<&[Node]> = wtrees.iter().map(|t| t.as_slice()).collect();
     let mut pairing = Pairing {
         ctx,
@@ -219,6 +225,47 @@ fn build_tree(run: &Run, evs: &[usize]) -> Vec<Node> {
         insert(&mut root, &ch, e);
     }
     root
+}
+
+/// `x` with an empty loop for every piece of a split loop that `y` runs and `x` does not
+/// (a sender that waits only from round K on: no wait in the piece before it), at the
+/// same level, so that the two walk the same pieces. Pieces are the same frames on every
+/// actor, numbered in program order.
+fn pad(run: &Run, x: &[Node], y: &[Node]) -> Vec<Node> {
+    let piece = |n: Option<&Node>| match n {
+        Some(Node::Loop(f, _)) => Some((*f, run.frames[*f as usize].span)),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() {
+        match (piece(x.get(i)), piece(y.get(j))) {
+            (Some((fx, sx)), Some((fy, sy))) if sx == sy && fy < fx => {
+                out.push(Node::Loop(fy, Vec::new()));
+                j += 1;
+                continue;
+            }
+            (Some((fx, sx)), Some((fy, sy))) if sx == sy && fx < fy => {
+                out.push(x[i].clone());
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(x[i].clone());
+        i += 1;
+        j += 1;
+    }
+    // Pieces after x's last node, of the loop x's last loop belongs to.
+    let last = x.iter().rev().find_map(|n| piece(Some(n)));
+    while let (Some((fy, sy)), Some((fl, sl))) = (piece(y.get(j)), last) {
+        if sy != sl || fy < fl {
+            break;
+        }
+        out.push(Node::Loop(fy, Vec::new()));
+        j += 1;
+    }
+    out
 }
 
 /// The round pairing of one cell's waits of one owner with its writers' notifies.
@@ -486,13 +533,17 @@ impl Pairing<'_, '_, '_> {
             before: start,
             renames: &r2,
             frames: &fr2,
-            window: Round::inside(&per_iter, fro.iter),
+            window: Round::inside(&per_iter, fro.iter, &fro.off),
         };
-        if let Some(f) = self.align(run, &wk, okids, inner)? {
-            return Ok(Descent::Stale(Box::new(f)));
+        // A piece of a split loop in which the owner does not wait only adds its credits.
+        if !okids.is_empty() {
+            if let Some(f) = self.align(run, &wk, okids, inner)? {
+                return Ok(Descent::Stale(Box::new(f)));
+            }
         }
         let whole = sum_over(&mut run.syms, &per_iter, fro.iter, &fro.trip)?;
-        Ok(Descent::Done(whole, Round::after(&per_iter, &fro.trip)))
+        let end = fro.off.add(&fro.trip).ok_or("overflow")?;
+        Ok(Descent::Done(whole, Round::after(&per_iter, &end)))
     }
 }
 

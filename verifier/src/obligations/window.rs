@@ -24,11 +24,12 @@ pub(crate) struct Round {
 }
 
 impl Round {
-    /// Inside a summarised loop whose iterations each send `per_iter` credits.
-    pub(crate) fn inside(per_iter: &Lin, iter: AtomId) -> Option<Round> {
+    /// Inside a summarised loop whose iterations each send `per_iter` credits, `off`
+    /// rounds into the written loop (a piece of a split loop; else 0).
+    pub(crate) fn inside(per_iter: &Lin, iter: AtomId, off: &Lin) -> Option<Round> {
         Some(Round {
             per_round: literal(per_iter).filter(|c| *c > 0)?,
-            index: Lin::atom(iter),
+            index: off.add(&Lin::atom(iter))?,
         })
     }
 

@@ -45,6 +45,9 @@ pub struct Table {
     pub world_literals: (i64, i64),
     /// The largest literal t whose next tile count t + 1 is probed ([`probe::tile_counts`]).
     pub tile_literal_max: i64,
+    /// The largest tile count probed for a ring of a literal number of slots
+    /// ([`probe::ring_tiles`]).
+    pub ring_tiles_max: i64,
     /// The largest value [`probe::change_points`] scans a variable to.
     pub change_max: i64,
     /// The first values of a parameter's domain the pair-order search pins it to
@@ -101,6 +104,7 @@ pub const TABLE: Table = Table {
     critical_max: 256,
     world_literals: (9, 16),
     tile_literal_max: 8,
+    ring_tiles_max: 64,
     change_max: 256,
     pinned_first: 4,
     ladder: Bounds {
@@ -231,7 +235,8 @@ pub fn targets(p: &Protocol, info: &ProtocolInfo, named: Named) -> (Vec<i64>, Ve
 /// The assignments past the bounded grid that the protocol's literals name (`probe.rs`):
 /// world sizes just past a literal of the table's `world_literals`, then at the smallest
 /// world size of the ladder (P = 2 when the domain has it) tile counts just past a literal
-/// up to `tile_literal_max`, then each integer parameter at the values at and past the
+/// up to `tile_literal_max` and those at which a ring of a literal number of slots wraps
+/// ([`probe::ring_tiles`]), then each integer parameter at the values at and past the
 /// literals it is compared with, then the slot counts of rings ([`probe::ring_values`]).
 fn literal_probes(p: &Protocol, info: &ProtocolInfo) -> Vec<Probe> {
     let world = p.vars[p.world].name.clone();
@@ -249,11 +254,9 @@ fn literal_probes(p: &Protocol, info: &ProtocolInfo) -> Vec<Probe> {
     if small > hi {
         return out;
     }
-    out.extend(
-        probe::tile_counts(p, info)
-            .into_iter()
-            .map(|t| at(&[(world.clone(), small)], t)),
-    );
+    let mut tiles = probe::tile_counts(p, info);
+    tiles.extend(probe::ring_tiles(p, info));
+    out.extend(tiles.into_iter().map(|t| at(&[(world.clone(), small)], t)));
     out.extend(
         probe::param_values(p, info)
             .into_iter()

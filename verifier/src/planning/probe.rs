@@ -15,11 +15,13 @@
 //!   element count) is compared with (`==`, `<`, `min`, `max`, ...; through `let`s),
 //!   within its domain and past the grid's lowest two values, at P = 2;
 //! - [`ring_values`]: the lowest two values of a parameter that sizes a window and is an
-//!   index's modulus (the slots of a ring, `ring[t % K]`), each with K + 1 tiles, at P = 2.
+//!   index's modulus (the slots of a ring, `ring[t % K]`), each with K + 1 tiles, at P = 2;
+//! - [`ring_tiles`]: S + 1 tiles for a ring of S slots, S a literal or `const` modulus
+//!   (`ring[t % 16]`) past 8, up to 64 tiles, at P = 2.
 //!
 //! A literal is an integer in an expression or a `const`. What is not looked for: a value
 //! no literal names, a literal past these ranges (P past 16 only where `pair_order` finds an
-//! unordered pair), two parameters both past their grid values at once, a parameter
+//! unordered pair; a ring past 63 slots), two parameters both past their grid values at once, a parameter
 //! compared with another parameter (`min(C, stride)`) or with a loop variable, and sizes
 //! no literal names (`pow2`, products of parameters).
 //!
@@ -82,6 +84,31 @@ pub fn tile_counts(p: &Protocol, info: &ProtocolInfo) -> Vec<i64> {
         .into_iter()
         .filter(|t| (TABLE.ladder.tiles.1..=TABLE.tile_literal_max).contains(t))
         .map(|t| t + 1)
+        .collect();
+    out.into_iter().collect()
+}
+
+/// Tile counts at which a ring of a literal number of slots wraps: S + 1 for every `%`
+/// modulus S that is a literal or a `const` (`ring[t % 16]`), past the table's
+/// `tile_literal_max` (smaller ones are [`tile_counts`]'s) and up to its `ring_tiles_max`,
+/// ascending; none when no parameter sizes a window. A ring of S slots behind a window of
+/// more than S chunks races only once it wraps, at S + 1 chunks, however large S is.
+pub fn ring_tiles(p: &Protocol, info: &ProtocolInfo) -> Vec<i64> {
+    if !collc_sim::bounded::grid_shape(p).tiles {
+        return Vec::new();
+    }
+    let consts = info.moduli.iter().filter_map(|v| match p.vars[*v].kind {
+        VarKind::Const(c) => Some(c),
+        _ => None,
+    });
+    let out: BTreeSet<i64> = info
+        .literal_moduli
+        .iter()
+        .copied()
+        .chain(consts)
+        .filter(|s| *s > TABLE.tile_literal_max)
+        .map(|s| s + 1)
+        .filter(|t| *t <= TABLE.ring_tiles_max)
         .collect();
     out.into_iter().collect()
 }
@@ -355,6 +382,37 @@ mod tests {
         assert!(tile_counts(&example("credit_window_pipeline")).is_empty());
         // a barrier sizes no window
         assert!(tile_counts(&example("barrier")).is_empty());
+    }
+
+    #[test]
+    fn a_ring_of_a_literal_number_of_slots_names_the_tile_count_at_which_it_wraps() {
+        let ring = |m: &str| {
+            protocol(&format!(
+                "collective c: broadcast(root, data) {{
+                    ranks P in 1..=8;
+                    param root: rank;
+                    param n: int in 1..=4096;
+                    const S = 20;
+                    signal s[64];
+                    window data: f32[n] per call;
+                    body {{
+                        for t in 0..n {{
+                            if me != root {{ notify s[t % {m}] @ root += 1; }}
+                        }}
+                    }}
+                    epilogue {{ }}
+                }}"
+            ))
+        };
+        let rt = |p: &Protocol| super::ring_tiles(p, &ProtocolInfo::of(p));
+        // a literal modulus and a `const` one: S + 1 tiles
+        assert_eq!(rt(&ring("12")), vec![13]);
+        assert_eq!(rt(&ring("S")), vec![21]);
+        // 8 slots are `tile_counts`'s (9 tiles); past 63 slots nothing
+        assert!(rt(&ring("8")).is_empty());
+        assert!(rt(&ring("64")).is_empty());
+        // the shipped short ring (`t % 3`) is `tile_counts`'s
+        assert!(rt(&bug("credit_window_pipeline_short_ring")).is_empty());
     }
 
     #[test]

@@ -828,7 +828,9 @@ impl Ctx<'_> {
         let w = &set.waits[j];
         if let Some(i) = set.before(j).last() {
             let pre = self.last_iteration(set.rounds[i])?;
-            self.stale_pair(w, need, &set.waits[i], pre, None)?;
+            if let Err(e) = self.stale_pair(w, need, &set.waits[i], pre.clone(), None) {
+                self.stale_unless_ran(set, j, i, need, pre).map_err(|_| e)?;
+            }
         } else if self.p.signals[s].monotonic && self.lags_whole_calls(w, need) {
             // Lagging by whole calls (`>= call - 1`): every credit of an
             // earlier call, as `obligations::epoch::own_call` accepts it.
@@ -849,6 +851,66 @@ impl Ctx<'_> {
             self.stats.literal += 1;
         }
         Ok(())
+    }
+
+    /// Wait `j` after wait `i` of a loop of rounds that runs only from some round on (its
+    /// conditions on the round are `r >= K`-like, `Self::runs_from_some_round`): where `i`
+    /// reaches `j`'s cell in the last round, against it; where it does not, `i` reached that
+    /// cell in no round, and `j` is the first wait of the call on its cell (only when no
+    /// other wait comes before `i` and the cell is not monotonic: the first-wait rule of
+    /// `stale_once`).
+    fn stale_unless_ran(
+        &mut self,
+        set: &WaitSet,
+        j: usize,
+        i: usize,
+        need: &Lin,
+        pre: Map,
+    ) -> Result<(), String> {
+        let no = || "not a wait that runs from some round on".to_string();
+        let (w, prev) = (&set.waits[j], &set.waits[i]);
+        let r = set.rounds[i].ok_or_else(no)?;
+        if set.before(i).next().is_some()
+            || self.p.signals[set.signal].monotonic
+            || !self.runs_from_some_round(prev, r)
+        {
+            return Err(no());
+        }
+        let Some((_, pg, pfree)) = self.reach_prev(w, prev, &pre)? else {
+            // It never reaches the cell: the first wait of the call on it.
+            self.stats.items += 1;
+            self.stats.literal += 1;
+            return Ok(());
+        };
+        if !pfree.is_empty() {
+            return Err(no());
+        }
+        let pc = self
+            .run
+            .syms
+            .junction(true, pg.iter().map(|c| CondV::Sym(*c)).collect());
+        self.stale_pair(w, need, prev, pre, Some(pc))?;
+        self.stats.items += 1;
+        self.stats.literal += 1;
+        Ok(())
+    }
+
+    /// True when every condition on the round `r` in `w`'s path is `a·r + c >= 0` with
+    /// `a > 0` (or the negation of one with `a < 0`): once true, true in every later round,
+    /// so a wait that does not run in the last round ran in none.
+    fn runs_from_some_round(&self, w: &PEv, r: AtomId) -> bool {
+        let s = &self.run.syms;
+        w.guard.iter().all(|c| {
+            if !crate::engine::sym::cond_mentions(s, *c, r) {
+                return true;
+            }
+            let up = |l: &Lin, sign: i64| l.coeff(r) * sign > 0 && !s.nested(l, r);
+            match &s.conds[*c as usize] {
+                Formula::Ge0(l) => up(l, 1),
+                Formula::Not(x) => matches!(&s.conds[*x as usize], Formula::Ge0(l) if up(l, -1)),
+                _ => false,
+            }
+        })
     }
 
     /// The one wait of a call on a monotonic cell lags by whole calls (LANGUAGE.md §5.7.1):
@@ -1079,6 +1141,26 @@ impl Ctx<'_> {
         Ok(self.holds(&Vec::new(), Prop::Never(q)).is_err())
     }
 
+    /// Where the earlier wait `prev` (pass A, the same actor as `w`, its variables mapped
+    /// by `pre`) reaches `w`'s cell: the solution, its conditions and its free variables.
+    fn reach_prev(
+        &mut self,
+        w: &PEv,
+        prev: &PEv,
+        pre: &Map,
+    ) -> Result<Option<(Map, Guard, Vec<AtomId>)>, String> {
+        let mut same: Vec<AtomId> = std::iter::once(self.a.me).chain(self.a.blk).collect();
+        for (x, y) in prev.loops.iter().zip(w.loops.iter()) {
+            if x != y {
+                break;
+            }
+            if !pre.contains_key(&self.a.loops[*x].atom) {
+                same.push(self.a.loops[*x].atom);
+            }
+        }
+        self.reach(Side::A, prev, &w.owner, &w.index, pre, &same)
+    }
+
     /// The wait `w` must need more than the credits sent before `prev` (pass A, the
     /// same actor, its variables mapped by `pre`, under the extra condition `when`):
     /// `prev` must reach `w`'s cell whenever `w` runs.
@@ -1098,19 +1180,9 @@ impl Ctx<'_> {
         }
         g.sort_unstable();
         g.dedup();
-        let mut same: Vec<AtomId> = std::iter::once(self.a.me).chain(self.a.blk).collect();
-        for (x, y) in prev.loops.iter().zip(w.loops.iter()) {
-            if x != y {
-                break;
-            }
-            if !pre.contains_key(&self.a.loops[*x].atom) {
-                same.push(self.a.loops[*x].atom);
-            }
-        }
         let bad =
             || "consecutive waits on one cell are not shown to reach the same cells".to_string();
-        let Some((pmap, pg, pfree)) = self.reach(Side::A, prev, &w.owner, &w.index, &pre, &same)?
-        else {
+        let Some((pmap, pg, pfree)) = self.reach_prev(w, prev, &pre)? else {
             return Err(bad());
         };
         if !pfree.is_empty() {
@@ -1187,7 +1259,14 @@ impl Ctx<'_> {
                 else {
                     continue;
                 };
-                let mut cs: Vec<CondV> = g.iter().map(|c| CondV::Sym(*c)).collect();
+                let on_free = |s: &crate::engine::sym::Syms, c: &u32| {
+                    free.iter().any(|x| s.citers[*c as usize].contains(x))
+                };
+                let mut cs: Vec<CondV> = g
+                    .iter()
+                    .filter(|c| !on_free(&self.run.syms, c))
+                    .map(|c| CondV::Sym(*c))
+                    .collect();
                 let trips = self.trips(Side::A);
                 for x in free {
                     if !self
@@ -1198,17 +1277,23 @@ impl Ctx<'_> {
                     {
                         return Err("a wait whose rank the cell does not determine".into());
                     }
-                    if g.iter()
-                        .any(|c| self.run.syms.citers[*c as usize].contains(&x))
-                    {
-                        return Err("a wait under a condition on its loop variable".into());
-                    }
                     let t = solve::lin(
                         &mut self.run.syms,
                         trips.get(&x).ok_or_else(unknown_var)?,
                         &map,
                     )
                     .ok_or_else(ov)?;
+                    let on_x: Vec<u32> = g
+                        .iter()
+                        .copied()
+                        .filter(|c| self.run.syms.citers[*c as usize].contains(&x))
+                        .collect();
+                    if !on_x.is_empty() {
+                        let some = self.some_round(x, &on_x, &t).ok_or_else(|| {
+                            "a wait under a condition on its loop variable that is not a bound `x >= e` or `x <= e`".to_string()
+                        })?;
+                        cs.push(some);
+                    }
                     cs.push(
                         self.run
                             .syms
@@ -1241,6 +1326,41 @@ impl Ctx<'_> {
             })?;
         }
         Ok(())
+    }
+
+    /// Whether some `x` in `0..t` satisfies the conditions `cs`, each a bound on `x` with
+    /// coefficient 1 or -1 (`x >= e`, `x <= e`, their negations; `e` free of `x`): every
+    /// lower bound (and 0) at most every upper bound (and `t - 1`). Exact for such bounds.
+    fn some_round(&mut self, x: AtomId, cs: &[u32], t: &Lin) -> Option<CondV> {
+        let s = &mut self.run.syms;
+        let mut lo = vec![Lin::k(0)];
+        let mut hi = vec![t.add(&Lin::k(-1))?];
+        for c in cs {
+            let l = match &s.conds[*c as usize] {
+                Formula::Ge0(l) => l.clone(),
+                Formula::Not(y) => match &s.conds[*y as usize] {
+                    Formula::Ge0(l) => l.scale(-1)?.add(&Lin::k(-1))?,
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            let (k, rest) = l.split(x);
+            if s.deps(&rest).contains(&x) || s.nested(&l, x) {
+                return None;
+            }
+            match k {
+                1 => lo.push(rest.scale(-1)?),
+                -1 => hi.push(rest),
+                _ => return None,
+            }
+        }
+        let mut all = Vec::new();
+        for a in &lo {
+            for b in &hi {
+                all.push(s.cmp(CmpOp::Le, a, b)?);
+            }
+        }
+        Some(s.junction(true, all))
     }
 
     pub(super) fn guard_symmetry(&mut self) -> Result<(), String> {
