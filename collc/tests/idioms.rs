@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 const OPEN: [(&str, &str); 1] = [
     (
         "binomial_tree_barrier",
-        "h: wait-reachable and garbage-credit decided for P in 1..=16 only of the declared 1..=65536 (credit-balance is proved with P symbolic): exit 3 naming that range and the fix (the symbolic route does not prove them)",
+        "h: wait-reachable decided for P in 1..=16 only of the declared 1..=65536 (credit-balance and garbage-credit are proved with P symbolic): exit 3 naming that range and the fix (the symbolic route does not prove it)",
     ),
 ];
 
