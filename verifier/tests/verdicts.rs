@@ -36,12 +36,11 @@ const SYMBOLIC_CAP_MS: u64 = 600_000;
 /// Files whose parametric route runs into the wall-clock cap whatever it is (Z3 is
 /// cancelled in a different query each time): their golden records statuses, world ranges
 /// and findings but not the scope and reason that name the query, and they run at the
-/// default cap.
-const CLOCK_BOUND: [&str; 3] = [
-    "collc/tests/cost_fixtures/binomial_barrier.coll",
-    "examples/idioms/binomial_tree_barrier.coll",
-    "examples/idioms/bugs/binomial_tree_barrier_no_release.coll",
-];
+/// default cap. None today: the binomial trees, listed here until the lowest-set-bit
+/// remainder fact (288813d) and the rule for waits under bounds on their loop variable
+/// (19040a8), now end their route in about 20 s, so they run at the raised cap like
+/// every other file and a loaded machine no longer changes their verdict.
+const CLOCK_BOUND: [&str; 0] = [];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
