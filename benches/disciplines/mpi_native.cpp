@@ -4,19 +4,17 @@
 //   mpirun -np P ./mpi_native N CALLS
 #include <mpi.h>
 
+#include "../lib/race.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <vector>
 
+// 20 warm-up calls, then one timed block (race.hpp).
 static double per_call_us(const std::function<void()>& one, int calls) {
     for (int i = 0; i < 20; ++i) one();
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < calls; ++i) one();
-    double mine = (MPI_Wtime() - t0) * 1e6 / calls, worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
+    return block_us(one, calls);
 }
 
 int main(int argc, char** argv) {

@@ -5,6 +5,8 @@
 //   mpirun -np P ./mpi_lib_bench N CALLS
 #include <mpi.h>
 
+#include "race.hpp"
+
 #include "collmpi.h"
 
 #include <cstdio>
@@ -12,14 +14,10 @@
 #include <functional>
 #include <vector>
 
+// 20 warm-up calls, then one timed block (race.hpp).
 static double per_call_us(const std::function<void()>& one, int calls) {
-    for (int i = 0; i < 20; ++i) one();  // warm-up
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < calls; ++i) one();
-    double mine = (MPI_Wtime() - t0) * 1e6 / calls, worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
+    for (int i = 0; i < 20; ++i) one();
+    return block_us(one, calls);
 }
 
 int main(int argc, char** argv) {
