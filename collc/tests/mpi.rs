@@ -228,6 +228,18 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
             }
             report.push(line);
         }
+        // Shared-memory windows (the libraries' default; collc_mpi.hpp 3(e)) at 4 processes.
+        let env = vec![("COLLC_MPI_SHM".to_string(), "1".to_string())];
+        let o = run(&tc, &p, &b.binary, 4, params_of(&p, 4, false), env, 10_000);
+        let calls = collc_backend::testing::test_calls(&p);
+        let line = format!(
+            "{name:<24} np=4 calls={calls} shm      {}",
+            verdict_text(&o)
+        );
+        if !o.ok() || !o.summary().contains("shared windows") {
+            failures.push(format!("{line}\n      command: {}", o.command));
+        }
+        report.push(line);
         // Lag: rank 0 runs ahead deterministically (the root under lag: the fast rank).
         let env = vec![("COLLC_MPI_LAG_US".to_string(), "50000".to_string())];
         let o = run(&tc, &p, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
@@ -249,6 +261,21 @@ fn every_example_at_2_and_4_processes_and_under_lag() {
     let o = run(&tc, &p, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
     let line = format!(
         "{:<24} np=2 calls=3 lag=50ms {} [must show the reuse race]",
+        "bugs/broadcast_reused_window",
+        verdict_text(&o)
+    );
+    if !race_shown(&o) {
+        failures.push(format!("{line}\n      command: {}", o.command));
+    }
+    report.push(line);
+    // ... and with shared-memory windows: direct access shows the same race.
+    let env = vec![
+        ("COLLC_MPI_LAG_US".to_string(), "50000".to_string()),
+        ("COLLC_MPI_SHM".to_string(), "1".to_string()),
+    ];
+    let o = run(&tc, &p, &b.binary, 2, params_of(&p, 2, true), env, 10_000);
+    let line = format!(
+        "{:<24} np=2 calls=3 lag=50ms shm {} [must show the reuse race]",
         "bugs/broadcast_reused_window",
         verdict_text(&o)
     );

@@ -135,6 +135,24 @@
 //      job; the runtime validates symmetric allocation sizes so a rank-dependent
 //      layout bug aborts at startup instead of corrupting a peer's window.
 //
+//  (e) Shared-memory mode (COLLC_MPI_SHM=1; a library's default, COLLC_MPI_SHM=0 turns it
+//      off), used only when every rank of the communicator is on one node and the run is
+//      not traced. Each window is allocated with MPI_Win_allocate_shared (§11.2.3, info
+//      `alloc_shared_noncontig`) and MPI_Win_shared_query gives this process a pointer to
+//      every rank's copy. The primitives then access memory directly, as the host backend
+//      does (pto_comm_cpu.hpp), and never mix direct and RMA access on a window:
+//        - notify_add = __atomic_fetch_add(release) on the peer's cell, notify_set =
+//          __atomic_store_n(release); wait polls with __atomic_load_n(acquire). Every
+//          access to a signal cell is atomic, so (b)'s rules hold (a reset is an atomic add
+//          to one's own cell; Set and AtomicAdd are never mixed on a cell).
+//        - get/put = memmove from/to the peer's copy: complete when they return, as (c)
+//          requires of the flushed RMA calls.
+//        - sync_all = a sequentially consistent thread fence (§11.7's UNIFIED model for
+//          shared windows: loads and stores are the public copy), so (a)'s release before a
+//          notify and acquire after a wait hold.
+//      The protocol's credits remain the only synchronisation. Tracing keeps the RMA path
+//      (its per-cell sequence numbers are MPI_Fetch_and_op on the cells).
+//
 // =====================================================================================
 // 4. Failure behaviour
 // =====================================================================================
@@ -200,6 +218,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdarg>
@@ -284,6 +303,9 @@ struct Window {
   MPI_Win win = MPI_WIN_NULL;
   void* base = nullptr;        // this rank's copy
   int model = MPI_WIN_UNIFIED; // MPI_WIN_UNIFIED or MPI_WIN_SEPARATE (queried)
+  // Shared-memory mode (header comment 3(e)): every rank's copy, from MPI_Win_shared_query;
+  // empty when the window is accessed through RMA calls.
+  std::vector<char*> peer;
   std::vector<SignalArray> arrays;  // signal window only
 
   /// This rank's copy of the window, for local TLOAD/TSTORE.
@@ -347,6 +369,8 @@ struct State {
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   int call = -1;
   bool throw_on_fail = false;  // library mode: failures throw Failure instead of MPI_Abort
+  bool shm_default = false;    // library mode: shared-memory windows unless COLLC_MPI_SHM=0
+  bool shm = false;            // allocate windows shared and access them directly (3(e))
   std::vector<Window*> live;  // windows inside their lock_all epoch
   Stats stats;
   // Tracing (collc run --trace): on when trace_start() named a file.
@@ -485,6 +509,21 @@ inline void agree_allocated(int rc_, MPI_Win* win, const char* name, long bytes)
   die(4, "MPI_Win_allocate of window \"%s\" (%ld bytes) failed on another rank", name, bytes);
 }
 
+/// Shared-memory mode (3(e)): every rank's copy of `w`, as this process maps it.
+inline void query_peers(Window& w, int np) {
+  w.peer.assign(size_t(np), nullptr);
+  for (int q = 0; q < np; ++q) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    void* ptr = nullptr;
+    check_mpi(MPI_Win_shared_query(w.win, q, &size, &unit, &ptr), "MPI_Win_shared_query", __FILE__, __LINE__);
+    if (size < MPI_Aint(w.count) * w.elem_size || ptr == nullptr)
+      die(4, "window \"%s\": rank %d's shared copy is %ld bytes, need %ld", w.name.c_str(), q,
+          long(size), long(w.count) * w.elem_size);
+    w.peer[size_t(q)] = static_cast<char*>(ptr);
+  }
+}
+
 inline long env_long(const char* name, long dflt, long min_ok) {
   const char* s = getenv(name);
   if (!s || !*s) return dflt;
@@ -539,6 +578,8 @@ inline void attach(MPI_Comm comm) {
   S.sleep_max_us = detail::env_long("COLLC_MPI_WAIT_SLEEP_MAX_US", 200, 1);
   S.jitter_us = detail::env_long("COLLC_MPI_JITTER_US", 0, 0);
   S.lag_us = detail::env_long("COLLC_MPI_LAG_US", 0, 0);
+  // Shared-memory windows (3(e)) need every rank on this node.
+  S.shm = detail::env_long("COLLC_MPI_SHM", S.shm_default ? 1 : 0, 0) != 0 && local_np == S.np;
   if (const char* f = getenv("COLLC_MPI_TEST_FAULT")) {
     if (*f) {
       const std::string spec = f;
@@ -734,12 +775,20 @@ inline std::string cell_name(const Window& w, MPI_Aint disp) {
   return "cell#" + std::to_string(long(disp));
 }
 
-/// Release/acquire fence over every live window (see header comment 3(a)).
+/// Release/acquire fence over every live window (see header comment 3(a), 3(e)).
 inline void sync_all() {
-  for (Window* w : st().live) COLLC_MPI_CHECK(MPI_Win_sync(w->win));
+  for (Window* w : st().live)
+    if (w->peer.empty()) COLLC_MPI_CHECK(MPI_Win_sync(w->win));
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+/// Rank `pe`'s signal cell `disp` of a shared window (3(e)).
+inline int32_t* shared_cell(const Window& w, int pe, MPI_Aint disp) {
+  return reinterpret_cast<int32_t*>(w.peer[size_t(pe)]) + disp;
 }
 
 inline int32_t fetch_cell(const Window& w, int pe, MPI_Aint disp) {
+  if (!w.peer.empty()) return __atomic_load_n(shared_cell(w, pe, disp), __ATOMIC_ACQUIRE);
   int32_t dummy = 0, v = 0;
   COLLC_MPI_CHECK(MPI_Fetch_and_op(&dummy, &v, MPI_INT32_T, pe, disp, MPI_NO_OP, w.win));
   COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
@@ -747,6 +796,14 @@ inline int32_t fetch_cell(const Window& w, int pe, MPI_Aint disp) {
 }
 
 inline void accumulate_cell(const Window& w, int pe, MPI_Aint disp, int32_t value, MPI_Op op) {
+  if (!w.peer.empty()) {
+    if (op == MPI_SUM) {
+      __atomic_fetch_add(shared_cell(w, pe, disp), value, __ATOMIC_RELEASE);
+    } else {
+      __atomic_store_n(shared_cell(w, pe, disp), value, __ATOMIC_RELEASE);
+    }
+    return;
+  }
   COLLC_MPI_CHECK(MPI_Accumulate(&value, 1, MPI_INT32_T, pe, disp, 1, MPI_INT32_T, op, w.win));
   COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
 }
@@ -1036,12 +1093,15 @@ inline void get(T* dst_local, int pe, const Window& w, MPI_Aint disp, MPI_Aint c
   detail::check_range(w, pe, disp, count, "get");
   detail::jitter();
   detail::lag();
-  for (MPI_Aint done = 0; done < count;) {
+  if (!w.peer.empty()) {
+    std::memmove(dst_local, w.peer[size_t(pe)] + size_t(disp) * sizeof(T), size_t(count) * sizeof(T));
+  }
+  for (MPI_Aint done = 0; w.peer.empty() && done < count;) {
     int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
     COLLC_MPI_CHECK(MPI_Get(dst_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
     done += n;
   }
-  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  if (w.peer.empty()) COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
   auto& s = detail::st().stats;
   s.gets++;
   s.bytes_get += uint64_t(count) * sizeof(T);
@@ -1058,12 +1118,15 @@ inline void put(const T* src_local, int pe, const Window& w, MPI_Aint disp, MPI_
   detail::check_range(w, pe, disp, count, "put");
   detail::jitter();
   detail::lag();
-  for (MPI_Aint done = 0; done < count;) {
+  if (!w.peer.empty()) {
+    std::memmove(w.peer[size_t(pe)] + size_t(disp) * sizeof(T), src_local, size_t(count) * sizeof(T));
+  }
+  for (MPI_Aint done = 0; w.peer.empty() && done < count;) {
     int n = int(std::min<MPI_Aint>(count - done, INT_MAX));
     COLLC_MPI_CHECK(MPI_Put(src_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
     done += n;
   }
-  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  if (w.peer.empty()) COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
   auto& s = detail::st().stats;
   s.puts++;
   s.bytes_put += uint64_t(count) * sizeof(T);
@@ -1347,10 +1410,19 @@ class Session {
       if (w.kind == WinKind::Signal) COLLC_MPI_CHECK(MPI_Info_set(info, "accumulate_ordering", "none"));
       COLLC_MPI_CHECK(MPI_Info_set(info, "same_size", "true"));
       COLLC_MPI_CHECK(MPI_Info_set(info, "same_disp_unit", "true"));
-      const int rc = MPI_Win_allocate(MPI_Aint(w.count) * w.elem_size, w.elem_size, info, S.comm, &w.base, &w.win);
+      const bool shared = S.shm && !detail::tracing();
+      const MPI_Aint bytes = MPI_Aint(w.count) * w.elem_size;
+      int rc = MPI_SUCCESS;
+      if (shared) {
+        COLLC_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+        rc = MPI_Win_allocate_shared(bytes, w.elem_size, info, S.comm, &w.base, &w.win);
+      } else {
+        rc = MPI_Win_allocate(bytes, w.elem_size, info, S.comm, &w.base, &w.win);
+      }
       COLLC_MPI_CHECK(MPI_Info_free(&info));
-      detail::agree_allocated(rc, &w.win, w.name.c_str(), long(w.count) * w.elem_size);
+      detail::agree_allocated(rc, &w.win, w.name.c_str(), long(bytes));
       COLLC_MPI_CHECK(MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN));
+      if (shared) detail::query_peers(w, S.np);
       int* model = nullptr;
       int flag = 0;
       COLLC_MPI_CHECK(MPI_Win_get_attr(w.win, MPI_WIN_MODEL, &model, &flag));
@@ -1402,8 +1474,10 @@ class Session {
     for (auto& b : scratch_) std::fill(b.begin(), b.end(), 0);
   }
 
-  /// "unified" if every window reports MPI_WIN_UNIFIED, else "separate".
+  /// "shared" for shared-memory windows (3(e)); else "unified" if every window reports
+  /// MPI_WIN_UNIFIED, "separate" if one does not.
   const char* model_name() const {
+    if (!wins_.empty() && !wins_.front()->peer.empty()) return "shared";
     for (const auto& w : wins_)
       if (w->model != MPI_WIN_UNIFIED) return "separate";
     return "unified";

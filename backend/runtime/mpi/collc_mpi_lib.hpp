@@ -118,6 +118,7 @@ class Comm {
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     auto& S = detail::st();
     S.throw_on_fail = true;  // before attach: a bad COLLC_MPI_* variable is a status, not a message
+    S.shm_default = true;    // shared-memory windows on one node (collc_mpi.hpp 3(e))
     try {
       collc_mpi::attach(comm_);
     } catch (const Failure& f) {
@@ -132,7 +133,9 @@ class Comm {
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_size", "true");
     const MPI_Aint bytes = MPI_Aint(sizeof(int64_t)) * np();
-    int rc = MPI_Win_allocate(bytes, sizeof(int64_t), info, comm_, &record_base_, &records_);
+    // Shared-memory mode (collc_mpi.hpp 3(e)): the records too are read and written directly.
+    int rc = S.shm ? MPI_Win_allocate_shared(bytes, sizeof(int64_t), info, comm_, &record_base_, &records_)
+                   : MPI_Win_allocate(bytes, sizeof(int64_t), info, comm_, &record_base_, &records_);
     MPI_Info_free(&info);
     if (detail::alloc_fault()) rc = MPI_ERR_NO_MEM;
     // Every rank learns whether the window exists everywhere (a failure on one rank is an
@@ -146,6 +149,14 @@ class Comm {
                                               : "cannot allocate the call-record window: it failed on another rank");
     }
     MPI_Win_set_errhandler(records_, MPI_ERRORS_RETURN);
+    record_peer_.clear();
+    for (int q = 0; S.shm && q < np(); ++q) {
+      MPI_Aint size = 0;
+      int unit = 0;
+      void* ptr = nullptr;
+      MPI_Win_shared_query(records_, q, &size, &unit, &ptr);
+      record_peer_.push_back(static_cast<int64_t*>(ptr));
+    }
     for (int q = 0; q < np(); ++q) static_cast<int64_t*>(record_base_)[q] = 0;
     MPI_Win_lock_all(MPI_MODE_NOCHECK, records_);
     MPI_Win_sync(records_);
@@ -376,11 +387,33 @@ class Comm {
     return near + d;
   }
 
+  // Slot `q` of this process's record window (process q's latest record).
+  bool load_record(int q, int64_t* e) {
+    if (!record_peer_.empty()) {
+      *e = __atomic_load_n(static_cast<int64_t*>(record_base_) + q, __ATOMIC_ACQUIRE);
+      return true;
+    }
+    int64_t dummy = 0;
+    return MPI_Fetch_and_op(&dummy, e, MPI_INT64_T, me(), q, MPI_NO_OP, records_) == MPI_SUCCESS &&
+           MPI_Win_flush(me(), records_) == MPI_SUCCESS;
+  }
+
+  // Writes `entry` into slot `me` of every process's record window; false if an MPI call failed.
+  bool store_record(int64_t entry) {
+    if (!record_peer_.empty()) {
+      for (int64_t* base : record_peer_) __atomic_store_n(base + me(), entry, __ATOMIC_RELEASE);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      return true;
+    }
+    bool ok = true;
+    for (int q = 0; q < np(); ++q)
+      ok = MPI_Accumulate(&entry, 1, MPI_INT64_T, q, me(), 1, MPI_INT64_T, MPI_REPLACE, records_) == MPI_SUCCESS && ok;
+    return MPI_Win_flush_all(records_) == MPI_SUCCESS && ok;
+  }
+
   bool read_record(int q, Record* r) {
-    int64_t dummy = 0, e = 0;
-    if (MPI_Fetch_and_op(&dummy, &e, MPI_INT64_T, me(), q, MPI_NO_OP, records_) != MPI_SUCCESS ||
-        MPI_Win_flush(me(), records_) != MPI_SUCCESS)
-      return false;
+    int64_t e = 0;
+    if (!load_record(q, &e)) return false;
     r->none = e == 0;
     r->k = (((e >> 40) & kCallMask) - 1) & kCallMask;
     r->c = int((e >> 32) & 0xff) - 1;
@@ -392,9 +425,7 @@ class Comm {
 
   // Writes this process's record into slot `me` of every process's record window.
   void publish(int64_t entry) {
-    for (int q = 0; q < np(); ++q)
-      COLLC_MPI_CHECK(MPI_Accumulate(&entry, 1, MPI_INT64_T, q, me(), 1, MPI_INT64_T, MPI_REPLACE, records_));
-    COLLC_MPI_CHECK(MPI_Win_flush_all(records_));
+    if (!store_record(entry)) detail::die(4, "MPI_Accumulate / MPI_Win_flush_all of the call record failed");
   }
 
   // Throws if a peer entered the current call with another collective or count (first:
@@ -452,9 +483,7 @@ class Comm {
       // Best effort: peers read the flag at their next call entry or pending wait.
       if (records_ != MPI_WIN_NULL) {
         const int64_t entry = entered ? encode(cur_k_, cur_c_, cur_count_, true, true) : encode(calls_, -1, 0, false, true);
-        for (int q = 0; q < np(); ++q)
-          MPI_Accumulate(&entry, 1, MPI_INT64_T, q, me(), 1, MPI_INT64_T, MPI_REPLACE, records_);
-        MPI_Win_flush_all(records_);
+        store_record(entry);
       }
     }
     broken_ = true;
@@ -464,6 +493,7 @@ class Comm {
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win records_ = MPI_WIN_NULL;
   void* record_base_ = nullptr;
+  std::vector<int64_t*> record_peer_;  // shared-memory mode: every process's record window
   std::vector<std::string> names_;
   int64_t calls_ = 0;
   int64_t cur_k_ = 0;
