@@ -24,6 +24,9 @@
 //!   and a `per call` allgather (rotated over two instances, verified at that distance)
 //!   against references (MPI_Reduce_scatter_block, MPI_Alltoallv), and their bad input
 //!   (`collc/tests/lib/host_kinds_bad_input.cpp`);
+//! * `collc/tests/lib/mpi_16mib.cpp`: one 16 MiB call of reduce_scatter, allgather,
+//!   all_to_all and all_to_all_v (np 2) inside the shipped protocols' domains, each compared
+//!   bitwise with Open MPI's;
 //! * refusals: a `per call` window unsafe at reuse distance 2, an unverified protocol, a
 //!   bad name.
 //!
@@ -606,6 +609,40 @@ fn mpi_kinds_app_matches_the_native_collectives() {
     );
 }
 
+/// 16 MiB in the count argument of reduce_scatter, allgather, all_to_all and all_to_all_v
+/// (`collc/tests/lib/mpi_16mib.cpp`, np 2): the shipped protocols' domains serve it (no
+/// EDOMAIN), and each result, and one at 4 KiB after it, equals Open MPI's bitwise.
+#[test]
+fn mpi_library_serves_16_mib_calls_of_every_exchange_kind() {
+    if !have_mpi("mpi_library_serves_16_mib_calls_of_every_exchange_kind") {
+        return;
+    }
+    let lib = library_of(
+        "mpi",
+        "bigm",
+        &[
+            "examples/reduce_scatter.coll",
+            "examples/allgather.coll",
+            "examples/all_to_all.coll",
+            "examples/all_to_all_v.coll",
+        ],
+    );
+    let exe = lib.join("mpi_16mib");
+    build(
+        "mpicxx",
+        &repo().join("collc/tests/lib/mpi_16mib.cpp"),
+        &lib,
+        "bigm",
+        &exe,
+    );
+    let o = mpirun(2, &exe, &[]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("ok: np=2"), "{t}");
+    assert!(!t.contains("FAIL"), "{t}");
+    assert_eq!(t.matches("PASS").count(), 8, "every call ran: {t}");
+    assert_eq!(t.matches("PASS all_to_all_v 16777216 B").count(), 1, "{t}");
+}
+
 /// Builds `examples/apps/APP.cpp` against library `name` in `lib` and runs it under mpirun
 /// at each (np, args); each run must succeed and print "ok: np=".
 fn mpi_app_runs(lib: &Path, name: &str, app: &str, runs: &[(u32, &[&str])]) {
@@ -731,28 +768,7 @@ fn mpi_library_chooses_among_allreduce_protocols_per_call() {
         return;
     }
     let dir = scratch("choice");
-    let table = choice_table(&dir);
-    let lib = dir.join("lib");
-    let o = collc(&[
-        "emit",
-        "--target",
-        "mpi",
-        "--lib",
-        "choice",
-        "examples/allreduce_mesh.coll",
-        "examples/allreduce_ring.coll",
-        "examples/allreduce_recursive_doubling.coll",
-        "--table",
-        table.to_str().expect("utf-8"),
-        "-o",
-        lib.to_str().expect("utf-8"),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let readme = std::fs::read_to_string(lib.join("README.md")).expect("README");
-    assert!(
-        readme.contains("| allreduce | 2 | 4096 | `allreduce_ring` |"),
-        "{readme}"
-    );
+    let (lib, table) = choice_library(&dir, "mpi", "choice");
     let tune = std::fs::read_to_string(lib.join("choice.tune")).expect("choice.tune");
     assert!(tune.contains("allreduce 2 4096 allreduce_ring"), "{tune}");
     let exe = lib.join("mpi_choice");
@@ -804,6 +820,31 @@ fn mpi_library_chooses_among_allreduce_protocols_per_call() {
         "{}",
         text(&o)
     );
+}
+
+/// The three allreduce protocols as library `name` for `target` in `dir/lib`, with the
+/// decision table [`choice_table`] (whose crossover its README must state): (library,
+/// table).
+fn choice_library(dir: &Path, target: &str, name: &str) -> (PathBuf, PathBuf) {
+    let table = choice_table(dir);
+    let lib = library_in(
+        dir.join("lib"),
+        target,
+        name,
+        &[
+            "examples/allreduce_mesh.coll",
+            "examples/allreduce_ring.coll",
+            "examples/allreduce_recursive_doubling.coll",
+            "--table",
+            table.to_str().expect("utf-8"),
+        ],
+    );
+    let readme = std::fs::read_to_string(lib.join("README.md")).expect("README");
+    assert!(
+        readme.contains("| allreduce | 2 | 4096 | `allreduce_ring` |"),
+        "{readme}"
+    );
+    (lib, table)
 }
 
 /// The decision table the choice tests package: mesh below 4096 elements at P 2, the ring
@@ -928,24 +969,7 @@ fn host_library_chooses_among_allreduce_protocols_per_call() {
         );
     }
     let dir = scratch("host-choice");
-    let table = choice_table(&dir);
-    let lib = library_in(
-        dir.join("lib"),
-        "host",
-        "hchoice",
-        &[
-            "examples/allreduce_mesh.coll",
-            "examples/allreduce_ring.coll",
-            "examples/allreduce_recursive_doubling.coll",
-            "--table",
-            table.to_str().expect("utf-8"),
-        ],
-    );
-    let readme = std::fs::read_to_string(lib.join("README.md")).expect("README");
-    assert!(
-        readme.contains("| allreduce | 2 | 4096 | `allreduce_ring` |"),
-        "{readme}"
-    );
+    let (lib, _) = choice_library(&dir, "host", "hchoice");
     let exe = lib.join("host_choice");
     build(
         "g++",

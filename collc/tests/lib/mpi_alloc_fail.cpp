@@ -4,19 +4,16 @@
 // (no rank waits for a window a peer lacks); a second create on the same MPI communicator
 // then succeeds and its allreduce equals MPI_Allreduce. Rank 0 prints "ok: ..."; every rank
 // exits 0 iff every rank saw exactly that.
-#include <mpi.h>
-
 #include "collmpi.h"
+#include "mpi_test.hpp"
 
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int me = 0, np = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const World w(&argc, &argv);
+    const int me = w.me, np = w.np;
     collmpi_config cfg = {};
     cfg.allreduce.n = 100;
     cfg.allreduce.C = 1;
@@ -53,8 +50,7 @@ int main(int argc, char** argv) {
         }
         if (collmpi_comm_free(c) != COLLMPI_OK) ++wrong;
     }
-    long total = 0;
-    MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    const long total = sum_over_ranks(wrong);
     if (me == 0 && total == 0)
         std::printf("ok: np=%d: the failed allocation was ESYSTEM on every rank; a second communicator works\n", np);
     MPI_Finalize();

@@ -1,17 +1,14 @@
 // Prints, on rank 0, "protocol COUNT NAME" for each count argument: the protocol a call of
 // tn_allreduce at that count runs (the library `collc tune` built, configured as its
 // measuring program is: the row length at the largest count, C = stride = 1).
-#include <mpi.h>
-
+#include "mpi_test.hpp"
 #include "tn.h"
 
 #include <cstdio>
 #include <cstdlib>
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int me = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    const int me = World(&argc, &argv).me;
     tn_config cfg = {};
     cfg.allreduce_mesh.n = 256;
     cfg.allreduce_mesh.C = 1;

@@ -3,19 +3,16 @@
 // windows. Every allreduce is compared bitwise with MPI_Allreduce on the same communicator,
 // every broadcast with the root's input. Run with mpirun -np 4 (or 2: the split then has one
 // rank). Rank 0 prints "ok: ..."; every rank exits 0 iff every result was right.
-#include <mpi.h>
-
 #include "collmpi.h"
+#include "mpi_test.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int me = 0, np = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const World w(&argc, &argv);
+    const int me = w.me, np = w.np;
     MPI_Comm half = MPI_COMM_NULL;
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
     int hme = 0, hnp = 1;
@@ -80,8 +77,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rank %d: collmpi_comm_free: %s\n", me, collmpi_last_error());
         ++wrong;
     }
-    long total = 0;
-    MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    const long total = sum_over_ranks(wrong);
     if (me == 0 && total == 0)
         std::printf("ok: np=%d, split of %d: %d iterations of world/split allreduce and broadcast, alternately, every result right\n", np, hnp, iters);
     MPI_Comm_free(&half);

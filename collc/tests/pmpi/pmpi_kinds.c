@@ -167,9 +167,9 @@ static void passed(int np) {
   for (int q = 0; q < np; ++q) expect(dr[q] == (double)(q + me), "alltoallv double", q, dr[q], q + me);
   for (int q = 0; q < np; ++q) c1[q] = 0;
   MPI_Alltoallv(f, c1, dz, MPI_FLOAT, fr, c1, dz, MPI_FLOAT, MPI_COMM_WORLD);
-  for (int q = 0; q < np; ++q) c1[q] = 5000, dz[q] = 5000 * q; /* past all_to_all_v.coll's m <= 4096 */
-  float* vb = floats((size_t)5000 * (size_t)np);
-  float* vr = floats((size_t)5000 * (size_t)np);
+  for (int q = 0; q < np; ++q) c1[q] = big, dz[q] = big * q; /* past the windows' rows (R = 1) */
+  float* vb = floats((size_t)big * (size_t)np);
+  float* vr = floats((size_t)big * (size_t)np);
   for (int q = 0; q < np; ++q) vb[dz[q]] = (float)(me * 100 + q);
   MPI_Alltoallv(vb, c1, dz, MPI_FLOAT, vr, c1, dz, MPI_FLOAT, MPI_COMM_WORLD);
   for (int q = 0; q < np; ++q) expect(vr[dz[q]] == (float)(q * 100 + me), "alltoallv big", q, vr[dz[q]], q * 100 + me);

@@ -78,7 +78,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t m = collc_last_dim(collc_input_tensor);  // param m: last dimension
     const int64_t R = collc_rows_per_rank(collc_target_tensor, P);  // param R: rows per rank (max_recv)
     // The tensors must hold the .coll buffers (shapes are the same on every rank).
-    if ((P >= 1 && P <= kMaxSupportedRanks && m >= 1 && m <= 4096 && R >= 1 && R <= 8) && (collc_numel(collc_input_tensor) < P * R * m || collc_numel(collc_target_tensor) < P * R * m || collc_numel(collc_sig_tensor) < P || collc_numel(collc_send_counts_tensor) < P || collc_numel(collc_recv_counts_tensor) < P)) {
+    if ((P >= 1 && P <= kMaxSupportedRanks && m >= 1 && m <= 4194304 && R >= 1 && R <= 8) && (collc_numel(collc_input_tensor) < P * R * m || collc_numel(collc_target_tensor) < P * R * m || collc_numel(collc_sig_tensor) < P || collc_numel(collc_send_counts_tensor) < P || collc_numel(collc_recv_counts_tensor) < P)) {
         pipe_barrier(PIPE_ALL);
         return;
     }
@@ -88,7 +88,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
-        m < 1 || m > 4096 ||  // param m: int in 1..=4096
+        m < 1 || m > 4194304 ||  // param m: int in 1..=4194304
         R < 1 || R > 8) {  // param R: int in 1..=8
         pipe_barrier(PIPE_ALL);
         return;

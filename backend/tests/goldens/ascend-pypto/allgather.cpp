@@ -60,7 +60,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ int32_t* sig = reinterpret_cast<__gm__ int32_t*>(collc_sig_tensor->buffer.addr) + collc_sig_tensor->start_offset;
     const int64_t m = collc_numel(collc_input_tensor);  // param m: element count
     // The tensors must hold the .coll buffers (shapes are the same on every rank).
-    if ((P >= 1 && P <= kMaxSupportedRanks && m >= 1 && m <= 1048576) && (collc_numel(collc_input_tensor) < m || collc_numel(collc_target_tensor) < P * m || collc_numel(collc_sig_tensor) < P)) {
+    if ((P >= 1 && P <= kMaxSupportedRanks && m >= 1 && m <= 4194304) && (collc_numel(collc_input_tensor) < m || collc_numel(collc_target_tensor) < P * m || collc_numel(collc_sig_tensor) < P)) {
         pipe_barrier(PIPE_ALL);
         return;
     }
@@ -71,7 +71,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
-        m < 1 || m > 1048576) {  // param m: int in 1..=1048576
+        m < 1 || m > 4194304) {  // param m: int in 1..=4194304
         pipe_barrier(PIPE_ALL);
         return;
     }

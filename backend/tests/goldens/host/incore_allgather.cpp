@@ -40,7 +40,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=64 of the declared 1..=65536 (kMaxSupportedRanks)
-        m < 1 || m > 1048576) {  // param m: int in 1..=1048576
+        m < 1 || m > 4194304) {  // param m: int in 1..=4194304
         pipe_barrier(PIPE_ALL);
         return;
     }

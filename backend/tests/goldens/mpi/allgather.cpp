@@ -6,7 +6,7 @@
 //
 // Symmetric objects (declared by setup() in this order on every rank):
 //   ranks P in 1..=65536: mpirun -np
-//   param m: int in 1..=1048576: --param m=V (required)
+//   param m: int in 1..=4194304: --param m=V (required)
 //   signal sig[P]: int32 cells in the one signal window (credit cells, all back at 0 after every call)
 //   window input: f32[m] (MPI_Win_allocate; per call: one MPI window per call, allocated up front)
 //   window target: f32[P][m] (MPI_Win_allocate; per call: one MPI window per call, allocated up front)
@@ -91,7 +91,7 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
 
     // ---- guards: rank-uniform values only, before the first notify ----
     if (P < 1 || P > kMaxSupportedRanks ||  // ranks P in 1..=65536
-        m < 1 || m > 1048576) {  // param m: int in 1..=1048576
+        m < 1 || m > 4194304) {  // param m: int in 1..=4194304
         return;
     }
 
@@ -165,9 +165,9 @@ void setup(collc_mpi::Session& s, Args& args) {
     args.sigwin = s.signal_window();
     [[maybe_unused]] const int64_t P = s.np();  // ranks P in 1..=65536
     if (P < 1 || P > 65536) collc_mpi::usage_error("ranks P = %lld is outside 1..=65536 (mpirun -np)", static_cast<long long>(P));
-    if (!s.has_param("m")) collc_mpi::usage_error("missing --param m=VALUE (param m: int in 1..=1048576)");
+    if (!s.has_param("m")) collc_mpi::usage_error("missing --param m=VALUE (param m: int in 1..=4194304)");
     [[maybe_unused]] const int64_t m = s.param_i64("m", 0);
-    if (m < 1 || m > 1048576) collc_mpi::usage_error("--param m=%lld is outside 1..=1048576", static_cast<long long>(m));
+    if (m < 1 || m > 4194304) collc_mpi::usage_error("--param m=%lld is outside 1..=4194304", static_cast<long long>(m));
     args.p_m = m;
     [[maybe_unused]] constexpr int64_t TILE = 256;  // const TILE
     [[maybe_unused]] const int64_t tc = collc_min(m, TILE);  // let tc = min(m, TILE)
