@@ -1,6 +1,7 @@
 //! [`ProtocolInfo`]: the facts about a protocol's text that several passes read — its
-//! literals, its rank-valued quantities, its comparisons, its statement-level `let`s and the
-//! moduli of its remainders — gathered once, by one walk of the IR ([`crate::visit`]).
+//! literals, its rank-valued quantities, its comparisons, its statement-level `let`s, the
+//! moduli of its remainders, its loops and the statements that name its signal cells —
+//! gathered once, by walks of the IR ([`crate::visit`]).
 //!
 //! "The protocol's code" below is the values of the top-level `let`s, the `require`s, the
 //! body and the epilogue; the declarations' dimensions and the block count are not part of it.
@@ -9,6 +10,9 @@
 use crate::ir::{BinOp, CmpOp, Cond, Expr, Id, Protocol, StmtKind, Ty, VarId, VarKind};
 use crate::visit::{self, Visit};
 use std::collections::BTreeSet;
+
+mod structure;
+pub use structure::{Access, Cell, Loop, Trip};
 
 /// A statement-level `let`: its variable and value.
 pub type Local = (VarId, Expr);
@@ -35,6 +39,12 @@ pub struct ProtocolInfo {
     pub moduli: BTreeSet<VarId>,
     /// The integer literals that are the right operand of a `%` there (`ring[t % 16]`).
     pub literal_moduli: BTreeSet<i64>,
+    /// The `for` loops of the body and the epilogue, in program order (an outer loop before
+    /// the loops in its body).
+    pub loops: Vec<Loop>,
+    /// The notifies and waits of the body and the epilogue, in program order: the cell
+    /// each names and what it does to it.
+    pub cells: Vec<Cell>,
 }
 
 impl ProtocolInfo {
@@ -56,6 +66,7 @@ impl ProtocolInfo {
         let mut literals_all = lits.0;
         literals_all.extend(literals);
         let rank_valued = rank_valued(p);
+        let (loops, cells) = structure::of(p);
         ProtocolInfo {
             literals: literals_all,
             rank_literals: rank_literals(p, &rank_valued),
@@ -64,7 +75,17 @@ impl ProtocolInfo {
             locals,
             moduli,
             literal_moduli,
+            loops,
+            cells,
         }
+    }
+    /// The loop whose variable is `v`, if `v` is a loop variable (each loop has its own).
+    pub fn loop_of(&self, v: VarId) -> Option<&Loop> {
+        self.loops.iter().find(|l| l.var == v)
+    }
+    /// The statements that name a cell of signal `s`, in program order.
+    pub fn cells_of(&self, s: crate::ir::SignalId) -> impl Iterator<Item = &Cell> + '_ {
+        self.cells.iter().filter(move |c| c.signal == s)
     }
 }
 
@@ -236,6 +257,7 @@ impl Visit for Units<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::Range;
 
     fn protocol(text: &str) -> Protocol {
         crate::check(text).protocol.expect("the case lowers")
@@ -304,5 +326,78 @@ mod tests {
         );
         let moduli: Vec<&str> = info.moduli.iter().map(|v| p.var_name(*v)).collect();
         assert_eq!(moduli, vec!["S"]);
+    }
+
+    #[test]
+    fn loops_carry_their_nest_and_trip() {
+        let p = protocol(
+            "collective c: barrier() {
+                ranks P in 1..=8;
+                const K = 3;
+                let T = 2 * K;
+                signal s[P];
+                body {
+                    for t in 0..T step 4 {
+                        for q in peers { notify s[me] @ q += 1; }
+                        for j in 1..P step *2 { wait s[j] >= 1; }
+                    }
+                }
+                epilogue { for i in (0..K).rev() { notify s[i] = 0; } }
+            }",
+        );
+        let info = ProtocolInfo::of(&p);
+        let name = |v: VarId| p.var_name(v).to_string();
+        let got: Vec<(String, Vec<usize>, Trip, bool)> = info
+            .loops
+            .iter()
+            .map(|l| (name(l.var), l.enclosing.clone(), l.trip, l.epilogue))
+            .collect();
+        let want = vec![
+            ("t".to_string(), vec![], Trip::Literal(2), false),
+            ("q".to_string(), vec![0], Trip::Symbolic, false),
+            ("j".to_string(), vec![0], Trip::Symbolic, false),
+            ("i".to_string(), vec![], Trip::Literal(3), true),
+        ];
+        assert_eq!(got, want);
+        assert!(matches!(info.loops[1].range, Range::Peers));
+        let j = info.loops[2].var;
+        assert_eq!(info.loop_of(j).map(|l| l.span), Some(info.loops[2].span));
+        assert!(info.loop_of(p.me).is_none());
+    }
+
+    #[test]
+    fn cells_say_who_notifies_sets_and_waits() {
+        let p = protocol(
+            "collective c: barrier() {
+                ranks P in 1..=8;
+                signal s[P];
+                signal t[2];
+                body {
+                    for q in peers { notify s[me] @ q += 1; }
+                    if me == 0 { notify t[1] = 5; }
+                    wait s[me] >= P - 1;
+                }
+                epilogue { notify s[me] -= P - 1; }
+            }",
+        );
+        let info = ProtocolInfo::of(&p);
+        assert_eq!(info.cells.len(), 4);
+        let [add, set, wait, reset] = &info.cells[..] else {
+            panic!("four cells: {:?}", info.cells)
+        };
+        assert!(matches!(add.access, Access::Add(_)));
+        assert_eq!(add.loops, vec![0]);
+        assert!(!add.conditional && !add.epilogue);
+        assert_eq!(add.target, Some(Expr::Var(info.loops[0].var)));
+        assert!(matches!(set.access, Access::Set(Expr::Int(5))));
+        assert!(set.conditional && set.loops.is_empty());
+        assert_eq!(set.literal_index(), Some(vec![1]));
+        assert!(add.literal_index().is_none());
+        assert!(matches!(wait.access, Access::Wait(CmpOp::Ge, _)));
+        assert!(wait.is_wait() && wait.target.is_none());
+        assert_eq!(wait.owner(p.me), Expr::Var(p.me));
+        assert!(reset.epilogue && matches!(reset.access, Access::Add(Expr::Neg(_))));
+        let s = add.signal;
+        assert_eq!(info.cells_of(s).count(), 3);
     }
 }

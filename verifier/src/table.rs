@@ -15,6 +15,7 @@ use crate::engine::events::{chain, contrib, CellIndex};
 use crate::engine::exec::{self, EvKind, Run, Section};
 use crate::engine::sweep::{self, Visit};
 use crate::engine::sym::{Atom, Lin, Printer};
+use collc_spec::info::{Access, ProtocolInfo};
 use collc_spec::ir::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,13 +142,14 @@ pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
     }
     let plan = sweep.plan;
     let mut classes: BTreeSet<Class> = seen.iter().flat_map(|(_, m)| m.keys().cloned()).collect();
+    let info = ProtocolInfo::of(p);
     let mut touches: BTreeMap<SignalId, Touches> = BTreeMap::new();
     // The cells of each class, derived (not yet checked).
     let mut formulas: BTreeMap<Class, Result<Poly, String>> = BTreeMap::new();
     for class in &classes {
         let t = touches
             .entry(class.0)
-            .or_insert_with(|| Touches::new(p, class.0));
+            .or_insert_with(|| Touches::new(p, &info, class.0));
         formulas.insert(
             class.clone(),
             statements_of(t, class).and_then(|set| t.cells(&set)),
@@ -407,7 +409,7 @@ fn columns(
     let sum = |body: bool| -> Result<Poly, String> {
         let mut f = Poly::default();
         for &k in set {
-            if t.named[k].1 == body {
+            if t.named[k].epilogue != body {
                 f = f.add(&t.per_cell(k)?);
             }
         }
@@ -465,7 +467,7 @@ fn waits_symbolic(
     let mut shown = Vec::new();
     let mut thresholds = Vec::new();
     for &k in set {
-        let StmtKind::Wait { cmp, threshold, .. } = &t.named[k].0.kind else {
+        let Access::Wait(cmp, threshold) = &t.named[k].access else {
             continue;
         };
         let mut uniform = true;

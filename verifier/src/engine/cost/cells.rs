@@ -18,35 +18,9 @@ pub type At = (usize, usize);
 pub fn at(s: Span) -> At {
     (s.start, s.end)
 }
+use collc_spec::info::{Access, Cell, ProtocolInfo};
 use collc_spec::ir::*;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The cell a statement names: its owner (the target of a notify, else `me`) and
-/// index expressions.
-fn cell_of(p: &Protocol, s: &Stmt) -> Option<(SignalId, Expr, Vec<Expr>)> {
-    match &s.kind {
-        StmtKind::Notify {
-            signal,
-            index,
-            target,
-            ..
-        } => Some((
-            *signal,
-            target.clone().unwrap_or(Expr::Var(p.me)),
-            index.clone(),
-        )),
-        StmtKind::Wait { signal, index, .. } => Some((*signal, Expr::Var(p.me), index.clone())),
-        _ => None,
-    }
-}
-
-/// The statements of the body and of the epilogue.
-fn statements(p: &Protocol) -> (Vec<&Stmt>, Vec<&Stmt>) {
-    let (mut body, mut epi) = (Vec::new(), Vec::new());
-    collc_spec::visit::each_stmt(&p.body, &mut |s| body.push(s));
-    collc_spec::visit::each_stmt(&p.epilogue, &mut |s| epi.push(s));
-    (body, epi)
-}
 
 /// How often each statement naming one signal touches a symbolic cell, and what
 /// each `AtomicAdd` adds to it.
@@ -54,8 +28,8 @@ pub struct Touches<'a> {
     walk: Walk<'a>,
     /// The statements naming the signal (by span), in program order.
     pub stmts: Vec<Span>,
-    /// Those statements, and whether each is in the body (else the epilogue).
-    pub named: Vec<(&'a Stmt, bool)>,
+    /// Those statements' cells ([`ProtocolInfo::cells`]), in the same order.
+    pub named: Vec<Cell>,
     /// Per statement: what an `AtomicAdd` adds to the cell per call (0 for any other
     /// statement), or why no closed form.
     weights: Vec<Result<Poly, String>>,
@@ -68,16 +42,11 @@ pub struct Touches<'a> {
 }
 
 impl<'a> Touches<'a> {
-    /// Derives, for signal `sig`, every naming statement's touches of one cell.
-    pub fn new(p: &'a Protocol, sig: SignalId) -> Self {
-        let (body, epi) = statements(p);
-        let named: Vec<(&Stmt, bool)> = body
-            .into_iter()
-            .map(|s| (s, true))
-            .chain(epi.into_iter().map(|s| (s, false)))
-            .filter(|(s, _)| cell_of(p, s).is_some_and(|c| c.0 == sig))
-            .collect();
-        let stmts: Vec<Span> = named.iter().map(|(s, _)| s.span).collect();
+    /// Derives, for signal `sig`, every naming statement's touches of one cell (`info`:
+    /// the facts of `p`).
+    pub fn new(p: &'a Protocol, info: &ProtocolInfo, sig: SignalId) -> Self {
+        let named: Vec<Cell> = info.cells_of(sig).cloned().collect();
+        let stmts: Vec<Span> = named.iter().map(|c| c.span).collect();
         let n = stmts.len();
         let mut walk = Walk::new(p, 2 * n);
         let wr = walk.world_range();
@@ -102,16 +71,9 @@ impl<'a> Touches<'a> {
             let Some(k) = stmts.iter().position(|x| *x == s.span) else {
                 return Ok(out);
             };
-            let Some((_, target, idx)) = cell_of(p, s) else {
-                return Ok(out);
-            };
-            out[k] = at_cell(w, &target, &idx, &coords)?;
-            if let StmtKind::Notify {
-                op: NotifyOp::AtomicAdd,
-                value,
-                ..
-            } = &s.kind
-            {
+            let cell = &named[k];
+            out[k] = at_cell(w, &cell.owner(p.me), &cell.index, &coords)?;
+            if let Access::Add(value) = &cell.access {
                 out[n + k] = out[k].mul(&w.poly(value)?);
             }
             Ok(out)
@@ -326,18 +288,13 @@ fn at_cell(
 /// times `Π (1 - [wait W reads the target cell])` over the waits on its signal,
 /// summed over every rank, block and iteration.
 pub fn waste(p: &Protocol) -> Result<Poly, String> {
-    let (body, epi) = statements(p);
+    let info = ProtocolInfo::of(p);
     let plain = Walk::new(p, 0);
-    let credits: Vec<&Stmt> = body
+    let credits: Vec<&Cell> = info
+        .cells
         .iter()
-        .copied()
-        .filter(|s| match &s.kind {
-            StmtKind::Notify {
-                target: Some(_),
-                op: NotifyOp::AtomicAdd,
-                value,
-                ..
-            } => plain
+        .filter(|c| match &c.access {
+            Access::Add(value) if !c.epilogue && c.target.is_some() => plain
                 .poly(value)
                 .ok()
                 .and_then(|x| x.as_const())
@@ -345,23 +302,21 @@ pub fn waste(p: &Protocol) -> Result<Poly, String> {
             _ => false,
         })
         .collect();
-    let waits: BTreeSet<At> = body
+    let waits: BTreeSet<At> = info
+        .cells
         .iter()
-        .chain(epi.iter())
-        .filter(|s| matches!(s.kind, StmtKind::Wait { .. }))
-        .map(|s| at(s.span))
+        .filter(|c| c.is_wait())
+        .map(|c| at(c.span))
         .collect();
     // Per signal: the 0/1 "a wait reads cell (o, i)" of each wait naming it.
     let mut reads: BTreeMap<SignalId, (VarId, Vec<VarId>, Vec<Poly>)> = BTreeMap::new();
     let mut fresh = 0;
-    for s in &credits {
-        let Some((sig, _, _)) = cell_of(p, s) else {
-            continue;
-        };
+    for c in &credits {
+        let sig = c.signal;
         if reads.contains_key(&sig) {
             continue;
         }
-        let t = Touches::new(p, sig);
+        let t = Touches::new(p, &info, sig);
         let mut ws = Vec::new();
         for (k, span) in t.stmts.iter().enumerate() {
             if waits.contains(&at(*span)) {
@@ -371,17 +326,14 @@ pub fn waste(p: &Protocol) -> Result<Poly, String> {
         fresh = fresh.max(t.walk.fresh);
         reads.insert(sig, (t.coords.0, t.coords.1.clone(), ws));
     }
-    let spans: BTreeSet<At> = credits.iter().map(|s| at(s.span)).collect();
     let mut walk = Walk::new(p, 1);
     walk.fresh = fresh;
     let leaf = |w: &Walk, s: &Stmt| -> Result<Counts, String> {
-        if !spans.contains(&at(s.span)) {
-            return Ok(vec![Poly::default()]);
-        }
-        let Some((sig, target, idx)) = cell_of(p, s) else {
+        let Some(cell) = credits.iter().find(|c| c.span == s.span) else {
             return Ok(vec![Poly::default()]);
         };
-        let t = w.poly(&target)?;
+        let (sig, idx) = (cell.signal, &cell.index);
+        let t = w.poly(&cell.owner(p.me))?;
         let remote = w.mk(Atom::Ind(Test::Eq0, t.sub(&Poly::var(p.me)))).not();
         let mut f = remote;
         if let Some((o, iv, ws)) = reads.get(&sig) {

@@ -16,6 +16,21 @@ pub struct Defs {
     pub loops: HashMap<VarId, Range>,
 }
 
+impl Defs {
+    /// The statement `let`s and loop variables of the body and the epilogue (names are
+    /// never shadowed, so each has one definition).
+    pub fn of(info: &collc_spec::info::ProtocolInfo) -> Self {
+        Defs {
+            lets: info.locals.iter().cloned().collect(),
+            loops: info
+                .loops
+                .iter()
+                .map(|l| (l.var, l.range.clone()))
+                .collect(),
+        }
+    }
+}
+
 /// One query's translation: Z3 constants for the variables read so far and
 /// the facts defining them.
 pub struct Enc<'a> {

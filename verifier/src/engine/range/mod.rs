@@ -37,9 +37,7 @@ pub const MINIMISE_RLIMIT: u32 = crate::engine::smt::QUERY_RLIMIT / 4;
 /// bounds that some value of the domains breaks, warnings for bounds that
 /// could not be decided.
 pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
-    let mut defs = Defs::default();
-    collect_defs(&p.body, &mut defs);
-    collect_defs(&p.epilogue, &mut defs);
+    let defs = Defs::of(&collc_spec::info::ProtocolInfo::of(p));
     let mut w = Walk {
         p,
         conds: Vec::new(),
@@ -87,20 +85,6 @@ pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
         out.push(obligation::not_checked(*first, skipped.len()));
     }
     out
-}
-
-/// Records every statement `let` and loop variable (names are never
-/// shadowed, so each has one definition).
-fn collect_defs(b: &Block, defs: &mut Defs) {
-    collc_spec::visit::each_stmt(b, &mut |s| match &s.kind {
-        StmtKind::Let { var, value } => {
-            defs.lets.insert(*var, value.clone());
-        }
-        StmtKind::For { var, range, .. } => {
-            defs.loops.insert(*var, range.clone());
-        }
-        _ => {}
-    });
 }
 
 /// The body and epilogue blocks of the AST.
