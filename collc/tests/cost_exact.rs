@@ -307,7 +307,7 @@ fn config(p: &Protocol, a: &BTreeMap<String, i64>) -> Vec<(collc_spec::ir::VarId
 /// adds credits (`+=` of a value that is not a constant <= 0).
 fn credit_spans(b: &collc_spec::ir::Block, out: &mut BTreeSet<Span>) {
     use collc_spec::ir::{Expr, NotifyOp, StmtKind};
-    each_stmt(b, &mut |s| {
+    collc_spec::visit::each_stmt(b, &mut |s| {
         if let StmtKind::Notify {
             op: NotifyOp::AtomicAdd,
             value,
@@ -319,28 +319,6 @@ fn credit_spans(b: &collc_spec::ir::Block, out: &mut BTreeSet<Span>) {
             }
         }
     });
-}
-
-/// Visits every statement of a block, nested ones included.
-fn each_stmt(b: &collc_spec::ir::Block, f: &mut dyn FnMut(&collc_spec::ir::Stmt)) {
-    use collc_spec::ir::StmtKind;
-    for s in &b.stmts {
-        f(s);
-        match &s.kind {
-            StmtKind::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                each_stmt(then_block, f);
-                if let Some(e) = else_block {
-                    each_stmt(e, f);
-                }
-            }
-            StmtKind::For { body, .. } => each_stmt(body, f),
-            _ => {}
-        }
-    }
 }
 
 /// Per cell (owner, name) touched in one call: the statements (spans) touching it.
@@ -694,7 +672,7 @@ fn explain_tables_match_the_simulator_for_p_up_to_16() {
 /// The spans of a block's `AtomicAdd` notifies, nested ones included.
 fn adds(b: &collc_spec::ir::Block, out: &mut BTreeSet<Span>) {
     use collc_spec::ir::{NotifyOp, StmtKind};
-    each_stmt(b, &mut |s| {
+    collc_spec::visit::each_stmt(b, &mut |s| {
         if let StmtKind::Notify {
             op: NotifyOp::AtomicAdd,
             ..

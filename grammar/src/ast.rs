@@ -166,6 +166,58 @@ pub struct Block {
     pub span: Span,
 }
 
+impl File {
+    /// The body and the epilogue, in source order.
+    pub fn code(&self) -> impl Iterator<Item = &Block> + '_ {
+        self.items.iter().filter_map(|item| match &item.kind {
+            ItemKind::Body(b) | ItemKind::Epilogue(b) => Some(b),
+            _ => None,
+        })
+    }
+}
+
+impl Block {
+    /// Calls `f` with this block, then with every block nested in it (loop bodies and
+    /// branches), in source order, a block before the blocks nested in its statements.
+    pub fn each_block<'a>(&'a self, f: &mut dyn FnMut(&'a Block)) {
+        f(self);
+        for s in &self.stmts {
+            s.nested().for_each(|b| b.each_block(f));
+        }
+    }
+    /// Calls `f` with every statement of this block, nested ones included, in source
+    /// order (a statement before the statements nested in it).
+    pub fn each_stmt<'a>(&'a self, f: &mut dyn FnMut(&'a Stmt)) {
+        for s in &self.stmts {
+            f(s);
+            s.nested().for_each(|b| b.each_stmt(f));
+        }
+    }
+}
+
+impl Stmt {
+    /// The blocks written directly in this statement: a loop's body, an `if`'s branches.
+    pub fn nested(&self) -> impl Iterator<Item = &Block> + '_ {
+        let (a, b) = match &self.kind {
+            StmtKind::For { body, .. } => (Some(body), None),
+            StmtKind::If {
+                then_block,
+                else_block,
+                ..
+            } => (Some(then_block), else_block.as_ref()),
+            _ => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+    /// Whether this statement, or one nested in it at any depth, satisfies `f`.
+    pub fn any_nested(&self, f: &dyn Fn(&Stmt) -> bool) -> bool {
+        f(self)
+            || self
+                .nested()
+                .any(|b| b.stmts.iter().any(|s| s.any_nested(f)))
+    }
+}
+
 /// A statement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stmt {
@@ -446,4 +498,50 @@ pub enum ExprKind {
     Call(Ident, Vec<Expr>),
     /// `(e)` — kept so spans and the formatter stay faithful
     Paren(Box<Expr>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CASE: &str = "collective c: barrier() {
+        ranks P in 1..=8;
+        signal s[P];
+        body {
+            for q in peers { notify s[me] @ q += 1; }
+            if me == 0 { wait s[0] >= 1; } else { for j in 0..2 { fence; } }
+        }
+        epilogue { notify s[me] -= P - 1; }
+    }";
+
+    fn kind(s: &Stmt) -> &'static str {
+        match s.kind {
+            StmtKind::Notify { .. } => "notify",
+            StmtKind::Wait { .. } => "wait",
+            StmtKind::Fence => "fence",
+            StmtKind::For { .. } => "for",
+            StmtKind::If { .. } => "if",
+            _ => "other",
+        }
+    }
+
+    #[test]
+    fn the_walk_meets_every_block_and_statement_in_source_order() {
+        let file = crate::parse(CASE).expect("the case parses");
+        let mut stmts = Vec::new();
+        let mut blocks = 0;
+        for b in file.code() {
+            b.each_stmt(&mut |s| stmts.push(kind(s)));
+            b.each_block(&mut |_| blocks += 1);
+        }
+        let want = ["for", "notify", "if", "wait", "for", "fence", "notify"];
+        assert_eq!(stmts, want);
+        // body, the peers loop, both branches, the inner loop, the epilogue
+        assert_eq!(blocks, 6);
+        let body = file.code().next().expect("a body");
+        let fence = |s: &Stmt| matches!(s.kind, StmtKind::Fence);
+        let nested: Vec<bool> = body.stmts.iter().map(|s| s.any_nested(&fence)).collect();
+        assert_eq!(nested, [false, true]);
+        assert_eq!(body.stmts[1].nested().count(), 2);
+    }
 }

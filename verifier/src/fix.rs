@@ -434,25 +434,11 @@ fn missing_resets(file: &File, text: &str) -> Option<Fix> {
 
 /// The signals notified in a block.
 fn notified(b: &Block, out: &mut BTreeSet<String>) {
-    for s in &b.stmts {
-        match &s.kind {
-            StmtKind::Notify { cell, .. } => {
-                out.insert(cell.name.name.clone());
-            }
-            StmtKind::For { body, .. } => notified(body, out),
-            StmtKind::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                notified(then_block, out);
-                if let Some(e) = else_block {
-                    notified(e, out);
-                }
-            }
-            _ => {}
+    b.each_stmt(&mut |s| {
+        if let StmtKind::Notify { cell, .. } = &s.kind {
+            out.insert(cell.name.name.clone());
         }
-    }
+    });
 }
 
 /// `notify c = 0;` in the epilogue becomes `notify c -= N;`, N the threshold of

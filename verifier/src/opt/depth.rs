@@ -14,13 +14,13 @@
 
 use super::line;
 use collc_grammar::ast::{
-    BinOp, Block, Expr, ExprKind, File, ItemKind, LoopRange, Region, Stmt, StmtKind,
+    BinOp, Expr, ExprKind, File, ItemKind, LoopRange, Region, Stmt, StmtKind,
 };
 
 /// The deepest window `depth=D` writes.
 pub const MAX_DEPTH: i64 = 64;
 
-/// Every expression of `s` and of the statements nested in it (not conditions).
+/// The expressions of `s` itself (not conditions, not its nested statements').
 fn stmt_exprs<'a>(s: &'a Stmt, out: &mut Vec<&'a Expr>) {
     let region = |r: &'a Region, out: &mut Vec<&'a Expr>| {
         out.extend(r.index.iter());
@@ -67,29 +67,12 @@ fn stmt_exprs<'a>(s: &'a Stmt, out: &mut Vec<&'a Expr>) {
             region(src, out);
             out.extend(from.iter().chain(to.iter()));
         }
-        StmtKind::For { range, body, .. } => {
+        StmtKind::For { range, .. } => {
             if let LoopRange::Span { lo, hi, step, .. } = range {
                 out.extend([lo, hi].into_iter().chain(step.iter()));
             }
-            block_exprs(body, out);
         }
-        StmtKind::If {
-            then_block,
-            else_block,
-            ..
-        } => {
-            block_exprs(then_block, out);
-            if let Some(e) = else_block {
-                block_exprs(e, out);
-            }
-        }
-        StmtKind::Fence | StmtKind::Return { .. } => {}
-    }
-}
-
-fn block_exprs<'a>(b: &'a Block, out: &mut Vec<&'a Expr>) {
-    for s in &b.stmts {
-        stmt_exprs(s, out);
+        StmtKind::If { .. } | StmtKind::Fence | StmtKind::Return { .. } => {}
     }
 }
 
@@ -126,34 +109,17 @@ struct Body<'a> {
 }
 
 fn body(file: &File) -> Body<'_> {
-    fn waits<'a>(b: &'a Block, out: &mut Vec<&'a Stmt>) {
-        for s in &b.stmts {
-            match &s.kind {
-                StmtKind::Wait { .. } => out.push(s),
-                StmtKind::For { body, .. } => waits(body, out),
-                StmtKind::If {
-                    then_block,
-                    else_block,
-                    ..
-                } => {
-                    waits(then_block, out);
-                    if let Some(e) = else_block {
-                        waits(e, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
     let mut out = Body {
         exprs: Vec::new(),
         waits: Vec::new(),
     };
-    for item in &file.items {
-        if let ItemKind::Body(b) | ItemKind::Epilogue(b) = &item.kind {
-            block_exprs(b, &mut out.exprs);
-            waits(b, &mut out.waits);
-        }
+    for b in file.code() {
+        b.each_stmt(&mut |s| stmt_exprs(s, &mut out.exprs));
+        b.each_stmt(&mut |s| {
+            if matches!(s.kind, StmtKind::Wait { .. }) {
+                out.waits.push(s);
+            }
+        });
     }
     out
 }

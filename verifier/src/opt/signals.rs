@@ -18,57 +18,20 @@
 //!   it could be lost): refused with that statement's line.
 
 use super::line;
-use collc_grammar::ast::{Block, CmpOp, ExprKind, File, ItemKind, NotifyOpAst, Stmt, StmtKind};
+use collc_grammar::ast::{Block, CellRef, CmpOp, ExprKind, File, NotifyOpAst, Stmt, StmtKind};
 
 /// Every statement list of the protocol (body, epilogue, loop bodies, branches).
 fn blocks(file: &File) -> Vec<&Block> {
-    fn walk<'a>(b: &'a Block, out: &mut Vec<&'a Block>) {
-        out.push(b);
-        for s in &b.stmts {
-            match &s.kind {
-                StmtKind::For { body, .. } => walk(body, out),
-                StmtKind::If {
-                    then_block,
-                    else_block,
-                    ..
-                } => {
-                    walk(then_block, out);
-                    if let Some(e) = else_block {
-                        walk(e, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
     let mut out = Vec::new();
-    for item in &file.items {
-        if let ItemKind::Body(b) | ItemKind::Epilogue(b) = &item.kind {
-            walk(b, &mut out);
-        }
-    }
+    file.code().for_each(|b| b.each_block(&mut |x| out.push(x)));
     out
 }
 
-/// Whether `s` (or a statement nested in it) satisfies `f`.
-fn any_nested(s: &Stmt, f: &dyn Fn(&Stmt) -> bool) -> bool {
-    if f(s) {
-        return true;
-    }
-    match &s.kind {
-        StmtKind::For { body, .. } => body.stmts.iter().any(|x| any_nested(x, f)),
-        StmtKind::If {
-            then_block,
-            else_block,
-            ..
-        } => {
-            then_block.stmts.iter().any(|x| any_nested(x, f))
-                || else_block
-                    .as_ref()
-                    .is_some_and(|e| e.stmts.iter().any(|x| any_nested(x, f)))
-        }
-        _ => false,
-    }
+/// A cell and its target as written (`ack[q] @ p`, `ack[q] @ ` for the own rank): two
+/// statements name the same cell when their keys are equal.
+fn cell_key(text: &str, cell: &CellRef, target: Option<&collc_grammar::ast::Expr>) -> String {
+    let t = target.map_or("", |t| &text[t.span.start..t.span.end]);
+    format!("{} @ {t}", &text[cell.span.start..cell.span.end])
 }
 
 fn literal(e: &collc_grammar::ast::Expr) -> Option<i64> {
@@ -86,13 +49,11 @@ fn ge_wait<'a>(text: &'a str, s: &'a Stmt) -> Option<(String, &'a str, i64)> {
             target,
             cmp: CmpOp::Ge,
             threshold,
-        } => {
-            let t = target
-                .as_ref()
-                .map_or("", |t| &text[t.span.start..t.span.end]);
-            let key = format!("{} @ {t}", &text[cell.span.start..cell.span.end]);
-            Some((key, cell.name.name.as_str(), literal(threshold)?))
-        }
+        } => Some((
+            cell_key(text, cell, target.as_ref()),
+            cell.name.name.as_str(),
+            literal(threshold)?,
+        )),
         _ => None,
     }
 }
@@ -156,7 +117,7 @@ fn implied_wait(text: &str, file: &File) -> Result<Edit, String> {
                 }
                 let between = b.stmts[i + 1..j]
                     .iter()
-                    .find(|s| any_nested(s, &|x| lowers(x, sig)));
+                    .find(|s| s.any_nested(&|x| lowers(x, sig)));
                 let why = match (between, remote_lowering(sig)) {
                     (Some(s), _) => format!("line {} may lower `{sig}` between them", line(text, s.span.start)),
                     (None, Some(l)) => format!("the remote notify at line {l} may lower `{sig}` while this rank waits"),
@@ -187,13 +148,11 @@ fn add_notify<'a>(text: &'a str, s: &'a Stmt) -> Option<(String, i64, (usize, us
             target,
             op: NotifyOpAst::Add,
             value,
-        } => {
-            let t = target
-                .as_ref()
-                .map_or("", |t| &text[t.span.start..t.span.end]);
-            let key = format!("{} @ {t}", &text[cell.span.start..cell.span.end]);
-            Some((key, literal(value)?, (value.span.start, value.span.end)))
-        }
+        } => Some((
+            cell_key(text, cell, target.as_ref()),
+            literal(value)?,
+            (value.span.start, value.span.end),
+        )),
         _ => None,
     }
 }
@@ -217,9 +176,7 @@ fn aggregated(text: &str, file: &File) -> Result<Edit, String> {
             };
             let (li, lj) = (line(text, si.span.start), line(text, b.stmts[j].span.start));
             let blocker = b.stmts[i + 1..j].iter().find(|s| {
-                any_nested(s, &|x| {
-                    matches!(x.kind, StmtKind::Wait { .. } | StmtKind::Return { .. })
-                })
+                s.any_nested(&|x| matches!(x.kind, StmtKind::Wait { .. } | StmtKind::Return { .. }))
             });
             if let Some(s) = blocker {
                 refused.get_or_insert(format!(

@@ -19,7 +19,7 @@
 
 use super::line;
 use collc_grammar::ast::{
-    Block, CmpOp, CondKind, Expr, ExprKind, File, ItemKind, LoopRange, Region, Stmt, StmtKind,
+    Block, CmpOp, CondKind, Expr, ExprKind, File, LoopRange, Region, Stmt, StmtKind,
 };
 
 /// Which way the data moves after the pass.
@@ -91,33 +91,16 @@ fn leaves<'a>(text: &str, b: &'a Block, guards: &[(bool, String)], out: &mut Vec
     }
 }
 
-/// Every statement list of the protocol and every leaf statement.
+/// Every `if` of the protocol and every leaf statement.
 fn walk<'a>(text: &str, file: &'a File) -> (Vec<&'a Stmt>, Vec<Leaf<'a>>) {
-    fn ifs<'a>(b: &'a Block, out: &mut Vec<&'a Stmt>) {
-        for s in &b.stmts {
-            match &s.kind {
-                StmtKind::For { body, .. } => ifs(body, out),
-                StmtKind::If {
-                    then_block,
-                    else_block,
-                    ..
-                } => {
-                    out.push(s);
-                    ifs(then_block, out);
-                    if let Some(e) = else_block {
-                        ifs(e, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
     let (mut all_ifs, mut all_leaves) = (Vec::new(), Vec::new());
-    for item in &file.items {
-        if let ItemKind::Body(b) | ItemKind::Epilogue(b) = &item.kind {
-            ifs(b, &mut all_ifs);
-            leaves(text, b, &[], &mut all_leaves);
-        }
+    for b in file.code() {
+        b.each_stmt(&mut |s| {
+            if matches!(s.kind, StmtKind::If { .. }) {
+                all_ifs.push(s);
+            }
+        });
+        leaves(text, b, &[], &mut all_leaves);
     }
     (all_ifs, all_leaves)
 }
