@@ -83,6 +83,33 @@ fn emit_abi_pypto_refuses_a_collective_without_a_builtin_counterpart() {
     );
 }
 
+/// pypto's one barrier builtin (`pld.tensor.barrier` → `builtin.tensor.barrier`) takes one
+/// signal cell per rank and synchronises every rank: a per-lane `barrier(blk)` is refused at
+/// its block variable instead of being emitted as that barrier.
+#[test]
+fn emit_abi_pypto_refuses_a_per_lane_barrier_at_its_block_variable() {
+    let file = "examples/idioms/nccl_lsa_lane_barrier.coll";
+    let text = std::fs::read_to_string(root().join(file)).expect("read the idiom");
+    let line = 1 + text
+        .lines()
+        .position(|l| l.trim_start().starts_with("blocks blk in"))
+        .expect("the idiom declares its blocks");
+    let (code, out, err) = collc(&["emit", "--target", "ascend", "--abi", "pypto", file]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("backend::pypto-abi"), "{err}");
+    assert!(
+        err.contains("`nccl_lsa_lane_barrier` has no pypto builtin counterpart"),
+        "{err}"
+    );
+    assert!(err.contains("no per-lane or per-block form"), "{err}");
+    assert!(err.contains(&format!("{file}:{line}:")), "{err}");
+    // The same file with the collc ABI is emitted: the refusal is the pypto ABI's.
+    let (code, out, err) = collc(&["emit", "--target", "ascend", file]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("nccl_lsa_lane_barrier"), "{out}");
+}
+
 #[test]
 fn abi_pypto_is_an_ascend_abi() {
     let (code, _, err) = collc(&[

@@ -123,7 +123,21 @@ fn builtin(p: &Protocol) -> Result<Builtin, Vec<Diagnostic>> {
                 format!("pypto has no `{kind}` builtin"),
             ));
         }
-        Semantics::Barrier { .. } => Builtin::new("builtin.tensor.barrier", "barrier", vec![]),
+        Semantics::Barrier { lane: Some(v) } => {
+            return Err(refuse(
+                p,
+                p.vars[*v].span,
+                "the per-lane barrier's block variable",
+                "pypto's only barrier, builtin.tensor.barrier (pld.tensor.barrier), synchronises \
+                 every rank through one cell per rank (a [NR, 1] signal) and has no per-lane or \
+                 per-block form, so a `barrier(blk)` protocol would be emitted as a barrier it \
+                 is not"
+                    .to_string(),
+            ));
+        }
+        Semantics::Barrier { lane: None } => {
+            Builtin::new("builtin.tensor.barrier", "barrier", vec![])
+        }
         Semantics::Broadcast { data, .. } => {
             Builtin::new("builtin.tensor.broadcast", "broadcast", vec![*data])
         }
