@@ -410,6 +410,49 @@ fn bug_fixtures_fail_the_way_the_runtime_reports() {
     );
 }
 
+/// A per-lane barrier is checked per block on MPI too (the blocks of a rank run one after
+/// another; each block's entry is counted on rank 0 and read at the exits of the blocks that
+/// wait for it): `nccl_lsa_lane_barrier` (`barrier(blk)`) passes at np 3 with 4 blocks per
+/// rank; its twin declared `barrier()` fails there on every run, since block 0 of a rank
+/// leaves before its peers can have entered block 3 (which needs that rank's block 2).
+#[test]
+fn a_per_lane_barrier_is_checked_per_block() {
+    let Some(tc) = toolchain("a_per_lane_barrier_is_checked_per_block") else {
+        return;
+    };
+    let np = 3;
+    let params: BTreeMap<String, i64> = [("C".to_string(), 4)].into_iter().collect();
+    let cases = [
+        ("examples/idioms/nccl_lsa_lane_barrier.coll", true),
+        (
+            "examples/idioms/bugs/nccl_lsa_lane_barrier_all_blocks.coll",
+            false,
+        ),
+    ];
+    for (file, clean) in cases {
+        let path = repo().join(file);
+        let (p, _) = load(&path);
+        let b = emit_build(&tc, &path);
+        let o = run(&tc, &p, &b.binary, np, params.clone(), vec![], 5000);
+        assert_eq!(o.leftover, 0, "{file}: processes left behind");
+        let text = format!("{}\n{}", verdict_text(&o), o.stderr);
+        if clean {
+            assert!(o.ok(), "{file} at np {np}, C = 4: {text}");
+            assert!(!o.stderr.contains("barrier left early"), "{text}");
+        } else {
+            assert!(
+                matches!(&o.verdict, launch::Verdict::Wrong { mismatches, .. } if *mismatches > 0),
+                "{file} at np {np}, C = 4: {text}"
+            );
+            assert!(
+                o.stderr
+                    .contains("barrier left early: block 0 left the call before block"),
+                "{text}"
+            );
+        }
+    }
+}
+
 /// Live processes running `bin`.
 fn live_processes_of(bin: &Path) -> Vec<i32> {
     let mut out = Vec::new();

@@ -85,7 +85,7 @@ pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>>
     // prints in front of the kernel.
     let mut tail = Writer::default();
     tail.line("");
-    program::kernel(&mut tail);
+    program::kernel(p, &mut tail);
     tail.line("");
     program::setup(&k, &names, &mut tail);
     tail.line("");

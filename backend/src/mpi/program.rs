@@ -101,9 +101,11 @@ pub(crate) fn args_struct(k: &Kernel, n: &Names, w: &mut Writer) {
         w.line(format!("int64_t collc_root = 0;  // the {kind} root"));
     }
     if p.semantics.is_barrier() {
-        w.line(
-            "collc_mpi::Window* collc_arrivals = nullptr;  // harness only (check): int32[1] arrival counter on rank 0",
-        );
+        w.line("// Harness only (the barrier's stamp rule, block_enter() / block_leave()):");
+        w.line("collc_mpi::Window* collc_arrivals = nullptr;  // int32[np * blocks] on rank 0: calls entered by block b of rank q, at q * blocks + b");
+        w.line("mutable bool collc_stamps = false;  // from prepare() to check(): a library (no prepare()) and a kernel() timed alone do not stamp");
+        w.line("mutable long collc_early = 0;  // (block, peer block) pairs of this call whose exit came before the entry it waits for");
+        w.line("mutable char collc_early_msg[200] = {};  // the first of them");
     }
     w.close();
     // `struct Args { ... };`: the writer closes blocks with `}`.
@@ -226,7 +228,7 @@ pub(crate) fn setup(k: &Kernel, n: &Names, w: &mut Writer) {
         ));
     }
     if p.semantics.is_barrier() {
-        w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", 1);");
+        w.line("args.collc_arrivals = s.buffer<int32_t>(\"collc_arrivals\", MPI_Aint(s.np()) * (args.collc_blocks > 0 ? args.collc_blocks : 1));");
     }
     w.close();
 }
@@ -463,13 +465,60 @@ pub(crate) fn begin_call(k: &Kernel, n: &Names, w: &mut Writer) {
     w.line("");
 }
 
-/// `kernel()`: every block of this rank, in turn.
-pub(crate) fn kernel(w: &mut Writer) {
+/// `kernel()`: every block of this rank, in turn (for a barrier, between its stamp hooks).
+pub(crate) fn kernel(p: &Protocol, w: &mut Writer) {
+    if p.semantics.is_barrier() {
+        block_stamps(p, w);
+    }
     w.line("// The protocol on this rank: its blocks one after another (block b synchronises with");
     w.line("// block b of every peer through its own lanes).");
     w.open("void kernel(const collc_mpi::Ctx& ctx, const Args& args)");
-    w.line("for (int64_t b = 0; b < args.collc_blocks; ++b) kernel_block(ctx, args, b);");
+    if p.semantics.is_barrier() {
+        w.open("for (int64_t b = 0; b < args.collc_blocks; ++b)");
+        w.line("if (args.collc_stamps) block_enter(ctx, args, b);");
+        w.line("kernel_block(ctx, args, b);");
+        w.line("if (args.collc_stamps) block_leave(ctx, args, b);");
+        w.close();
+    } else {
+        w.line("for (int64_t b = 0; b < args.collc_blocks; ++b) kernel_block(ctx, args, b);");
+    }
     w.close();
+}
+
+/// A barrier's stamp rule per block (`collc_spec::meaning::barrier_peers`, the rule the host
+/// target checks with its enter/leave hooks): `block_enter()` counts block b's entry into the
+/// call on rank 0, flushed before the block's first notify; `block_leave()` requires, when
+/// block b leaves call c, that every block it synchronises with on every other rank (`barrier()`:
+/// every block; `barrier(blk)`: block b) has entered call c, and records a violation for
+/// `check()` otherwise. Only between `prepare()` and `check()` (a run's call): a library never
+/// calls them, and a benchmark timing `kernel()` alone is not stamped.
+fn block_stamps(p: &Protocol, w: &mut Writer) {
+    let (lo, hi) = match p.semantics {
+        Semantics::Barrier { lane: Some(_) } => ("b", "b + 1"),
+        _ => ("0", "args.collc_blocks"),
+    };
+    w.line("// The barrier's stamp rule, per block: block b of rank q counts its entries into calls in");
+    w.line("// rank 0's collc_arrivals[q * blocks + b] (flushed before its first notify).");
+    w.open("inline void block_enter(const collc_mpi::Ctx& ctx, const Args& args, int64_t b)");
+    w.line("collc_mpi::harness_add_i32(*args.collc_arrivals, 0, MPI_Aint(ctx.me * args.collc_blocks + b), 1);");
+    w.close();
+    w.line("");
+    w.line(format!(
+        "// When block b leaves call c, the blocks [{lo}, {hi}) of every other rank have entered call c."
+    ));
+    w.open("inline void block_leave(const collc_mpi::Ctx& ctx, const Args& args, int64_t b)");
+    w.open("for (int q = 0; q < ctx.np; ++q)");
+    w.line("if (q == ctx.me) continue;");
+    w.open(format!("for (int64_t l = {lo}; l < {hi}; ++l)"));
+    w.line("const int32_t entered = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, MPI_Aint(q * args.collc_blocks + l));");
+    w.line("if (entered > ctx.call) continue;");
+    w.line("if (args.collc_early++ > 0) continue;");
+    w.line("snprintf(args.collc_early_msg, sizeof args.collc_early_msg, \"barrier left early: block %lld left the call before block %lld of rank %d had entered it (%d calls entered)\",");
+    w.line("         static_cast<long long>(b), static_cast<long long>(l), q, entered);");
+    w.close();
+    w.close();
+    w.close();
+    w.line("");
 }
 
 /// `DECL[] = {items};  // comment` and the `pointer, length` arguments that pass it
@@ -503,6 +552,11 @@ pub(crate) fn prepare(k: &Kernel, n: &Names, w: &mut Writer) {
     w.line("// Inputs of call ctx.call (the run's oracle table): plain stores into this rank's own windows;");
     w.line("// the kernel's first notify publishes them (release, collc_mpi.hpp 3(a)).");
     w.open("void prepare(const collc_mpi::Ctx& ctx, const Args& args)");
+    if p.semantics.is_barrier() {
+        w.line("args.collc_stamps = true;  // the barrier's stamp rule (block_enter() / block_leave())");
+    } else if p.windows.is_empty() && p.arrays.is_empty() {
+        w.line("(void)args;  // nothing to stage");
+    }
     let wins = windows_array(p, n, w);
     w.line(format!("collc_mpi::oracle::stage(ctx, {wins});"));
     for d in &p.decls {
@@ -517,18 +571,11 @@ pub(crate) fn prepare(k: &Kernel, n: &Names, w: &mut Writer) {
             ));
         }
     }
-    if p.semantics.is_barrier() {
-        w.line(
-            "// The barrier's stamp rule: count this rank's arrival on rank 0 (flushed before the",
-        );
-        w.line("// kernel's first notify).");
-        w.line("collc_mpi::harness_add_i32(*args.collc_arrivals, 0, 0, 1);");
-    }
     w.close();
 }
 
 /// `check()`: this rank's outputs of call `ctx.call` against the run's oracle table (the
-/// collective's meaning); for a barrier, its stamp rule through the arrival counter.
+/// collective's meaning); for a barrier, the early block exits `block_leave()` recorded.
 pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
     let p = k.p;
     w.line(
@@ -546,15 +593,17 @@ pub(crate) fn check(k: &Kernel, n: &Names, w: &mut Writer) {
         "collc_mpi::oracle::check(ctx, {wins}, *args.sigwin, {sigs}, chk);"
     ));
     if p.semantics.is_barrier() {
-        w.line("// The barrier's stamp rule: when call c returns on any rank, every rank has entered call c,");
-        w.line("// i.e. rank 0's arrival counter is >= np * (c + 1).");
-        w.line("const int32_t arrived = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, 0);");
-        w.line("const int32_t need = ctx.np * (ctx.call + 1);");
-        w.open("if (arrived < need)");
-        w.line("char msg[160];");
-        w.line("snprintf(msg, sizeof msg, \"barrier left early: %d arrivals on rank 0, need >= %d\", arrived, need);");
+        w.line(
+            "// The barrier's stamp rule (block_leave() above): the block exits of this call that",
+        );
+        w.line("// came before a block they wait for had entered it.");
+        w.open("if (args.collc_early > 0)");
+        w.line("char msg[300];");
+        w.line("snprintf(msg, sizeof msg, \"%s; %ld (block, peer block) pair(s) left early in this call\", args.collc_early_msg, args.collc_early);");
         w.line("chk.fail(msg);");
+        w.line("args.collc_early = 0;");
         w.close();
+        w.line("args.collc_stamps = false;  // until the next prepare(): a kernel() timed alone is not stamped");
     }
     w.close();
 }

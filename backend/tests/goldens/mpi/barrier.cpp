@@ -52,7 +52,11 @@ struct Args {
     MPI_Aint sig_sig = 0;  // credit signal sig[P]: first cell
     int64_t cells_sig = 0;  // its cell count
     int64_t collc_blocks = 1;  // blocks per rank (run one after another by kernel())
-    collc_mpi::Window* collc_arrivals = nullptr;  // harness only (check): int32[1] arrival counter on rank 0
+    // Harness only (the barrier's stamp rule, block_enter() / block_leave()):
+    collc_mpi::Window* collc_arrivals = nullptr;  // int32[np * blocks] on rank 0: calls entered by block b of rank q, at q * blocks + b
+    mutable bool collc_stamps = false;  // from prepare() to check(): a library (no prepare()) and a kernel() timed alone do not stamp
+    mutable long collc_early = 0;  // (block, peer block) pairs of this call whose exit came before the entry it waits for
+    mutable char collc_early_msg[200] = {};  // the first of them
 };
 
 namespace {
@@ -105,10 +109,34 @@ inline void kernel_block(const collc_mpi::Ctx& ctx, const Args& args, [[maybe_un
     }
 }
 
+// The barrier's stamp rule, per block: block b of rank q counts its entries into calls in
+// rank 0's collc_arrivals[q * blocks + b] (flushed before its first notify).
+inline void block_enter(const collc_mpi::Ctx& ctx, const Args& args, int64_t b) {
+    collc_mpi::harness_add_i32(*args.collc_arrivals, 0, MPI_Aint(ctx.me * args.collc_blocks + b), 1);
+}
+
+// When block b leaves call c, the blocks [0, args.collc_blocks) of every other rank have entered call c.
+inline void block_leave(const collc_mpi::Ctx& ctx, const Args& args, int64_t b) {
+    for (int q = 0; q < ctx.np; ++q) {
+        if (q == ctx.me) continue;
+        for (int64_t l = 0; l < args.collc_blocks; ++l) {
+            const int32_t entered = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, MPI_Aint(q * args.collc_blocks + l));
+            if (entered > ctx.call) continue;
+            if (args.collc_early++ > 0) continue;
+            snprintf(args.collc_early_msg, sizeof args.collc_early_msg, "barrier left early: block %lld left the call before block %lld of rank %d had entered it (%d calls entered)",
+                     static_cast<long long>(b), static_cast<long long>(l), q, entered);
+        }
+    }
+}
+
 // The protocol on this rank: its blocks one after another (block b synchronises with
 // block b of every peer through its own lanes).
 void kernel(const collc_mpi::Ctx& ctx, const Args& args) {
-    for (int64_t b = 0; b < args.collc_blocks; ++b) kernel_block(ctx, args, b);
+    for (int64_t b = 0; b < args.collc_blocks; ++b) {
+        if (args.collc_stamps) block_enter(ctx, args, b);
+        kernel_block(ctx, args, b);
+        if (args.collc_stamps) block_leave(ctx, args, b);
+    }
 }
 
 // Reads and checks the parameters (mpirun -np, --param), computes the rank-uniform values
@@ -120,7 +148,7 @@ void setup(collc_mpi::Session& s, Args& args) {
     args.cells_sig = P;
     if (args.cells_sig < 0) collc_mpi::usage_error("signal sig has a negative dimension");
     args.sig_sig = s.signal("sig", std::max<int64_t>(1, args.cells_sig));
-    args.collc_arrivals = s.buffer<int32_t>("collc_arrivals", 1);
+    args.collc_arrivals = s.buffer<int32_t>("collc_arrivals", MPI_Aint(s.np()) * (args.collc_blocks > 0 ? args.collc_blocks : 1));
 }
 
 // Every buffer is reused: nothing to select per call.
@@ -129,10 +157,8 @@ void begin_call(Args& args, int call) { (void)args; (void)call; }
 // Inputs of call ctx.call (the run's oracle table): plain stores into this rank's own windows;
 // the kernel's first notify publishes them (release, collc_mpi.hpp 3(a)).
 void prepare(const collc_mpi::Ctx& ctx, const Args& args) {
+    args.collc_stamps = true;  // the barrier's stamp rule (block_enter() / block_leave())
     collc_mpi::oracle::stage(ctx, nullptr, 0);
-    // The barrier's stamp rule: count this rank's arrival on rank 0 (flushed before the
-    // kernel's first notify).
-    collc_mpi::harness_add_i32(*args.collc_arrivals, 0, 0, 1);
 }
 
 // Outputs of call ctx.call against the run's oracle table (exact: the payloads are small
@@ -140,15 +166,15 @@ void prepare(const collc_mpi::Ctx& ctx, const Args& args) {
 void check(const collc_mpi::Ctx& ctx, const Args& args, collc_mpi::Checker& chk) {
     const MPI_Aint sigs[] = {args.sig_sig};  // first cells by SignalId (this call's instances)
     collc_mpi::oracle::check(ctx, nullptr, 0, *args.sigwin, sigs, sizeof sigs / sizeof sigs[0], chk);
-    // The barrier's stamp rule: when call c returns on any rank, every rank has entered call c,
-    // i.e. rank 0's arrival counter is >= np * (c + 1).
-    const int32_t arrived = collc_mpi::harness_read_i32(*args.collc_arrivals, 0, 0);
-    const int32_t need = ctx.np * (ctx.call + 1);
-    if (arrived < need) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "barrier left early: %d arrivals on rank 0, need >= %d", arrived, need);
+    // The barrier's stamp rule (block_leave() above): the block exits of this call that
+    // came before a block they wait for had entered it.
+    if (args.collc_early > 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s; %ld (block, peer block) pair(s) left early in this call", args.collc_early_msg, args.collc_early);
         chk.fail(msg);
+        args.collc_early = 0;
     }
+    args.collc_stamps = false;  // until the next prepare(): a kernel() timed alone is not stamped
 }
 
 }  // namespace collc_program
