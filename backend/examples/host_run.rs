@@ -14,7 +14,7 @@ fn main() {
     };
     let text = std::fs::read_to_string(file).expect("readable file");
     let src = Source::new(file.clone(), text.clone());
-    let checked = collc_spec::check(&text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, &text);
     let Some(p) = checked.protocol else {
         eprintln!("{:#?}", checked.diagnostics);
         std::process::exit(1);

@@ -9,7 +9,7 @@ fn main() {
     for file in std::env::args().skip(1) {
         let text = std::fs::read_to_string(&file).expect("readable");
         let src = Source::new(file.clone(), text.clone());
-        let Some(p) = collc_spec::check(&text).protocol else {
+        let Some(p) = collc_spec::front(&collc_verifier::Ranges, &text).protocol else {
             println!("{file}: does not check");
             continue;
         };

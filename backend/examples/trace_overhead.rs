@@ -12,7 +12,7 @@ use collc_backend::host::compile::{self, Build};
 use collc_backend::host::{self, Job, RunConfig};
 use std::path::{Path, PathBuf};
 
-fn job_for(p: &collc_spec::ir::Protocol, params: &[(&str, i64)]) -> (PathBuf, PathBuf, Job) {
+fn job_for(p: &collc_spec::Validated, params: &[(&str, i64)]) -> (PathBuf, PathBuf, Job) {
     let mut cfg = RunConfig {
         calls: 1,
         ..RunConfig::default()
@@ -77,7 +77,9 @@ fn main() {
         ),
     ] {
         let text = std::fs::read_to_string(root.join("examples").join(file)).expect("example");
-        let p = collc_spec::check(&text).protocol.expect("checks");
+        let p = collc_spec::front(&collc_verifier::Ranges, &text)
+            .protocol
+            .expect("checks");
         let (out_lib, in_lib, job) = job_for(&p, &params);
         let mut t: [Vec<f64>; 3] = Default::default();
         per_call(&in_lib, &job, calls, None); // warm-up

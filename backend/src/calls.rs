@@ -30,7 +30,7 @@ mod tests {
         let text = format!(
             "collective barrier: barrier() {{\n    ranks P in 1..=8;\n    {calls}\n    signal sig[P];\n    body {{\n        for p in peers {{ notify sig[me] @ p += 1; }}\n        for p in peers {{ wait sig[p] >= 1; }}\n    }}\n    epilogue {{\n        for p in peers {{ notify sig[p] -= 1; }}\n    }}\n}}\n"
         );
-        collc_spec::check(&text).protocol.expect("checks")
+        collc_spec::lowered(&text).protocol.expect("checks")
     }
 
     #[test]

@@ -348,7 +348,7 @@ pub const SIM_MAX_ARGS: usize = 48;
 /// collc can see): the runner is killed after `cfg.wall_limit`. `cfg.exec` and
 /// `cfg.twait_timeout_ms` do not apply; a ThreadSanitizer build or chaos is refused.
 pub fn run(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     source: Option<&Source>,
     cfg: &RunConfig,
     roots: &Roots,
@@ -364,7 +364,7 @@ pub fn run(
 /// (simpler's `ChipTensor`s, nranks, `CommContext*`, and simpler's contexts at `args[48]`)
 /// by [`cpp::pypto::cpu_shim`] built into the same simulation library.
 pub fn run_pypto(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     source: Option<&Source>,
     cfg: &RunConfig,
     roots: &Roots,

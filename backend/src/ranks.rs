@@ -60,7 +60,7 @@ mod tests {
         let text = format!(
             "collective c: barrier() {{\n    ranks P {domain};\n    signal sig[P];\n    body {{\n    }}\n}}\n"
         );
-        collc_spec::check(&text).protocol.expect("valid")
+        collc_spec::lowered(&text).protocol.expect("valid")
     }
 
     #[test]

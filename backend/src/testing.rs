@@ -130,14 +130,17 @@ pub fn compiler_or_skip(cache: &std::path::Path, what: &str) -> bool {
     }
 }
 
-/// Every `examples/*.coll` of the repository, sorted: path, text and checked protocol.
-/// Panics (test support) if an example does not check.
-pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
+/// Every `examples/*.coll` of the repository, sorted: path, text and the protocol the front
+/// end validates with `ranges` (`collc_verifier::Ranges`). Panics (test support) if an
+/// example does not validate.
+pub fn examples(
+    ranges: &dyn collc_spec::RangePass,
+) -> Vec<(std::path::PathBuf, String, collc_spec::Validated)> {
     coll_files(&repo_root().join("examples"))
         .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
-            let p = collc_spec::check(&text)
+            let p = collc_spec::front(ranges, &text)
                 .protocol
                 .unwrap_or_else(|| panic!("{} does not check", path.display()));
             (path, text, p)
@@ -145,12 +148,12 @@ pub fn examples() -> Vec<(std::path::PathBuf, String, Protocol)> {
         .collect()
 }
 
-/// The Ascend kernel (`collc emit --target ascend`, no verifier gate) of a `.coll` file.
-/// Panics (test support) if it does not check or emit.
-pub fn ascend_kernel(path: &std::path::Path) -> String {
+/// The Ascend kernel (`collc emit --target ascend`, no verifier gate) of a `.coll` file,
+/// validated with `ranges`. Panics (test support) if it does not validate or emit.
+pub fn ascend_kernel(path: &std::path::Path, ranges: &dyn collc_spec::RangePass) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let src = collc_grammar::Source::new(path.display().to_string(), text.clone());
-    let p = collc_spec::check(&text)
+    let p = collc_spec::front(ranges, &text)
         .protocol
         .unwrap_or_else(|| panic!("{} does not check", path.display()));
     let opts = crate::cpp::EmitOptions {

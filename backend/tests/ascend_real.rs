@@ -27,12 +27,14 @@ fn examples() -> Vec<PathBuf> {
 
 /// The examples with a pypto builtin counterpart (the others are refused with
 /// backend::pypto-abi), checked.
-fn mapped() -> Vec<(PathBuf, collc_spec::ir::Protocol)> {
+fn mapped() -> Vec<(PathBuf, collc_spec::Validated)> {
     examples()
         .into_iter()
         .filter_map(|path| {
             let text = std::fs::read_to_string(&path).expect("readable");
-            let p = collc_spec::check(&text).protocol.expect("checks");
+            let p = collc_spec::front(&collc_verifier::Ranges, &text)
+                .protocol
+                .expect("checks");
             collc_backend::cpp::pypto::plan(&p)
                 .is_ok()
                 .then_some((path, p))
@@ -45,7 +47,7 @@ fn pypto_opts() -> collc_backend::cpp::EmitOptions<'static> {
 }
 
 fn ascend_source(path: &Path) -> String {
-    ascend_kernel(path)
+    ascend_kernel(path, &collc_verifier::Ranges)
 }
 
 fn rejected(source: &str, roots: &Roots) -> String {
@@ -278,7 +280,9 @@ fn the_template_checks_include_path_has_nothing_of_collc() {
     };
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/barrier.coll");
     let text = std::fs::read_to_string(&path).expect("readable");
-    let p = collc_spec::check(&text).protocol.expect("checks");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("checks");
     let k = collc_backend::cpp::pypto::emit(&p, &pypto_opts()).expect("emits");
     match pto_sim::syntax_check_alone(&k, &r) {
         Ok(cmd) => panic!("compiled without collc's runtime directory: {cmd}"),

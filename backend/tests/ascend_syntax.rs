@@ -24,7 +24,7 @@ fn examples() -> Vec<PathBuf> {
 }
 
 fn ascend_source(path: &Path) -> String {
-    ascend_kernel(path)
+    ascend_kernel(path, &collc_verifier::Ranges)
 }
 
 fn example(name: &str) -> String {

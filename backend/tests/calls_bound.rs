@@ -7,17 +7,19 @@ use collc_backend::host::{run_with_source, Exec, RunConfig};
 use collc_backend::mpi::{self, build, MpiOptions};
 use collc_backend::testing::{compiler_or_skip, repo_root};
 use collc_grammar::Source;
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use std::path::Path;
 use std::time::Duration;
 
 /// examples/sense_reversing_barrier.coll with `calls <= 3` (same line).
-fn bounded() -> (Source, Protocol) {
+fn bounded() -> (Source, Validated) {
     let text = std::fs::read_to_string(repo_root().join("examples/sense_reversing_barrier.coll"))
         .expect("readable");
     let text = text.replace("calls <= 100000000;", "calls <= 3;");
     assert!(text.contains("calls <= 3;"), "the example declares calls");
-    let p = collc_spec::check(&text).protocol.expect("checks");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("checks");
     (Source::new("sense_reversing_barrier.coll", text), p)
 }
 

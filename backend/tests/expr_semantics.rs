@@ -93,7 +93,9 @@ fn matches_the_evaluator(spec: &str, world: i64, grid: &[(i64, i64)]) -> usize {
         eprintln!("\n*** SKIP: {e}\n");
         return grid.len() * 8;
     }
-    let p = collc_spec::check(spec).protocol.expect("valid spec");
+    let p = collc_spec::front(&collc_verifier::Ranges, spec)
+        .protocol
+        .expect("valid spec");
     let mut checked = 0;
     for &(a, b) in grid {
         let mut cfg = RunConfig {
@@ -127,7 +129,7 @@ fn matches_the_evaluator(spec: &str, world: i64, grid: &[(i64, i64)]) -> usize {
 
 /// The value each `res[i]` holds after rank 0's body, by the evaluator (a cell no
 /// statement reaches stays 0).
-fn last_values(p: &collc_spec::ir::Protocol, env: &collc_spec::eval::Env) -> Vec<i64> {
+fn last_values(p: &collc_spec::Validated, env: &collc_spec::eval::Env) -> Vec<i64> {
     let mut env = env.clone();
     env.set(p.me, 0);
     let mut out = vec![0i64; 8];
@@ -136,7 +138,7 @@ fn last_values(p: &collc_spec::ir::Protocol, env: &collc_spec::eval::Env) -> Vec
 }
 
 fn walk(
-    p: &collc_spec::ir::Protocol,
+    p: &collc_spec::Validated,
     b: &collc_spec::ir::Block,
     env: &mut collc_spec::eval::Env,
     out: &mut [i64],

@@ -49,7 +49,7 @@ fn examples() -> Vec<(String, Source)> {
 /// The emitted text, `None` for an example the target refuses by design (`ascend-pypto`: no
 /// pypto builtin counterpart, `backend::pypto-abi`).
 fn emit(target: &str, src: &Source) -> Option<String> {
-    let p = collc_spec::check(&src.text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &src.text)
         .protocol
         .unwrap_or_else(|| panic!("{} does not check", src.name));
     let r = match target {

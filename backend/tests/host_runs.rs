@@ -13,7 +13,7 @@ use collc_backend::host::compile::{self, Build};
 use collc_backend::host::{run_with_source, Exec, RunConfig, RunError};
 use collc_backend::testing::default_params;
 use collc_grammar::Source;
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,10 +36,10 @@ fn files(dir: &str) -> Vec<PathBuf> {
     v
 }
 
-fn load(path: &Path) -> (Source, String, Protocol) {
+fn load(path: &Path) -> (Source, String, Validated) {
     let text = std::fs::read_to_string(path).expect("readable");
     let src = Source::new(path.display().to_string(), text.clone());
-    let p = collc_spec::check(&text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .unwrap_or_else(|| panic!("{} does not check", path.display()));
     (src, text, p)
@@ -234,7 +234,9 @@ fn a_hung_kernel_is_killed_with_a_clear_message() {
     }
     // Spins in fences (no TWAIT, so no deadline) far longer than the wall limit.
     let text = "collective spin: barrier() {\n    ranks P in 1..=16;\n    param n: int in 1..=4000000000;\n    signal sig[P];\n    body {\n        for i in 0..n {\n            fence;\n        }\n    }\n    epilogue {\n    }\n}\n";
-    let p = collc_spec::check(text).protocol.expect("valid");
+    let p = collc_spec::front(&collc_verifier::Ranges, text)
+        .protocol
+        .expect("valid");
     let mut cfg = RunConfig {
         exec: Exec::Subprocess,
         wall_limit: Duration::from_secs(3),
@@ -264,7 +266,9 @@ fn deadlock_names_the_cell_and_every_thread_is_joined() {
         return;
     }
     let text = "collective ge2: barrier() {\n    ranks P in 1..=16;\n    signal sig[P];\n    body {\n        for p in peers {\n            notify sig[me] @ p += 1;\n        }\n        for p in peers {\n            wait sig[p] >= 2;\n        }\n    }\n    epilogue {\n        for p in peers {\n            notify sig[p] -= 1;\n        }\n    }\n}\n";
-    let p = collc_spec::check(text).protocol.expect("valid");
+    let p = collc_spec::front(&collc_verifier::Ranges, text)
+        .protocol
+        .expect("valid");
     let mut cfg = RunConfig {
         twait_timeout_ms: 2000,
         ..RunConfig::default()
@@ -314,7 +318,9 @@ fn sixty_four_rank_threads_run_and_the_limits_are_enforced() {
         "the merged barrier's domain"
     );
     let text = text.replace("ranks P in 1..=65536;", "ranks P >= 1;");
-    let p = collc_spec::check(&text).protocol.expect("valid");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("valid");
     let run = |world: i64, limit: Option<i64>| {
         let mut cfg = RunConfig {
             calls: 2,

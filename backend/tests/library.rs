@@ -6,7 +6,8 @@
 //! generator, not a verified library: the gate is the CLI's).
 
 use collc_backend::library::{self, LibError, LibTarget, Member};
-use collc_spec::ir::{Lifetime, Protocol};
+use collc_spec::ir::Lifetime;
+use collc_spec::Validated;
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
@@ -16,12 +17,14 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-fn load(name: &str) -> Protocol {
+fn load(name: &str) -> Validated {
     let text = std::fs::read_to_string(repo().join("examples").join(name)).expect("read");
-    collc_spec::check(&text).protocol.expect("validates")
+    collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("validates")
 }
 
-fn member(p: &Protocol) -> Member<'_> {
+fn member(p: &Validated) -> Member<'_> {
     Member {
         protocol: p,
         source: None,
@@ -31,7 +34,7 @@ fn member(p: &Protocol) -> Member<'_> {
 }
 
 fn refused_code(files: &[&str]) -> Option<String> {
-    let ps: Vec<Protocol> = files.iter().map(|f| load(f)).collect();
+    let ps: Vec<Validated> = files.iter().map(|f| load(f)).collect();
     let ms: Vec<Member> = ps.iter().map(member).collect();
     match library::generate(&ms, "x", LibTarget::Host) {
         Err(LibError::Refused { diagnostics, .. }) => Some(diagnostics[0].code.clone()),
@@ -139,7 +142,7 @@ fn every_supported_kind_builds_for_host_threads_and_mpi() {
         eprintln!("SKIP: no g++");
         return;
     }
-    let mut ps: Vec<Protocol> = [
+    let mut ps: Vec<Validated> = [
         "barrier.coll",
         "allgather.coll",
         "all_to_all.coll",

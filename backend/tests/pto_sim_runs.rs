@@ -13,7 +13,7 @@ use collc_backend::host::{ExecError, RunConfig, RunError, RunReport};
 use collc_backend::pto_sim::{self, Roots};
 use collc_backend::testing::{default_params, examples, test_calls};
 use collc_grammar::Source;
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ fn roots(test: &str) -> Option<Roots> {
 }
 
 fn run(
-    p: &Protocol,
+    p: &Validated,
     src: &Source,
     world: i64,
     calls: u32,
@@ -45,12 +45,14 @@ fn run(
     pto_sim::run(p, Some(src), &cfg, r)
 }
 
-fn bug(name: &str) -> (Source, Protocol) {
+fn bug(name: &str) -> (Source, Validated) {
     let path = collc_backend::testing::repo_root()
         .join("examples/bugs")
         .join(name);
     let text = std::fs::read_to_string(&path).expect("readable");
-    let p = collc_spec::check(&text).protocol.expect("checks");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("checks");
     (Source::new(path.display().to_string(), text), p)
 }
 
@@ -59,7 +61,7 @@ fn every_example_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4() {
     let Some(r) = roots("every_example_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4") else {
         return;
     };
-    let all = examples();
+    let all = examples(&collc_verifier::Ranges);
     assert!(all.len() >= 26, "examples found: {}", all.len());
     let mut failures = Vec::new();
     for (path, text, p) in &all {
@@ -125,7 +127,7 @@ fn every_pypto_template_runs_right_on_pto_isas_cpu_simulation_at_p2_and_p4() {
     };
     let mut ran = 0;
     let mut failures = Vec::new();
-    for (path, text, p) in &examples() {
+    for (path, text, p) in &examples(&collc_verifier::Ranges) {
         if collc_backend::cpp::pypto::plan(p).is_err() {
             continue; // no builtin counterpart
         }
@@ -167,7 +169,7 @@ fn typed_instances_run_on_pto_isas_cpu_simulation_or_are_refused_at_their_reduce
     };
     let (mut ran, mut refused) = (Vec::new(), Vec::new());
     let mut failures = Vec::new();
-    for (path, text, p) in &examples() {
+    for (path, text, p) in &examples(&collc_verifier::Ranges) {
         if p.elem_param.is_none() {
             continue;
         }

@@ -19,7 +19,8 @@ use collc_backend::host::compile::{self, CompileError};
 use collc_backend::host::{self, RunConfig};
 use collc_backend::testing::{compiler_or_skip, default_params};
 use collc_grammar::Source;
-use collc_spec::ir::{Protocol, Semantics};
+use collc_spec::ir::Semantics;
+use collc_spec::Validated;
 use std::path::Path;
 
 /// The examples derived from pypto's host collective kernels that have a builtin
@@ -56,8 +57,8 @@ fn setup() -> bool {
     )
 }
 
-fn examples() -> Vec<(String, Source, Protocol)> {
-    collc_backend::testing::examples()
+fn examples() -> Vec<(String, Source, Validated)> {
+    collc_backend::testing::examples(&collc_verifier::Ranges)
         .into_iter()
         .map(|(path, text, p)| {
             let stem = path
@@ -71,14 +72,14 @@ fn examples() -> Vec<(String, Source, Protocol)> {
         .collect()
 }
 
-fn mapped() -> Vec<(String, Source, Protocol)> {
+fn mapped() -> Vec<(String, Source, Validated)> {
     examples()
         .into_iter()
         .filter(|(n, _, _)| MAPPED.contains(&n.as_str()))
         .collect()
 }
 
-fn kernel(src: &Source, p: &Protocol) -> String {
+fn kernel(src: &Source, p: &Validated) -> String {
     let opts = EmitOptions {
         source: Some(src),
         warning: Vec::new(),
@@ -87,7 +88,7 @@ fn kernel(src: &Source, p: &Protocol) -> String {
     pypto::emit(p, &opts).unwrap_or_else(|d| panic!("{}: {d:?}", src.name))
 }
 
-fn is_broadcast(p: &Protocol) -> bool {
+fn is_broadcast(p: &Validated) -> bool {
     matches!(p.semantics, Semantics::Broadcast { .. })
 }
 
@@ -231,7 +232,7 @@ fn a_broadcast_without_its_root_does_not_compile() {
     }
 }
 
-fn run_config(p: &Protocol, world: i64) -> RunConfig {
+fn run_config(p: &Validated, world: i64) -> RunConfig {
     RunConfig {
         params: default_params(p, world).expect("parameters bind"),
         calls: 3,

@@ -10,7 +10,7 @@
 use collc_backend::cpp::mutate::{self, Mutation};
 use collc_backend::mpi::{self, build, MpiOptions, MpiTraced};
 use collc_backend::testing::default_params;
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -33,14 +33,14 @@ fn mpirun_lock() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
-fn examples() -> Vec<(PathBuf, Protocol)> {
-    collc_backend::testing::examples()
+fn examples() -> Vec<(PathBuf, Validated)> {
+    collc_backend::testing::examples(&collc_verifier::Ranges)
         .into_iter()
         .map(|(path, _, p)| (path, p))
         .collect()
 }
 
-fn traced(p: &Protocol, np: i64, wait_ms: u64) -> Result<MpiTraced, String> {
+fn traced(p: &Validated, np: i64, wait_ms: u64) -> Result<MpiTraced, String> {
     let opts = MpiOptions {
         params: default_params(p, np).ok_or("no parameters bind")?,
         calls: 3,
@@ -91,7 +91,7 @@ fn every_fault_is_caught_on_representative_examples() {
         return;
     }
     let wanted = ["barrier.coll", "allreduce_mesh.coll", "all_to_all_v.coll"];
-    let set: Vec<(PathBuf, Protocol)> = examples()
+    let set: Vec<(PathBuf, Validated)> = examples()
         .into_iter()
         .filter(|(path, _)| wanted.iter().any(|w| path.ends_with(w)))
         .collect();

@@ -22,7 +22,7 @@ use collc_backend::host::{run_traced, Exec, RunConfig, TracedRun};
 use collc_backend::testing::default_params;
 use collc_backend::trace::Finding;
 use collc_grammar::Source;
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,8 +31,8 @@ fn setup() -> bool {
     collc_backend::testing::compiler_or_skip(&cache, "the traced-run tests")
 }
 
-fn examples() -> Vec<(PathBuf, Source, Protocol)> {
-    collc_backend::testing::examples()
+fn examples() -> Vec<(PathBuf, Source, Validated)> {
+    collc_backend::testing::examples(&collc_verifier::Ranges)
         .into_iter()
         .map(|(path, text, p)| {
             let src = Source::new(path.display().to_string(), text);
@@ -41,7 +41,7 @@ fn examples() -> Vec<(PathBuf, Source, Protocol)> {
         .collect()
 }
 
-fn config(p: &Protocol, world: i64, twait_ms: u32) -> Option<RunConfig> {
+fn config(p: &Validated, world: i64, twait_ms: u32) -> Option<RunConfig> {
     Some(RunConfig {
         params: default_params(p, world)?,
         calls: 3,
@@ -122,7 +122,7 @@ fn an_overflowing_trace_is_reported_not_truncated() {
 }
 
 /// Whether fault `m` changes the kernel emitted for `p`.
-fn changes_kernel(p: &Protocol, m: Mutation) -> bool {
+fn changes_kernel(p: &Validated, m: Mutation) -> bool {
     let opts = EmitOptions {
         source: None,
         warning: Vec::new(),
@@ -139,7 +139,7 @@ fn changes_kernel(p: &Protocol, m: Mutation) -> bool {
 fn traced_with_fault(
     m: Mutation,
     src: &Source,
-    p: &Protocol,
+    p: &Validated,
     world: i64,
 ) -> Result<String, String> {
     let Some(cfg) = config(p, world, 1_500) else {

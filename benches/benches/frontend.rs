@@ -58,7 +58,7 @@ fn frontend(c: &mut Criterion) {
     let protocols: Vec<_> = corpus
         .iter()
         .map(|(n, t)| {
-            let p = collc_spec::check(t).protocol;
+            let p = collc_spec::lowered(t).protocol;
             (
                 p.unwrap_or_else(|| panic!("{n} does not check")),
                 t.as_str(),
@@ -78,7 +78,7 @@ fn frontend(c: &mut Criterion) {
     g.bench_function("check_corpus", |b| {
         b.iter(|| {
             for (_, t) in &corpus {
-                black_box(collc_spec::check(black_box(t)).protocol.is_some());
+                black_box(collc_spec::lowered(black_box(t)).protocol.is_some());
             }
         })
     });
@@ -101,25 +101,25 @@ fn frontend(c: &mut Criterion) {
     // As large as the front end accepts (1 MiB).
     let big = generated(collc_grammar::parse::MAX_SOURCE_BYTES);
     assert!(
-        collc_spec::check(&big).protocol.is_some(),
+        collc_spec::lowered(&big).protocol.is_some(),
         "the generated file checks"
     );
     let mut g = c.benchmark_group("frontend_large");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(big.len() as u64));
     g.bench_function("check_1mib", |b| {
-        b.iter(|| black_box(collc_spec::check(black_box(&big)).protocol.is_some()))
+        b.iter(|| black_box(collc_spec::lowered(black_box(&big)).protocol.is_some()))
     });
     // Sixteen missing `;`: pest fails, the front end describes and recovers.
     let broken = big.replacen("+= 1;", "+= 1", 16);
     assert_eq!(
-        collc_spec::check(&broken).diagnostics.len(),
+        collc_spec::lowered(&broken).diagnostics.len(),
         16,
         "sixteen syntax errors, all reported"
     );
     g.throughput(Throughput::Bytes(broken.len() as u64));
     g.bench_function("check_1mib_16_syntax_errors", |b| {
-        b.iter(|| black_box(collc_spec::check(black_box(&broken)).diagnostics.len()))
+        b.iter(|| black_box(collc_spec::lowered(black_box(&broken)).diagnostics.len()))
     });
     g.finish();
 }

@@ -116,7 +116,7 @@ const PROGRAMS: &[Program] = &[
 ];
 
 /// The protocol of every collc case (for its oracle tables).
-type Protocols = BTreeMap<&'static str, (collc_spec::ir::Protocol, &'static Program)>;
+type Protocols = BTreeMap<&'static str, (collc_spec::Validated, &'static Program)>;
 
 /// Generates, verifies and splices the programs into the server source.
 fn server_source() -> (String, Protocols) {

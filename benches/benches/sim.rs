@@ -8,10 +8,10 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-fn load(name: &str) -> collc_spec::ir::Protocol {
+fn load(name: &str) -> collc_spec::Validated {
     let text = std::fs::read_to_string(collc_benches::repo_path(&format!("examples/{name}.coll")))
         .expect("example exists");
-    collc_spec::check(&text)
+    collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .expect("example validates")
 }
@@ -71,7 +71,7 @@ fn sim(c: &mut Criterion) {
 /// A bench case: name, protocol, parameters, partial-order reduction on.
 type Case<'a> = (
     &'a str,
-    &'a collc_spec::ir::Protocol,
+    &'a collc_spec::Validated,
     &'a BTreeMap<String, i64>,
     bool,
 );

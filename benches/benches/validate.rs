@@ -13,7 +13,9 @@ fn validate(c: &mut Criterion) {
         .into_iter()
         .map(|(name, text)| {
             let src = Source::new(name.clone(), text.clone());
-            let p = collc_spec::check(&text).protocol.expect("examples check");
+            let p = collc_spec::front(&collc_verifier::Ranges, &text)
+                .protocol
+                .expect("examples check");
             let opts = EmitOptions {
                 source: Some(&src),
                 ..EmitOptions::default()

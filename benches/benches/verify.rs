@@ -4,8 +4,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 
-fn protocol(text: &str) -> collc_spec::ir::Protocol {
-    collc_spec::check(text)
+fn protocol(text: &str) -> collc_spec::Validated {
+    collc_spec::front(&collc_verifier::Ranges, text)
         .protocol
         .expect("examples are valid")
 }
@@ -132,7 +132,7 @@ fn status(name: &str, hi: i64, r: &collc_verifier::Report) {
 /// `text` with its declared world domain (`ranks P in LO..=HI;`) replaced by
 /// `LO..=hi`, validated; `None` when the text declares no such domain or the result
 /// does not validate.
-fn with_world_bound(text: &str, hi: i64) -> Option<collc_spec::ir::Protocol> {
+fn with_world_bound(text: &str, hi: i64) -> Option<collc_spec::Validated> {
     let line = text
         .lines()
         .find(|l| l.trim_start().starts_with("ranks P in "))?;
@@ -142,7 +142,7 @@ fn with_world_bound(text: &str, hi: i64) -> Option<collc_spec::ir::Protocol> {
         .split("..=")
         .next()?;
     let t = text.replace(line, &format!("    ranks P in {lo}..={hi};"));
-    collc_spec::check(&t).protocol
+    collc_spec::front(&collc_verifier::Ranges, &t).protocol
 }
 
 criterion_group!(benches, verify);

@@ -31,8 +31,8 @@ pub fn examples() -> Vec<(String, String)> {
 /// Validates `text` and passes it through the verifier gate every code-producing command
 /// uses (`collc_verifier::verify` with the default options, then `collc_verifier::gate`
 /// without `--allow-unverified`); panics, naming the blockers, if the gate refuses.
-pub fn gated(what: &str, text: &str) -> collc_spec::ir::Protocol {
-    let checked = collc_spec::check(text);
+pub fn gated(what: &str, text: &str) -> collc_spec::Validated {
+    let checked = collc_spec::front(&collc_verifier::Ranges, text);
     let Some(p) = checked.protocol else {
         panic!("{what} does not validate: {:?}", checked.diagnostics);
     };

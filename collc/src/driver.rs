@@ -1,7 +1,7 @@
 //! Loading and checking files: the steps every subcommand shares.
 
 use collc_grammar::{Diagnostic, Source};
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 
 /// Why a file could not be used.
 #[derive(Debug)]
@@ -61,16 +61,17 @@ pub fn read_source(path: &str) -> Result<Source, LoadError> {
 pub struct Loaded {
     /// Its text.
     pub source: Source,
-    /// The validated protocol.
-    pub protocol: Protocol,
+    /// The protocol, validated by the front end.
+    pub protocol: Validated,
     /// Warnings from validation.
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Reads, parses and validates a file.
+/// Reads a file and runs the front end on it (`collc_spec::front` with the verifier's
+/// range pass).
 pub fn load(path: &str) -> Result<Loaded, LoadError> {
     let source = read_source(path)?;
-    let checked = collc_verifier::validate(&source.text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, &source.text);
     match checked.protocol {
         Some(protocol) => Ok(Loaded {
             source,

@@ -62,7 +62,9 @@ fn run_all(target: Option<&str>, ok_text: &dyn Fn(u32) -> String) {
     for name in EXAMPLES {
         let file = format!("examples/{name}.coll");
         let text = std::fs::read_to_string(root().join(&file)).expect("readable");
-        let p = collc_spec::check(&text).protocol.expect("checks");
+        let p = collc_spec::front(&collc_verifier::Ranges, &text)
+            .protocol
+            .expect("checks");
         let world = p.vars[p.world].name.clone();
         for np in [2u32, 4] {
             let params = collc_backend::testing::default_params(&p, np as i64).expect("binds");

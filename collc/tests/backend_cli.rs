@@ -216,7 +216,9 @@ fn run_passes_every_example_at_p2_and_p4_with_three_calls() {
     let mut failures = Vec::new();
     for f in &files {
         let text_of = std::fs::read_to_string(f).expect("readable");
-        let p = collc_spec::check(&text_of).protocol.expect("checks");
+        let p = collc_spec::front(&collc_verifier::Ranges, &text_of)
+            .protocol
+            .expect("checks");
         let world = p.vars[p.world].name.clone();
         for np in [2, 4] {
             let params = collc_backend::testing::default_params(&p, np).expect("binds");

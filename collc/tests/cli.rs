@@ -265,10 +265,12 @@ fn fmt_rewrites_in_place_canonically() {
     let formatted = std::fs::read_to_string(&messy).expect("read");
     insta::assert_snapshot!(formatted);
     // Same protocol as before.
-    let a = collc_spec::check(&read(&repo_root().join(MESSY)))
+    let a = collc_spec::lowered(&read(&repo_root().join(MESSY)))
         .protocol
         .expect("valid");
-    let b = collc_spec::check(&formatted).protocol.expect("still valid");
+    let b = collc_spec::lowered(&formatted)
+        .protocol
+        .expect("still valid");
     assert_eq!(ir_without_spans(&a), ir_without_spans(&b));
     // A second run changes nothing and says nothing.
     let r = collc(&["fmt", &messy.to_string_lossy()]);
@@ -308,10 +310,10 @@ fn ir_text_is_the_canonical_print() {
     assert_eq!(r.stderr, "");
     insta::assert_snapshot!(r.stdout);
     // It parses back to the same IR.
-    let a = collc_spec::check(&read(&repo_root().join(VALID)))
+    let a = collc_spec::lowered(&read(&repo_root().join(VALID)))
         .protocol
         .expect("valid");
-    let b = collc_spec::check(&r.stdout)
+    let b = collc_spec::lowered(&r.stdout)
         .protocol
         .expect("ir output checks");
     assert_eq!(ir_without_spans(&a), ir_without_spans(&b));
@@ -329,7 +331,7 @@ fn ir_json_is_the_serialised_protocol() {
         serde_json::json!({"Barrier": {"lane": null}})
     );
     let p: collc_spec::ir::Protocol = serde_json::from_value(v).expect("deserialises as the IR");
-    let a = collc_spec::check(&read(&repo_root().join(VALID)))
+    let a = collc_spec::lowered(&read(&repo_root().join(VALID)))
         .protocol
         .expect("valid");
     assert_eq!(p, a, "the JSON is the whole IR, spans included");

@@ -7,7 +7,8 @@
 //! simulated call touches.
 
 use collc_sim::report::{EvKind, Event};
-use collc_spec::ir::{Protocol, VarKind};
+use collc_spec::ir::VarKind;
+use collc_spec::Validated;
 use collc_verifier::cost::cells::{at, At as Span};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -26,9 +27,36 @@ fn examples() -> Vec<PathBuf> {
     v
 }
 
-fn protocol(path: &Path) -> Protocol {
+fn protocol(path: &Path) -> Validated {
+    validated(path, &std::fs::read_to_string(path).unwrap())
+}
+
+/// The protocol of `path` with its world-size domain declared `lo..=65536` (`lo`: the
+/// declared lower bound when `None`), through the front end like any text.
+fn widened(path: &Path, lo: Option<i64>) -> Validated {
     let text = std::fs::read_to_string(path).unwrap();
-    let c = collc_verifier::validate(&text);
+    let wide: Vec<String> = text
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix("ranks P in ") {
+            Some(d) => {
+                let from = d.split("..=").next().unwrap_or("1");
+                let from = lo.map_or(from.to_string(), |v| v.to_string());
+                format!("    ranks P in {from}..=65536;")
+            }
+            None => l.to_string(),
+        })
+        .collect();
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("ranks P in ")),
+        "{}: no `ranks P in` line",
+        path.display()
+    );
+    validated(path, &wide.join("\n"))
+}
+
+fn validated(path: &Path, text: &str) -> Validated {
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     match c.protocol {
         Some(p) => p,
         None => panic!("{}: {:#?}", path.display(), c.diagnostics),
@@ -41,7 +69,7 @@ const WORLDS: [i64; 8] = [2, 3, 4, 5, 6, 7, 8, 12];
 
 /// The first `n` assignments at each world size the declared domain and the
 /// `require`s allow.
-fn cases(p: &Protocol, n: usize) -> Vec<BTreeMap<String, i64>> {
+fn cases(p: &Validated, n: usize) -> Vec<BTreeMap<String, i64>> {
     let VarKind::World { lo, hi } = p.vars[p.world].kind else {
         panic!("world size")
     };
@@ -54,14 +82,14 @@ fn cases(p: &Protocol, n: usize) -> Vec<BTreeMap<String, i64>> {
 }
 
 /// The events of one round-robin call.
-fn trace(p: &Protocol, params: &BTreeMap<String, i64>) -> Vec<Event> {
+fn trace(p: &Validated, params: &BTreeMap<String, i64>) -> Vec<Event> {
     collc_sim::explore::call_trace(p, params).expect("simulate")
 }
 
 /// Parameter assignments to try at world size `w`: each parameter walks its own list
 /// of candidates (its lower bound, small values, sizes that do and do not divide
 /// into tiles or by `w`), clipped to its domain; rank parameters take 0 and `w - 1`.
-fn assignments(p: &Protocol, w: i64) -> Vec<BTreeMap<String, i64>> {
+fn assignments(p: &Validated, w: i64) -> Vec<BTreeMap<String, i64>> {
     let world = p.var_name(p.world).to_string();
     (0..5)
         .map(|i| {
@@ -161,10 +189,7 @@ fn formulas_do_not_depend_on_the_declared_world_bound() {
     // The derivation never enumerates P: widening the domain changes no formula.
     for f in examples() {
         let p = protocol(&f);
-        let mut wide = p.clone();
-        if let VarKind::World { lo, .. } = p.vars[p.world].kind {
-            wide.vars[p.world].kind = VarKind::World { lo, hi: 65536 };
-        }
+        let wide = widened(&f, None);
         let a = collc_verifier::cost::cost(&p, &BTreeMap::new()).unwrap();
         let b = collc_verifier::cost::cost(&wide, &BTreeMap::new()).unwrap();
         let fa: Vec<&str> = a.rows.iter().map(|r| r.formula.as_str()).collect();
@@ -177,8 +202,10 @@ fn formulas_do_not_depend_on_the_declared_world_bound() {
 fn a_huge_world_size_never_hangs() {
     // Closed forms evaluate at once; a row with none runs the IR's control flow within
     // a statement budget and, past it, has no value rather than hanging.
-    let mut p = protocol(&root().join("collc/tests/cost_fixtures/guarded_loops.coll"));
-    p.vars[p.world].kind = VarKind::World { lo: 1, hi: 65536 };
+    let p = widened(
+        &root().join("collc/tests/cost_fixtures/guarded_loops.coll"),
+        Some(1),
+    );
     let a: BTreeMap<String, i64> = [("P".to_string(), 65536), ("n".to_string(), 64)].into();
     let t = std::time::Instant::now();
     let c = collc_verifier::cost::cost(&p, &a).unwrap();
@@ -296,7 +323,7 @@ fn log_round_cells() {
 }
 
 /// Input values by variable, for evaluating a derived count.
-fn config(p: &Protocol, a: &BTreeMap<String, i64>) -> Vec<(collc_spec::ir::VarId, i64)> {
+fn config(p: &Validated, a: &BTreeMap<String, i64>) -> Vec<(collc_spec::ir::VarId, i64)> {
     p.inputs()
         .into_iter()
         .filter_map(|v| a.get(p.var_name(v)).map(|x| (v, *x)))
@@ -472,7 +499,7 @@ fn garbage_waste_matches_the_simulator() {
 /// Every derived row, evaluated, equals the count of the IR's control flow run for
 /// every rank at every world size `1..=16` the domain allows (each rank parameter at
 /// 0, P / 2 and P - 1; other parameters at their lower bound and one larger value).
-fn formulas_match_enumeration(f: &Path, p: &Protocol) -> usize {
+fn formulas_match_enumeration(f: &Path, p: &Validated) -> usize {
     let VarKind::World { lo, hi } = p.vars[p.world].kind else {
         panic!("world size")
     };
@@ -580,7 +607,7 @@ fn a_guard_that_is_no_tree_gets_no_tree_sum() {
         fence;
     }
 }";
-    let c = collc_verifier::validate(src);
+    let c = collc_spec::front(&collc_verifier::Ranges, src);
     let p = c.protocol.unwrap_or_else(|| panic!("{:#?}", c.diagnostics));
     let rows = collc_verifier::cost::cost(&p, &BTreeMap::new())
         .unwrap()

@@ -9,7 +9,8 @@
 //! its internal formula. Over every example, bug fixture, cost fixture and step
 //! fixture.
 
-use collc_spec::ir::{Protocol, VarKind};
+use collc_spec::ir::VarKind;
+use collc_spec::Validated;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,9 +33,9 @@ fn files() -> Vec<PathBuf> {
 }
 
 /// The protocol, when the file validates (a fixture of a rejected file has no cost).
-fn protocol(path: &Path) -> Option<Protocol> {
+fn protocol(path: &Path) -> Option<Validated> {
     let text = std::fs::read_to_string(path).ok()?;
-    collc_verifier::validate(&text).protocol
+    collc_spec::front(&collc_verifier::Ranges, &text).protocol
 }
 
 const WORLDS: [i64; 8] = [1, 2, 3, 5, 6, 8, 12, 16];
@@ -43,7 +44,7 @@ const WORLDS: [i64; 8] = [1, 2, 3, 5, 6, 8, 12, 16];
 /// declared domain takes candidate `(i + k) % 6` of its own list (bounds, small
 /// values, the middle), a rank parameter 0, 1 or `P - 1`; those a `require` rules out
 /// are dropped.
-fn cases(p: &Protocol) -> Vec<BTreeMap<String, i64>> {
+fn cases(p: &Validated) -> Vec<BTreeMap<String, i64>> {
     let VarKind::World { lo, hi } = p.vars[p.world].kind else {
         return Vec::new();
     };
@@ -330,7 +331,7 @@ fn eval(text: &str, env: &BTreeMap<String, i64>) -> R {
 }
 
 /// `env` with the top-level `let`s and constants given their values too.
-fn full_env(p: &Protocol, a: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+fn full_env(p: &Validated, a: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
     let mut env = a.clone();
     if let Ok(b) = collc_spec::eval::bind(p, a) {
         for (var, x) in p.vars.iter().zip(&b.env.values) {

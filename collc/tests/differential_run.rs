@@ -28,7 +28,7 @@
 use collc_backend::host::{compile, run_with_source, RunConfig, RunError};
 use collc_grammar::Source;
 use collc_sim::bounded::{param_grid, Bounds};
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use collc_verifier::bounded::BoundedOptions;
 use collc_verifier::Status;
 use std::collections::BTreeMap;
@@ -149,7 +149,7 @@ fn bounded_options(file: &str) -> BoundedOptions {
 }
 
 /// The bounded half: the obligations it finds violated.
-fn bounded_violations(p: &Protocol, file: &str) -> Vec<String> {
+fn bounded_violations(p: &Validated, file: &str) -> Vec<String> {
     collc_verifier::bounded::check(p, &bounded_options(file))
         .into_iter()
         .filter(|o| o.status == Status::Violated)
@@ -159,7 +159,7 @@ fn bounded_violations(p: &Protocol, file: &str) -> Vec<String> {
 
 /// The run's parameters: the simulator grid's first assignment at P = [`RUN_P`] (else at
 /// P = 4, then 2: a world the domain admits), or the grid's first with `fixed` given.
-fn run_params(p: &Protocol, fixed: &Params) -> Option<Params> {
+fn run_params(p: &Validated, fixed: &Params) -> Option<Params> {
     let world = p.vars[p.world].name.clone();
     let worlds = match fixed.get(&world) {
         Some(w) => vec![*w],
@@ -181,7 +181,7 @@ fn run_params(p: &Protocol, fixed: &Params) -> Option<Params> {
 /// The host run at the parameters `fixed` fixes (the rest from the grid): `Ok(None)`
 /// right, `Ok(Some(what))` wrong, `Err` not run (why).
 fn run(
-    p: &Protocol,
+    p: &Validated,
     src: &Source,
     fixed: &Params,
     chaos: Option<u64>,
@@ -221,7 +221,7 @@ struct Said {
 
 fn judge(path: &Path, host: bool) -> Result<Said, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let p = collc_spec::check(&text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .ok_or("does not check (the front end refuses it)")?;
     let src = Source::new(rel(path), text);

@@ -190,7 +190,9 @@ fn verify_md_states_every_status_and_the_exit_code_it_gives() {
     assert_eq!(names, real, "docs/verify.md's status table");
     // A report whose obligations are all proved but one, with that status.
     let text = read(&repo_root().join("examples/barrier.coll"));
-    let p = collc_verifier::validate(&text).protocol.expect("valid");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("valid");
     let base = collc_verifier::verify(&p, &collc_verifier::Options::symbolic_only());
     for s in all_statuses() {
         let mut r = base.clone();

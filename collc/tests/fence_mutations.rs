@@ -19,7 +19,7 @@
 use collc_grammar::Source;
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
 use collc_sim::{Budget, Memory};
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use collc_verifier::bounded::BoundedOptions;
 use collc_verifier::{Options, Status};
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ fn bounds() -> Bounds {
     }
 }
 
-fn sim_check(p: &Protocol, memory: Memory) -> sb::BoundedReport {
+fn sim_check(p: &Validated, memory: Memory) -> sb::BoundedReport {
     sb::check(
         p,
         &BoundedConfig {
@@ -70,7 +70,7 @@ fn sim_check(p: &Protocol, memory: Memory) -> sb::BoundedReport {
 }
 
 /// A data race or wrong result in relaxed memory that sc does not have.
-fn relaxed_only(p: &Protocol) -> Option<String> {
+fn relaxed_only(p: &Validated) -> Option<String> {
     let found = |r: &sb::BoundedReport, id: &str| {
         r.obligations
             .iter()
@@ -119,7 +119,7 @@ struct Verdict {
 /// `collc verify` through the library: symbolic obligations first; the bounded ones
 /// (sc and relaxed, at the small bounds) only when nothing symbolic is violated and
 /// `bounded` is asked for (the test needs them only when the simulator found a race).
-fn verify(name: &str, text: &str, p: &Protocol, bounded: bool) -> Verdict {
+fn verify(name: &str, text: &str, p: &Validated, bounded: bool) -> Verdict {
     let src = Source::new(name, text.to_string());
     let mut report = collc_verifier::verify(p, &Options::default());
     if bounded && report.exit_code() != 1 {
@@ -237,8 +237,8 @@ fn completed_by_use(text: &str, l: usize) -> Option<usize> {
         .then_some(r + 1)
 }
 
-fn protocol(text: &str) -> Option<Protocol> {
-    collc_spec::check(text).protocol
+fn protocol(text: &str) -> Option<Validated> {
+    collc_spec::front(&collc_verifier::Ranges, text).protocol
 }
 
 #[test]

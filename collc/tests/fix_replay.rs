@@ -13,7 +13,7 @@ mod common;
 use collc_grammar::{Fix, Source};
 use collc_sim::bounded::{param_grid, Bounds};
 use collc_sim::{simulate, Budget, SimConfig};
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use collc_verifier::{Options, Report, Status};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -31,7 +31,7 @@ const HANGS: &[&str] = &[
 /// One offered fix: the diagnostic's code, the fix.
 type Offer = (String, Fix);
 
-fn verify(p: &Protocol, src: &Source) -> Report {
+fn verify(p: &Validated, src: &Source) -> Report {
     let opts = Options {
         source: Some(src),
         ..Options::symbolic_only()
@@ -41,7 +41,7 @@ fn verify(p: &Protocol, src: &Source) -> Report {
 
 /// Every fix offered for `text`: the front end's diagnostics, then the verifier's findings.
 fn offers(path: &Path, text: &str) -> Vec<Offer> {
-    let checked = collc_spec::check(text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, text);
     let mut out: Vec<Offer> = checked
         .diagnostics
         .iter()
@@ -62,7 +62,7 @@ fn offers(path: &Path, text: &str) -> Vec<Offer> {
 
 /// The simulator's finding codes over the small grid (`wrap:` before those of the
 /// wrap-around mode), and whether every run completed.
-fn sim_codes(p: &Protocol) -> (BTreeSet<String>, bool) {
+fn sim_codes(p: &Validated) -> (BTreeSet<String>, bool) {
     let bounds = Bounds {
         ranks: (2, 3),
         tiles: (1, 2),
@@ -125,7 +125,7 @@ fn every_offered_fix_replays_without_a_new_failure() {
         if offered.is_empty() {
             continue;
         }
-        let original = collc_spec::check(&text).protocol;
+        let original = collc_spec::front(&collc_verifier::Ranges, &text).protocol;
         let before = original.as_ref().map(sim_codes);
         let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("");
         for (code, fix) in offered {
@@ -134,7 +134,7 @@ fn every_offered_fix_replays_without_a_new_failure() {
                 bad.push(format!("{what}: the edits do not apply"));
                 continue;
             };
-            let Some(p) = collc_spec::check(&edited).protocol else {
+            let Some(p) = collc_spec::front(&collc_verifier::Ranges, &edited).protocol else {
                 // A front-end fix on a fixture with further errors: nothing to run yet,
                 // but a verifier fix must keep the protocol valid.
                 if code.starts_with("verify::") || original.is_some() {

@@ -194,7 +194,7 @@ fn front_end_holds(bytes: Vec<u8>) -> Result<(), TestCaseError> {
             return Ok(());
         }
     };
-    let checked = collc_spec::check(&text);
+    let checked = collc_spec::lowered(&text);
     let src = Source::new("f.coll", text.as_str());
     for d in &checked.diagnostics {
         for l in &d.labels {
@@ -215,7 +215,7 @@ fn front_end_holds(bytes: Vec<u8>) -> Result<(), TestCaseError> {
     if let Some(p) = checked.protocol {
         let ir = ir_without_spans(&p);
         let formatted = collc_spec::print::format_with_source(&p, &text);
-        let q = collc_spec::check(&formatted).protocol;
+        let q = collc_spec::lowered(&formatted).protocol;
         prop_assert!(q.is_some(), "fmt output does not check:\n{}", formatted);
         let q = q.expect("checked");
         prop_assert!(
@@ -227,7 +227,7 @@ fn front_end_holds(bytes: Vec<u8>) -> Result<(), TestCaseError> {
         let again = collc_spec::print::format_with_source(&q, &formatted);
         prop_assert_eq!(&again, &formatted, "fmt is not idempotent");
         let printed = collc_spec::print::print(&p);
-        let r = collc_spec::check(&printed).protocol;
+        let r = collc_spec::lowered(&printed).protocol;
         prop_assert!(r.is_some(), "print output does not check:\n{}", printed);
         prop_assert_eq!(
             &ir_without_spans(&r.expect("checked")),
@@ -326,7 +326,7 @@ proptest! {
             "collective g: barrier() {{\n    ranks P in 1..=16;\n    param n: int in 1..=64;\n    const TILE = 4;\n    let D = {};\n    require {};\n    signal sig[P];\n    body {{\n        let x = {} + D;  // x\n        if {} {{\n            fence;\n        }} else if {} {{\n            return if {};\n        }}\n        for k in 0..{} step {step} {{\n            notify sig[me] @ rank(k % P) += {} - x;\n        }}\n    }}\n}}\n",
             e[0], c[0], e[1], c[1], c[2], c[3], e[2], e[3]
         );
-        let checked = collc_spec::check(&text);
+        let checked = collc_spec::lowered(&text);
         prop_assert!(checked.protocol.is_some(), "{}\n{:?}", text, checked.diagnostics);
         front_end_holds(text.into_bytes())?;
     }

@@ -56,7 +56,7 @@ fn have(tool: &str) -> bool {
 fn gate_of(path: &std::path::Path) -> Result<(), String> {
     let name = rel(path);
     let src = Source::new(name.clone(), read(path));
-    let checked = collc_spec::check(&src.text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, &src.text);
     let p = checked
         .protocol
         .ok_or_else(|| format!("{name}: does not validate"))?;
@@ -131,7 +131,7 @@ fn bugs_outside_the_model_are_accepted_as_documented() {
     assert_eq!(files.len(), 2, "{files:?}");
     for f in files {
         let src = Source::new(rel(&f), read(&f));
-        let p = collc_spec::check(&src.text)
+        let p = collc_spec::front(&collc_verifier::Ranges, &src.text)
             .protocol
             .unwrap_or_else(|| panic!("{}: does not validate", rel(&f)));
         let report = collc_verifier::verify(&p, &Options::for_source(&src));

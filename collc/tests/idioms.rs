@@ -60,7 +60,7 @@ fn verify(path: &Path) -> Result<Report, String> {
         .display()
         .to_string();
     let src = Source::new(rel, text.clone());
-    let p = collc_verifier::validate(&text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .ok_or_else(|| "does not validate".to_string())?;
     let mut r = collc_verifier::verify(&p, &Options::for_source(&src));

@@ -27,7 +27,7 @@ fn idioms() -> Vec<PathBuf> {
 /// `--param NAME=V` for every parameter but P: the first grid assignment at P = 3.
 fn params(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).expect("read .coll");
-    let p = collc_spec::check(&text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .unwrap_or_else(|| panic!("{} does not validate", path.display()));
     let world = p.vars[p.world].name.clone();

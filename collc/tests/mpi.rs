@@ -71,9 +71,9 @@ fn param_value(name: &str, np: u32, lag_run: bool) -> i64 {
     }
 }
 
-fn load(path: &Path) -> (collc_spec::ir::Protocol, String) {
+fn load(path: &Path) -> (collc_spec::Validated, String) {
     let text = std::fs::read_to_string(path).expect("read .coll");
-    let checked = collc_spec::check(&text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, &text);
     let p = checked.protocol.unwrap_or_else(|| {
         panic!(
             "{} does not validate: {:?}",
@@ -84,7 +84,7 @@ fn load(path: &Path) -> (collc_spec::ir::Protocol, String) {
     (p, text)
 }
 
-fn params_of(p: &collc_spec::ir::Protocol, np: u32, lag_run: bool) -> BTreeMap<String, i64> {
+fn params_of(p: &collc_spec::Validated, np: u32, lag_run: bool) -> BTreeMap<String, i64> {
     p.inputs()
         .into_iter()
         .skip(1)
@@ -105,7 +105,7 @@ fn emit_build(tc: &build::Toolchain, path: &Path) -> build::Built {
 
 fn run(
     tc: &build::Toolchain,
-    p: &collc_spec::ir::Protocol,
+    p: &collc_spec::Validated,
     bin: &Path,
     np: u32,
     params: BTreeMap<String, i64>,

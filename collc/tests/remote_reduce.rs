@@ -34,7 +34,9 @@ fn annotated(text: &str, tag: &str, family: &str) -> BTreeSet<(String, usize)> {
 /// The codes the bounded check finds at P = 2..3, 1..=2 tiles, 2 calls, and whether the
 /// exploration completed (a pass of an incomplete one says nothing).
 fn sim_codes(text: &str, memory: Memory) -> (BTreeSet<String>, bool) {
-    let p = collc_spec::check(text).protocol.expect("validates");
+    let p = collc_spec::front(&collc_verifier::Ranges, text)
+        .protocol
+        .expect("validates");
     let cfg = BoundedConfig {
         bounds: Bounds {
             ranks: (2, 3),
@@ -87,7 +89,9 @@ fn remote_reduce_fixtures_are_judged_as_annotated() {
             }
         }
         let src = Source::new(name.clone(), text.clone());
-        let p = collc_spec::check(&text).protocol.expect("validates");
+        let p = collc_spec::front(&collc_verifier::Ranges, &text)
+            .protocol
+            .expect("validates");
         let r = collc_verifier::verify(&p, &Options::for_source(&src));
         let want = annotated(&text, "// expect:", "verify::");
         if annotated(&text, "// expect", "").is_empty() && r.exit_code() != 0 {

@@ -14,7 +14,7 @@ const STACK: usize = 2 << 20;
 /// small stack; renders every diagnostic at two widths.
 fn check(text: String) -> (bool, Vec<Diagnostic>) {
     on_stack(STACK, move || {
-        let c = collc_verifier::validate(&text);
+        let c = collc_spec::front(&collc_verifier::Ranges, &text);
         let src = Source::new("input.coll", text.as_str());
         for d in &c.diagnostics {
             for w in [40, 100] {
@@ -143,13 +143,13 @@ fn one_megabyte_protocol_checks_and_formats_in_linear_time() {
     });
     let t = std::time::Instant::now();
     on_stack(STACK, move || {
-        let p = collc_spec::check(&text).protocol.expect("valid");
+        let p = collc_spec::lowered(&text).protocol.expect("valid");
         let f = collc_spec::print::format_with_source(&p, &text);
-        let q = collc_spec::check(&f).protocol.expect("fmt output checks");
+        let q = collc_spec::lowered(&f).protocol.expect("fmt output checks");
         assert_eq!(ir_without_spans(&p), ir_without_spans(&q));
         // Sixteen syntax errors in it: all reported, after recovery.
         let broken = text.replacen("+= 1;", "+= 1", 16);
-        assert_eq!(collc_spec::check(&broken).diagnostics.len(), 16);
+        assert_eq!(collc_spec::lowered(&broken).diagnostics.len(), 16);
     });
     assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
 }
@@ -241,14 +241,14 @@ fn long_else_if_chains() {
     let (ok, d) = check(text);
     assert!(ok, "{d:?}");
     on_stack(STACK, move || {
-        let p = collc_spec::check(&text2).protocol.expect("valid");
+        let p = collc_spec::lowered(&text2).protocol.expect("valid");
         let printed = collc_spec::print::print(&p);
-        let q = collc_spec::check(&printed)
+        let q = collc_spec::lowered(&printed)
             .protocol
             .expect("print re-checks");
         assert_eq!(ir_without_spans(&p), ir_without_spans(&q));
         let f = collc_spec::print::format_with_source(&p, &text2);
-        assert!(collc_spec::check(&f).protocol.is_some());
+        assert!(collc_spec::lowered(&f).protocol.is_some());
     });
     // Far beyond: refused with one diagnostic, no stack overflow in pest.
     let (ok, d) = check(wrap("", &chain(30_000)));

@@ -11,14 +11,14 @@ use common::*;
 /// problems found (empty when all hold).
 fn round_trip(name: &str, text: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    let checked = collc_spec::check(text);
+    let checked = collc_spec::lowered(text);
     let Some(p) = checked.protocol else {
         return vec![format!("{name}: does not check: {:?}", checked.diagnostics)];
     };
     let ir = ir_without_spans(&p);
 
     let formatted = format_with_source(&p, text);
-    match collc_spec::check(&formatted).protocol {
+    match collc_spec::lowered(&formatted).protocol {
         None => problems.push(format!("{name}: `fmt` output does not check:\n{formatted}")),
         Some(q) => {
             if ir_without_spans(&q) != ir {
@@ -48,7 +48,7 @@ fn round_trip(name: &str, text: &str) -> Vec<String> {
     }
 
     let printed = print(&p);
-    match collc_spec::check(&printed).protocol {
+    match collc_spec::lowered(&printed).protocol {
         None => problems.push(format!("{name}: `print` output does not check:\n{printed}")),
         Some(q) => {
             if ir_without_spans(&q) != ir {
@@ -144,7 +144,7 @@ fn stress_inputs_round_trip() {
 #[test]
 fn formatted_stress_inputs_match_snapshots() {
     for (name, text) in STRESS {
-        let p = collc_spec::check(text).protocol.expect("valid");
+        let p = collc_spec::lowered(text).protocol.expect("valid");
         insta::assert_snapshot!(name.replace([' ', '-'], "_"), format_with_source(&p, text));
     }
 }
@@ -161,7 +161,7 @@ fn world_domains_print_canonically() {
         (">= 1", ">= 1", MAX_WORLD),
         (">= 3", ">= 3", MAX_WORLD),
     ] {
-        let p = collc_spec::check(&text(written)).protocol.expect("valid");
+        let p = collc_spec::lowered(&text(written)).protocol.expect("valid");
         assert!(
             matches!(p.vars[p.world].kind, VarKind::World { hi: h, .. } if h == hi),
             "{written}"

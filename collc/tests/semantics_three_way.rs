@@ -22,7 +22,7 @@ use collc_backend::mpi::{self, build, launch};
 use collc_backend::testing::default_params;
 use collc_grammar::Source;
 use collc_sim::{Memory, Schedule, SimConfig};
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -39,7 +39,7 @@ fn root() -> PathBuf {
 type Verdict = Result<bool, String>;
 
 /// P=2 parameters, wide sizes shrunk to keep the simulator quick.
-fn params_of(p: &Protocol) -> BTreeMap<String, i64> {
+fn params_of(p: &Validated) -> BTreeMap<String, i64> {
     let mut params = default_params(p, 2).expect("parameters bind at P=2");
     for v in p.inputs().into_iter().skip(1) {
         let name = &p.vars[v].name;
@@ -54,7 +54,7 @@ fn params_of(p: &Protocol) -> BTreeMap<String, i64> {
     params
 }
 
-fn sim(p: &Protocol, params: &BTreeMap<String, i64>) -> Verdict {
+fn sim(p: &Validated, params: &BTreeMap<String, i64>) -> Verdict {
     let cfg = SimConfig {
         calls: 3,
         memory: Memory::Sc,
@@ -71,7 +71,7 @@ fn sim(p: &Protocol, params: &BTreeMap<String, i64>) -> Verdict {
         .any(|f| f.code == "sim::wrong-result" || f.code == "sim::deadlock"))
 }
 
-fn host(p: &Protocol, src: &Source, params: &BTreeMap<String, i64>) -> Verdict {
+fn host(p: &Validated, src: &Source, params: &BTreeMap<String, i64>) -> Verdict {
     let cfg = RunConfig {
         params: params.clone(),
         calls: 3,
@@ -86,7 +86,7 @@ fn host(p: &Protocol, src: &Source, params: &BTreeMap<String, i64>) -> Verdict {
     }
 }
 
-fn mpi_run(tc: &build::Toolchain, p: &Protocol, params: &BTreeMap<String, i64>) -> Verdict {
+fn mpi_run(tc: &build::Toolchain, p: &Validated, params: &BTreeMap<String, i64>) -> Verdict {
     let world = &p.vars[p.world].name;
     let mut params = params.clone();
     let np = params.remove(world).unwrap_or(2) as u32;
@@ -116,9 +116,9 @@ fn mpi_run(tc: &build::Toolchain, p: &Protocol, params: &BTreeMap<String, i64>) 
     }
 }
 
-fn load(path: &Path) -> (Source, Protocol) {
+fn load(path: &Path) -> (Source, Validated) {
     let text = std::fs::read_to_string(path).expect("readable");
-    let p = collc_spec::check(&text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .unwrap_or_else(|| panic!("{} does not check", path.display()));
     (Source::new(path.display().to_string(), text), p)
@@ -207,7 +207,7 @@ const ALLGATHER_SHORT: &str = "collective g: allgather(input, target) {
 #[test]
 fn shapes_without_a_meaning_are_refused_alike() {
     let (cxx, tc) = toolchains();
-    let p = collc_spec::check(ALLGATHER_SHORT)
+    let p = collc_spec::front(&collc_verifier::Ranges, ALLGATHER_SHORT)
         .protocol
         .expect("the fixture checks");
     let src = Source::new("allgather_short.coll", ALLGATHER_SHORT);

@@ -76,7 +76,7 @@ fn found_codes_calls(
     sticky_poll: bool,
     calls: usize,
 ) -> Result<(BTreeSet<String>, bool), String> {
-    let p = collc_spec::check(text)
+    let p = collc_spec::front(&collc_verifier::Ranges, text)
         .protocol
         .ok_or_else(|| "does not validate".to_string())?;
     let cfg = BoundedConfig {
@@ -297,7 +297,9 @@ fn root_only_broadcast_root_hangs_on_a_stale_zero() {
         repo().join("examples/outside_model/broadcast_root_only_23a8b699b.coll"),
     )
     .expect("fixture");
-    let p = collc_spec::check(&text).protocol.expect("validates");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("validates");
     let params = [("P", 2), ("root", 0), ("n", 256)]
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
@@ -388,7 +390,7 @@ fn merged_examples_pass_exhaustively_at_the_full_bounds() {
             .to_string_lossy()
             .into_owned();
         let text = std::fs::read_to_string(f).map_err(|e| e.to_string())?;
-        let p = collc_spec::check(&text)
+        let p = collc_spec::front(&collc_verifier::Ranges, &text)
             .protocol
             .ok_or_else(|| format!("{name}: does not validate"))?;
         let per_call = PER_CALL.contains(&name.as_str());
@@ -399,7 +401,7 @@ fn merged_examples_pass_exhaustively_at_the_full_bounds() {
         {
             return Err(format!("{name}: PER_CALL does not match its declarations"));
         }
-        let run = |p: &collc_spec::ir::Protocol| {
+        let run = |p: &collc_spec::Validated| {
             check(
                 p,
                 &BoundedConfig {

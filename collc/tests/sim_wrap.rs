@@ -11,7 +11,7 @@ mod common;
 
 use collc_sim::bounded::{param_grid, Bounds};
 use collc_sim::{simulate, Budget, SimConfig, SimReport, Verdict};
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use common::{coll_files, repo_root};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -20,12 +20,12 @@ use std::time::Duration;
 const CALLS: usize = 5;
 
 /// Every example and fixture with a monotonic signal: (path, text, protocol).
-fn monotonic_files() -> Vec<(PathBuf, String, Protocol)> {
+fn monotonic_files() -> Vec<(PathBuf, String, Validated)> {
     let mut out = Vec::new();
     for dir in ["examples", "examples/bugs"] {
         for path in coll_files(dir) {
             let text = std::fs::read_to_string(&path).expect("read");
-            let Some(p) = collc_spec::check(&text).protocol else {
+            let Some(p) = collc_spec::front(&collc_verifier::Ranges, &text).protocol else {
                 continue;
             };
             if p.signals.iter().any(|s| s.monotonic) {
@@ -50,7 +50,7 @@ fn config(wrap: bool) -> SimConfig {
 }
 
 /// The protocol at world size `world` with one tile and the lowest other values.
-fn params(p: &Protocol, world: i64) -> Option<BTreeMap<String, i64>> {
+fn params(p: &Validated, world: i64) -> Option<BTreeMap<String, i64>> {
     let b = Bounds {
         ranks: (world, world),
         tiles: (1, 1),
@@ -60,7 +60,7 @@ fn params(p: &Protocol, world: i64) -> Option<BTreeMap<String, i64>> {
     param_grid(p, &b, &BTreeMap::new()).into_iter().next()
 }
 
-fn run(p: &Protocol, world: i64, wrap: bool) -> Option<SimReport> {
+fn run(p: &Validated, world: i64, wrap: bool) -> Option<SimReport> {
     let params = params(p, world)?;
     Some(simulate(p, &params, &config(wrap)).expect("simulate"))
 }
@@ -70,7 +70,7 @@ fn codes(r: &SimReport) -> Vec<&str> {
 }
 
 /// The obligations `collc verify` reports violated for a protocol.
-fn violated(p: &Protocol) -> Vec<String> {
+fn violated(p: &Validated) -> Vec<String> {
     let r = collc_verifier::verify(p, &collc_verifier::Options::default());
     r.obligations
         .iter()
@@ -174,7 +174,9 @@ fn a_protocol_declaring_exactly_its_horizon_passes_and_one_more_call_fails() {
     assert!(text.contains(decl));
     for (calls, pass) in [(i32::MAX as i64, true), (i32::MAX as i64 + 1, false)] {
         let edited = text.replace(decl, &format!("calls <= {calls};"));
-        let p = collc_spec::check(&edited).protocol.expect("valid");
+        let p = collc_spec::front(&collc_verifier::Ranges, &edited)
+            .protocol
+            .expect("valid");
         let r = run(&p, 2, true).expect("params");
         assert_eq!(
             r.verdict == Verdict::Pass,

@@ -83,7 +83,9 @@ fn a_faulty_kernel_is_named_at_the_statement_rank_and_call() {
     let path = root().join("examples/barrier.coll");
     let text = std::fs::read_to_string(&path).expect("barrier");
     let src = Source::new("examples/barrier.coll", text.clone());
-    let p = collc_spec::check(&text).protocol.expect("checks");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("checks");
     let mut params = std::collections::BTreeMap::new();
     params.insert("P".to_string(), 2);
     let cfg = RunConfig {

@@ -22,8 +22,8 @@ fn coll_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn protocol(text: &str) -> collc_spec::ir::Protocol {
-    let c = collc_verifier::validate(text);
+fn protocol(text: &str) -> collc_spec::Validated {
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     match c.protocol {
         Some(p) => p,
         None => panic!("invalid input: {:#?}", c.diagnostics),

@@ -114,7 +114,7 @@ fn obligation<'a>(j: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
 /// Whether the example declares a monotonic signal.
 fn monotonic(name: &str) -> bool {
     let text = std::fs::read_to_string(root().join(format!("examples/{name}.coll"))).unwrap();
-    collc_spec::check(&text)
+    collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .is_some_and(|p| p.signals.iter().any(|s| s.monotonic))
 }

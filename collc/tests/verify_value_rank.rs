@@ -57,7 +57,7 @@ fn a_leader_waiting_for_its_release_before_reporting_deadlocks_from_p5() {
     // The parametric route does not rank it, and Z3 names P = 5, the smallest size past
     // the flat barrier's (P <= 4: one group).
     let text = std::fs::read_to_string(root().join(file)).expect("read");
-    let p = collc_verifier::validate(&text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .expect("the fixture validates");
     let out = collc_verifier::param::prove(&p, Duration::from_secs(20));

@@ -40,7 +40,8 @@ use text::{Out, Ranks};
 pub struct Lifted {
     /// The canonical `.coll` text (collc's printer).
     pub coll: String,
-    /// The protocol.
+    /// The protocol, lowered from `coll` (`collc_spec::lowered`: not validated; the front
+    /// end, `collc_spec::front`, validates `coll` like any text).
     pub protocol: Protocol,
     /// For pypto's kernels, whose protocol is printed as recovered (`coll` is that text): the
     /// C++ line of each line of `coll` (0: none), for a source map.
@@ -177,7 +178,7 @@ pub fn lift_with(source: &str, extra: &str) -> Result<Lifted, Vec<Diagnostic>> {
     declarations(&mut out, &o, &decls, &given, &mut ranks).map_err(|d| vec![d])?;
     out.line(0, "", 0);
     print_blocks(&mut out, &o, ranks);
-    let checked = collc_spec::check(&out.text);
+    let checked = collc_spec::lowered(&out.text);
     match checked.protocol {
         Some(p) if !checked.diagnostics.iter().any(|d| d.is_error()) && o.pypto => Ok(Lifted {
             lines: Some(out.lines.clone()),

@@ -27,7 +27,7 @@ pub struct Validated {
 /// Checks that `emitted` (C++ `collc emit` produced from `p`) performs exactly `p`'s
 /// protocol. `source` (the `.coll` file) names the IR's lines in mismatches.
 pub fn validate(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     emitted: &str,
     source: Option<&Source>,
 ) -> Result<Validated, Vec<Diagnostic>> {
@@ -75,7 +75,7 @@ pub fn validate(
         }
     }
     crate::print_blocks(&mut out, &o, ranks);
-    let checked = collc_spec::check(&out.text);
+    let checked = collc_spec::lowered(&out.text);
     let lifted = match checked.protocol {
         Some(l) if !checked.diagnostics.iter().any(|d| d.is_error()) => l,
         _ => {

@@ -102,7 +102,7 @@ fn validate_accepts_every_bit_operation_form() {
     }
 }
 ";
-    let checked = collc_spec::check(text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, text);
     let p = checked.protocol.expect("the test protocol checks");
     let src = collc_grammar::Source::new("shifts.coll", text.to_string());
     for t in TARGETS {

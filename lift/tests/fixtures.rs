@@ -31,7 +31,7 @@ fn fixtures() -> Vec<(String, String)> {
 
 fn violated(coll: &str) -> (Vec<String>, i32) {
     let src = Source::new("lifted.coll", coll.to_string());
-    let checked = collc_verifier::validate(&src.text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, &src.text);
     let p = checked.protocol.expect("the lifted protocol validates");
     let report = collc_verifier::verify(&p, &collc_verifier::Options::for_source(&src));
     let v = report

@@ -64,7 +64,7 @@ fn judge(cpp: &str, decls: &str) -> Vec<String> {
         Err(es) => return vec![es[0].code.clone()],
     };
     let src = collc_grammar::Source::new("lifted.coll", l.coll.clone());
-    let checked = collc_verifier::validate(&src.text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, &src.text);
     let errs: Vec<String> = checked
         .diagnostics
         .iter()

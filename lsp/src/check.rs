@@ -147,7 +147,7 @@ impl Job {
                 percentage: Some(0),
             }),
         );
-        let checked = collc_verifier::validate(&self.text);
+        let checked = collc_spec::front(&collc_verifier::Ranges, &self.text);
         let Some(p) = checked.protocol else {
             self.publish(out, &checked.diagnostics);
             return Some(serde_json::json!({ "verdict": "invalid", "obligations": [] }));

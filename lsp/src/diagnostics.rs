@@ -84,7 +84,7 @@ pub fn cause_to_lsp(
 /// validates, the symbolic verifier's (bounded obligations skipped, so they add
 /// nothing).
 pub fn of_text(text: &str, verify: bool, name: &str) -> Vec<Diagnostic> {
-    let checked = collc_verifier::validate(text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, text);
     let mut out = checked.diagnostics;
     if let (true, Some(p)) = (verify, &checked.protocol) {
         let source = collc_grammar::Source::new(name, text);

@@ -6,7 +6,7 @@
 use crate::names::{self, Kind};
 use collc_grammar::ast::{Block, File, ItemKind, NotifyOpAst, Stmt, StmtKind};
 use collc_grammar::Span;
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 
 /// The hover text for the token `at` of `text`: a signal's name or a `notify`.
 pub fn at(text: &str, at: Span) -> Option<String> {
@@ -20,7 +20,7 @@ pub fn at(text: &str, at: Span) -> Option<String> {
         return None;
     }
     let mut md = format!("**signal** `{}`\n\n", decl.name);
-    match collc_verifier::validate(text).protocol {
+    match collc_spec::front(&collc_verifier::Ranges, text).protocol {
         None => md.push_str(NEEDS_PROTOCOL),
         Some(p) => md.push_str(&credit_rows(&p, &decl.name)),
     }
@@ -58,7 +58,7 @@ fn notify(file: &File, text: &str, kw: Span) -> Option<String> {
     };
     let section = if epilogue { "epilogue" } else { "body" };
     let mut md = format!("**notify** `{written}`: {what} on {whose} ({section})\n\n");
-    let Some(p) = collc_verifier::validate(text).protocol else {
+    let Some(p) = collc_spec::front(&collc_verifier::Ranges, text).protocol else {
         md.push_str(NEEDS_PROTOCOL);
         return Some(md);
     };
@@ -91,7 +91,7 @@ fn find(b: &Block, start: usize) -> Option<&Stmt> {
 }
 
 /// The signal's rows of the credit table, as a markdown table.
-fn credit_rows(p: &Protocol, signal: &str) -> String {
+fn credit_rows(p: &Validated, signal: &str) -> String {
     let t = match collc_verifier::table::explain(p) {
         Err(e) => return format!("credit table unavailable: {e}\n"),
         Ok(t) => t,
@@ -117,7 +117,7 @@ fn credit_rows(p: &Protocol, signal: &str) -> String {
 }
 
 /// The protocol's cost per call (all ranks and blocks), as formulas.
-fn cost(p: &Protocol) -> String {
+fn cost(p: &Validated) -> String {
     match collc_verifier::cost::cost(p, &Default::default()) {
         Err(e) => format!("cost unavailable: {e}\n"),
         Ok(c) => {

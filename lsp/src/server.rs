@@ -358,7 +358,7 @@ impl Server<'_> {
     /// it is canonical already, `None` when it does not validate.
     fn formatting(&self, uri: &Uri) -> Option<Vec<TextEdit>> {
         let text = self.docs.get(uri)?;
-        let p = collc_verifier::validate(text).protocol?;
+        let p = collc_spec::front(&collc_verifier::Ranges, text).protocol?;
         let formatted = collc_spec::print::format_with_source(&p, text);
         if formatted == *text {
             return Some(Vec::new());

@@ -74,7 +74,9 @@ fn apply_every_fix(
             let _ = &before;
             if verify {
                 assert!(
-                    collc_verifier::validate(&after).protocol.is_some(),
+                    collc_spec::front(&collc_verifier::Ranges, &after)
+                        .protocol
+                        .is_some(),
                     "{uri}: `{title}` breaks the front end:\n{after}"
                 );
             }

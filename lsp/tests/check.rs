@@ -210,7 +210,9 @@ fn id_number(id: &RequestId) -> Value {
 fn a_check_keeps_what_the_verifier_proves_and_groups_root_causes() {
     let path = root().join("examples/allreduce_mesh.coll");
     let text = read(&path);
-    let p = collc_verifier::validate(&text).protocol.expect("valid");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("valid");
     let symbolic = collc_verifier::verify(&p, &collc_verifier::Options::symbolic_only());
     let proved: Vec<&str> = symbolic
         .obligations

@@ -132,7 +132,7 @@ fn formatting_returns_the_canonical_text() {
     let mut c = Client::initialized();
     let path = root().join("examples/barrier.coll");
     let canonical = read(&path);
-    let p = collc_verifier::validate(&canonical)
+    let p = collc_spec::front(&collc_verifier::Ranges, &canonical)
         .protocol
         .expect("valid");
     assert_eq!(
@@ -224,7 +224,9 @@ fn hover_on_a_signal_shows_its_credit_rows() {
     let text = read(&path);
     let uri = uri_of(&path);
     c.open(&uri, &text);
-    let p = collc_verifier::validate(&text).protocol.expect("valid");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("valid");
     let table = collc_verifier::table::explain(&p).expect("a table");
     for s in &p.signals {
         let decl = position_of(&text, &format!("signal {}", s.name), 0, "signal ".len());
@@ -256,7 +258,9 @@ fn document_symbols_list_every_declaration() {
             "textDocument/documentSymbol",
             json!({ "textDocument": { "uri": uri } }),
         );
-        let p = collc_verifier::validate(&text).protocol.expect("valid");
+        let p = collc_spec::front(&collc_verifier::Ranges, &text)
+            .protocol
+            .expect("valid");
         assert_eq!(syms[0]["name"], json!(p.name));
         let names: Vec<&str> = syms[0]["children"]
             .as_array()
@@ -377,7 +381,9 @@ fn hover_on_a_notify_shows_its_cell_credits_and_the_cost_formulas() {
     let text = read(&path);
     let uri = uri_of(&path);
     c.open(&uri, &text);
-    let p = collc_verifier::validate(&text).protocol.expect("valid");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("valid");
     let table = collc_verifier::table::explain(&p).expect("a table");
     let cost = collc_verifier::cost::cost(&p, &Default::default()).expect("cost");
     // The epilogue's reset.

@@ -33,7 +33,7 @@ fn main() {
     }
     for f in files {
         let text = std::fs::read_to_string(&f).expect("readable file");
-        let Some(p) = collc_spec::check(&text).protocol else {
+        let Some(p) = collc_spec::front(&collc_verifier::Ranges, &text).protocol else {
             println!("{f}: does not validate");
             continue;
         };

@@ -34,7 +34,7 @@ fn main() {
     }
     let file = file.expect("a .coll file");
     let text = std::fs::read_to_string(&file).expect("readable file");
-    let p = collc_spec::check(&text)
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .expect("the file validates");
     let mut best = f64::MAX;

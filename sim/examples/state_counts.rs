@@ -19,7 +19,7 @@ fn main() {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
-        let Some(p) = collc_spec::check(&text).protocol else {
+        let Some(p) = collc_spec::front(&collc_verifier::Ranges, &text).protocol else {
             continue;
         };
         for params in param_grid(&p, &bounds, &Default::default()) {

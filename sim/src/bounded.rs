@@ -389,7 +389,7 @@ fn fit_tiles(
 
 /// Runs the bounded obligations: every assignment of [`param_grid`], each
 /// explored exhaustively for `bounds.calls` back-to-back calls.
-pub fn check(p: &Protocol, cfg: &BoundedConfig) -> BoundedReport {
+pub fn check(p: &collc_spec::Validated, cfg: &BoundedConfig) -> BoundedReport {
     let start = Instant::now();
     let grid = param_grid(p, &cfg.bounds, &cfg.fixed);
     let mut configs = Vec::new();

@@ -10,6 +10,7 @@ use crate::por::Reduction;
 use crate::report::{EvKind, Finding, SimReport, Stats, Verdict};
 use crate::visited::Visited;
 use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -167,9 +168,9 @@ fn machine<'a>(
     Ok((m, wrap))
 }
 
-/// Simulates a protocol for one parameter assignment.
+/// Simulates a protocol (validated by the front end) for one parameter assignment.
 pub fn simulate(
-    p: &Protocol,
+    p: &Validated,
     params: &BTreeMap<String, i64>,
     cfg: &SimConfig,
 ) -> Result<SimReport, SimError> {
@@ -607,7 +608,7 @@ impl Explorer<'_, '_> {
 /// reduction on, these must be exactly the terminal states of the full search: the
 /// cross-check the tests run.
 pub fn terminal_states(
-    p: &Protocol,
+    p: &Validated,
     params: &BTreeMap<String, i64>,
     cfg: &SimConfig,
 ) -> Result<(SimReport, BTreeSet<u128>), SimError> {
@@ -616,7 +617,7 @@ pub fn terminal_states(
 
 /// The events of one round-robin run (for a picture of a passing protocol).
 pub fn sample_trace(
-    p: &Protocol,
+    p: &Validated,
     params: &BTreeMap<String, i64>,
     cfg: &SimConfig,
 ) -> Result<Vec<crate::report::Event>, SimError> {
@@ -656,7 +657,7 @@ pub fn sample_trace(
 
 /// The events of one call, scheduled round-robin.
 pub fn call_trace(
-    p: &Protocol,
+    p: &Validated,
     params: &BTreeMap<String, i64>,
 ) -> Result<Vec<crate::report::Event>, SimError> {
     let cfg = SimConfig {
@@ -670,7 +671,7 @@ pub fn call_trace(
 /// What one round-robin call executes, in the kinds of `collc cost`: remote atomics
 /// (notifies to another rank), local notifies, passing waits and fences, every rank and
 /// block together. A run that faults or blocks is [`SimError::Incomplete`].
-pub fn call_counts(p: &Protocol, params: &BTreeMap<String, i64>) -> Result<[i64; 4], SimError> {
+pub fn call_counts(p: &Validated, params: &BTreeMap<String, i64>) -> Result<[i64; 4], SimError> {
     let mut out = [0i64; 4];
     for e in call_trace(p, params)? {
         match e.kind {

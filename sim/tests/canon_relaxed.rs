@@ -36,7 +36,7 @@ fn relaxed_searches_keep_canonical_forms() {
     let (mut searches, mut states) = (0, 0);
     for f in &files {
         let text = std::fs::read_to_string(f).expect("readable fixture");
-        let Some(p) = collc_spec::check(&text).protocol else {
+        let Some(p) = collc_spec::front(&collc_verifier::Ranges, &text).protocol else {
             continue;
         };
         for params in param_grid(&p, &bounds, &Default::default()) {

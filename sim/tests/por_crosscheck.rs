@@ -45,7 +45,7 @@ fn reduction_keeps_every_terminal_state_and_finding() {
     let mut fewer_states = 0;
     for f in &files {
         let text = std::fs::read_to_string(f).expect("readable fixture");
-        let Some(declared) = collc_spec::check(&text).protocol else {
+        let Some(declared) = collc_spec::front(&collc_verifier::Ranges, &text).protocol else {
             continue;
         };
         // The other contract: every window and value signal flipped.

@@ -74,7 +74,7 @@ fn config(memory: Memory, reduce: bool) -> SimConfig {
 /// assignment; `Ok(false)` when nothing could be compared (invalid, or the full search
 /// did not complete).
 fn agrees(text: &str) -> Result<bool, TestCaseError> {
-    let Some(p) = collc_spec::check(text).protocol else {
+    let Some(p) = collc_spec::front(&collc_verifier::Ranges, text).protocol else {
         return Ok(false);
     };
     let mut compared = false;
@@ -148,7 +148,7 @@ fn the_generator_produces_protocols_the_searches_compare() {
             Ok(false) => {}
             Err(e) => panic!("{e}"),
         }
-        let p = collc_spec::check(&text).protocol;
+        let p = collc_spec::front(&collc_verifier::Ranges, &text).protocol;
         if let Some(p) = p {
             let params: BTreeMap<String, i64> = [("P", 2), ("root", 0), ("n", 2)]
                 .into_iter()

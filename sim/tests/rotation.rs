@@ -8,13 +8,15 @@ use collc_sim::{simulate, SimConfig, Verdict};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-fn load(rel: &str) -> collc_spec::ir::Protocol {
+fn load(rel: &str) -> collc_spec::Validated {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
     let text = std::fs::read_to_string(&path).expect("read");
-    collc_spec::check(&text).protocol.expect("validates")
+    collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("validates")
 }
 
-fn codes(p: &collc_spec::ir::Protocol, params: &[(&str, i64)], calls: usize) -> Vec<String> {
+fn codes(p: &collc_spec::Validated, params: &[(&str, i64)], calls: usize) -> Vec<String> {
     let params: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let cfg = SimConfig {
         calls,

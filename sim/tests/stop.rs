@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-fn broadcast() -> collc_spec::ir::Protocol {
+fn broadcast() -> collc_spec::Validated {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/broadcast.coll");
     let text = std::fs::read_to_string(path).expect("the example exists");
-    collc_spec::check(&text)
+    collc_spec::front(&collc_verifier::Ranges, &text)
         .protocol
         .expect("the example validates")
 }

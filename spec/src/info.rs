@@ -260,7 +260,7 @@ mod tests {
     use crate::ir::Range;
 
     fn protocol(text: &str) -> Protocol {
-        crate::check(text).protocol.expect("the case lowers")
+        crate::lowered(text).protocol.expect("the case lowers")
     }
 
     const CASE: &str = "collective c: barrier() {

@@ -591,7 +591,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn protocol(src: &str) -> Protocol {
-        crate::check(src).protocol.expect("checks")
+        crate::lowered(src).protocol.expect("checks")
     }
 
     fn shape(p: &Protocol, params: &[(&str, i64)]) -> Shape {

@@ -122,7 +122,7 @@ mod tests {
 
     fn barrier() -> Protocol {
         let text = "collective b: barrier() {\n    ranks P in 1..=8;\n    param n: int in 1..=100;\n    signal sig[P];\n    body {\n        for q in peers { notify sig[me] @ q += 1; }\n        for q in peers { wait sig[q] >= 1; }\n    }\n    epilogue {\n        for q in peers { notify sig[q] -= 1; }\n    }\n}\n";
-        let c = crate::check(text);
+        let c = crate::lowered(text);
         c.protocol.unwrap_or_else(|| panic!("{:?}", c.diagnostics))
     }
 

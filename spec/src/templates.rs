@@ -169,7 +169,7 @@ pub fn new(kind: &str, name: &str) -> Result<String, NewError> {
     );
     let text = format!("{header}collective {name}{}", &body[colon..]);
     // A keyword (or anything else the grammar refuses) as the name.
-    match crate::check(&text).protocol {
+    match crate::lowered(&text).protocol {
         Some(_) => Ok(text),
         None => Err(NewError::BadName(name.to_string())),
     }

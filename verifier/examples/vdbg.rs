@@ -2,7 +2,7 @@
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let text = std::fs::read_to_string(&args[1]).expect("read");
-    let c = collc_spec::check(&text);
+    let c = collc_spec::front(&collc_verifier::Ranges, &text);
     let Some(p) = c.protocol else {
         eprintln!("{:#?}", c.diagnostics);
         return;

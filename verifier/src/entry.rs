@@ -9,7 +9,6 @@ use crate::obligations::check;
 use crate::planning::{self, TABLE};
 use crate::report::Report;
 use collc_grammar::Source;
-use collc_spec::ir::Protocol;
 use std::time::{Duration, Instant};
 
 /// What to verify and within which budgets.
@@ -59,7 +58,7 @@ impl<'a> Options<'a> {
 /// Verifies `p`: every obligation — symbolic, the index ranges, then bounded — as one
 /// report. A protocol with an `op` parameter is verified once, at its strictest listed
 /// operator ([`Protocol::for_verification`]).
-pub fn verify(p: &Protocol, opts: &Options) -> Report {
+pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
     let strict = p.for_verification();
     let p = &strict;
     let info = collc_spec::info::ProtocolInfo::of(p);

@@ -78,7 +78,10 @@ fn unfixed_help(id: &str, f: &Finding) -> Option<String> {
 /// Whether the symbolic obligation `id` is no longer violated once `fix` is
 /// applied: a derived reset is offered only when the verifier accepts it.
 fn holds_after(id: &str, fix: &Fix, text: &str) -> bool {
-    let Some(p) = fix.apply(text).and_then(|t| crate::validate(&t).protocol) else {
+    let Some(p) = fix
+        .apply(text)
+        .and_then(|t| collc_spec::front(&crate::Ranges, &t).protocol)
+    else {
         return false;
     };
     let report = crate::verify(&p, &crate::Options::symbolic_only());

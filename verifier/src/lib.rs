@@ -20,7 +20,7 @@ pub mod entry;
 pub mod fix;
 pub mod opt;
 pub mod table;
-pub mod validate;
+mod validate;
 
 // The layers' public surface: what the CLI, the language server, the benches and the
 // tests use.
@@ -31,4 +31,4 @@ pub use report::{cause, evidence};
 pub use entry::{verify, Options};
 pub use report::gate::{self, gate, Decision, Gate, Verdict};
 pub use report::{Finding, ObligationResult, Report, Status, WorldRange};
-pub use validate::validate;
+pub use validate::Ranges;

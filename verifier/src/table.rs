@@ -125,7 +125,7 @@ struct Part {
 }
 
 /// The per-cell credit table: one row per cell class, rows of equal columns merged.
-pub fn explain(p: &Protocol) -> Result<CreditTable, String> {
+pub fn explain(p: &collc_spec::Validated) -> Result<CreditTable, String> {
     let mut seen: Vec<Config> = Vec::new();
     if exec::enumerated_world(p).is_none() {
         return Err(crate::obligations::check::enumeration_scope(p));

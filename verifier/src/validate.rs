@@ -1,36 +1,19 @@
-//! The front end's whole check of one source text: parsing and lowering
-//! (`collc_spec::check`), then the range obligations of [`crate::engine::range`] for
-//! every value of the declared domains. Every command that reads a `.coll`
-//! file validates it with [`validate`].
+//! The range obligations the one front end (`collc_spec::front`) runs after lowering:
+//! [`Ranges`] decides them with [`crate::engine::range`] for every value of the declared
+//! domains. Every command that reads a `.coll` file gets its protocol from
+//! `collc_spec::front(&Ranges, text)`.
 
-use collc_spec::Checked;
+use collc_grammar::{ast, Diagnostic};
+use collc_spec::ir::Protocol;
 
-/// Parses, lowers and range-checks one source text. A protocol with an index,
-/// slice or rank that some value of the domains takes out of range is
-/// refused (`protocol: None`) with an error naming those values; bounds the
-/// solver cannot decide are warnings.
-pub fn validate(text: &str) -> Checked {
-    let file = match collc_grammar::parse(text) {
-        Ok(f) => f,
-        Err(diagnostics) => {
-            return Checked {
-                protocol: None,
-                diagnostics,
-            }
-        }
-    };
-    let mut checked = collc_spec::check_file(&file);
-    let Some(p) = &checked.protocol else {
-        return checked;
-    };
-    // The AST gives the ranges their spans.
-    let found = crate::engine::range::check(p, &file);
-    if found.iter().any(|d| d.is_error()) {
-        checked.protocol = None;
+/// The Z3 range pass of the front end: an index, slice or rank that some value of the
+/// domains takes out of range is an error naming those values (the protocol is refused);
+/// bounds the solver cannot decide are warnings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ranges;
+
+impl collc_spec::RangePass for Ranges {
+    fn check(&self, p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
+        crate::engine::range::check(p, file)
     }
-    checked.diagnostics.extend(found);
-    checked
-        .diagnostics
-        .sort_by_key(|d| d.primary_span().map_or(0, |s| s.start));
-    checked
 }

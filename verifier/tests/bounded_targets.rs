@@ -38,8 +38,10 @@ fn opts(targets: &[i64]) -> BoundedOptions {
     }
 }
 
-fn protocol(text: &str) -> collc_spec::ir::Protocol {
-    collc_spec::check(text).protocol.expect("valid protocol")
+fn protocol(text: &str) -> collc_spec::Validated {
+    collc_spec::front(&collc_verifier::Ranges, text)
+        .protocol
+        .expect("valid protocol")
 }
 
 #[test]

@@ -17,8 +17,8 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).expect("fixture")
 }
 
-fn protocol(text: &str) -> collc_spec::ir::Protocol {
-    collc_verifier::validate(text)
+fn protocol(text: &str) -> collc_spec::Validated {
+    collc_spec::front(&collc_verifier::Ranges, text)
         .protocol
         .expect("the case validates")
 }

@@ -6,10 +6,10 @@
 use collc_verifier::cost::cost;
 use std::collections::BTreeMap;
 
-fn protocol(path: &str) -> collc_spec::ir::Protocol {
+fn protocol(path: &str) -> collc_spec::Validated {
     let full = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&full).expect("read .coll");
-    let c = collc_verifier::validate(&text);
+    let c = collc_spec::front(&collc_verifier::Ranges, &text);
     c.protocol
         .unwrap_or_else(|| panic!("{path}: {:?}", c.diagnostics))
 }

@@ -151,7 +151,7 @@ fn bounded_options() -> BoundedOptions {
 
 /// The disagreements of one protocol text (empty: none).
 fn disagreements(name: &str, text: &str) -> Vec<String> {
-    let c = collc_verifier::validate(text);
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     let Some(p) = c.protocol else {
         return Vec::new();
     };
@@ -259,7 +259,9 @@ fn the_run_ahead_counter_is_a_symbolic_violation() {
         ("node_counter_barrier.coll", 10),
     ] {
         let text = std::fs::read_to_string(dir.join(file)).expect("read");
-        let p = collc_verifier::validate(&text).protocol.expect("validates");
+        let p = collc_spec::front(&collc_verifier::Ranges, &text)
+            .protocol
+            .expect("validates");
         let r = collc_verifier::verify(&p, &Options::symbolic_only());
         let o = r.get("stale-credit").expect("stale-credit");
         assert_eq!(o.status, Status::Violated, "{file}: {o:?}");
@@ -292,7 +294,7 @@ const SINGLE_WRITER_ROUNDS: &str = "collective single_writer_rounds: barrier() {
 
 #[test]
 fn single_writer_rounds() {
-    let p = collc_verifier::validate(SINGLE_WRITER_ROUNDS)
+    let p = collc_spec::front(&collc_verifier::Ranges, SINGLE_WRITER_ROUNDS)
         .protocol
         .expect("validates");
     let r = collc_verifier::verify(&p, &Options::symbolic_only());
@@ -347,7 +349,7 @@ const LATE_ROUND: &str = "collective late_round: barrier() {
 
 #[test]
 fn a_late_credit_pays_the_debt_of_its_take_back() {
-    let p = collc_verifier::validate(LATE_ROUND)
+    let p = collc_spec::front(&collc_verifier::Ranges, LATE_ROUND)
         .protocol
         .expect("validates");
     let r = collc_verifier::verify(&p, &Options::symbolic_only());

@@ -5,7 +5,7 @@
 use collc_verifier::{Options, Report, Status};
 
 fn verify(text: &str) -> Report {
-    let c = collc_verifier::validate(text);
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     let p = c
         .protocol
         .unwrap_or_else(|| panic!("invalid: {:#?}", c.diagnostics));

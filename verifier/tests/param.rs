@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 fn outcome(text: &str) -> collc_verifier::param::Outcome {
-    let c = collc_verifier::validate(text);
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     let p = c.protocol.expect("the case validates");
     collc_verifier::param::prove(&p, Duration::from_secs(120))
 }
@@ -197,7 +197,7 @@ fn never_proves_an_annotated_violation() {
     let mut bad = Vec::new();
     for f in common::coll_files(&["examples/bugs"]) {
         let text = std::fs::read_to_string(&f).expect("read");
-        let c = collc_verifier::validate(&text);
+        let c = collc_spec::front(&collc_verifier::Ranges, &text);
         let Some(p) = c.protocol else { continue };
         let o = collc_verifier::param::prove(&p, Duration::from_secs(120));
         for id in expected(&text) {
@@ -222,7 +222,7 @@ fn agrees_with_enumeration() {
     files.extend(common::coll_files(&["examples/bugs"]));
     for f in files {
         let text = std::fs::read_to_string(&f).expect("read");
-        let c = collc_verifier::validate(&text);
+        let c = collc_spec::front(&collc_verifier::Ranges, &text);
         let Some(p) = c.protocol else { continue };
         // Generous wall-clock budgets: a cross-check of statuses, not of speed (a
         // loaded machine must not turn a proof into `unknown` here).
@@ -348,7 +348,7 @@ fn mutants_never_get_a_proof_enumeration_refutes() {
             for (n, (at, _)) in text.match_indices(from).take(2).enumerate() {
                 let mut t = text.clone();
                 t.replace_range(at..at + from.len(), to);
-                let c = collc_verifier::validate(&t);
+                let c = collc_spec::front(&collc_verifier::Ranges, &t);
                 let Some(p) = c.protocol else { continue };
                 let o = collc_verifier::param::prove(&p, Duration::from_secs(10));
                 let opts = collc_verifier::check::Options { timeout_ms: 5_000 };

@@ -6,8 +6,8 @@
 use collc_verifier::Status;
 use std::time::Duration;
 
-fn protocol(text: &str) -> collc_spec::ir::Protocol {
-    collc_verifier::validate(text)
+fn protocol(text: &str) -> collc_spec::Validated {
+    collc_spec::front(&collc_verifier::Ranges, text)
         .protocol
         .expect("the case validates")
 }
@@ -110,7 +110,7 @@ fn epoch_and_window_mutants_never_get_a_proof_that_is_refuted() {
             let Some(at) = text.find(from) else { continue };
             let mut t = text.clone();
             t.replace_range(at..at + from.len(), to);
-            let Some(p) = collc_verifier::validate(&t).protocol else {
+            let Some(p) = collc_spec::front(&collc_verifier::Ranges, &t).protocol else {
                 continue;
             };
             checked += 1;

@@ -12,27 +12,27 @@
 
 mod common;
 
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use collc_verifier::Status;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-fn protocol(f: &Path) -> (String, Protocol) {
+fn protocol(f: &Path) -> (String, Validated) {
     let text = std::fs::read_to_string(f).expect("read");
-    let c = collc_verifier::validate(&text);
+    let c = collc_spec::front(&collc_verifier::Ranges, &text);
     match c.protocol {
         Some(p) => (text, p),
         None => panic!("{}: {:#?}", f.display(), c.diagnostics),
     }
 }
 
-fn prove(p: &Protocol) -> collc_verifier::param::Outcome {
+fn prove(p: &Validated) -> collc_verifier::param::Outcome {
     // Generous: a check of what is proved, not of speed on a loaded machine.
     collc_verifier::param::prove(p, Duration::from_secs(120))
 }
 
-fn enumerate(p: &Protocol) -> collc_verifier::Report {
+fn enumerate(p: &Validated) -> collc_verifier::Report {
     let opts = collc_verifier::check::Options {
         timeout_ms: 120_000,
     };
@@ -41,7 +41,7 @@ fn enumerate(p: &Protocol) -> collc_verifier::Report {
 
 /// The enumerated route proves (or, past the cap of P, checks) every obligation the
 /// parametric route decides: it refutes none.
-fn enumerated_sound(f: &Path, p: &Protocol) {
+fn enumerated_sound(f: &Path, p: &Validated) {
     for ob in &enumerate(p).obligations {
         if collc_verifier::param::IDS.contains(&ob.id.as_str()) {
             assert!(
@@ -235,7 +235,7 @@ fn cost_formulas_count_ceil_of_the_range_over_the_step() {
 }
 
 fn inline(text: &str) -> collc_verifier::param::Outcome {
-    let c = collc_verifier::validate(text);
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     let p = c.protocol.expect("the case validates");
     prove(&p)
 }

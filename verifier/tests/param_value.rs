@@ -12,8 +12,8 @@ fn all_files() -> Vec<PathBuf> {
     common::coll_files(&["examples", "examples/bugs", "collc/tests/verify_fixtures"])
 }
 
-fn protocol(text: &str) -> Option<collc_spec::ir::Protocol> {
-    collc_verifier::validate(text).protocol
+fn protocol(text: &str) -> Option<collc_spec::Validated> {
+    collc_spec::front(&collc_verifier::Ranges, text).protocol
 }
 
 fn report(text: &str) -> Report {

@@ -12,7 +12,7 @@ fn example(name: &str) -> String {
 }
 
 fn outcome(text: &str) -> collc_verifier::param::Outcome {
-    let p = collc_verifier::validate(text)
+    let p = collc_spec::front(&collc_verifier::Ranges, text)
         .protocol
         .expect("the case validates");
     collc_verifier::param::prove(&p, Duration::from_secs(20))
@@ -27,7 +27,9 @@ fn the_sense_reversing_barrier_is_ranked_by_its_sets() {
     }
     assert_eq!(o.domain(), "all P in 1..=65536");
     // The bounded run agrees at the sizes it reaches.
-    let p = collc_verifier::validate(&text).protocol.expect("validates");
+    let p = collc_spec::front(&collc_verifier::Ranges, &text)
+        .protocol
+        .expect("validates");
     let b = collc_verifier::bounded::BoundedOptions {
         budget: Duration::from_secs(5),
         max_states: 50_000,
@@ -132,7 +134,7 @@ fn sense_mutants_are_not_ranked() {
     ];
     for (what, text) in mutants {
         assert_ne!(text, sense, "{what}: the mutation applies");
-        let Some(p) = collc_verifier::validate(&text).protocol else {
+        let Some(p) = collc_spec::front(&collc_verifier::Ranges, &text).protocol else {
             continue;
         };
         let o = collc_verifier::param::prove(&p, Duration::from_secs(20));

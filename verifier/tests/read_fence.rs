@@ -52,7 +52,7 @@ fn text(lifetime: &str, fence: &str, extra: &str) -> String {
 
 /// The `fence` obligation's status and the help of its first finding.
 fn fence(text: &str) -> (Status, Option<String>, Vec<usize>) {
-    let c = collc_verifier::validate(text);
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     let p = c.protocol.expect("the case validates");
     let mut r = collc_verifier::verify(&p, &Options::symbolic_only());
     let src = Source::new("t.coll", text.to_string());

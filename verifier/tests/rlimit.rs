@@ -76,7 +76,7 @@ fn the_resource_limit_decides_not_the_clock() {
 }
 
 fn outcome(text: &str) -> Vec<String> {
-    let c = collc_verifier::validate(text);
+    let c = collc_spec::front(&collc_verifier::Ranges, text);
     let p = c.protocol.expect("the example validates");
     let o = collc_verifier::param::prove(&p, Duration::from_secs(600));
     let mut v: Vec<String> = o

@@ -138,7 +138,7 @@ fn render(r: &Report, prose: bool) -> String {
 fn verdict(rel: &str, bounded: Option<u64>) -> String {
     let text = std::fs::read_to_string(root().join(rel)).expect("read fixture");
     let src = Source::new(rel.to_string(), text.clone());
-    let checked = collc_verifier::validate(&text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, &text);
     let mut s = String::new();
     let Some(p) = checked.protocol else {
         s.push_str("front end: refused\n");

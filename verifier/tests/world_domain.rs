@@ -23,7 +23,7 @@ const SYMBOLIC: [&str; 6] = [
 /// Obligations with a P-independent proof besides the parametric route.
 const STRUCTURAL: [&str; 1] = ["fence"];
 
-fn example(name: &str, domain: &str) -> collc_spec::ir::Protocol {
+fn example(name: &str, domain: &str) -> collc_spec::Validated {
     let path = format!("{}/../examples/{name}.coll", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("example");
     let line = text
@@ -31,12 +31,12 @@ fn example(name: &str, domain: &str) -> collc_spec::ir::Protocol {
         .find(|l| l.trim_start().starts_with("ranks P in 1..="))
         .unwrap_or_else(|| panic!("{path}: no `ranks P in 1..=N;`"));
     let text = text.replace(line, &format!("    ranks P {domain};"));
-    let c = collc_verifier::validate(&text);
+    let c = collc_spec::front(&collc_verifier::Ranges, &text);
     c.protocol
         .unwrap_or_else(|| panic!("{name} with `{domain}`: {:?}", c.diagnostics))
 }
 
-fn timed(p: &collc_spec::ir::Protocol, opts: &Options) -> (Report, Duration) {
+fn timed(p: &collc_spec::Validated, opts: &Options) -> (Report, Duration) {
     let t0 = Instant::now();
     let r = collc_verifier::verify(p, opts);
     (r, t0.elapsed())

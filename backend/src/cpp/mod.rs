@@ -59,7 +59,11 @@ pub const STAGE_ELEMS: i64 = 4096;
 pub const UB_BYTES: i64 = 192 * 1024;
 
 /// Emits the `pto::comm` kernel for a protocol.
-pub fn emit(p: &Protocol, target: Target, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+pub fn emit(
+    p: &collc_spec::Validated,
+    target: Target,
+    opts: &EmitOptions,
+) -> Result<String, Vec<Diagnostic>> {
     // A `pto::comm` context addresses at most PTO_MAX_RANKS ranks.
     let pto = crate::ranks::PTO_MAX_RANKS;
     let opts = EmitOptions {
@@ -85,7 +89,7 @@ pub struct TileInfo {
 /// Everything the walker and dialects need to know about one protocol.
 pub struct Kernel<'a> {
     /// The protocol.
-    pub p: &'a Protocol,
+    pub p: &'a collc_spec::Validated,
     /// Its args-block ABI.
     pub abi: Abi,
     /// C++ names of variables, by `VarId`.
@@ -263,7 +267,10 @@ fn cpp_ident(name: &str, taken: &HashSet<String>) -> String {
 impl<'a> Kernel<'a> {
     /// Describes a protocol for the walker (public so that other dialects, e.g. the MPI
     /// generator in `crate::mpi`, can drive [`walk::emit_kernel`]).
-    pub fn new(p: &'a Protocol, opts: &EmitOptions<'a>) -> Result<Self, Vec<Diagnostic>> {
+    pub fn new(
+        p: &'a collc_spec::Validated,
+        opts: &EmitOptions<'a>,
+    ) -> Result<Self, Vec<Diagnostic>> {
         let all: HashSet<String> = p
             .vars
             .iter()

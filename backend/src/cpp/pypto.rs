@@ -414,13 +414,17 @@ impl Plan {
 
 /// Emits the pypto-ABI kernel of a protocol (the Ascend source; the CPU shim compiles the
 /// same text).
-pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+pub fn emit(p: &collc_spec::Validated, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
     emit_form(p, opts, false)
 }
 
 /// The kernel (`template`: in its template form, before the placeholders of the element type
 /// and the reduction).
-fn emit_form(p: &Protocol, opts: &EmitOptions, template: bool) -> Result<String, Vec<Diagnostic>> {
+fn emit_form(
+    p: &collc_spec::Validated,
+    opts: &EmitOptions,
+    template: bool,
+) -> Result<String, Vec<Diagnostic>> {
     let plan = plan(p)?;
     let pto = crate::ranks::PTO_MAX_RANKS;
     let opts = EmitOptions {
@@ -503,7 +507,10 @@ fn reduce_inst(op: collc_spec::ir::ReduceOp) -> &'static str {
 /// self-contained: collc's adapter inline, then pto-isa's and simpler's headers (simpler's
 /// `tensor.h`, `platform_comm/comm_context.h`, `intrinsic.h`; pto-isa's
 /// `pto/comm/pto_comm_inst.hpp`), none of whose types it declares.
-pub fn emit_template(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+pub fn emit_template(
+    p: &collc_spec::Validated,
+    opts: &EmitOptions,
+) -> Result<String, Vec<Diagnostic>> {
     // pypto renders `{{dtype_cpp}}` as `float` (FP32; `half` for the allreduce): the template
     // stands for the f32 kernel (a `type` parameter's f32 instance).
     if let Some(w) = p.windows.iter().find(|w| w.elem.cpp() != WINDOW_ELEM_CPP) {
@@ -991,7 +998,11 @@ impl Dialect for Pypto {
 /// offset in it (the call's instance of a `per call` buffer), row-major shapes of the
 /// `.coll` dimensions, then nranks and the `CommContext*` — and calls it. `root`: the value
 /// of `COLLC_PYPTO_ROOT` for a broadcast.
-pub fn cpu_shim(p: &Protocol, kernel: &str, root: Option<i64>) -> Result<String, Vec<Diagnostic>> {
+pub fn cpu_shim(
+    p: &collc_spec::Validated,
+    kernel: &str,
+    root: Option<i64>,
+) -> Result<String, Vec<Diagnostic>> {
     let plan = plan(p)?;
     let k = Kernel::new(p, &EmitOptions::default())?;
     let mut w = Writer::default();

@@ -6,7 +6,7 @@
 //! back at zero.
 //!
 //! ```no_run
-//! # fn demo(p: &collc_spec::ir::Protocol) {
+//! # fn demo(p: &collc_spec::Validated) {
 //! use collc_backend::host::{run, RunConfig};
 //! let mut cfg = RunConfig::default();
 //! cfg.params.insert("P".into(), 4);
@@ -231,7 +231,7 @@ pub struct Prepared {
 
 /// Binds, emits, compiles (cached) and builds the job.
 pub fn prepare(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     source: Option<&Source>,
     cfg: &RunConfig,
 ) -> Result<Prepared, RunError> {
@@ -337,13 +337,13 @@ pub fn report_of(p: &Protocol, prep: &Prepared, calls: u32, out: Outcome) -> Run
 }
 
 /// Generates, compiles (cached), runs and checks a protocol on CPU threads.
-pub fn run(p: &Protocol, cfg: &RunConfig) -> Result<RunReport, RunError> {
+pub fn run(p: &collc_spec::Validated, cfg: &RunConfig) -> Result<RunReport, RunError> {
     run_with_source(p, None, cfg)
 }
 
 /// As [`run`], with the source text for `.coll` line comments in the generated C++.
 pub fn run_with_source(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     source: Option<&Source>,
     cfg: &RunConfig,
 ) -> Result<RunReport, RunError> {

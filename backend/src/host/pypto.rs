@@ -8,10 +8,14 @@
 use super::{execute, prepare_with, RunConfig, RunError, RunReport};
 use crate::cpp::{pypto, EmitOptions};
 use collc_grammar::Source;
-use collc_spec::ir::{Protocol, Semantics};
+use collc_spec::ir::Semantics;
 
 /// Emits the pypto-ABI kernel, wraps it in the CPU shim, runs and checks it.
-pub fn run(p: &Protocol, source: Option<&Source>, cfg: &RunConfig) -> Result<RunReport, RunError> {
+pub fn run(
+    p: &collc_spec::Validated,
+    source: Option<&Source>,
+    cfg: &RunConfig,
+) -> Result<RunReport, RunError> {
     let kernel = pypto::emit(
         p,
         &EmitOptions {

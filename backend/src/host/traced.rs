@@ -6,7 +6,6 @@ use super::{execute, prepare, RunConfig, RunError, RunReport};
 use crate::trace::{self, Conformance, TraceError};
 use collc_grammar::Source;
 use collc_spec::eval::EvalError;
-use collc_spec::ir::Protocol;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -63,7 +62,7 @@ pub(crate) fn trace_path(what: &str) -> PathBuf {
 /// Generates, compiles (cached), runs with tracing on (`capacity` events per thread, 0 for
 /// [`DEFAULT_CAPACITY`]) and checks both the outputs and the trace.
 pub fn run_traced(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     source: Option<&Source>,
     cfg: &RunConfig,
     capacity: u64,

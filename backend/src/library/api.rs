@@ -165,7 +165,7 @@ impl<'a> Coll<'a> {
     }
 
     /// The protocol.
-    pub fn p(&self) -> &'a Protocol {
+    pub fn p(&self) -> &'a collc_spec::Validated {
         self.k.p
     }
 

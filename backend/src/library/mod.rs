@@ -60,7 +60,7 @@ impl LibTarget {
 #[derive(Debug, Clone)]
 pub struct Member<'a> {
     /// The protocol.
-    pub protocol: &'a Protocol,
+    pub protocol: &'a collc_spec::Validated,
     /// Its source (line comments, file name in the header).
     pub source: Option<&'a Source>,
     /// The gate's stamp (why it is packaged unverified), empty when verified.

@@ -395,7 +395,7 @@ fn shim(served: &[Served]) -> String {
 /// Every element type and every operator a protocol lists is its own library (verification
 /// is the same for each: the signal discipline depends on neither); a protocol without
 /// windows (a barrier) is packaged once, one that does not reduce once per type.
-fn instances(members: &[Member]) -> Vec<(usize, collc_spec::ir::Protocol)> {
+fn instances(members: &[Member]) -> Vec<(usize, collc_spec::Validated)> {
     let mut variants = Vec::new();
     for (i, m) in members.iter().enumerate() {
         let p = m.protocol;

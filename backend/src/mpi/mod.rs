@@ -52,7 +52,7 @@ pub use traced::{run_traced, MpiTraced};
 use crate::cpp::walk::{self, semantics_text};
 use crate::cpp::{Kernel, Writer};
 use collc_grammar::{Diagnostic, Source};
-use collc_spec::ir::{Decl, Protocol, SignalKind, VarKind};
+use collc_spec::ir::{Decl, SignalKind, VarKind};
 use program::Names;
 
 /// The first line the MPI dialect writes; [`emit`] replaces everything before it (the
@@ -71,7 +71,7 @@ pub struct EmitOptions<'a> {
 }
 
 /// Emits the MPI program (one `.cpp`) of a protocol.
-pub fn emit(p: &Protocol, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
+pub fn emit(p: &collc_spec::Validated, opts: &EmitOptions) -> Result<String, Vec<Diagnostic>> {
     let k = Kernel::new(
         p,
         &crate::cpp::EmitOptions {

@@ -137,7 +137,7 @@ pub fn check_options(p: &Protocol, opts: &MpiOptions) -> Result<i64, MpiRunError
 }
 
 /// Binds, emits, builds (cached) and launches `p` over MPI; the verdict is in the report.
-pub fn run(p: &Protocol, opts: &MpiOptions) -> Result<MpiReport, MpiRunError> {
+pub fn run(p: &collc_spec::Validated, opts: &MpiOptions) -> Result<MpiReport, MpiRunError> {
     let np = check_options(p, opts)?;
     let mut params = opts.params.clone();
     params.remove(&p.vars[p.world].name);

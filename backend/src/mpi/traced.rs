@@ -8,7 +8,6 @@ use crate::host::traced::{trace_path, TraceFailure, DEFAULT_CAPACITY};
 use crate::layout::Abi;
 use crate::trace::{self, Conformance, Trace};
 use collc_spec::eval::bind;
-use collc_spec::ir::Protocol;
 
 /// A traced MPI run: the launcher's verdict, and whether the trace conforms to the IR.
 #[derive(Debug, Clone)]
@@ -29,7 +28,7 @@ impl MpiTraced {
 /// Runs `p` over MPI with tracing on (`capacity` events per rank, 0 for the default) and
 /// checks the trace.
 pub fn run_traced(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     opts: &MpiOptions,
     capacity: u64,
 ) -> Result<MpiTraced, MpiRunError> {

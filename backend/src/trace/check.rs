@@ -498,7 +498,7 @@ mod tests {
 
     fn barrier() -> (Protocol, Bindings) {
         let text = include_str!("../../../examples/barrier.coll");
-        let p = collc_spec::check(text).protocol.expect("barrier checks");
+        let p = collc_spec::lowered(text).protocol.expect("barrier checks");
         let b = bind(&p, &[("P".to_string(), 2)].into_iter().collect()).expect("binds");
         (p, b)
     }

@@ -5,6 +5,7 @@
 
 use collc_grammar::Source;
 use collc_spec::ir::{ElemType, Protocol, ReduceOp};
+use collc_spec::Validated;
 use collc_verifier::bounded::BoundedOptions;
 use collc_verifier::planning::TABLE;
 use std::collections::BTreeMap;
@@ -43,7 +44,7 @@ pub struct ElemArg {
 
 impl ElemArg {
     /// Sets `p`'s element type and operator; one the protocol does not declare is an error.
-    pub fn apply(&self, p: &mut Protocol) -> Result<(), String> {
+    pub fn apply(&self, p: &mut Validated) -> Result<(), String> {
         if let Some(name) = &self.op {
             apply_op(name, p)?;
         }
@@ -65,7 +66,7 @@ impl ElemArg {
 
 /// Sets `p`'s reduction operator (`--op NAME`); one the protocol does not declare is an
 /// error.
-pub fn apply_op(name: &str, p: &mut Protocol) -> Result<(), String> {
+pub fn apply_op(name: &str, p: &mut Validated) -> Result<(), String> {
     let o = ReduceOp::from_name(name)
         .ok_or_else(|| format!("--op {name}: not an operator (sum, max, min, prod)"))?;
     let declared: Vec<&str> = p.reduce_ops().iter().map(|o| o.as_str()).collect();

@@ -114,7 +114,7 @@ pub fn render_lib_error(e: LibError, gated: &[Gated], style: Style, out: &mut Ou
 /// protocol with its `per call` buffers rotated, if it has any.
 pub type Gated = (
     Loaded,
-    (collc_verifier::Gate, Option<collc_spec::ir::Protocol>),
+    (collc_verifier::Gate, Option<collc_spec::Validated>),
 );
 
 /// Loads every file (at `--elem` / `--op` when given: the instance a library packages) and
@@ -167,7 +167,7 @@ fn rotation_gate(
     gate: collc_verifier::Gate,
     style: Style,
     out: &mut Output,
-) -> Result<(collc_verifier::Gate, Option<collc_spec::ir::Protocol>), i32> {
+) -> Result<(collc_verifier::Gate, Option<collc_spec::Validated>), i32> {
     if !library::has_per_call_buffers(&l.protocol) {
         return Ok((gate, None));
     }

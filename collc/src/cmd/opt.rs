@@ -84,7 +84,7 @@ pub fn run(args: &OptArgs, style: Style, out: &mut Output) -> i32 {
 /// Lowers the transformed text (it must: the passes keep the syntax).
 fn lowered(name: &str, text: &str, style: Style, out: &mut Output) -> Result<Loaded, i32> {
     let source = Source::new(name, text.to_string());
-    let checked = collc_verifier::validate(text);
+    let checked = collc_spec::front(&collc_verifier::Ranges, text);
     match checked.protocol {
         Some(protocol) => Ok(Loaded {
             source,

@@ -96,7 +96,7 @@ pub fn annotations(text: &str) -> Vec<(usize, String)> {
 /// of the primary label; 0 for a diagnostic without labels).
 pub fn diagnosed(text: &str) -> Vec<(usize, String)> {
     let src = collc_grammar::Source::new("input", text);
-    let mut out: Vec<(usize, String)> = collc_verifier::validate(text)
+    let mut out: Vec<(usize, String)> = collc_spec::front(&collc_verifier::Ranges, text)
         .diagnostics
         .iter()
         .map(|d| {
@@ -112,7 +112,7 @@ pub fn diagnosed(text: &str) -> Vec<(usize, String)> {
 /// without colour.
 pub fn render_all(name: &str, text: &str) -> String {
     let src = collc_grammar::Source::new(name, text);
-    collc_verifier::validate(text)
+    collc_spec::front(&collc_verifier::Ranges, text)
         .diagnostics
         .iter()
         .map(|d| collc::render::render(d, &src, collc::render::Style::plain(80)))

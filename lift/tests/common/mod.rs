@@ -2,23 +2,23 @@
 
 use collc_backend::cpp::{self, EmitOptions, Target};
 use collc_grammar::Source;
-use collc_spec::ir::Protocol;
+use collc_spec::Validated;
 use std::path::PathBuf;
 
 /// Every `examples/*.coll`: (name, source, protocol).
-pub fn examples() -> Vec<(String, Source, Protocol)> {
+pub fn examples() -> Vec<(String, Source, Validated)> {
     corpus("../examples")
 }
 
 /// Every `.coll` file directly in `dir` (relative to `lift/`) that checks: (name, source,
 /// protocol).
-pub fn corpus(dir: &str) -> Vec<(String, Source, Protocol)> {
+pub fn corpus(dir: &str) -> Vec<(String, Source, Validated)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
-    let out: Vec<(String, Source, Protocol)> = collc_backend::testing::coll_files(&dir)
+    let out: Vec<(String, Source, Validated)> = collc_backend::testing::coll_files(&dir)
         .into_iter()
         .filter_map(|path| {
             let text = std::fs::read_to_string(&path).expect("read example");
-            let p = collc_spec::check(&text).protocol?;
+            let p = collc_spec::front(&collc_verifier::Ranges, &text).protocol?;
             let name = path.display().to_string();
             Some((name.clone(), Source::new(name, text), p))
         })
@@ -31,7 +31,7 @@ pub fn corpus(dir: &str) -> Vec<(String, Source, Protocol)> {
 pub const TARGETS: [&str; 3] = ["ascend", "host", "mpi"];
 
 /// `collc emit --target TARGET` of an example.
-pub fn emit(p: &Protocol, src: &Source, target: &str) -> String {
+pub fn emit(p: &Validated, src: &Source, target: &str) -> String {
     let opts = EmitOptions {
         source: Some(src),
         ..EmitOptions::default()

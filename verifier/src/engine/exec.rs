@@ -1650,7 +1650,7 @@ mod tests {
 
     /// A pipeline whose sender waits only from round K on (`if t >= K`), with a symbolic
     /// chunk count T and the root a rank parameter.
-    fn branch_pipeline() -> Protocol {
+    fn branch_pipeline() -> collc_spec::Validated {
         let text = "collective c: barrier() {
             ranks P in 2..=3;
             param root: rank;
@@ -1676,7 +1676,9 @@ mod tests {
                 else { notify full[root] -= T; }
             }
         }";
-        crate::validate(text).protocol.expect("the case validates")
+        collc_spec::front(&crate::Ranges, text)
+            .protocol
+            .expect("the case validates")
     }
 
     #[test]
@@ -1740,7 +1742,9 @@ mod tests {
             }
             epilogue { notify s[1 - me] -= 1; }
         }";
-        let p = crate::validate(text).protocol.expect("the case validates");
+        let p = collc_spec::front(&crate::Ranges, text)
+            .protocol
+            .expect("the case validates");
         let config = vec![(p.world, 2)];
         match run(&p, &config) {
             Err(Stop::Need(vars, what, _)) => {

@@ -157,7 +157,7 @@ mod tests {
 
     /// A barrier whose arrival cell is chosen by the parameter `G` (in `1..=hi`): the first
     /// runs meet `G` symbolic in a cell index, so it must be enumerated.
-    fn grouped(hi: i64) -> Protocol {
+    fn grouped(hi: i64) -> collc_spec::Validated {
         let text = format!(
             "collective c: barrier() {{
                 ranks P in 1..=4;
@@ -170,7 +170,9 @@ mod tests {
                 epilogue {{ if me == 0 {{ notify arr[G - 1] -= P - 1; }} }}
             }}"
         );
-        crate::validate(&text).protocol.expect("the case validates")
+        collc_spec::front(&crate::Ranges, &text)
+            .protocol
+            .expect("the case validates")
     }
 
     fn sweep_of(p: &Protocol) -> (Sweep, Vec<Vec<i64>>, usize) {

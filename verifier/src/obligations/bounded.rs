@@ -323,7 +323,12 @@ impl Explored {
 /// start at the smallest bounds), then each of `opts.target_worlds` at the smallest
 /// bounds, in `mode`, until `deadline`; the untimed floors (`opts.untimed_floor`,
 /// `opts.untimed_ranks`) run past it, limited by states.
-fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -> Explored {
+fn explore(
+    p: &collc_spec::Validated,
+    opts: &BoundedOptions,
+    mode: Mode,
+    deadline: Instant,
+) -> Explored {
     let world = p.vars[p.world].name.clone();
     let mut ps: Vec<i64> = sb::param_grid(p, &opts.bounds, &BTreeMap::new())
         .iter()
@@ -403,7 +408,7 @@ fn explore(p: &Protocol, opts: &BoundedOptions, mode: Mode, deadline: Instant) -
 /// smallest of the levels `lv` into `ex`, within `deadline`; after a counterexample they
 /// are skipped.
 fn explore_targets(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     opts: &BoundedOptions,
     mode: Mode,
     deadline: Instant,
@@ -457,7 +462,7 @@ fn explore_targets(
 /// Explores one probe (see [`BoundedOptions::probes`]) into `ex`: skipped when the ladder
 /// covers it or no assignment admits its values.
 fn explore_probe(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     opts: &BoundedOptions,
     mode: Mode,
     deadline: Instant,
@@ -598,7 +603,7 @@ enum Limit {
 /// `None` when nothing could be run (the errors are in `ex`). Counterexamples go into `ex` (per obligation the one of the smallest P, the first of equals).
 #[allow(clippy::too_many_arguments)]
 fn attempt(
-    p: &Protocol,
+    p: &collc_spec::Validated,
     opts: &BoundedOptions,
     mode: Mode,
     fixed: &BTreeMap<String, i64>,
@@ -749,7 +754,7 @@ fn elide(trace: &[Event]) -> Trace {
 /// obligations of [`OBLIGATIONS`], then, when the wrap-around mode failed past the
 /// overflow horizon, an `overflow-horizon` result with those findings ([`add`] folds
 /// it into the symbolic one).
-pub fn check(p: &Protocol, opts: &BoundedOptions) -> Vec<ObligationResult> {
+pub fn check(p: &collc_spec::Validated, opts: &BoundedOptions) -> Vec<ObligationResult> {
     let deadline = Instant::now() + opts.budget;
     let sc = explore(p, opts, Mode::SC, deadline);
     let mut out: Vec<ObligationResult> = OBLIGATIONS
@@ -898,8 +903,10 @@ fn sb_params(c: &Counterexample) -> String {
 mod tests {
     use super::*;
 
-    fn protocol(text: &str) -> Protocol {
-        crate::validate(text).protocol.expect("the case validates")
+    fn protocol(text: &str) -> collc_spec::Validated {
+        collc_spec::front(&crate::Ranges, text)
+            .protocol
+            .expect("the case validates")
     }
 
     const MESH: &str = "collective c: barrier() {

@@ -65,13 +65,17 @@ const ROUTE: [(Obligation, Entry); 7] = [
 ];
 
 /// The `verify` entry point: every obligation, with the statuses of [`Status`].
-pub fn verify(p: &Protocol, opts: &Options) -> Report {
+pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
     verify_at(p, opts, None)
 }
 
 /// [`verify`] with the world size over `worlds` (`None`: the enumerated domain). Given
 /// worlds, the `fence` obligation is left out (it looks at sizes of its own).
-pub(crate) fn verify_at(p: &Protocol, opts: &Options, worlds: Option<&[i64]>) -> Report {
+pub(crate) fn verify_at(
+    p: &collc_spec::Validated,
+    opts: &Options,
+    worlds: Option<&[i64]>,
+) -> Report {
     let start = Instant::now();
     let deadline = start + Duration::from_millis(opts.timeout_ms);
     let (accs, plan, mut stats) = sweep_route(p, worlds, deadline);

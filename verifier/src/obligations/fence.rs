@@ -885,7 +885,7 @@ fn relaxed_only(
 /// the planner's `fence_relaxed` bounds (one tile, two calls), each attempt within
 /// `fence_relaxed_max_states` states per assignment and all within
 /// `fence_relaxed_budget_ms` (`crate::planning::TABLE`).
-fn relaxed(p: &Protocol, file: &str, at: Option<i64>) -> Relaxed {
+fn relaxed(p: &collc_spec::Validated, file: &str, at: Option<i64>) -> Relaxed {
     let bounds = TABLE.fence_relaxed;
     let deadline = Instant::now() + Duration::from_millis(TABLE.fence_relaxed_budget_ms);
     let world = p.vars[p.world].name.clone();
@@ -1146,7 +1146,12 @@ fn write_findings(
 }
 
 /// The `fence` obligation.
-pub fn check(p: &Protocol, plan: &Plan, deadline: Instant, file: &str) -> ObligationResult {
+pub fn check(
+    p: &collc_spec::Validated,
+    plan: &Plan,
+    deadline: Instant,
+    file: &str,
+) -> ObligationResult {
     let code = format!("verify::{ID}");
     if let Some(r) = proved_structurally(p, &code) {
         return r;
@@ -1280,7 +1285,7 @@ fn analyse_near_and_far(
 
 /// What the results of one [`check`] past the structural walk share.
 struct Out<'a> {
-    p: &'a Protocol,
+    p: &'a collc_spec::Validated,
     code: String,
     /// The enumerated world range, if the enumeration covers one.
     covered: Option<WorldRange>,

@@ -6,7 +6,6 @@ use crate::obligations::check;
 use crate::planning::critical::{describe, past_enumeration};
 use crate::report::{Report, Status, WorldRange};
 use collc_spec::info::ProtocolInfo;
-use collc_spec::ir::Protocol;
 
 /// The enumerating checks (the six credit obligations and `value-signal`) at the sizes
 /// past the enumeration, for the obligations `report` has only `checked` by enumeration
@@ -14,7 +13,12 @@ use collc_spec::ir::Protocol;
 /// status, with its counterexample; an undecided one makes the obligation `unknown`;
 /// otherwise the sizes are added to the summary.
 /// `info` is `p`'s.
-pub fn check_past(p: &Protocol, info: &ProtocolInfo, opts: &check::Options, report: &mut Report) {
+pub fn check_past(
+    p: &collc_spec::Validated,
+    info: &ProtocolInfo,
+    opts: &check::Options,
+    report: &mut Report,
+) {
     let past = past_enumeration(p, info);
     let open = |id: &str| report.get(id).is_some_and(|o| o.status == Status::Checked);
     let ids: Vec<&str> = crate::report::OBLIGATIONS

@@ -76,8 +76,10 @@ pub(crate) mod tests {
     use super::*;
 
     /// The protocol of a test case's text.
-    pub(crate) fn protocol(text: &str) -> Protocol {
-        crate::validate(text).protocol.expect("the case validates")
+    pub(crate) fn protocol(text: &str) -> collc_spec::Validated {
+        collc_spec::front(&crate::Ranges, text)
+            .protocol
+            .expect("the case validates")
     }
 
     #[test]

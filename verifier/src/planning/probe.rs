@@ -314,11 +314,13 @@ pub fn candidates(lo: i64, hi: i64, lits: &[i64]) -> Vec<i64> {
 mod tests {
     use super::*;
 
-    fn protocol(text: &str) -> Protocol {
-        crate::validate(text).protocol.expect("the case validates")
+    fn protocol(text: &str) -> collc_spec::Validated {
+        collc_spec::front(&crate::Ranges, text)
+            .protocol
+            .expect("the case validates")
     }
 
-    fn bug(name: &str) -> Protocol {
+    fn bug(name: &str) -> collc_spec::Validated {
         let path = format!(
             "{}/../examples/bugs/{name}.coll",
             env!("CARGO_MANIFEST_DIR")
@@ -326,7 +328,7 @@ mod tests {
         protocol(&std::fs::read_to_string(path).expect("read"))
     }
 
-    fn example(name: &str) -> Protocol {
+    fn example(name: &str) -> collc_spec::Validated {
         let path = format!("{}/../examples/{name}.coll", env!("CARGO_MANIFEST_DIR"));
         protocol(&std::fs::read_to_string(path).expect("read"))
     }

@@ -56,7 +56,10 @@ pub fn value(x: &alg::Poly, b: &collc_spec::eval::Bindings) -> Option<i64> {
 
 /// The cost report: formulas, and values when every parameter is given (rank
 /// parameters default to 0).
-pub fn cost(p: &Protocol, given: &BTreeMap<String, i64>) -> Result<CostReport, String> {
+pub fn cost(
+    p: &collc_spec::Validated,
+    given: &BTreeMap<String, i64>,
+) -> Result<CostReport, String> {
     let complete = p.inputs().iter().all(|v| {
         given.contains_key(p.var_name(*v))
             || matches!(p.vars[*v].kind, VarKind::Param { domain: None })

@@ -460,7 +460,7 @@ mod tests {
     #[test]
     fn a_negative_sum_that_does_not_factor_keeps_its_signs() {
         let text = "collective barrier: barrier() {\n    ranks P in 1..=16;\n    param G: int in 1..=8;\n    signal s[P];\n    body {\n        notify s[me] += 1;\n        wait s[me] >= 1;\n        notify s[me] -= 1;\n    }\n}\n";
-        let c = crate::validate(text);
+        let c = collc_spec::front(&crate::Ranges, text);
         let Some(p) = c.protocol else {
             panic!("validates: {:?}", c.diagnostics)
         };

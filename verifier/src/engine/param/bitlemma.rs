@@ -469,7 +469,7 @@ mod tests {
         use crate::engine::param::bits;
         use collc_spec::ir::BinOp;
         let text = include_str!("../../../../examples/allreduce_recursive_doubling.coll");
-        let Some(p) = collc_spec::check(text).protocol else {
+        let Some(p) = collc_spec::lowered(text).protocol else {
             panic!("the example validates")
         };
         let mut s = Syms::with_bounds([(p.world, (1, 65536))].into_iter().collect());

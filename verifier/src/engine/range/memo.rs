@@ -88,7 +88,7 @@ mod tests {
     #[test]
     fn spans_are_left_out() {
         let src = include_str!("../../../../examples/all_to_all_v.coll");
-        let p = collc_spec::check(src).protocol.expect("a valid example");
+        let p = collc_spec::lowered(src).protocol.expect("a valid example");
         assert!(!p.arrays.is_empty());
         let defs = Defs::default();
         let mut moved = p.clone();

@@ -31,7 +31,10 @@ const RUN: &str = "wrap-around mode";
 /// The wrap-around run of `p` at `opts.wrap_bounds` within its share of the budget
 /// (`BoundedOptions::wrapped`), or
 /// `None` when `p` has no monotonic signal.
-pub(super) fn explore_wrapped(p: &Protocol, opts: &BoundedOptions) -> Option<Explored> {
+pub(super) fn explore_wrapped(
+    p: &collc_spec::Validated,
+    opts: &BoundedOptions,
+) -> Option<Explored> {
     if !p.signals.iter().any(|s| s.monotonic) {
         return None;
     }

@@ -1,0 +1,142 @@
+//! The one front end: source text → [`Validated`] protocol.
+//!
+//! [`front`] parses, lowers ([`crate::lower`]) and then runs the range obligations
+//! (every signal-cell and region index in its dimension, every slice within its buffer,
+//! every rank after `@` in `0..P`, for every value of the declared domains). Those need
+//! Z3, which this crate does not depend on: the caller supplies them as a [`RangePass`]
+//! (`collc_verifier::Ranges`). A protocol with an error from either step is refused.
+//!
+//! [`Validated`] can only be made here, so an entry point that takes one (the verifier's
+//! `verify`, the simulator, the code generators and runners, the C++ validator) never sees
+//! an IR that skipped the range obligations. [`lowered`] is the lowering step alone, for
+//! callers that only compare or print IR; what it returns is a plain [`ir::Protocol`],
+//! which those entry points do not accept.
+
+use crate::ir::{self, ElemType, Lifetime, ReduceOp};
+use collc_grammar::{ast, Diagnostic};
+
+/// The range obligations of a lowered protocol, decided for every value of its declared
+/// domains: errors for bounds some value breaks, warnings for bounds not decided.
+/// Implemented by `collc_verifier::Ranges` (Z3).
+pub trait RangePass {
+    /// The diagnostics of `p`'s range obligations; `file` is the AST `p` was lowered from
+    /// (the ranges' spans).
+    fn check(&self, p: &ir::Protocol, file: &ast::File) -> Vec<Diagnostic>;
+}
+
+/// A protocol that passed the whole front end: parsing, lowering and the range
+/// obligations. Only [`front`] makes one (and the specialisations below, which change no
+/// index); it reads as the [`ir::Protocol`] it holds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(transparent)]
+pub struct Validated(ir::Protocol);
+
+impl std::ops::Deref for Validated {
+    type Target = ir::Protocol;
+    fn deref(&self) -> &ir::Protocol {
+        &self.0
+    }
+}
+
+impl Validated {
+    /// The IR.
+    pub fn protocol(&self) -> &ir::Protocol {
+        &self.0
+    }
+
+    /// [`ir::Protocol::with_op`], still validated (the operator changes no index).
+    pub fn with_op(&self, op: ReduceOp) -> Option<Validated> {
+        self.0.with_op(op).map(Validated)
+    }
+
+    /// [`ir::Protocol::with_elem`], still validated (the element type changes no index).
+    pub fn with_elem(&self, t: ElemType) -> Option<Validated> {
+        self.0.with_elem(t).map(Validated)
+    }
+
+    /// [`ir::Protocol::for_verification`], still validated.
+    pub fn for_verification(&self) -> Validated {
+        Validated(self.0.for_verification())
+    }
+
+    /// [`ir::Protocol::with_every_lifetime`], still validated (lifetimes, not indices).
+    pub fn with_every_lifetime(&self, l: Lifetime) -> Validated {
+        Validated(self.0.with_every_lifetime(l))
+    }
+
+    /// [`ir::Protocol::with_per_call_rotation`], still validated (instances, not indices).
+    pub fn with_per_call_rotation(&self, k: u32) -> Validated {
+        Validated(self.0.with_per_call_rotation(k))
+    }
+}
+
+/// The result of the front end on one source text.
+#[derive(Debug)]
+pub struct Checked<P = Validated> {
+    /// The protocol, if there were no errors.
+    pub protocol: Option<P>,
+    /// Every diagnostic (errors and warnings), in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The front end: parses, lowers and range-checks one source text. A protocol with an
+/// error (a syntax or lowering error, or an index, slice or rank that some value of the
+/// domains takes out of range) is refused (`protocol: None`); bounds `ranges` cannot
+/// decide are warnings.
+pub fn front(ranges: &dyn RangePass, text: &str) -> Checked {
+    let file = match collc_grammar::parse(text) {
+        Ok(f) => f,
+        Err(diagnostics) => {
+            return Checked {
+                protocol: None,
+                diagnostics,
+            }
+        }
+    };
+    let Checked {
+        protocol,
+        mut diagnostics,
+    } = lower_file(&file);
+    let Some(p) = protocol else {
+        return Checked {
+            protocol: None,
+            diagnostics,
+        };
+    };
+    let found = ranges.check(&p, &file);
+    let refused = found.iter().any(|d| d.is_error());
+    diagnostics.extend(found);
+    sort(&mut diagnostics);
+    Checked {
+        protocol: (!refused).then_some(Validated(p)),
+        diagnostics,
+    }
+}
+
+/// Lowering alone (no range obligations): for callers that compare or print IR. The
+/// protocol it returns is not [`Validated`].
+pub fn lowered(text: &str) -> Checked<ir::Protocol> {
+    match collc_grammar::parse(text) {
+        Ok(file) => lower_file(&file),
+        Err(diagnostics) => Checked {
+            protocol: None,
+            diagnostics,
+        },
+    }
+}
+
+fn lower_file(file: &ast::File) -> Checked<ir::Protocol> {
+    let (protocol, mut diagnostics) = match crate::lower::lower(file) {
+        Ok((p, d)) => (Some(p), d),
+        Err(d) => (None, d),
+    };
+    sort(&mut diagnostics);
+    Checked {
+        protocol,
+        diagnostics,
+    }
+}
+
+fn sort(d: &mut [Diagnostic]) {
+    d.sort_by_key(|x| x.primary_span().map_or(0, |s| s.start));
+}
