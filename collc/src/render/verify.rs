@@ -11,7 +11,7 @@ use super::{to_json, JsonDiagnostic, Style};
 use crate::output::Output;
 use collc_grammar::{Diagnostic, Severity, Source};
 use collc_verifier::cause::{primary_span, RootCause};
-use collc_verifier::report::{Report, Status};
+use collc_verifier::report::{ObligationResult, Report, Status};
 use collc_verifier::Verdict;
 use serde::Serialize;
 use std::time::Duration;
@@ -176,7 +176,7 @@ pub fn table(report: &Report, src: &Source, style: Style, out: &mut Output) {
             "  {:<15} {:<9} {}{extra}",
             o.id,
             status_str(o.status),
-            o.summary
+            shown(o)
         ));
     }
     let s = &report.stats;
@@ -185,6 +185,25 @@ pub fn table(report: &Report, src: &Source, style: Style, out: &mut Output) {
         s.configurations, s.events, s.literal, s.z3_calls, s.millis, s.bounded_millis
     ));
     out.diagnostics(src, &report.diagnostics(), style);
+}
+
+/// What a row of the table says was shown, from the obligation's data (never its prose
+/// `summary`): for a violation or warning the smallest counterexample's values; the
+/// bounds or domain it was decided over (`scope`), or, for a proof without one, the world
+/// sizes and how they were proved ([`ObligationResult::how`]).
+fn shown(o: &ObligationResult) -> String {
+    let mut parts = Vec::new();
+    if matches!(o.status, Status::Violated | Status::Warning) {
+        if let Some(c) = &o.evidence.counterexample {
+            parts.push(format!("counterexample at {}", c.values()));
+        }
+    }
+    match (&o.scope, o.world, o.how()) {
+        (Some(scope), _, _) => parts.push(scope.clone()),
+        (None, Some(w), Some(how)) => parts.push(format!("P in {}..={}, {how}", w.lo, w.hi)),
+        _ => {}
+    }
+    parts.join("; ")
 }
 
 /// One file's report as one JSON line on stdout.

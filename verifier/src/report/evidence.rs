@@ -72,6 +72,16 @@ pub struct Counterexample {
 }
 
 impl Counterexample {
+    /// Its parameter values as `P=3, n=2`.
+    pub fn values(&self) -> String {
+        let at: Vec<String> = self
+            .params
+            .iter()
+            .map(|v| format!("{}={}", v.name, v.value))
+            .collect();
+        at.join(", ")
+    }
+
     /// The order the join keeps the smaller of: by parameter values, then replay.
     fn key(&self) -> (Vec<(&str, i64)>, Option<&str>) {
         (
@@ -118,6 +128,17 @@ pub enum Undecided {
     Resources,
     /// A form the route does not cover (or Z3's unknown on it): rewriting it may.
     Form,
+}
+
+impl Undecided {
+    /// What ended the question, as a reader's phrase.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Undecided::Clock => "the wall-clock cap (--timeout-ms) ended it",
+            Undecided::Resources => "Z3 spent its resource limit",
+            Undecided::Form => "a form the route does not cover",
+        }
+    }
 }
 
 /// What the routes showed for one obligation.

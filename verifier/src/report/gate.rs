@@ -154,6 +154,24 @@ pub fn verdict(report: &Report) -> Verdict {
     }
 }
 
+/// A violation with no finding, from its evidence: the counterexample's values, else the
+/// scope it was decided over.
+fn unfound(o: &ObligationResult) -> String {
+    match (&o.evidence.counterexample, &o.scope) {
+        (Some(c), _) => format!("counterexample at {}", c.values()),
+        (None, Some(scope)) => format!("violated within {scope}"),
+        (None, None) => "violated (no counterexample recorded)".to_string(),
+    }
+}
+
+/// Why an obligation with no stated reason is undecided, from its evidence.
+fn undecided(o: &ObligationResult) -> String {
+    o.evidence
+        .undecided
+        .map_or("undecided", |u| u.phrase())
+        .to_string()
+}
+
 /// The blockers of a report, in report order.
 fn blockers(report: &Report) -> Vec<Blocker> {
     let mut out = Vec::new();
@@ -166,13 +184,13 @@ fn blockers(report: &Report) -> Vec<Blocker> {
             message,
         };
         match o.status {
-            Status::Violated if o.findings.is_empty() => out.push(mk(0, o.summary.clone())),
+            Status::Violated if o.findings.is_empty() => out.push(mk(0, unfound(o))),
             Status::Violated => {
                 out.extend(o.findings.iter().map(|f| mk(f.line, f.message.clone())))
             }
             Status::Unknown | Status::Skipped => out.push(mk(
                 o.findings.first().map_or(0, |f| f.line),
-                o.reason.clone().unwrap_or_else(|| o.summary.clone()),
+                o.reason.clone().unwrap_or_else(|| undecided(o)),
             )),
             _ => {}
         }
