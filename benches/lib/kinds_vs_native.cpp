@@ -75,87 +75,66 @@ static void fill(std::vector<float>& v, size_t n, int salt) {
     for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((me * 31 + static_cast<int>(i % 977) + salt) % 61);
 }
 
+// One kind at one size, when protocol `p` of the library serves it (else one line saying
+// none does): the native call and the library call, then their results compared bitwise on
+// `m` elements (`got` against `want`), then the race.
+static void kind(const char* name, size_t bytes, const char* p, int reps, int calls, const std::vector<float>& got,
+                 const std::vector<float>& want, size_t m, const std::function<void()>& lib,
+                 const std::function<void()>& native) {
+    if (p == nullptr) {
+        skip(name, bytes);
+        return;
+    }
+    native();
+    lib();
+    agree(differ(got, want, m), name, bytes);
+    race(name, bytes, p, reps, calls, lib, native);
+}
+
 static void reductions(collk_comm* c, Bufs& b, size_t bytes, int reps, int calls) {
-    const size_t n = bytes / 4;
+    const size_t n = bytes / 4, all = n * static_cast<size_t>(np);
     const int in = static_cast<int>(n);
-    if (const char* p = collk_allreduce_protocol(c, n)) {
-        fill(b.in, n, 1);
-        b.tmp = b.in;
-        MPI_Allreduce(b.in.data(), b.want.data(), in, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        ok(collk_allreduce(c, b.tmp.data(), n));
-        agree(differ(b.tmp, b.want, n), "allreduce", bytes);
-        race("allreduce", bytes, p, reps, calls, [&] { ok(collk_allreduce(c, b.tmp.data(), n)); },
-             [&] { MPI_Allreduce(b.in.data(), b.want.data(), in, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
-    } else {
-        skip("allreduce", bytes);
-    }
-    if (const char* p = collk_broadcast_protocol(c, n)) {
-        fill(b.in, n, 2);
-        b.want = b.in;
-        MPI_Bcast(b.want.data(), in, MPI_FLOAT, 0, MPI_COMM_WORLD);
-        ok(collk_broadcast(c, b.in.data(), n, 0));
-        agree(differ(b.in, b.want, n), "broadcast", bytes);
-        race("broadcast", bytes, p, reps, calls, [&] { ok(collk_broadcast(c, b.in.data(), n, 0)); },
-             [&] { MPI_Bcast(b.want.data(), in, MPI_FLOAT, 0, MPI_COMM_WORLD); });
-    } else {
-        skip("broadcast", bytes);
-    }
-    if (const char* p = collk_reduce_scatter_protocol(c, n)) {
-        const size_t all = n * static_cast<size_t>(np);
-        fill(b.in, all, 3);
-        MPI_Reduce_scatter_block(b.in.data(), b.want.data(), in, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        ok(collk_reduce_scatter(c, b.in.data(), all, b.out.data(), n));
-        agree(differ(b.out, b.want, n), "reduce_scatter", bytes);
-        race("reduce_scatter", bytes, p, reps, calls, [&] { ok(collk_reduce_scatter(c, b.in.data(), all, b.out.data(), n)); },
-             [&] { MPI_Reduce_scatter_block(b.in.data(), b.want.data(), in, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
-    } else {
-        skip("reduce_scatter", bytes);
-    }
+    fill(b.in, n, 1);
+    b.tmp = b.in;
+    kind("allreduce", bytes, collk_allreduce_protocol(c, n), reps, calls, b.tmp, b.want, n,
+         [&] { ok(collk_allreduce(c, b.tmp.data(), n)); },
+         [&] { MPI_Allreduce(b.in.data(), b.want.data(), in, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+    // The library broadcasts `in` in place; the native call broadcasts a copy of it (`want`).
+    fill(b.in, n, 2);
+    b.want = b.in;
+    kind("broadcast", bytes, collk_broadcast_protocol(c, n), reps, calls, b.in, b.want, n,
+         [&] { ok(collk_broadcast(c, b.in.data(), n, 0)); },
+         [&] { MPI_Bcast(b.want.data(), in, MPI_FLOAT, 0, MPI_COMM_WORLD); });
+    fill(b.in, all, 3);
+    kind("reduce_scatter", bytes, collk_reduce_scatter_protocol(c, n), reps, calls, b.out, b.want, n,
+         [&] { ok(collk_reduce_scatter(c, b.in.data(), all, b.out.data(), n)); },
+         [&] { MPI_Reduce_scatter_block(b.in.data(), b.want.data(), in, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
 }
 
 static void exchanges(collk_comm* c, Bufs& b, size_t bytes, int reps, int calls) {
     const size_t n = bytes / 4, all = n * static_cast<size_t>(np);
     const int in = static_cast<int>(n), per = static_cast<int>(n / static_cast<size_t>(np));
-    if (const char* p = collk_allgather_protocol(c, n)) {
-        fill(b.in, n, 4);
-        MPI_Allgather(b.in.data(), in, MPI_FLOAT, b.want.data(), in, MPI_FLOAT, MPI_COMM_WORLD);
-        ok(collk_allgather(c, b.in.data(), n, b.out.data(), all));
-        agree(differ(b.out, b.want, all), "allgather", bytes);
-        race("allgather", bytes, p, reps, calls, [&] { ok(collk_allgather(c, b.in.data(), n, b.out.data(), all)); },
-             [&] { MPI_Allgather(b.in.data(), in, MPI_FLOAT, b.want.data(), in, MPI_FLOAT, MPI_COMM_WORLD); });
-    } else {
-        skip("allgather", bytes);
-    }
-    if (const char* p = n % static_cast<size_t>(np) == 0 ? collk_all_to_all_protocol(c, n) : nullptr) {
-        fill(b.in, n, 5);
-        MPI_Alltoall(b.in.data(), per, MPI_FLOAT, b.want.data(), per, MPI_FLOAT, MPI_COMM_WORLD);
-        ok(collk_all_to_all(c, b.in.data(), n, b.out.data(), n));
-        agree(differ(b.out, b.want, n), "all_to_all", bytes);
-        race("all_to_all", bytes, p, reps, calls, [&] { ok(collk_all_to_all(c, b.in.data(), n, b.out.data(), n)); },
-             [&] { MPI_Alltoall(b.in.data(), per, MPI_FLOAT, b.want.data(), per, MPI_FLOAT, MPI_COMM_WORLD); });
-    } else {
-        skip("all_to_all", bytes);
-    }
-    if (const char* p = n % static_cast<size_t>(np) == 0 ? collk_all_to_all_v_protocol(c, n) : nullptr) {
-        // Every row of every block valid (send counts at the domain's top, 16, clamped to R by
-        // the protocol); the native yardstick: MPI_Alltoallv of the same blocks.
-        std::vector<int32_t> sc(static_cast<size_t>(np), 16), rc(static_cast<size_t>(np), 0);
-        std::vector<int> cnt(static_cast<size_t>(np), per), dis(static_cast<size_t>(np));
-        for (int j = 0; j < np; ++j) dis[static_cast<size_t>(j)] = j * per;
-        fill(b.in, n, 6);
-        MPI_Alltoallv(b.in.data(), cnt.data(), dis.data(), MPI_FLOAT, b.want.data(), cnt.data(), dis.data(), MPI_FLOAT,
-                      MPI_COMM_WORLD);
-        ok(collk_all_to_all_v(c, b.in.data(), n, sc.data(), b.out.data(), n, rc.data()));
-        agree(differ(b.out, b.want, n), "all_to_all_v", bytes);
-        race("all_to_all_v", bytes, p, reps, calls,
-             [&] { ok(collk_all_to_all_v(c, b.in.data(), n, sc.data(), b.out.data(), n, rc.data())); },
-             [&] {
-                 MPI_Alltoallv(b.in.data(), cnt.data(), dis.data(), MPI_FLOAT, b.want.data(), cnt.data(), dis.data(),
-                               MPI_FLOAT, MPI_COMM_WORLD);
-             });
-    } else {
-        skip("all_to_all_v", bytes);
-    }
+    const bool blocks = n % static_cast<size_t>(np) == 0;  // all_to_all(_v): whole blocks per rank
+    fill(b.in, n, 4);
+    kind("allgather", bytes, collk_allgather_protocol(c, n), reps, calls, b.out, b.want, all,
+         [&] { ok(collk_allgather(c, b.in.data(), n, b.out.data(), all)); },
+         [&] { MPI_Allgather(b.in.data(), in, MPI_FLOAT, b.want.data(), in, MPI_FLOAT, MPI_COMM_WORLD); });
+    fill(b.in, n, 5);
+    kind("all_to_all", bytes, blocks ? collk_all_to_all_protocol(c, n) : nullptr, reps, calls, b.out, b.want, n,
+         [&] { ok(collk_all_to_all(c, b.in.data(), n, b.out.data(), n)); },
+         [&] { MPI_Alltoall(b.in.data(), per, MPI_FLOAT, b.want.data(), per, MPI_FLOAT, MPI_COMM_WORLD); });
+    // Every row of every block valid (send counts at the domain's top, 16, clamped to R by the
+    // protocol); the native yardstick: MPI_Alltoallv of the same blocks.
+    std::vector<int32_t> sc(static_cast<size_t>(np), 16), rc(static_cast<size_t>(np), 0);
+    std::vector<int> cnt(static_cast<size_t>(np), per), dis(static_cast<size_t>(np));
+    for (int j = 0; j < np; ++j) dis[static_cast<size_t>(j)] = j * per;
+    fill(b.in, n, 6);
+    kind("all_to_all_v", bytes, blocks ? collk_all_to_all_v_protocol(c, n) : nullptr, reps, calls, b.out, b.want, n,
+         [&] { ok(collk_all_to_all_v(c, b.in.data(), n, sc.data(), b.out.data(), n, rc.data())); },
+         [&] {
+             MPI_Alltoallv(b.in.data(), cnt.data(), dis.data(), MPI_FLOAT, b.want.data(), cnt.data(), dis.data(),
+                           MPI_FLOAT, MPI_COMM_WORLD);
+         });
 }
 
 int main(int argc, char** argv) {

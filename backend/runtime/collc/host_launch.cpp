@@ -229,22 +229,9 @@ void record_error(Shared* sh, const ThreadState& ts, const std::string& what) {
 // from the seed, rank, block and call alone, so the TNOTIFY/TWAIT chaos sequence is unchanged.
 void entry_chaos(const CollcRunConfig* cfg, int32_t rank, int32_t block, int32_t call) {
     if ((cfg->flags & COLLC_RUN_CHAOS) == 0) return;
-    uint64_t x = cfg->chaos_seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(
-                                       (static_cast<int64_t>(call) * COLLC_MAX_RANKS + rank) * COLLC_MAX_BLOCKS + block + 1);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
-    const uint32_t max_us = cfg->chaos_max_us != 0 ? cfg->chaos_max_us : 200;
-    switch (x & 3) {
-        case 0:
-            std::this_thread::sleep_for(std::chrono::microseconds((x >> 8) % (max_us + 1)));
-            break;
-        case 1:
-            std::this_thread::yield();
-            break;
-        default:
-            break;
-    }
+    const int64_t where = (static_cast<int64_t>(call) * COLLC_MAX_RANKS + rank) * COLLC_MAX_BLOCKS + block + 1;
+    collc::rt::chaos_act(collc::rt::chaos_mix(cfg->chaos_seed, static_cast<uint64_t>(where)),
+                         cfg->chaos_max_us != 0 ? cfg->chaos_max_us : 200);
 }
 
 void rank_thread(Shared* sh, int32_t rank, int32_t block) {

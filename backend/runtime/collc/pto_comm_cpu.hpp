@@ -466,6 +466,30 @@ private:
 // This widens the windows between a rank's wait and its next notify/epilogue, so orderings a
 // 2-core machine rarely produces (a fast peer's next-call credit landing before a slow
 // rank's epilogue) happen within a few calls. Off by default; costs one branch when off.
+// The action of every chaos point (here and at block entry in host_launch.cpp), drawn from
+// `x`: sleep up to `max_us` microseconds (x & 3 == 0), yield (== 1), or go on.
+inline void chaos_act(uint64_t x, uint32_t max_us) {
+    switch (x & 3) {
+        case 0:
+            std::this_thread::sleep_for(std::chrono::microseconds((x >> 8) % (max_us + 1)));
+            break;
+        case 1:
+            std::this_thread::yield();
+            break;
+        default:
+            break;
+    }
+}
+
+// A well-mixed 64-bit value from `seed` and a counter (splitmix64: the golden-ratio step,
+// then its finaliser), for chaos draws that depend only on where and when they happen.
+inline uint64_t chaos_mix(uint64_t seed, uint64_t counter) {
+    uint64_t x = seed + 0x9E3779B97F4A7C15ull * counter;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
 inline void chaos_point() {
     ThreadState* t = tl_thread;
     if (t == nullptr || t->chaos_state == 0) return;
@@ -474,16 +498,7 @@ inline void chaos_point() {
     x ^= x >> 7;
     x ^= x << 17;
     t->chaos_state = x;
-    switch (x & 3) {
-        case 0:
-            std::this_thread::sleep_for(std::chrono::microseconds((x >> 8) % (t->chaos_max_us + 1)));
-            break;
-        case 1:
-            std::this_thread::yield();
-            break;
-        default:
-            break;
-    }
+    chaos_act(x, t->chaos_max_us);
 }
 
 // Slow path of TWAIT: poll with backoff until satisfied, the deadline passes, or the run aborts.
@@ -911,7 +926,11 @@ public:
     AICORE const T& operator[](int32_t i) const { return data_[i]; }
 
 private:
-    alignas(64) T data_[Capacity] = {};
+    // Not zeroed, like the Unified Buffer it stands for: a tile holds nothing a protocol may
+    // read before it writes it (the simulator reports such a read as uninitialised scratch),
+    // and zeroing it cost every call a memset of the whole capacity (32 KiB for a
+    // Tile<float, 8192>: benches/history.md, "Host allreduce below 1 MiB").
+    alignas(64) T data_[Capacity];
     int32_t valid_ = 0;
     uint32_t ub_addr_;
 };
