@@ -302,7 +302,7 @@ fn opt_fixtures() -> Vec<OptFixture> {
 
 /// Why the verifier gate refuses `text` (its blockers' codes), or `None` when it passes.
 fn gate_refuses(text: &str) -> Option<String> {
-    let p = collc_spec::check(text).protocol?;
+    let p = collc_spec::front(&collc_verifier::Ranges, text).protocol?;
     let report = collc_verifier::verify(&p, &collc_verifier::Options::default());
     let gate = collc_verifier::gate(&report, false);
     (!gate.allowed()).then(|| {
