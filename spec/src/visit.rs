@@ -427,7 +427,7 @@ mod tests {
 
     #[test]
     fn the_mutable_walk_meets_what_the_walk_meets_and_rewrites_it() {
-        let mut p = crate::check(
+        let mut p = crate::lowered(
             "collective c: barrier() {
                 ranks P in 1..=8;
                 signal s[P];
