@@ -264,6 +264,53 @@ fn cpp_ident(name: &str, taken: &HashSet<String>) -> String {
     s
 }
 
+/// The tiles' compile-time capacities (evaluated with constants only, else bounded over the
+/// parameter domains) and Unified Buffer offsets; a tile without such a bound is an error.
+fn tile_layout(
+    p: &collc_spec::ir::Protocol,
+    opts: &EmitOptions<'_>,
+    n: &dyn Fn(&str) -> String,
+) -> (Vec<TileInfo>, Vec<Diagnostic>) {
+    let mut errors = Vec::new();
+    // Tiles need compile-time capacities: evaluate with constants only.
+    let mut env = Env::new(p);
+    env.set_top_level(p);
+    let mut tiles = Vec::new();
+    let mut ub = 0i64;
+    for t in &p.tiles {
+        // Multi-dimensional tiles are addressed flat: capacity = product of the dims.
+        let mut cap = Some(1i64);
+        for d in &t.dims {
+            let x = eval(p, d, &env)
+                .ok()
+                .or_else(|| upper_bound(p, d, world_limit(p, opts.world_limit)));
+            cap = match (cap, x) {
+                (Some(c), Some(x)) => c.checked_mul(x),
+                _ => None,
+            };
+        }
+        match cap {
+            Some(cap) if (1..=(1 << 24)).contains(&cap) => {
+                tiles.push(TileInfo {
+                    name: n(&t.name),
+                    cap,
+                    ub,
+                });
+                ub += round256(cap * t.elem.size() as i64);
+            }
+            _ => errors.push(
+                Diagnostic::error(
+                    "backend::tile-shape",
+                    format!("tile `{}` needs a size bounded by 1..=16777216 elements over the parameter domains for the C++ backends", t.name),
+                )
+                .with_primary(t.span, "size not bounded")
+                .with_help("size tiles with `const` values, e.g. `const TILE = 256; tile acc: f32[TILE];`, or bound the parameters' domains"),
+            ),
+        }
+    }
+    (tiles, errors)
+}
+
 impl<'a> Kernel<'a> {
     /// Describes a protocol for the walker (public so that other dialects, e.g. the MPI
     /// generator in `crate::mpi`, can drive [`walk::emit_kernel`]).
@@ -286,43 +333,7 @@ impl<'a> Kernel<'a> {
         let window_names = p.windows.iter().map(|v| n(&v.name)).collect();
         let array_names = p.arrays.iter().map(|v| n(&v.name)).collect();
 
-        // Tiles need compile-time capacities: evaluate with constants only.
-        let mut env = Env::new(p);
-        env.set_top_level(p);
-        let mut errors = Vec::new();
-        let mut tiles = Vec::new();
-        let mut ub = 0i64;
-        for t in &p.tiles {
-            // Multi-dimensional tiles are addressed flat: capacity = product of the dims.
-            let mut cap = Some(1i64);
-            for d in &t.dims {
-                let x = eval(p, d, &env)
-                    .ok()
-                    .or_else(|| upper_bound(p, d, world_limit(p, opts.world_limit)));
-                cap = match (cap, x) {
-                    (Some(c), Some(x)) => c.checked_mul(x),
-                    _ => None,
-                };
-            }
-            match cap {
-                Some(cap) if (1..=(1 << 24)).contains(&cap) => {
-                    tiles.push(TileInfo {
-                        name: n(&t.name),
-                        cap,
-                        ub,
-                    });
-                    ub += round256(cap * t.elem.size() as i64);
-                }
-                _ => errors.push(
-                    Diagnostic::error(
-                        "backend::tile-shape",
-                        format!("tile `{}` needs a size bounded by 1..=16777216 elements over the parameter domains for the C++ backends", t.name),
-                    )
-                    .with_primary(t.span, "size not bounded")
-                    .with_help("size tiles with `const` values, e.g. `const TILE = 256; tile acc: f32[TILE];`, or bound the parameters' domains"),
-                ),
-            }
-        }
+        let (tiles, mut errors) = tile_layout(p, opts, &n);
         let max_tile = tiles.iter().map(|t| t.cap).max().unwrap_or(0);
         let stage_cap = STAGE_ELEMS.max(max_tile);
         let stages = stages_needed(p);
