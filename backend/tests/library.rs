@@ -193,3 +193,41 @@ fn every_supported_kind_builds_for_host_threads_and_mpi() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The input an MPI library call reads in place from the caller's buffer
+/// (`Coll::read_in_place`): every shipped exchange's, which only its own rank reads, locally
+/// (pushed from, or copied into a tile first); not a pulled allgather's, whose peers get from
+/// it (`collc/tests/lib/pull_allgather.coll`: `collc/tests/lib.rs` runs both against Open
+/// MPI); none for the kinds whose data window is also their output.
+#[test]
+fn inputs_are_read_in_place_only_where_no_peer_reads_them() {
+    let pulled = std::fs::read_to_string(repo().join("collc/tests/lib/pull_allgather.coll"))
+        .expect("read the fixture");
+    let pulled = collc_spec::front(&collc_verifier::Ranges, &pulled)
+        .protocol
+        .expect("validates");
+    let mut cases: Vec<(String, Validated, bool)> = [
+        ("allgather.coll", true),
+        ("all_to_all.coll", true),
+        ("all_to_all_v.coll", true),
+        ("incore_allgather.coll", true),
+        ("incore_all_to_all.coll", true),
+        ("incore_all_to_all_v.coll", true),
+        ("allreduce_mesh.coll", false),
+        ("broadcast_read_complete.coll", false),
+        ("reduce_scatter.coll", false),
+        ("barrier.coll", false),
+    ]
+    .into_iter()
+    .map(|(f, want)| (f.to_string(), load(f), want))
+    .collect();
+    cases.push(("pull_allgather.coll".to_string(), pulled, false));
+    for (f, p, want) in &cases {
+        let p = p.with_per_call_rotation(library::ROTATION);
+        let colls = library::collectives(&[member(&p)], "x").unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert_eq!(colls[0].read_in_place().is_some(), *want, "{f}");
+        if let Some(w) = colls[0].read_in_place() {
+            assert_eq!(p.windows[w].name, "input", "{f}");
+        }
+    }
+}

@@ -27,6 +27,10 @@
 //! * `collc/tests/lib/mpi_16mib.cpp`: one 16 MiB call of reduce_scatter, allgather,
 //!   all_to_all and all_to_all_v (np 2) inside the shipped protocols' domains, each compared
 //!   bitwise with Open MPI's;
+//! * `collc/tests/lib/mpi_in_place.cpp`: inputs read in place from the caller's buffer
+//!   (allgather, all_to_all, all_to_all_v) and a pulled allgather's input, which peers read,
+//!   still staged (`pull_allgather.coll`), every call compared bitwise with Open MPI's at
+//!   np 2 and 4, in place and staged, on shared-memory windows and on RMA;
 //! * refusals: a `per call` window unsafe at reuse distance 2, an unverified protocol, a
 //!   bad name.
 //!
@@ -641,6 +645,64 @@ fn mpi_library_serves_16_mib_calls_of_every_exchange_kind() {
     assert!(!t.contains("FAIL"), "{t}");
     assert_eq!(t.matches("PASS").count(), 8, "every call ran: {t}");
     assert_eq!(t.matches("PASS all_to_all_v 16777216 B").count(), 1, "{t}");
+}
+
+/// Inputs read in place (`Coll::read_in_place`, `collc_mpi_lib.hpp` ReadInPlace): a library
+/// of the shipped allgather, all_to_all and all_to_all_v reads each input straight from the
+/// caller's buffer (its glue borrows the three input windows), while one of
+/// `collc/tests/lib/pull_allgather.coll`, whose peers get from the input window, keeps the
+/// staging copy. `collc/tests/lib/mpi_in_place.cpp` runs both at seven row lengths, three
+/// calls each with new inputs, every result compared bitwise with Open MPI's and every input
+/// checked unchanged: at np 2 and 4, staged (`COLLC_MPI_READ_IN_PLACE=0`), and on RMA windows
+/// (`COLLC_MPI_SHM=0`). A pulled allgather read in place would fail here: its peers would read
+/// the window's own memory, which the call never fills.
+#[test]
+fn mpi_library_reads_inputs_in_place_only_where_no_peer_reads_them() {
+    if !have_mpi("mpi_library_reads_inputs_in_place_only_where_no_peer_reads_them") {
+        return;
+    }
+    let pushed = library_in(
+        scratch("in-place-pushed"),
+        "mpi",
+        "inp",
+        &[
+            "examples/allgather.coll",
+            "examples/all_to_all.coll",
+            "examples/all_to_all_v.coll",
+        ],
+    );
+    let pulled = library_in(
+        scratch("in-place-pulled"),
+        "mpi",
+        "inp",
+        &["collc/tests/lib/pull_allgather.coll"],
+    );
+    let borrows = |d: &Path| {
+        let glue = std::fs::read_to_string(d.join("src/inp.cpp")).expect("the library's glue");
+        glue.matches("ReadInPlace collc_in(").count()
+    };
+    assert_eq!(borrows(&pushed), 3, "every pushed input is read in place");
+    assert_eq!(borrows(&pulled), 0, "a pulled input is staged");
+    let src = repo().join("collc/tests/lib/mpi_in_place.cpp");
+    build("mpicxx", &src, &pushed, "inp", &pushed.join("app"));
+    let only = ["-DINP_ALLGATHER_ONLY"];
+    build_with("mpicxx", &src, &pulled, "inp", &pulled.join("app"), &only);
+    let staged = [("COLLC_MPI_READ_IN_PLACE", "0")];
+    let rma = [("COLLC_MPI_SHM", "0")];
+    for (dir, kinds) in [(&pushed, 3), (&pulled, 1)] {
+        for (np, env) in [(2, &[][..]), (4, &[][..]), (2, &staged[..]), (2, &rma[..])] {
+            let o = mpirun_env(np, &dir.join("app"), &[], env);
+            let t = text(&o);
+            let ok = o.status.success() && t.contains(&format!("ok: np={np}"));
+            assert!(ok, "{} np {np} {env:?}: {t}", dir.display());
+            assert!(!t.contains("FAIL"), "{t}");
+            assert_eq!(
+                t.matches("PASS").count(),
+                kinds * 7,
+                "every length ran: {t}"
+            );
+        }
+    }
 }
 
 /// Builds `examples/apps/APP.cpp` against library `name` in `lib` and runs it under mpirun

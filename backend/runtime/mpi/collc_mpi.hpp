@@ -371,6 +371,7 @@ struct State {
   bool throw_on_fail = false;  // library mode: failures throw Failure instead of MPI_Abort
   bool shm_default = false;    // library mode: shared-memory windows unless COLLC_MPI_SHM=0
   bool shm = false;            // allocate windows shared and access them directly (3(e))
+  bool read_in_place = true;   // library mode: read an input in place (collc_mpi_lib.hpp ReadInPlace)
   std::vector<Window*> live;  // windows inside their lock_all epoch
   Stats stats;
   // Tracing (collc run --trace): on when trace_start() named a file.
@@ -509,19 +510,34 @@ inline void agree_allocated(int rc_, MPI_Win* win, const char* name, long bytes)
   die(4, "MPI_Win_allocate of window \"%s\" (%ld bytes) failed on another rank", name, bytes);
 }
 
-/// Shared-memory mode (3(e)): every rank's copy of `w`, as this process maps it.
-inline void query_peers(Window& w, int np) {
-  w.peer.assign(size_t(np), nullptr);
+/// Shared-memory mode (3(e)): every rank's copy of the shared window `win` (named `name`),
+/// as this process maps it, each checked to hold at least `bytes`; empty, with the reason in
+/// `*why`, when a query fails or a copy is smaller. The one MPI_Win_shared_query loop: the
+/// protocol's windows (query_peers) and a library's call records (collc_mpi_lib.hpp).
+inline std::vector<char*> shared_copies(MPI_Win win, int np, MPI_Aint bytes, const char* name, std::string* why) {
+  std::vector<char*> peer(size_t(np), nullptr);
   for (int q = 0; q < np; ++q) {
     MPI_Aint size = 0;
     int unit = 0;
     void* ptr = nullptr;
-    check_mpi(MPI_Win_shared_query(w.win, q, &size, &unit, &ptr), "MPI_Win_shared_query", __FILE__, __LINE__);
-    if (size < MPI_Aint(w.count) * w.elem_size || ptr == nullptr)
-      die(4, "window \"%s\": rank %d's shared copy is %ld bytes, need %ld", w.name.c_str(), q,
-          long(size), long(w.count) * w.elem_size);
-    w.peer[size_t(q)] = static_cast<char*>(ptr);
+    const int rc = MPI_Win_shared_query(win, q, &size, &unit, &ptr);
+    if (rc != MPI_SUCCESS || size < bytes || ptr == nullptr) {
+      *why = "window \"" + std::string(name) + "\": " +
+             (rc != MPI_SUCCESS ? "MPI_Win_shared_query of rank " + std::to_string(q) + " failed"
+                                : "rank " + std::to_string(q) + "'s shared copy is " + std::to_string(long(size)) +
+                                      " bytes, need " + std::to_string(long(bytes)));
+      return {};
+    }
+    peer[size_t(q)] = static_cast<char*>(ptr);
   }
+  return peer;
+}
+
+/// Shared-memory mode (3(e)): every rank's copy of `w`, as this process maps it.
+inline void query_peers(Window& w, int np) {
+  std::string why;
+  w.peer = shared_copies(w.win, np, MPI_Aint(w.count) * w.elem_size, w.name.c_str(), &why);
+  if (w.peer.empty()) die(4, "%s", why.c_str());
 }
 
 inline long env_long(const char* name, long dflt, long min_ok) {
@@ -580,6 +596,9 @@ inline void attach(MPI_Comm comm) {
   S.lag_us = detail::env_long("COLLC_MPI_LAG_US", 0, 0);
   // Shared-memory windows (3(e)) need every rank on this node.
   S.shm = detail::env_long("COLLC_MPI_SHM", S.shm_default ? 1 : 0, 0) != 0 && local_np == S.np;
+  // Library calls read an input the protocol only reads locally in place (collc_mpi_lib.hpp
+  // ReadInPlace); 0 stages it into its window as before (benches/lib/exchange_ab.sh).
+  S.read_in_place = detail::env_long("COLLC_MPI_READ_IN_PLACE", 1, 0) != 0;
   if (const char* f = getenv("COLLC_MPI_TEST_FAULT")) {
     if (*f) {
       const std::string spec = f;

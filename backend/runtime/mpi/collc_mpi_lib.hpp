@@ -15,7 +15,9 @@
 //     as verified; a `per call` window or value signal is k instances used in rotation (the
 //     collective's call c uses instance c % k), packaged only when verified at that distance.
 //     A call stages the caller's input into its window copy before the kernel (the first
-//     notify's MPI_Win_sync publishes it) and copies the output back after it.
+//     notify's MPI_Win_sync publishes it) and copies the output back after it; an input that
+//     only its own rank reads, locally (allgather, all_to_all(_v) pushing from it), is read
+//     in place from the caller's buffer instead (ReadInPlace).
 //   * Counts per call: a collective whose data window is f32[n] for a parameter n that sizes
 //     nothing else (Coll::size_param on the Rust side) has its windows sized once for the
 //     configured n, the largest count; each call runs the protocol at its own count (the
@@ -88,6 +90,35 @@ __attribute__((format(printf, 2, 3))) inline int fail(int code, const char* fmt,
   return code;
 }
 
+// A call's input read in place: while it lives, window `w`'s local copy (Window::base, what
+// the kernel's local loads, copies and puts read) is the caller's buffer `user` instead of the
+// window's own memory, and the call skips the staging copy. The generator uses it only for
+// an input window the protocol never writes and no rank reads but its owner, locally
+// (Coll::read_in_place on the Rust side): a get or a peer's shared-memory access goes to the
+// window's own memory, which then holds nothing of the call, so a protocol whose peers read
+// the input keeps the copy. The caller's buffer is only read (the const_cast below). The
+// window is restored on every way out of the call, a failure included, so a recovery zeroes
+// the window's own memory. COLLC_MPI_READ_IN_PLACE=0 turns it off: the call stages the input.
+class ReadInPlace {
+ public:
+  ReadInPlace(Window* w, const void* user) : w_(detail::st().read_in_place ? w : nullptr) {
+    if (w_ == nullptr) return;
+    saved_ = w_->base;
+    w_->base = const_cast<void*>(user);
+  }
+  ~ReadInPlace() {
+    if (w_ != nullptr) w_->base = saved_;
+  }
+  ReadInPlace(const ReadInPlace&) = delete;
+  ReadInPlace& operator=(const ReadInPlace&) = delete;
+  // Whether the call reads the input in place (else it stages it).
+  bool active() const { return w_ != nullptr; }
+
+ private:
+  Window* w_;
+  void* saved_ = nullptr;
+};
+
 class Comm {
  public:
   Comm() = default;
@@ -138,25 +169,26 @@ class Comm {
                    : MPI_Win_allocate(bytes, sizeof(int64_t), info, comm_, &record_base_, &records_);
     MPI_Info_free(&info);
     if (detail::alloc_fault()) rc = MPI_ERR_NO_MEM;
+    // Shared-memory mode: every process's record window, each checked to hold np records (a
+    // failed query is a failed allocation, agreed below like one).
+    std::string why = "cannot allocate the call-record window on this rank";
+    record_peer_.clear();
+    if (rc == MPI_SUCCESS && S.shm) {
+      for (char* q : detail::shared_copies(records_, np(), bytes, "call records", &why))
+        record_peer_.push_back(reinterpret_cast<int64_t*>(q));
+      if (record_peer_.empty()) rc = MPI_ERR_OTHER;
+    }
     // Every rank learns whether the window exists everywhere (a failure on one rank is an
     // error on every rank, not a hang in the barrier below).
     int mine = rc == MPI_SUCCESS ? 1 : 0, all = 0;
     if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) all = 0;
     if (all != 1) {
       records_ = MPI_WIN_NULL;  // not freed: MPI_Win_free is collective and a rank without it would not join
+      record_peer_.clear();
       detach();
-      return fail(kESystem, rc != MPI_SUCCESS ? "cannot allocate the call-record window on this rank"
-                                              : "cannot allocate the call-record window: it failed on another rank");
+      return fail(kESystem, "%s", rc != MPI_SUCCESS ? why.c_str() : "cannot allocate the call-record window: it failed on another rank");
     }
     MPI_Win_set_errhandler(records_, MPI_ERRORS_RETURN);
-    record_peer_.clear();
-    for (int q = 0; S.shm && q < np(); ++q) {
-      MPI_Aint size = 0;
-      int unit = 0;
-      void* ptr = nullptr;
-      MPI_Win_shared_query(records_, q, &size, &unit, &ptr);
-      record_peer_.push_back(static_cast<int64_t*>(ptr));
-    }
     for (int q = 0; q < np(); ++q) static_cast<int64_t*>(record_base_)[q] = 0;
     MPI_Win_lock_all(MPI_MODE_NOCHECK, records_);
     MPI_Win_sync(records_);

@@ -6,7 +6,11 @@ use crate::cpp::Kernel;
 use crate::layout::BufferSource;
 use collc_grammar::Diagnostic;
 use collc_spec::ir::Id;
-use collc_spec::ir::{ArrayId, ElemType, Protocol, Semantics, SignalId, VarId, VarKind, WindowId};
+use collc_spec::ir::{
+    ArrayId, BufferRef, ElemType, Protocol, Semantics, SignalId, Stmt, StmtKind, VarId, VarKind,
+    WindowId,
+};
+use collc_spec::visit::any_stmt;
 
 /// The kinds a library packages and how their buffers are passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +206,35 @@ impl<'a> Coll<'a> {
                 vec![input, target]
             }
         }
+    }
+
+    /// The input window an MPI library call reads straight from the caller's buffer instead
+    /// of staging a copy into the window (allgather, all_to_all, all_to_all_v): one that the
+    /// protocol only ever reads on its own rank, as the source of a `copy`, a `put` or a
+    /// local `reduce` (the generated code reads those through the window's local pointer,
+    /// which the call points at the caller's buffer). Never when a statement writes it (the
+    /// caller's input is not the library's to write) or a rank reads it from another rank or
+    /// through the runtime (`get ... @ q`, `reduce ... @ q`, even with `q` = `me`: those go
+    /// to the window's own memory, by RMA or a peer's shared-memory pointer, which would then
+    /// hold nothing of the call). `None` for the other kinds, whose input window is also
+    /// their output.
+    pub fn read_in_place(&self) -> Option<WindowId> {
+        let input = match self.kind {
+            Kind::Exchange { input, .. } | Kind::AllToAllV { input, .. } => input,
+            _ => return None,
+        };
+        let w = BufferRef::Window(input);
+        let other_access = &mut |s: &Stmt| match &s.kind {
+            StmtKind::Copy { dst, .. } | StmtKind::Put { dst, .. } => dst.buffer == w,
+            StmtKind::Get { dst, src, .. } => dst.buffer == w || src.buffer == w,
+            StmtKind::Reduce { dst, src, from, .. } => {
+                dst.buffer == w || (from.is_some() && src.buffer == w)
+            }
+            _ => false,
+        };
+        let p = self.p();
+        let touched = any_stmt(&p.body, other_access) || any_stmt(&p.epilogue, other_access);
+        (!touched).then_some(input)
     }
 
     /// The parameter that is the element count of each call in both libraries (the host

@@ -66,7 +66,13 @@ fn intro_doc(name: &str, target: LibTarget, w: &mut Writer) {
             w.line(" * communicator owns the RMA windows (MPI_Win_allocate, zeroed once, one lock_all epoch,");
             w.line(" * reused by every call as verified); a call copies the caller's input into its window");
             w.line(" * before the kernel and the output back after it (staging: user buffers are never");
-            w.line(" * registered as windows). A process may hold several collc communicators (each on its");
+            w.line(
+                " * registered as windows); an input only its own process reads (an allgather or",
+            );
+            w.line(" * all_to_all that pushes from it) is read from the caller's buffer during the call");
+            w.line(
+                " * instead of copied. A process may hold several collc communicators (each on its",
+            );
             w.line(" * own duplicate of the MPI communicator given, with its own windows) and call them");
             w.line(" * alternately, from one thread at a time.");
         }

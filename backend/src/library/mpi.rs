@@ -94,6 +94,13 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     if matches!(c.kind, Kind::AllToAllV { .. }) {
         counts_accessors(c, &ns, &names, &mut w);
     }
+    if let Some(input) = c.read_in_place() {
+        w.line("// This call's instance of the input window, which the call reads in place (Coll::read_in_place).");
+        w.line(format!(
+            "__attribute__((visibility(\"hidden\"))) collc_mpi::Window* collc_lib_mpi_in_place_{i}(const void* a) {{ return static_cast<const {ns}::Args*>(a)->{}; }}",
+            names.window_field(input)
+        ));
+    }
     s.push_str(&w.finish());
     Ok(s)
 }
@@ -345,6 +352,11 @@ fn declarations(colls: &[Coll], w: &mut Writer) {
                 "int collc_lib_mpi_resize_{i}(void* a, int64_t count, char* err, size_t errlen, int apply);"
             ));
         }
+        if c.read_in_place().is_some() {
+            w.line(format!(
+                "collc_mpi::Window* collc_lib_mpi_in_place_{i}(const void* a);"
+            ));
+        }
         if matches!(c.kind, Kind::AllToAllV { .. }) {
             w.line(format!(
                 "void collc_lib_mpi_counts_in_{i}(const void* a, int arr, const int32_t* src);"
@@ -563,6 +575,16 @@ fn call(name: &str, c: &Coll, member: bool, w: &mut Writer) {
         }
         None => ("0", "false"),
     };
+    if let Some(input) = c.read_in_place() {
+        w.line(format!(
+            "// Window `{}` is read in place: the kernel reads the caller's buffer (collc_mpi_lib.hpp ReadInPlace).",
+            c.p().windows[input].name
+        ));
+        w.line(format!(
+            "ReadInPlace collc_in(collc_lib_mpi_in_place_{i}(comm->args[{i}]), {});",
+            staged_arg(c.kind)
+        ));
+    }
     w.line(format!(
         "return comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
     ));
@@ -628,10 +650,25 @@ fn row_length(name: &str, c: &Coll, v: VarId, w: &mut Writer) {
     ));
 }
 
-/// The staging of a call: (caller's buffers -> windows, windows -> caller's buffers).
+/// The argument an exchange's input comes in: `input` (allgather, all_to_all) or `send`.
+fn staged_arg(k: Kind) -> &'static str {
+    match k {
+        Kind::AllToAllV { .. } => "send",
+        _ => "input",
+    }
+}
+
+/// The staging of a call: (caller's buffers -> windows, windows -> caller's buffers). An
+/// input read in place ([`Coll::read_in_place`]) is copied only when the runtime reads it
+/// staged after all (`COLLC_MPI_READ_IN_PLACE=0`).
 fn staging(c: &Coll) -> (String, String) {
     let i = c.index;
     let t = c.elem().cpp();
+    let unless_in_place = if c.read_in_place().is_some() {
+        "if (!collc_in.active()) "
+    } else {
+        ""
+    };
     match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
@@ -648,7 +685,7 @@ fn staging(c: &Coll) -> (String, String) {
             )
         }
         Kind::Exchange { input, target, .. } => (
-            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
+            format!("{unless_in_place}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
             format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
         ),
         Kind::ReduceScatter { data } => (
@@ -661,7 +698,7 @@ fn staging(c: &Coll) -> (String, String) {
             send_counts,
             recv_counts,
         } => (
-            format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send, sizeof({t})); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
+            format!("{unless_in_place}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send, sizeof({t})); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
             format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv, sizeof({t})); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
         ),
     }
