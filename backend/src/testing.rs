@@ -3,7 +3,8 @@
 //! `// expect: CODE` annotations of a fixture.
 
 use collc_spec::eval::bind;
-use collc_spec::ir::{BinOp, Block, BufferRef, Expr, Protocol, Region, StmtKind, VarKind};
+use collc_spec::ir::{BinOp, BufferRef, Expr, Protocol, Region, VarKind};
+use collc_spec::visit::{walk_expr, Visit};
 use std::collections::BTreeMap;
 
 /// Preferred values of a parameter with domain `lo..=hi`, most interesting first: sizes that
@@ -170,42 +171,42 @@ pub fn ascend_kernel(path: &std::path::Path, ranges: &dyn collc_spec::RangePass)
 /// indexes a `reused` window with `% k`: a parity or ring buffer), so that every part is
 /// reused at least twice.
 pub fn test_calls(p: &Protocol) -> u32 {
-    let ring = |r: &Region| {
-        matches!(r.buffer, BufferRef::Window(w) if !p.window_per_call(w))
-            && r.index.iter().any(has_rem)
-    };
-    if p.call.is_some() || p.signals.iter().any(|s| s.monotonic) || any_region(&p.body, &ring) {
+    let mut ring = Ring { p, found: false };
+    ring.visit_block(&p.body);
+    if p.call.is_some() || p.signals.iter().any(|s| s.monotonic) || ring.found {
         6
     } else {
         3
     }
 }
 
-fn has_rem(e: &Expr) -> bool {
-    match e {
-        Expr::Bin(BinOp::Mod, _, _) => true,
-        Expr::Bin(_, a, b) | Expr::CeilDiv(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
-            has_rem(a) || has_rem(b)
-        }
-        Expr::Neg(a) | Expr::Rank(a) | Expr::Log2(a) | Expr::Pow2(a) => has_rem(a),
-        Expr::Int(_) | Expr::Var(_) | Expr::Array(..) => false,
-    }
+/// Finds a region of the body on a `reused` window indexed with `%` (a parity or ring
+/// buffer).
+struct Ring<'a> {
+    p: &'a Protocol,
+    found: bool,
 }
 
-fn any_region(b: &Block, f: &dyn Fn(&Region) -> bool) -> bool {
-    b.stmts.iter().any(|s| match &s.kind {
-        StmtKind::Copy { dst, src }
-        | StmtKind::Get { dst, src, .. }
-        | StmtKind::Put { dst, src, .. }
-        | StmtKind::Reduce { dst, src, .. } => f(dst) || f(src),
-        StmtKind::For { body, .. } => any_region(body, f),
-        StmtKind::If {
-            then_block,
-            else_block,
-            ..
-        } => any_region(then_block, f) || else_block.as_ref().is_some_and(|e| any_region(e, f)),
-        _ => false,
-    })
+impl Visit for Ring<'_> {
+    fn visit_region(&mut self, r: &Region) {
+        let reused = matches!(r.buffer, BufferRef::Window(w) if !self.p.window_per_call(w));
+        self.found |= reused && r.index.iter().any(has_rem);
+    }
+    fn visit_expr(&mut self, _: &Expr) {}
+}
+
+/// Whether `e` takes a remainder somewhere.
+fn has_rem(e: &Expr) -> bool {
+    struct Rem(bool);
+    impl Visit for Rem {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0 |= matches!(e, Expr::Bin(BinOp::Mod, _, _));
+            walk_expr(self, e);
+        }
+    }
+    let mut r = Rem(false);
+    r.visit_expr(e);
+    r.0
 }
 
 /// For tests against the real sources: `PTO_ISA_ROOT` and `SIMPLER_ROOT`

@@ -246,7 +246,7 @@ fn huge_loop_nest_is_refused_quickly() {
         );
         assert!(
             r.stdout.contains(
-                "`for j in 0 .. n` nested in 1 enclosing loop(s) would run 1099511627776 iterations"
+                "`for j in 0..n` nested in 1 enclosing loop(s) would run 1099511627776 iterations"
             ),
             "{}",
             r.stdout

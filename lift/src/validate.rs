@@ -14,8 +14,8 @@
 use crate::layout::{norm, BufKind, Dialect};
 use crate::text::{Out, Ranks};
 use collc_grammar::{Diagnostic, Source};
-use collc_spec::ir::{Block, Protocol, Range, Region, Stmt, StmtKind, Ty};
-use collc_spec::print::{cell_to_string, cond_to_string, expr_to_string, region_to_string};
+use collc_spec::ir::{Block, Protocol, Stmt, StmtKind, Ty};
+use collc_spec::print::{expr_to_string, stmt_head, Style};
 
 /// What a validation compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,136 +144,10 @@ struct Cx<'a> {
     source: Option<&'a Source>,
 }
 
-/// A data move's source region without its end: the code moves the destination's length
-/// from the source's start (equal lengths are a runtime check, `COLLC_CHECK`).
-fn source(p: &Protocol, r: &Region) -> String {
-    let full = region_to_string(p, r);
-    match full.rfind(" .. ") {
-        Some(i) => format!("{} ..]", &full[..i]),
-        None => full,
-    }
-}
-
-/// A statement's own text (a loop's or an if's head only).
+/// A statement's own text (a loop's or an if's head only), in the form validation
+/// compares ([`Style::Validate`]).
 fn head(p: &Protocol, s: &Stmt) -> String {
-    match &s.kind {
-        StmtKind::Let { var, value } => {
-            format!("let {} = {};", p.vars[*var].name, expr_to_string(p, value))
-        }
-        StmtKind::Notify {
-            signal,
-            index,
-            target,
-            op,
-            value,
-        } => notify_head(p, (*signal, index), target.as_ref(), *op, value),
-        StmtKind::Wait {
-            signal,
-            index,
-            cmp,
-            threshold,
-        } => format!(
-            "wait {} {} {};",
-            cell_to_string(p, *signal, index),
-            cmp.as_str(),
-            expr_to_string(p, threshold)
-        ),
-        StmtKind::Copy { dst, src } => {
-            format!("copy {} <- {};", region_to_string(p, dst), source(p, src))
-        }
-        StmtKind::Get { dst, src, from } => format!(
-            "get {} <- {} @ {};",
-            region_to_string(p, dst),
-            source(p, src),
-            expr_to_string(p, from)
-        ),
-        StmtKind::Put { dst, to, src } => format!(
-            "put {} @ {} <- {};",
-            region_to_string(p, dst),
-            expr_to_string(p, to),
-            source(p, src)
-        ),
-        StmtKind::Reduce {
-            op,
-            dst,
-            src,
-            from,
-            to,
-        } => {
-            let at = |e: &Option<collc_spec::ir::Expr>| {
-                e.as_ref()
-                    .map(|f| format!(" @ {}", expr_to_string(p, f)))
-                    .unwrap_or_default()
-            };
-            format!(
-                "reduce {} {}{} <- {}{};",
-                op.as_str(),
-                region_to_string(p, dst),
-                at(to),
-                source(p, src),
-                at(from)
-            )
-        }
-        StmtKind::Fence => "fence;".into(),
-        StmtKind::For { var, range, .. } => for_head(p, &p.vars[*var].name, range),
-        StmtKind::If {
-            cond, else_block, ..
-        } => format!(
-            "if {}{}",
-            cond_to_string(p, cond),
-            if else_block.is_some() {
-                " (with else)"
-            } else {
-                ""
-            }
-        ),
-        StmtKind::Return { cond } => format!("return if {};", cond_to_string(p, cond)),
-    }
-}
-
-/// A notify's text: `-= v` for a negative constant or a negated value, as written.
-fn notify_head(
-    p: &Protocol,
-    (signal, index): (collc_spec::ir::SignalId, &[collc_spec::ir::Expr]),
-    target: Option<&collc_spec::ir::Expr>,
-    op: collc_spec::ir::NotifyOp,
-    value: &collc_spec::ir::Expr,
-) -> String {
-    let t = target
-        .map(|t| format!(" @ {}", expr_to_string(p, t)))
-        .unwrap_or_default();
-    let v = match (op, value.as_const()) {
-        (collc_spec::ir::NotifyOp::Set, _) => format!("= {}", expr_to_string(p, value)),
-        (_, Some(c)) if c < 0 => format!("-= {}", c.unsigned_abs()),
-        (_, _) => match value {
-            collc_spec::ir::Expr::Neg(x) => format!("-= {}", expr_to_string(p, x)),
-            v => format!("+= {}", expr_to_string(p, v)),
-        },
-    };
-    format!("notify {}{t} {v};", cell_to_string(p, signal, index))
-}
-
-/// A loop's head: `for v in ...` with its range as written.
-fn for_head(p: &Protocol, v: &str, range: &Range) -> String {
-    match range {
-        Range::Peers => format!("for {v} in peers"),
-        Range::Ranks => format!("for {v} in 0..{}", p.vars[p.world].name),
-        Range::Span { lo, hi, step } => {
-            let st = match step.as_const() {
-                Some(1) => String::new(),
-                _ => format!(" step {}", expr_to_string(p, step)),
-            };
-            format!(
-                "for {v} in {}..{}{st}",
-                expr_to_string(p, lo),
-                expr_to_string(p, hi)
-            )
-        }
-        Range::Seq(_) => format!(
-            "for {v} in {}",
-            collc_spec::print::range_to_string(p, range)
-        ),
-    }
+    stmt_head(p, &s.kind, Style::Validate)
 }
 
 fn only_notifies(b: &Block) -> bool {

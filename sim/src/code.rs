@@ -550,7 +550,7 @@ impl Compiler<'_> {
                 else_block,
             } => self.branch(cond, then_block, else_block.as_ref())?,
             kind => {
-                let text = op_text(self.p, kind);
+                let text = print::stmt_head(self.p, kind, print::Style::Trace);
                 let stmt = self.info(s, text);
                 if let Some(ins) = self.op(kind, stmt) {
                     self.instrs.push(ins);
@@ -639,7 +639,7 @@ impl Compiler<'_> {
         range: &Range,
         body: &Block,
     ) -> Result<(), CompileError> {
-        let stmt = self.info(s, loop_text(self.p, var, range));
+        let stmt = self.info(s, print::stmt_head(self.p, &s.kind, print::Style::Trace));
         let named = self.slot(var);
         let hi = self.hidden();
         let step = self.hidden();
@@ -749,103 +749,6 @@ impl Compiler<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// A loop header as traces show it: `for i in 0 .. P step 2`.
-fn loop_text(p: &Protocol, var: VarId, range: &Range) -> String {
-    format!(
-        "for {} in {}",
-        p.vars[var].name,
-        match range {
-            Range::Peers => "peers".to_string(),
-            Range::Ranks => "ranks".to_string(),
-            Range::Span { lo, hi, step } => {
-                let mut t = format!(
-                    "{} .. {}",
-                    print::expr_to_string(p, lo),
-                    print::expr_to_string(p, hi)
-                );
-                if step.as_const() != Some(1) {
-                    t.push_str(&format!(" step {}", print::expr_to_string(p, step)));
-                }
-                t
-            }
-            Range::Seq(_) => print::range_to_string(p, range),
-        }
-    )
-}
-
-/// A statement that is one instruction as traces show it (empty for `let`, `for`
-/// and `if`).
-fn op_text(p: &Protocol, kind: &StmtKind) -> String {
-    let region = |r| print::region_to_string(p, r);
-    let expr = |e| print::expr_to_string(p, e);
-    match kind {
-        StmtKind::Notify {
-            signal,
-            index,
-            target,
-            op,
-            value,
-        } => {
-            let at = target
-                .as_ref()
-                .map(|t| format!(" @ {}", expr(t)))
-                .unwrap_or_default();
-            let (ops, v) = match (op, value) {
-                (NotifyOp::Set, v) => ("=", v),
-                (NotifyOp::AtomicAdd, Expr::Neg(inner)) => ("-=", &**inner),
-                (NotifyOp::AtomicAdd, v) => ("+=", v),
-            };
-            format!(
-                "notify {}{at} {ops} {}",
-                print::cell_to_string(p, *signal, index),
-                expr(v)
-            )
-        }
-        StmtKind::Wait {
-            signal,
-            index,
-            cmp,
-            threshold,
-        } => format!(
-            "wait {} {} {}",
-            print::cell_to_string(p, *signal, index),
-            cmp.as_str(),
-            expr(threshold)
-        ),
-        StmtKind::Copy { dst, src } => format!("copy {} <- {}", region(dst), region(src)),
-        StmtKind::Get { dst, src, from } => {
-            format!("get {} <- {} @ {}", region(dst), region(src), expr(from))
-        }
-        StmtKind::Put { dst, to, src } => {
-            format!("put {} @ {} <- {}", region(dst), expr(to), region(src))
-        }
-        StmtKind::Reduce {
-            op,
-            dst,
-            src,
-            from,
-            to,
-        } => {
-            let at = |e: &Option<Expr>| {
-                e.as_ref()
-                    .map(|t| format!(" @ {}", print::expr_to_string(p, t)))
-                    .unwrap_or_default()
-            };
-            format!(
-                "reduce {} {}{} <- {}{}",
-                op.as_str(),
-                region(dst),
-                at(to),
-                region(src),
-                at(from)
-            )
-        }
-        StmtKind::Fence => "fence".into(),
-        StmtKind::Return { cond } => format!("return if {}", print::cond_to_string(p, cond)),
-        StmtKind::Let { .. } | StmtKind::For { .. } | StmtKind::If { .. } => String::new(),
     }
 }
 

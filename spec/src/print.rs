@@ -11,6 +11,9 @@ use collc_grammar::ast::NEG_PRECEDENCE;
 use collc_grammar::Span;
 use std::collections::HashMap;
 
+mod head;
+pub use head::{stmt_head, Style};
+
 /// Prints a protocol as canonical `.coll` text.
 pub fn print(p: &Protocol) -> String {
     Printer::new(p, None, None).run()
@@ -758,11 +761,18 @@ impl<'a> Printer<'a> {
         self.braced(body, indent);
     }
 
-    /// The text of a statement that is one line (`None`: a `for` or an `if`).
+    /// The text of a statement that is one line (`None`: a `for` or an `if`), its
+    /// regions as written.
     fn simple(&self, s: &Stmt) -> Option<String> {
-        let p = self.p;
-        let simple = |txt: String| Some(txt);
-        // The regions as written, (destination, source), when the source is known.
+        if matches!(s.kind, StmtKind::For { .. } | StmtKind::If { .. }) {
+            return None;
+        }
+        Some(self.head(s))
+    }
+
+    /// The head of a statement ([`stmt_head`]), its regions as written: the regions of
+    /// the statement the source has at its offset, when the source is known.
+    fn head(&self, s: &Stmt) -> String {
         let written = match self.stmts.get(&s.span.start).map(|w| &w.kind) {
             Some(
                 ast::StmtKind::Copy { dst, src }
@@ -772,135 +782,46 @@ impl<'a> Printer<'a> {
             ) => Some((dst, src)),
             _ => None,
         };
-        let dst_w = written.map(|w| w.0);
-        let src_w = written.map(|w| w.1);
-        let dst_text = |r: &Region| region_as_written(p, r, dst_w);
-        let src_text = |r: &Region| region_as_written(p, r, src_w);
-        match &s.kind {
-            StmtKind::Let { var, value } => simple(format!(
-                "let {} = {};",
-                p.vars[*var].name,
-                expr_to_string(p, value)
-            )),
-            StmtKind::Notify {
-                signal,
-                index,
-                target,
-                op,
-                value,
-            } => {
-                let at = target
-                    .as_ref()
-                    .map(|t| format!(" @ {}", expr_to_string(p, t)))
-                    .unwrap_or_default();
-                let (opstr, v) = match (op, value) {
-                    (NotifyOp::Set, v) => ("=", v.clone()),
-                    (NotifyOp::AtomicAdd, Expr::Neg(inner)) => ("-=", (**inner).clone()),
-                    (NotifyOp::AtomicAdd, v) => ("+=", v.clone()),
-                };
-                simple(format!(
-                    "notify {}{at} {opstr} {};",
-                    cell_to_string(p, *signal, index),
-                    expr_to_string(p, &v)
-                ))
-            }
-            StmtKind::Wait {
-                signal,
-                index,
-                cmp,
-                threshold,
-            } => simple(format!(
-                "wait {} {} {};",
-                cell_to_string(p, *signal, index),
-                cmp.as_str(),
-                expr_to_string(p, threshold)
-            )),
-            StmtKind::Copy { dst, src } => {
-                simple(format!("copy {} <- {};", dst_text(dst), src_text(src)))
-            }
-            StmtKind::Get { dst, src, from } => simple(format!(
-                "get {} <- {} @ {};",
-                dst_text(dst),
-                src_text(src),
-                expr_to_string(p, from)
-            )),
-            StmtKind::Put { dst, to, src } => simple(format!(
-                "put {} @ {} <- {};",
-                dst_text(dst),
-                expr_to_string(p, to),
-                src_text(src)
-            )),
-            StmtKind::Reduce {
-                op,
-                dst,
-                src,
-                from,
-                to,
-            } => {
-                let at = |e: &Option<Expr>| {
-                    e.as_ref()
-                        .map(|t| format!(" @ {}", expr_to_string(p, t)))
-                        .unwrap_or_default()
-                };
-                simple(format!(
-                    "reduce {} {}{} <- {}{};",
-                    op_text(p, *op),
-                    dst_text(dst),
-                    at(to),
-                    src_text(src),
-                    at(from)
-                ))
-            }
-            StmtKind::Fence => simple("fence;".to_string()),
-            StmtKind::Return { cond } => simple(format!("return if {};", cond_to_string(p, cond))),
-            StmtKind::For { .. } | StmtKind::If { .. } => None,
-        }
+        head::head(self.p, &s.kind, Style::Source, &|r, side| {
+            let w = written.map(|(d, s)| if side == head::Side::Dst { d } else { s });
+            region_as_written(self.p, r, w)
+        })
     }
 
     fn stmt(&mut self, s: &Stmt, indent: usize) {
-        let p = self.p;
         if let Some(t) = self.simple(s) {
             self.leading(s.span.start, indent);
             self.line(indent, &t, s.span);
             return;
         }
         match &s.kind {
-            StmtKind::For { var, range, body } => {
-                let r = range_to_string(p, range);
-                self.open(
-                    indent,
-                    &format!("for {} in {r}", p.vars[*var].name),
-                    s.span.start,
-                    body,
-                );
+            StmtKind::For { body, .. } => {
+                let head = self.head(s);
+                self.open(indent, &head, s.span.start, body);
                 self.trailing(s.span.end);
                 self.out.push('\n');
             }
             StmtKind::If {
-                cond,
                 then_block,
                 else_block,
+                ..
             } => {
-                self.open(
-                    indent,
-                    &format!("if {}", cond_to_string(p, cond)),
-                    s.span.start,
-                    then_block,
-                );
+                let head = self.head(s);
+                self.open(indent, &head, s.span.start, then_block);
                 let mut els = else_block.as_ref();
                 while let Some(e) = els {
-                    if let [Stmt {
+                    if let [inner @ Stmt {
                         kind:
                             StmtKind::If {
-                                cond,
                                 then_block,
                                 else_block,
+                                ..
                             },
                         ..
                     }] = e.stmts.as_slice()
                     {
-                        self.out
-                            .push_str(&format!(" else if {}", cond_to_string(p, cond)));
+                        let head = self.head(inner);
+                        self.out.push_str(&format!(" else {head}"));
                         self.braced(then_block, indent);
                         els = else_block.as_ref();
                     } else {

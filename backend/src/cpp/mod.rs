@@ -511,7 +511,7 @@ impl<'a> Kernel<'a> {
         match c {
             Cond::Bool(b) => b.to_string(),
             Cond::Cmp(op, a, b) => {
-                let s = format!("{} {} {}", self.expr(a), cmp_sym(*op), self.expr(b));
+                let s = format!("{} {} {}", self.expr(a), op.as_str(), self.expr(b));
                 paren(s, prec > 2)
             }
             Cond::Not(c) => format!("!({})", self.cond(c)),
@@ -730,18 +730,6 @@ fn paren(s: String, yes: bool) -> String {
         format!("({s})")
     } else {
         s
-    }
-}
-
-/// The C++ comparison operator.
-pub fn cmp_sym(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Ge => ">=",
-        CmpOp::Le => "<=",
-        CmpOp::Eq => "==",
-        CmpOp::Ne => "!=",
-        CmpOp::Gt => ">",
-        CmpOp::Lt => "<",
     }
 }
 

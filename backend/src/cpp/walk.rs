@@ -21,7 +21,7 @@ use super::{c_string, int_lit, Kernel, Writer};
 use crate::layout::{AbiBuffer, BufferSource};
 use collc_grammar::Diagnostic;
 use collc_spec::ir::*;
-use collc_spec::print::{cell_to_string, cond_to_string, expr_to_string, region_to_string};
+use collc_spec::print::{cond_to_string, expr_to_string, stmt_head, Style};
 use std::collections::HashSet;
 
 /// A signal cell: `name + flat`.
@@ -734,38 +734,6 @@ impl Used {
     }
 }
 
-/// A copy, get, put or reduce as the kernel's comment shows it (empty for any other
-/// statement).
-fn data_text(p: &Protocol, kind: &StmtKind) -> String {
-    let region = |r| region_to_string(p, r);
-    match kind {
-        StmtKind::Copy { dst, src } => format!("copy {} <- {};", region(dst), region(src)),
-        StmtKind::Get { dst, src, from } => format!(
-            "get {} <- {} @ {};",
-            region(dst),
-            region(src),
-            expr_to_string(p, from)
-        ),
-        StmtKind::Put { dst, to, src } => format!(
-            "put {} @ {} <- {};",
-            region(dst),
-            expr_to_string(p, to),
-            region(src)
-        ),
-        StmtKind::Reduce {
-            op, dst, src, from, ..
-        } => format!(
-            "reduce {} {} <- {}{};",
-            op.as_str(),
-            region(dst),
-            region(src),
-            from.as_ref()
-                .map_or(String::new(), |f| format!(" @ {}", expr_to_string(p, f)))
-        ),
-        _ => String::new(),
-    }
-}
-
 /// True if data may be stored to global memory by the statement itself (not nested ones).
 fn stores_gm(s: &Stmt) -> bool {
     match &s.kind {
@@ -878,7 +846,7 @@ impl State<'_, '_> {
                 op,
                 value,
             } => {
-                let text = notify_text(p, *signal, index, target.as_ref(), *op, value);
+                let text = stmt_head(p, &s.kind, Style::Comment);
                 let (index, target, value) =
                     &super::mutate::notify(index, target.as_ref(), *op, value);
                 if !self.hoisted_notify {
@@ -913,15 +881,15 @@ impl State<'_, '_> {
                 threshold,
             } => self.wait(w, s, sole, (*signal, index), *cmp, threshold),
             StmtKind::Copy { dst, src } => {
-                let text = data_text(p, &s.kind);
+                let text = stmt_head(p, &s.kind, Style::Comment);
                 self.data(w, s, text, DataKind::Copy, dst, None, src, None);
             }
             StmtKind::Get { dst, src, from } => {
-                let text = data_text(p, &s.kind);
+                let text = stmt_head(p, &s.kind, Style::Comment);
                 self.data(w, s, text, DataKind::Copy, dst, None, src, Some(from));
             }
             StmtKind::Put { dst, to, src } => {
-                let text = data_text(p, &s.kind);
+                let text = stmt_head(p, &s.kind, Style::Comment);
                 self.data(w, s, text, DataKind::Copy, dst, Some(to), src, None);
             }
             StmtKind::Reduce {
@@ -931,12 +899,12 @@ impl State<'_, '_> {
             StmtKind::Reduce {
                 op, dst, src, from, ..
             } => {
-                let text = data_text(p, &s.kind);
+                let text = stmt_head(p, &s.kind, Style::Comment);
                 let kind = DataKind::Reduce(*op);
                 self.data(w, s, text, kind, dst, None, src, from.as_ref());
             }
             StmtKind::Fence => {
-                self.comment(w, s, "fence;".into());
+                self.comment(w, s, stmt_head(p, &s.kind, Style::Comment));
                 if !super::mutate::active(super::mutate::Mutation::DropFence) {
                     self.d.fence(w);
                     self.d.trace_fence(w);
@@ -949,7 +917,7 @@ impl State<'_, '_> {
                 else_block,
             } => self.if_chain(w, s, cond, then_block, else_block.as_ref()),
             StmtKind::Return { cond } => {
-                self.comment(w, s, format!("return if {};", cond_to_string(p, cond)));
+                self.comment(w, s, stmt_head(p, &s.kind, Style::Comment));
                 w.open(format!("if ({})", k.cond(cond)));
                 self.d.early_return(w);
                 w.close();
@@ -970,12 +938,7 @@ impl State<'_, '_> {
     ) {
         let k = self.k;
         let p = k.p;
-        let text = format!(
-            "wait {} {} {};",
-            cell_to_string(p, signal, index),
-            super::cmp_sym(cmp),
-            expr_to_string(p, threshold)
-        );
+        let text = stmt_head(p, &s.kind, Style::Comment);
         self.comment(w, s, text.clone());
         let braces = !sole;
         if braces {
@@ -1009,7 +972,7 @@ impl State<'_, '_> {
     ) {
         let k = self.k;
         let p = k.p;
-        self.comment(w, s, format!("if {}", cond_to_string(p, cond)));
+        self.comment(w, s, stmt_head(p, &s.kind, Style::Comment));
         let d0 = self.dirty;
         w.open(format!("if ({})", k.cond(cond)));
         self.block(w, then_block);
@@ -1054,12 +1017,11 @@ impl State<'_, '_> {
             "[[maybe_unused]] "
         };
         w.line(format!(
-            "{attr}const int64_t {} = {};  // {}  let {} = {};",
+            "{attr}const int64_t {} = {};  // {}  {}",
             k.var(var),
             k.expr(value),
             k.at(s.span),
-            p.vars[var].name,
-            expr_to_string(p, value)
+            stmt_head(p, &s.kind, Style::Comment)
         ));
     }
 
@@ -1395,11 +1357,7 @@ impl State<'_, '_> {
     fn for_loop(&mut self, w: &mut Writer, s: &Stmt, var: VarId, range: &Range, body: &Block) {
         let k = self.k;
         let p = k.p;
-        let head_text = format!(
-            "for {} in {}",
-            p.vars[var].name,
-            collc_spec::print::range_to_string(p, range)
-        );
+        let head_text = stmt_head(p, &s.kind, Style::Comment);
         let notify_only = only(body, &is_notify);
         let wait_only = only(body, &is_wait);
         let hoist_publish = notify_only && !self.hoisted_notify;
@@ -1438,23 +1396,6 @@ impl State<'_, '_> {
             self.d.acquire(k, w);
         }
     }
-}
-
-fn notify_text(
-    p: &Protocol,
-    signal: SignalId,
-    index: &[Expr],
-    target: Option<&Expr>,
-    op: NotifyOp,
-    value: &Expr,
-) -> String {
-    let at = target.map_or(String::new(), |t| format!(" @ {}", expr_to_string(p, t)));
-    let (sym, v) = match (op, value) {
-        (NotifyOp::Set, v) => ("=", expr_to_string(p, v)),
-        (NotifyOp::AtomicAdd, Expr::Neg(inner)) => ("-=", expr_to_string(p, inner)),
-        (NotifyOp::AtomicAdd, v) => ("+=", expr_to_string(p, v)),
-    };
-    format!("notify {}{at} {sym} {v};", cell_to_string(p, signal, index))
 }
 
 impl Writer {

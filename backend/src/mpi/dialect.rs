@@ -353,11 +353,7 @@ impl Dialect for Mpi {
 
     fn wait(&self, k: &Kernel, w: &mut Writer, cell: &CellRef, cmp: CmpOp, threshold: &str) {
         let name = &k.p.signals[cell.signal].name;
-        let step = format!(
-            "wait {name}[{}] {} {threshold}",
-            cell.flat,
-            crate::cpp::cmp_sym(cmp)
-        );
+        let step = format!("wait {name}[{}] {} {threshold}", cell.flat, cmp.as_str());
         w.line(format!(
             "collc_mpi::wait(collc_sigwin, {}, {}, {threshold}, {});",
             plus(&cell.name, &cell.flat),

@@ -59,7 +59,7 @@ fn event(abi: &Abi, e: &Event) -> String {
             seq,
         } => format!(
             "wait {at} {} {threshold}, passed with {seen} (after notify #{seq} on that rank)",
-            collc_backend::cpp::cmp_sym(cmp)
+            cmp.as_str()
         ),
         EventKind::Blocked {
             cmp,
@@ -67,7 +67,7 @@ fn event(abi: &Abi, e: &Event) -> String {
             seen,
         } => format!(
             "wait {at} {} {threshold}, blocked at {seen} when the run aborted",
-            collc_backend::cpp::cmp_sym(cmp)
+            cmp.as_str()
         ),
         EventKind::Fence => "fence".to_string(),
         EventKind::Get { len } => format!("get of {len} element(s) at {at}"),
@@ -82,7 +82,7 @@ fn want(abi: &Abi, e: &Expected) -> String {
     let what = match e.want {
         Want::Notify { op, value } => format!("notify {at} {}", op_text(op, value)),
         Want::Wait { cmp, threshold } => {
-            format!("wait {at} {} {threshold}", collc_backend::cpp::cmp_sym(cmp))
+            format!("wait {at} {} {threshold}", cmp.as_str())
         }
         Want::Fence => "fence".to_string(),
         Want::Get { len } => format!("get of {len} element(s) at {at}"),
