@@ -12,6 +12,7 @@
 //! callers that only compare or print IR; what it returns is a plain [`ir::Protocol`],
 //! which those entry points do not accept.
 
+use crate::info::ProtocolInfo;
 use crate::ir::{self, ElemType, Lifetime, ReduceOp};
 use collc_grammar::{ast, Diagnostic};
 
@@ -19,54 +20,83 @@ use collc_grammar::{ast, Diagnostic};
 /// domains: errors for bounds some value breaks, warnings for bounds not decided.
 /// Implemented by `collc_verifier::Ranges` (Z3).
 pub trait RangePass {
-    /// The diagnostics of `p`'s range obligations; `file` is the AST `p` was lowered from
+    /// The diagnostics of `p`'s range obligations; `info` is `p`'s [`ProtocolInfo`] (the
+    /// one the [`Validated`] protocol will carry) and `file` the AST `p` was lowered from
     /// (the ranges' spans).
-    fn check(&self, p: &ir::Protocol, file: &ast::File) -> Vec<Diagnostic>;
+    fn check(&self, p: &ir::Protocol, info: &ProtocolInfo, file: &ast::File) -> Vec<Diagnostic>;
 }
 
 /// A protocol that passed the whole front end: parsing, lowering and the range
 /// obligations. Only [`front`] makes one (and the specialisations below, which change no
-/// index); it reads as the [`ir::Protocol`] it holds.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(transparent)]
-pub struct Validated(ir::Protocol);
+/// index); it reads as the [`ir::Protocol`] it holds. It carries the protocol's
+/// [`ProtocolInfo`], computed once when it is made (the range pass reads it, and so do the
+/// verifier's planning and obligations); it serialises as the protocol alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    protocol: ir::Protocol,
+    info: ProtocolInfo,
+}
+
+impl serde::Serialize for Validated {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.protocol.serialize(s)
+    }
+}
 
 impl std::ops::Deref for Validated {
     type Target = ir::Protocol;
     fn deref(&self) -> &ir::Protocol {
-        &self.0
+        &self.protocol
     }
 }
 
 impl Validated {
+    /// Wraps a protocol that passed (or was specialised from one that passed) the range
+    /// obligations, with its facts.
+    fn new(protocol: ir::Protocol, info: ProtocolInfo) -> Self {
+        Validated { protocol, info }
+    }
+
+    /// A specialisation of this protocol: its facts computed anew (a specialisation changes
+    /// no index, but it may change the code the facts are read from).
+    fn derived(protocol: ir::Protocol) -> Self {
+        let info = ProtocolInfo::of(&protocol);
+        Validated::new(protocol, info)
+    }
+
     /// The IR.
     pub fn protocol(&self) -> &ir::Protocol {
-        &self.0
+        &self.protocol
+    }
+
+    /// The protocol's facts ([`ProtocolInfo::of`]), computed once when it was validated.
+    pub fn info(&self) -> &ProtocolInfo {
+        &self.info
     }
 
     /// [`ir::Protocol::with_op`], still validated (the operator changes no index).
     pub fn with_op(&self, op: ReduceOp) -> Option<Validated> {
-        self.0.with_op(op).map(Validated)
+        self.protocol.with_op(op).map(Validated::derived)
     }
 
     /// [`ir::Protocol::with_elem`], still validated (the element type changes no index).
     pub fn with_elem(&self, t: ElemType) -> Option<Validated> {
-        self.0.with_elem(t).map(Validated)
+        self.protocol.with_elem(t).map(Validated::derived)
     }
 
     /// [`ir::Protocol::for_verification`], still validated.
     pub fn for_verification(&self) -> Validated {
-        Validated(self.0.for_verification())
+        Validated::derived(self.protocol.for_verification())
     }
 
     /// [`ir::Protocol::with_every_lifetime`], still validated (lifetimes, not indices).
     pub fn with_every_lifetime(&self, l: Lifetime) -> Validated {
-        Validated(self.0.with_every_lifetime(l))
+        Validated::derived(self.protocol.with_every_lifetime(l))
     }
 
     /// [`ir::Protocol::with_per_call_rotation`], still validated (instances, not indices).
     pub fn with_per_call_rotation(&self, k: u32) -> Validated {
-        Validated(self.0.with_per_call_rotation(k))
+        Validated::derived(self.protocol.with_per_call_rotation(k))
     }
 }
 
@@ -103,12 +133,13 @@ pub fn front(ranges: &dyn RangePass, text: &str) -> Checked {
             diagnostics,
         };
     };
-    let found = ranges.check(&p, &file);
+    let info = ProtocolInfo::of(&p);
+    let found = ranges.check(&p, &info, &file);
     let refused = found.iter().any(|d| d.is_error());
     diagnostics.extend(found);
     sort(&mut diagnostics);
     Checked {
-        protocol: (!refused).then_some(Validated(p)),
+        protocol: (!refused).then(|| Validated::new(p, info)),
         diagnostics,
     }
 }

@@ -61,7 +61,7 @@ impl<'a> Options<'a> {
 pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
     let strict = p.for_verification();
     let p = &strict;
-    let info = collc_spec::info::ProtocolInfo::of(p);
+    let info = p.info();
     let param = crate::engine::param::prove(p, Duration::from_millis(opts.symbolic.timeout_ms));
     let mut report = check::verify(p, &opts.symbolic);
     crate::obligations::param_report::apply_symbolic(&param, &mut report);
@@ -72,7 +72,7 @@ pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
         Duration::from_millis(opts.symbolic.timeout_ms),
     );
     crate::obligations::param_scope::apply_value(&value, &mut report);
-    crate::obligations::past::check_past(p, &info, &opts.symbolic, &mut report);
+    crate::obligations::past::check_past(p, info, &opts.symbolic, &mut report);
     report.stats.param_millis = param.millis;
     report
         .obligations
@@ -87,7 +87,11 @@ pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
     ));
     report
         .obligations
-        .push(crate::obligations::range_obligation::check(p, opts.source));
+        .push(crate::obligations::range_obligation::check(
+            p,
+            info,
+            opts.source,
+        ));
     match &opts.bounded {
         None => report.obligations.extend(bounded::skipped()),
         Some(b) => {
@@ -100,7 +104,7 @@ pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
             // search explores besides its ladder is the planner's.
             let unordered = crate::engine::pair_order::first_unordered(
                 p,
-                &info,
+                info,
                 Instant::now() + Duration::from_millis(opts.symbolic.timeout_ms),
             );
             let named = planning::Named {
@@ -108,7 +112,7 @@ pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
                 warned: report.warned_values(&p.vars[p.world].name),
                 unordered,
             };
-            let (worlds, probes) = planning::targets(p, &info, named);
+            let (worlds, probes) = planning::targets(p, info, named);
             for w in worlds {
                 if !b.target_worlds.contains(&w) {
                     b.target_worlds.push(w);

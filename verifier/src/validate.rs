@@ -13,7 +13,12 @@ use collc_spec::ir::Protocol;
 pub struct Ranges;
 
 impl collc_spec::RangePass for Ranges {
-    fn check(&self, p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
-        crate::engine::range::check(p, file)
+    fn check(
+        &self,
+        p: &Protocol,
+        info: &collc_spec::info::ProtocolInfo,
+        file: &ast::File,
+    ) -> Vec<Diagnostic> {
+        crate::engine::range::check(p, info, file)
     }
 }

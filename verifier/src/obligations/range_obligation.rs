@@ -16,7 +16,11 @@ pub const ID: &str = crate::report::Obligation::IndexRange.id();
 /// by a library caller that lowered without validating) or `unknown` naming the forms.
 /// The AST is the source's when given, else the canonical print of `p` (print → parse
 /// → lower is the identity on the IR), whose spans are then not the file's.
-pub fn check(p: &Protocol, source: Option<&Source>) -> ObligationResult {
+pub fn check(
+    p: &Protocol,
+    info: &collc_spec::info::ProtocolInfo,
+    source: Option<&Source>,
+) -> ObligationResult {
     let printed;
     let text = match source {
         Some(s) => &*s.text,
@@ -58,7 +62,7 @@ pub fn check(p: &Protocol, source: Option<&Source>) -> ObligationResult {
             )
         }
     };
-    let diags = crate::engine::range::check(p, &file);
+    let diags = crate::engine::range::check(p, info, &file);
     let spans = source.is_some();
     let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
     if !errors.is_empty() {

@@ -33,11 +33,15 @@ pub const QUERY_RLIMIT: u32 = crate::engine::smt::QUERY_RLIMIT;
 /// The resource limit of one bisection step of the smallest-counterexample search.
 pub const MINIMISE_RLIMIT: u32 = crate::engine::smt::QUERY_RLIMIT / 4;
 
-/// Decides every range obligation of `p` (lowered from `file`): errors for
-/// bounds that some value of the domains breaks, warnings for bounds that
-/// could not be decided.
-pub fn check(p: &Protocol, file: &ast::File) -> Vec<Diagnostic> {
-    let defs = Defs::of(&collc_spec::info::ProtocolInfo::of(p));
+/// Decides every range obligation of `p` (lowered from `file`; `info` its facts): errors
+/// for bounds that some value of the domains breaks, warnings for bounds that could not be
+/// decided.
+pub fn check(
+    p: &Protocol,
+    info: &collc_spec::info::ProtocolInfo,
+    file: &ast::File,
+) -> Vec<Diagnostic> {
+    let defs = Defs::of(info);
     let mut w = Walk {
         p,
         conds: Vec::new(),
