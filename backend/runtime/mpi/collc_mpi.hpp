@@ -18,9 +18,9 @@
 //   TNOTIFY(remote cell, v, Set)         notify_set(sigwin, pe, disp, v)    same, with MPI_REPLACE
 //   TNOTIFY(local cell, -N, AtomicAdd)   notify_add(sigwin, me, disp, -N)   accumulate to self (never a local store)
 //   TWAIT(local cell, k, cmp)            wait(sigwin, disp, cmp, k)         poll MPI_Fetch_and_op(MPI_NO_OP) +
-//                                                                           MPI_Win_flush(me), backoff, deadline;
+//                                                                           MPI_Win_flush_local(me), backoff, deadline;
 //                                                                           then MPI_Win_sync(all windows)
-//   TLOAD remote tile                    get(dst, pe, win, disp, n)         MPI_Get + MPI_Win_flush(pe)
+//   TLOAD remote tile                    get(dst, pe, win, disp, n)         MPI_Get + MPI_Win_flush_local(pe)
 //   TPUT / TSTORE remote tile            put(src, pe, win, disp, n)         MPI_Put + MPI_Win_flush(pe)
 //   CommRemotePtr(ptr, pe)               (window, pe, disp)                 disp = element offset inside the window
 //   TLOAD/TSTORE own tensor              win->local<T>()[i]                 plain load/store on this rank's copy
@@ -110,21 +110,28 @@
 //
 //  (c) Completion and flush. §11.5.4: MPI_WIN_FLUSH(rank, win) completes all
 //      outstanding RMA operations of the caller to `rank` on `win` AT THE ORIGIN AND AT
-//      THE TARGET. So:
+//      THE TARGET; MPI_WIN_FLUSH_LOCAL only at the origin (the origin buffer may be reused:
+//      a put's or accumulate's source, or, for a get or a fetching operation, the result
+//      buffer holds the data, §11.5.4, §11.3.5). A put or an accumulate needs the target
+//      side (what is ordered after it must find it landed); an operation whose whole effect
+//      is the data it brings back (a get, a NO_OP fetch) is done when that data is here, so
+//      it needs only the origin side, which an implementation may report sooner. So:
 //        - put(): MPI_Put + MPI_Win_flush(pe) returns only when the data is in the
 //          target's (public) window. Any notify issued afterwards - even on a different
 //          window - is therefore ordered after the data. MPI gives NO ordering between a
 //          put and a later accumulate without this flush (§11.7.2 orders accumulates
 //          only), which is why get/put are never left outstanding across a notify.
-//        - get(): MPI_Get + MPI_Win_flush(pe) returns when the bytes are in the local
-//          buffer; the read of the target memory is complete, so a subsequent "read
-//          done" credit cannot let the owner overwrite data we are still reading.
+//        - get(): MPI_Get + MPI_Win_flush_local(pe) returns when the bytes are in the
+//          local buffer; the read of the target memory is then over (the bytes it read
+//          are here), so a subsequent "read done" credit cannot let the owner overwrite
+//          data we are still reading.
 //        - notify_*(): accumulate + MPI_Win_flush(pe): the credit has landed in the
 //          target's public copy when notify returns (needed for the local reset to be
 //          complete before the launcher's final barrier + zero check, and so that
 //          credits never sit in an origin-side buffer while we go on to poll).
-//        - wait(): MPI_Fetch_and_op + MPI_Win_flush(me) completes each poll, so the value
-//          read is current.
+//        - wait(): MPI_Fetch_and_op(MPI_NO_OP) + MPI_Win_flush_local(me) completes each
+//          poll (the fetched value is in the result buffer), so the value read is current;
+//          a NO_OP changes nothing at the target that would need completing there.
 //      Passive-target progress (§11.7.3): osc/sm applies every operation directly in
 //      shared memory from the origin. Components that need target-side progress
 //      (e.g. osc/pt2pt) get it because every poll, notify and flush is an MPI call, and
@@ -810,7 +817,7 @@ inline int32_t fetch_cell(const Window& w, int pe, MPI_Aint disp) {
   if (!w.peer.empty()) return __atomic_load_n(shared_cell(w, pe, disp), __ATOMIC_ACQUIRE);
   int32_t dummy = 0, v = 0;
   COLLC_MPI_CHECK(MPI_Fetch_and_op(&dummy, &v, MPI_INT32_T, pe, disp, MPI_NO_OP, w.win));
-  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  COLLC_MPI_CHECK(MPI_Win_flush_local(pe, w.win));  // a read: done when `v` holds it (3(c))
   return v;
 }
 
@@ -824,7 +831,7 @@ inline void accumulate_cell(const Window& w, int pe, MPI_Aint disp, int32_t valu
     return;
   }
   COLLC_MPI_CHECK(MPI_Accumulate(&value, 1, MPI_INT32_T, pe, disp, 1, MPI_INT32_T, op, w.win));
-  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));  // landed at the target, not only sent (3(c))
 }
 
 [[noreturn]] inline void wait_timeout(const Window& w, MPI_Aint disp, Cmp cmp, int32_t k,
@@ -1102,7 +1109,8 @@ inline void wait(const Window& w, MPI_Aint disp, Cmp cmp, int32_t threshold,
 }
 
 /// TLOAD of `count` elements at element `disp` of rank `pe`'s copy of `w` into the
-/// local buffer `dst_local`. Complete (flushed) on return.
+/// local buffer `dst_local`. Complete on return (flushed locally: the data is here, and the
+/// read of the target is over, 3(c)).
 template <class T>
 inline void get(T* dst_local, int pe, const Window& w, MPI_Aint disp, MPI_Aint count) {
   if (w.kind != WinKind::Data) detail::die(4, "get on signal window (use wait)");
@@ -1120,7 +1128,7 @@ inline void get(T* dst_local, int pe, const Window& w, MPI_Aint disp, MPI_Aint c
     COLLC_MPI_CHECK(MPI_Get(dst_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
     done += n;
   }
-  if (w.peer.empty()) COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
+  if (w.peer.empty()) COLLC_MPI_CHECK(MPI_Win_flush_local(pe, w.win));
   auto& s = detail::st().stats;
   s.gets++;
   s.bytes_get += uint64_t(count) * sizeof(T);
@@ -1145,6 +1153,7 @@ inline void put(const T* src_local, int pe, const Window& w, MPI_Aint disp, MPI_
     COLLC_MPI_CHECK(MPI_Put(src_local + done, n, w.type, pe, disp + done, n, w.type, w.win));
     done += n;
   }
+  // At the target (not flush_local): the notify after it must find the data landed (3(c)).
   if (w.peer.empty()) COLLC_MPI_CHECK(MPI_Win_flush(pe, w.win));
   auto& s = detail::st().stats;
   s.puts++;

@@ -427,7 +427,7 @@ class Comm {
     }
     int64_t dummy = 0;
     return MPI_Fetch_and_op(&dummy, e, MPI_INT64_T, me(), q, MPI_NO_OP, records_) == MPI_SUCCESS &&
-           MPI_Win_flush(me(), records_) == MPI_SUCCESS;
+           MPI_Win_flush_local(me(), records_) == MPI_SUCCESS;  // a read: done when *e holds it
   }
 
   // Writes `entry` into slot `me` of every process's record window; false if an MPI call failed.

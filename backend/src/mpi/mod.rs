@@ -27,8 +27,9 @@
 //! | `notify s[i] @ r += v` | `collc_mpi::notify_add` | `MPI_Win_sync` (all windows), `MPI_Accumulate(MPI_SUM)`, `MPI_Win_flush(r)` | sync = release of local stores (separate model: private → public copy, §11.5.4/§11.7); accumulates are atomic per element (§11.7.1); the flush completes the credit at the target |
 //! | `notify s[i] @ r = v` | `collc_mpi::notify_set` | same with `MPI_REPLACE` | a cell gets Set only or AtomicAdd only (verifier obligation `op-exclusivity`), as `accumulate_ops=same_op_no_op` requires |
 //! | `notify s[i] -= N` (local) | `notify_add(.., ctx.me, ..)` | accumulate to self | never a load/store on a cell a peer's accumulate may target (§11.7) |
-//! | `wait s[i] >= k` | `collc_mpi::wait` | poll `MPI_Fetch_and_op(MPI_NO_OP)` + `MPI_Win_flush(me)`, backoff, deadline; then `MPI_Win_sync` | atomic read of the current value; the sync is the acquire (peers' flushed puts become visible to local loads) |
-//! | `get` / `put` | `collc_mpi::get` / `put` | `MPI_Get` / `MPI_Put` + `MPI_Win_flush(peer)` | complete at origin *and target* on return, so the next notify, which publishes them, is ordered after the data (MPI orders nothing between a put and a later accumulate without a flush) |
+//! | `wait s[i] >= k` | `collc_mpi::wait` | poll `MPI_Fetch_and_op(MPI_NO_OP)` + `MPI_Win_flush_local(me)`, backoff, deadline; then `MPI_Win_sync` | atomic read of the current value (a read is complete when the value is here: local completion); the sync is the acquire (peers' flushed puts become visible to local loads) |
+//! | `get` | `collc_mpi::get` | `MPI_Get` + `MPI_Win_flush_local(peer)` | complete on return: the data is here, so the read of the target is over before the next notify (a "read done" credit) |
+//! | `put` | `collc_mpi::put` | `MPI_Put` + `MPI_Win_flush(peer)` | complete at origin *and target* on return, so the next notify, which publishes it, is ordered after the data (MPI orders nothing between a put and a later accumulate without a flush) |
 //! | `put .. @ me` | `collc_mpi::put` to self | `MPI_Put` | separate model: no local store into a window peers may put into (§11.7) |
 //! | `copy`, `reduce` | `copy_local`, `reduce` | loads/stores on this rank's window copy and tiles | released/acquired by the notify/wait around them |
 //! | `fence` | (comment) | — | every RMA call is complete on return; program order suffices |
@@ -234,11 +235,13 @@ fn ordering_notes(w: &mut Writer) {
     w.line("//   notify @ r = v   collc_mpi::notify_set: the same with MPI_REPLACE; a cell is written with Set");
     w.line("//                    only or AtomicAdd only (verifier: op-exclusivity; accumulate_ops, 3(b)).");
     w.line("//   notify -= N      local reset: an accumulate to self, never a store (3(b)).");
-    w.line("//   wait >= k        collc_mpi::wait: polls MPI_Fetch_and_op(MPI_NO_OP) + MPI_Win_flush(me)");
+    w.line("//   wait >= k        collc_mpi::wait: polls MPI_Fetch_and_op(MPI_NO_OP) + MPI_Win_flush_local(me)");
     w.line("//                    (atomic read of the current value, 3(b),(c)), then MPI_Win_sync on every");
     w.line("//                    window (acquire, 3(a)); deadline COLLC_MPI_WAIT_TIMEOUT_MS -> report, exit 3.");
-    w.line("//   get / put        MPI_Get / MPI_Put + MPI_Win_flush(peer): complete at origin and target on");
-    w.line("//                    return, so the notify that publishes them is ordered after the data (3(c)).");
+    w.line("//   get              MPI_Get + MPI_Win_flush_local(peer): the data is here on return, so the");
+    w.line("//                    read of the target is over before any later notify (3(c)).");
+    w.line("//   put              MPI_Put + MPI_Win_flush(peer): complete at origin and target on return, so");
+    w.line("//                    the notify that publishes it is ordered after the data (3(c)).");
     w.line("//   put .. @ me      stays an MPI_Put: no local store into a window peers may put into (2).");
     w.line("//   copy / reduce    loads and stores on this rank's window copy and tiles.");
     w.line(

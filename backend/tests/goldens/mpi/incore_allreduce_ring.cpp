@@ -20,11 +20,13 @@
 //   notify @ r = v   collc_mpi::notify_set: the same with MPI_REPLACE; a cell is written with Set
 //                    only or AtomicAdd only (verifier: op-exclusivity; accumulate_ops, 3(b)).
 //   notify -= N      local reset: an accumulate to self, never a store (3(b)).
-//   wait >= k        collc_mpi::wait: polls MPI_Fetch_and_op(MPI_NO_OP) + MPI_Win_flush(me)
+//   wait >= k        collc_mpi::wait: polls MPI_Fetch_and_op(MPI_NO_OP) + MPI_Win_flush_local(me)
 //                    (atomic read of the current value, 3(b),(c)), then MPI_Win_sync on every
 //                    window (acquire, 3(a)); deadline COLLC_MPI_WAIT_TIMEOUT_MS -> report, exit 3.
-//   get / put        MPI_Get / MPI_Put + MPI_Win_flush(peer): complete at origin and target on
-//                    return, so the notify that publishes them is ordered after the data (3(c)).
+//   get              MPI_Get + MPI_Win_flush_local(peer): the data is here on return, so the
+//                    read of the target is over before any later notify (3(c)).
+//   put              MPI_Put + MPI_Win_flush(peer): complete at origin and target on return, so
+//                    the notify that publishes it is ordered after the data (3(c)).
 //   put .. @ me      stays an MPI_Put: no local store into a window peers may put into (2).
 //   copy / reduce    loads and stores on this rank's window copy and tiles.
 //   fence            program order: every RMA call above is complete on return (3(c)).
