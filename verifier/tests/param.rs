@@ -317,6 +317,81 @@ fn a_gather_release_barrier_is_ranked_by_levels() {
     assert!(o.proof("deadlock").is_none(), "{:?}", o.results);
 }
 
+/// A chain barrier: rank `me` waits for `me + 1`'s arrival and reports to `me - 1`, then
+/// waits for `me - 1`'s release and releases `me + 1`. No one order of ranks ranks both
+/// phases: the arrivals need the rank descending, the releases ascending.
+const CHAIN: &str = "collective chain: barrier() {
+    ranks P in 1..=65536;
+    signal arrived[1];
+    signal release[1];
+    body {
+        if me + 1 < P {
+            wait arrived[0] >= 1;
+        }
+        if me != 0 {
+            notify arrived[0] @ rank(me - 1) += 1;
+            wait release[0] >= 1;
+        }
+        if me + 1 < P {
+            notify release[0] @ rank(me + 1) += 1;
+        }
+    }
+    epilogue {
+        if me + 1 < P {
+            notify arrived[0] -= 1;
+        }
+        if me != 0 {
+            notify release[0] -= 1;
+        }
+    }
+}
+";
+
+#[test]
+fn a_chain_barrier_is_ranked_by_a_key_per_level() {
+    let o = outcome(CHAIN);
+    assert!(open_ids(&o).is_empty(), "{:?}", o.results);
+    assert_eq!(o.domain(), "all P in 1..=65536");
+    // Waiting for the release before arriving: every rank but the last waits forever.
+    let cyclic = CHAIN.replace(
+        "            notify arrived[0] @ rank(me - 1) += 1;\n            wait release[0] >= 1;",
+        "            wait release[0] >= 1;\n            notify arrived[0] @ rank(me - 1) += 1;",
+    );
+    assert_ne!(cyclic, CHAIN);
+    let o = outcome(&cyclic);
+    assert!(o.proof("deadlock").is_none(), "{:?}", o.results);
+    assert!(o.proof("wait-reachable").is_none(), "{:?}", o.results);
+    // The last rank is never released (from P = 2 on).
+    let unreleased = CHAIN.replace(
+        "        if me + 1 < P {\n            notify release[0]",
+        "        if me + 2 < P {\n            notify release[0]",
+    );
+    assert_ne!(unreleased, CHAIN);
+    let o = outcome(&unreleased);
+    assert!(o.proof("wait-reachable").is_none(), "{:?}", o.results);
+    assert!(o.proof("deadlock").is_none(), "{:?}", o.results);
+}
+
+/// The binomial tree barrier of `examples/idioms` (its domain narrowed to keep the test
+/// short; `collc/tests/idioms.rs` verifies the declared one) is ranked with a key per
+/// level; its twin that skips the release of the odd ranks is not.
+#[test]
+fn a_binomial_tree_barrier_is_ranked_by_a_key_per_level() {
+    let read = |f: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/idioms")
+            .join(f);
+        let text = std::fs::read_to_string(path).expect("read");
+        assert!(text.contains("ranks P in 1..=65536;"), "{f}");
+        text.replace("ranks P in 1..=65536;", "ranks P in 1..=64;")
+    };
+    let o = outcome(&read("binomial_tree_barrier.coll"));
+    assert!(open_ids(&o).is_empty(), "{:?}", o.results);
+    let o = outcome(&read("bugs/binomial_tree_barrier_no_release.coll"));
+    assert!(o.proof("wait-reachable").is_none(), "{:?}", o.results);
+    assert!(o.proof("deadlock").is_none(), "{:?}", o.results);
+}
+
 /// Generated cross-check: one-token mutations of every example (thresholds, values,
 /// comparisons, loop ranges, targets). Whatever validates must not make the parametric
 /// route panic, and no obligation the enumerated route refutes may be proved by it.

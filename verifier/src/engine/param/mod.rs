@@ -202,8 +202,9 @@ pub(crate) struct Ctx<'a> {
     named: Vec<i64>,
     /// The rotation of relative ranks (`param::rotate`), if the actors are relabelled.
     pub(crate) rotation: Option<Lin>,
-    /// The rank key of the progress ranking (pass A, pass B), if any (`param::rank_key`).
-    key: Option<(Lin, Lin)>,
+    /// The rank key of each level of the progress ranking, chosen so far
+    /// (`param::rank_key`).
+    keys: rank_key::Schedule,
     /// Claims of the claimed solving rules, by their query (`param::claim`).
     claims: HashMap<crate::engine::sym::Guard, bool>,
     /// Level raises of straight-line waits (by statement start) for the progress ranking.
@@ -283,7 +284,7 @@ impl<'a> Ctx<'a> {
             progress: None,
             named: Vec::new(),
             claims: HashMap::new(),
-            key: None,
+            keys: rank_key::Schedule::new(),
             rotation,
             delta: HashMap::new(),
             growth,

@@ -1,6 +1,7 @@
 //! The obligations of the parametric route, one method each (see `mod.rs`).
 
 use super::extract::{LoopKind, PEv, PKind, Pass};
+use super::rank_key::Key;
 use super::solve::{self, GLin, Map};
 use super::Ctx;
 use crate::engine::smt::Prop;
@@ -367,7 +368,7 @@ impl Ctx<'_> {
     }
 
     /// The level of a wait: its level before plus its own raise.
-    fn level_of_wait(&self, w: &PEv) -> i64 {
+    pub(super) fn level_of_wait(&self, w: &PEv) -> i64 {
         self.level_before(w) + self.delta.get(&w.span.start).copied().unwrap_or(0)
     }
 
@@ -389,7 +390,7 @@ impl Ctx<'_> {
         if ln < lw {
             return Ok(ControlFlow::Break(self.total(ev, owner, idx, None)?));
         }
-        let Some((less, same)) = self.key_split()? else {
+        let Some((less, same)) = self.key_split(lw)? else {
             return Ok(ControlFlow::Continue(Vec::new()));
         };
         let keyed = self.total(ev, owner, idx, Some(less))?;
@@ -502,39 +503,32 @@ impl Ctx<'_> {
             .filter(|e| matches!(e.kind, PKind::Wait { .. }))
             .cloned()
             .collect();
-        // Relabelled relative ranks (`rotate`) name a tree: its keys first.
-        let keys = self.key_candidates();
-        let rotated = self.rotation.is_some();
-        let first = if rotated {
-            Err("no rank key ranks the waits".to_string())
-        } else {
-            self.ranked(&waits)
-        };
-        if first.is_ok() {
-            return first;
-        }
-        // Ranks ordered by a key within each level (`rank_key`): a tree released from
-        // its root.
-        for key in keys {
+        // One key for the whole call, each candidate in turn (`rank_key`), then a key per
+        // level chosen from all of them. The error told is program order's.
+        let cands = self.key_candidates();
+        let uniform = cands.iter().map(|k| vec![k.clone()]);
+        let mut err = None;
+        for choice in uniform.chain(std::iter::once(cands.clone())) {
             let named = self.named.len();
             self.delta.clear();
-            self.key = Some(key);
-            let r = self.ranked(&waits);
-            self.named.truncate(named);
+            let r = self.ranked(&waits, &choice);
+            // Only program order's counterexamples name world sizes.
+            if choice != [None] {
+                self.named.truncate(named);
+            }
             if r.is_ok() {
-                return Ok(());
+                return r;
+            }
+            if choice == [None] {
+                err = Some(r);
             }
         }
-        self.delta.clear();
-        self.key = None;
-        if rotated {
-            return self.ranked(&waits);
-        }
-        first
+        err.unwrap_or_else(|| Err("no rank key ranks the waits".into()))
     }
 
-    /// The ranking by (level, key, program point) with the current key.
-    fn ranked(&mut self, waits: &[PEv]) -> Result<(), String> {
+    /// The ranking by (level, key of the level, program point), each level's key the
+    /// first of `cands` that ranks the first wait checked at that level in a round.
+    fn ranked(&mut self, waits: &[PEv], cands: &[Key]) -> Result<(), String> {
         // Rank waits by (level, program point); a straight-line wait that is not shown
         // reached is raised above every notify on its signal, and everything is checked
         // again (at most one round per straight-line wait, plus one).
@@ -542,9 +536,10 @@ impl Ctx<'_> {
         let mut last = Ok(());
         for _ in 0..rounds {
             last = Ok(());
+            self.keys.clear();
             let mut raised = false;
             for w in waits {
-                if let Err(e) = self.reached(w) {
+                if let Err(e) = self.reached_keyed(w, cands) {
                     if last.is_ok() {
                         last = Err(e);
                     }
@@ -589,7 +584,7 @@ impl Ctx<'_> {
 
     /// The wait's threshold is reached by the credits sent at lower ranks (a wait on a
     /// value signal: by a Set of the awaited value, `value_rank.rs`).
-    fn reached(&mut self, w: &PEv) -> Result<(), String> {
+    pub(super) fn reached(&mut self, w: &PEv) -> Result<(), String> {
         let mut at = self.point(w, Side::A);
         at.level = Some(self.level_of_wait(w));
         if self.is_value(w.signal) {

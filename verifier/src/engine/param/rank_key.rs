@@ -7,26 +7,45 @@
 //! `vr = (me - root + P) % P` as the key (a parent's `vr` is below its children's), the
 //! parent's credit is ranked first.
 //!
-//! The argument of the ranking (`README.md`, "Progress") holds for any order of
-//! (call, level, key, program point) that never decreases along one rank's execution:
-//! levels never decrease along program order and the key is constant, so it does. In a
-//! state where some ranks wait forever, the waiting rank at the smallest position has
-//! every credit that the ranking counts for its wait: each is sent at a smaller position
-//! of its sender, which is waiting at a position at least as large, or done.
+//! Each level has its own key. A tree barrier needs two: its gather phase (children
+//! arrive before their parent) is ranked by the rank descending, and its release phase
+//! (the parent before its children), one level up, by the rank ascending.
 //!
-//! The candidates are the body's top-level `let`s that read the rank, then the rank
-//! itself, each ascending and then descending; the first that proves every wait wins.
+//! The argument of the ranking (`README.md`, "Progress") holds for any order of
+//! (call, level, key of the level, program point) that never decreases along one rank's
+//! execution: levels never decrease along program order, and within one level the key is
+//! one function of the actor, so program order decides between two points of one rank at
+//! one level. In a state where some ranks wait forever, the waiting rank at the smallest
+//! position has every credit that the ranking counts for its wait: each is sent at a
+//! smaller position of its sender (a lower level; or the same level and a lower key; or
+//! the same level and key and an earlier point), which is waiting at a position at least
+//! as large, or done.
+//!
+//! The candidates are program order alone (no key), the body's top-level `let`s that
+//! read the rank, then the rank itself, each ascending and then descending (relabelled
+//! relative ranks, `rotate`, name a tree: the keys first, program order last). The route
+//! tries one candidate for every level first, in that order, and then a key per level:
+//! in each round of the ranking, a level's key is the first candidate that ranks the
+//! first wait checked at that level, and the level's other waits are checked with it.
 
+use super::extract::PEv;
 use super::Ctx;
 use crate::engine::sym::{CondV, Formula, Lin};
+use std::collections::HashMap;
+
+/// A rank key as its (pass A, pass B) values; `None`: program order alone.
+pub(super) type Key = Option<(Lin, Lin)>;
+
+/// The key of each level chosen so far in a round of the ranking.
+pub(super) type Schedule = HashMap<i64, Key>;
 
 fn ov() -> String {
     "arithmetic overflow".into()
 }
 
 impl Ctx<'_> {
-    /// The candidate keys, as (pass A, pass B) values.
-    pub(super) fn key_candidates(&self) -> Vec<(Lin, Lin)> {
+    /// The candidate keys, in the order they are tried.
+    pub(super) fn key_candidates(&self) -> Vec<Key> {
         let actor = |pass: &super::extract::Pass| {
             let mut v = vec![pass.me];
             v.extend(pass.blk);
@@ -54,13 +73,40 @@ impl Ctx<'_> {
             .filter_map(|(x, y)| Some((x.scale(-1)?, y.scale(-1)?)))
             .collect();
         up.extend(down);
-        up
+        let keys = up.into_iter().map(Some);
+        if self.rotation.is_some() {
+            keys.chain([None]).collect()
+        } else {
+            [None].into_iter().chain(keys).collect()
+        }
     }
 
-    /// With a key: the conditions "the writer's (pass B) key is below the waiter's (pass
-    /// A)" and "the keys are equal".
-    pub(super) fn key_split(&mut self) -> Result<Option<(CondV, CondV)>, String> {
-        let Some((ka, kb)) = self.key.clone() else {
+    /// Whether the wait is reached with its level's key: the key chosen for the level in
+    /// this round, else the first of `cands` that ranks it (then the level's key). The
+    /// reason told is the first candidate's.
+    pub(super) fn reached_keyed(&mut self, w: &PEv, cands: &[Key]) -> Result<(), String> {
+        let lw = self.level_of_wait(w);
+        if self.keys.contains_key(&lw) {
+            return self.reached(w);
+        }
+        let mut first = None;
+        for k in cands {
+            self.keys.insert(lw, k.clone());
+            match self.reached(w) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        self.keys.remove(&lw);
+        Err(first.unwrap_or_else(|| "no rank key ranks the waits".into()))
+    }
+
+    /// With a key at `level`: the conditions "the writer's (pass B) key is below the
+    /// waiter's (pass A)" and "the keys are equal".
+    pub(super) fn key_split(&mut self, level: i64) -> Result<Option<(CondV, CondV)>, String> {
+        let Some((ka, kb)) = self.keys.get(&level).cloned().flatten() else {
             return Ok(None);
         };
         let d = kb.sub(&ka).ok_or_else(ov)?;
