@@ -618,7 +618,12 @@ fn bugs_only_above_p4_are_found_at_their_smallest_p() {
         let text = std::fs::read_to_string(root().join(file)).unwrap();
         let r = collc_verifier::verify(&protocol(&text), &Options::symbolic_only());
         let o = r.get(id).unwrap();
-        assert_eq!(o.status, Status::Violated, "{file}: {id}: {:?}", o.summary);
+        assert_eq!(
+            o.status,
+            Status::Violated,
+            "{file}: {id}: {:?}",
+            o.summary()
+        );
         let params = &o.findings[0].params;
         for (name, value) in want {
             assert!(

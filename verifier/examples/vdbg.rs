@@ -44,7 +44,7 @@ fn main() {
         return;
     }
     for o in &r.obligations {
-        println!("{:16} {:?} {} {:?}", o.id, o.status, o.summary, o.reason);
+        println!("{:16} {:?} {} {:?}", o.id, o.status, o.summary(), o.reason);
         for f in &o.findings {
             println!(
                 "   {} params={:?} cell={:?} value={:?} formula={:?}",

@@ -51,7 +51,11 @@ fn double_scratch_buffers_are_proved_for_every_call_and_p() {
     ] {
         let o = obligation(&read(file)).expect("a protocol that reads the call index");
         assert_eq!(o.status, Status::Proved, "{file}: {o:?}");
-        assert!(o.summary.contains("P symbolic"), "{file}: {}", o.summary);
+        assert!(
+            o.summary().contains("P symbolic"),
+            "{file}: {}",
+            o.summary()
+        );
         assert!(
             o.scope
                 .as_deref()
@@ -60,7 +64,7 @@ fn double_scratch_buffers_are_proved_for_every_call_and_p() {
             o.scope
         );
         let want = format!("`{window}`: reused every {distance} call(s)");
-        assert!(o.summary.contains(&want), "{file}: {}", o.summary);
+        assert!(o.summary().contains(&want), "{file}: {}", o.summary());
         assert_eq!(o.world.map(|w| (w.lo, w.hi)), Some((1, hi)), "{file}");
     }
 }
@@ -137,7 +141,7 @@ fn mutants_that_break_the_ordering_are_never_proved() {
         assert!(good.contains(from), "{from}");
         let m = good.replace(from, to);
         let o = obligation(&m).expect("obligation");
-        assert_ne!(o.status, Status::Proved, "{to}: {}", o.summary);
+        assert_ne!(o.status, Status::Proved, "{to}: {}", o.summary());
     }
     // The fixed lagging reader (an acknowledgement per call) loses its proof without the
     // root's wait.
@@ -160,10 +164,10 @@ fn a_wait_for_every_credit_of_its_call_orders_a_parametric_pipeline() {
     let good = read("examples/idioms/epoch_chunk_pipeline.coll");
     let o = obligation(&good).expect("a protocol that reads the call index");
     assert_eq!(o.status, Status::Proved, "{o:?}");
-    assert!(o.summary.contains("P symbolic"), "{}", o.summary);
+    assert!(o.summary().contains("P symbolic"), "{}", o.summary());
     let from = "wait ack[q] >= T * (call + 1);";
     assert!(good.contains(from));
     let short = good.replace(from, "wait ack[q] >= T * call + T - 1;");
     let o = obligation(&short).expect("obligation");
-    assert_ne!(o.status, Status::Proved, "{}", o.summary);
+    assert_ne!(o.status, Status::Proved, "{}", o.summary());
 }

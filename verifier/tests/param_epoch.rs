@@ -49,14 +49,14 @@ fn a_symbolic_threshold_growth_is_proved_and_the_horizon_is_a_formula_in_p() {
     let r = collc_verifier::verify(&p, &collc_verifier::Options::symbolic_only());
     let ob = r.get("overflow-horizon").expect("the obligation");
     assert_eq!(ob.status, Status::Proved, "{ob:?}");
-    assert!(ob.summary.contains("N(P) <= P - 1"), "{}", ob.summary);
+    assert!(ob.summary().contains("N(P) <= P - 1"), "{}", ob.summary());
     assert_eq!(ob.world.map(|w| w.hi), Some(64));
     // floor((2^31 - 1) / 63) = 34087042 calls at P = 64, the worst P of the domain.
     let long = protocol(&EPOCH_GATHER.replace("calls <= 1000;", "calls <= 34087043;"));
     let r = collc_verifier::verify(&long, &collc_verifier::Options::symbolic_only());
     let ob = r.get("overflow-horizon").expect("the obligation");
     assert_eq!(ob.status, Status::Violated, "{ob:?}");
-    assert!(ob.summary.contains("34087042"), "{}", ob.summary);
+    assert!(ob.summary().contains("34087042"), "{}", ob.summary());
     let fits = protocol(&EPOCH_GATHER.replace("calls <= 1000;", "calls <= 34087042;"));
     let r = collc_verifier::verify(&fits, &collc_verifier::Options::symbolic_only());
     assert_eq!(

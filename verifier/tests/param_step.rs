@@ -50,7 +50,7 @@ fn enumerated_sound(f: &Path, p: &Validated) {
                 f.display(),
                 ob.id,
                 ob.status,
-                ob.summary
+                ob.summary()
             );
         }
     }

@@ -50,20 +50,20 @@ fn every_proved_line_states_its_scope() {
             bad.push(format!("{}: header {:?}", f.display(), r.method));
         }
         for o in r.obligations.iter().filter(|o| o.status == Status::Proved) {
-            let scoped = o.summary.contains(", P symbolic")
-                || o.summary.contains("by enumeration over P")
-                || o.summary.contains("vacuous");
+            let scoped = o.summary().contains(", P symbolic")
+                || o.summary().contains("by enumeration over P")
+                || o.summary().contains("vacuous");
             if !scoped || o.scope.as_deref().is_none_or(str::is_empty) || o.world.is_none() {
                 bad.push(format!(
                     "{}: {}: {} [{:?}]",
                     f.display(),
                     o.id,
-                    o.summary,
+                    o.summary(),
                     o.scope
                 ));
             }
             // A proof with P symbolic covers the declared domain; an enumeration its range.
-            if o.summary.contains(", P symbolic") {
+            if o.summary().contains(", P symbolic") {
                 assert_eq!(o.world, Some(r.world), "{}: {}", f.display(), o.id);
             }
         }
@@ -92,9 +92,9 @@ fn value_signal_and_fence_are_proved_with_p_symbolic() {
             let o = r.obligations.iter().find(|o| o.id == id).expect(id);
             assert_eq!(o.status, Status::Proved, "{name}: {id}: {:?}", o.reason);
             assert!(
-                o.summary.contains(", P symbolic"),
+                o.summary().contains(", P symbolic"),
                 "{name}: {id}: {}",
-                o.summary
+                o.summary()
             );
             assert_eq!(o.world, Some(r.world), "{name}: {id}");
         }
@@ -230,7 +230,11 @@ fn ordered_sets_per_call_are_proved_with_p_symbolic() {
     for id in ["value-signal", "deadlock"] {
         let o = r.get(id).expect(id);
         assert_eq!(o.status, Status::Proved, "{id}: {o:?}");
-        assert!(o.summary.contains(", P symbolic"), "{id}: {}", o.summary);
+        assert!(
+            o.summary().contains(", P symbolic"),
+            "{id}: {}",
+            o.summary()
+        );
     }
     let twin = idiom("bugs/nvshmem_flag_clear_after_ready");
     let e = value_proof(&twin).expect_err("the twin's Sets are not ordered");

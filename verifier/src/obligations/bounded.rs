@@ -46,7 +46,7 @@ pub fn skipped() -> Vec<ObligationResult> {
             status: Status::Skipped,
             scope: None,
             reason: Some("--no-bounded".into()),
-            summary: "not run (--no-bounded); this is not a pass".into(),
+            claim: "not run (--no-bounded); this is not a pass".into(),
             findings: Vec::new(),
             evidence: Evidence::none(),
         })
@@ -780,7 +780,7 @@ fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> O
     let mk = |status,
               scope: Option<String>,
               reason: Option<String>,
-              summary: String,
+              claim: String,
               findings: Vec<Finding>| {
         ObligationResult {
             id: id.to_string(),
@@ -791,7 +791,7 @@ fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> O
             world: None,
             reason,
             evidence: Evidence::of_bounded(status, &findings),
-            summary,
+            claim,
             findings,
         }
     };
@@ -849,10 +849,10 @@ fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &st
     // no partial-order reduction), the scope says exactly what it covered and the status
     // rests on the sc run.
     if r.status == Status::Checked {
-        r.summary = r.scope.clone().unwrap_or_default();
+        r.claim = r.scope.clone().unwrap_or_default();
         if !rx.checked() {
             let why = rx.incomplete_reason().unwrap_or_default();
-            r.summary = format!("{} (relaxed memory incomplete: {why})", r.summary);
+            r.claim = format!("{} (relaxed memory incomplete: {why})", r.claim);
         }
     }
 }
@@ -876,7 +876,7 @@ fn violated_by_extra_run<'r>(
     run: &str,
 ) -> &'r mut Finding {
     r.status = Status::Violated;
-    r.summary = format!("{run}: counterexample at {}", sb_params(c));
+    r.claim = format!("{run}: counterexample at {}", sb_params(c));
     r.reason = None;
     r.findings = vec![extra_run_finding(p, c, file, run)];
     r.evidence.add(&Evidence::of_findings(&r.findings));

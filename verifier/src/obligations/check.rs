@@ -81,7 +81,7 @@ pub(crate) fn verify_at(
     let (accs, plan, mut stats) = sweep_route(p, worlds, deadline);
     let scope = plan.describe(p);
     let declared = exec::declared_world(p);
-    let finish = Finish::new(p, scope.clone(), worlds.is_none());
+    let finish = Finish::new(p, scope.clone());
     let mut obligations: Vec<ObligationResult> =
         accs.into_iter().map(|a| finish.result(a)).collect();
     if worlds.is_none() {
@@ -195,12 +195,10 @@ struct Finish<'a> {
     covered: Option<WorldRange>,
     /// Enumeration decides P up to TABLE.enum_world_max only: past that, nothing is proved.
     capped: bool,
-    /// Over the enumerated domain (not given worlds): a capped entry's summary says so.
-    whole: bool,
 }
 
 impl<'a> Finish<'a> {
-    fn new(p: &'a Protocol, scope: String, whole: bool) -> Self {
+    fn new(p: &'a Protocol, scope: String) -> Self {
         let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
         let declared = exec::declared_world(p);
         Finish {
@@ -209,7 +207,6 @@ impl<'a> Finish<'a> {
             scope,
             covered,
             capped: covered.is_some_and(|w| w.hi < declared.1),
-            whole,
         }
     }
 
@@ -242,10 +239,6 @@ impl<'a> Finish<'a> {
                 ));
             }
         }
-        let mut summary = summary(id, status, a.items, a.literal, a.z3);
-        if self.capped && status != Status::Unknown && self.whole {
-            summary = format!("{summary}; {}", enumeration_scope(self.p));
-        }
         ObligationResult {
             id: id.to_string(),
             code: format!("verify::{id}"),
@@ -261,7 +254,7 @@ impl<'a> Finish<'a> {
                 _ => Evidence::of_enumeration(status, self.covered, &findings),
             },
             reason,
-            summary,
+            claim: claim(id, status, a.items, a.literal, a.z3),
             findings,
         }
     }
@@ -286,7 +279,9 @@ pub fn enumeration_scope(p: &Protocol) -> String {
     }
 }
 
-fn summary(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
+/// What the enumerated route claims: the obligation's statement with its counts of
+/// checks, or that it does not hold, or that it is undecided.
+fn claim(id: &str, st: Status, items: u64, lit: u64, z3: u64) -> String {
     let what = what(id);
     match st {
         Status::Proved | Status::Checked => {

@@ -212,34 +212,27 @@ pub fn horizon(
     };
     // A proved line says how it was shown (`scope::finish`): the maximisation with P
     // symbolic covers the declared domain, the enumerated one its configurations.
-    let how = sym.map_or(String::new(), |_| {
-        let (lo, hi) = exec::declared_world(p);
-        format!(
-            "; {}, P symbolic",
-            crate::engine::param::world_phrase(lo, hi)
-        )
-    });
     // What a proof here showed: the maximisation with P symbolic, or the enumeration.
     let shown = match m.covered {
         Some(w) if sym.is_some() => Evidence::symbolic(w),
         Some(w) => Evidence::enumerated(w),
         None => Evidence::none(),
     };
-    let fits = |status, summary: String| ObligationResult {
+    let fits = |status, claim: String| ObligationResult {
         id: ID.into(),
         code: code.clone(),
         status,
         scope: Some(m.scope.clone()),
         world: m.covered,
         reason: None,
-        summary,
+        claim,
         findings: Vec::new(),
         evidence: shown.clone(),
     };
     let Some(w) = m.worst.as_ref().filter(|w| w.per_call > 0) else {
         return Some(fits(
             Status::Proved,
-            format!("no monotonic cell receives credits: nothing can wrap{how}"),
+            "no monotonic cell receives credits: nothing can wrap".into(),
         ));
     };
     let wrap = Wrap::new(w, m.formula.clone(), &code, m.covered);
@@ -260,7 +253,7 @@ pub fn horizon(
             } else {
                 Status::Proved
             },
-            format!("{}; declared calls <= {} fits{how}", wrap.formula, c.max),
+            format!("{}; declared calls <= {} fits", wrap.formula, c.max),
         )),
         None => match m.ge_wait {
             Some(sp) => Some(wrap.violated(
@@ -273,10 +266,7 @@ pub fn horizon(
             )),
             None => Some(fits(
                 Status::Proved,
-                format!(
-                    "{}; no `>=` wait reads a monotonic cell{how}",
-                    wrap.formula
-                ),
+                format!("{}; no `>=` wait reads a monotonic cell", wrap.formula),
             )),
         },
     }
@@ -309,7 +299,7 @@ fn measure(
                     scope: None,
                     world: None,
                     reason: Some(why),
-                    summary: "undecided: the calls before a monotonic cell wraps int32".into(),
+                    claim: "undecided: the calls before a monotonic cell wraps int32".into(),
                     findings: vec![f],
                     evidence: Evidence::none(),
                 }))
@@ -429,7 +419,7 @@ impl<'a> Wrap<'a> {
             scope: None,
             world: self.covered,
             reason: None,
-            summary: format!("violated: {}", self.formula),
+            claim: format!("violated: {}", self.formula),
             evidence: Evidence::of_findings(std::slice::from_ref(&f)),
             findings: vec![f],
         }

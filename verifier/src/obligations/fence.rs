@@ -1177,6 +1177,7 @@ pub fn check(
         covered,
         capped: covered.is_some_and(|w| w.hi < exec::declared_world(p).1),
         enumeration,
+        past: if covered.is_some() { past } else { Vec::new() },
         file,
     };
     let unsupported = match covered {
@@ -1242,8 +1243,8 @@ fn proved_structurally(p: &Protocol, code: &str) -> Option<ObligationResult> {
         scope: Some(format!("{domain}, P symbolic: {scope}")),
         world: Some(WorldRange { lo, hi }),
         reason: None,
-        summary: format!(
-            "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({why}); {domain}, P symbolic"
+        claim: format!(
+            "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({why})"
         ),
         findings: Vec::new(),
         evidence: Evidence::symbolic(WorldRange { lo, hi }),
@@ -1293,16 +1294,30 @@ struct Out<'a> {
     capped: bool,
     /// The enumeration's scope phrase.
     enumeration: String,
+    /// The world sizes past the enumeration the analysis also covered.
+    past: Vec<i64>,
     file: &'a str,
 }
 
 impl Out<'_> {
+    /// What a result of `status` showed: the enumeration's (the counterexample, or the
+    /// enumerated sizes) and, when decided, the sizes past it the analysis covered too.
+    fn evidence(&self, status: Status, findings: &[Finding]) -> Evidence {
+        let mut e = Evidence::of_enumeration(status, self.covered, findings);
+        if matches!(status, Status::Proved | Status::Checked) {
+            for w in &self.past {
+                e.add(&Evidence::enumerated(WorldRange { lo: *w, hi: *w }));
+            }
+        }
+        e
+    }
+
     fn mk(
         &self,
         status: Status,
         scope: Option<String>,
         reason: Option<String>,
-        summary: String,
+        claim: String,
         findings: Vec<Finding>,
     ) -> ObligationResult {
         ObligationResult {
@@ -1311,13 +1326,9 @@ impl Out<'_> {
             status,
             scope,
             world: self.covered.filter(|_| status != Status::Unknown),
-            evidence: Evidence::of_enumeration(status, self.covered, &findings),
+            evidence: self.evidence(status, &findings),
             reason,
-            summary: if self.capped && status != Status::Unknown {
-                format!("{summary}; {}", self.enumeration)
-            } else {
-                summary
-            },
+            claim,
             findings,
         }
     }

@@ -41,12 +41,9 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 let pr = out
                     .proof(&ob.id)
                     .map_or((0, 0, 0), |p| (p.items, p.literal, p.z3));
-                ob.summary = format!(
-                    "{base} ({} checks: {} by literal arithmetic, {} by Z3); {}, P symbolic",
-                    pr.0,
-                    pr.1,
-                    pr.2,
-                    out.domain()
+                ob.claim = format!(
+                    "{base} ({} checks: {} by literal arithmetic, {} by Z3)",
+                    pr.0, pr.1, pr.2
                 );
                 let enumerated = ob.scope.take().unwrap_or_default();
                 ob.scope = Some(format!("{s}; cross-checked by enumeration ({enumerated})"));
@@ -59,11 +56,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 // domain beyond its enumeration); the symbolic proof covers the domain.
                 let why = ob.reason.take().unwrap_or_default();
                 ob.status = Status::Proved;
-                ob.summary = format!(
-                    "{}; {}, P symbolic",
-                    crate::obligations::check::what(&ob.id),
-                    out.domain()
-                );
+                ob.claim = crate::obligations::check::what(&ob.id).to_string();
                 ob.scope = Some(format!(
                     "{s}; the enumerated route did not decide it: {why}"
                 ));
@@ -72,7 +65,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 ob.evidence.add(&Evidence::symbolic(declared));
             }
             (Status::Proved, None) => {
-                // `scope::finish` adds the enumerated range to the summary.
+                // The summary says `by enumeration over ...` from the evidence.
                 let enumerated = ob.scope.take().unwrap_or_default();
                 let why = out.open(&ob.id).unwrap_or("not attempted");
                 ob.scope = Some(format!(
@@ -113,10 +106,7 @@ pub fn apply_vacuous_value_signal(p: &collc_spec::ir::Protocol, report: &mut Rep
             ob.status = Status::Proved;
             ob.world = Some(WorldRange { lo, hi });
             ob.evidence.add(&Evidence::vacuous(WorldRange { lo, hi }));
-            ob.summary = format!(
-                "vacuous: no value signals (`as value`), nothing to order; {}",
-                crate::engine::param::world_phrase(lo, hi)
-            );
+            ob.claim = "no value signals (`as value`), nothing to order".into();
             ob.scope = Some(format!(
                 "{}: the protocol declares no `as value` signal",
                 crate::engine::param::world_phrase(lo, hi)
@@ -152,10 +142,7 @@ pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
         };
         ob.world = Some(declared);
         ob.evidence.add(&Evidence::symbolic(declared));
-        ob.summary = format!(
-            "no reachable state where no process can move: every wait is reached by credits (on a value signal: the Set of the awaited value) sent at earlier program points; {}, P symbolic",
-            out.domain()
-        );
+        ob.claim = "no reachable state where no process can move: every wait is reached by credits (on a value signal: the Set of the awaited value) sent at earlier program points".into();
         ob.scope = Some(format!(
             "{}, P symbolic: waits ranked by program point ({} checks: {} by literal arithmetic, {} by Z3), with credit-balance and op-exclusivity (and value-signal for waits on value signals); bounded run: {bounded}",
             out.domain(),

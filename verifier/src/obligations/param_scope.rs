@@ -1,13 +1,15 @@
 //! Every `proved` line says how it was shown (README, "What `proved` means"): `P
 //! symbolic` for the whole declared domain, `by enumeration over P in LO..=HI`, or
 //! `vacuous`, as its evidence ([`crate::report::evidence`]) records. [`apply_value`] puts the
-//! parametric route's `value-signal` result into the report; [`finish`] gives every line
-//! proved by enumeration its enumeration range (the world it was decided for) and writes
-//! the header's count.
+//! parametric route's `value-signal` result into the report; [`finish`] gives the scope of
+//! every line proved by enumeration its enumeration range (the world it was decided for)
+//! and writes the header's count. The summaries say the same from the evidence
+//! ([`crate::report::summary`]).
 
 use crate::engine::param::{world_phrase, Proof};
 use crate::report::evidence::{Evidence, How};
-use crate::report::{Report, Status, WorldRange};
+use crate::report::summary::range;
+use crate::report::{Report, Status};
 
 /// The obligations that decide a range of world sizes (the header counts them): the
 /// parametric route's, `value-signal`, `fence` and `buffer-reuse`.
@@ -19,15 +21,6 @@ fn deciding(id: &str) -> bool {
             crate::obligations::reuse::ID,
         ]
         .contains(&id)
-}
-
-/// `P in lo..=hi`.
-fn range(w: &WorldRange) -> String {
-    if w.lo == w.hi {
-        format!("P = {}", w.lo)
-    } else {
-        format!("P in {}..={}", w.lo, w.hi)
-    }
 }
 
 /// `value-signal` proved with P symbolic (on a protocol with value signals), or the
@@ -57,8 +50,8 @@ pub fn apply_value(r: &Result<Proof, String>, report: &mut Report) {
                 ob.findings.clear();
                 ob.world = Some(declared);
                 ob.evidence.add(&Evidence::symbolic(declared));
-                ob.summary = format!(
-                    "{base} ({} checks: {} by literal arithmetic, {} by Z3); {domain}, P symbolic",
+                ob.claim = format!(
+                    "{base} ({} checks: {} by literal arithmetic, {} by Z3)",
                     pr.items, pr.literal, pr.z3
                 );
                 ob.scope = Some(format!(
@@ -92,8 +85,7 @@ pub fn finish(report: &mut Report) {
         }
         let how = ob.world.and_then(|w| ob.evidence.how(w));
         if let (Some(How::Enumerated), Some(w)) = (how, ob.world) {
-            let phrase = format!("by enumeration over {}", range(&w));
-            ob.summary = format!("{}; {phrase}", ob.summary);
+            let phrase = format!("by enumeration over {}", range(w));
             // The six credit obligations' scopes say it already (`report::apply_symbolic`).
             if !crate::obligations::param_report::SYMBOLIC.contains(&ob.id.as_str()) {
                 let scope = ob.scope.clone().unwrap_or_default();
@@ -121,7 +113,7 @@ pub fn finish(report: &mut Report) {
             .iter()
             .find(|o| enumerated.contains(&o.id))
             .and_then(|o| o.world)
-            .map_or(String::new(), |w| format!(" over {}", range(&w)));
+            .map_or(String::new(), |w| format!(" over {}", range(w)));
         m.push_str(&format!(
             ", proved by enumeration{w}: {}",
             enumerated.join(", ")

@@ -11,7 +11,7 @@ use collc_spec::info::ProtocolInfo;
 /// past the enumeration, for the obligations `report` has only `checked` by enumeration
 /// (the P-symbolic route did not prove them): a violation or warning there replaces the
 /// status, with its counterexample; an undecided one makes the obligation `unknown`;
-/// otherwise the sizes are added to the summary.
+/// otherwise the sizes are added to the scope and the evidence.
 /// `info` is `p`'s.
 pub fn check_past(
     p: &collc_spec::Validated,
@@ -40,13 +40,10 @@ pub fn check_past(
         let Some(f) = far.get(&o.id) else { continue };
         match f.status {
             Status::Violated | Status::Warning => {
-                let summary = format!(
-                    "{}; found among {} past the enumeration, where the protocol's literals can change what ranks do",
-                    f.summary, sizes
-                );
+                // Its summary names the counterexample's size past the enumeration
+                // (`report::summary`).
                 let before = std::mem::take(&mut o.evidence);
                 *o = f.clone();
-                o.summary = summary;
                 o.evidence = before.join(&f.evidence);
             }
             Status::Unknown => {
@@ -61,13 +58,13 @@ pub fn check_past(
                 }
                 o.reason = Some(why.clone());
                 o.findings = f.findings.clone();
-                o.summary = why;
+                o.claim = why;
                 o.world = None;
             }
             _ => {
+                // The summary names them from the evidence (`report::summary`).
                 let also =
                     format!("; also {sizes} (the sizes around the thresholds its literals form)");
-                o.summary.push_str(&also);
                 if let Some(sc) = o.scope.as_mut() {
                     sc.push_str(&also);
                 }
@@ -127,14 +124,15 @@ mod tests {
     fn a_credit_left_past_the_enumeration_is_a_violation_there() {
         let r = enumerated_then_past(RETRY);
         let o = r.get("credit-balance").expect("obligation");
-        assert_eq!(o.status, Status::Violated, "{}", o.summary);
+        assert_eq!(o.status, Status::Violated, "{}", o.summary());
         let at: Vec<(String, i64)> = o.findings[0]
             .params
             .iter()
             .map(|v| (v.name.clone(), v.value))
             .collect();
         assert_eq!(at, vec![("P".to_string(), 22)]);
-        assert!(o.summary.contains("found among P = "), "{}", o.summary);
+        let s = o.summary();
+        assert!(s.contains("found at P = 22 past the enumeration"), "{s}");
     }
 
     #[test]
@@ -145,11 +143,11 @@ mod tests {
         );
         let r = enumerated_then_past(&fixed);
         let o = r.get("credit-balance").expect("obligation");
-        assert_eq!(o.status, Status::Checked, "{}", o.summary);
+        let s = o.summary();
+        assert_eq!(o.status, Status::Checked, "{s}");
         assert!(
-            o.summary.contains("by enumeration") && o.summary.contains("also P = 19..=22"),
-            "{}",
-            o.summary
+            s.contains("by enumeration") && s.contains("also P = 19..=22"),
+            "{s}"
         );
     }
 }

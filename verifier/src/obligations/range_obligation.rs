@@ -34,7 +34,7 @@ pub fn check(
         hi: crate::engine::exec::declared_world(p).1,
     };
     let mk =
-        |status, scope: Option<&str>, reason: Option<String>, summary: String| ObligationResult {
+        |status, scope: Option<&str>, reason: Option<String>, claim: String| ObligationResult {
             id: ID.into(),
             code: format!("verify::{ID}"),
             status,
@@ -42,7 +42,7 @@ pub fn check(
             // Decided over the whole declared domain (Z3 with P symbolic).
             world: (status == Status::Proved).then_some(declared),
             reason,
-            summary,
+            claim,
             findings: Vec::new(),
             // Decided for every value of the declared domains, P symbolic, by Z3.
             evidence: if status == Status::Proved {
@@ -108,10 +108,7 @@ pub fn check(
         Status::Proved,
         Some(SCOPE),
         None,
-        format!(
-            "every index, slice and `@` rank in range ({SCOPE}); {}, P symbolic",
-            crate::engine::param::world_phrase(declared.lo, declared.hi)
-        ),
+        format!("every index, slice and `@` rank in range ({SCOPE})"),
     )
 }
 

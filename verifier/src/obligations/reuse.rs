@@ -50,8 +50,8 @@ pub fn check(p: &Protocol, credits: &Outcome, timeout: Duration) -> Option<Oblig
                 )),
                 world: Some(declared),
                 reason: None,
-                summary: format!(
-                    "every write of a reused window instance is ordered after the accesses of earlier calls by other ranks ({pairs} access/write pair(s); {}) ({counts}); {domain}, P symbolic",
+                claim: format!(
+                    "every write of a reused window instance is ordered after the accesses of earlier calls by other ranks ({pairs} access/write pair(s); {}) ({counts})",
                     dist.join(", ")
                 ),
                 findings: Vec::new(),
@@ -85,7 +85,7 @@ fn undecided(code: String, why: Undecided, reason: String) -> ObligationResult {
         scope: None,
         world: None,
         reason: Some(reason),
-        summary: "undecided: whether a later call writes a reused window before an earlier call's accesses are done".into(),
+        claim: "undecided: whether a later call writes a reused window before an earlier call's accesses are done".into(),
         findings: Vec::new(),
         evidence: Evidence::undecided(why),
     }
@@ -129,7 +129,7 @@ fn violated(p: &Protocol, u: &Unordered, code: String, declared: WorldRange) -> 
         scope: None,
         world: Some(declared),
         reason: None,
-        summary: format!(
+        claim: format!(
             "violated: `{}` is written by {later} before an access of call c by another rank is shown done",
             u.window
         ),

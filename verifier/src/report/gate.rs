@@ -269,7 +269,7 @@ mod tests {
                     scope: None,
                     world: None,
                     reason: Some(format!("reason {i}")),
-                    summary: String::new(),
+                    claim: String::new(),
                     findings: if *s == Status::Violated {
                         vec![f]
                     } else {

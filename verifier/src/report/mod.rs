@@ -6,11 +6,13 @@ pub mod evidence;
 pub mod gate;
 pub mod obligation;
 mod rewrite;
+pub mod summary;
 
 pub use obligation::{Obligation, Route};
 pub use rewrite::Rewrite;
 
 use collc_grammar::{Diagnostic, Source, Span};
+use serde::ser::SerializeStruct;
 use serde::Serialize;
 
 /// Version of the JSON schema.
@@ -178,8 +180,9 @@ pub struct WorldRange {
     pub hi: i64,
 }
 
-/// The result of one obligation.
-#[derive(Debug, Clone, Serialize)]
+/// The result of one obligation. Its JSON form has, besides the fields, the `summary`
+/// line rendered from them ([`ObligationResult::summary`]).
+#[derive(Debug, Clone)]
 pub struct ObligationResult {
     /// Stable id, e.g. `credit-balance`.
     pub id: String,
@@ -196,8 +199,11 @@ pub struct ObligationResult {
     pub world: Option<WorldRange>,
     /// For unknown: why.
     pub reason: Option<String>,
-    /// One line on what was shown.
-    pub summary: String,
+    /// What the route that decided it claims, in its words: what it states and what it
+    /// counted (`every written credit cell nets exactly 0 per call (12 checks: ...)`),
+    /// set where the result is made. How far and how that holds is the evidence's, which
+    /// [`ObligationResult::summary`] adds.
+    pub claim: String,
     /// Counterexamples and warnings.
     pub findings: Vec<Finding>,
     /// What the routes showed, as data ([`crate::report::evidence`]): the world sizes proved with
@@ -225,7 +231,28 @@ impl Report {
     }
 }
 
+impl Serialize for ObligationResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut o = s.serialize_struct("ObligationResult", 9)?;
+        o.serialize_field("id", &self.id)?;
+        o.serialize_field("code", &self.code)?;
+        o.serialize_field("status", &self.status)?;
+        o.serialize_field("scope", &self.scope)?;
+        o.serialize_field("world", &self.world)?;
+        o.serialize_field("reason", &self.reason)?;
+        o.serialize_field("summary", &self.summary())?;
+        o.serialize_field("findings", &self.findings)?;
+        o.serialize_field("evidence", &self.evidence)?;
+        o.end()
+    }
+}
+
 impl ObligationResult {
+    /// One line on what was shown: the claim, and how far and how it holds from the
+    /// evidence ([`summary::line`], the one place it is rendered).
+    pub fn summary(&self) -> String {
+        summary::line(self)
+    }
     /// How a `proved` obligation was shown, from its evidence: `P symbolic`, `by
     /// enumeration` or `vacuous` (`None` for other statuses).
     pub fn how(&self) -> Option<&'static str> {

@@ -102,14 +102,7 @@ impl Outcome {
     }
 }
 
-/// "all P in lo..=hi", or "all P >= lo" for a domain up to `i32::MAX`.
-pub fn world_phrase(lo: i64, hi: i64) -> String {
-    if hi >= i64::from(i32::MAX) {
-        format!("all P >= {lo}")
-    } else {
-        format!("all P in {lo}..={hi}")
-    }
-}
+pub use crate::report::summary::world_phrase;
 
 /// The obligations this route can prove (the symbolic six, then `deadlock`).
 pub const IDS: [&str; 7] = crate::report::obligation::ids([

@@ -90,10 +90,10 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
             continue;
         }
         if r.status == Status::Checked {
-            r.summary = format!("{}; {scope}", r.summary);
+            r.claim = format!("{}; {scope}", r.claim);
             if !wx.checked() {
                 let why = wx.incomplete_reason().unwrap_or_default();
-                r.summary = format!("{} ({RUN} incomplete: {why})", r.summary);
+                r.claim = format!("{} ({RUN} incomplete: {why})", r.claim);
             }
         }
         if let Some(c) = wx.cex.get(&r.id) {
@@ -111,9 +111,9 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
                     first_at.get_or_insert_with(|| sb_params(c));
                     past.push(f);
                     if r.status == Status::Checked {
-                        r.summary = format!(
+                        r.claim = format!(
                             "{} (its failure there is past the overflow horizon: overflow-horizon)",
-                            r.summary
+                            r.claim
                         );
                     }
                 }
@@ -126,7 +126,7 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
     let Some(at) = first_at else {
         return;
     };
-    let summary = format!("{RUN}: counterexample at {at} past the overflow horizon");
+    let claim = format!("{RUN}: counterexample at {at} past the overflow horizon");
     out.push(ObligationResult {
         id: HORIZON.into(),
         code: format!("verify::{HORIZON}"),
@@ -134,7 +134,7 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
         scope: Some(scope),
         world: None,
         reason: None,
-        summary,
+        claim,
         evidence: crate::report::evidence::Evidence::of_findings(&past),
         findings: past,
     });
@@ -145,7 +145,7 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
 pub(super) fn fold_horizon(o: &mut ObligationResult, r: ObligationResult) {
     if o.status != Status::Violated {
         o.status = Status::Violated;
-        o.summary = r.summary;
+        o.claim = r.claim;
         o.reason = None;
         o.world = None;
         o.findings.clear();
