@@ -34,9 +34,11 @@
 use crate::engine::events::{cell_name, chain, value_of};
 use crate::engine::exec::{Cell, EvKind, Run};
 use crate::engine::smt::{Answer, Prop};
-use crate::engine::sym::{sum_over, AtomId, Lin, Syms};
+use crate::engine::sym::{
+    cond_mentions, subst_deep, sum_over, union, AtomId, CondV, Guard, Lin, Syms,
+};
 use crate::obligations::context::{Acc, Ctx, Rep};
-use crate::obligations::window::Round;
+use crate::obligations::window::{Lag, Round};
 use crate::report::{Finding, Obligation};
 use collc_spec::ir::CmpOp;
 use std::collections::BTreeMap;
@@ -423,22 +425,34 @@ impl Pairing<'_, '_, '_> {
         self.acc.items += 1;
         let g = ev.guard.clone();
         let mut ans = self.ctx.prove(run, self.acc, &g, frames, Prop::Ge0(d));
+        let mut varies = None;
         if matches!(ans, Answer::Refuted(_)) {
             // A credit window: the wait needs the credit of the writer's round K behind (a
             // producer K chunks ahead of its consumer).
-            if let Some(q) = window.and_then(|u| u.lagged(&need, before)) {
-                // The round it pairs with exists, or the wait needs nothing yet (the
-                // window's first K rounds: threshold <= 0).
-                if let Some((early, idle)) =
-                    crate::obligations::window::early(&mut run.syms, &g, &q, &need)
-                {
-                    // Undecided (a timeout) stays undecided: never a violation the window
-                    // proof could not refute.
-                    match self.ctx.prove(run, self.acc, &early, frames, idle) {
-                        Answer::Refuted(_) => {}
-                        other => ans = other,
+            match window.map_or(Lag::None, |u| u.lagged(&run.syms, &need, before)) {
+                Lag::Pairs(q) => {
+                    // The round it pairs with exists, or the wait needs nothing yet (the
+                    // window's first K rounds: threshold <= 0).
+                    if let Some((early, idle)) =
+                        crate::obligations::window::early(&mut run.syms, &g, &q, &need)
+                    {
+                        // Undecided (a timeout) stays undecided: never a violation the
+                        // window proof could not refute.
+                        match self.ctx.prove(run, self.acc, &early, frames, idle) {
+                            Answer::Refuted(_) => {}
+                            other => ans = other,
+                        }
                     }
                 }
+                Lag::Varies(k) => {
+                    // The witness: a round that asks for no more than the round before.
+                    let again = self.repeat(run, &g, &need, frames);
+                    if let Some((a, _)) = &again {
+                        ans = Answer::Refuted(a.clone());
+                    }
+                    varies = Some((k, again.map(|x| x.1)));
+                }
+                Lag::None => {}
             }
         }
         match ans {
@@ -454,14 +468,55 @@ impl Pairing<'_, '_, '_> {
             Answer::Refuted(a) => {
                 let k = run.syms.eval(&need, &a).unwrap_or(0);
                 let b = run.syms.eval(before, &a).unwrap_or(0);
-                Ok(Step::Stale(Box::new(self.stale(
-                    run,
-                    &ev,
-                    (k, b),
-                    frames,
-                    &a,
-                ))))
+                let mut f = self.stale(run, &ev, (k, b), frames, &a);
+                if let Some((lag, prev)) = varies {
+                    let lag = crate::engine::sym::Printer {
+                        syms: &run.syms,
+                        p: self.ctx.p,
+                    }
+                    .lin(&lag);
+                    f.notes.push(format!("the threshold leaves out `{lag}` rounds of credits, a number that changes with the loop's round: not a credit window, whose K is the same in every round (a constant or a parameter, `>= t - K + 1`)"));
+                    if let Some(prev) = prev.and_then(|l| run.syms.eval(&l, &a)) {
+                        f.notes.push(format!("the wait of the round before needed {prev}: this one needs no credit that wait did not already count"));
+                    }
+                }
+                Ok(Step::Stale(Box::new(f)))
             }
+        }
+    }
+
+    /// For a lag that changes with the round: a round `i >= 1` of the innermost loop whose
+    /// wait needs a credit (`need(i) >= 1`) but no more than the wait of round `i - 1`
+    /// needed, so it passes on what that wait counted (`sim::stale-pass`); with round
+    /// `i - 1`'s need. `None` when there is none or the question is not this simple.
+    fn repeat(
+        &mut self,
+        run: &mut Run,
+        g: &Guard,
+        need: &Lin,
+        frames: &[u32],
+    ) -> Option<(crate::engine::sym::Assign, Lin)> {
+        let it = run.frames[*frames.first()? as usize].iter;
+        if g.iter().any(|c| cond_mentions(&run.syms, *c, it)) {
+            return None;
+        }
+        let s = &mut run.syms;
+        let prev = subst_deep(s, need, it, &Lin::atom(it).add(&Lin::k(-1))?)?;
+        let mut g2 = g.clone();
+        for c in [
+            s.cmp(CmpOp::Ge, &Lin::atom(it), &Lin::k(1))?,
+            s.cmp(CmpOp::Ge, need, &Lin::k(1))?,
+        ] {
+            match c {
+                CondV::Sym(id) => g2 = union(&g2, &vec![id]),
+                CondV::Const(false) => return None,
+                CondV::Const(true) => {}
+            }
+        }
+        let d = need.sub(&prev)?.add(&Lin::k(-1))?;
+        match self.ctx.prove(run, self.acc, &g2, frames, Prop::Ge0(d)) {
+            Answer::Refuted(a) => Some((a, prev)),
+            _ => None,
         }
     }
 

@@ -9,6 +9,12 @@
 //! to prove is that round `j - K` exists (`j - K >= 0` under the wait's guard; after the
 //! loop, `trip - K >= 0`), or else that the wait needs nothing (threshold `<= 0`: the
 //! window's first K rounds, which pass at once and count no credit at all).
+//!
+//! `K` must be the same in every round: a lag that reads a loop variable (the wait's own
+//! round counter, `wait ack >= 1` leaving out `t` rounds, or `K - t + 1`) is no window. Its
+//! waits pair with a round that stays put or moves back while `t` grows, so a later wait
+//! passes on credits an earlier one already counted (`sim::stale-pass`); such a lag is
+//! refused and the wait's own-round counterexample stands.
 
 use crate::engine::smt::Prop;
 use crate::engine::sym::{literal, union, AtomId, CondV, Guard, Lin, Syms};
@@ -47,21 +53,39 @@ impl Round {
     /// a formula in the parameters that is a whole number of rounds in every configuration
     /// (its constant and every coefficient multiples of `c`: `K = m / c`, a window whose
     /// `K` is a launch parameter; where it is `<= 0` the wait needs a credit of its own
-    /// round or a later one, never an earlier round's). `None` otherwise.
-    pub(crate) fn lagged(&self, need: &Lin, before: &Lin) -> Option<Lin> {
+    /// round or a later one, never an earlier round's). [`Lag::None`] otherwise, and
+    /// [`Lag::Varies`] for a `K` that reads a loop variable (no window).
+    pub(crate) fn lagged(&self, s: &Syms, need: &Lin, before: &Lin) -> Lag {
         let c = self.per_round;
-        let m = before.sub(need)?.add(&Lin::k(1))?;
+        let Some(m) = before.sub(need).and_then(|x| x.add(&Lin::k(1))) else {
+            return Lag::None;
+        };
         let k = match literal(&m) {
-            Some(m) if m <= 0 => return None,
+            Some(m) if m <= 0 => return Lag::None,
             Some(m) => Lin::k((m + c - 1) / c),
             None if m.c % c == 0 && m.t.iter().all(|(_, x)| x % c == 0) => Lin {
                 c: m.c / c,
                 t: m.t.iter().map(|(a, x)| (*a, x / c)).collect(),
             },
-            None => return None,
+            None => return Lag::None,
         };
-        self.index.sub(&k)
+        // The enumerated route's iteration atoms are its summarised loops' (ranks and
+        // blocks are concrete): a `K` reading one is not the same in every round.
+        if !s.deps(&k).is_empty() {
+            return Lag::Varies(k);
+        }
+        self.index.sub(&k).map_or(Lag::None, Lag::Pairs)
     }
+}
+
+/// What a refuted round pairing's threshold leaves out.
+pub(crate) enum Lag {
+    /// `K` rounds, the same in every round: the index of the round the wait pairs with.
+    Pairs(Lin),
+    /// A number of rounds that reads a loop variable (`K`, printed in the finding).
+    Varies(Lin),
+    /// No whole number of rounds.
+    None,
 }
 
 /// The query that closes a lagged wait: under `guard` and "round `q` does not exist"

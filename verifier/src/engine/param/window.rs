@@ -10,6 +10,8 @@
 //! Z3 then proves, for every round, rank and `P`, that the wait still needs a credit of
 //! round `r - K` or later — `need(r) > B(r - K)` whenever round `r - K` exists — and
 //! that it needs nothing (threshold `<= 0`, the window's first K rounds) when it does not.
+//! A symbolic `K` must not read the wait's loop variables (a lag that grows with the
+//! round pairs later waits with rounds an earlier wait already counted: no window).
 
 use super::extract::PEv;
 use super::oblig::Side;
@@ -39,6 +41,33 @@ impl Ctx<'_> {
         g.sort_unstable();
         g.dedup();
         Ok(g)
+    }
+
+    /// `Ok` when the lag `k` of wait `w` is the same in every round: it reads no loop
+    /// variable around the wait, or Z3 proves it unchanged from each iteration of such a
+    /// loop to the next under the wait's guard (a term guarded by that guard cancels).
+    fn invariant(&mut self, w: &PEv, k: &Lin) -> Result<(), String> {
+        let loops: Vec<AtomId> = w
+            .loops
+            .iter()
+            .map(|i| &self.a.loops[*i])
+            .filter(|l| l.kind == super::extract::LoopKind::Num)
+            .map(|l| l.atom)
+            .collect();
+        for l in loops {
+            let s = &mut self.run.syms;
+            if !crate::engine::sym::mentions(s, k, l) {
+                continue;
+            }
+            let next: Map = [(l, Lin::atom(l).add(&Lin::k(1)).ok_or_else(ov)?)]
+                .into_iter()
+                .collect();
+            let d = solve::lin(s, k, &next)
+                .and_then(|x| x.sub(k))
+                .ok_or_else(|| "a lag that reads its loop variable".to_string())?;
+            self.holds(&w.guard, Prop::Eq0(d))?;
+        }
+        Ok(())
     }
 
     /// Closes the round pairing of wait `w` (round atom `r`, threshold `need`) as a
@@ -91,13 +120,20 @@ impl Ctx<'_> {
         })?;
         // A lag that is a parameter (`t - K + 1` with `param K`): the credits left out are a
         // whole number of rounds in every configuration (constant and coefficients multiples
-        // of `c`), so `K = left / c` symbolically; else the lag of the model.
+        // of `c`), so `K = left / c` symbolically; else the lag of the model. A `K` not
+        // shown the same in every round (`wait ack >= t / K` leaves out `t - t / K + 1`
+        // rounds) is no window: the model's literal lag is tried instead, which the proof
+        // below refutes for a lag that grows.
         let k = match crate::engine::sym::literal(&left) {
             None if left.c % c == 0 && left.t.iter().all(|(_, x)| x % c == 0) => Lin {
                 c: left.c / c,
                 t: left.t.iter().map(|(a, x)| (*a, x / c)).collect(),
             },
             _ => Lin::k((m + c - 1) / c),
+        };
+        let k = match self.invariant(w, &k) {
+            Ok(()) => self.run.syms.assume(&w.guard, &k),
+            Err(_) => Lin::k((m + c - 1) / c),
         };
         let s = &mut self.run.syms;
         let back = shift(s, &Lin::k(0).sub(&k).ok_or_else(ov)?)?;
