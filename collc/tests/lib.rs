@@ -922,11 +922,12 @@ fn choice_table(dir: &Path) -> PathBuf {
 }
 
 /// `collc tune --lib NAME FILES...` on a tiny run into `dir`: np 2, counts 64 and 256, one
-/// block of two calls.
-fn tune_tiny(dir: &Path, name: &str, files: &[&str]) -> Output {
+/// block of two calls; `more` adds arguments (`--target host`).
+fn tune_tiny(dir: &Path, name: &str, files: &[&str], more: &[&str]) -> Output {
     let d = dir.to_string_lossy().into_owned();
     let mut args = vec!["tune", "--lib", name];
     args.extend(files);
+    args.extend(more);
     args.extend([
         "--np", "2", "--counts", "64,256", "--reps", "1", "--calls", "2", "-o", &d,
     ]);
@@ -943,26 +944,11 @@ fn rules_in_readme(dir: &Path, rules: &[&str]) {
     }
 }
 
-/// `collc tune` on a tiny run (np 2, two counts, one block of two calls): the report's
-/// format (the load line, one figure per protocol and count, the rules), the table it wrote
-/// (`tn.tune`, the README), and that the library it built follows that table. Not the
-/// timings: which protocol wins is whatever this run measured.
-#[test]
-fn tune_writes_a_table_the_library_follows() {
-    if !have_mpi("tune_writes_a_table_the_library_follows") {
-        return;
-    }
-    let dir = scratch("tune");
-    let o = tune_tiny(
-        &dir,
-        "tn",
-        &[
-            "examples/allreduce_mesh.coll",
-            "examples/allreduce_ring.coll",
-        ],
-    );
+/// The report of [`tune_tiny`] on the two allreduce examples: the load line, one figure per
+/// protocol and count, the rules, which are `dir/NAME.tune` and rows of the README. The rules.
+fn tiny_allreduce_report(o: &Output, dir: &Path, name: &str) -> Vec<String> {
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", text(o));
     let lines: Vec<&str> = report.lines().collect();
     assert!(lines[0].starts_with("np 2: load "), "{report}");
     assert_eq!(
@@ -986,22 +972,18 @@ fn tune_writes_a_table_the_library_follows() {
         .collect();
     assert_eq!(figures, want, "{report}");
     assert!(lines[6].starts_with("decision table ("), "{report}");
-    let tune = std::fs::read_to_string(dir.join("tn.tune")).expect("tn.tune");
+    let tune = std::fs::read_to_string(dir.join(format!("{name}.tune"))).expect("NAME.tune");
     let rules: Vec<&str> = tune.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(rules, lines[7..lines.len() - 1].to_vec(), "{report}");
     assert!(rules[0].starts_with("allreduce 2 1 "), "{tune}");
-    rules_in_readme(&dir, &rules);
-    // The library follows the table: at each count, the rule of the largest count not above.
-    let exe = dir.join("mpi_tuned");
-    build(
-        "mpicxx",
-        &repo().join("collc/tests/lib/mpi_tuned.cpp"),
-        &dir,
-        "tn",
-        &exe,
-    );
-    let o = mpirun(2, &exe, &["64", "256"]);
-    assert!(o.status.success(), "{}", text(&o));
+    rules_in_readme(dir, &rules);
+    rules.iter().map(|r| r.to_string()).collect()
+}
+
+/// The library follows the table: at each count, the protocol a call runs (`protocol COUNT
+/// NAME` lines of `out`) is the rule of the largest count not above it.
+fn follows_rules(out: &Output, rules: &[String]) {
+    assert!(out.status.success(), "{}", text(out));
     for count in [64i64, 256] {
         let pick = rules
             .iter()
@@ -1011,11 +993,68 @@ fn tune_writes_a_table_the_library_follows() {
             .expect("a rule from count 1");
         let line = format!("protocol {count} {pick}");
         assert!(
-            String::from_utf8_lossy(&o.stdout).contains(&line),
+            String::from_utf8_lossy(&out.stdout).contains(&line),
             "{line}: {}",
-            text(&o)
+            text(out)
         );
     }
+}
+
+/// `collc tune` on a tiny run (np 2, two counts, one block of two calls): the report's
+/// format (the load line, one figure per protocol and count, the rules), the table it wrote
+/// (`tn.tune`, the README), and that the library it built follows that table. Not the
+/// timings: which protocol wins is whatever this run measured.
+#[test]
+fn tune_writes_a_table_the_library_follows() {
+    if !have_mpi("tune_writes_a_table_the_library_follows") {
+        return;
+    }
+    let dir = scratch("tune");
+    let files = [
+        "examples/allreduce_mesh.coll",
+        "examples/allreduce_ring.coll",
+    ];
+    let o = tune_tiny(&dir, "tn", &files, &[]);
+    let rules = tiny_allreduce_report(&o, &dir, "tn");
+    let exe = dir.join("mpi_tuned");
+    build(
+        "mpicxx",
+        &repo().join("collc/tests/lib/mpi_tuned.cpp"),
+        &dir,
+        "tn",
+        &exe,
+    );
+    follows_rules(&mpirun(2, &exe, &["64", "256"]), &rules);
+}
+
+/// `collc tune --target host`: the same tiny run with P = 2 threads, the same report and
+/// table, and the host library it built follows the table (`collc/tests/lib/host_tuned.cpp`).
+#[test]
+fn tune_host_writes_a_table_the_host_library_follows() {
+    if !have("g++") || !have("pkg-config") {
+        return skip(
+            "tune_host_writes_a_table_the_host_library_follows",
+            "needs g++ and pkg-config",
+        );
+    }
+    let dir = scratch("tune-host");
+    let files = [
+        "examples/allreduce_mesh.coll",
+        "examples/allreduce_ring.coll",
+    ];
+    let o = tune_tiny(&dir, "ht", &files, &["--target", "host"]);
+    let rules = tiny_allreduce_report(&o, &dir, "ht");
+    let exe = dir.join("host_tuned");
+    build(
+        "g++",
+        &repo().join("collc/tests/lib/host_tuned.cpp"),
+        &dir,
+        "ht",
+        &exe,
+    );
+    let mut c = Command::new(&exe);
+    c.args(["64", "256"]);
+    follows_rules(&run(c, Duration::from_secs(60)), &rules);
 }
 
 /// Several allreduce protocols in one host library, one chosen per call from a decision
@@ -1069,6 +1108,7 @@ fn tune_measures_every_kind_with_several_protocols() {
             "examples/barrier.coll",
             "examples/dissemination_barrier.coll",
         ],
+        &[],
     );
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", text(&o));

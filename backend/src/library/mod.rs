@@ -3,7 +3,7 @@
 //! One library packages one or more verified protocols (one collective each) behind one
 //! communicator, one function per kind; a library may hold several protocols of one kind,
 //! one chosen per call by the count and P from a decision table (`table`, `choice`,
-//! measured by `collc tune` for the MPI target: `tune`; a host library takes the table
+//! measured by `collc tune` for either target: `tune`; a library also takes the table
 //! with `--table`):
 //!
 //! * [`LibTarget::Host`]: `libNAME.so` + `NAME.h`; ranks are the caller's threads; the

@@ -1,14 +1,16 @@
-//! `collc tune --lib NAME FILE... -o DIR`: measure which of several verified protocols of
-//! each kind is fastest per count and P on this machine (MPI target, alternating blocks of
-//! calls, `collc_backend::library::tune`) and build the MPI library with that decision table
+//! `collc tune [--target mpi|host] --lib NAME FILE... -o DIR`: measure which of several
+//! verified protocols of each kind is fastest per count and P on this machine (alternating
+//! blocks of calls, `collc_backend::library::tune`) and build the library with that decision table
 //! (`DIR/NAME.tune`, compiled in, shown in its README). Every file passes the gate first, as
 //! for `collc emit --lib`. A benchmark: the table holds what this run measured.
 
 use super::args::GateArgs;
+use super::emit::TargetArg;
 use crate::output::{exit, Output};
 use crate::render::gate::Action;
 use crate::render::Style;
 use collc_backend::library::tune::{self, TuneOptions};
+use collc_backend::library::LibTarget;
 use std::path::Path;
 
 /// Arguments of `collc tune`.
@@ -21,10 +23,13 @@ pub struct TuneArgs {
     /// The library name.
     #[arg(long, value_name = "NAME")]
     pub lib: String,
+    /// The library's target: `mpi` (processes under `mpirun`) or `host` (threads).
+    #[arg(long, value_enum, default_value = "mpi")]
+    pub target: TargetArg,
     /// The output folder (the library, `NAME.tune`, `tune_NAME.cpp`).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: String,
-    /// World sizes to measure at (one `mpirun` each).
+    /// World sizes to measure at (one `mpirun`, or one run of P threads, each).
     #[arg(long = "np", value_delimiter = ',', default_values_t = [2u32, 4])]
     pub nps: Vec<u32>,
     /// Element counts per call.
@@ -51,14 +56,22 @@ pub fn run(args: &TuneArgs, style: Style, out: &mut Output) -> i32 {
         out.err("error: --np, --counts, --reps and --calls take positive values");
         return exit::USAGE;
     }
+    let (target, action) = match args.target {
+        TargetArg::Mpi => (LibTarget::Mpi, Action::GenerateMpi),
+        TargetArg::Host => (LibTarget::Host, Action::Emit),
+        TargetArg::Ascend => {
+            out.err("error: collc tune measures a --target mpi or --target host library");
+            return exit::USAGE;
+        }
+    };
     let files: Vec<&String> = args.files.iter().collect();
-    let gated =
-        match super::lib::load_gated(&files, None, &args.gate, Action::GenerateMpi, style, out) {
-            Ok(g) => g,
-            Err(code) => return code,
-        };
+    let gated = match super::lib::load_gated(&files, None, &args.gate, action, style, out) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
     let members = super::lib::members(&gated);
     let opts = TuneOptions {
+        target,
         nps: args.nps.clone(),
         counts: args.counts.clone(),
         reps: args.reps,
