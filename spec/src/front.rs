@@ -30,11 +30,14 @@ pub trait RangePass {
 /// obligations. Only [`front`] makes one (and the specialisations below, which change no
 /// index); it reads as the [`ir::Protocol`] it holds. It carries the protocol's
 /// [`ProtocolInfo`], computed once when it is made (the range pass reads it, and so do the
-/// verifier's planning and obligations); it serialises as the protocol alone.
+/// verifier's planning and obligations), and what the range pass found (the verifier's
+/// `index-range` obligation reports it, rather than running the pass again); it
+/// serialises as the protocol alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Validated {
     protocol: ir::Protocol,
     info: ProtocolInfo,
+    ranges: Vec<Diagnostic>,
 }
 
 impl serde::Serialize for Validated {
@@ -51,17 +54,22 @@ impl std::ops::Deref for Validated {
 }
 
 impl Validated {
-    /// Wraps a protocol that passed (or was specialised from one that passed) the range
-    /// obligations, with its facts.
-    fn new(protocol: ir::Protocol, info: ProtocolInfo) -> Self {
-        Validated { protocol, info }
+    /// Wraps a protocol that passed the range obligations, with its facts and the range
+    /// pass's diagnostics.
+    fn new(protocol: ir::Protocol, info: ProtocolInfo, ranges: Vec<Diagnostic>) -> Self {
+        Validated {
+            protocol,
+            info,
+            ranges,
+        }
     }
 
     /// A specialisation of this protocol: its facts computed anew (a specialisation changes
-    /// no index, but it may change the code the facts are read from).
-    fn derived(protocol: ir::Protocol) -> Self {
+    /// no index, but it may change the code the facts are read from); the range pass's
+    /// result is this protocol's (no index changed).
+    fn derived(&self, protocol: ir::Protocol) -> Self {
         let info = ProtocolInfo::of(&protocol);
-        Validated::new(protocol, info)
+        Validated::new(protocol, info, self.ranges.clone())
     }
 
     /// The IR.
@@ -74,29 +82,37 @@ impl Validated {
         &self.info
     }
 
+    /// What the front end's range pass found: the bounds it could not decide, as warnings
+    /// (a bound some value breaks is an error, and [`front`] refused the protocol), with
+    /// spans into the text it was validated from. Empty: every index, slice and `@` rank
+    /// was decided in range for every value of the declared domains.
+    pub fn ranges(&self) -> &[Diagnostic] {
+        &self.ranges
+    }
+
     /// [`ir::Protocol::with_op`], still validated (the operator changes no index).
     pub fn with_op(&self, op: ReduceOp) -> Option<Validated> {
-        self.protocol.with_op(op).map(Validated::derived)
+        self.protocol.with_op(op).map(|q| self.derived(q))
     }
 
     /// [`ir::Protocol::with_elem`], still validated (the element type changes no index).
     pub fn with_elem(&self, t: ElemType) -> Option<Validated> {
-        self.protocol.with_elem(t).map(Validated::derived)
+        self.protocol.with_elem(t).map(|q| self.derived(q))
     }
 
     /// [`ir::Protocol::for_verification`], still validated.
     pub fn for_verification(&self) -> Validated {
-        Validated::derived(self.protocol.for_verification())
+        self.derived(self.protocol.for_verification())
     }
 
     /// [`ir::Protocol::with_every_lifetime`], still validated (lifetimes, not indices).
     pub fn with_every_lifetime(&self, l: Lifetime) -> Validated {
-        Validated::derived(self.protocol.with_every_lifetime(l))
+        self.derived(self.protocol.with_every_lifetime(l))
     }
 
     /// [`ir::Protocol::with_per_call_rotation`], still validated (instances, not indices).
     pub fn with_per_call_rotation(&self, k: u32) -> Validated {
-        Validated::derived(self.protocol.with_per_call_rotation(k))
+        self.derived(self.protocol.with_per_call_rotation(k))
     }
 }
 
@@ -136,10 +152,10 @@ pub fn front(ranges: &dyn RangePass, text: &str) -> Checked {
     let info = ProtocolInfo::of(&p);
     let found = ranges.check(&p, &info, &file);
     let refused = found.iter().any(|d| d.is_error());
-    diagnostics.extend(found);
+    diagnostics.extend(found.iter().cloned());
     sort(&mut diagnostics);
     Checked {
-        protocol: (!refused).then(|| Validated::new(p, info)),
+        protocol: (!refused).then(|| Validated::new(p, info, found)),
         diagnostics,
     }
 }

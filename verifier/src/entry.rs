@@ -87,11 +87,7 @@ pub fn verify(p: &collc_spec::Validated, opts: &Options) -> Report {
     ));
     report
         .obligations
-        .push(crate::obligations::range_obligation::check(
-            p,
-            info,
-            opts.source,
-        ));
+        .push(crate::obligations::range_obligation::check(p));
     match &opts.bounded {
         None => report.obligations.extend(bounded::skipped()),
         Some(b) => {

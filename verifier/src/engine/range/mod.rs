@@ -35,11 +35,13 @@ pub const MINIMISE_RLIMIT: u32 = crate::engine::smt::QUERY_RLIMIT / 4;
 
 /// Decides every range obligation of `p` (lowered from `file`; `info` its facts): errors
 /// for bounds that some value of the domains breaks, warnings for bounds that could not be
-/// decided.
+/// decided. Within `budget` of wall-clock time (the planner's `range_budget_ms` for every
+/// command; the bounds left when it is spent are reported together as not checked).
 pub fn check(
     p: &Protocol,
     info: &collc_spec::info::ProtocolInfo,
     file: &ast::File,
+    budget: Duration,
 ) -> Vec<Diagnostic> {
     let defs = Defs::of(info);
     let mut w = Walk {
@@ -65,9 +67,9 @@ pub fn check(
     w.block(&p.epilogue, epilogue);
     let context = memo::context(p, &defs);
     let mut solver = solve::Solver::new(p, &defs).with_verdicts(memo::take(&context));
-    // A wall-clock safety cap of the planner's (`range_budget_ms`): the bounds left when it
-    // is spent are reported together as not checked, and say so.
-    let deadline = Instant::now() + Duration::from_millis(crate::planning::TABLE.range_budget_ms);
+    // A wall-clock safety cap (`budget`): the bounds left when it is spent are reported
+    // together as not checked, and say so.
+    let deadline = Instant::now() + budget;
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for o in &w.out {
@@ -80,13 +82,13 @@ pub fn check(
         }
         match solver.decide(o, deadline) {
             Some(obligation::Verdict::Unchecked) => skipped.push(o.span),
-            Some(v) => out.push(obligation::diagnostic(p, o, &v)),
+            Some(v) => out.push(obligation::diagnostic(p, o, &v, budget)),
             None => {}
         }
     }
     memo::keep(context, solver.into_verdicts());
     if let Some(first) = skipped.first() {
-        out.push(obligation::not_checked(*first, skipped.len()));
+        out.push(obligation::not_checked(*first, skipped.len(), budget));
     }
     out
 }

@@ -105,11 +105,16 @@ fn assignment(values: &[(String, i64)]) -> String {
 const NARROW: &str = "guard the statement with `if`, or narrow the domain with `require`";
 
 /// The diagnostic for an obligation that is not proved.
-pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
+pub fn diagnostic(
+    p: &Protocol,
+    o: &Obligation,
+    v: &Verdict,
+    budget: std::time::Duration,
+) -> Diagnostic {
     let (subject, bound) = (o.goal.subject(p), o.goal.bound(p));
     let (values, got) = match v {
         Verdict::Broken { values, got } => (values, got),
-        Verdict::Unchecked => return not_checked(o.span, 1),
+        Verdict::Unchecked => return not_checked(o.span, 1, budget),
         Verdict::Undecided { form, reason } => {
             // The form is the advice; the solver's own words only when no form
             // explains the answer (they vary with the machine's speed).
@@ -197,12 +202,12 @@ pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
 }
 
 /// The one diagnostic for the bounds left when the range check's budget is spent.
-pub fn not_checked(first: Span, n: usize) -> Diagnostic {
+pub fn not_checked(first: Span, n: usize, budget: std::time::Duration) -> Diagnostic {
     Diagnostic::warning(
         "domain::range-unproved",
         format!(
             "{n} index, slice or rank bound(s) not checked: the range check's budget of {} s is spent",
-            crate::planning::TABLE.range_budget_ms / 1000
+            budget.as_secs()
         ),
     )
     .with_primary(first, "the first bound not checked")
