@@ -31,6 +31,11 @@
 //!   (allgather, all_to_all, all_to_all_v) and a pulled allgather's input, which peers read,
 //!   still staged (`pull_allgather.coll`), every call compared bitwise with Open MPI's at
 //!   np 2 and 4, in place and staged, on shared-memory windows and on RMA;
+//! * `collc/tests/lib/{host,mpi}_rooted.cpp`: reduce, gather and scatter (examples/reduce.coll,
+//!   gather.coll, scatter.coll) at a root other than 0, non-roots passing NULL for the buffer
+//!   only the root uses; host: P = 1..4 threads against the meaning computed in the program;
+//!   MPI: np 1..4, several counts per call, bitwise against MPI_Reduce, MPI_Gather and
+//!   MPI_Scatter, and a wrong root refused;
 //! * refusals: a `per call` window unsafe at reuse distance 2, an unverified protocol, a
 //!   bad name.
 //!
@@ -105,6 +110,13 @@ const FILES: [&str; 2] = [
 ];
 
 /// The new kinds (reduce_scatter, all_to_all_v) and a `per call` allgather.
+/// The rooted kinds: reduce, gather and scatter.
+const ROOTED: [&str; 3] = [
+    "examples/reduce.coll",
+    "examples/gather.coll",
+    "examples/scatter.coll",
+];
+
 const KINDS: [&str; 3] = [
     "examples/reduce_scatter.coll",
     "examples/all_to_all_v.coll",
@@ -1140,4 +1152,58 @@ fn tune_measures_every_kind_with_several_protocols() {
         );
     }
     rules_in_readme(&dir, &rules);
+}
+
+/// reduce, gather and scatter in one host library (`collc/tests/lib/host_rooted.cpp`): P = 1
+/// to 4 threads, every rank's result against the collective's meaning, twice over.
+#[test]
+fn host_library_reduces_gathers_and_scatters() {
+    if !have("g++") || !have("pkg-config") {
+        return skip(
+            "host_library_reduces_gathers_and_scatters",
+            "needs g++ and pkg-config",
+        );
+    }
+    let lib = library_of("host", "rk", &ROOTED);
+    let exe = lib.join("host_rooted");
+    build(
+        "g++",
+        &repo().join("collc/tests/lib/host_rooted.cpp"),
+        &lib,
+        "rk",
+        &exe,
+    );
+    for p in ["1", "2", "3", "4"] {
+        let mut c = Command::new(&exe);
+        c.arg(p);
+        let o = run(c, Duration::from_secs(120));
+        let t = text(&o);
+        assert!(o.status.success() && !t.contains("FAIL"), "P {p}: {t}");
+        assert_eq!(t.matches("PASS").count(), 6, "P {p}: {t}");
+    }
+}
+
+/// reduce, gather and scatter in one MPI library (`collc/tests/lib/mpi_rooted.cpp`): np 1
+/// to 4, four counts per call on one communicator, bitwise against Open MPI's MPI_Reduce,
+/// MPI_Gather and MPI_Scatter, and a wrong root refused (EDOMAIN).
+#[test]
+fn mpi_library_reduces_gathers_and_scatters_as_open_mpi() {
+    if !have_mpi("mpi_library_reduces_gathers_and_scatters_as_open_mpi") {
+        return;
+    }
+    let lib = library_of("mpi", "rk", &ROOTED);
+    let exe = lib.join("mpi_rooted");
+    build(
+        "mpicxx",
+        &repo().join("collc/tests/lib/mpi_rooted.cpp"),
+        &lib,
+        "rk",
+        &exe,
+    );
+    for np in 1..=4 {
+        let o = mpirun(np, &exe, &[]);
+        let t = text(&o);
+        assert!(o.status.success() && !t.contains("FAIL"), "np {np}: {t}");
+        assert_eq!(t.matches("PASS").count(), 25, "np {np}: {t}");
+    }
 }

@@ -46,6 +46,36 @@ pub enum Kind {
         /// The window (`[P][m]`).
         data: WindowId,
     },
+    /// `NAME_reduce(comm[, rank], data, count, root)`: every rank's `data` in, the reduction
+    /// out on the root only (the other ranks' `data` is left as it was).
+    Reduce {
+        /// The root parameter.
+        root: VarId,
+        /// The window.
+        data: WindowId,
+    },
+    /// `NAME_gather(comm[, rank], input, input_count, output, output_count, root)`: every
+    /// rank's `input` in; `output` (P input rows) out on the root only, where alone it is
+    /// read (another rank may pass NULL and 0).
+    Gather {
+        /// The root parameter.
+        root: VarId,
+        /// Input window.
+        input: WindowId,
+        /// Output window (`[P][m]` on the root).
+        target: WindowId,
+    },
+    /// `NAME_scatter(comm[, rank], input, input_count, output, output_count, root)`: the
+    /// root's `input` (P rows) in, where alone it is read (another rank may pass NULL and
+    /// 0); every rank's `output` (its row) out.
+    Scatter {
+        /// The root parameter.
+        root: VarId,
+        /// Input window (`[P][m]` on the root).
+        input: WindowId,
+        /// Output window.
+        target: WindowId,
+    },
     /// `NAME_all_to_all_v(comm[, rank], send, send_count, send_counts, recv, recv_count,
     /// recv_counts)`: P blocks of rows in and out, P counts in and out.
     AllToAllV {
@@ -80,65 +110,21 @@ pub struct Coll<'a> {
 }
 
 impl<'a> Coll<'a> {
+    /// The root parameter of a rooted kind (broadcast, reduce, gather, scatter).
+    pub fn root(&self) -> Option<VarId> {
+        match self.kind {
+            Kind::Broadcast { root, .. }
+            | Kind::Reduce { root, .. }
+            | Kind::Gather { root, .. }
+            | Kind::Scatter { root, .. } => Some(root),
+            _ => None,
+        }
+    }
+
     /// Describes `p` for a library, or says why it cannot be packaged.
     pub fn new(k: Kernel<'a>, index: usize) -> Result<Coll<'a>, Vec<Diagnostic>> {
         let p = k.p;
-        let (func, kind) = match &p.semantics {
-            Semantics::Reduce { .. } | Semantics::Gather { .. } | Semantics::Scatter { .. } => {
-                return Err(vec![Diagnostic::error(
-                    "lib::unsupported-kind",
-                    format!(
-                        "collective `{}` is a {}; a library packages barrier, allreduce, broadcast, reduce_scatter, allgather, all_to_all and all_to_all_v",
-                        p.name,
-                        p.semantics.kind()
-                    ),
-                )
-                .with_primary(p.span, "this collective")]);
-            }
-            Semantics::Barrier { .. } => ("barrier", Kind::Barrier),
-            Semantics::Allreduce { data, .. } => ("allreduce", Kind::Allreduce { data: *data }),
-            Semantics::Broadcast { root, data } => (
-                "broadcast",
-                Kind::Broadcast {
-                    root: *root,
-                    data: *data,
-                },
-            ),
-            Semantics::Allgather { input, target } => (
-                "allgather",
-                Kind::Exchange {
-                    input: *input,
-                    target: *target,
-                    all_to_all: false,
-                },
-            ),
-            Semantics::AllToAll { input, target } => (
-                "all_to_all",
-                Kind::Exchange {
-                    input: *input,
-                    target: *target,
-                    all_to_all: true,
-                },
-            ),
-            Semantics::ReduceScatter { data, .. } => {
-                ("reduce_scatter", Kind::ReduceScatter { data: *data })
-            }
-            Semantics::AllToAllV {
-                input,
-                target,
-                send_counts,
-                recv_counts,
-                ..
-            } => (
-                "all_to_all_v",
-                Kind::AllToAllV {
-                    input: *input,
-                    target: *target,
-                    send_counts: *send_counts,
-                    recv_counts: *recv_counts,
-                },
-            ),
-        };
+        let (func, kind) = kind_of(p);
         if p.per_call_rotation.is_none() {
             if let Some(w) = Id::range(p.windows.len()).find(|&w| p.window_per_call(w)) {
                 return Err(vec![per_call(p, &p.windows[w].name, p.windows[w].span)]);
@@ -178,8 +164,12 @@ impl<'a> Coll<'a> {
         let w = match self.kind {
             Kind::Allreduce { data }
             | Kind::Broadcast { data, .. }
+            | Kind::Reduce { data, .. }
             | Kind::ReduceScatter { data } => Some(data),
-            Kind::Exchange { input, .. } | Kind::AllToAllV { input, .. } => Some(input),
+            Kind::Exchange { input, .. }
+            | Kind::AllToAllV { input, .. }
+            | Kind::Gather { input, .. }
+            | Kind::Scatter { input, .. } => Some(input),
             Kind::Barrier => None,
         };
         w.map(|w| self.p().windows[w].elem).unwrap_or_default()
@@ -201,10 +191,13 @@ impl<'a> Coll<'a> {
             Kind::Barrier => Vec::new(),
             Kind::Allreduce { data }
             | Kind::Broadcast { data, .. }
+            | Kind::Reduce { data, .. }
             | Kind::ReduceScatter { data } => vec![data],
-            Kind::Exchange { input, target, .. } | Kind::AllToAllV { input, target, .. } => {
-                vec![input, target]
-            }
+            // The window whose last dimension is the row length first (a scatter's output).
+            Kind::Scatter { input, target, .. } => vec![target, input],
+            Kind::Exchange { input, target, .. }
+            | Kind::AllToAllV { input, target, .. }
+            | Kind::Gather { input, target, .. } => vec![input, target],
         }
     }
 
@@ -238,11 +231,11 @@ impl<'a> Coll<'a> {
     }
 
     /// The parameter that is the element count of each call in both libraries (the host
-    /// library's per-call count): [`Coll::row_param`] of an allreduce or broadcast whose data
-    /// window is 1-D (`T[n]`).
+    /// library's per-call count): [`Coll::row_param`] of an allreduce, broadcast or reduce
+    /// whose data window is 1-D (`T[n]`).
     pub fn size_param(&self) -> Option<VarId> {
         let one_dim = match self.kind {
-            Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
+            Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
                 self.p().windows[data].dims.len() == 1
             }
             _ => false,
@@ -329,6 +322,86 @@ impl<'a> Coll<'a> {
             VarKind::World { lo, .. } => (lo.max(1), self.k.world_limit),
             _ => (1, self.k.world_limit),
         }
+    }
+}
+
+/// The function suffix and the call shape of a protocol's kind.
+fn kind_of(p: &Protocol) -> (&'static str, Kind) {
+    match &p.semantics {
+        Semantics::Reduce { root, data, .. } => (
+            "reduce",
+            Kind::Reduce {
+                root: *root,
+                data: *data,
+            },
+        ),
+        Semantics::Gather {
+            root,
+            input,
+            target,
+        } => (
+            "gather",
+            Kind::Gather {
+                root: *root,
+                input: *input,
+                target: *target,
+            },
+        ),
+        Semantics::Scatter {
+            root,
+            input,
+            target,
+        } => (
+            "scatter",
+            Kind::Scatter {
+                root: *root,
+                input: *input,
+                target: *target,
+            },
+        ),
+        Semantics::Barrier { .. } => ("barrier", Kind::Barrier),
+        Semantics::Allreduce { data, .. } => ("allreduce", Kind::Allreduce { data: *data }),
+        Semantics::Broadcast { root, data } => (
+            "broadcast",
+            Kind::Broadcast {
+                root: *root,
+                data: *data,
+            },
+        ),
+        Semantics::Allgather { input, target } => (
+            "allgather",
+            Kind::Exchange {
+                input: *input,
+                target: *target,
+                all_to_all: false,
+            },
+        ),
+        Semantics::AllToAll { input, target } => (
+            "all_to_all",
+            Kind::Exchange {
+                input: *input,
+                target: *target,
+                all_to_all: true,
+            },
+        ),
+        Semantics::ReduceScatter { data, .. } => {
+            ("reduce_scatter", Kind::ReduceScatter { data: *data })
+        }
+        Semantics::AllToAllV {
+            input,
+            target,
+            send_counts,
+            recv_counts,
+            ..
+        } => (
+            "all_to_all_v",
+            Kind::AllToAllV {
+                input: *input,
+                target: *target,
+                send_counts: *send_counts,
+                recv_counts: *recv_counts,
+            },
+        ),
     }
 }
 

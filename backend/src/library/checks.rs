@@ -6,7 +6,8 @@ use super::api::{Coll, Kind};
 use crate::cpp::Writer;
 use collc_spec::ir::WindowId;
 
-/// Null buffers (EINVAL), buffers smaller than their window (ESIZE), a broadcast root
+/// Null buffers (EINVAL), buffers smaller than their window (ESIZE; a buffer only the root
+/// reads or writes is checked on the root only), a root (broadcast, reduce, gather, scatter)
 /// other than the configuration's and all_to_all_v send counts outside the verified domain
 /// (EDOMAIN), each poisoning the communicator through `comm->comm.poison(code, fmt, ...)`.
 /// `rank`: the C++ rank; `len(w)`: window `w`'s element count as a C++ expression;
@@ -22,14 +23,14 @@ pub fn arguments(
     count_is_size: bool,
 ) {
     let f = &c.func;
-    let bufs = buffers(c, len, nranks);
-    for (buf, _, _) in &bufs {
-        w.line(format!("if ({buf} == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: {buf} is NULL\", {rank});"));
+    for b in buffers(c, len, nranks) {
+        let (buf, when) = (b.arg, b.only_root(rank));
+        w.line(format!("if ({when}{buf} == nullptr) return comm->comm.poison(kEInval, \"{name}_{f}: rank %d: {buf} is NULL\", {rank});"));
     }
     if !count_is_size {
         sizes(name, c, w, rank, len, nranks);
     }
-    if let Kind::Broadcast { root, .. } = c.kind {
+    if let Some(root) = c.root() {
         let field = c.k.var(root);
         let cfg = &c.cfg;
         w.line(format!("if (root != comm->config.{cfg}.{field}) return comm->comm.poison(kEDomain, \"{name}_{f}: rank %d: root %d, but the communicator was configured for root %lld (back-to-back calls are verified for one parameter assignment)\", {rank}, root, static_cast<long long>(comm->config.{cfg}.{field}));"));
@@ -47,9 +48,32 @@ pub fn arguments(
     }
 }
 
-/// At creation: allgather's output must be P input rows, all_to_all's input and output the
-/// same size (what the collective's meaning needs beyond the domains).
+/// At creation: allgather's and gather's output must be P input rows, scatter's input P
+/// output rows, all_to_all's input and output the same size (what the collective's meaning
+/// needs beyond the domains).
 pub fn shape(name: &str, c: &Coll, w: &mut Writer, len: &dyn Fn(WindowId) -> String, nranks: &str) {
+    let rows = |of: WindowId, row: WindowId| {
+        format!(
+            "static_cast<int64_t>({}) != static_cast<int64_t>({}) * static_cast<int64_t>({nranks})",
+            len(of),
+            len(row)
+        )
+    };
+    let (cond, what) = match c.kind {
+        Kind::Gather { input, target, .. } => {
+            (rows(target, input), "the output window is not P input rows")
+        }
+        Kind::Scatter { input, target, .. } => {
+            (rows(input, target), "the input window is not P output rows")
+        }
+        _ => (String::new(), ""),
+    };
+    if !cond.is_empty() {
+        w.line(format!(
+            "if ({cond}) return fail(kEDomain, \"{name}_comm_create: {}: {what}\");",
+            c.func
+        ));
+    }
     if let Kind::Exchange {
         input,
         target,
@@ -75,30 +99,67 @@ pub fn shape(name: &str, c: &Coll, w: &mut Writer, len: &dyn Fn(WindowId) -> Str
     }
 }
 
-/// The buffers of a call: (argument, its count argument, the elements it needs).
-fn buffers(
-    c: &Coll,
-    len: &dyn Fn(WindowId) -> String,
-    nranks: &str,
-) -> Vec<(&'static str, &'static str, String)> {
+/// One buffer argument of a call.
+struct Buffer {
+    /// The argument.
+    arg: &'static str,
+    /// Its count argument.
+    count: &'static str,
+    /// The elements it needs (C++).
+    need: String,
+    /// Read or written on the root only (a gather's output, a scatter's input): another rank
+    /// may pass NULL and 0.
+    root_only: bool,
+}
+
+impl Buffer {
+    /// The guard of its checks: `rank == root && ` for a root-only buffer.
+    fn only_root(&self, rank: &str) -> String {
+        if self.root_only {
+            format!("{rank} == root && ")
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// The buffers of a call.
+fn buffers(c: &Coll, len: &dyn Fn(WindowId) -> String, nranks: &str) -> Vec<Buffer> {
+    let b = |arg, count, need, root_only| Buffer {
+        arg,
+        count,
+        need,
+        root_only,
+    };
     match c.kind {
         Kind::Barrier => Vec::new(),
-        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
-            vec![("data", "count", len(data))]
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
+            vec![b("data", "count", len(data), false)]
         }
-        Kind::Exchange { input, target, .. } => {
-            vec![
-                ("input", "input_count", len(input)),
-                ("output", "output_count", len(target)),
-            ]
-        }
+        Kind::Exchange { input, target, .. } => vec![
+            b("input", "input_count", len(input), false),
+            b("output", "output_count", len(target), false),
+        ],
+        Kind::Gather { input, target, .. } => vec![
+            b("input", "input_count", len(input), false),
+            b("output", "output_count", len(target), true),
+        ],
+        Kind::Scatter { input, target, .. } => vec![
+            b("input", "input_count", len(input), true),
+            b("output", "output_count", len(target), false),
+        ],
         Kind::ReduceScatter { data } => vec![
-            ("send", "send_count", len(data)),
-            ("recv", "recv_count", format!("({}) / {nranks}", len(data))),
+            b("send", "send_count", len(data), false),
+            b(
+                "recv",
+                "recv_count",
+                format!("({}) / {nranks}", len(data)),
+                false,
+            ),
         ],
         Kind::AllToAllV { input, target, .. } => vec![
-            ("send", "send_count", len(input)),
-            ("recv", "recv_count", len(target)),
+            b("send", "send_count", len(input), false),
+            b("recv", "recv_count", len(target), false),
         ],
     }
 }
@@ -114,7 +175,8 @@ pub fn sizes(
     nranks: &str,
 ) {
     let f = &c.func;
-    for (buf, count, n) in buffers(c, len, nranks) {
-        w.line(format!("if ({count} < static_cast<size_t>({n})) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: {buf} holds %zu elements, the collective needs %llu\", {rank}, {count}, static_cast<unsigned long long>({n}));"));
+    for b in buffers(c, len, nranks) {
+        let (buf, count, n, when) = (b.arg, b.count, &b.need, b.only_root(rank));
+        w.line(format!("if ({when}{count} < static_cast<size_t>({n})) return comm->comm.poison(kESize, \"{name}_{f}: rank %d: {buf} holds %zu elements, the collective needs %llu\", {rank}, {count}, static_cast<unsigned long long>({n}));"));
     }
 }

@@ -86,8 +86,16 @@ fn key_and_args(c: &Coll) -> (&'static str, &'static str) {
     match c.kind {
         Kind::Barrier => ("0", ""),
         Kind::Allreduce { .. } => ("count", ", data, count"),
-        Kind::Broadcast { .. } => ("count", ", data, count, root"),
+        Kind::Broadcast { .. } | Kind::Reduce { .. } => ("count", ", data, count, root"),
         Kind::Exchange { .. } => ("input_count", ", input, input_count, output, output_count"),
+        Kind::Gather { .. } => (
+            "input_count",
+            ", input, input_count, output, output_count, root",
+        ),
+        Kind::Scatter { .. } => (
+            "output_count",
+            ", input, input_count, output, output_count, root",
+        ),
         Kind::ReduceScatter { .. } => ("recv_count", ", send, send_count, recv, recv_count"),
         Kind::AllToAllV { .. } => (
             "send_count",

@@ -32,7 +32,12 @@ pub fn prototype(name: &str, target: LibTarget, c: &Coll) -> String {
     let bufs = match c.kind {
         Kind::Barrier => String::new(),
         Kind::Allreduce { .. } => format!(", {t}* data, size_t count"),
-        Kind::Broadcast { .. } => format!(", {t}* data, size_t count, int root"),
+        Kind::Broadcast { .. } | Kind::Reduce { .. } => {
+            format!(", {t}* data, size_t count, int root")
+        }
+        Kind::Gather { .. } | Kind::Scatter { .. } => format!(
+            ", const {t}* input, size_t input_count, {t}* output, size_t output_count, int root"
+        ),
         Kind::Exchange { .. } => {
             format!(", const {t}* input, size_t input_count, {t}* output, size_t output_count")
         }
@@ -397,7 +402,7 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
     let p = c.p();
     let size = c.count_param(target);
     match c.kind {
-        Kind::Allreduce { .. } | Kind::Broadcast { .. } if size.is_some() => {
+        Kind::Allreduce { .. } | Kind::Broadcast { .. } | Kind::Reduce { .. } if size.is_some() => {
             if let Some(size) = size {
                 per_call_doc(name, c, size, w)
             }
@@ -448,10 +453,18 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
             ));
             w.line(" * (ESIZE if a count is smaller).");
         }
+        Kind::Reduce { .. } => reduce_doc(name, c, w),
+        Kind::Gather { .. } | Kind::Scatter { .. } => rooted_doc(name, c, w),
         Kind::ReduceScatter { .. } | Kind::AllToAllV { .. } => blocks_doc(name, c, w),
     }
-    if let (Some(v), Kind::Exchange { .. } | Kind::ReduceScatter { .. } | Kind::AllToAllV { .. }) =
-        (size, c.kind)
+    if let (
+        Some(v),
+        Kind::Exchange { .. }
+        | Kind::ReduceScatter { .. }
+        | Kind::AllToAllV { .. }
+        | Kind::Gather { .. }
+        | Kind::Scatter { .. },
+    ) = (size, c.kind)
     {
         per_call_rows_doc(c, v, w);
     }
@@ -474,7 +487,74 @@ fn doc(name: &str, target: LibTarget, c: &Coll, w: &mut Writer) {
     ));
 }
 
-/// An allreduce or broadcast that takes its element count per call.
+/// The reduction operator of an allreduce, reduce or reduce_scatter, lower case.
+fn op_name(p: &collc_spec::Validated) -> String {
+    p.reduce_op()
+        .map(|op| format!("{op:?}").to_lowercase())
+        .unwrap_or_default()
+}
+
+/// A reduce of a fixed count.
+fn reduce_doc(name: &str, c: &Coll, w: &mut Writer) {
+    let p = c.p();
+    let Kind::Reduce { root, data } = c.kind else {
+        return;
+    };
+    w.line(format!(
+        "/* {name}_{}: the root's data[0..N) becomes the element-wise {} over every rank's data[0..N),",
+        c.func,
+        op_name(p)
+    ));
+    w.line(format!(
+        " * N = the element count of window `{}` (the other ranks' data is left as it was); count is",
+        p.windows[data].name
+    ));
+    w.line(format!(
+        " * data's capacity (ESIZE if < N); root must equal the configuration's `{}` (EDOMAIN).",
+        p.vars[root].name
+    ));
+}
+
+/// gather's and scatter's calls: the root's P rows, one per rank.
+fn rooted_doc(name: &str, c: &Coll, w: &mut Writer) {
+    let p = c.p();
+    let (what, only) = match c.kind {
+        Kind::Gather { .. } => (
+            "row j of the root's output becomes rank j's input",
+            "output is read on the root only",
+        ),
+        _ => (
+            "every rank's output becomes row `rank` of the root's input",
+            "input is read on the root only",
+        ),
+    };
+    let (input, out, root) = match c.kind {
+        Kind::Gather {
+            input,
+            target,
+            root,
+        }
+        | Kind::Scatter {
+            input,
+            target,
+            root,
+        } => (input, target, root),
+        _ => return,
+    };
+    w.line(format!(
+        "/* {name}_{}: {what}; input holds window `{}`'s elements, output window `{}`'s",
+        c.func, p.windows[input].name, p.windows[out].name
+    ));
+    w.line(format!(
+        " * (ESIZE if a count is smaller); {only} (another rank may pass NULL and 0); root must"
+    ));
+    w.line(format!(
+        " * equal the configuration's `{}` (EDOMAIN).",
+        p.vars[root].name
+    ));
+}
+
+/// An allreduce, broadcast or reduce that takes its element count per call.
 fn per_call_doc(name: &str, c: &Coll, v: collc_spec::ir::VarId, w: &mut Writer) {
     let p = c.p();
     let n = &p.vars[v].name;
@@ -484,10 +564,14 @@ fn per_call_doc(name: &str, c: &Coll, v: collc_spec::ir::VarId, w: &mut Writer) 
         } => lo,
         _ => 1,
     };
-    let what = match (c.kind, &p.semantics) {
-        (Kind::Allreduce { .. }, collc_spec::ir::Semantics::Allreduce { op, .. }) => format!(
+    let what = match c.kind {
+        Kind::Allreduce { .. } => format!(
             "data[0..count) becomes the element-wise {} over every rank's data[0..count)",
-            format!("{op:?}").to_lowercase()
+            op_name(p)
+        ),
+        Kind::Reduce { .. } => format!(
+            "the root's data[0..count) becomes the element-wise {} over every rank's data[0..count) (the others' data is left as it was)",
+            op_name(p)
         ),
         _ => "every rank's data[0..count) becomes the root's".to_string(),
     };
@@ -502,7 +586,7 @@ fn per_call_doc(name: &str, c: &Coll, v: collc_spec::ir::VarId, w: &mut Writer) 
     ));
     w.line(" * the same count (EMISMATCH). A call at another count than the previous one first waits until every");
     w.line(" * rank has entered it.");
-    if let Kind::Broadcast { root, .. } = c.kind {
+    if let Some(root) = c.root() {
         w.line(format!(
             " * root must equal the configuration's `{}` (EDOMAIN).",
             p.vars[root].name
@@ -523,6 +607,8 @@ fn per_call_rows_doc(c: &Coll, v: collc_spec::ir::VarId, w: &mut Writer) {
     let arg = match c.kind {
         Kind::ReduceScatter { .. } => "recv_count is",
         Kind::AllToAllV { .. } => "send_count is the input's rows times",
+        Kind::Gather { .. } => "input_count is",
+        Kind::Scatter { .. } => "output_count is",
         _ => "input_count is the input's rows times",
     };
     w.line(format!(
@@ -559,10 +645,12 @@ pub fn counts(c: &Coll) -> Vec<Count> {
     };
     match c.kind {
         Kind::Barrier => Vec::new(),
-        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
             vec![n("count", "data", data, false)]
         }
-        Kind::Exchange { input, target, .. } => vec![
+        Kind::Exchange { input, target, .. }
+        | Kind::Gather { input, target, .. }
+        | Kind::Scatter { input, target, .. } => vec![
             n("input_count", "input", input, false),
             n("output_count", "output", target, false),
         ],

@@ -252,21 +252,37 @@ fn call(name: &str, c: &Coll, member: bool, w: &mut Writer) {
         c.index
     ));
     let ci = c.index;
-    let ty = c.elem().cpp();
     let slot = |x| format!("e[{}]", c.slot(x));
     let per_call = c.size_param().is_some();
     super::checks::arguments(name, c, w, "rank", &slot, "comm->comm.nranks()", per_call);
     if per_call {
         scalars_for_count(name, c, w);
     }
-    let (stage, collect) = match c.kind {
+    let (stage, collect) = staging(c, per_call);
+    let (count, scalars) = if per_call {
+        ("static_cast<int64_t>(count)", "collc_scalars")
+    } else {
+        ("0", "nullptr")
+    };
+    w.line(format!(
+        "return comm->comm.call({ci}, rank, {count}, {scalars}, [&](uint8_t* const* b) {{ (void)b; {stage} }}, [&](uint8_t* const* b) {{ (void)b; {collect} }});"
+    ));
+    w.close();
+}
+
+/// The staging of a call: (caller's buffers -> windows, windows -> caller's buffers), on
+/// the calling thread (`rank`, `e`: the windows' element counts, `b`: their pointers).
+fn staging(c: &Coll, per_call: bool) -> (String, String) {
+    let ty = c.elem().cpp();
+    match c.kind {
         Kind::Barrier => (String::new(), String::new()),
-        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
             let d = c.slot(data);
-            let only_root = if matches!(c.kind, Kind::Broadcast { .. }) {
-                "if (rank == root) "
-            } else {
-                ""
+            // A broadcast's data is read on the root only, a reduce's written there only.
+            let (root_in, root_out) = match c.kind {
+                Kind::Broadcast { .. } => ("if (rank == root) ", ""),
+                Kind::Reduce { .. } => ("", "if (rank == root) "),
+                _ => ("", ""),
             };
             let n = if per_call {
                 "count".to_string()
@@ -274,15 +290,23 @@ fn call(name: &str, c: &Coll, member: bool, w: &mut Writer) {
                 format!("e[{d}]")
             };
             (
-                format!("{only_root}std::memcpy(b[{d}], data, {n} * sizeof({ty}));"),
-                format!("std::memcpy(data, b[{d}], {n} * sizeof({ty}));"),
+                format!("{root_in}std::memcpy(b[{d}], data, {n} * sizeof({ty}));"),
+                format!("{root_out}std::memcpy(data, b[{d}], {n} * sizeof({ty}));"),
             )
         }
-        Kind::Exchange { input, target, .. } => {
+        Kind::Exchange { input, target, .. }
+        | Kind::Gather { input, target, .. }
+        | Kind::Scatter { input, target, .. } => {
             let (i, t) = (c.slot(input), c.slot(target));
+            // A gather's output is written on the root only, a scatter's input read there only.
+            let (root_in, root_out) = match c.kind {
+                Kind::Gather { .. } => ("", "if (rank == root) "),
+                Kind::Scatter { .. } => ("if (rank == root) ", ""),
+                _ => ("", ""),
+            };
             (
-                format!("std::memcpy(b[{i}], input, e[{i}] * sizeof({ty}));"),
-                format!("std::memcpy(output, b[{t}], e[{t}] * sizeof({ty}));"),
+                format!("{root_in}std::memcpy(b[{i}], input, e[{i}] * sizeof({ty}));"),
+                format!("{root_out}std::memcpy(output, b[{t}], e[{t}] * sizeof({ty}));"),
             )
         }
         Kind::ReduceScatter { data } => {
@@ -312,16 +336,7 @@ fn call(name: &str, c: &Coll, member: bool, w: &mut Writer) {
                 format!("std::memcpy(recv, b[{t}], e[{t}] * sizeof({ty})); for (uint64_t j = 0; j < e[{r}]; ++j) recv_counts[j] = __atomic_load_n(reinterpret_cast<const int32_t*>(b[{r}]) + j, __ATOMIC_ACQUIRE);"),
             )
         }
-    };
-    let (count, scalars) = if per_call {
-        ("static_cast<int64_t>(count)", "collc_scalars")
-    } else {
-        ("0", "nullptr")
-    };
-    w.line(format!(
-        "return comm->comm.call({ci}, rank, {count}, {scalars}, [&](uint8_t* const* b) {{ (void)b; {stage} }}, [&](uint8_t* const* b) {{ (void)b; {collect} }});"
-    ));
-    w.close();
+    }
 }
 
 /// `collc_lib_fits_<i>(comm, key)` of a host library holding several protocols of `c`'s
@@ -333,8 +348,10 @@ pub fn fits_fn(name: &str, c: &Coll, w: &mut Writer) {
         "static bool collc_lib_fits_{i}({name}_comm* comm, int64_t key)"
     ));
     w.line(format!("if (comm->off[{i}]) return false;"));
-    let (Some(v), Kind::Allreduce { data } | Kind::Broadcast { data, .. }) =
-        (c.size_param(), c.kind)
+    let (
+        Some(v),
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. },
+    ) = (c.size_param(), c.kind)
     else {
         w.line("(void)key;");
         w.line("return true;");
@@ -378,8 +395,10 @@ fn prm_at(c: &Coll, v: collc_spec::ir::VarId, count: &str) -> String {
 /// parameter set to it (its domain and every `require` checked) for the kernel's scalars,
 /// `collc_scalars`; else EDOMAIN, poisoning the communicator.
 fn scalars_for_count(name: &str, c: &Coll, w: &mut Writer) {
-    let (Some(v), Kind::Allreduce { data } | Kind::Broadcast { data, .. }) =
-        (c.size_param(), c.kind)
+    let (
+        Some(v),
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. },
+    ) = (c.size_param(), c.kind)
     else {
         return;
     };

@@ -209,7 +209,7 @@ fn several_per_kind(colls: &mut [Coll]) -> Result<(), LibError> {
 }
 
 /// Several protocols of one kind in a host library: each takes its count per call
-/// (`Coll::size_param`: a 1-D allreduce or broadcast), or is a barrier.
+/// (`Coll::size_param`: a 1-D allreduce, broadcast or reduce), or is a barrier.
 fn host_several(colls: &[Coll]) -> Result<(), LibError> {
     for (f, ms) in kinds(colls) {
         if ms.len() < 2 {
@@ -220,7 +220,7 @@ fn host_several(colls: &[Coll]) -> Result<(), LibError> {
             .find(|c| c.size_param().is_none() && c.kind != api::Kind::Barrier)
         {
             return Err(LibError::Usage(format!(
-                "`{}` is one of several {f} protocols of a host library, but its count is fixed at creation: a host library chooses among protocols of one kind per call by the count, which a host call passes only to a 1-D allreduce or broadcast (several protocols of other kinds: --target mpi)",
+                "`{}` is one of several {f} protocols of a host library, but its count is fixed at creation: a host library chooses among protocols of one kind per call by the count, which a host call passes only to a 1-D allreduce, broadcast or reduce (several protocols of other kinds: --target mpi)",
                 c.p().name
             )));
         }

@@ -628,7 +628,8 @@ fn row_length(name: &str, c: &Coll, v: VarId, w: &mut Writer) {
     let i = c.index;
     let f = &c.func;
     let (arg, input) = match c.kind {
-        Kind::Exchange { input, .. } => ("input_count", input),
+        Kind::Exchange { input, .. } | Kind::Gather { input, .. } => ("input_count", input),
+        Kind::Scatter { target, .. } => ("output_count", target),
         Kind::AllToAllV { input, .. } => ("send_count", input),
         Kind::ReduceScatter { .. } => {
             w.line("const int64_t collc_m = static_cast<int64_t>(recv_count);");
@@ -648,6 +649,17 @@ fn row_length(name: &str, c: &Coll, v: VarId, w: &mut Writer) {
     w.line(format!(
         "const int64_t collc_m = static_cast<int64_t>({arg}) / collc_rows;"
     ));
+}
+
+/// The guards of a rooted kind's staging (into the window, out of it): a broadcast's and a
+/// scatter's input is read on the root only, a reduce's and a gather's output written there only.
+fn root_only(k: Kind) -> (&'static str, &'static str) {
+    let root = "if (comm->comm.me() == root) ";
+    match k {
+        Kind::Broadcast { .. } | Kind::Scatter { .. } => (root, ""),
+        Kind::Reduce { .. } | Kind::Gather { .. } => ("", root),
+        _ => ("", ""),
+    }
 }
 
 /// The argument an exchange's input comes in: `input` (allgather, all_to_all) or `send`.
@@ -671,17 +683,20 @@ fn staging(c: &Coll) -> (String, String) {
     };
     match c.kind {
         Kind::Barrier => (String::new(), String::new()),
-        Kind::Allreduce { data } | Kind::Broadcast { data, .. } => {
-            let only_root = if matches!(c.kind, Kind::Broadcast { .. }) {
-                "if (comm->comm.me() == root) "
-            } else {
-                ""
-            };
+        Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
+            let (root_in, root_out) = root_only(c.kind);
             (
                 format!(
-                    "{only_root}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"
+                    "{root_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"
                 ),
-                format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"),
+                format!("{root_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"),
+            )
+        }
+        Kind::Gather { input, target, .. } | Kind::Scatter { input, target, .. } => {
+            let (root_in, root_out) = root_only(c.kind);
+            (
+                format!("{root_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
+                format!("{root_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
             )
         }
         Kind::Exchange { input, target, .. } => (

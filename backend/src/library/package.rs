@@ -108,22 +108,11 @@ pub fn example_value(c: &Coll, v: VarId) -> i64 {
     }
 }
 
-/// The example program (also written as `example_NAME.cpp`): P ranks, each calling the
-/// first collective 100 times.
-pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
-    let Some(c) = colls.first() else {
-        return String::new();
-    };
+/// The example's buffers of `c`'s call (C++) and the call's arguments after the rank.
+fn example_call(name: &str, c: &Coll) -> (String, String) {
     let f = &c.func;
-    let up = name.to_uppercase();
-    let mut cfg = Vec::new();
-    for c in colls {
-        for (v, n) in c.params() {
-            cfg.push(format!("cfg.{}.{n} = {};", c.cfg, example_value(c, v)));
-        }
-    }
     let t = c.elem().cpp();
-    let (bufs, call_args) = match c.kind {
+    match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { .. } => (
             format!("std::vector<{t}> data({name}_{f}_count(comm), 1);"),
@@ -140,6 +129,20 @@ pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             format!("std::vector<{t}> in({name}_{f}_input_count(comm), 1), out({name}_{f}_output_count(comm));"),
             ", in.data(), in.size(), out.data(), out.size()".to_string(),
         ),
+        Kind::Reduce { root, .. } => (
+            format!("std::vector<{t}> data({name}_{f}_count(comm), 1);"),
+            format!(
+                ", data.data(), data.size(), {}",
+                example_value(c, root)
+            ),
+        ),
+        Kind::Gather { root, .. } | Kind::Scatter { root, .. } => (
+            format!("std::vector<{t}> in({name}_{f}_input_count(comm), 1), out({name}_{f}_output_count(comm));"),
+            format!(
+                ", in.data(), in.size(), out.data(), out.size(), {}",
+                example_value(c, root)
+            ),
+        ),
         Kind::ReduceScatter { .. } => (
             format!("std::vector<{t}> send({name}_{f}_send_count(comm), 1), recv({name}_{f}_recv_count(comm));"),
             ", send.data(), send.size(), recv.data(), recv.size()".to_string(),
@@ -148,7 +151,24 @@ pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
             format!("std::vector<{t}> send({name}_{f}_send_count(comm), 1), recv({name}_{f}_recv_count(comm)); std::vector<int32_t> sc(64, 1), rc(64);"),
             ", send.data(), send.size(), sc.data(), recv.data(), recv.size(), rc.data()".to_string(),
         ),
+    }
+}
+
+/// The example program (also written as `example_NAME.cpp`): P ranks, each calling the
+/// first collective 100 times.
+pub fn example(name: &str, target: LibTarget, colls: &[Coll]) -> String {
+    let Some(c) = colls.first() else {
+        return String::new();
     };
+    let f = &c.func;
+    let up = name.to_uppercase();
+    let mut cfg = Vec::new();
+    for c in colls {
+        for (v, n) in c.params() {
+            cfg.push(format!("cfg.{}.{n} = {};", c.cfg, example_value(c, v)));
+        }
+    }
+    let (bufs, call_args) = example_call(name, c);
     let mut w = Writer::default();
     w.line(format!("#include \"{name}.h\""));
     w.line("#include <cstdio>");

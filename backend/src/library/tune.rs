@@ -286,23 +286,8 @@ fn kind_block(name: &str, f: &str, ms: &[&Coll], target: LibTarget, w: &mut Writ
 fn buffers_and_call(name: &str, f: &str, c: &Coll, target: LibTarget) -> Vec<String> {
     let t = c.elem().cpp();
     let host = target == LibTarget::Host;
-    // One buffer per process (MPI), or one per rank thread (host).
-    let buf = |n: &str, ty: &str, len: &str, v: &str| {
-        if host {
-            format!(
-                "std::vector<std::vector<{ty}>> {n}(size_t(np), std::vector<{ty}>({len}, {v}));"
-            )
-        } else {
-            format!("std::vector<{ty}> {n}({len}, {v});")
-        }
-    };
-    let at = |n: &str| {
-        if host {
-            format!("{n}[size_t(rank)].data()")
-        } else {
-            format!("{n}.data()")
-        }
-    };
+    let buf = |n: &str, ty: &str, len: &str, v: &str| buffer_decl(host, n, ty, len, v);
+    let at = |n: &str| buffer_at(host, n);
     let one = format!("{t}(1)");
     let (bufs, args) = match c.kind {
         Kind::Barrier => (vec![], String::new()),
@@ -310,9 +295,31 @@ fn buffers_and_call(name: &str, f: &str, c: &Coll, target: LibTarget) -> Vec<Str
             vec![buf("data", t, "count", &one)],
             format!(", {}, count", at("data")),
         ),
-        Kind::Broadcast { .. } => (
+        Kind::Broadcast { .. } | Kind::Reduce { .. } => (
             vec![buf("data", t, "count", &one)],
             format!(", {}, count, 0", at("data")),
+        ),
+        Kind::Gather { .. } => (
+            vec![
+                buf("input", t, "count", &one),
+                buf("output", t, "count * size_t(np)", &one),
+            ],
+            format!(
+                ", {}, count, {}, count * size_t(np), 0",
+                at("input"),
+                at("output")
+            ),
+        ),
+        Kind::Scatter { .. } => (
+            vec![
+                buf("input", t, "count * size_t(np)", &one),
+                buf("output", t, "count", &one),
+            ],
+            format!(
+                ", {}, count * size_t(np), {}, count, 0",
+                at("input"),
+                at("output")
+            ),
         ),
         Kind::Exchange { all_to_all, .. } => {
             let out = if all_to_all {
@@ -362,6 +369,25 @@ fn buffers_and_call(name: &str, f: &str, c: &Coll, target: LibTarget) -> Vec<Str
         "auto call = [&](int rank) {{ (void)rank; return {name}_{f}(comm{rank}{args}); }};"
     ));
     out
+}
+
+/// A buffer of `len` elements of `ty`, each `v`: one per process (MPI), or one per rank
+/// thread (host).
+fn buffer_decl(host: bool, n: &str, ty: &str, len: &str, v: &str) -> String {
+    if host {
+        format!("std::vector<std::vector<{ty}>> {n}(size_t(np), std::vector<{ty}>({len}, {v}));")
+    } else {
+        format!("std::vector<{ty}> {n}({len}, {v});")
+    }
+}
+
+/// The pointer a call passes for buffer `n` (host: the calling rank's).
+fn buffer_at(host: bool, n: &str) -> String {
+    if host {
+        format!("{n}[size_t(rank)].data()")
+    } else {
+        format!("{n}.data()")
+    }
 }
 
 /// The `tune ...` lines of the program's output.
