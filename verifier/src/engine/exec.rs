@@ -22,8 +22,9 @@ use std::collections::{BTreeSet, HashMap};
 pub const UNROLL_SMALL: i64 = 64;
 /// Trip counts up to this are unrolled when a loop cannot be summarised.
 pub const UNROLL_MAX: i64 = 4096;
-/// A summarised loop is split at most this many times (at most `2^SPLIT_MAX` pieces).
-pub const SPLIT_MAX: usize = 3;
+/// A summarised loop is split at most this many times (at most `2^SPLIT_MAX` pieces): the
+/// cut points of `if t == T - 1` (two), `if t >= a && t < b` (two) and so on.
+pub const SPLIT_MAX: usize = 4;
 pub use crate::planning::{declared_world, enumerated_world, enumerated_worlds};
 
 /// How the declared domain is written in a scope: `P in 1..=65536` or `P >= 1`.
@@ -1172,9 +1173,11 @@ impl Exec<'_> {
             CondV::Const(true) => f(self),
             CondV::Const(false) => Ok(()),
             CondV::Sym(id) => {
-                if let Some(truth) = self.pinned(id) {
-                    return if truth { f(self) } else { Ok(()) };
-                }
+                let id = match self.pinned(id) {
+                    Some(CondV::Const(truth)) => return if truth { f(self) } else { Ok(()) },
+                    Some(CondV::Sym(rest)) => rest,
+                    None => id,
+                };
                 if let Some(&j) = self.syms.cond_deps(id).last() {
                     self.branch = Some((j, id));
                     return Err(Stop::Iter(j, "a branch condition".into(), span));
@@ -1461,13 +1464,15 @@ impl Exec<'_> {
         }
         self.events.truncate(mark);
         self.seq = seq;
-        if let Some(cut) = self.branch.take().and_then(|(b, c)| {
-            (b == iter && l.pins.len() < SPLIT_MAX && !self.promotable(&l.trip))
-                .then(|| self.split_form(c, iter))
-                .flatten()
-        }) {
-            self.register(l, &cut);
-            return self.split(l, cut);
+        let branch = self.branch.take().filter(|(b, _)| *b == iter);
+        if let Some((_, c)) = branch.filter(|_| !self.promotable(&l.trip)) {
+            return match self.split_form(c, iter) {
+                Some(cut) if l.pins.len() < SPLIT_MAX => {
+                    self.register(l, &cut);
+                    self.split(l, cut)
+                }
+                cut => Err(self.unsplit(l, c, cut.is_some(), sp)),
+            };
         }
         let name = self.p.var_name(l.var);
         match l.trip.as_const() {
@@ -1487,6 +1492,29 @@ impl Exec<'_> {
                 sp,
             )),
         }
+    }
+
+    /// Why a branch condition `c` on the variable of loop `l` (trip count symbolic) is not
+    /// split: it needs more than `SPLIT_MAX` cut points (`over`), or a comparison in it
+    /// is not of the loop variable with a loop-invariant value.
+    fn unsplit(&self, l: &SpanLoop, c: crate::engine::sym::CondId, over: bool, sp: Span) -> Stop {
+        let name = self.p.var_name(l.var);
+        let cond = crate::engine::sym::Printer {
+            syms: &self.syms,
+            p: self.p,
+        }
+        .cond(c);
+        let why = if over {
+            format!("cuts the loop over `{name}` at more than {SPLIT_MAX} points (the most a loop with a symbolic trip count is split at)")
+        } else {
+            format!("is not made of comparisons of `{name}` with loop-invariant values (`{name} >= K`, `{name} == T - 1`, joined by `&&`, `||`, `!`)")
+        };
+        Stop::Unsupported(
+            format!(
+                "the branch condition `{cond}` (over the iteration index of `{name}`) {why}; write the loop as consecutive loops over the ranges the condition selects (`for {name} in 0..K {{ .. }} for {name} in K..T {{ .. }}`), or give its trip count a small domain"
+            ),
+            sp,
+        )
     }
 
     /// True when the trip count is concrete or its parameters can be enumerated (then
@@ -1535,41 +1563,91 @@ impl Exec<'_> {
             .find(|(a, r)| !l.pins.iter().any(|p| p.a == *a && p.r == *r))
     }
 
-    /// The truth of a branch condition that a pin of an enclosing piece decides: the
-    /// pinned `a·i + r >= 0` itself or its negation `-a·i - r - 1 >= 0`.
-    fn pinned(&self, c: crate::engine::sym::CondId) -> Option<bool> {
-        use crate::engine::sym::Formula;
-        match &self.syms.conds[c as usize] {
-            Formula::Not(x) => self.pinned(*x).map(|t| !t),
-            Formula::Ge0(l) => self.pins.iter().rev().find_map(|(iter, p)| {
-                let (a, r) = l.split(*iter);
-                if a == p.a && r == p.r {
-                    return Some(p.truth);
-                }
-                let neg = p.r.scale(-1)?.add(&Lin::k(-1))?;
-                (a == -p.a && r == neg).then_some(!p.truth)
-            }),
-            _ => None,
-        }
+    /// The truth of `l >= 0` that a pin of an enclosing piece decides: a pin
+    /// `a·i + r0 >= 0` decides `a·i + r >= 0` when `r - r0` is a literal of the right
+    /// sign, and `-a·i + r >= 0` (its negation when `r = -r0 - 1`) likewise.
+    fn pin_ge(&self, l: &Lin) -> Option<bool> {
+        self.pins.iter().rev().find_map(|(iter, p)| {
+            let (a, r) = l.split(*iter);
+            if a == p.a {
+                // a·i + r = (a·i + r0) + d
+                let d = r.sub(&p.r)?.as_const()?;
+                return match p.truth {
+                    true => (d >= 0).then_some(true),
+                    false => (d <= 0).then_some(false),
+                };
+            }
+            if a == -p.a && a != 0 {
+                // -(a·i + r0) + e with e = r + r0: true iff a·i + r0 <= e
+                let e = r.add(&p.r)?.as_const()?;
+                return match p.truth {
+                    true => (e <= -1).then_some(false),
+                    false => (e >= -1).then_some(true),
+                };
+            }
+            None
+        })
     }
 
-    /// A branch condition as `a·i + r >= 0` over the iteration atom `iter`, `a != 0` and
-    /// `r` free of `iter` (a comparison of the loop variable with a loop-invariant value).
+    /// A branch condition with what the pins of the enclosing pieces decide put in: each
+    /// comparison `l >= 0` a pin decides, and `l == 0` as `l >= 0 && -l >= 0`, through
+    /// `!`, `&&` and `||`. `None` when no pin changes it.
+    fn pinned(&mut self, c: crate::engine::sym::CondId) -> Option<CondV> {
+        if self.pins.is_empty() {
+            return None;
+        }
+        let v = self.reduce(c)?;
+        (v != CondV::Sym(c)).then_some(v)
+    }
+
+    fn reduce(&mut self, c: crate::engine::sym::CondId) -> Option<CondV> {
+        use crate::engine::sym::Formula;
+        Some(match self.syms.conds[c as usize].clone() {
+            Formula::Ge0(l) => self.pin_ge(&l).map_or(CondV::Sym(c), CondV::Const),
+            Formula::Eq0(l) => {
+                let neg = l.scale(-1)?;
+                match (self.pin_ge(&l), self.pin_ge(&neg)) {
+                    (Some(false), _) | (_, Some(false)) => CondV::Const(false),
+                    (Some(true), Some(true)) => CondV::Const(true),
+                    (Some(true), None) => self.syms.formula(Formula::Ge0(neg)),
+                    (None, Some(true)) => self.syms.formula(Formula::Ge0(l)),
+                    (None, None) => CondV::Sym(c),
+                }
+            }
+            Formula::Not(x) => {
+                let v = self.reduce(x)?;
+                self.syms.not(v)
+            }
+            Formula::And(xs) | Formula::Or(xs) => {
+                let and = matches!(self.syms.conds[c as usize], Formula::And(_));
+                let mut vs = Vec::new();
+                for x in xs {
+                    vs.push(self.reduce(x)?);
+                }
+                self.syms.junction(and, vs)
+            }
+        })
+    }
+
+    /// A cut point of a branch condition: the first comparison in it (through `!`, `&&`,
+    /// `||`; `l == 0` is `l >= 0` and `-l >= 0`) that no pin decides and that compares the
+    /// loop variable with a loop-invariant value, as `a·i + r >= 0` over the iteration
+    /// atom `iter` (`a != 0`, `r` free of `iter`).
     fn split_form(&self, c: crate::engine::sym::CondId, iter: AtomId) -> Option<(i64, Lin)> {
         use crate::engine::sym::Formula;
-        let (a, r) = match &self.syms.conds[c as usize] {
-            Formula::Ge0(l) => l.split(iter),
-            Formula::Not(x) => match &self.syms.conds[*x as usize] {
-                // not (a·i + r >= 0)  <=>  -a·i - r - 1 >= 0
-                Formula::Ge0(l) => {
-                    let (a, r) = l.split(iter);
-                    (-a, r.scale(-1)?.add(&Lin::k(-1))?)
-                }
-                _ => return None,
-            },
-            _ => return None,
+        let cut = |l: &Lin| -> Option<(i64, Lin)> {
+            if self.pin_ge(l).is_some() {
+                return None;
+            }
+            let (a, r) = l.split(iter);
+            (a != 0 && !self.syms.deps(&r).contains(&iter)).then_some((a, r))
         };
-        (a != 0 && !self.syms.deps(&r).contains(&iter)).then_some((a, r))
+        match &self.syms.conds[c as usize] {
+            Formula::Ge0(l) => cut(l),
+            Formula::Eq0(l) => cut(l).or_else(|| cut(&l.scale(-1)?)),
+            Formula::Not(x) => self.split_form(*x, iter),
+            Formula::And(xs) | Formula::Or(xs) => xs.iter().find_map(|x| self.split_form(*x, iter)),
+        }
     }
 
     /// Splits a summarised loop at the iteration where `a·i + r >= 0` changes: `m` is
