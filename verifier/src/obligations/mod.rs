@@ -6,8 +6,8 @@
 //!   module each with one entry (`credit_balance`, `op_exclusivity`, `wait_reachable`,
 //!   `stale_credit`, `garbage_credit`, `guard_symmetry`, `value_signal`) on the facts of a
 //!   configuration computed once (`context`, `classes`), with `multi` (the many-writer
-//!   reset rule), `order` (cross-call order), `window` (credit windows) and `epoch`
-//!   (monotonic signals, `overflow-horizon`);
+//!   reset rule), `order` (cross-call order), `window` (credit windows), `take_back` (a
+//!   waiter's own take-backs) and `epoch` (monotonic signals, `overflow-horizon`);
 //! - `param_report`, `param_scope`: the P-symbolic route's results folded into them;
 //! - `past`: the enumerated checks at the critical sizes past the enumeration;
 //! - `fence`, `reuse` (`buffer-reuse`), `range_obligation`
@@ -33,6 +33,7 @@ pub(crate) mod past;
 pub mod range_obligation;
 pub mod reuse;
 pub(crate) mod stale_credit;
+pub(crate) mod take_back;
 pub mod value_signal;
 pub(crate) mod wait_reachable;
 pub(crate) mod window;

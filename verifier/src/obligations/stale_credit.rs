@@ -19,8 +19,10 @@
 //!    writer's round `K` behind, `K` a literal or a parameter that is a whole number of
 //!    rounds (a credit window, `crate::obligations::window`), whose first `K` rounds need
 //!    nothing (threshold `<= 0`). Waits after the writers' last round (a drain) pair with
-//!    the rounds before them. Only the lower bound is checked here: that the credits do
-//!    reach the threshold is `wait-reachable`'s.
+//!    the rounds before them. What the owner took back itself before the wait (`wait s >=
+//!    1; notify s -= 1;`, a mailbox: `crate::obligations::take_back`) is not on the cell
+//!    any more and is subtracted from the earlier rounds' credits. Only the lower bound is
+//!    checked here: that the credits do reach the threshold is `wait-reachable`'s.
 //! 4. *Many writers* (`crate::obligations::multi`): on a cell two or more actors besides
 //!    its owner credit, the owner's reset comes after a wait for all of the call's credits,
 //!    and every writer's first credit of the next call is ordered after that wait by a
@@ -170,11 +172,13 @@ fn owner(ctx: &mut Ctx, run: &mut Run, rep: &Rep, ow: &[usize], acc: &mut Acc) -
         *w = pad(run, w, &otree);
     }
     let wrefs: Vec<&[Node]> = wtrees.iter().map(|t| t.as_slice()).collect();
+    let takes = crate::obligations::take_back::of(run, rep, run.events[ow[0]].actor);
     let mut pairing = Pairing {
         ctx,
         acc,
         cell,
         writers: adds,
+        takes,
     };
     let top = Level {
         before: Lin::k(0),
@@ -276,6 +280,8 @@ struct Pairing<'a, 'b, 'c> {
     acc: &'a mut Acc,
     cell: &'c Cell,
     writers: &'c [usize],
+    /// The owner's own take-backs on the cell (`crate::obligations::take_back`).
+    takes: Vec<usize>,
 }
 
 /// Writer loop iteration atoms renamed to the owner's.
@@ -416,6 +422,15 @@ impl Pairing<'_, '_, '_> {
             thr.add(&Lin::k(1)).ok_or("overflow")?
         } else {
             thr.clone()
+        };
+        // Less what the owner took back itself before the wait (a mailbox).
+        let net;
+        let before = if self.takes.is_empty() {
+            before
+        } else {
+            let taken = crate::obligations::take_back::before(run, &self.takes, we)?;
+            net = before.add(&taken).ok_or("overflow")?;
+            &net
         };
         // The wait must need a credit of its own round: need > before.
         let d = need
