@@ -31,17 +31,6 @@ static void ok(int s, const char* what) {
     }
 }
 
-// Stops the bench unless `got` equals `want` on every rank.
-static void agree(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
-    long wrong = 0, all = 0;
-    for (size_t i = 0; i < want.size(); ++i) wrong += got[i] != want[i];
-    MPI_Allreduce(&wrong, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (all != 0) {
-        if (me == 0) std::fprintf(stderr, "%s: wrong result (%ld elements)\n", what, all);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-}
-
 // One communicator; `in_place` sets COLLC_MPI_READ_IN_PLACE for its creation (read once, there).
 static xab_comm* create(size_t n, bool in_place) {
     setenv("COLLC_MPI_READ_IN_PLACE", in_place ? "1" : "0", 1);
@@ -80,17 +69,15 @@ static void race(const char* kind, size_t bytes, int reps, int calls, xab_comm* 
 }
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
-    const size_t kib = argc > 2 ? static_cast<size_t>(std::atoll(argv[2])) : 1024;
-    const size_t bytes = kib * 1024, n = bytes / sizeof(float), per = n / static_cast<size_t>(np);
+    const AbArgs ab = ab_start(&argc, &argv);
+    me = ab.me;
+    np = ab.np;
+    const int reps = ab.reps, calls = ab.calls;
+    const size_t bytes = ab.bytes, n = bytes / sizeof(float), per = n / static_cast<size_t>(np);
     if (reps < 1 || per < 1 || n % static_cast<size_t>(np) != 0) {
         if (me == 0) std::fprintf(stderr, "usage: exchange_ab REPS SIZE_KIB (SIZE_KIB * 256 a multiple of np)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const int calls = static_cast<int>(std::min<size_t>(400, std::max<size_t>(4, (size_t(8) << 20) / bytes)));
     xab_comm* staged = create(n, false);
     xab_comm* in_place = create(n, true);
     const size_t all = n * static_cast<size_t>(np);

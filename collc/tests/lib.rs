@@ -36,6 +36,10 @@
 //!   only the root uses; host: P = 1..4 threads against the meaning computed in the program;
 //!   MPI: np 1..4, several counts per call, bitwise against MPI_Reduce, MPI_Gather and
 //!   MPI_Scatter, and a wrong root refused;
+//! * `collc/tests/lib/mpi_write_in_place.cpp`: outputs written in place into the caller's
+//!   buffer (a pulled allgather, the all-pairs allreduce, the credit-window broadcast) at np 2
+//!   and 4, copied out, on RMA, after a failure; the push allgather forced to write in place
+//!   fails;
 //! * refusals: a `per call` window unsafe at reuse distance 2, an unverified protocol, a
 //!   bad name.
 //!
@@ -715,6 +719,129 @@ fn mpi_library_reads_inputs_in_place_only_where_no_peer_reads_them() {
             );
         }
     }
+}
+
+/// Outputs written in place (`Coll::write_in_place`, `collc_mpi_lib.hpp` WriteInPlace): a
+/// library of `collc/tests/lib/pull_allgather.coll`, `examples/allreduce_allpairs.coll` and
+/// `examples/credit_window_pipeline.coll` writes each output straight into the caller's
+/// buffer (its glue borrows the three output windows and copies none out);
+/// `collc/tests/lib/mpi_write_in_place.cpp` runs it at seven row lengths, three calls of each
+/// kind with new inputs into prefilled outputs, every result compared bitwise with Open MPI's,
+/// and a failure inside an in-place call followed by a recovering call that must leave the
+/// failed call's buffers alone: at np 2 and 4, copied out (`COLLC_MPI_WRITE_IN_PLACE=0`), and
+/// on RMA windows (`COLLC_MPI_SHM=0`). The negative: the shipped allgather, whose peers put
+/// into the target, keeps the copy (no borrow in its glue); its glue forced by hand to write
+/// in place (the borrow and the skipped copy edited in, the library rebuilt) fails every
+/// length: the peers' puts land in the window's own memory, never in the caller's buffer.
+#[test]
+fn mpi_library_writes_outputs_in_place_only_where_no_peer_reaches_them() {
+    if !have_mpi("mpi_library_writes_outputs_in_place_only_where_no_peer_reaches_them") {
+        return;
+    }
+    let wip = library_in(
+        scratch("write-in-place"),
+        "mpi",
+        "wip",
+        &[
+            "collc/tests/lib/pull_allgather.coll",
+            "examples/allreduce_allpairs.coll",
+            "examples/credit_window_pipeline.coll",
+        ],
+    );
+    let pushed = library_in(
+        scratch("write-in-place-pushed"),
+        "mpi",
+        "wip",
+        &["examples/allgather.coll"],
+    );
+    let glue = |d: &Path| std::fs::read_to_string(d.join("src/wip.cpp")).expect("the glue");
+    let borrows = |d: &Path| glue(d).matches("WriteInPlace collc_out(").count();
+    assert_eq!(borrows(&wip), 3, "every output is written in place");
+    assert_eq!(
+        borrows(&pushed),
+        0,
+        "an output peers put into is copied out"
+    );
+    let src = repo().join("collc/tests/lib/mpi_write_in_place.cpp");
+    build("mpicxx", &src, &wip, "wip", &wip.join("app"));
+    let copied = [("COLLC_MPI_WRITE_IN_PLACE", "0")];
+    let rma = [("COLLC_MPI_SHM", "0")];
+    for (np, env) in [(2, &[][..]), (4, &[][..]), (2, &copied[..]), (2, &rma[..])] {
+        let o = mpirun_env(np, &wip.join("app"), &[], env);
+        let t = text(&o);
+        let ok = o.status.success() && t.contains(&format!("ok: np={np}"));
+        assert!(ok, "np {np} {env:?}: {t}");
+        assert!(!t.contains("FAIL"), "{t}");
+        assert_eq!(t.matches("PASS").count(), 3 * 7 + 1, "every check ran: {t}");
+        assert!(t.contains("PASS after-failure m=300"), "{t}");
+    }
+    // The negative: the push allgather's glue forced to write its target in place.
+    let only = ["-DWIP_ALLGATHER_ONLY"];
+    build_with("mpicxx", &src, &pushed, "wip", &pushed.join("app"), &only);
+    let o = mpirun(2, &pushed.join("app"), &[]);
+    let t = text(&o);
+    assert!(
+        o.status.success() && t.contains("ok: np=2"),
+        "unforced: {t}"
+    );
+    force_write_in_place(&pushed, "wip");
+    build_with("mpicxx", &src, &pushed, "wip", &pushed.join("app"), &only);
+    let o = mpirun(2, &pushed.join("app"), &[]);
+    let t = text(&o);
+    assert!(!o.status.success() && !t.contains("ok: np="), "forced: {t}");
+    assert_eq!(
+        t.matches("FAIL allgather").count(),
+        7,
+        "every length fails: {t}"
+    );
+}
+
+/// Edits library `name`'s glue in `dir` (one allgather, collective 0: input window 0, target
+/// window 1) to write the target in place as the generator does where it may, and rebuilds
+/// the library with the generator's flags.
+fn force_write_in_place(dir: &Path, name: &str) {
+    let path = dir.join(format!("src/{name}.cpp"));
+    let glue = std::fs::read_to_string(&path).expect("the glue");
+    let edits = [
+        (
+            "return comm->comm.call(0, ",
+            "WriteInPlace collc_out(collc_lib_mpi_borrow_0(comm->args[0], 1), output); return comm->comm.call(0, ",
+        ),
+        (
+            "[&] { collc_lib_mpi_copy_out(collc_lib_mpi_window_0, a, 1, output,",
+            "[&] { if (!collc_out.active()) collc_lib_mpi_copy_out(collc_lib_mpi_window_0, a, 1, output,",
+        ),
+    ];
+    let mut forced = glue.clone();
+    for (from, to) in edits {
+        assert_eq!(
+            forced.matches(from).count(),
+            1,
+            "`{from}` in the glue:\n{glue}"
+        );
+        forced = forced.replace(from, to);
+    }
+    std::fs::write(&path, forced).expect("write the glue");
+    let mut sources: Vec<String> = std::fs::read_dir(dir.join("src"))
+        .expect("src")
+        .map(|e| e.expect("entry").path().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".cpp"))
+        .collect();
+    sources.sort();
+    let mut args: Vec<String> = collc_backend::library::BUILD_FLAGS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(format!("-I{}", dir.join("src").display()));
+    args.push(format!("-I{}", dir.display()));
+    args.extend(sources);
+    args.push("-o".into());
+    args.push(
+        dir.join(format!("lib{name}.so"))
+            .to_string_lossy()
+            .into_owned(),
+    );
+    collc_backend::library::compile("mpicxx", &args).expect("the forced library builds");
 }
 
 /// Builds `examples/apps/APP.cpp` against library `name` in `lib` and runs it under mpirun

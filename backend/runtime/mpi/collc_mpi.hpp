@@ -379,6 +379,7 @@ struct State {
   bool shm_default = false;    // library mode: shared-memory windows unless COLLC_MPI_SHM=0
   bool shm = false;            // allocate windows shared and access them directly (3(e))
   bool read_in_place = true;   // library mode: read an input in place (collc_mpi_lib.hpp ReadInPlace)
+  bool write_in_place = true;  // library mode: write an output in place (collc_mpi_lib.hpp WriteInPlace)
   std::vector<Window*> live;  // windows inside their lock_all epoch
   Stats stats;
   // Tracing (collc run --trace): on when trace_start() named a file.
@@ -606,6 +607,10 @@ inline void attach(MPI_Comm comm) {
   // Library calls read an input the protocol only reads locally in place (collc_mpi_lib.hpp
   // ReadInPlace); 0 stages it into its window as before (benches/lib/exchange_ab.sh).
   S.read_in_place = detail::env_long("COLLC_MPI_READ_IN_PLACE", 1, 0) != 0;
+  // ... and write an output no peer reaches in place (collc_mpi_lib.hpp WriteInPlace); 0
+  // copies it out of its window after the kernel as before (COLLC_LIB_BENCH_AB=write
+  // benches/lib/exchange_ab.sh).
+  S.write_in_place = detail::env_long("COLLC_MPI_WRITE_IN_PLACE", 1, 0) != 0;
   if (const char* f = getenv("COLLC_MPI_TEST_FAULT")) {
     if (*f) {
       const std::string spec = f;

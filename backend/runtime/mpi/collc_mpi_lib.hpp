@@ -17,7 +17,9 @@
 //     A call stages the caller's input into its window copy before the kernel (the first
 //     notify's MPI_Win_sync publishes it) and copies the output back after it; an input that
 //     only its own rank reads, locally (allgather, all_to_all(_v) pushing from it), is read
-//     in place from the caller's buffer instead (ReadInPlace).
+//     in place from the caller's buffer instead (ReadInPlace), and an output that only its
+//     own rank reaches, locally (an allgather getting into it, an allreduce whose peers put
+//     into a scratch window), is written in place into the caller's buffer (WriteInPlace).
 //   * Counts per call: a collective whose data window is f32[n] for a parameter n that sizes
 //     nothing else (Coll::size_param on the Rust side) has its windows sized once for the
 //     configured n, the largest count; each call runs the protocol at its own count (the
@@ -90,34 +92,58 @@ __attribute__((format(printf, 2, 3))) inline int fail(int code, const char* fmt,
   return code;
 }
 
-// A call's input read in place: while it lives, window `w`'s local copy (Window::base, what
-// the kernel's local loads, copies and puts read) is the caller's buffer `user` instead of the
-// window's own memory, and the call skips the staging copy. The generator uses it only for
-// an input window the protocol never writes and no rank reads but its owner, locally
-// (Coll::read_in_place on the Rust side): a get or a peer's shared-memory access goes to the
-// window's own memory, which then holds nothing of the call, so a protocol whose peers read
-// the input keeps the copy. The caller's buffer is only read (the const_cast below). The
-// window is restored on every way out of the call, a failure included, so a recovery zeroes
-// the window's own memory. COLLC_MPI_READ_IN_PLACE=0 turns it off: the call stages the input.
-class ReadInPlace {
+// A call's buffer used in place: while it lives, window `w`'s local copy (Window::base, what
+// the kernel's local loads, stores, copies, gets and puts go through) is the caller's buffer
+// `user` instead of the window's own memory, and the call skips that buffer's staging copy.
+// A get, a put or a reduce that reaches the window through the runtime (RMA or a peer's
+// shared-memory pointer, even on this rank) goes to the window's own memory, which then holds
+// nothing of the call; so the generator uses it only for a window no statement reaches that
+// way (Coll::read_in_place / Coll::write_in_place on the Rust side). The window is restored
+// on every way out of the call, a failure included, so a recovery zeroes the window's own
+// memory. `on` false: the window is left alone and the call stages the buffer.
+class InPlace {
  public:
-  ReadInPlace(Window* w, const void* user) : w_(detail::st().read_in_place ? w : nullptr) {
+  InPlace(Window* w, void* user, bool on) : w_(on ? w : nullptr) {
     if (w_ == nullptr) return;
     saved_ = w_->base;
-    w_->base = const_cast<void*>(user);
+    w_->base = user;
   }
-  ~ReadInPlace() {
+  ~InPlace() {
     if (w_ != nullptr) w_->base = saved_;
   }
-  ReadInPlace(const ReadInPlace&) = delete;
-  ReadInPlace& operator=(const ReadInPlace&) = delete;
-  // Whether the call reads the input in place (else it stages it).
+  InPlace(const InPlace&) = delete;
+  InPlace& operator=(const InPlace&) = delete;
+  // Whether the call uses the buffer in place (else it stages it).
   bool active() const { return w_ != nullptr; }
 
  private:
   Window* w_;
   void* saved_ = nullptr;
 };
+
+// An input read in place: a window the protocol never writes and only its own rank reads,
+// locally (Coll::read_in_place); the caller's buffer is only read (the const_cast).
+// COLLC_MPI_READ_IN_PLACE=0 turns it off: the call stages the input.
+class ReadInPlace : public InPlace {
+ public:
+  ReadInPlace(Window* w, const void* user) : InPlace(w, const_cast<void*>(user), detail::st().read_in_place) {}
+};
+
+// An output written in place: a window only its own rank reaches, locally, by loads and stores
+// (Coll::write_in_place); the kernel leaves the result in the caller's buffer and the call
+// copies nothing out (an allreduce's or broadcast's data window: nothing in either). `ok`
+// false (the output overlaps an input read in place) or COLLC_MPI_WRITE_IN_PLACE=0: the call
+// copies the output out of the window as before.
+class WriteInPlace : public InPlace {
+ public:
+  WriteInPlace(Window* w, void* user, bool ok = true) : InPlace(w, user, ok && detail::st().write_in_place) {}
+};
+
+// Whether the byte ranges [a, a + an) and [b, b + bn) are disjoint.
+inline bool apart(const void* a, size_t an, const void* b, size_t bn) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x + an <= y || y + bn <= x;
+}
 
 class Comm {
  public:

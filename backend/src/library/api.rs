@@ -10,7 +10,7 @@ use collc_spec::ir::{
     ArrayId, BufferRef, ElemType, Protocol, Semantics, SignalId, Stmt, StmtKind, VarId, VarKind,
     WindowId,
 };
-use collc_spec::visit::any_stmt;
+use collc_spec::visit::each_stmt;
 
 /// The kinds a library packages and how their buffers are passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +107,18 @@ pub struct Coll<'a> {
     /// Instances of each `per call` buffer, used in rotation (the protocol's
     /// `per_call_rotation`, verified by the caller); 1 when it has none.
     pub rotation: u32,
+}
+
+/// How a protocol reaches one window ([`Coll::read_in_place`], [`Coll::write_in_place`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// Some statement writes it: the destination of a `copy`, `get`, `put` or `reduce`.
+    pub written: bool,
+    /// The runtime reaches it rather than its own rank's local pointer: the destination of a
+    /// `put` or of a `reduce ... @ q` into a peer, the source of a `get` or a
+    /// `reduce ... <- ... @ q`, even with `q` = `me` (an RMA operation, or a peer's
+    /// shared-memory pointer, on the window's own memory).
+    pub shared: bool,
 }
 
 impl<'a> Coll<'a> {
@@ -206,28 +218,69 @@ impl<'a> Coll<'a> {
     /// protocol only ever reads on its own rank, as the source of a `copy`, a `put` or a
     /// local `reduce` (the generated code reads those through the window's local pointer,
     /// which the call points at the caller's buffer). Never when a statement writes it (the
-    /// caller's input is not the library's to write) or a rank reads it from another rank or
-    /// through the runtime (`get ... @ q`, `reduce ... @ q`, even with `q` = `me`: those go
-    /// to the window's own memory, by RMA or a peer's shared-memory pointer, which would then
-    /// hold nothing of the call). `None` for the other kinds, whose input window is also
-    /// their output.
+    /// caller's input is not the library's to write) or the runtime reaches it
+    /// ([`Reach::shared`]). `None` for the other kinds, whose input window is also their
+    /// output ([`Coll::write_in_place`]).
     pub fn read_in_place(&self) -> Option<WindowId> {
         let input = match self.kind {
             Kind::Exchange { input, .. } | Kind::AllToAllV { input, .. } => input,
             _ => return None,
         };
-        let w = BufferRef::Window(input);
-        let other_access = &mut |s: &Stmt| match &s.kind {
-            StmtKind::Copy { dst, .. } | StmtKind::Put { dst, .. } => dst.buffer == w,
-            StmtKind::Get { dst, src, .. } => dst.buffer == w || src.buffer == w,
-            StmtKind::Reduce { dst, src, from, .. } => {
-                dst.buffer == w || (from.is_some() && src.buffer == w)
-            }
-            _ => false,
+        let r = self.reach(input);
+        (!r.written && !r.shared).then_some(input)
+    }
+
+    /// The output window an MPI library call writes straight into the caller's buffer instead
+    /// of copying it out of the window after the kernel: an allreduce's or broadcast's data
+    /// window (then also the input: the caller's buffer already holds it, nothing is staged),
+    /// an allgather's, all_to_all's, all_to_all_v's or scatter's target, when the runtime never reaches
+    /// it ([`Reach::shared`]): every access is a load or store of its own rank through the
+    /// window's local pointer (a `copy`, the destination of a `get`, a local `reduce`, the
+    /// source of a `put`), which the call points at the caller's buffer. A window a peer puts
+    /// into, gets from or reduces into (through RMA or its shared-memory pointer) keeps the
+    /// copy: those reach the window's own memory. What the window held before the call does
+    /// not matter: a verified protocol's outputs are the call's sources (the simulator checks
+    /// their provenance), never the window's earlier content. `None` for reduce_scatter (its
+    /// output is one row of the data window), reduce and gather (their output is the root's
+    /// only: another rank may pass no buffer) and barrier.
+    pub fn write_in_place(&self) -> Option<WindowId> {
+        let out = match self.kind {
+            Kind::Allreduce { data } | Kind::Broadcast { data, .. } => data,
+            Kind::Exchange { target, .. }
+            | Kind::AllToAllV { target, .. }
+            | Kind::Scatter { target, .. } => target,
+            Kind::ReduceScatter { .. }
+            | Kind::Reduce { .. }
+            | Kind::Gather { .. }
+            | Kind::Barrier => return None,
+        };
+        (!self.reach(out).shared).then_some(out)
+    }
+
+    /// How the protocol's statements (body and epilogue) reach window `w`.
+    fn reach(&self, w: WindowId) -> Reach {
+        let w = BufferRef::Window(w);
+        let mut r = Reach::default();
+        let mut visit = |s: &Stmt| {
+            let (written, shared) = match &s.kind {
+                StmtKind::Copy { dst, .. } => (dst.buffer == w, false),
+                StmtKind::Put { dst, .. } => (dst.buffer == w, dst.buffer == w),
+                StmtKind::Get { dst, src, .. } => (dst.buffer == w, src.buffer == w),
+                StmtKind::Reduce {
+                    dst, src, from, to, ..
+                } => (
+                    dst.buffer == w,
+                    (from.is_some() && src.buffer == w) || (to.is_some() && dst.buffer == w),
+                ),
+                _ => (false, false),
+            };
+            r.written |= written;
+            r.shared |= shared;
         };
         let p = self.p();
-        let touched = any_stmt(&p.body, other_access) || any_stmt(&p.epilogue, other_access);
-        (!touched).then_some(input)
+        each_stmt(&p.body, &mut visit);
+        each_stmt(&p.epilogue, &mut visit);
+        r
     }
 
     /// The parameter that is the element count of each call in both libraries (the host

@@ -75,11 +75,12 @@ fn intro_doc(name: &str, target: LibTarget, w: &mut Writer) {
                 " * registered as windows); an input only its own process reads (an allgather or",
             );
             w.line(" * all_to_all that pushes from it) is read from the caller's buffer during the call");
-            w.line(
-                " * instead of copied. A process may hold several collc communicators (each on its",
-            );
-            w.line(" * own duplicate of the MPI communicator given, with its own windows) and call them");
-            w.line(" * alternately, from one thread at a time.");
+            w.line(" * instead of copied, and an output only its own process reaches (an allgather that");
+            w.line(" * gets into it, an allreduce whose peers put into a scratch window) is written into the");
+            w.line(" * caller's buffer during the call (after a failed call its content is unspecified).");
+            w.line(" * A process may hold several collc communicators (each on its own duplicate of the MPI");
+            w.line(" * communicator given, with its own windows) and call them alternately, from one thread");
+            w.line(" * at a time.");
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::cpp::{c_string, int_lit, Writer};
 use crate::mpi::program::Names;
 use collc_grammar::Diagnostic;
 use collc_spec::ir::Id;
-use collc_spec::ir::{Decl, VarId, VarKind};
+use collc_spec::ir::{Decl, VarId, VarKind, WindowId};
 use collc_spec::print::cond_to_string;
 
 /// `coll_<i>.cpp`.
@@ -94,15 +94,53 @@ pub fn unit(c: &Coll) -> Result<String, Vec<Diagnostic>> {
     if matches!(c.kind, Kind::AllToAllV { .. }) {
         counts_accessors(c, &ns, &names, &mut w);
     }
-    if let Some(input) = c.read_in_place() {
-        w.line("// This call's instance of the input window, which the call reads in place (Coll::read_in_place).");
-        w.line(format!(
-            "__attribute__((visibility(\"hidden\"))) collc_mpi::Window* collc_lib_mpi_in_place_{i}(const void* a) {{ return static_cast<const {ns}::Args*>(a)->{}; }}",
-            names.window_field(input)
-        ));
+    if !c.staged().is_empty() {
+        borrow_accessor(c, &ns, &names, &mut w);
     }
     s.push_str(&w.finish());
     Ok(s)
+}
+
+/// `collc_lib_mpi_borrow_<i>(args, w)`: this call's instance of staged window `w`
+/// (WindowId), whose local copy a call points at the caller's buffer while it reads or writes
+/// it in place (`collc_mpi_lib.hpp` ReadInPlace / WriteInPlace).
+fn borrow_accessor(c: &Coll, ns: &str, names: &Names, w: &mut Writer) {
+    staged_switch(
+        c,
+        ns,
+        "// This call's instance of window `w` (WindowId), for a buffer the call uses in place.",
+        &format!("collc_mpi::Window* collc_lib_mpi_borrow_{}", c.index),
+        &|win| format!("return x->{};", names.window_field(win)),
+        "return nullptr;",
+        w,
+    );
+}
+
+/// A function of a unit's `Args` and a staged window: `{head}(const void* a, int w)`, one
+/// `case` per staged window (`case_of`), `fallback` for any other.
+fn staged_switch(
+    c: &Coll,
+    ns: &str,
+    doc: &str,
+    head: &str,
+    case_of: &dyn Fn(WindowId) -> String,
+    fallback: &str,
+    w: &mut Writer,
+) {
+    w.line(doc);
+    w.open(format!(
+        "__attribute__((visibility(\"hidden\"))) {head}(const void* a, int w)"
+    ));
+    w.line(format!(
+        "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
+    ));
+    w.line("switch (w) {");
+    for win in c.staged() {
+        w.line(format!("    case {win}: {}", case_of(win)));
+    }
+    w.line(format!("    default: {fallback}"));
+    w.line("}");
+    w.close();
 }
 
 /// all_to_all_v's counts: the caller's send counts into the host array, the value signal's
@@ -151,26 +189,20 @@ fn counts_accessors(c: &Coll, ns: &str, names: &Names, w: &mut Writer) {
 /// `collc_lib_mpi_capacity_<i>(args, w)`: the elements allocated for window `w` (its size
 /// at the configured row length, the largest of a call).
 fn capacity(c: &Coll, ns: &str, names: &Names, w: &mut Writer) {
-    w.line(
+    staged_switch(
+        c,
+        ns,
         "// Elements allocated for window `w` (WindowId): its size at the configured row length.",
+        &format!("int64_t collc_lib_mpi_capacity_{}", c.index),
+        &|win| {
+            format!(
+                "return static_cast<int64_t>(x->{}->count);",
+                names.window_field(win)
+            )
+        },
+        "return 0;",
+        w,
     );
-    w.open(format!(
-        "__attribute__((visibility(\"hidden\"))) int64_t collc_lib_mpi_capacity_{}(const void* a, int w)",
-        c.index
-    ));
-    w.line(format!(
-        "[[maybe_unused]] const {ns}::Args* x = static_cast<const {ns}::Args*>(a);"
-    ));
-    w.line("switch (w) {");
-    for win in c.staged() {
-        w.line(format!(
-            "    case {win}: return static_cast<int64_t>(x->{}->count);",
-            names.window_field(win)
-        ));
-    }
-    w.line("    default: return 0;");
-    w.line("}");
-    w.close();
 }
 
 /// `collc_lib_mpi_resize_<i>(args, count, err, errlen, apply)`: the protocol's row-length
@@ -352,9 +384,9 @@ fn declarations(colls: &[Coll], w: &mut Writer) {
                 "int collc_lib_mpi_resize_{i}(void* a, int64_t count, char* err, size_t errlen, int apply);"
             ));
         }
-        if c.read_in_place().is_some() {
+        if !c.staged().is_empty() {
             w.line(format!(
-                "collc_mpi::Window* collc_lib_mpi_in_place_{i}(const void* a);"
+                "collc_mpi::Window* collc_lib_mpi_borrow_{i}(const void* a, int w);"
             ));
         }
         if matches!(c.kind, Kind::AllToAllV { .. }) {
@@ -575,16 +607,7 @@ fn call(name: &str, c: &Coll, member: bool, w: &mut Writer) {
         }
         None => ("0", "false"),
     };
-    if let Some(input) = c.read_in_place() {
-        w.line(format!(
-            "// Window `{}` is read in place: the kernel reads the caller's buffer (collc_mpi_lib.hpp ReadInPlace).",
-            c.p().windows[input].name
-        ));
-        w.line(format!(
-            "ReadInPlace collc_in(collc_lib_mpi_in_place_{i}(comm->args[{i}]), {});",
-            staged_arg(c.kind)
-        ));
-    }
+    in_place(c, w);
     w.line(format!(
         "return comm->comm.call({i}, kc, {count}, {fresh}, [&] {{ {stage} }}, kernel, [&] {{ {collect} }});"
     ));
@@ -662,22 +685,81 @@ fn root_only(k: Kind) -> (&'static str, &'static str) {
     }
 }
 
-/// The argument an exchange's input comes in: `input` (allgather, all_to_all) or `send`.
-fn staged_arg(k: Kind) -> &'static str {
+/// The buffers a call uses in place: `collc_in` (ReadInPlace) for an input only its own rank
+/// reads ([`Coll::read_in_place`]), `collc_out` (WriteInPlace) for an output only its own rank
+/// reaches ([`Coll::write_in_place`]). The output is not written in place where it overlaps
+/// an input read in place (the kernel would overwrite what it still reads).
+fn in_place(c: &Coll, w: &mut Writer) {
+    let i = c.index;
+    let (input_arg, output_arg) = call_args(c.kind);
+    let borrow = |win: WindowId| format!("collc_lib_mpi_borrow_{i}(comm->args[{i}], {win})");
+    let name = |win: WindowId| c.p().windows[win].name.clone();
+    let read = c.read_in_place();
+    if let Some(input) = read {
+        w.line(format!(
+            "// Window `{}` is read in place: the kernel reads the caller's buffer (collc_mpi_lib.hpp ReadInPlace).",
+            name(input)
+        ));
+        w.line(format!(
+            "ReadInPlace collc_in({}, {input_arg});",
+            borrow(input)
+        ));
+    }
+    let Some(out) = c.write_in_place() else {
+        return;
+    };
+    w.line(format!(
+        "// Window `{}` is written in place: the kernel writes the caller's buffer (collc_mpi_lib.hpp WriteInPlace).",
+        name(out)
+    ));
+    let apart = match read {
+        Some(input) => {
+            let t = c.elem().cpp();
+            let bytes = |win| {
+                format!("static_cast<size_t>(collc_lib_mpi_len(collc_lib_mpi_window_{i}, a, {win})) * sizeof({t})")
+            };
+            format!(
+                ", !collc_in.active() || apart({input_arg}, {}, {output_arg}, {})",
+                bytes(input),
+                bytes(out)
+            )
+        }
+        None => String::new(),
+    };
+    w.line(format!(
+        "WriteInPlace collc_out({}, {output_arg}{apart});",
+        borrow(out)
+    ));
+}
+
+/// The arguments a kind's input and output come in: `data` (allreduce, broadcast),
+/// `input`/`output` (allgather, all_to_all), `send`/`recv` (reduce_scatter, all_to_all_v).
+fn call_args(k: Kind) -> (&'static str, &'static str) {
     match k {
-        Kind::AllToAllV { .. } => "send",
-        _ => "input",
+        Kind::Allreduce { .. } | Kind::Broadcast { .. } | Kind::Reduce { .. } | Kind::Barrier => {
+            ("data", "data")
+        }
+        Kind::Exchange { .. } | Kind::Gather { .. } | Kind::Scatter { .. } => ("input", "output"),
+        Kind::ReduceScatter { .. } | Kind::AllToAllV { .. } => ("send", "recv"),
     }
 }
 
 /// The staging of a call: (caller's buffers -> windows, windows -> caller's buffers). An
-/// input read in place ([`Coll::read_in_place`]) is copied only when the runtime reads it
-/// staged after all (`COLLC_MPI_READ_IN_PLACE=0`).
+/// input read in place ([`Coll::read_in_place`]) is copied in, and an output written in place
+/// ([`Coll::write_in_place`]) copied out, only when the runtime does not use that buffer in
+/// place after all (`COLLC_MPI_READ_IN_PLACE=0`, `COLLC_MPI_WRITE_IN_PLACE=0`, an overlap).
+/// An allreduce's or broadcast's data window written in place is the caller's buffer, which
+/// already holds the input: nothing is staged.
 fn staging(c: &Coll) -> (String, String) {
     let i = c.index;
     let t = c.elem().cpp();
-    let unless_in_place = if c.read_in_place().is_some() {
+    let unless_in = if c.read_in_place().is_some() {
         "if (!collc_in.active()) "
+    } else {
+        ""
+    };
+    let unless_out = if c.write_in_place().is_some() {
+        "if (!collc_out.active()) "
     } else {
         ""
     };
@@ -687,21 +769,21 @@ fn staging(c: &Coll) -> (String, String) {
             let (root_in, root_out) = root_only(c.kind);
             (
                 format!(
-                    "{root_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"
+                    "{root_in}{unless_out}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"
                 ),
-                format!("{root_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"),
+                format!("{root_out}{unless_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"),
             )
         }
         Kind::Gather { input, target, .. } | Kind::Scatter { input, target, .. } => {
             let (root_in, root_out) = root_only(c.kind);
             (
                 format!("{root_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
-                format!("{root_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
+                format!("{root_out}{unless_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
             )
         }
         Kind::Exchange { input, target, .. } => (
-            format!("{unless_in_place}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
-            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
+            format!("{unless_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
+            format!("{unless_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
         ),
         Kind::ReduceScatter { data } => (
             format!("collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, send, sizeof({t}));"),
@@ -713,8 +795,8 @@ fn staging(c: &Coll) -> (String, String) {
             send_counts,
             recv_counts,
         } => (
-            format!("{unless_in_place}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send, sizeof({t})); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
-            format!("collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv, sizeof({t})); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
+            format!("{unless_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, send, sizeof({t})); collc_lib_mpi_counts_in_{i}(a, {send_counts}, send_counts);"),
+            format!("{unless_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, recv, sizeof({t})); collc_lib_mpi_counts_out_{i}(a, {recv_counts}, recv_counts);"),
         ),
     }
 }

@@ -169,8 +169,10 @@ const BCAST: Entry = Entry {
     call: "Inside in;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), static_cast<{t}*>(buffer), size_t(count), root) != 0) return MPI_ERR_OTHER;",
 };
 
-/// MPI_IN_PLACE: the input is row `me` of recvbuf (read, in place or staged, by the
-/// protocol before the call writes recvbuf: the output is collected after the protocol).
+/// MPI_IN_PLACE: the input is row `me` of recvbuf, read before the call writes recvbuf: an
+/// input read in place keeps the output copied out after the protocol (the library writes
+/// an output in place only apart from an input read in place), and a staged one is copied
+/// into its window before the protocol starts writing.
 const ALLGATHER: Entry = Entry {
     name: "MPI_Allgather",
     coll: "kAllgather",
@@ -181,8 +183,9 @@ const ALLGATHER: Entry = Entry {
     call: "const {t}* in = sendbuf == MPI_IN_PLACE ? static_cast<const {t}*>(recvbuf) + size_t(comm_rank(comm)) * size_t(count) : static_cast<const {t}*>(sendbuf);\n        Inside in_;\n        if ({lib}_{f}(static_cast<{lib}_comm*>(c), in, size_t(count), static_cast<{t}*>(recvbuf), size_t(np) * size_t(count)) != 0) return MPI_ERR_OTHER;",
 };
 
-/// MPI_IN_PLACE: the input is recvbuf (read, in place or staged, by the protocol before the
-/// call writes it: the output is collected after the protocol).
+/// MPI_IN_PLACE: the input is recvbuf, read before the call writes it (as for
+/// [`ALLGATHER`]: read in place with the output copied out after the protocol, or staged
+/// before it).
 const ALLTOALL: Entry = Entry {
     name: "MPI_Alltoall",
     coll: "kAlltoall",
