@@ -1,8 +1,11 @@
 //! Printing recovered statements as `.coll`, remembering which C++ line each `.coll` line
-//! came from.
+//! came from. The statements' syntax is the one printer's (`collc_spec::print::Head`,
+//! which also prints the IR's statements); what is the lifter's is the printing of its
+//! recovered operands (expressions, cells, regions) and which names are ranks.
 
 use crate::expr::{C, E};
 use crate::model::{Move, Range, Reg, L, S};
+use collc_spec::print::{span_text, Credit, Head, Style};
 use std::collections::BTreeSet;
 
 /// `.coll` text being built, with its line map.
@@ -105,52 +108,57 @@ pub fn block(out: &mut Out, b: &[L], depth: usize, ranks: &mut Ranks) {
 
 fn stmt(out: &mut Out, l: &L, d: usize, rk: &mut Ranks) {
     let at = l.line;
+    let line = |out: &mut Out, h: Head| out.line(d, &h.text(Style::Source), at);
     match &l.s {
-        S::Let { name, value } => out.line(d, &let_text(name, value, rk), at),
+        S::Let { name, value } => line(out, let_head(name, value, rk)),
         S::Notify {
             signal,
             index,
             target,
             set,
             value,
-        } => {
-            let t = target
-                .as_ref()
-                .map(|t| format!(" @ {}", rk.rank(t)))
-                .unwrap_or_default();
-            let (op, v) = match (set, value) {
-                (true, v) => ("=", v.coll()),
-                (false, E::Int(x)) if *x < 0 => ("-=", x.unsigned_abs().to_string()),
-                (false, E::Neg(x)) => ("-=", x.coll()),
-                (false, v) => ("+=", v.coll()),
-            };
-            out.line(
-                d,
-                &format!("notify {}{t} {op} {v};", cell(signal, index)),
-                at,
-            );
-        }
+        } => line(
+            out,
+            Head::Notify {
+                cell: cell(signal, index),
+                target: target.as_ref().map(|t| rk.rank(t)),
+                credit: match (set, value) {
+                    (true, v) => Credit::Set(v.coll()),
+                    (false, E::Int(x)) if *x < 0 => Credit::Sub(x.unsigned_abs().to_string()),
+                    (false, E::Neg(x)) => Credit::Sub(x.coll()),
+                    (false, v) => Credit::Add(v.coll()),
+                },
+            },
+        ),
         S::Wait {
             signal,
             index,
             cmp,
             threshold,
-        } => {
-            out.line(
-                d,
-                &format!("wait {} {cmp} {};", cell(signal, index), threshold.coll()),
-                at,
-            );
-        }
-        S::Fence | S::Barrier => out.line(d, "fence;", at),
-        S::Dsb | S::Dcci => out.line(d, "fence;", at),
+        } => line(
+            out,
+            Head::Wait {
+                cell: cell(signal, index),
+                cmp: cmp.to_string(),
+                threshold: threshold.coll(),
+            },
+        ),
+        S::Fence | S::Barrier | S::Dsb | S::Dcci => line(out, Head::Fence),
         S::For { var, range, body } => {
-            out.line(d, &for_head(var, range, rk), at);
+            let h = Head::For {
+                var: var.clone(),
+                range: range_text(var, range, rk),
+            };
+            out.line(d, &format!("{} {{", h.text(Style::Source)), at);
             block(out, body, d + 1, rk);
             out.line(d, "}", 0);
         }
         S::If { cond, then, els } => {
-            out.line(d, &format!("if {} {{", cond_text(cond)), at);
+            let h = Head::If {
+                cond: cond_text(cond),
+                has_else: els.is_some(),
+            };
+            out.line(d, &format!("{} {{", h.text(Style::Source)), at);
             block(out, then, d + 1, rk);
             if let Some(e) = els {
                 out.line(d, "} else {", 0);
@@ -158,13 +166,18 @@ fn stmt(out: &mut Out, l: &L, d: usize, rk: &mut Ranks) {
             }
             out.line(d, "}", 0);
         }
-        S::Return { cond } => out.line(d, &format!("return if {};", cond_text(cond)), at),
-        S::Data { kind, dst, src } => out.line(d, &data_text(kind, dst, src, rk), at),
+        S::Return { cond } => line(
+            out,
+            Head::Return {
+                cond: cond_text(cond),
+            },
+        ),
+        S::Data { kind, dst, src } => line(out, data_head(kind, dst, src, rk)),
     }
 }
 
 /// `let NAME = v;`, typed a rank (`rank(v)`) where the name is used as one.
-fn let_text(name: &str, value: &E, rk: &mut Ranks) -> String {
+fn let_head(name: &str, value: &E, rk: &mut Ranks) -> Head {
     let v = if rk.used.contains(name) {
         let is_rank = matches!(value, E::Name(n) if rk.known.contains(n));
         rk.known.insert(name.to_string());
@@ -176,30 +189,26 @@ fn let_text(name: &str, value: &E, rk: &mut Ranks) -> String {
     } else {
         value.coll()
     };
-    format!("let {name} = {v};")
+    Head::Let {
+        name: name.to_string(),
+        value: v,
+    }
 }
 
-/// A loop's head, `for VAR in RANGE {`; a peer or rank loop's variable becomes a rank.
-fn for_head(var: &str, range: &Range, rk: &mut Ranks) -> String {
+/// A loop's range; a peer or rank loop's variable becomes a rank.
+fn range_text(var: &str, range: &Range, rk: &mut Ranks) -> String {
     match range {
         Range::Peers => {
             rk.known.insert(var.to_string());
-            format!("for {var} in peers {{")
+            "peers".into()
         }
         Range::Span(E::Int(0), E::Name(_), E::Int(1)) if rk.used.contains(var) => {
             rk.known.insert(var.to_string());
-            format!("for {var} in ranks {{")
-        }
-        Range::Span(lo, hi, E::Int(1)) => {
-            format!("for {var} in {}..{} {{", lo.coll(), hi.coll())
+            "ranks".into()
         }
         Range::Span(lo, hi, st) => {
-            format!(
-                "for {var} in {}..{} step {} {{",
-                lo.coll(),
-                hi.coll(),
-                st.coll()
-            )
+            let step = (*st != E::Int(1)).then(|| st.coll());
+            span_text(&lo.coll(), &hi.coll(), step.as_deref(), false, false)
         }
         Range::Seq {
             lo,
@@ -208,50 +217,157 @@ fn for_head(var: &str, range: &Range, rk: &mut Ranks) -> String {
             geometric,
             rev,
         } => {
-            let st = match (geometric, step) {
-                (true, s) => format!(" step *{}", s.coll()),
-                (false, E::Int(1)) => String::new(),
-                (false, s) => format!(" step {}", s.coll()),
-            };
-            let r = format!("{}..{}{st}", lo.coll(), hi.coll());
-            if *rev {
-                format!("for {var} in ({r}).rev() {{")
-            } else {
-                format!("for {var} in {r} {{")
-            }
+            let st = (*geometric || *step != E::Int(1)).then(|| step.coll());
+            span_text(&lo.coll(), &hi.coll(), st.as_deref(), *geometric, *rev)
         }
     }
 }
 
 /// A data statement (`copy`, `get`, `put`, `reduce`).
-fn data_text(kind: &Move, dst: &Reg, src: &Reg, rk: &Ranks) -> String {
+fn data_head(kind: &Move, dst: &Reg, src: &Reg, rk: &Ranks) -> Head {
+    let (dst, src) = (region(dst), region(src));
     match kind {
-        Move::Copy => format!("copy {} <- {};", region(dst), region(src)),
-        Move::Get(r) => format!("get {} <- {} @ {};", region(dst), region(src), rk.rank(r)),
-        Move::Put(r) => format!("put {} @ {} <- {};", region(dst), rk.rank(r), region(src)),
-        Move::Reduce(op, None) => {
-            format!("reduce {op} {} <- {};", region(dst), region(src))
-        }
-        Move::Reduce(op, Some(r)) => {
-            format!(
-                "reduce {op} {} <- {} @ {};",
-                region(dst),
-                region(src),
-                rk.rank(r)
-            )
-        }
-        Move::Accumulate(op, r) => {
-            format!(
-                "reduce {op} {} @ {} <- {};",
-                region(dst),
-                rk.rank(r),
-                region(src)
-            )
-        }
+        Move::Copy => Head::Copy { dst, src },
+        Move::Get(r) => Head::Get {
+            dst,
+            src,
+            from: rk.rank(r),
+        },
+        Move::Put(r) => Head::Put {
+            dst,
+            to: rk.rank(r),
+            src,
+        },
+        Move::Reduce(op, from) => Head::Reduce {
+            op: op.to_string(),
+            dst,
+            to: None,
+            src,
+            from: from.as_ref().map(|r| rk.rank(r)),
+        },
+        Move::Accumulate(op, r) => Head::Reduce {
+            op: op.to_string(),
+            dst,
+            to: Some(rk.rank(r)),
+            src,
+            from: None,
+        },
     }
 }
 
 /// A condition's `.coll` text.
 pub fn cond_text(c: &C) -> String {
     c.coll()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> E {
+        E::Name(s.into())
+    }
+
+    fn reg(buf: &str, lo: E, len: E) -> Reg {
+        Reg {
+            buf: buf.into(),
+            index: vec![n("me")],
+            lo,
+            len,
+            gm: true,
+        }
+    }
+
+    /// Every recovered statement prints as the `.coll` the front end reads back, through
+    /// the one printer of statement heads, with the C++ line of each `.coll` line.
+    #[test]
+    fn every_recovered_statement_prints_as_coll() {
+        let l = |s, line| L::new(s, line);
+        let data = |kind| S::Data {
+            kind,
+            dst: reg("out", E::Int(0), n("n")),
+            src: reg("data", n("a"), n("n")),
+        };
+        let body = vec![
+            l(
+                S::Let {
+                    name: "q".into(),
+                    value: E::Bin("+", Box::new(n("me")), Box::new(E::Int(1))),
+                },
+                3,
+            ),
+            l(
+                S::Notify {
+                    signal: "sig".into(),
+                    index: vec![n("me")],
+                    target: Some(n("q")),
+                    set: false,
+                    value: E::Int(-2),
+                },
+                4,
+            ),
+            l(
+                S::Wait {
+                    signal: "sig".into(),
+                    index: vec![n("me")],
+                    cmp: ">=",
+                    threshold: E::Int(1),
+                },
+                5,
+            ),
+            l(
+                S::For {
+                    var: "p".into(),
+                    range: Range::Seq {
+                        lo: E::Int(1),
+                        hi: n("P"),
+                        step: E::Int(2),
+                        geometric: true,
+                        rev: true,
+                    },
+                    body: vec![
+                        l(data(Move::Accumulate("sum", n("p"))), 7),
+                        l(S::Barrier, 8),
+                    ],
+                },
+                6,
+            ),
+            l(
+                S::If {
+                    cond: C::Cmp("==", n("me"), E::Int(0)),
+                    then: vec![l(data(Move::Get(n("q"))), 10)],
+                    els: Some(vec![l(data(Move::Reduce("max", None)), 12)]),
+                },
+                9,
+            ),
+            l(
+                S::Return {
+                    cond: C::Cmp(">", n("me"), E::Int(3)),
+                },
+                13,
+            ),
+        ];
+        let mut out = Out::default();
+        let mut ranks = Ranks::default();
+        ranks.known.insert("me".into());
+        ranks.collect(&body);
+        block(&mut out, &body, 0, &mut ranks);
+        let want = "\
+let q = rank(me + 1);
+notify sig[me] @ q -= 2;
+wait sig[me] >= 1;
+for p in (1..P step *2).rev() {
+    reduce sum out[me][0 .. n] @ rank(p) <- data[me][a .. a + n];
+    fence;
+}
+if me == 0 {
+    get out[me][0 .. n] <- data[me][a .. a + n] @ q;
+} else {
+    reduce max out[me][0 .. n] <- data[me][a .. a + n];
+}
+return if me > 3;
+";
+        assert_eq!(out.text, want);
+        assert_eq!(out.lines, vec![3, 4, 5, 6, 7, 8, 0, 9, 10, 0, 12, 0, 13]);
+    }
 }

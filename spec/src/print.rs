@@ -12,7 +12,7 @@ use collc_grammar::Span;
 use std::collections::HashMap;
 
 mod head;
-pub use head::{stmt_head, Style};
+pub use head::{stmt_head, Credit, Head, Style};
 
 /// Prints a protocol as canonical `.coll` text.
 pub fn print(p: &Protocol) -> String {
@@ -234,30 +234,34 @@ fn write_cond(p: &Protocol, c: &Cond, min_prec: u8, out: &mut String) {
 /// Prints a loop range: `peers`, `ranks`, `lo..hi`, `lo..hi step s`,
 /// `lo..hi step *s`, or one of the last three as `(...).rev()`.
 pub fn range_to_string(p: &Protocol, range: &Range) -> String {
+    let e = |x: &Expr| expr_to_string(p, x);
     match range {
         Range::Peers => "peers".to_string(),
         Range::Ranks => "ranks".to_string(),
-        Range::Span { lo, hi, step } => span_range_text(p, lo, hi, step, false),
+        Range::Span { lo, hi, step } => {
+            let step = (*step != Expr::Int(1)).then(|| e(step));
+            span_text(&e(lo), &e(hi), step.as_deref(), false, false)
+        }
         Range::Seq(q) => {
-            let base = span_range_text(p, &q.lo, &q.hi, &q.step, q.geometric);
-            if q.rev {
-                format!("({base}).rev()")
-            } else {
-                base
-            }
+            let step = (q.geometric || q.step != Expr::Int(1)).then(|| e(&q.step));
+            span_text(&e(&q.lo), &e(&q.hi), step.as_deref(), q.geometric, q.rev)
         }
     }
 }
 
-/// `lo..hi`, `lo..hi step s` or `lo..hi step *s`.
-fn span_range_text(p: &Protocol, lo: &Expr, hi: &Expr, step: &Expr, geometric: bool) -> String {
-    let base = format!("{}..{}", expr_to_string(p, lo), expr_to_string(p, hi));
-    if geometric {
-        format!("{base} step *{}", expr_to_string(p, step))
-    } else if *step == Expr::Int(1) {
-        base
+/// A counted loop's range from its printed bounds: `lo..hi`, `lo..hi step s` (`step`
+/// given), `lo..hi step *s` (`geometric`), or one of them as `(...).rev()` (`rev`). The
+/// IR's ranges ([`range_to_string`]) and the lifter's recovered loops print with it.
+pub fn span_text(lo: &str, hi: &str, step: Option<&str>, geometric: bool, rev: bool) -> String {
+    let base = match step {
+        Some(s) if geometric => format!("{lo}..{hi} step *{s}"),
+        Some(s) => format!("{lo}..{hi} step {s}"),
+        None => format!("{lo}..{hi}"),
+    };
+    if rev {
+        format!("({base}).rev()")
     } else {
-        format!("{base} step {}", expr_to_string(p, step))
+        base
     }
 }
 
