@@ -133,6 +133,18 @@ impl<'a> Coll<'a> {
         }
     }
 
+    /// Which side of the call only the root uses: (its input is read on the root only — a
+    /// broadcast's data, a scatter's input; its output is written on the root only — a
+    /// reduce's data, a gather's output). The one definition the staging of both targets and
+    /// the argument checks follow.
+    pub fn root_only(&self) -> (bool, bool) {
+        match self.kind {
+            Kind::Broadcast { .. } | Kind::Scatter { .. } => (true, false),
+            Kind::Reduce { .. } | Kind::Gather { .. } => (false, true),
+            _ => (false, false),
+        }
+    }
+
     /// Describes `p` for a library, or says why it cannot be packaged.
     pub fn new(k: Kernel<'a>, index: usize) -> Result<Coll<'a>, Vec<Diagnostic>> {
         let p = k.p;

@@ -140,14 +140,15 @@ fn buffers(c: &Coll, len: &dyn Fn(WindowId) -> String, nranks: &str) -> Vec<Buff
             b("input", "input_count", len(input), false),
             b("output", "output_count", len(target), false),
         ],
-        Kind::Gather { input, target, .. } => vec![
-            b("input", "input_count", len(input), false),
-            b("output", "output_count", len(target), true),
-        ],
-        Kind::Scatter { input, target, .. } => vec![
-            b("input", "input_count", len(input), true),
-            b("output", "output_count", len(target), false),
-        ],
+        // Only the root reads a scatter's input and writes a gather's output
+        // (`Coll::root_only`).
+        Kind::Gather { input, target, .. } | Kind::Scatter { input, target, .. } => {
+            let (i, o) = c.root_only();
+            vec![
+                b("input", "input_count", len(input), i),
+                b("output", "output_count", len(target), o),
+            ]
+        }
         Kind::ReduceScatter { data } => vec![
             b("send", "send_count", len(data), false),
             b(

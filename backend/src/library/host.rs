@@ -270,6 +270,13 @@ fn call(name: &str, c: &Coll, member: bool, w: &mut Writer) {
     w.close();
 }
 
+/// The guards of a rooted kind's staging (into the window, out of it): `Coll::root_only`.
+fn root_guards(c: &Coll) -> (&'static str, &'static str) {
+    let (i, o) = c.root_only();
+    let guard = |on: bool| if on { "if (rank == root) " } else { "" };
+    (guard(i), guard(o))
+}
+
 /// The staging of a call: (caller's buffers -> windows, windows -> caller's buffers), on
 /// the calling thread (`rank`, `e`: the windows' element counts, `b`: their pointers).
 fn staging(c: &Coll, per_call: bool) -> (String, String) {
@@ -278,12 +285,7 @@ fn staging(c: &Coll, per_call: bool) -> (String, String) {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
             let d = c.slot(data);
-            // A broadcast's data is read on the root only, a reduce's written there only.
-            let (root_in, root_out) = match c.kind {
-                Kind::Broadcast { .. } => ("if (rank == root) ", ""),
-                Kind::Reduce { .. } => ("", "if (rank == root) "),
-                _ => ("", ""),
-            };
+            let (root_in, root_out) = root_guards(c);
             let n = if per_call {
                 "count".to_string()
             } else {
@@ -298,12 +300,7 @@ fn staging(c: &Coll, per_call: bool) -> (String, String) {
         | Kind::Gather { input, target, .. }
         | Kind::Scatter { input, target, .. } => {
             let (i, t) = (c.slot(input), c.slot(target));
-            // A gather's output is written on the root only, a scatter's input read there only.
-            let (root_in, root_out) = match c.kind {
-                Kind::Gather { .. } => ("", "if (rank == root) "),
-                Kind::Scatter { .. } => ("if (rank == root) ", ""),
-                _ => ("", ""),
-            };
+            let (root_in, root_out) = root_guards(c);
             (
                 format!("{root_in}std::memcpy(b[{i}], input, e[{i}] * sizeof({ty}));"),
                 format!("{root_out}std::memcpy(output, b[{t}], e[{t}] * sizeof({ty}));"),

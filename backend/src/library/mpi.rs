@@ -676,13 +676,16 @@ fn row_length(name: &str, c: &Coll, v: VarId, w: &mut Writer) {
 
 /// The guards of a rooted kind's staging (into the window, out of it): a broadcast's and a
 /// scatter's input is read on the root only, a reduce's and a gather's output written there only.
-fn root_only(k: Kind) -> (&'static str, &'static str) {
-    let root = "if (comm->comm.me() == root) ";
-    match k {
-        Kind::Broadcast { .. } | Kind::Scatter { .. } => (root, ""),
-        Kind::Reduce { .. } | Kind::Gather { .. } => ("", root),
-        _ => ("", ""),
-    }
+fn root_only(c: &Coll) -> (&'static str, &'static str) {
+    let (i, o) = c.root_only();
+    let guard = |on: bool| {
+        if on {
+            "if (comm->comm.me() == root) "
+        } else {
+            ""
+        }
+    };
+    (guard(i), guard(o))
 }
 
 /// The buffers a call uses in place: `collc_in` (ReadInPlace) for an input only its own rank
@@ -766,7 +769,7 @@ fn staging(c: &Coll) -> (String, String) {
     match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
-            let (root_in, root_out) = root_only(c.kind);
+            let (root_in, root_out) = root_only(c);
             (
                 format!(
                     "{root_in}{unless_out}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"
@@ -775,7 +778,7 @@ fn staging(c: &Coll) -> (String, String) {
             )
         }
         Kind::Gather { input, target, .. } | Kind::Scatter { input, target, .. } => {
-            let (root_in, root_out) = root_only(c.kind);
+            let (root_in, root_out) = root_only(c);
             (
                 format!("{root_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
                 format!("{root_out}{unless_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
