@@ -15,11 +15,7 @@ use collc_verifier::{Options, Report, Status};
 use std::path::{Path, PathBuf};
 
 /// Correct idioms `collc verify` does not pass today: (file stem, what happens).
-const OPEN: [(&str, &str); 2] = [
-    (
-        "semaphore_mailbox",
-        "b: stale-credit and wait-reachable decided for P in 1..=16 only (the enumerated route counts the waiter's own take-backs; the P-symbolic route does not yet): exit 3 naming that range",
-    ),
+const OPEN: [(&str, &str); 1] = [
     (
         "binomial_tree_barrier",
         "h: wait-reachable and deadlock are proved for the declared P in 1..=65536 with a rank key per level (gather descending, release ascending), but the proof takes about 40 s of CPU, which the default 60 s wall-clock cap of the P-symbolic route does not leave under load: then decided for P in 1..=16 only (exit 3 naming that range and the fix)",

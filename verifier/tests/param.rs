@@ -392,6 +392,36 @@ fn a_binomial_tree_barrier_is_ranked_by_a_key_per_level() {
     assert!(o.proof("deadlock").is_none(), "{:?}", o.results);
 }
 
+/// The semaphore mailbox of `examples/idioms` (a round trip within each round: the root
+/// signals chunk `t`, then waits for the peers' acknowledgement of it, which the peers'
+/// branch sends later in the text; both counters consumed by the waiter's own take-backs)
+/// is proved with P symbolic: wait-reachable and deadlock by phases inside the round
+/// (`param/phase.rs`), stale-credit counting the take-backs between two waits. Waiting for
+/// the acknowledgement before signalling the chunk deadlocks and is not ranked; without the
+/// peer's take-back its wait passes on round 0's credit and stale-credit is not proved.
+#[test]
+fn a_semaphore_mailbox_is_ranked_by_phases_and_counts_its_take_backs() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/idioms/semaphore_mailbox.coll");
+    let text = std::fs::read_to_string(path).expect("read");
+    let o = outcome(&text);
+    assert!(open_ids(&o).is_empty(), "{:?}", o.results);
+    for id in ["wait-reachable", "deadlock", "stale-credit"] {
+        assert!(o.proof(id).is_some(), "{id}: {:?}", o.results);
+    }
+    let signal = "                for q in peers {\n                    notify full[root] @ q += 1;\n                }\n";
+    let ack = "                for q in peers {\n                    wait ack[q] >= 1;\n                    notify ack[q] -= 1;\n                }\n";
+    let cyclic = text.replace(&format!("{signal}{ack}"), &format!("{ack}{signal}"));
+    assert_ne!(cyclic, text);
+    let o = outcome(&cyclic);
+    assert!(o.proof("wait-reachable").is_none(), "{:?}", o.results);
+    assert!(o.proof("deadlock").is_none(), "{:?}", o.results);
+    let kept = text.replace("                notify full[root] -= 1;\n", "");
+    assert_ne!(kept, text);
+    let o = outcome(&kept);
+    assert!(o.proof("stale-credit").is_none(), "{:?}", o.results);
+}
+
 /// Generated cross-check: one-token mutations of every example (thresholds, values,
 /// comparisons, loop ranges, targets). Whatever validates must not make the parametric
 /// route panic, and no obligation the enumerated route refutes may be proved by it.

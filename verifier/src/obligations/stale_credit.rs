@@ -31,7 +31,9 @@
 //! Notifies and waits under different symbolic conditions, loop structures that do not pair
 //! round by round, and undecided queries leave the obligation `unknown`, never violated.
 //! The parametric route (P symbolic, `crate::engine::param`) states the rule differently:
-//! a wait needs more than what was sent before the previous wait on its cell.
+//! a wait needs more than what was sent before the previous wait on its cell, less what
+//! the waiting actor took back itself between the two (the same take-backs, counted the
+//! same way: they precede the wait in its own program order).
 
 use crate::engine::events::{cell_name, chain, value_of};
 use crate::engine::exec::{Cell, EvKind, Run};

@@ -32,6 +32,7 @@ pub mod invert;
 mod lowbit;
 mod multi_next;
 mod oblig;
+mod phase;
 mod rank_key;
 pub mod residue;
 pub mod reuse;
@@ -202,6 +203,10 @@ pub(crate) struct Ctx<'a> {
     claims: HashMap<crate::engine::sym::Guard, bool>,
     /// Level raises of straight-line waits (by statement start) for the progress ranking.
     pub(crate) delta: HashMap<usize, i64>,
+    /// Phase raises inside loop iterations for the progress ranking (`param::phase`).
+    phases: Vec<phase::Raise>,
+    /// Whether the progress ranking may raise phases.
+    phased: bool,
     /// Threshold growth per call of each wait on a monotonic cell ([`epoch::reduce`]).
     pub(crate) growth: epoch::Growth,
     /// Per-call credit of each monotonic signal's generic cell (`credit-balance`).
@@ -280,6 +285,8 @@ impl<'a> Ctx<'a> {
             keys: rank_key::Schedule::new(),
             rotation,
             delta: HashMap::new(),
+            phases: Vec::new(),
+            phased: false,
             growth,
             horizon: Vec::new(),
             bv_cache: bvq::Cache::default(),

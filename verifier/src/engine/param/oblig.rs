@@ -24,6 +24,9 @@ pub(super) struct Point {
     pub(super) pos: (bool, usize),
     /// The rank's level at this point (progress only; `None`: program order alone).
     pub(super) level: Option<i64>,
+    /// The phases of its items at every loop depth (progress only, `phase.rs`; empty:
+    /// none).
+    pub(super) phase: Vec<i64>,
 }
 
 fn ov() -> String {
@@ -51,7 +54,7 @@ impl WaitSet {
 }
 
 impl Ctx<'_> {
-    fn pass(&self, s: Side) -> &Pass {
+    pub(super) fn pass(&self, s: Side) -> &Pass {
         match s {
             Side::A => &self.a,
             Side::B => &self.b,
@@ -346,6 +349,7 @@ impl Ctx<'_> {
                 .collect(),
             pos: ev.pos(),
             level: None,
+            phase: Vec::new(),
         }
     }
 
@@ -445,7 +449,14 @@ impl Ctx<'_> {
             .collect();
         let mut full = self.close(Side::B, ev, vec![(g.clone(), v)], &inner, &map)?;
         let trips = self.trips(Side::B);
-        let mut lt: GLin = if ev.pos() < at.pos {
+        // At the innermost shared loop, the items' phases first (`phase.rs`).
+        let pe = if at.phase.is_empty() {
+            0
+        } else {
+            self.phase(Side::B, ev, k)
+        };
+        let pa = at.phase.get(k).copied().unwrap_or(0);
+        let mut lt: GLin = if (pe, ev.pos()) < (pa, at.pos) {
             full.clone()
         } else {
             Vec::new()
@@ -496,6 +507,25 @@ impl Ctx<'_> {
     /// reached by the credits sent at earlier program points; only owners lower cells.
     pub(super) fn progress(&mut self) -> Result<(), String> {
         self.no_remote_decrease()?;
+        let first = self.progress_ranked(false);
+        if first.is_ok() || !self.phasable() {
+            return first;
+        }
+        // With phases inside loop iterations (`phase.rs`), after the ranking without them
+        // failed: what it proves stays proved, its error is the one told.
+        let named = self.named.len();
+        let second = self.progress_ranked(true);
+        if second.is_err() {
+            self.named.truncate(named);
+            self.phases.clear();
+            return first;
+        }
+        second
+    }
+
+    /// The ranking with each candidate key, with or without phases.
+    fn progress_ranked(&mut self, phased: bool) -> Result<(), String> {
+        self.phased = phased;
         let waits: Vec<PEv> = self
             .a
             .events
@@ -511,6 +541,7 @@ impl Ctx<'_> {
         for choice in uniform.chain(std::iter::once(cands.clone())) {
             let named = self.named.len();
             self.delta.clear();
+            self.phases.clear();
             let r = self.ranked(&waits, &choice);
             // Only program order's counterexamples name world sizes.
             if choice != [None] {
@@ -532,7 +563,11 @@ impl Ctx<'_> {
         // Rank waits by (level, program point); a straight-line wait that is not shown
         // reached is raised above every notify on its signal, and everything is checked
         // again (at most one round per straight-line wait, plus one).
-        let rounds = waits.iter().filter(|w| self.alone_in_loops(w)).count() + 1;
+        let rounds = if self.phased {
+            waits.len() + 1
+        } else {
+            waits.iter().filter(|w| self.alone_in_loops(w)).count() + 1
+        };
         let mut last = Ok(());
         for _ in 0..rounds {
             last = Ok(());
@@ -560,6 +595,8 @@ impl Ctx<'_> {
                             self.delta.insert(w.span.start, d);
                             raised = true;
                         }
+                    } else if self.phased && self.raise_phase(w) {
+                        raised = true;
                     }
                 }
             }
@@ -587,6 +624,7 @@ impl Ctx<'_> {
     pub(super) fn reached(&mut self, w: &PEv) -> Result<(), String> {
         let mut at = self.point(w, Side::A);
         at.level = Some(self.level_of_wait(w));
+        at.phase = self.phases_of(w);
         if self.is_value(w.signal) {
             return self.value_reached(w, &at);
         }
@@ -685,7 +723,8 @@ impl Ctx<'_> {
 
     /// Stale credits: a wait needs more than what was sent before the previous wait on
     /// its cell (the previous iteration of its loop of rounds, the previous wait
-    /// statement on the same cells, or the last iteration of an earlier loop's wait).
+    /// statement on the same cells, or the last iteration of an earlier loop's wait),
+    /// less what the waiting actor took back itself between the two (`taken_between`).
     pub(super) fn stale_credit(&mut self) -> Result<(), String> {
         for s in Id::range(self.p.signals.len()) {
             if self.is_value(s) {
@@ -1212,8 +1251,11 @@ impl Ctx<'_> {
                 .collect(),
             pos: prev.pos(),
             level: None,
+            phase: Vec::new(),
         };
         let sent = self.credit_before(w, &w.owner.clone(), &w.index.clone(), &at)?;
+        let taken = self.taken_between(w, &at)?;
+        let sent = sent.add(&taken).ok_or_else(ov)?;
         let d = need
             .sub(&sent)
             .and_then(|x| x.add(&Lin::k(-1)))
@@ -1224,6 +1266,54 @@ impl Ctx<'_> {
                 self.p.signals[w.signal].name
             )
         })
+    }
+
+    /// What the waiting actor of `w` took back from `w`'s cell itself (its own AtomicAdds
+    /// of a value `<= 0` in the body, `wait c >= 1; notify c -= 1;`: a mailbox) at program
+    /// points from `prev` (the previous wait's point, of the same actor) up to `w`: `<= 0`.
+    /// Sound to add to what was sent before `prev` (`stale_pair`): those take-backs come
+    /// before `w` in its own actor's program order, so the cell has lost them when `w`
+    /// reads it, whatever the other ranks do; without a credit sent after `prev`, the cell
+    /// holds at most the credits sent before `prev` less them.
+    fn taken_between(&mut self, w: &PEv, prev: &Point) -> Result<Lin, String> {
+        let takes: Vec<PEv> = self
+            .notifies_on(w.signal)
+            .into_iter()
+            .filter(|e| {
+                !e.epilogue
+                    && e.is_add()
+                    && matches!(&e.kind, PKind::Notify { value: Some(v), .. }
+                        if self.run.syms.ub(v).is_some_and(|x| x <= 0))
+            })
+            .collect();
+        if takes.is_empty() {
+            return Ok(Lin::k(0));
+        }
+        // The waiting actor's own: pass B's actor is pass A's.
+        let mut same: Guard = Vec::new();
+        let pairs = [(Some(self.a.me), Some(self.b.me)), (self.a.blk, self.b.blk)];
+        for (x, y) in pairs {
+            let (Some(x), Some(y)) = (x, y) else { continue };
+            let d = Lin::atom(y).sub(&Lin::atom(x)).ok_or_else(ov)?;
+            match self.run.syms.formula(Formula::Eq0(d)) {
+                CondV::Sym(c) => same.push(c),
+                CondV::Const(true) => {}
+                CondV::Const(false) => return Ok(Lin::k(0)),
+            }
+        }
+        same.sort_unstable();
+        let here = self.point(w, Side::A);
+        let (owner, idx) = (w.owner.clone(), w.index.clone());
+        let mut sum: GLin = Vec::new();
+        for t in takes {
+            let mut t = t.clone();
+            t.guard = crate::engine::sym::union(&t.guard, &same);
+            sum.extend(self.before(&t, &owner, &idx, &here)?);
+            for (g, l) in self.before(&t, &owner, &idx, prev)? {
+                sum.push((g, l.scale(-1).ok_or_else(ov)?));
+            }
+        }
+        solve::flat(&mut self.run.syms, &sum).ok_or_else(ov)
     }
 
     pub(super) fn garbage_credit(&mut self) -> Result<(), String> {
