@@ -15,9 +15,15 @@
 //! The two directions:
 //! 1. what the run fails, verify rejects (a symbolic or a bounded violation);
 //! 2. what verify rejects, the bounded simulator or the run shows — the run at P = 3, or,
-//!    when neither does, a run at the parameters of the symbolic finding with the smallest
-//!    P (read from the golden), plain and then under `--chaos` seeds ([`CHAOS`]) — or the
-//!    fixture is listed in [`NO_WITNESS`] with the reason.
+//!    when neither does, a replay of each symbolic finding at its parameters (read from the
+//!    golden): the simulator's seeded random schedules ([`SIM_RUNS`] runs from seed 1, 2
+//!    calls; sequentially consistent and then relaxed memory, `fence` relaxed only), which
+//!    must show a violation of the finding's class (a code of [`Obligation::shown_by`]; the
+//!    `collc sim ... --schedule random` command is printed); when no replay shows one, the
+//!    run at the finding with the smallest P, plain and then under `--chaos` seeds
+//!    ([`CHAOS`]) — or the fixture is listed in [`NO_WITNESS`] with the reason. The replays
+//!    are deterministic (fixed seeds, bounded by the number of runs; a replay its time cap
+//!    stops is a failure, not a pass).
 //!
 //! "verify rejects" is the golden's symbolic half or this test's bounded half, whose bounds
 //! are smaller than `verify`'s (P = 2..3, 2 calls, so that the test adds about a minute to
@@ -30,6 +36,7 @@ use collc_grammar::Source;
 use collc_sim::bounded::{param_grid, Bounds};
 use collc_spec::Validated;
 use collc_verifier::bounded::BoundedOptions;
+use collc_verifier::report::Obligation;
 use collc_verifier::Status;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,28 +47,22 @@ const RUN_P: i64 = 3;
 /// The largest world size of the bounded half.
 const BOUNDED_P: i64 = 3;
 
-/// Fixtures verify rejects for which neither the bounded simulator nor a run is a
+/// Fixtures verify rejects for which neither the bounded simulator, a replay nor a run is a
 /// dependable witness (at P = 3, nor at the parameters of the symbolic finding, with or
 /// without `--chaos`): (path, why). A timing race a run may or may not show is listed here:
 /// whether this run showed it is printed, not asserted (the test must not flake).
-const NO_WITNESS: [(&str, &str); 4] = [
-    (
-        "examples/bugs/broadcast_fence_cap_past16.coll",
-        "fence at P = 21: a write left unfenced before its notify shows only in relaxed memory; the host run's threads do not reorder it, and the relaxed simulator runs P = 2..3 (targeted world sizes are not given to relaxed runs)",
-    ),
-    (
-        "examples/bugs/node_counter_barrier.coll",
-        "stale-credit at P = 10: a writer's next-call credit stands in for another writer's credit of this call; a timing race the run at P = 10 did not show (plain or --chaos 1..3), and the bounded simulator's P = 2..3 cannot reach",
-    ),
-    (
-        "examples/bugs/all_to_all_v_near_handshake.coll",
-        "value-signal at P = 6: a fast peer's next-call Set overwrites a count before it is read; a timing race the run at P = 6 shows under some --chaos seeds only",
-    ),
-    (
-        "examples/bugs/arrival_barrier_partial_wait.coll",
-        "stale-credit at P = 6: a wait for part of the arrivals passes before a slow rank's credit; the run at P = 6 shows a wrong element when the slow rank is late, a timing race",
-    ),
-];
+const NO_WITNESS: [(&str, &str); 1] = [(
+    "examples/bugs/node_counter_barrier.coll",
+    "stale-credit at P = 10, from the many-writer rule (a writer's next-call credit not ordered after the owner's wait): at P = 10 no run shows it, since the slow writer (rank 9) credits rank 0 before rank 8, whose wait for that credit is what lets rank 8 run a call ahead, and the simulator delivers one writer's notifies in program order; from P = 11 rank 10 credits rank 8 before rank 9, but the run-ahead needs rank 10 paused between those two credits while rank 8 finishes its call, which neither the run (plain or --chaos 1..3) nor uniform random schedules (3000 runs, 3 calls, P = 10..12) reach",
+)];
+
+/// Seeded random runs of the simulator at the parameters of a symbolic finding, per
+/// memory model (from seed 1: deterministic, bounded by the number of runs).
+const SIM_RUNS: u64 = 300;
+
+/// The wall-clock cap of one replay: a safety net only. A replay it stops is an error of
+/// the test (raise it or lower [`SIM_RUNS`]), never a silent pass or a flaky witness.
+const SIM_TIME: Duration = Duration::from_secs(60);
 
 /// `--chaos` seeds of the targeted run, tried in turn after the plain run.
 const CHAOS: [u64; 3] = [1, 2, 3];
@@ -120,6 +121,7 @@ fn golden_violations(path: &Path) -> Result<Vec<(String, Option<Params>)>, Strin
                 .into_iter()
                 .flatten()
                 .filter_map(|w| w.split_once('='))
+                .filter(|(k, _)| k.chars().all(|c| c.is_alphanumeric() || c == '_'))
                 .filter_map(|(k, v)| Some((k.to_string(), v.parse::<i64>().ok()?)))
                 .collect();
             let p_of = |m: &Params| m.get("P").copied().unwrap_or(i64::MAX);
@@ -209,14 +211,41 @@ fn run(
     }
 }
 
+/// A replay of one symbolic finding: the simulator's seeded random schedules at the
+/// finding's parameters.
+#[derive(Debug)]
+struct Replay {
+    /// The obligation verify reports violated.
+    obligation: String,
+    /// The `collc sim` command of the last memory model tried (the one that showed it).
+    command: String,
+    /// The simulator's finding codes there (none: nothing shown).
+    codes: Vec<String>,
+    /// Whether a code is one of the obligation's ([`Obligation::shown_by`]).
+    same_class: bool,
+    /// Its wall time.
+    took: Duration,
+}
+
 /// What the three said about one fixture.
 #[derive(Debug)]
 struct Said {
     symbolic: Vec<(String, Option<Params>)>,
     bounded: Vec<String>,
     run: Option<Result<Option<String>, String>>,
-    /// A rejection neither half shows: the run at its finding's parameters.
+    /// A rejection neither half shows: each finding replayed by the simulator.
+    replay: Vec<Result<Replay, String>>,
+    /// Then, when no replay shows it, the run at its finding's parameters.
     targeted: Option<Result<Option<String>, String>>,
+}
+
+impl Said {
+    /// A replay shows a violation of the class verify reports.
+    fn replayed(&self) -> bool {
+        self.replay
+            .iter()
+            .any(|r| r.as_ref().is_ok_and(|r| r.same_class))
+    }
 }
 
 fn judge(path: &Path, host: bool) -> Result<Said, String> {
@@ -229,17 +258,24 @@ fn judge(path: &Path, host: bool) -> Result<Said, String> {
         symbolic: golden_violations(path)?,
         bounded: bounded_violations(&p, &rel(path)),
         run: host.then(|| run(&p, &src, &Params::new(), None)),
+        replay: Vec::new(),
         targeted: None,
     };
     if host && said.bounded.is_empty() && !matches!(said.run, Some(Ok(Some(_)))) {
-        // Rejected, but not shown at P <= 3: run where the finding is (smallest P first).
+        // Rejected, but not shown at P <= 3: replay each finding where it is.
+        said.replay = said
+            .symbolic
+            .iter()
+            .filter_map(|(id, f)| Some(sim_replay(&p, &rel(path), id, f.as_ref()?)))
+            .collect();
+        // The run where the finding is (smallest P first), plain and under --chaos.
         let mut at: Vec<&Params> = said
             .symbolic
             .iter()
             .filter_map(|(_, f)| f.as_ref())
             .collect();
         at.sort_by_key(|f| f.get("P").copied());
-        if let Some(f) = at.first() {
+        if let Some(f) = at.first().filter(|_| !said.replayed()) {
             for chaos in std::iter::once(None).chain(CHAOS.map(Some)) {
                 let r = run(&p, &src, f, chaos);
                 let shown = matches!(r, Ok(Some(_)));
@@ -251,6 +287,70 @@ fn judge(path: &Path, host: bool) -> Result<Said, String> {
         }
     }
     Ok(said)
+}
+
+/// The simulator's seeded random schedules ([`SIM_RUNS`] runs from seed 1, 2 calls) at the
+/// parameters `fixed` fixes (the rest from the grid), in each memory model the obligation
+/// `id` can be shown in (`fence`: relaxed only), until one shows a violation of its class.
+fn sim_replay(p: &Validated, file: &str, id: &str, fixed: &Params) -> Result<Replay, String> {
+    use collc_sim::{simulate, Budget, Memory, Schedule, SimConfig};
+    let ob = Obligation::from_id(id).ok_or(format!("no obligation {id}"))?;
+    let params = run_params(p, fixed).ok_or(format!("no parameters for {fixed:?}"))?;
+    let memories: &[(Memory, &str)] = match ob {
+        Obligation::Fence => &[(Memory::Relaxed, "relaxed")],
+        _ => &[(Memory::Sc, "sc"), (Memory::Relaxed, "relaxed")],
+    };
+    let class: Vec<&str> = ob
+        .shown_by()
+        .iter()
+        .flat_map(|o| {
+            collc_sim::bounded::OBLIGATIONS
+                .iter()
+                .filter(|(n, _)| *n == o.id())
+        })
+        .flat_map(|(_, codes)| codes.iter().copied())
+        .collect();
+    let start = Instant::now();
+    let mut replay = None;
+    for &(memory, flag) in memories {
+        let cfg = SimConfig {
+            calls: 2,
+            memory,
+            schedule: Schedule::Random {
+                seed: 1,
+                runs: SIM_RUNS,
+            },
+            budget: Budget {
+                max_time: SIM_TIME,
+                ..Budget::default()
+            },
+            ..SimConfig::default()
+        };
+        let r = simulate(p, &params, &cfg).map_err(|e| e.to_string())?;
+        if let Some(why) = &r.stats.stopped {
+            return Err(format!("the replay stopped early: {why}"));
+        }
+        let ps: Vec<String> = params
+            .iter()
+            .map(|(k, v)| format!("--param {k}={v}"))
+            .collect();
+        let codes: Vec<String> = r.findings.iter().map(|f| f.code.clone()).collect();
+        let same_class = codes.iter().any(|c| class.contains(&c.as_str()));
+        replay = Some(Replay {
+            obligation: id.to_string(),
+            command: format!(
+                "collc sim {file} {} --calls 2 --memory {flag} --schedule random --seed 1 --runs {SIM_RUNS}",
+                ps.join(" ")
+            ),
+            codes,
+            same_class,
+            took: start.elapsed(),
+        });
+        if same_class {
+            break;
+        }
+    }
+    replay.ok_or(format!("{id}: no memory model to replay in"))
 }
 
 /// The disagreement of one fixture, if any.
@@ -266,12 +366,18 @@ fn disagreement(path: &Path, s: &Said) -> Option<String> {
     }
     // No C++ compiler: direction 2 needs the runs.
     s.run.as_ref()?;
+    if let Some(Err(e)) = s.replay.iter().find(|r| r.is_err()) {
+        return Some(format!("{name}: a replay did not run: {e}"));
+    }
     let listed = NO_WITNESS.iter().any(|(n, _)| *n == name);
-    let witnessed = !s.bounded.is_empty() || run_fails || matches!(&s.targeted, Some(Ok(Some(_))));
+    let witnessed = !s.bounded.is_empty()
+        || run_fails
+        || s.replayed()
+        || matches!(&s.targeted, Some(Ok(Some(_))));
     if listed && rejects && witnessed {
         eprintln!(
-            "{name}: listed in NO_WITNESS, and shown this time ({:?})",
-            s.targeted
+            "{name}: listed in NO_WITNESS, and shown this time ({:?}, {:?})",
+            s.replay, s.targeted
         );
     }
     match (rejects && !witnessed, listed) {
@@ -317,8 +423,21 @@ fn verify_sim_and_run_agree_on_every_fixture() {
             .collect()
     });
     let mut bad = Vec::new();
+    let mut replays = (0, Duration::ZERO);
     for (f, s) in &said {
         eprintln!("{}: {s:?}", rel(f));
+        for r in s.iter().flat_map(|s| s.replay.iter().flatten()) {
+            eprintln!(
+                "{}: {} replayed in {:.1} s ({}): {}: {:?}",
+                rel(f),
+                r.obligation,
+                r.took.as_secs_f64(),
+                if r.same_class { "shown" } else { "not shown" },
+                r.command,
+                r.codes
+            );
+            replays = (replays.0 + 1, replays.1 + r.took);
+        }
         match s {
             Ok(s) => bad.extend(disagreement(f, s)),
             Err(e) if e.starts_with("does not check") => {}
@@ -326,9 +445,11 @@ fn verify_sim_and_run_agree_on_every_fixture() {
         }
     }
     eprintln!(
-        "{} fixtures in {:.1} s",
+        "{} fixtures in {:.1} s, of which {} replays {:.1} s",
         said.len(),
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        replays.0,
+        replays.1.as_secs_f64()
     );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -852,13 +852,18 @@ struct Relaxed {
     complete_first: bool,
 }
 
-/// A relaxed-only data race or wrong result of one attempt, if any.
+/// A relaxed-only finding of one attempt of the obligations that show a missing fence
+/// (`Obligation::Fence.shown_by()`: a data race or a wrong result), if any.
 fn relaxed_only(
     rx: &sb::BoundedReport,
     sc: &sb::BoundedReport,
     file: &str,
 ) -> Option<RelaxedFinding> {
-    for id in ["data-race", "semantics"] {
+    for id in crate::report::Obligation::Fence
+        .shown_by()
+        .iter()
+        .map(|o| o.id())
+    {
         let has = |r: &sb::BoundedReport| {
             r.obligations
                 .iter()

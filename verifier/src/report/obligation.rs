@@ -116,6 +116,32 @@ impl Obligation {
         Obligation::ALL.into_iter().find(|o| o.id() == id)
     }
 
+    /// The bounded obligations whose simulator findings exhibit a violation of this one:
+    /// what a run replaying its counterexample must show (the simulator's codes of each are
+    /// `collc_sim::bounded::OBLIGATIONS`). A bounded obligation is shown by itself; a
+    /// symbolic one by the failures it predicts: a wait passing on the wrong credits
+    /// (`stale-pass`, or the data or barrier it orders broken), a wait never released
+    /// (`deadlock`, with the residue of an unbalanced cell), a value overwritten before it
+    /// is read (`lifetimes`), unordered data (`data-race`, `semantics`).
+    pub const fn shown_by(self) -> &'static [Obligation] {
+        use Obligation as O;
+        match self {
+            O::CreditBalance => &[O::Deadlock, O::StalePass],
+            O::OpExclusivity => &[O::Deadlock, O::StalePass, O::Semantics],
+            O::WaitReachable | O::GuardSymmetry | O::GarbageCredit => &[O::Deadlock],
+            O::StaleCredit => &[O::StalePass, O::DataRace, O::Semantics],
+            O::ValueSignal => &[O::Lifetimes, O::Semantics, O::Deadlock],
+            O::Fence | O::BufferReuse => &[O::DataRace, O::Semantics],
+            O::OverflowHorizon => &[O::StalePass, O::Deadlock, O::Semantics],
+            O::IndexRange => &[O::Semantics],
+            O::Deadlock => &[O::Deadlock],
+            O::StalePass => &[O::StalePass],
+            O::DataRace => &[O::DataRace],
+            O::Semantics => &[O::Semantics],
+            O::Lifetimes => &[O::Lifetimes],
+        }
+    }
+
     /// How it is decided.
     pub const fn route(self) -> Route {
         match self {
@@ -157,5 +183,17 @@ mod tests {
             .iter()
             .all(|o| o.route() == Route::Bounded));
         assert_eq!(Obligation::from_id("nothing"), None);
+    }
+
+    #[test]
+    fn every_obligation_is_shown_by_bounded_ones_and_a_bounded_one_by_itself() {
+        for o in Obligation::ALL {
+            let by = o.shown_by();
+            assert!(!by.is_empty(), "{}", o.id());
+            assert!(by.iter().all(|b| b.route() == Route::Bounded), "{}", o.id());
+            if o.route() == Route::Bounded {
+                assert_eq!(by, &[o]);
+            }
+        }
     }
 }
