@@ -21,9 +21,11 @@
 //!    must show a violation of the finding's class (a code of [`Obligation::shown_by`]; the
 //!    `collc sim ... --schedule random` command is printed); when no replay shows one, the
 //!    run at the finding with the smallest P, plain and then under `--chaos` seeds
-//!    ([`CHAOS`]) — or the fixture is listed in [`NO_WITNESS`] with the reason. The replays
-//!    are deterministic (fixed seeds, bounded by the number of runs; a replay its time cap
-//!    stops is a failure, not a pass).
+//!    ([`CHAOS`]); when neither does, `verify`'s own bounded half (its ladder and the world
+//!    sizes the symbolic findings name, [`full_bounded`]), whose counterexample must be of a
+//!    finding's class and carries its replay — or the fixture is listed in [`NO_WITNESS`]
+//!    with the reason. The replays are deterministic (fixed seeds, bounded by the number of
+//!    runs; a replay its time cap stops is a failure, not a pass).
 //!
 //! "verify rejects" is the golden's symbolic half or this test's bounded half, whose bounds
 //! are smaller than `verify`'s (P = 2..3, 2 calls, so that the test adds about a minute to
@@ -36,7 +38,7 @@ use collc_grammar::Source;
 use collc_sim::bounded::{param_grid, Bounds};
 use collc_spec::Validated;
 use collc_verifier::bounded::BoundedOptions;
-use collc_verifier::report::Obligation;
+use collc_verifier::report::{Obligation, Route};
 use collc_verifier::Status;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,10 +53,7 @@ const BOUNDED_P: i64 = 3;
 /// dependable witness (at P = 3, nor at the parameters of the symbolic finding, with or
 /// without `--chaos`): (path, why). A timing race a run may or may not show is listed here:
 /// whether this run showed it is printed, not asserted (the test must not flake).
-const NO_WITNESS: [(&str, &str); 1] = [(
-    "examples/bugs/node_counter_barrier.coll",
-    "stale-credit at P = 10, from the many-writer rule (a writer's next-call credit not ordered after the owner's wait): at P = 10 no run shows it, since the slow writer (rank 9) credits rank 0 before rank 8, whose wait for that credit is what lets rank 8 run a call ahead, and the simulator delivers one writer's notifies in program order; from P = 11 rank 10 credits rank 8 before rank 9, but the run-ahead needs rank 10 paused between those two credits while rank 8 finishes its call, which neither the run (plain or --chaos 1..3) nor uniform random schedules (3000 runs, 3 calls, P = 10..12) reach",
-)];
+const NO_WITNESS: [(&str, &str); 0] = [];
 
 /// Seeded random runs of the simulator at the parameters of a symbolic finding, per
 /// memory model (from seed 1: deterministic, bounded by the number of runs).
@@ -63,6 +62,11 @@ const SIM_RUNS: u64 = 300;
 /// The wall-clock cap of one replay: a safety net only. A replay it stops is an error of
 /// the test (raise it or lower [`SIM_RUNS`]), never a silent pass or a flaky witness.
 const SIM_TIME: Duration = Duration::from_secs(60);
+
+/// The time budget of `verify`'s bounded half when it is the witness ([`full_bounded`]):
+/// far above what its state limits take, so that the load does not decide how far it
+/// reaches.
+const FULL_TIME: Duration = Duration::from_secs(120);
 
 /// `--chaos` seeds of the targeted run, tried in turn after the plain run.
 const CHAOS: [u64; 3] = [1, 2, 3];
@@ -237,6 +241,9 @@ struct Said {
     replay: Vec<Result<Replay, String>>,
     /// Then, when no replay shows it, the run at its finding's parameters.
     targeted: Option<Result<Option<String>, String>>,
+    /// Then, when neither shows it, `verify`'s own bounded half: (its obligation, replay)
+    /// of a counterexample of a symbolic finding's class.
+    full: Option<Result<Option<(String, String)>, String>>,
 }
 
 impl Said {
@@ -260,6 +267,7 @@ fn judge(path: &Path, host: bool) -> Result<Said, String> {
         run: host.then(|| run(&p, &src, &Params::new(), None)),
         replay: Vec::new(),
         targeted: None,
+        full: None,
     };
     if host && said.bounded.is_empty() && !matches!(said.run, Some(Ok(Some(_)))) {
         // Rejected, but not shown at P <= 3: replay each finding where it is.
@@ -285,8 +293,52 @@ fn judge(path: &Path, host: bool) -> Result<Said, String> {
                 }
             }
         }
+        if !said.symbolic.is_empty()
+            && !said.replayed()
+            && !matches!(said.targeted, Some(Ok(Some(_))))
+        {
+            said.full = Some(full_bounded(&p, &src, &said.symbolic));
+        }
     }
     Ok(said)
+}
+
+/// `verify` with its own bounded half ([`BoundedOptions::cli`]: the planner's ladder, and
+/// the world sizes and values the symbolic findings name; the time budget raised to
+/// [`FULL_TIME`] so that the state limits bound it, not the load): the first bounded
+/// obligation it reports violated that is of a symbolic finding's class
+/// ([`Obligation::shown_by`]), with its counterexample's replay.
+fn full_bounded(
+    p: &Validated,
+    src: &Source,
+    symbolic: &[(String, Option<Params>)],
+) -> Result<Option<(String, String)>, String> {
+    let class: Vec<Obligation> = symbolic
+        .iter()
+        .filter_map(|(id, _)| Obligation::from_id(id))
+        .flat_map(|o| o.shown_by().iter().copied())
+        .collect();
+    let opts = collc_verifier::Options {
+        bounded: Some(BoundedOptions {
+            budget: FULL_TIME,
+            ..BoundedOptions::cli()
+        }),
+        ..collc_verifier::Options::for_source(src)
+    };
+    let report = collc_verifier::verify(p, &opts);
+    let shown = report.obligations.iter().find(|o| {
+        o.status == Status::Violated
+            && Obligation::from_id(&o.id)
+                .is_some_and(|b| b.route() == Route::Bounded && class.contains(&b))
+    });
+    Ok(shown.map(|o| {
+        let replay = o
+            .evidence
+            .counterexample
+            .as_ref()
+            .and_then(|c| c.replay.clone());
+        (o.id.clone(), replay.unwrap_or_default())
+    }))
 }
 
 /// The simulator's seeded random schedules ([`SIM_RUNS`] runs from seed 1, 2 calls) at the
@@ -373,11 +425,12 @@ fn disagreement(path: &Path, s: &Said) -> Option<String> {
     let witnessed = !s.bounded.is_empty()
         || run_fails
         || s.replayed()
-        || matches!(&s.targeted, Some(Ok(Some(_))));
+        || matches!(&s.targeted, Some(Ok(Some(_))))
+        || matches!(&s.full, Some(Ok(Some((_, replay)))) if !replay.is_empty());
     if listed && rejects && witnessed {
         eprintln!(
-            "{name}: listed in NO_WITNESS, and shown this time ({:?}, {:?})",
-            s.replay, s.targeted
+            "{name}: listed in NO_WITNESS, and shown this time ({:?}, {:?}, {:?})",
+            s.replay, s.targeted, s.full
         );
     }
     match (rejects && !witnessed, listed) {
@@ -437,6 +490,9 @@ fn verify_sim_and_run_agree_on_every_fixture() {
                 r.codes
             );
             replays = (replays.0 + 1, replays.1 + r.took);
+        }
+        if let Some(Ok(Some((id, replay)))) = s.as_ref().ok().and_then(|s| s.full.as_ref()) {
+            eprintln!("{}: shown by verify's bounded half: {id}: {replay}", rel(f));
         }
         match s {
             Ok(s) => bad.extend(disagreement(f, s)),
