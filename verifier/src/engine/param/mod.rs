@@ -199,6 +199,8 @@ pub(crate) struct Ctx<'a> {
     /// The rank key of each level of the progress ranking, chosen so far
     /// (`param::rank_key`).
     keys: rank_key::Schedule,
+    /// The progress ranking's answers so far (`param::rank_key`).
+    answers: rank_key::Answers,
     /// Claims of the claimed solving rules, by their query (`param::claim`).
     claims: HashMap<crate::engine::sym::Guard, bool>,
     /// Level raises of straight-line waits (by statement start) for the progress ranking.
@@ -283,6 +285,7 @@ impl<'a> Ctx<'a> {
             named: Vec::new(),
             claims: HashMap::new(),
             keys: rank_key::Schedule::new(),
+            answers: rank_key::Answers::new(),
             rotation,
             delta: HashMap::new(),
             phases: Vec::new(),

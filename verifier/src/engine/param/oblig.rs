@@ -356,7 +356,7 @@ impl Ctx<'_> {
     /// The level of a statement: the highest level of a wait that can run before it
     /// (earlier in the text, not in the other branch of an `if`), so levels never
     /// decrease along an execution.
-    fn level_before(&self, ev: &PEv) -> i64 {
+    pub(super) fn level_before(&self, ev: &PEv) -> i64 {
         self.a
             .events
             .iter()

@@ -39,6 +39,12 @@ pub(super) type Key = Option<(Lin, Lin)>;
 /// The key of each level chosen so far in a round of the ranking.
 pub(super) type Schedule = HashMap<i64, Key>;
 
+/// The answers of the ranking's questions (`Ctx::reached`), by what decides them: the
+/// wait, its level's key, and where each statement on its signal stands relative to its
+/// level (below, at, above: all that `by_level` reads of the levels). A wait asked again
+/// in a later round or attempt whose raises left that unchanged gets the same answer.
+pub(super) type Answers = HashMap<(usize, Key, Vec<std::cmp::Ordering>), Result<(), String>>;
+
 fn ov() -> String {
     "arithmetic overflow".into()
 }
@@ -86,13 +92,13 @@ impl Ctx<'_> {
     /// reason told is the first candidate's.
     pub(super) fn reached_keyed(&mut self, w: &PEv, cands: &[Key]) -> Result<(), String> {
         let lw = self.level_of_wait(w);
-        if self.keys.contains_key(&lw) {
-            return self.reached(w);
+        if let Some(k) = self.keys.get(&lw).cloned() {
+            return self.reached_once(w, lw, &k);
         }
         let mut first = None;
         for k in cands {
             self.keys.insert(lw, k.clone());
-            match self.reached(w) {
+            match self.reached_once(w, lw, k) {
                 Ok(()) => return Ok(()),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -101,6 +107,23 @@ impl Ctx<'_> {
         }
         self.keys.remove(&lw);
         Err(first.unwrap_or_else(|| "no rank key ranks the waits".into()))
+    }
+
+    /// [`Ctx::reached`] with `k` the key of the wait's level `lw`, asked once per
+    /// [`Answers`] key.
+    fn reached_once(&mut self, w: &PEv, lw: i64, k: &Key) -> Result<(), String> {
+        let sig = w.signal;
+        let at: Vec<std::cmp::Ordering> = (self.b.events.iter())
+            .filter(|e| e.signal == sig)
+            .map(|e| self.level_before(e).cmp(&lw))
+            .collect();
+        let q = (w.span.start, k.clone(), at);
+        if let Some(r) = self.answers.get(&q) {
+            return r.clone();
+        }
+        let r = self.reached(w);
+        self.answers.insert(q, r.clone());
+        r
     }
 
     /// With a key at `level`: the conditions "the writer's (pass B) key is below the
