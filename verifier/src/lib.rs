@@ -31,4 +31,4 @@ pub use report::{cause, evidence};
 pub use entry::{verify, Options};
 pub use report::gate::{self, gate, Decision, Gate, Verdict};
 pub use report::{Finding, ObligationResult, Report, Status, WorldRange};
-pub use validate::{Ranges, RangesWithin};
+pub use validate::Ranges;

@@ -100,3 +100,41 @@ fn the_binomial_tree_gets_the_same_outcome_under_load() {
     assert_eq!(idle, under_load(|| outcome(&text)));
     assert!(idle.iter().all(|r| r.contains(": Ok(")), "{idle:#?}");
 }
+
+/// The front end's range pass (`Ranges`) on `rel`: every diagnostic's code, message and
+/// span. A trivial protocol is checked first, so that the range memo (which keeps only the
+/// last protocol's verdicts) holds nothing of this one and every query is asked.
+fn ranges(rel: &str) -> Vec<String> {
+    let trivial = "collective t: barrier() {\n    ranks P in 1..=4;\n    signal sig[P];\n    body {\n        notify sig[me] += 1;\n    }\n}\n";
+    collc_spec::front(&collc_verifier::Ranges, trivial);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(rel);
+    let text = std::fs::read_to_string(path).expect("read");
+    collc_spec::front(&collc_verifier::Ranges, &text)
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {} {:?}", d.code, d.message, d.primary_span()))
+        .collect()
+}
+
+/// The index-range pass is limited by Z3's resource units, per query and in total
+/// (`planning::TABLE.range_budget_units`), not by the clock: the two fixtures whose bound
+/// Z3 cannot decide within its limit (each query spends all of it, seconds of Z3's work)
+/// get the same warnings idle and with CPU burners on every core, and the warning names
+/// the form, not a budget spent (which a wall-clock budget gave under load).
+#[test]
+fn the_range_pass_gets_the_same_outcome_under_load() {
+    for rel in [
+        "collc/tests/cost_fixtures/binomial_barrier.coll",
+        "collc/tests/ui/domain_range_unproved.coll",
+    ] {
+        let idle = ranges(rel);
+        assert_eq!(idle, under_load(|| ranges(rel)), "{rel}");
+        assert_eq!(idle.len(), 1, "{rel}: {idle:#?}");
+        assert!(
+            idle[0].starts_with("domain::range-unproved could not prove"),
+            "{rel}: {idle:?}"
+        );
+    }
+}

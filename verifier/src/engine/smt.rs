@@ -73,6 +73,49 @@ pub fn limit_params(limit: Limit) -> Option<(Params, u32)> {
     Some((params, ms))
 }
 
+/// The parameters of a query limited only by Z3's deterministic resource limit (`rlimit`
+/// units), with no wall-clock cap: its answer and its cost ([`units`]) are the same
+/// whatever the machine's load. Without `arith.nl.nra`: the nonlinear real procedure
+/// (nlsat) that Z3's incremental arithmetic calls when linearisation finds no lemma barely
+/// counts its work in units (libz3 4.8.12, `collc/tests/ui/domain_range_unproved.coll`'s
+/// `x*x - 2*y*y` query: 500,000 units took 13 s with it and 0.7 s without), so a
+/// unit budget would not bound the time.
+pub fn rlimit_params(rlimit: u32) -> Params {
+    let mut params = Params::new();
+    params.set_u32("rlimit", rlimit.max(1));
+    params.set_bool("arith.nl.nra", false);
+    params
+}
+
+/// The resource units Z3 has spent so far in the context of `solver` (the calling thread's):
+/// the statistic `rlimit count`, cumulative over every query of the context and reported
+/// modulo 2^32 (libz3 4.8.12: an unsigned statistic). The cost of a query is the wrapping
+/// difference of two readings around it (a query spends at most its `rlimit`, far below
+/// 2^32), the same in every run whatever the load.
+pub fn units(solver: &Solver) -> u32 {
+    match solver.get_statistics().value("rlimit count") {
+        Some(z3::StatisticsValue::UInt(n)) => n,
+        Some(z3::StatisticsValue::Double(x)) => (x as u64) as u32,
+        None => 0,
+    }
+}
+
+/// Why Z3 answered unknown to a query limited only by its resource limit ([`rlimit_params`])
+/// that spent `spent` of its `rlimit` units: [`Undecided::Resources`] when it spent them all
+/// or its reason says so (libz3 4.8.12 reports the exhausted limit of its SMT core as
+/// "canceled", which without a clock can mean nothing else), else [`Undecided::Form`].
+pub fn classify_unknown_units(z3: &str, spent: u64, rlimit: u32) -> Undecided {
+    if spent >= u64::from(rlimit)
+        || z3.contains("resource")
+        || z3.contains("rlimit")
+        || z3.contains("canceled")
+    {
+        Undecided::Resources
+    } else {
+        Undecided::Form
+    }
+}
+
 /// One solver per verification (thread-local context), reused with push/pop.
 pub struct Smt {
     solver_: Option<Solver>,

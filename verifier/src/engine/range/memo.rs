@@ -4,17 +4,18 @@
 //! query reads besides the obligation itself (the variables with their kinds and
 //! domains, the statement `let`s and loop ranges, `require`s, blocks, host arrays),
 //! without source spans; an obligation's key is its goal and path conditions, as
-//! within one check ([`super::solve::Key`]). Undecided verdicts (a timeout on a loaded
-//! machine) and bounds left unchecked are not kept.
+//! within one check ([`super::solve::Key`]). Each verdict is kept with the Z3 resource
+//! units it cost, which the next check charges against its budget as if it had asked the
+//! query again: a check decides the same bounds, and leaves the same unchecked, whether or
+//! not verdicts were kept.
 
 use super::encode::Defs;
-use super::obligation::Verdict;
-use super::solve::Key;
+use super::solve::{Decided, Key};
 use collc_spec::ir::{Blocks, Cond, Expr, Protocol, Range, Ty, VarId, VarKind};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
-type Verdicts = HashMap<Key, Option<Verdict>>;
+type Verdicts = HashMap<Key, Decided>;
 
 /// At most this many verdicts are kept.
 const MAX_KEPT: usize = 10_000;
@@ -67,9 +68,8 @@ pub(super) fn take(context: &Context) -> Verdicts {
     }
 }
 
-/// Keeps the decided verdicts of a check for the next one.
-pub(super) fn keep(context: Context, mut verdicts: Verdicts) {
-    verdicts.retain(|_, v| !matches!(v, Some(Verdict::Undecided { .. } | Verdict::Unchecked)));
+/// Keeps the verdicts of a check for the next one.
+pub(super) fn keep(context: Context, verdicts: Verdicts) {
     if verdicts.len() > MAX_KEPT {
         return;
     }

@@ -23,7 +23,6 @@ use collc_grammar::{ast, Diagnostic, Span};
 use collc_spec::ir::{Block, Cond, Expr, Protocol, Region, StmtKind};
 use encode::Defs;
 use obligation::{Goal, Obligation};
-use std::time::{Duration, Instant};
 
 /// Z3's deterministic resource limit of one range query (`rlimit` units: the same
 /// verdict whatever the machine's load); an obligation Z3 does not decide within it is
@@ -35,13 +34,13 @@ pub const MINIMISE_RLIMIT: u32 = crate::engine::smt::QUERY_RLIMIT / 4;
 
 /// Decides every range obligation of `p` (lowered from `file`; `info` its facts): errors
 /// for bounds that some value of the domains breaks, warnings for bounds that could not be
-/// decided. Within `budget` of wall-clock time (the planner's `range_budget_ms` for every
-/// command; the bounds left when it is spent are reported together as not checked).
+/// decided. Within the planner's budget of Z3 resource units (`range_budget_units`: the
+/// bounds left when it is spent are reported together as not checked, the same whatever
+/// the machine's load).
 pub fn check(
     p: &Protocol,
     info: &collc_spec::info::ProtocolInfo,
     file: &ast::File,
-    budget: Duration,
 ) -> Vec<Diagnostic> {
     let defs = Defs::of(info);
     let mut w = Walk {
@@ -67,28 +66,27 @@ pub fn check(
     w.block(&p.epilogue, epilogue);
     let context = memo::context(p, &defs);
     let mut solver = solve::Solver::new(p, &defs).with_verdicts(memo::take(&context));
-    // A wall-clock safety cap (`budget`): the bounds left when it is spent are reported
-    // together as not checked, and say so.
-    let deadline = Instant::now() + budget;
+    // The planner's budget of Z3 resource units (`range_budget_units`), not the clock:
+    // the bounds left when it is spent, the same whatever the load, are reported together
+    // as not checked, and say so.
+    let budget = crate::planning::TABLE.range_budget_units;
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for o in &w.out {
         if solver.obvious(&o.goal) {
             continue;
         }
-        if Instant::now() >= deadline {
+        if solver.spent() >= budget {
             skipped.push(o.span);
             continue;
         }
-        match solver.decide(o, deadline) {
-            Some(obligation::Verdict::Unchecked) => skipped.push(o.span),
-            Some(v) => out.push(obligation::diagnostic(p, o, &v, budget)),
-            None => {}
+        if let Some(v) = solver.decide(o) {
+            out.push(obligation::diagnostic(p, o, &v));
         }
     }
     memo::keep(context, solver.into_verdicts());
     if let Some(first) = skipped.first() {
-        out.push(obligation::not_checked(*first, skipped.len(), budget));
+        out.push(obligation::not_checked(*first, skipped.len()));
     }
     out
 }

@@ -60,9 +60,6 @@ pub enum Verdict {
         /// What the solver said.
         reason: String,
     },
-    /// Not decided because the range check's wall-clock budget was spent before or
-    /// while it was asked: reported with the other bounds left unchecked, in one warning.
-    Unchecked,
 }
 
 impl Goal {
@@ -105,16 +102,10 @@ fn assignment(values: &[(String, i64)]) -> String {
 const NARROW: &str = "guard the statement with `if`, or narrow the domain with `require`";
 
 /// The diagnostic for an obligation that is not proved.
-pub fn diagnostic(
-    p: &Protocol,
-    o: &Obligation,
-    v: &Verdict,
-    budget: std::time::Duration,
-) -> Diagnostic {
+pub fn diagnostic(p: &Protocol, o: &Obligation, v: &Verdict) -> Diagnostic {
     let (subject, bound) = (o.goal.subject(p), o.goal.bound(p));
     let (values, got) = match v {
         Verdict::Broken { values, got } => (values, got),
-        Verdict::Unchecked => return not_checked(o.span, 1, budget),
         Verdict::Undecided { form, reason } => {
             // The form is the advice; the solver's own words only when no form
             // explains the answer (they vary with the machine's speed).
@@ -202,12 +193,12 @@ pub fn diagnostic(
 }
 
 /// The one diagnostic for the bounds left when the range check's budget is spent.
-pub fn not_checked(first: Span, n: usize, budget: std::time::Duration) -> Diagnostic {
+pub fn not_checked(first: Span, n: usize) -> Diagnostic {
     Diagnostic::warning(
         "domain::range-unproved",
         format!(
-            "{n} index, slice or rank bound(s) not checked: the range check's budget of {} s is spent",
-            budget.as_secs()
+            "{n} index, slice or rank bound(s) not checked: the range check's budget of {} million Z3 resource units is spent",
+            crate::planning::TABLE.range_budget_units / 1_000_000
         ),
     )
     .with_primary(first, "the first bound not checked")

@@ -1,6 +1,9 @@
 //! Deciding range obligations: by inspection where the bound is evident,
 //! otherwise by one Z3 query each (cached, since a region is often repeated
-//! under the same conditions).
+//! under the same conditions). Every query is limited by Z3's resource limit only, and
+//! what it costs (Z3's resource units, [`crate::engine::smt::units`]) is kept with its
+//! verdict and counted against the check's budget: the same obligations are decided,
+//! and the same left unchecked, whatever the machine's load.
 
 use super::encode::{Defs, Enc};
 use super::obligation::{Goal, Obligation, Verdict};
@@ -9,8 +12,7 @@ use crate::report::evidence::Undecided;
 use collc_spec::eval::{eval, Env};
 use collc_spec::ir::{BinOp, Cond, Expr, Protocol, Range, Seq, VarId, VarKind};
 use collc_spec::print::expr_to_string;
-use std::collections::HashMap;
-use std::time::Instant;
+use std::collections::{HashMap, HashSet};
 use z3::ast::{Bool, Int};
 use z3::SatResult;
 
@@ -20,8 +22,16 @@ pub struct Solver<'a> {
     defs: &'a Defs,
     consts: Env,
     z3: Option<z3::Solver>,
-    cache: HashMap<Key, Option<Verdict>>,
+    cache: HashMap<Key, Decided>,
+    /// The keys whose cost is counted in `spent` (each once per check, whether its verdict
+    /// was decided in this check or kept from the last one).
+    charged: HashSet<Key>,
+    /// Z3 resource units the verdicts met so far cost.
+    spent: u64,
 }
+
+/// A verdict (`None`: the bound holds) and the Z3 resource units deciding it cost.
+pub type Decided = (Option<Verdict>, u64);
 
 /// The negation of goal `goal` (of a slice, its `part`: `0 <= lo`, `lo <= hi`, `hi <= dim`)
 /// and the terms a counterexample shows.
@@ -74,52 +84,70 @@ impl<'a> Solver<'a> {
             consts,
             z3: None,
             cache: HashMap::new(),
+            charged: HashSet::new(),
+            spent: 0,
         }
     }
 
-    /// Starts from verdicts decided before in the same context ([`super::memo`]).
-    pub fn with_verdicts(mut self, cache: HashMap<Key, Option<Verdict>>) -> Self {
+    /// Starts from verdicts decided before in the same context ([`super::memo`]), each
+    /// still charged its cost when first met.
+    pub fn with_verdicts(mut self, cache: HashMap<Key, Decided>) -> Self {
         self.cache = cache;
         self
     }
 
     /// The verdicts decided, by obligation key.
-    pub fn into_verdicts(self) -> HashMap<Key, Option<Verdict>> {
+    pub fn into_verdicts(self) -> HashMap<Key, Decided> {
         self.cache
     }
 
+    /// The Z3 resource units the obligations decided so far cost (a verdict kept from the
+    /// last check counts what it cost then).
+    pub fn spent(&self) -> u64 {
+        self.spent
+    }
+
     /// `None` when the obligation holds for every value of the domains.
-    pub fn decide(&mut self, o: &Obligation, deadline: Instant) -> Option<Verdict> {
+    pub fn decide(&mut self, o: &Obligation) -> Option<Verdict> {
         if self.obvious(&o.goal) {
             return None;
         }
+        // `0 <= log2(x) <= x - 1` for x >= 1 (x's own goal): `x - 1` in range is
+        // enough, and linear where `x` is (a `step *2` loop variable below `P`). Asked
+        // first, under its own key, so that a kept verdict charges the same as a new one.
+        let easier = match &o.goal {
+            Goal::Index {
+                e: Expr::Log2(x), ..
+            } => {
+                let mut easier = o.clone();
+                if let Goal::Index { e, .. } = &mut easier.goal {
+                    *e = Expr::Bin(BinOp::Sub, x.clone(), Box::new(Expr::Int(1)));
+                }
+                Some(self.decide(&easier).is_none())
+            }
+            _ => None,
+        };
         let key: Key = (key_of(&o.goal), o.conds.clone());
-        if let Some(v) = self.cache.get(&key) {
+        if let Some((v, cost)) = self.cache.get(&key) {
+            if self.charged.insert(key) {
+                self.spent += cost;
+            }
             return v.clone();
         }
-        // A slice's three bounds are three smaller queries.
-        let parts = if matches!(o.goal, Goal::Slice { .. }) {
-            3
+        let before = self.spent;
+        let v = if easier == Some(true) {
+            None
         } else {
-            1
+            // A slice's three bounds are three smaller queries.
+            let parts = if matches!(o.goal, Goal::Slice { .. }) {
+                3
+            } else {
+                1
+            };
+            (0..parts).find_map(|part| self.query(o, part))
         };
-        // `0 <= log2(x) <= x - 1` for x >= 1 (x's own goal): `x - 1` in range is
-        // enough, and linear where `x` is (a `step *2` loop variable below `P`).
-        if let Goal::Index {
-            e: Expr::Log2(x), ..
-        } = &o.goal
-        {
-            let mut easier = o.clone();
-            if let Goal::Index { e, .. } = &mut easier.goal {
-                *e = Expr::Bin(BinOp::Sub, x.clone(), Box::new(Expr::Int(1)));
-            }
-            if self.decide(&easier, deadline).is_none() {
-                self.cache.insert(key, None);
-                return None;
-            }
-        }
-        let v = (0..parts).find_map(|part| self.query(o, part, deadline));
-        self.cache.insert(key, v.clone());
+        self.charged.insert(key.clone());
+        self.cache.insert(key, (v.clone(), self.spent - before));
         v
     }
 
@@ -262,7 +290,9 @@ impl<'a> Solver<'a> {
         }
     }
 
-    fn query(&mut self, o: &Obligation, part: usize, deadline: Instant) -> Option<Verdict> {
+    /// One Z3 query (with the minimisation of its counterexample), its cost added to
+    /// `spent`.
+    fn query(&mut self, o: &Obligation, part: usize) -> Option<Verdict> {
         let p = self.p;
         let mut enc = Enc::new(p, self.defs);
         let (neg, terms) = negated(&mut enc, p, &o.goal, part);
@@ -276,71 +306,46 @@ impl<'a> Solver<'a> {
         asserts.extend(enc.side.iter().cloned());
 
         let solver = self.z3.get_or_insert_with(z3::Solver::new);
-        // Z3's deterministic resource limit, not the clock, decides a query (the same
-        // verdict whatever the load); the range check's budget stays a wall-clock cap.
-        let limit = crate::engine::smt::Limit {
-            rlimit: QUERY_RLIMIT,
-            cap: deadline,
-        };
-        let Some((params, limit_ms)) = crate::engine::smt::limit_params(limit) else {
-            return Some(Verdict::Unchecked);
-        };
-        solver.set_params(&params);
+        // Z3's deterministic resource limit, not the clock, decides a query, and what it
+        // spends is counted against the check's budget: the same verdicts whatever the load.
+        solver.set_params(&crate::engine::smt::rlimit_params(QUERY_RLIMIT));
+        let at_start = crate::engine::smt::units(solver);
         solver.push();
         for a in &asserts {
             solver.assert(a);
         }
-        let start = Instant::now();
         let r = solver.check();
-        let mut stopped = false;
+        let cost = |solver: &z3::Solver| {
+            u64::from(crate::engine::smt::units(solver).wrapping_sub(at_start))
+        };
         let out = match r {
             SatResult::Unsat => None,
-            SatResult::Sat => {
-                let model = minimise(solver, &enc, deadline);
-                match model {
-                    Some(m) => Some(broken(p, &enc, &terms, &m)),
-                    None => Some(Verdict::Undecided {
-                        form: None,
-                        reason: "Z3 found a counterexample but gave no model".into(),
-                    }),
-                }
-            }
+            SatResult::Sat => match minimise(solver, &enc) {
+                Some(m) => Some(broken(p, &enc, &terms, &m)),
+                None => Some(Verdict::Undecided {
+                    form: None,
+                    reason: "Z3 found a counterexample but gave no model".into(),
+                }),
+            },
             SatResult::Unknown => {
                 let why = solver
                     .get_reason_unknown()
                     .unwrap_or_else(|| "unknown".into());
-                match crate::engine::smt::classify_unknown(&why, start.elapsed(), limit_ms) {
-                    Undecided::Resources => {
-                        let reason = format!(
-                            "unknown: Z3 gave up within its deterministic limit of {QUERY_RLIMIT} resource units ({why})"
-                        );
-                        Some(Verdict::Undecided { form: None, reason })
-                    }
-                    Undecided::Clock => {
-                        // The wall-clock cap stopped it: a form beyond the decision
-                        // procedure is the advice whatever stopped Z3 (the same warning as
-                        // at its resource limit); without one the bound is left with the
-                        // others.
-                        stopped = true;
-                        Some(Verdict::Unchecked)
-                    }
-                    Undecided::Form => {
-                        let reason = format!("unknown: {why}");
-                        Some(Verdict::Undecided { form: None, reason })
-                    }
-                }
+                let reason = match crate::engine::smt::classify_unknown_units(
+                    &why,
+                    cost(solver),
+                    QUERY_RLIMIT,
+                ) {
+                    Undecided::Form => format!("unknown: {why}"),
+                    _ => format!(
+                        "unknown: Z3 gave up within its deterministic limit of {QUERY_RLIMIT} resource units ({why})"
+                    ),
+                };
+                Some(Verdict::Undecided { form: None, reason })
             }
         };
         solver.pop(1);
-        if stopped {
-            return Some(match self.hard_form(o) {
-                Some(f) => Verdict::Undecided {
-                    form: Some(f),
-                    reason: "unknown: stopped by the range check's wall-clock budget".into(),
-                },
-                None => Verdict::Unchecked,
-            });
-        }
+        self.spent += cost(solver) + crate::planning::TABLE.range_query_units;
         match out {
             Some(Verdict::Undecided { form: None, reason }) => Some(Verdict::Undecided {
                 form: self.hard_form(o),
@@ -477,9 +482,8 @@ fn key_of(g: &Goal) -> Question {
 /// on what the context solved before). Each step gets at most
 /// [`MINIMISE_RLIMIT`] resource units (deterministic: the same counterexample
 /// whatever the load); whatever model was last found is the answer when a step
-/// gives up or the budget is spent, so a counterexample is never lost, only
-/// possibly not the smallest.
-fn minimise(solver: &z3::Solver, enc: &Enc, deadline: Instant) -> Option<z3::Model> {
+/// gives up, so a counterexample is never lost, only possibly not the smallest.
+fn minimise(solver: &z3::Solver, enc: &Enc) -> Option<z3::Model> {
     let mut order: Vec<&(VarId, Int)> = enc.vars.iter().collect();
     order.sort_by_key(|(v, _)| *v);
     let terms: Vec<&Int> = order
@@ -488,6 +492,7 @@ fn minimise(solver: &z3::Solver, enc: &Enc, deadline: Instant) -> Option<z3::Mod
         .chain(enc.elems.iter().map(|(_, _, x)| x))
         .collect();
     let mut model = solver.get_model()?;
+    solver.set_params(&crate::engine::smt::rlimit_params(MINIMISE_RLIMIT));
     for x in terms {
         let Some(mut hi) = model.eval(x, true).and_then(|v| v.as_i64()) else {
             continue;
@@ -495,14 +500,6 @@ fn minimise(solver: &z3::Solver, enc: &Enc, deadline: Instant) -> Option<z3::Mod
         // Every variable has a domain below 2^31 in magnitude; bisect on [lo, hi].
         let mut lo = -(1i64 << 31);
         while lo < hi {
-            let limit = crate::engine::smt::Limit {
-                rlimit: MINIMISE_RLIMIT,
-                cap: deadline,
-            };
-            let Some((params, _)) = crate::engine::smt::limit_params(limit) else {
-                return Some(model);
-            };
-            solver.set_params(&params);
             let mid = lo + (hi - lo) / 2;
             solver.push();
             solver.assert(x.le(mid));
