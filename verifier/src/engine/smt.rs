@@ -100,20 +100,16 @@ pub fn units(solver: &Solver) -> u32 {
     }
 }
 
-/// Why Z3 answered unknown to a query limited only by its resource limit ([`rlimit_params`])
-/// that spent `spent` of its `rlimit` units: [`Undecided::Resources`] when it spent them all
-/// or its reason says so (libz3 4.8.12 reports the exhausted limit of its SMT core as
-/// "canceled", which without a clock can mean nothing else), else [`Undecided::Form`].
-pub fn classify_unknown_units(z3: &str, spent: u64, rlimit: u32) -> Undecided {
-    if spent >= u64::from(rlimit)
-        || z3.contains("resource")
-        || z3.contains("rlimit")
-        || z3.contains("canceled")
-    {
-        Undecided::Resources
-    } else {
-        Undecided::Form
-    }
+/// What one query spent against its limits, read by [`classify_unknown`].
+#[derive(Clone, Copy, Debug)]
+pub struct Spent {
+    /// Z3's resource units the query spent (the difference of [`units`] around it).
+    pub units: u64,
+    /// Its resource limit.
+    pub rlimit: u32,
+    /// The wall time it took and its wall-clock limit in milliseconds; `None` for a query
+    /// without a clock ([`rlimit_params`]).
+    pub clock: Option<(std::time::Duration, u32)>,
 }
 
 /// One solver per verification (thread-local context), reused with push/pop.
@@ -192,17 +188,21 @@ impl Smt {
             solver.assert(a);
         }
         let start = Instant::now();
+        let at_start = units(solver);
         let r = solver.check();
         let out = match r {
             SatResult::Unsat => Answer::Valid,
             SatResult::Unknown => {
+                let spent = Spent {
+                    units: u64::from(units(solver).wrapping_sub(at_start)),
+                    rlimit: limit.rlimit,
+                    clock: Some((start.elapsed(), limit_ms)),
+                };
                 let (why, text) = unknown_reason(
                     &solver
                         .get_reason_unknown()
                         .unwrap_or_else(|| "unknown".into()),
-                    start.elapsed(),
-                    limit_ms,
-                    limit.rlimit,
+                    spent,
                 );
                 Answer::Unknown(why, text)
             }
@@ -234,23 +234,26 @@ impl Smt {
 pub const CAP_HIT: &str =
     "timeout: the wall-clock cap (--timeout-ms) was hit before this query (the verdict may depend on the machine's load)";
 
-/// Why Z3 answered unknown, from the reason it gives (`get_reason_unknown`), the time the
-/// query took and its wall-clock limit: its deterministic resource limit
-/// ([`Undecided::Resources`]); the wall-clock cap ([`Undecided::Clock`]: its reason says
-/// so, or it used (nearly) all of its limit, since a timer can also end the nonlinear
-/// procedures, which then report "incomplete"); else a form it cannot decide
-/// ([`Undecided::Form`]). This is the one place that reads Z3's reason text: every route
-/// classifies an unknown answer here and keeps the text only to show it.
-pub fn classify_unknown(z3: &str, spent: std::time::Duration, limit_ms: u32) -> Undecided {
-    if z3.contains("resource") || z3.contains("rlimit") {
-        Undecided::Resources
-    } else if z3.contains("timeout")
-        || z3.contains("canceled")
-        || spent.as_millis() * 10 >= u128::from(limit_ms) * 9
-    {
-        Undecided::Clock
-    } else {
-        Undecided::Form
+/// Why Z3 answered unknown, from the reason it gives (`get_reason_unknown`) and what the
+/// query spent: its deterministic resource limit ([`Undecided::Resources`]: it spent all its
+/// units, or its reason says so; libz3 4.8.12's incremental core reports an exhausted
+/// limit as "canceled", like a timer, so the units decide first); the wall-clock cap
+/// ([`Undecided::Clock`], only for a query with a clock: its reason says so, or it used
+/// (nearly) all of its time, since a timer can also end the nonlinear procedures, which
+/// then report "incomplete"); else a form it cannot decide ([`Undecided::Form`]). This is
+/// the one place that reads Z3's reason text: every route classifies an unknown answer
+/// here and keeps the text only to show it.
+pub fn classify_unknown(z3: &str, spent: Spent) -> Undecided {
+    if spent.units >= u64::from(spent.rlimit) || z3.contains("resource") || z3.contains("rlimit") {
+        return Undecided::Resources;
+    }
+    let stopped = z3.contains("timeout") || z3.contains("canceled");
+    match spent.clock {
+        Some((time, limit_ms)) if stopped || time.as_millis() * 10 >= u128::from(limit_ms) * 9 => {
+            Undecided::Clock
+        }
+        None if stopped => Undecided::Resources,
+        _ => Undecided::Form,
     }
 }
 
@@ -258,16 +261,12 @@ pub fn classify_unknown(z3: &str, spent: std::time::Duration, limit_ms: u32) -> 
 /// limit (deterministic: the same answer whatever the load); `timeout` only when the
 /// wall-clock cap ended it (the one case where `--timeout-ms` helps); otherwise the form
 /// it cannot decide.
-pub fn unknown_reason(
-    z3: &str,
-    spent: std::time::Duration,
-    limit_ms: u32,
-    rlimit: u32,
-) -> (Undecided, String) {
-    let why = classify_unknown(z3, spent, limit_ms);
+pub fn unknown_reason(z3: &str, spent: Spent) -> (Undecided, String) {
+    let why = classify_unknown(z3, spent);
     let text = match why {
         Undecided::Resources => format!(
-            "resource limit: Z3 gave up within its deterministic limit of {rlimit} resource units per query ({z3})"
+            "resource limit: Z3 gave up within its deterministic limit of {} resource units per query ({z3})",
+            spent.rlimit
         ),
         Undecided::Clock => format!("timeout: Z3 was stopped by the wall-clock cap (--timeout-ms) ({z3}); the verdict may depend on the machine's load"),
         Undecided::Form => format!(

@@ -690,6 +690,7 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> 
         solver.assert(a);
     }
     let start = std::time::Instant::now();
+    let at_start = crate::engine::smt::units(&solver);
     let answer = match solver.check() {
         SatResult::Unsat => Answer::Valid,
         SatResult::Sat => {
@@ -707,7 +708,12 @@ fn pose(cache: &mut Cache, q: &Query, limit: Limit, enc: Enc) -> Option<Answer> 
             let why = solver
                 .get_reason_unknown()
                 .unwrap_or_else(|| "unknown".into());
-            match crate::engine::smt::classify_unknown(&why, start.elapsed(), limit_ms) {
+            let spent = crate::engine::smt::Spent {
+                units: u64::from(crate::engine::smt::units(&solver).wrapping_sub(at_start)),
+                rlimit: limit.rlimit,
+                clock: Some((start.elapsed(), limit_ms)),
+            };
+            match crate::engine::smt::classify_unknown(&why, spent) {
                 Undecided::Resources => Answer::Unknown(Undecided::Resources, format!(
                     "resource limit: Z3 gave up on a bit-vector query within its deterministic limit of {} resource units ({why})",
                     limit.rlimit

@@ -331,11 +331,12 @@ impl<'a> Solver<'a> {
                 let why = solver
                     .get_reason_unknown()
                     .unwrap_or_else(|| "unknown".into());
-                let reason = match crate::engine::smt::classify_unknown_units(
-                    &why,
-                    cost(solver),
-                    QUERY_RLIMIT,
-                ) {
+                let spent = crate::engine::smt::Spent {
+                    units: cost(solver),
+                    rlimit: QUERY_RLIMIT,
+                    clock: None,
+                };
+                let reason = match crate::engine::smt::classify_unknown(&why, spent) {
                     Undecided::Form => format!("unknown: {why}"),
                     _ => format!(
                         "unknown: Z3 gave up within its deterministic limit of {QUERY_RLIMIT} resource units ({why})"
