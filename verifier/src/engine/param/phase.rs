@@ -37,7 +37,7 @@ use super::Ctx;
 /// One raised item: in the body of the loops `body` (their statements, outermost first;
 /// the depth is its length), the item that starts at `item`, with the block path of the
 /// wait that raised it (for the `if` branches), to `phase`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Raise {
     body: Vec<usize>,
     item: usize,

@@ -40,10 +40,19 @@ pub(super) type Key = Option<(Lin, Lin)>;
 pub(super) type Schedule = HashMap<i64, Key>;
 
 /// The answers of the ranking's questions (`Ctx::reached`), by what decides them: the
-/// wait, its level's key, and where each statement on its signal stands relative to its
-/// level (below, at, above: all that `by_level` reads of the levels). A wait asked again
-/// in a later round or attempt whose raises left that unchanged gets the same answer.
-pub(super) type Answers = HashMap<(usize, Key, Vec<std::cmp::Ordering>), Result<(), String>>;
+/// wait, its level's key, where each statement on its signal stands relative to its level
+/// (below, at, above: all that `by_level` reads of the levels), and the phases raised so
+/// far (`phase.rs`: they reorder program points within a loop iteration). A wait asked
+/// again in a later round or attempt whose raises left that unchanged gets the same answer.
+pub(super) type Answers = HashMap<AnswerKey, Result<(), String>>;
+
+/// What decides an answer of [`Answers`].
+pub(super) type AnswerKey = (
+    usize,
+    Key,
+    Vec<std::cmp::Ordering>,
+    Vec<super::phase::Raise>,
+);
 
 fn ov() -> String {
     "arithmetic overflow".into()
@@ -117,7 +126,7 @@ impl Ctx<'_> {
             .filter(|e| e.signal == sig)
             .map(|e| self.level_before(e).cmp(&lw))
             .collect();
-        let q = (w.span.start, k.clone(), at);
+        let q = (w.span.start, k.clone(), at, self.phases.clone());
         if let Some(r) = self.answers.get(&q) {
             return r.clone();
         }
