@@ -197,15 +197,11 @@ fn every_supported_kind_builds_for_host_threads_and_mpi() {
 /// The input an MPI library call reads in place from the caller's buffer
 /// (`Coll::read_in_place`): every shipped exchange's, which only its own rank reads, locally
 /// (pushed from, or copied into a tile first); not a pulled allgather's, whose peers get from
-/// it (`collc/tests/lib/pull_allgather.coll`: `collc/tests/lib.rs` runs both against Open
+/// it (`examples/pull_allgather.coll`: `collc/tests/lib.rs` runs both against Open
 /// MPI); none for the kinds whose data window is also their output.
 #[test]
 fn inputs_are_read_in_place_only_where_no_peer_reads_them() {
-    let pulled = std::fs::read_to_string(repo().join("collc/tests/lib/pull_allgather.coll"))
-        .expect("read the fixture");
-    let pulled = collc_spec::front(&collc_verifier::Ranges, &pulled)
-        .protocol
-        .expect("validates");
+    let pulled = load("pull_allgather.coll");
     let mut cases: Vec<(String, Validated, bool)> = [
         ("allgather.coll", true),
         ("all_to_all.coll", true),
@@ -279,14 +275,11 @@ fn outputs_are_written_in_place_only_where_no_peer_reaches_them() {
             "allreduce_allpairs.coll",
             "credit_window_pipeline.coll",
             "epoch_allreduce.coll",
+            "pull_allgather.coll",
             "scatter.coll"
         ]
     );
-    let pulled = std::fs::read_to_string(repo().join("collc/tests/lib/pull_allgather.coll"))
-        .expect("read the fixture");
-    let pulled = collc_spec::front(&collc_verifier::Ranges, &pulled)
-        .protocol
-        .expect("validates");
+    let pulled = load("pull_allgather.coll");
     let colls = library::collectives(&[member(&pulled)], "x").expect("packages");
     let w = colls[0]
         .write_in_place()

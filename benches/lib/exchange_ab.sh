@@ -28,7 +28,7 @@ case "${COLLC_LIB_BENCH_AB:-read}" in
     FILES=(examples/allgather.coll examples/all_to_all.coll examples/all_to_all_v.coll) ;;
   write)
     PROG=write_ab LIB=wab
-    FILES=(examples/allgather.coll collc/tests/lib/pull_allgather.coll examples/allreduce_allpairs.coll
+    FILES=(examples/allgather.coll examples/pull_allgather.coll examples/allreduce_allpairs.coll
       examples/credit_window_pipeline.coll) ;;
   *) echo "COLLC_LIB_BENCH_AB is read or write" >&2; exit 2 ;;
 esac

@@ -27,7 +27,7 @@ TUNE_PROTOCOLS=(examples/barrier.coll examples/dissemination_barrier.coll
   examples/allreduce_mesh.coll examples/allreduce_ring.coll examples/allreduce_recursive_doubling.coll
   examples/broadcast_read_complete.coll examples/broadcast_binomial.coll
   examples/reduce_scatter.coll examples/incore_reduce_scatter.coll
-  examples/allgather.coll examples/incore_allgather.coll
+  examples/allgather.coll examples/incore_allgather.coll examples/pull_allgather.coll
   examples/all_to_all.coll examples/incore_all_to_all.coll
   examples/all_to_all_v.coll examples/incore_all_to_all_v.coll)
 LIB=collmpi

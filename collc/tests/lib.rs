@@ -666,7 +666,7 @@ fn mpi_library_serves_16_mib_calls_of_every_exchange_kind() {
 /// Inputs read in place (`Coll::read_in_place`, `collc_mpi_lib.hpp` ReadInPlace): a library
 /// of the shipped allgather, all_to_all and all_to_all_v reads each input straight from the
 /// caller's buffer (its glue borrows the three input windows), while one of
-/// `collc/tests/lib/pull_allgather.coll`, whose peers get from the input window, keeps the
+/// `examples/pull_allgather.coll`, whose peers get from the input window, keeps the
 /// staging copy. `collc/tests/lib/mpi_in_place.cpp` runs both at seven row lengths, three
 /// calls each with new inputs, every result compared bitwise with Open MPI's and every input
 /// checked unchanged: at np 2 and 4, staged (`COLLC_MPI_READ_IN_PLACE=0`), and on RMA windows
@@ -691,7 +691,7 @@ fn mpi_library_reads_inputs_in_place_only_where_no_peer_reads_them() {
         scratch("in-place-pulled"),
         "mpi",
         "inp",
-        &["collc/tests/lib/pull_allgather.coll"],
+        &["examples/pull_allgather.coll"],
     );
     let borrows = |d: &Path| {
         let glue = std::fs::read_to_string(d.join("src/inp.cpp")).expect("the library's glue");
@@ -722,7 +722,7 @@ fn mpi_library_reads_inputs_in_place_only_where_no_peer_reads_them() {
 }
 
 /// Outputs written in place (`Coll::write_in_place`, `collc_mpi_lib.hpp` WriteInPlace): a
-/// library of `collc/tests/lib/pull_allgather.coll`, `examples/allreduce_allpairs.coll` and
+/// library of `examples/pull_allgather.coll`, `examples/allreduce_allpairs.coll` and
 /// `examples/credit_window_pipeline.coll` writes each output straight into the caller's
 /// buffer (its glue borrows the three output windows and copies none out);
 /// `collc/tests/lib/mpi_write_in_place.cpp` runs it at seven row lengths, three calls of each
@@ -743,7 +743,7 @@ fn mpi_library_writes_outputs_in_place_only_where_no_peer_reaches_them() {
         "mpi",
         "wip",
         &[
-            "collc/tests/lib/pull_allgather.coll",
+            "examples/pull_allgather.coll",
             "examples/allreduce_allpairs.coll",
             "examples/credit_window_pipeline.coll",
         ],

@@ -54,7 +54,7 @@ const POW2_TILED: (&str, &str) = ("P=2,4, 1..3 tiles, 3 calls: ", "; P=8, 1 tile
 /// worded for what the kernel has (no tiles for a barrier; every root for a broadcast):
 /// P=2..4 at the full bounds, then P=5..8 at one tile and two calls. Every kernel, as
 /// declared (`per call` or `reused` buffers), checks every obligation.
-const EXAMPLES: [(&str, (&str, &str)); 29] = [
+const EXAMPLES: [(&str, (&str, &str)); 30] = [
     ("all_to_all", TILED),
     ("all_to_all_v", TILED),
     ("allgather", TILED),
@@ -80,6 +80,7 @@ const EXAMPLES: [(&str, (&str, &str)); 29] = [
     ("incore_barrier", UNTILED),
     ("incore_broadcast", ROOTED),
     ("incore_reduce_scatter", TILED),
+    ("pull_allgather", TILED),
     ("reduce", ROOTED),
     ("reduce_scatter", TILED),
     ("scatter", ROOTED),

@@ -1,7 +1,7 @@
 // Inputs read in place (collc_mpi_lib.hpp ReadInPlace): library `inp` of
 // examples/allgather.coll, all_to_all.coll and all_to_all_v.coll (each input only pushed
 // from by its own rank: read from the caller's buffer, not staged), or, built with
-// -DINP_ALLGATHER_ONLY, of collc/tests/lib/pull_allgather.coll (peers get from the input
+// -DINP_ALLGATHER_ONLY, of examples/pull_allgather.coll (peers get from the input
 // window: staged). At every row length of a list (one element to above a 256-element tile,
 // configured for the largest), three calls of each kind back to back, each from a fresh input
 // buffer with new values (so a call that read another call's input, a stale window or the

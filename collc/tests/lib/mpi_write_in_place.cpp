@@ -1,5 +1,5 @@
 // Outputs written in place (collc_mpi_lib.hpp WriteInPlace): library `wip` of
-// collc/tests/lib/pull_allgather.coll (every rank gets into its own target),
+// examples/pull_allgather.coll (every rank gets into its own target),
 // examples/allreduce_allpairs.coll (peers put into `scratch`, each rank reduces into its own
 // `data`) and examples/credit_window_pipeline.coll (non-roots copy the ring into their own
 // `data`): each output is the caller's buffer during the call, nothing is copied out. Or,
