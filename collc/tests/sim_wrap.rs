@@ -222,7 +222,7 @@ fn verify_runs_the_wrap_mode_in_its_bounded_obligations() {
                 assert_eq!(report.exit_code(), 0, "{name}: {:?}", violated(&p));
                 for id in collc_verifier::bounded::OBLIGATIONS {
                     let o = report.get(id).expect("bounded obligation");
-                    let scope = o.scope.as_deref().unwrap_or_default();
+                    let scope = o.scope_text().unwrap_or_default();
                     let (_, w) = scope
                         .split_once("; wrap-around mode (the last declared calls, from call index ")
                         .unwrap_or_else(|| panic!("{name}: {id}: {scope}"));

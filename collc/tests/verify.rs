@@ -61,7 +61,7 @@ fn merged_kernels_verify() {
             if o.id == "deadlock" {
                 assert_eq!(o.status, Status::Proved, "{}: {:?}", f.display(), o.scope);
                 assert!(
-                    o.scope.as_deref().is_some_and(
+                    o.scope_text().as_deref().is_some_and(
                         |s| s.contains("P symbolic") && s.contains("bounded run: skipped")
                     ),
                     "{:?}",
@@ -77,7 +77,7 @@ fn merged_kernels_verify() {
             // analysis cannot separate element regions: then `checked`, with the bounds.
             if o.id == "fence" && o.status == Status::Checked {
                 assert!(
-                    o.scope
+                    o.scope_text()
                         .as_deref()
                         .is_some_and(|s| s.contains("relaxed memory")
                             && s.contains("P=2, 1 tile, 2 calls")
@@ -105,12 +105,16 @@ fn merged_kernels_verify() {
             // protocol without value signals has nothing for value-signal to order.
             let whole = match o.id.as_str() {
                 "index-range" => "every value of the declared domains",
-                "fence" if o.scope.as_deref().is_some_and(|s| s.contains("enumerated")) => {
+                "fence"
+                    if o.scope_text()
+                        .as_deref()
+                        .is_some_and(|s| s.contains("enumerated")) =>
+                {
                     "enumerated"
                 }
                 "fence" => "P symbolic",
                 "value-signal"
-                    if o.scope
+                    if o.scope_text()
                         .as_deref()
                         .is_some_and(|s| s.contains("declares no")) =>
                 {
@@ -122,7 +126,7 @@ fn merged_kernels_verify() {
                 _ => "P symbolic",
             };
             assert!(
-                o.scope.as_deref().is_some_and(|s| s.contains(whole)),
+                o.scope_text().as_deref().is_some_and(|s| s.contains(whole)),
                 "{}: {}: {:?}",
                 f.display(),
                 o.id,
@@ -428,7 +432,7 @@ fn timeout_gives_unknown_never_a_pass() {
         // Likewise fence's structural walk (no solver) and a value-signal obligation
         // on a protocol without value signals.
         if o.status == Status::Proved {
-            let scope = o.scope.as_deref().unwrap_or("");
+            let scope = o.scope_text().unwrap_or_default();
             assert!(
                 (scope.contains("P symbolic") && (scope.contains(" 0 by Z3") || o.id == "fence"))
                     || scope.contains("declares no `as value` signal"),
@@ -491,7 +495,10 @@ fn unsupported_form_gives_unknown_with_reason() {
         .contains(&o.id.as_str())
         {
             assert_eq!(o.status, Status::Proved, "{}: {:?}", o.id, o.reason);
-            assert!(o.scope.as_deref().is_some_and(|s| s.contains("P symbolic")));
+            assert!(o
+                .scope_text()
+                .as_deref()
+                .is_some_and(|s| s.contains("P symbolic")));
             continue;
         }
         assert_eq!(o.status, Status::Unknown, "{}", o.id);

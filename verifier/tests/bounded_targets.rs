@@ -54,7 +54,7 @@ fn a_target_is_explored_at_the_smallest_bounds_and_stated() {
     // 3 is on the ladder (P=2..8) and 65537 outside `ranks P in 1..=65536`: both ignored.
     let out = check(&p, &opts(&[11, 3, 65537, 11]));
     for o in &out {
-        let scope = o.scope.as_deref().unwrap_or_default();
+        let scope = o.scope_text().unwrap_or_default();
         assert_eq!(o.status, Status::Checked, "{}: {scope}", o.id);
         let sc = scope.split("; relaxed memory: ").next().unwrap_or_default();
         assert!(
@@ -92,7 +92,7 @@ fn a_violation_only_at_the_target_is_found_there() {
         f.params
     );
     assert!(
-        d.scope
+        d.scope_text()
             .as_deref()
             .is_some_and(|s| s.contains("targeted P=12, 2 calls: ")),
         "{:?}",

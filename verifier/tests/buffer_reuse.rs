@@ -57,7 +57,7 @@ fn double_scratch_buffers_are_proved_for_every_call_and_p() {
             o.summary()
         );
         assert!(
-            o.scope
+            o.scope_text()
                 .as_deref()
                 .is_some_and(|s| s.contains("every call index")),
             "{file}: {:?}",

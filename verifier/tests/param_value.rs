@@ -53,7 +53,7 @@ fn every_proved_line_states_its_scope() {
             let scoped = o.summary().contains(", P symbolic")
                 || o.summary().contains("by enumeration over P")
                 || o.summary().contains("vacuous");
-            if !scoped || o.scope.as_deref().is_none_or(str::is_empty) || o.world.is_none() {
+            if !scoped || o.scope_text().as_deref().is_none_or(str::is_empty) || o.world.is_none() {
                 bad.push(format!(
                     "{}: {}: {} [{:?}]",
                     f.display(),

@@ -63,7 +63,7 @@ fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated()
             for id in SYMBOLIC {
                 let o = r.get(id).expect(id);
                 assert_eq!(o.status, Status::Proved, "{name} `{domain}` {id}: {o:?}");
-                let scope = o.scope.as_deref().unwrap_or_default();
+                let scope = o.scope_text().unwrap_or_default();
                 assert!(
                     scope.contains("P symbolic")
                         && scope.contains(&format!(
@@ -101,7 +101,7 @@ fn large_and_unbounded_domains_are_checked_up_to_the_cap_with_the_bound_stated()
         assert_eq!(o.status, Status::Proved, "{o:?}");
         assert_eq!(o.world.map(|w| (w.lo, w.hi)), Some((1, 65536)), "{id}");
         assert!(o
-            .scope
+            .scope_text()
             .as_deref()
             .unwrap_or_default()
             .contains("P symbolic"));

@@ -199,7 +199,7 @@ fn shown(o: &ObligationResult) -> String {
         }
     }
     match (&o.scope, o.world, o.how()) {
-        (Some(scope), _, _) => parts.push(scope.clone()),
+        (Some(scope), _, _) => parts.push(scope.to_string()),
         (None, Some(w), Some(how)) => parts.push(format!("P in {}..={}, {how}", w.lo, w.hi)),
         _ => {}
     }

@@ -277,46 +277,58 @@ impl Plan {
             .sort_by_key(|v| order.iter().position(|x| x == v));
         Ok(())
     }
-    /// Human description: "P enumerated over 1..=16, root over 0..P-1; n symbolic".
+    /// What the plan enumerates, as a scope's part ([`crate::report::scope::Enumeration`]).
+    pub fn coverage(&self, p: &Protocol) -> crate::report::scope::Enumeration {
+        use crate::report::scope::Over;
+        let capped = || Some((TABLE.enum_world_max, world_text(p)));
+        let vars = self
+            .enumerated
+            .iter()
+            .map(|v| {
+                let over = match &p.vars[*v].kind {
+                    VarKind::World { .. } => match enumerated_world(p) {
+                        Some((lo, hi)) if hi < declared_world(p).1 => Over::World {
+                            range: Some((lo, hi)),
+                            capped: capped(),
+                        },
+                        Some((lo, hi)) => Over::World {
+                            range: Some((lo, hi)),
+                            capped: None,
+                        },
+                        None => Over::World {
+                            range: None,
+                            capped: capped(),
+                        },
+                    },
+                    VarKind::Param {
+                        domain: Some((lo, hi)),
+                    } => Over::Domain(*lo, *hi),
+                    _ => Over::Ranks(p.var_name(p.world).to_string()),
+                };
+                (p.var_name(*v).to_string(), over)
+            })
+            .collect();
+        crate::report::scope::Enumeration {
+            vars,
+            blocks: p.blocks.as_ref().map(|b| {
+                (
+                    p.var_name(b.var).to_string(),
+                    collc_spec::print::expr_to_string(p, &b.count),
+                )
+            }),
+            symbolic: self
+                .symbolic
+                .iter()
+                .map(|v| p.var_name(*v).to_string())
+                .collect(),
+        }
+    }
+    /// The plan in words: `enumerated: P over 1..=16, root over 0..P; symbolic: n`.
     pub fn describe(&self, p: &Protocol) -> String {
-        let mut parts = Vec::new();
-        for v in &self.enumerated {
-            let d = match &p.vars[*v].kind {
-                VarKind::World { .. } => match enumerated_world(p) {
-                    Some((lo, hi)) if hi < declared_world(p).1 => format!(
-                        "{lo}..={hi} (enumeration stops at {}; declared: {})",
-                        TABLE.enum_world_max,
-                        world_text(p)
-                    ),
-                    Some((lo, hi)) => format!("{lo}..={hi}"),
-                    None => format!(
-                        "nothing (enumeration stops at {}; declared: {})",
-                        TABLE.enum_world_max,
-                        world_text(p)
-                    ),
-                },
-                VarKind::Param {
-                    domain: Some((lo, hi)),
-                } => format!("{lo}..={hi}"),
-                _ => format!("0..{}", p.var_name(p.world)),
-            };
-            parts.push(format!("{} over {d}", p.var_name(*v)));
-        }
-        let mut s = format!("enumerated: {}", parts.join(", "));
-        if let Some(b) = &p.blocks {
-            s.push_str(&format!(
-                "; every rank and block `{}` in 0..{}",
-                p.var_name(b.var),
-                collc_spec::print::expr_to_string(p, &b.count)
-            ));
-        }
-        if self.symbolic.is_empty() {
-            s.push_str("; no symbolic parameters");
-        } else {
-            let names: Vec<&str> = self.symbolic.iter().map(|v| p.var_name(*v)).collect();
-            s.push_str(&format!("; symbolic: {}", names.join(", ")));
-        }
-        s
+        crate::report::scope::Scope::of(crate::report::scope::Covered::Enumeration(
+            self.coverage(p),
+        ))
+        .to_string()
     }
     /// Number of configurations (an upper bound; `require`s may drop some).
     pub fn count(&self, p: &Protocol) -> u64 {

@@ -10,6 +10,7 @@
 
 use crate::report::evidence::Evidence;
 use crate::report::obligation::{self, Obligation};
+use crate::report::scope::{self, bounds_text, calls_text, group_text, thousands, Covered, Scope};
 use crate::report::{Finding, ObligationResult, ParamValue, Status, Trace};
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds, Counterexample, GridShape};
 use collc_sim::machine::WrapStart;
@@ -117,80 +118,26 @@ impl Mode {
     };
 }
 
-/// The tile bound in words, when the protocol has a parameter that sizes a window.
-fn tiles_text(shape: Option<GridShape>, t: i64) -> Option<String> {
-    match shape {
-        Some(s) if !s.tiles => None,
-        _ if t <= 1 => Some("1 tile".into()),
-        _ => Some(format!("1..{t} tiles")),
-    }
-}
-
-/// `P=2, 1..3 tiles, 3 calls` (the parts the protocol has).
-fn bounds_text(ps: &str, shape: Option<GridShape>, t: i64, c: usize) -> String {
-    let mut parts = vec![ps.to_string()];
-    parts.extend(tiles_text(shape, t));
-    parts.push(calls_text(c));
-    if shape.is_some_and(|s| s.roots) {
-        parts.push("every root".into());
-    }
-    parts.join(", ")
-}
-
-fn calls_text(c: usize) -> String {
-    format!("{c} call{}", if c == 1 { "" } else { "s" })
-}
-
-fn group_text(ps: &[i64]) -> String {
-    match ps {
-        [] => String::new(),
-        [p] => format!("P={p}"),
-        [a, .., b] if (b - a) as usize + 1 == ps.len() => format!("P={a}..{b}"),
-        _ => format!(
-            "P={}",
-            ps.iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-    }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 impl Explored {
-    /// `P=2..4, 1..3 tiles, 3 calls: 11,701 states, complete; P=5 not explored (...)`.
-    fn scope(&self) -> String {
-        let mut groups: Vec<(Vec<i64>, i64, usize, u64)> = Vec::new();
+    /// What it explored, as a scope's record ([`scope::Explored`]): the sizes explored
+    /// completely grouped by bounds (`P=2..4, 1..3 tiles, 3 calls: 11,701 states,
+    /// complete`), the sizes missed, the targeted sizes and probes.
+    fn coverage(&self) -> scope::Explored {
+        let mut complete: Vec<scope::Attempt> = Vec::new();
         for (p, (t, c, s)) in &self.done {
-            match groups.last_mut() {
-                Some(g) if g.1 == *t && g.2 == *c => {
-                    g.0.push(*p);
-                    g.3 += s;
+            match complete.last_mut() {
+                Some(g) if g.tiles == *t && g.calls == *c => {
+                    g.worlds.push(*p);
+                    g.states += s;
                 }
-                _ => groups.push((vec![*p], *t, *c, *s)),
+                _ => complete.push(scope::Attempt {
+                    worlds: vec![*p],
+                    tiles: *t,
+                    calls: *c,
+                    states: *s,
+                }),
             }
         }
-        let mut parts: Vec<String> = groups
-            .iter()
-            .map(|(ps, t, c, s)| {
-                format!(
-                    "{}: {} states, complete",
-                    bounds_text(&group_text(ps), self.shape, *t, *c),
-                    thousands(*s)
-                )
-            })
-            .collect();
         let mut missing: Vec<i64> = self
             .failed
             .iter()
@@ -200,39 +147,33 @@ impl Explored {
             .collect();
         missing.sort();
         missing.dedup();
-        if !missing.is_empty() {
-            parts.push(format!("{} not explored (budget)", group_text(&missing)));
+        scope::Explored {
+            shape: self.shape,
+            complete,
+            missing,
+            targeted: self
+                .targeted
+                .iter()
+                .map(|(p, (t, c, s))| scope::Attempt {
+                    worlds: vec![*p],
+                    tiles: *t,
+                    calls: *c,
+                    states: *s,
+                })
+                .collect(),
+            targets_missed: self.targets_missed.clone(),
+            targets_skipped: self.targets_skipped.clone(),
+            probes: self.probes.clone(),
+            probes_missed: self.probes_missed.iter().map(|m| m.0.clone()).collect(),
         }
-        for (p, (t, c, s)) in &self.targeted {
-            parts.push(format!(
-                "targeted {}: {} states, complete",
-                bounds_text(&format!("P={p}"), self.shape, *t, *c),
-                thousands(*s)
-            ));
-        }
-        if !self.targets_missed.is_empty() {
-            parts.push(format!(
-                "targeted {} not explored (budget)",
-                group_text(&self.targets_missed)
-            ));
-        }
-        if !self.targets_skipped.is_empty() {
-            parts.push(format!(
-                "targeted {} not explored (a counterexample was found first)",
-                group_text(&self.targets_skipped)
-            ));
-        }
-        for (label, t, c, s) in &self.probes {
-            parts.push(format!(
-                "targeted {}: {} states, complete",
-                probe_bounds_text(label, self.shape, *t, *c),
-                thousands(*s)
-            ));
-        }
-        for (label, _) in &self.probes_missed {
-            parts.push(format!("targeted {label} not explored completely"));
-        }
-        parts.join("; ")
+    }
+
+    /// Its scope in `mode` ([`scope::Run`]).
+    fn scope(&self, mode: scope::Mode) -> Scope {
+        Scope::of(Covered::Run(scope::Run {
+            mode,
+            explored: self.coverage(),
+        }))
     }
 
     /// Why the exploration is incomplete, if it is.
@@ -573,21 +514,6 @@ fn probe_label(world: &str, fixed: &BTreeMap<String, i64>) -> String {
     parts.join(", ")
 }
 
-/// `P=2, C=5, 4 tiles, 2 calls` (the parts the protocol has).
-fn probe_bounds_text(label: &str, shape: Option<GridShape>, t: i64, c: usize) -> String {
-    let mut parts = vec![label.to_string()];
-    match shape {
-        Some(s) if !s.tiles => {}
-        _ if t == 1 => parts.push("1 tile".into()),
-        _ => parts.push(format!("{t} tiles")),
-    }
-    parts.push(calls_text(c));
-    if shape.is_some_and(|s| s.roots) {
-        parts.push("every root".into());
-    }
-    parts.join(", ")
-}
-
 /// What limits one attempt besides its states per assignment.
 #[derive(Clone, Copy)]
 enum Limit {
@@ -778,7 +704,7 @@ pub fn check(p: &collc_spec::Validated, opts: &BoundedOptions) -> Vec<Obligation
 /// One obligation's result from what was explored.
 fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> ObligationResult {
     let mk = |status,
-              scope: Option<String>,
+              scope: Option<Scope>,
               reason: Option<String>,
               claim: String,
               findings: Vec<Finding>| {
@@ -798,19 +724,25 @@ fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> O
     if let Some(c) = ex.cex.get(id) {
         return mk(
             Status::Violated,
-            Some(ex.scope()),
+            Some(ex.scope(scope::Mode::Sc)),
             None,
             format!("counterexample at {}", sb_params(c)),
             vec![finding(p, c, &opts.file)],
         );
     }
     if ex.checked() {
-        let s = ex.scope();
-        mk(Status::Checked, Some(s.clone()), None, s, Vec::new())
+        let s = ex.scope(scope::Mode::Sc);
+        mk(
+            Status::Checked,
+            Some(s.clone()),
+            None,
+            s.to_string(),
+            Vec::new(),
+        )
     } else {
         mk(
             Status::Unknown,
-            Some(ex.scope()),
+            Some(ex.scope(scope::Mode::Sc)),
             ex.incomplete_reason(),
             "nothing found, exploration incomplete".into(),
             Vec::new(),
@@ -829,9 +761,8 @@ pub const RELAXED: [&str; 4] = obligation::ids([
 /// Folds the relaxed run `rx` into the sc result `r` of the same obligation: violated if
 /// either is; checked only if both are (the scope states both); else unknown.
 fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &str) {
-    let rscope = format!("relaxed memory: {}", rx.scope());
     let sc_scope = r.scope.take().unwrap_or_default();
-    r.scope = Some(format!("{sc_scope}; {rscope}"));
+    r.scope = Some(sc_scope.then(rx.scope(scope::Mode::Relaxed)));
     if r.status == Status::Violated {
         return;
     }
@@ -849,7 +780,7 @@ fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &st
     // no partial-order reduction), the scope says exactly what it covered and the status
     // rests on the sc run.
     if r.status == Status::Checked {
-        r.claim = r.scope.clone().unwrap_or_default();
+        r.claim = r.scope_text().unwrap_or_default();
         if !rx.checked() {
             let why = rx.incomplete_reason().unwrap_or_default();
             r.claim = format!("{} (relaxed memory incomplete: {why})", r.claim);
@@ -970,7 +901,7 @@ mod tests {
             roots: true,
         });
         assert_eq!(
-            probe_bounds_text("P=2", shape, 4, 2),
+            scope::probe_bounds_text("P=2", shape, 4, 2),
             "P=2, 4 tiles, 2 calls, every root"
         );
     }

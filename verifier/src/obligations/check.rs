@@ -10,6 +10,7 @@ use crate::engine::smt::Smt;
 use crate::engine::sweep::{self, Visit};
 use crate::obligations::context::{Acc, Ctx, Facts};
 use crate::report::evidence::Evidence;
+use crate::report::scope::{Cap, Covered, Reach, Scope};
 use crate::report::*;
 use collc_spec::ir::*;
 use std::time::{Duration, Instant};
@@ -79,9 +80,8 @@ pub(crate) fn verify_at(
     let start = Instant::now();
     let deadline = start + Duration::from_millis(opts.timeout_ms);
     let (accs, plan, mut stats) = sweep_route(p, worlds, deadline);
-    let scope = plan.describe(p);
     let declared = exec::declared_world(p);
-    let finish = Finish::new(p, scope.clone());
+    let finish = Finish::new(p, Scope::of(Covered::Enumeration(plan.coverage(p))));
     let mut obligations: Vec<ObligationResult> =
         accs.into_iter().map(|a| finish.result(a)).collect();
     if worlds.is_none() {
@@ -96,7 +96,7 @@ pub(crate) fn verify_at(
     Report {
         schema: SCHEMA,
         protocol: p.name.clone(),
-        method: scope,
+        method: plan.describe(p),
         world: WorldRange {
             lo: declared.0,
             hi: declared.1,
@@ -190,20 +190,20 @@ fn check_run(p: &Protocol, plan: &Plan, smt: &mut Smt, run: &mut Run, accs: &mut
 /// what the enumeration covers against the declared domain.
 struct Finish<'a> {
     p: &'a Protocol,
-    scope: String,
-    checked_scope: String,
+    scope: Scope,
+    checked_scope: Scope,
     covered: Option<WorldRange>,
     /// Enumeration decides P up to TABLE.enum_world_max only: past that, nothing is proved.
     capped: bool,
 }
 
 impl<'a> Finish<'a> {
-    fn new(p: &'a Protocol, scope: String) -> Self {
+    fn new(p: &'a Protocol, scope: Scope) -> Self {
         let covered = exec::enumerated_world(p).map(|(lo, hi)| WorldRange { lo, hi });
         let declared = exec::declared_world(p);
         Finish {
             p,
-            checked_scope: format!("{}; {scope}", enumeration_scope(p)),
+            checked_scope: Scope::of(Covered::Capped(cap(p))).then(scope.clone()),
             scope,
             covered,
             capped: covered.is_some_and(|w| w.hi < declared.1),
@@ -263,19 +263,22 @@ impl<'a> Finish<'a> {
 /// What an enumeration of P covers against the declared domain:
 /// `checked for P in 1..=16 by enumeration; the declared domain goes to 65536`.
 pub fn enumeration_scope(p: &Protocol) -> String {
+    Scope::of(Covered::Capped(cap(p))).to_string()
+}
+
+/// How far the enumeration of P goes against the declared domain, as a scope's part.
+pub fn cap(p: &Protocol) -> Cap {
     let (lo, hi) = exec::declared_world(p);
-    let w = p.var_name(p.world);
-    let reach = if hi >= MAX_WORLD {
-        format!("the declared domain is unbounded ({})", exec::world_text(p))
-    } else {
-        format!("the declared domain goes to {hi}")
-    };
-    match exec::enumerated_world(p) {
-        Some((a, b)) => format!("checked for {w} in {a}..={b} by enumeration; {reach}"),
-        None => format!(
-            "the declared domain starts at {w} = {lo}, above the enumeration cap {}; no world size was enumerated",
-            crate::planning::TABLE.enum_world_max
-        ),
+    Cap {
+        world: p.var_name(p.world).to_string(),
+        enumerated: exec::enumerated_world(p),
+        lo,
+        reach: if hi >= MAX_WORLD {
+            Reach::Unbounded(exec::world_text(p))
+        } else {
+            Reach::To(hi)
+        },
+        cap: crate::planning::TABLE.enum_world_max,
     }
 }
 

@@ -20,6 +20,7 @@ use crate::engine::sym::{cond_mentions, mentions};
 use crate::engine::sym::{Atom, Lin};
 use crate::obligations::context::{Acc, Ctx, Rep};
 use crate::report::evidence::Evidence;
+use crate::report::scope::{Covered, Scope, Symbolic};
 use crate::report::{Finding, ObligationResult, Status, WorldRange};
 use collc_grammar::Span;
 use collc_spec::ir::{CmpOp, Protocol};
@@ -314,7 +315,7 @@ struct Measured {
     /// A `>=` wait on a monotonic cell.
     ge_wait: Option<Span>,
     covered: Option<WorldRange>,
-    scope: String,
+    scope: Scope,
     /// The horizon as a formula of P (the symbolic maximisation).
     formula: Option<String>,
 }
@@ -341,10 +342,10 @@ fn symbolic_growth(p: &Protocol, h: &crate::engine::param::horizon::Horizon) -> 
         }),
         ge_wait: h.ge_wait,
         covered: Some(WorldRange { lo, hi }),
-        scope: format!(
-            "{domain}, P symbolic: N maximised over every cell, P and parameter by Z3 ({} queries)",
-            h.z3
-        ),
+        scope: Scope::of(Covered::Symbolic {
+            world: WorldRange { lo, hi },
+            how: Symbolic::Maximised { queries: h.z3 },
+        }),
         formula: Some(formula),
     }
 }
@@ -431,7 +432,7 @@ impl<'a> Wrap<'a> {
 #[allow(clippy::type_complexity)]
 fn enumerated_growth(
     p: &Protocol,
-) -> Result<(Option<CellGrowth>, Option<Span>, String), (String, Option<Span>)> {
+) -> Result<(Option<CellGrowth>, Option<Span>, Scope), (String, Option<Span>)> {
     let mut worst: Option<CellGrowth> = None;
     let mut ge_wait: Option<Span> = None;
     let mut failed: Option<(String, Option<Span>)> = None;
@@ -500,7 +501,11 @@ fn enumerated_growth(
     if let Some(f) = failed {
         return Err(f);
     }
-    Ok((worst, ge_wait, sweep.plan.describe(p)))
+    Ok((
+        worst,
+        ge_wait,
+        Scope::of(Covered::Enumeration(sweep.plan.coverage(p))),
+    ))
 }
 
 /// A lagged wait (LANGUAGE.md §5.7.1): the one wait of a call on a monotonic cell whose

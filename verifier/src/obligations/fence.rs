@@ -59,6 +59,7 @@
 use crate::engine::exec::{self, Plan};
 use crate::planning::TABLE;
 use crate::report::evidence::{Evidence, Undecided};
+use crate::report::scope::{Covered, FenceAttempt, FenceRun, Scope, Symbolic};
 use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
 use collc_grammar::Span;
 use collc_sim::bounded::{self as sb, BoundedConfig, Bounds};
@@ -847,9 +848,20 @@ struct RelaxedFinding {
 /// The relaxed bounded run's verdict on the suspect pairs.
 struct Relaxed {
     finding: Option<RelaxedFinding>,
-    scope: String,
+    run: FenceRun,
     /// The smallest P completed.
     complete_first: bool,
+}
+
+impl Relaxed {
+    /// The run's scope, as one part.
+    fn covered(&self) -> Covered {
+        Covered::FenceRun(self.run.clone())
+    }
+    /// The run in words (for reasons and notes).
+    fn text(&self) -> String {
+        Scope::of(self.covered()).to_string()
+    }
 }
 
 /// A relaxed-only finding of one attempt of the obligations that show a missing fence
@@ -935,7 +947,7 @@ fn relaxed(p: &collc_spec::Validated, file: &str, at: Option<i64>) -> Relaxed {
             if let Some(f) = relaxed_only(&rx, &sc, file) {
                 return Relaxed {
                     finding: Some(f),
-                    scope: format!("relaxed memory, P={pv}"),
+                    run: FenceRun::Found(*pv),
                     complete_first: false,
                 };
             }
@@ -949,31 +961,17 @@ fn relaxed(p: &collc_spec::Validated, file: &str, at: Option<i64>) -> Relaxed {
         match done {
             Some((t, states)) => {
                 complete_first |= i == 0;
-                parts.push(format!(
-                    "P={pv}, {}, 2 calls: {states} states, complete",
-                    if t > 1 {
-                        format!("1..{t} tiles")
-                    } else {
-                        "1 tile".to_string()
-                    }
-                ));
+                parts.push(FenceAttempt::Complete(*pv, t, states));
             }
             None => {
-                parts.push(format!("P={pv} not explored completely (budget)"));
+                parts.push(FenceAttempt::Budget(*pv));
                 break;
             }
         }
     }
     Relaxed {
         finding: None,
-        scope: format!(
-            "relaxed memory, fresh windows per call: {}",
-            if parts.is_empty() {
-                "nothing explored".to_string()
-            } else {
-                parts.join("; ")
-            }
-        ),
+        run: FenceRun::Explored(parts),
         complete_first,
     }
 }
@@ -1091,7 +1089,7 @@ fn witness_reads(
             }
             _ => f.notes.push(format!(
                 "no relaxed bounded run shows this read in flight ({}): in every schedule explored it completes before the release is observed; a read of its destination before the notify that the obligation does not match to the transfer (another block, another region expression) completes it (the data dependency), or the overwrite needs larger bounds, and the fence is demanded for the whole domain regardless",
-                rx.scope
+                rx.text()
             )),
         }
     }
@@ -1167,15 +1165,13 @@ pub fn check(
     let info = collc_spec::info::ProtocolInfo::of(p);
     let past = crate::planning::critical::past_enumeration(p, &info);
     let (mut a, far_writes) = analyse_near_and_far(p, plan, deadline, &past, covered.is_some());
-    let enumeration = if past.is_empty() {
-        crate::obligations::check::enumeration_scope(p)
-    } else {
-        format!(
-            "{}; also {} (the sizes around the thresholds its literals form)",
-            crate::obligations::check::enumeration_scope(p),
-            crate::planning::critical::describe(p, &past)
-        )
-    };
+    let mut enumeration = Scope::of(Covered::Capped(crate::obligations::check::cap(p)));
+    if !past.is_empty() {
+        enumeration.push(Covered::Also {
+            world: p.var_name(p.world).to_string(),
+            sizes: past.clone(),
+        });
+    }
     let o = Out {
         p,
         code,
@@ -1201,15 +1197,16 @@ pub fn check(
     if let Some(r) = o.read_violation(plan, &mut a) {
         return r;
     }
-    let mut proved_part = format!(
-        "{}; {} unfenced access/notify pair(s) observed by no other process, {} configurations",
-        plan.describe(p),
-        private,
-        a.configs
-    );
+    let mut proved_part = Scope::from_parts(vec![
+        Covered::Enumeration(plan.coverage(p)),
+        Covered::FencePrivate {
+            private,
+            configs: a.configs,
+        },
+    ]);
     if o.capped {
         // Enumeration decides P up to TABLE.enum_world_max only: past that, nothing is proved.
-        proved_part = format!("{}; {proved_part}", o.enumeration);
+        proved_part = o.enumeration.clone().then(proved_part);
     }
     if let Some(r) = o.far_writes(&far_writes, &proved_part) {
         return r;
@@ -1225,27 +1222,26 @@ const UNDECIDED: &str =
 /// `proved` for the whole declared domain when the walk with every value unknown finds no
 /// pair a released process can observe ([`structural`]); else `None`.
 fn proved_structurally(p: &Protocol, code: &str) -> Option<ObligationResult> {
-    let (scope, why) = match structural(p) {
-        Structural::NoPair => (
-            "no window write or remote read is pending at any notify that can release a wait, on any path of any rank and block (conditions both ways, loops to a fixpoint)".to_string(),
-            "no unfenced pair on any path".to_string(),
-        ),
+    let (how, why) = match structural(p) {
+        Structural::NoPair => (Symbolic::NoPair, "no unfenced pair on any path".to_string()),
         Structural::Unwaited(n, names) => (
-            format!(
-                "every window write or remote read pending at a notify that can release a wait, on any path of any rank and block (conditions both ways, loops to a fixpoint), is pending only at notifies of {} that no statement waits on, so they release no process: {n} unfenced access/notify pair(s), all private",
-                names.join(", ")
-            ),
+            Symbolic::Unwaited {
+                pairs: n,
+                signals: names,
+            },
             format!("{n} unfenced pair(s), all private: their notifies release no process"),
         ),
         Structural::Open => return None,
     };
     let (lo, hi) = exec::declared_world(p);
-    let domain = crate::engine::param::world_phrase(lo, hi);
     Some(ObligationResult {
         id: ID.to_string(),
         code: code.to_string(),
         status: Status::Proved,
-        scope: Some(format!("{domain}, P symbolic: {scope}")),
+        scope: Some(Scope::of(Covered::Symbolic {
+            world: WorldRange { lo, hi },
+            how,
+        })),
         world: Some(WorldRange { lo, hi }),
         reason: None,
         claim: format!(
@@ -1297,8 +1293,8 @@ struct Out<'a> {
     covered: Option<WorldRange>,
     /// The enumeration stops below the declared maximum.
     capped: bool,
-    /// The enumeration's scope phrase.
-    enumeration: String,
+    /// How far the enumeration goes (and the sizes past it analysed too).
+    enumeration: Scope,
     /// The world sizes past the enumeration the analysis also covered.
     past: Vec<i64>,
     file: &'a str,
@@ -1320,7 +1316,7 @@ impl Out<'_> {
     fn mk(
         &self,
         status: Status,
-        scope: Option<String>,
+        scope: Option<Scope>,
         reason: Option<String>,
         claim: String,
         findings: Vec<Finding>,
@@ -1340,7 +1336,7 @@ impl Out<'_> {
 
     fn undecided(
         &self,
-        scope: Option<String>,
+        scope: Option<Scope>,
         why: String,
         findings: Vec<Finding>,
     ) -> ObligationResult {
@@ -1370,22 +1366,19 @@ impl Out<'_> {
         }
         let rx = relaxed(p, self.file, None);
         let shown = witness_reads(p, &mut reads, &rx, a.suspects.is_empty());
-        let mut scope = format!(
-            "{}; {} configurations; {}: {}",
-            plan.describe(p),
-            a.configs,
-            if shown {
-                "the relaxed simulator replays a read in flight"
-            } else {
-                "no relaxed run shows a read in flight"
+        let mut scope = Scope::from_parts(vec![
+            Covered::Enumeration(plan.coverage(p)),
+            Covered::FenceConfigs(a.configs),
+            Covered::FenceReads {
+                shown,
+                run: rx.run.clone(),
             },
-            rx.scope
-        );
+        ]);
         let mut findings: Vec<Finding> = reads.into_iter().map(|(_, f)| f).collect();
         if !a.suspects.is_empty() {
             if let Some(w) = write_findings(p, &a.suspects, &rx) {
                 findings.extend(w);
-                scope.push_str("; unfenced writes: the same run");
+                scope.push(Covered::FenceSameRun);
             }
         }
         Some(self.mk(
@@ -1406,7 +1399,7 @@ impl Out<'_> {
         write_findings(self.p, suspects, rx).map(|findings| {
             self.mk(
                 Status::Violated,
-                Some(rx.scope.clone()),
+                Some(Scope::of(rx.covered())),
                 None,
                 "not: every window write a peer reads is fenced before the notify that releases it"
                     .into(),
@@ -1421,7 +1414,7 @@ impl Out<'_> {
     fn far_writes(
         &self,
         far_writes: &BTreeMap<PairKey, Suspect>,
-        proved_part: &str,
+        proved_part: &Scope,
     ) -> Option<ObligationResult> {
         let p = self.p;
         let first = far_writes.values().min_by_key(|s| world_of(p, &s.config))?;
@@ -1437,11 +1430,12 @@ impl Out<'_> {
             "{} unfenced write/notify pair(s) may be observed by another process only from {} = {w} on (a size the protocol's literals name, past the enumerated ones), and the relaxed bounded check there did not complete: {}",
             far_writes.len(),
             p.var_name(p.world),
-            rx.scope
+            rx.text()
         );
         let mut f = pair_finding(p, first, "the relaxed bounded check did not complete");
         f.message = why.clone();
-        Some(self.undecided(Some(format!("{proved_part}; {}", rx.scope)), why, vec![f]))
+        let scope = proved_part.clone().with(rx.covered());
+        Some(self.undecided(Some(scope), why, vec![f]))
     }
 
     /// The write pairs left: none is `proved` (or `checked` when capped); else the
@@ -1449,7 +1443,7 @@ impl Out<'_> {
     fn writes(
         &self,
         suspects: &BTreeMap<PairKey, Suspect>,
-        proved_part: &str,
+        proved_part: &Scope,
         private: usize,
     ) -> ObligationResult {
         let p = self.p;
@@ -1460,7 +1454,7 @@ impl Out<'_> {
                 } else {
                     Status::Proved
                 },
-                Some(proved_part.to_string()),
+                Some(proved_part.clone()),
                 None,
                 format!(
                     "every window write a peer can access and every remote read a peer can overwrite is fenced before the notifies that release them ({private} unfenced pairs are private)"
@@ -1473,10 +1467,10 @@ impl Out<'_> {
             return v;
         }
         let lines = suspects.len();
-        let scope = format!(
-            "{proved_part}; {lines} pair(s) that another process may observe (no element regions in the symbolic analysis) checked by the simulator: {}",
-            rx.scope
-        );
+        let scope = proved_part.clone().with(Covered::FenceSuspects {
+            pairs: lines,
+            run: rx.run.clone(),
+        });
         if rx.complete_first {
             let mut r = self.mk(
                 Status::Checked,
@@ -1491,7 +1485,7 @@ impl Out<'_> {
         }
         let why = format!(
             "{lines} unfenced write/notify pair(s) may be observed by another process and the relaxed bounded check did not complete: {}",
-            rx.scope
+            rx.text()
         );
         let mut f: Vec<Finding> = suspects
             .values()

@@ -6,20 +6,22 @@
 
 use crate::engine::param::Outcome;
 use crate::report::evidence::Evidence;
+use crate::report::scope::{checks, BoundedRun, Covered, Lead, Scope, Symbolic};
 use crate::report::{Report, Status, WorldRange};
 
 /// The symbolic obligations (the first six of the report).
 pub const SYMBOLIC: [&str; 6] = crate::report::OBLIGATIONS;
 
-fn proved_scope(out: &Outcome, id: &str) -> Option<String> {
+/// The part a proof with P symbolic of `id` covered, if the route proved it.
+fn proved_scope(out: &Outcome, id: &str) -> Option<Covered> {
     let pr = out.proof(id)?;
-    Some(format!(
-        "{}, P symbolic (ranks, blocks and loop variables symbolic; {} checks: {} by literal arithmetic, {} by Z3)",
-        out.domain(),
-        pr.items,
-        pr.literal,
-        pr.z3
-    ))
+    Some(Covered::Symbolic {
+        world: WorldRange {
+            lo: out.world.0,
+            hi: out.world.1,
+        },
+        how: Symbolic::Variables(pr.checks()),
+    })
 }
 
 /// Rewrites the scopes of the symbolic obligations (after the enumerated route).
@@ -38,15 +40,10 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 // whole domain, cross-checked by enumeration up to the cap.
                 // The enumeration's counts of checks give way to this route's.
                 let base = crate::obligations::check::what(&ob.id);
-                let pr = out
-                    .proof(&ob.id)
-                    .map_or((0, 0, 0), |p| (p.items, p.literal, p.z3));
-                ob.claim = format!(
-                    "{base} ({} checks: {} by literal arithmetic, {} by Z3)",
-                    pr.0, pr.1, pr.2
-                );
+                let counts = out.proof(&ob.id).map(|p| p.checks()).unwrap_or_default();
+                ob.claim = format!("{base} ({})", checks(&counts));
                 let enumerated = ob.scope.take().unwrap_or_default();
-                ob.scope = Some(format!("{s}; cross-checked by enumeration ({enumerated})"));
+                ob.scope = Some(Scope::of(s).with(Covered::CrossChecked(Box::new(enumerated))));
                 ob.status = Status::Proved;
                 ob.world = Some(declared);
                 ob.evidence.add(&Evidence::symbolic(declared));
@@ -57,9 +54,7 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 let why = ob.reason.take().unwrap_or_default();
                 ob.status = Status::Proved;
                 ob.claim = crate::obligations::check::what(&ob.id).to_string();
-                ob.scope = Some(format!(
-                    "{s}; the enumerated route did not decide it: {why}"
-                ));
+                ob.scope = Some(Scope::of(s).with(Covered::EnumerationUndecided(why)));
                 ob.findings.clear();
                 ob.world = Some(declared);
                 ob.evidence.add(&Evidence::symbolic(declared));
@@ -68,14 +63,16 @@ pub fn apply_symbolic(out: &Outcome, report: &mut Report) {
                 // The summary says `by enumeration over ...` from the evidence.
                 let enumerated = ob.scope.take().unwrap_or_default();
                 let why = out.open(&ob.id).unwrap_or("not attempted");
-                ob.scope = Some(format!(
-                    "by enumeration: {enumerated}; not proved with P symbolic: {why}"
-                ));
+                ob.scope = Some(
+                    enumerated
+                        .led(Lead::ByEnumeration)
+                        .with(Covered::NotSymbolic(why.to_string())),
+                );
             }
             (Status::Checked, None) => {
                 let enumerated = ob.scope.take().unwrap_or_default();
                 let why = out.open(&ob.id).unwrap_or("not attempted");
-                ob.scope = Some(format!("{enumerated}; not proved with P symbolic: {why}"));
+                ob.scope = Some(enumerated.with(Covered::NotSymbolic(why.to_string())));
             }
             _ => {}
         }
@@ -107,10 +104,9 @@ pub fn apply_vacuous_value_signal(p: &collc_spec::ir::Protocol, report: &mut Rep
             ob.world = Some(WorldRange { lo, hi });
             ob.evidence.add(&Evidence::vacuous(WorldRange { lo, hi }));
             ob.claim = "no value signals (`as value`), nothing to order".into();
-            ob.scope = Some(format!(
-                "{}: the protocol declares no `as value` signal",
-                crate::engine::param::world_phrase(lo, hi)
-            ));
+            ob.scope = Some(Scope::of(Covered::NoValueSignals {
+                world: WorldRange { lo, hi },
+            }));
         }
     }
 }
@@ -126,12 +122,9 @@ pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
             continue;
         }
         let bounded = match ob.status {
-            Status::Checked => ob.scope.clone().unwrap_or_default(),
-            Status::Skipped => "skipped (--no-bounded)".to_string(),
-            _ => ob
-                .reason
-                .clone()
-                .map_or("undecided".to_string(), |r| format!("undecided ({r})")),
+            Status::Checked => BoundedRun::Checked(ob.scope.clone().unwrap_or_default()),
+            Status::Skipped => BoundedRun::Skipped,
+            _ => BoundedRun::Undecided(ob.reason.clone()),
         };
         ob.status = Status::Proved;
         ob.reason = None;
@@ -143,12 +136,12 @@ pub fn apply_deadlock(out: &Outcome, report: &mut Report) {
         ob.world = Some(declared);
         ob.evidence.add(&Evidence::symbolic(declared));
         ob.claim = "no reachable state where no process can move: every wait is reached by credits (on a value signal: the Set of the awaited value) sent at earlier program points".into();
-        ob.scope = Some(format!(
-            "{}, P symbolic: waits ranked by program point ({} checks: {} by literal arithmetic, {} by Z3), with credit-balance and op-exclusivity (and value-signal for waits on value signals); bounded run: {bounded}",
-            out.domain(),
-            pr.items,
-            pr.literal,
-            pr.z3
-        ));
+        ob.scope = Some(Scope::from_parts(vec![
+            Covered::Symbolic {
+                world: declared,
+                how: Symbolic::Ranking(pr.checks()),
+            },
+            Covered::BoundedRun(Box::new(bounded)),
+        ]));
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::engine::param::{world_phrase, Proof};
 use crate::report::evidence::{Evidence, How};
+use crate::report::scope::{checks, Covered, Lead, Scope, Symbolic};
 use crate::report::summary::range;
 use crate::report::{Report, Status};
 
@@ -33,16 +34,11 @@ pub fn apply_value(r: &Result<Proof, String>, report: &mut Report) {
         }
         match (ob.status, r) {
             (Status::Proved | Status::Checked | Status::Unknown, Ok(pr)) => {
-                let domain = world_phrase(declared.lo, declared.hi);
                 let before = match ob.status {
-                    Status::Unknown => format!(
-                        "the enumerated route did not decide it: {}",
-                        ob.reason.take().unwrap_or_default()
-                    ),
-                    _ => format!(
-                        "cross-checked by enumeration ({})",
-                        ob.scope.take().unwrap_or_default()
-                    ),
+                    Status::Unknown => {
+                        Covered::EnumerationUndecided(ob.reason.take().unwrap_or_default())
+                    }
+                    _ => Covered::CrossChecked(Box::new(ob.scope.take().unwrap_or_default())),
                 };
                 // The enumeration's counts of checks give way to the symbolic route's.
                 let base = crate::obligations::check::what(ob.id.as_str());
@@ -50,18 +46,18 @@ pub fn apply_value(r: &Result<Proof, String>, report: &mut Report) {
                 ob.findings.clear();
                 ob.world = Some(declared);
                 ob.evidence.add(&Evidence::symbolic(declared));
-                ob.claim = format!(
-                    "{base} ({} checks: {} by literal arithmetic, {} by Z3)",
-                    pr.items, pr.literal, pr.z3
-                );
-                ob.scope = Some(format!(
-                    "{domain}, P symbolic (ranks, blocks and loop variables symbolic; {} checks: {} by literal arithmetic, {} by Z3); {before}",
-                    pr.items, pr.literal, pr.z3
-                ));
+                ob.claim = format!("{base} ({})", checks(&pr.checks()));
+                ob.scope = Some(Scope::from_parts(vec![
+                    Covered::Symbolic {
+                        world: declared,
+                        how: Symbolic::Variables(pr.checks()),
+                    },
+                    before,
+                ]));
             }
             (Status::Proved | Status::Checked, Err(why)) => {
                 let enumerated = ob.scope.take().unwrap_or_default();
-                ob.scope = Some(format!("{enumerated}; not proved with P symbolic: {why}"));
+                ob.scope = Some(enumerated.with(Covered::NotSymbolic(why.clone())));
             }
             _ => {}
         }
@@ -85,11 +81,10 @@ pub fn finish(report: &mut Report) {
         }
         let how = ob.world.and_then(|w| ob.evidence.how(w));
         if let (Some(How::Enumerated), Some(w)) = (how, ob.world) {
-            let phrase = format!("by enumeration over {}", range(w));
             // The six credit obligations' scopes say it already (`report::apply_symbolic`).
             if !crate::obligations::param_report::SYMBOLIC.contains(&ob.id.as_str()) {
-                let scope = ob.scope.clone().unwrap_or_default();
-                ob.scope = Some(format!("{phrase}: {scope}"));
+                let scope = ob.scope.take().unwrap_or_default();
+                ob.scope = Some(scope.led(Lead::ByEnumerationOver(w)));
             }
         }
         if !deciding(&ob.id) {

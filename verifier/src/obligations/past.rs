@@ -3,7 +3,8 @@
 //! P-symbolic route did not prove.
 
 use crate::obligations::check;
-use crate::planning::critical::{describe, past_enumeration};
+use crate::planning::critical::past_enumeration;
+use crate::report::scope::{sizes_text, Covered};
 use crate::report::{Report, Status, WorldRange};
 use collc_spec::info::ProtocolInfo;
 
@@ -31,7 +32,8 @@ pub fn check_past(
         return;
     }
     let far = check::verify_at(p, opts, Some(&past));
-    let sizes = describe(p, &past);
+    let world = p.var_name(p.world).to_string();
+    let sizes = format!("{world} = {}", sizes_text(&past));
     for o in report
         .obligations
         .iter_mut()
@@ -63,10 +65,11 @@ pub fn check_past(
             }
             _ => {
                 // The summary names them from the evidence (`report::summary`).
-                let also =
-                    format!("; also {sizes} (the sizes around the thresholds its literals form)");
                 if let Some(sc) = o.scope.as_mut() {
-                    sc.push_str(&also);
+                    sc.push(Covered::Also {
+                        world: world.clone(),
+                        sizes: past.clone(),
+                    });
                 }
                 for w in &past {
                     o.evidence

@@ -7,6 +7,7 @@
 //! the [`Validated`] protocol and rendered here.
 
 use crate::report::evidence::Evidence;
+use crate::report::scope::{Covered, Scope};
 use crate::report::{ObligationResult, Status, WorldRange};
 use collc_grammar::Severity;
 use collc_spec::Validated;
@@ -25,7 +26,7 @@ pub fn check(p: &Validated) -> ObligationResult {
         id: ID.into(),
         code: format!("verify::{ID}"),
         status,
-        scope: Some(SCOPE.into()),
+        scope: Some(Scope::of(Covered::RangePass)),
         // Decided over the whole declared domain (Z3 with P symbolic).
         world: (status == Status::Proved).then_some(declared),
         reason,
@@ -57,8 +58,9 @@ pub fn check(p: &Validated) -> ObligationResult {
     mk(
         Status::Proved,
         None,
-        format!("every index, slice and `@` rank in range ({SCOPE})"),
+        format!(
+            "every index, slice and `@` rank in range ({})",
+            Scope::of(Covered::RangePass)
+        ),
     )
 }
-
-const SCOPE: &str = "every value of the declared domains, by inspection or Z3";

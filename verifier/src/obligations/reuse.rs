@@ -5,8 +5,9 @@
 //! `crate::engine::param::reuse`; this module turns its verdict into the report's line.
 
 use crate::engine::param::reuse::{Unordered, Verdict, DMAX};
-use crate::engine::param::{world_phrase, Outcome};
+use crate::engine::param::Outcome;
 use crate::report::evidence::{Evidence, Undecided};
+use crate::report::scope::{Covered, Scope, Symbolic};
 use crate::report::{Finding, ObligationResult, ParamValue, Status, WorldRange};
 use collc_spec::ir::Protocol;
 use std::time::Duration;
@@ -20,7 +21,6 @@ pub const ID: &str = crate::report::Obligation::BufferReuse.id();
 pub fn check(p: &Protocol, credits: &Outcome, timeout: Duration) -> Option<ObligationResult> {
     let verdict = crate::engine::param::reuse::prove(p, credits, timeout)?;
     let (lo, hi) = crate::engine::exec::declared_world(p);
-    let domain = world_phrase(lo, hi);
     let declared = WorldRange { lo, hi };
     let code = format!("verify::{ID}");
     Some(match verdict {
@@ -37,17 +37,16 @@ pub fn check(p: &Protocol, credits: &Outcome, timeout: Duration) -> Option<Oblig
                     d => format!("`{w}`: reused every {d} call(s)"),
                 })
                 .collect();
-            let counts = format!(
-                "{} checks: {} by literal arithmetic, {} by Z3",
-                proof.items, proof.literal, proof.z3
-            );
+            let checks = proof.checks();
+            let counts = crate::report::scope::checks(&checks);
             ObligationResult {
                 id: ID.into(),
                 code,
                 status: Status::Proved,
-                scope: Some(format!(
-                    "{domain}, P symbolic and every call index (ranks, loop variables and the call index symbolic; {counts})"
-                )),
+                scope: Some(Scope::of(Covered::Symbolic {
+                    world: declared,
+                    how: Symbolic::CallIndex(checks),
+                })),
                 world: Some(declared),
                 reason: None,
                 claim: format!(

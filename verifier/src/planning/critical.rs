@@ -50,27 +50,6 @@ pub fn past_enumeration(p: &Protocol, info: &ProtocolInfo) -> Vec<i64> {
     extra
 }
 
-/// `P = 19, 20, 21, 22` or `P = 19..=22, 38..=43`: the sizes, runs of consecutive ones
-/// joined.
-pub fn describe(p: &Protocol, worlds: &[i64]) -> String {
-    let mut runs: Vec<(i64, i64)> = Vec::new();
-    for w in worlds {
-        match runs.last_mut() {
-            Some((_, b)) if *b + 1 == *w => *b = *w,
-            _ => runs.push((*w, *w)),
-        }
-    }
-    let parts: Vec<String> = runs
-        .iter()
-        .map(|(a, b)| match b - a {
-            0 => a.to_string(),
-            1 => format!("{a}, {b}"),
-            _ => format!("{a}..={b}"),
-        })
-        .collect();
-    format!("{} = {}", p.var_name(p.world), parts.join(", "))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -80,15 +59,6 @@ pub(crate) mod tests {
         collc_spec::front(&crate::Ranges, text)
             .protocol
             .expect("the case validates")
-    }
-
-    #[test]
-    fn runs_of_sizes_are_joined() {
-        let p = protocol("collective c: barrier() { ranks P in 1..=64; signal s[1]; body { } }");
-        assert_eq!(
-            describe(&p, &[19, 20, 21, 22, 40, 41, 60]),
-            "P = 19..=22, 40, 41, 60"
-        );
     }
 
     fn past(p: &Protocol) -> Vec<i64> {

@@ -6,6 +6,7 @@ pub mod evidence;
 pub mod gate;
 pub mod obligation;
 mod rewrite;
+pub mod scope;
 pub mod summary;
 
 pub use obligation::{Obligation, Route};
@@ -190,8 +191,9 @@ pub struct ObligationResult {
     pub code: String,
     /// Outcome.
     pub status: Status,
-    /// For proved: the domain covered; for checked: the bounds.
-    pub scope: Option<String>,
+    /// For proved: the domain covered; for checked: the bounds (as data, rendered by its
+    /// `Display`: [`crate::report::scope`]).
+    pub scope: Option<scope::Scope>,
     /// The world sizes its status was decided for, every value of each: the declared
     /// domain for a proof over it, the enumerated `lo..=min(hi, TABLE.enum_world_max)` for an
     /// enumeration. `None` when it decided no range of world sizes (a bounded search
@@ -252,6 +254,10 @@ impl ObligationResult {
     /// evidence ([`summary::line`], the one place it is rendered).
     pub fn summary(&self) -> String {
         summary::line(self)
+    }
+    /// The scope's text ([`scope::Scope`]'s one rendering), if it has one.
+    pub fn scope_text(&self) -> Option<String> {
+        self.scope.as_ref().map(ToString::to_string)
     }
     /// How a `proved` obligation was shown, from its evidence: `P symbolic`, `by
     /// enumeration` or `vacuous` (`None` for other statuses).

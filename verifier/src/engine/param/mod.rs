@@ -66,6 +66,17 @@ pub struct Proof {
     pub z3: u64,
 }
 
+impl Proof {
+    /// Its counts, as a scope states them.
+    pub fn checks(&self) -> crate::report::scope::Checks {
+        crate::report::scope::Checks {
+            items: self.items,
+            literal: self.literal,
+            z3: self.z3,
+        }
+    }
+}
+
 /// What the parametric route showed: per obligation id, a proof or why not.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {

@@ -13,20 +13,16 @@
 //! declares. A failure the first calls show too stays with its obligation.
 
 use super::{
-    explore, extra_run_finding, sb_params, thousands, violated_by_extra_run, BoundedOptions,
-    Explored, Mode,
+    explore, extra_run_finding, sb_params, violated_by_extra_run, BoundedOptions, Explored, Mode,
 };
+use crate::report::scope::{self, windows, WRAP_RUN as RUN};
 use crate::report::{ObligationResult, Status};
-use collc_sim::machine::WrapStart;
 use collc_sim::Memory;
 use collc_spec::ir::Protocol;
 use std::time::Instant;
 
 /// The symbolic obligation a failure past the horizon belongs to.
 pub(super) const HORIZON: &str = crate::report::Obligation::OverflowHorizon.id();
-
-/// The run, as findings and summaries name it.
-const RUN: &str = "wrap-around mode";
 
 /// The wrap-around run of `p` at `opts.wrap_bounds` within its share of the budget
 /// (`BoundedOptions::wrapped`), or
@@ -46,46 +42,15 @@ pub(super) fn explore_wrapped(
     Some(explore(p, &wopts, mode, Instant::now() + wopts.budget))
 }
 
-/// Where the windows start: `the last declared calls, from call index 99,999,996;
-/// horizon 2,147,483,647 calls`, or the calls around the one that carries a cell past
-/// `INT32_MAX`.
-fn windows(ws: &[WrapStart]) -> String {
-    let mut parts: Vec<String> = ws
-        .iter()
-        .map(|w| match (w.crosses, w.horizon) {
-            (true, Some(h)) => format!(
-                "from call index {}, around call index {} that carries a cell past INT32_MAX",
-                thousands(w.first_call as u64),
-                thousands(h as u64)
-            ),
-            (false, Some(h)) => format!(
-                "the last declared calls, from call index {}; horizon {} calls",
-                thousands(w.first_call as u64),
-                thousands(h as u64)
-            ),
-            (_, None) => format!(
-                "from call index {}; no monotonic cell receives credits",
-                thousands(w.first_call as u64)
-            ),
-        })
-        .collect();
-    parts.dedup();
-    if parts.is_empty() {
-        "not started".into()
-    } else {
-        parts.join(" | ")
-    }
-}
-
 /// Folds the wrap-around run `wx` into the bounded results `out` (module docs): each
 /// scope states the run; a failure within the horizon violates its obligation (unless an
 /// earlier run already did); failures past it are pushed as one `overflow-horizon` result.
 pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored, file: &str) {
-    let scope = format!("{RUN} ({}): {}", windows(&wx.wraps), wx.scope());
+    let scope = wx.scope(scope::Mode::Wrap(wx.wraps.clone()));
     let mut past = Vec::new();
     let mut first_at = None;
     for r in out.iter_mut() {
-        r.scope = Some(format!("{}; {scope}", r.scope.take().unwrap_or_default()));
+        r.scope = Some(r.scope.take().unwrap_or_default().then(scope.clone()));
         if r.status == Status::Violated {
             continue;
         }
@@ -151,7 +116,7 @@ pub(super) fn fold_horizon(o: &mut ObligationResult, r: ObligationResult) {
         o.findings.clear();
     }
     o.scope = Some(match o.scope.take() {
-        Some(s) => format!("{s}; {}", r.scope.unwrap_or_default()),
+        Some(s) => s.then(r.scope.unwrap_or_default()),
         None => r.scope.unwrap_or_default(),
     });
     o.findings.extend(r.findings);
