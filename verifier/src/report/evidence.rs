@@ -94,6 +94,46 @@ impl Counterexample {
     }
 }
 
+/// What replays a violated obligation's refusal (a run of the simulator), or why no run
+/// does ([`crate::Report::witness`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Witness {
+    /// Its own counterexample's replay (a bounded search found it).
+    Replay {
+        /// `collc sim FILE ...`.
+        command: String,
+    },
+    /// A violated bounded obligation of its class
+    /// ([`crate::report::Obligation::shown_by`]) replays the refusal, at that
+    /// counterexample's parameters (which may differ from the finding's).
+    Shown {
+        /// The bounded obligation's id.
+        obligation: String,
+        /// Its counterexample's parameter values.
+        params: Vec<ParamValue>,
+        /// `collc sim FILE ...`.
+        command: String,
+    },
+    /// No run replays it.
+    NotReplayed {
+        /// Why.
+        reason: NotReplayed,
+    },
+}
+
+/// Why no run replays a violated obligation's refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotReplayed {
+    /// The bounded obligations did not run (`--no-bounded`).
+    NoBounded,
+    /// The bounded obligations ran and none of its class is violated: the finding is a
+    /// symbolic one that no run within the bounded search's scopes shows (its values lie
+    /// past them, or no schedule of the simulator reaches it there).
+    NotShown,
+}
+
 /// How a proved obligation was shown, strongest first (what the SARIF log's `proved`
 /// property and the summaries' scope phrases name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

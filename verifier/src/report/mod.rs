@@ -373,13 +373,53 @@ impl Report {
     pub fn get(&self, id: &str) -> Option<&ObligationResult> {
         self.obligations.iter().find(|o| o.id == id)
     }
+    /// What replays the refusal of the violated obligation `o`, or why no run does
+    /// (`None` when `o` is not violated): its own counterexample's replay, else the first
+    /// violated bounded obligation of its class ([`Obligation::shown_by`]) with a replay.
+    pub fn witness(&self, o: &ObligationResult) -> Option<evidence::Witness> {
+        use evidence::{NotReplayed, Witness};
+        if o.status != Status::Violated {
+            return None;
+        }
+        if let Some(command) = o
+            .evidence
+            .counterexample
+            .as_ref()
+            .and_then(|c| c.replay.clone())
+        {
+            return Some(Witness::Replay { command });
+        }
+        let class = Obligation::from_id(&o.id).map_or(&[][..], |x| x.shown_by());
+        let of_class: Vec<&ObligationResult> =
+            class.iter().filter_map(|x| self.get(x.id())).collect();
+        let shown = of_class.iter().find_map(|b| {
+            let c = b.evidence.counterexample.as_ref()?;
+            (b.status == Status::Violated).then_some(Witness::Shown {
+                obligation: b.id.clone(),
+                params: c.params.clone(),
+                command: c.replay.clone()?,
+            })
+        });
+        let ran = of_class.iter().any(|b| b.status != Status::Skipped);
+        Some(shown.unwrap_or(Witness::NotReplayed {
+            reason: if ran {
+                NotReplayed::NotShown
+            } else {
+                NotReplayed::NoBounded
+            },
+        }))
+    }
     /// Findings and unknowns as diagnostics (labels on the offending statements).
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         for o in &self.obligations {
             match o.status {
                 Status::Violated | Status::Warning => {
-                    out.extend(o.findings.iter().map(|f| finding_diagnostic(o, f)));
+                    let w = self.witness(o).as_ref().and_then(|w| witness_note(o, w));
+                    out.extend(o.findings.iter().map(|f| match &w {
+                        Some(n) => finding_diagnostic(o, f).with_note(n.clone()),
+                        None => finding_diagnostic(o, f),
+                    }));
                 }
                 Status::Unknown => out.push(undecided_diagnostic(o)),
                 _ => {}
@@ -445,6 +485,52 @@ fn finding_diagnostic(o: &ObligationResult, f: &Finding) -> Diagnostic {
         d = d.with_note(t.text());
     }
     d
+}
+
+/// The note of a symbolic obligation's witness (a bounded one's finding carries its own
+/// trace and replay; so does a symbolic one whose counterexample has a replay).
+fn witness_note(o: &ObligationResult, w: &evidence::Witness) -> Option<String> {
+    use evidence::{NotReplayed, Witness};
+    let class = || {
+        let ids: Vec<&str> = Obligation::from_id(&o.id)
+            .map_or(&[][..], |x| x.shown_by())
+            .iter()
+            .map(|x| x.id())
+            .collect();
+        ids.join(", ")
+    };
+    if Obligation::from_id(&o.id).is_none_or(|x| x.route() == Route::Bounded) {
+        return None;
+    }
+    match w {
+        Witness::Replay { .. } => None,
+        Witness::Shown {
+            obligation,
+            params,
+            command,
+        } => {
+            let at: Vec<String> = params
+                .iter()
+                .map(|p| format!("{} = {}", p.name, p.value))
+                .collect();
+            Some(format!(
+                "witness: verify::{obligation} at {} shows it (replay: {command})",
+                at.join(", ")
+            ))
+        }
+        Witness::NotReplayed {
+            reason: NotReplayed::NoBounded,
+        } => Some(format!(
+            "no witness: the bounded obligations did not run (--no-bounded), so no run of its class ({}) was tried",
+            class()
+        )),
+        Witness::NotReplayed {
+            reason: NotReplayed::NotShown,
+        } => Some(format!(
+            "no witness: the bounded search shows no violation of its class ({}) within its scopes: this symbolic finding lies past them, or no schedule of the simulator reaches it there",
+            class()
+        )),
+    }
 }
 
 /// The diagnostic of an undecided obligation: its reason, and what would decide it (from
