@@ -46,8 +46,15 @@ fn every_proved_line_states_its_scope() {
         let text = read(&f);
         let Some(p) = protocol(&text) else { continue };
         let r = collc_verifier::verify(&p, &Options::symbolic_only());
-        if !r.method.contains("P symbolic: ") || !r.method.contains(" obligations proved for ") {
-            bad.push(format!("{}: header {:?}", f.display(), r.method));
+        let counted = r
+            .method
+            .decided
+            .as_ref()
+            .is_some_and(|d| d.symbolic + d.enumerated.len() <= d.of && d.declared == r.world);
+        let head = r.method.to_string();
+        if !counted || !head.contains("P symbolic: ") || !head.contains(" obligations proved for ")
+        {
+            bad.push(format!("{}: header {head:?}", f.display()));
         }
         for o in r.obligations.iter().filter(|o| o.status == Status::Proved) {
             let scoped = o.summary().contains(", P symbolic")

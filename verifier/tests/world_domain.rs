@@ -120,7 +120,11 @@ fn the_declared_sixteen_is_proved_and_is_the_limit() {
     let p = example("barrier", "in 2..=8");
     let r = collc_verifier::verify(&p, &Options::symbolic_only());
     assert_eq!(r.world_limit(), Some(8));
-    assert!(r.method.contains("P over 2..=8"), "{}", r.method);
+    assert!(
+        r.method.to_string().contains("P over 2..=8"),
+        "{}",
+        r.method
+    );
 }
 
 #[test]
@@ -134,9 +138,10 @@ fn a_sixty_four_rank_domain_is_the_limit_when_proved_symbolically() {
     assert_eq!(r.world_limit(), Some(64));
     assert!(
         r.method
+            .to_string()
             .contains("P over 1..=16 (enumeration stops at 16; declared: P in 1..=64)"),
         "{}",
-        r.method
+        r.method.to_string()
     );
 }
 

@@ -96,7 +96,9 @@ pub(crate) fn verify_at(
     Report {
         schema: SCHEMA,
         protocol: p.name.clone(),
-        method: plan.describe(p),
+        method: crate::report::method::Method::of(crate::report::scope::Scope::of(
+            crate::report::scope::Covered::Enumeration(plan.coverage(p)),
+        )),
         world: WorldRange {
             lo: declared.0,
             hi: declared.1,

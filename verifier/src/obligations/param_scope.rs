@@ -3,13 +3,13 @@
 //! `vacuous`, as its evidence ([`crate::report::evidence`]) records. [`apply_value`] puts the
 //! parametric route's `value-signal` result into the report; [`finish`] gives the scope of
 //! every line proved by enumeration its enumeration range (the world it was decided for)
-//! and writes the header's count. The summaries say the same from the evidence
+//! and records the header's count ([`crate::report::method`]). The summaries say the same from the evidence
 //! ([`crate::report::summary`]).
 
-use crate::engine::param::{world_phrase, Proof};
+use crate::engine::param::Proof;
 use crate::report::evidence::{Evidence, How};
+use crate::report::method::Decided;
 use crate::report::scope::{checks, Covered, Lead, Scope, Symbolic};
-use crate::report::summary::range;
 use crate::report::{Report, Status};
 
 /// The obligations that decide a range of world sizes (the header counts them): the
@@ -97,22 +97,16 @@ pub fn finish(report: &mut Report) {
             enumerated.push(ob.id.clone());
         }
     }
-    let mut m = format!(
-        "{}; P symbolic: {symbolic} of {decided} obligations proved for {}",
-        report.method,
-        world_phrase(declared.lo, declared.hi)
-    );
-    if !enumerated.is_empty() {
-        let w = report
-            .obligations
-            .iter()
-            .find(|o| enumerated.contains(&o.id))
-            .and_then(|o| o.world)
-            .map_or(String::new(), |w| format!(" over {}", range(w)));
-        m.push_str(&format!(
-            ", proved by enumeration{w}: {}",
-            enumerated.join(", ")
-        ));
-    }
-    report.method = m;
+    let over = report
+        .obligations
+        .iter()
+        .find(|o| enumerated.contains(&o.id))
+        .and_then(|o| o.world);
+    report.method.decided = Some(Decided {
+        symbolic,
+        of: decided,
+        declared,
+        enumerated,
+        over,
+    });
 }

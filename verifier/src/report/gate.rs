@@ -282,7 +282,7 @@ mod tests {
         Report {
             schema: SCHEMA,
             protocol: "p".into(),
-            method: String::new(),
+            method: Default::default(),
             world: crate::report::WorldRange { lo: 1, hi: 16 },
             obligations,
             stats: Stats::default(),

@@ -4,6 +4,7 @@
 pub mod cause;
 pub mod evidence;
 pub mod gate;
+pub mod method;
 pub mod obligation;
 mod rewrite;
 pub mod scope;
@@ -299,8 +300,9 @@ pub struct Report {
     pub schema: u32,
     /// The collective's name.
     pub protocol: String,
-    /// How the domain was covered (which parameters were enumerated, which symbolic).
-    pub method: String,
+    /// How the domain was covered (which parameters were enumerated, which symbolic, and
+    /// how many deciding obligations were proved with P symbolic).
+    pub method: method::Method,
     /// The declared world-size domain (`hi` = `collc_spec::ir::MAX_WORLD` for `P >= LO`).
     pub world: WorldRange,
     /// One entry per obligation (simulator-backed ones are appended with `checked`).
