@@ -698,6 +698,10 @@ pub fn check(p: &collc_spec::Validated, opts: &BoundedOptions) -> Vec<Obligation
     if let Some(wx) = wrap::explore_wrapped(p, opts) {
         wrap::fold(p, &mut out, &wx, &opts.file);
     }
+    // A checked result claims what its runs covered: its scope, set once every run is in.
+    for r in out.iter_mut().filter(|r| r.status == Status::Checked) {
+        r.claim = r.scope_text().unwrap_or_default();
+    }
     out
 }
 
@@ -731,12 +735,12 @@ fn obligation(p: &Protocol, opts: &BoundedOptions, ex: &Explored, id: &str) -> O
         );
     }
     if ex.checked() {
-        let s = ex.scope(scope::Mode::Sc);
+        // Its claim is its scope once every run is in (`check`).
         mk(
             Status::Checked,
-            Some(s.clone()),
+            Some(ex.scope(scope::Mode::Sc)),
             None,
-            s.to_string(),
+            String::new(),
             Vec::new(),
         )
     } else {
@@ -779,12 +783,16 @@ fn with_relaxed(p: &Protocol, r: &mut ObligationResult, rx: &Explored, file: &st
     // The relaxed run extends the sc verdict: where it did not complete (relaxed mode has
     // no partial-order reduction), the scope says exactly what it covered and the status
     // rests on the sc run.
-    if r.status == Status::Checked {
-        r.claim = r.scope_text().unwrap_or_default();
-        if !rx.checked() {
-            let why = rx.incomplete_reason().unwrap_or_default();
-            r.claim = format!("{} (relaxed memory incomplete: {why})", r.claim);
-        }
+    cut_short(r, scope::Extra::Relaxed, rx);
+}
+
+/// Adds to a checked result's scope that the extra run `x` (of kind `run`) did not
+/// complete, and why, when it did not: the status rests on the runs that did.
+fn cut_short(r: &mut ObligationResult, run: scope::Extra, x: &Explored) {
+    if r.status == Status::Checked && !x.checked() {
+        let why = x.incomplete_reason().unwrap_or_default();
+        let s = r.scope.take().unwrap_or_default();
+        r.scope = Some(s.with(Covered::Incomplete { run, why }));
     }
 }
 

@@ -97,6 +97,26 @@ pub enum Covered {
     },
     /// `fence`: a relaxed run.
     FenceRun(FenceRun),
+    /// An extra bounded run (relaxed memory, the wrap-around mode) that did not complete,
+    /// and why: the result rests on the runs that did.
+    Incomplete {
+        /// Which run.
+        run: Extra,
+        /// Why (the run's budget, errors or missed probes).
+        why: String,
+    },
+    /// The wrap-around run's failure of this obligation is past the overflow horizon (the
+    /// `overflow-horizon` result reports it).
+    PastHorizon,
+}
+
+/// The extra bounded runs beside the sequentially consistent one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extra {
+    /// Relaxed memory.
+    Relaxed,
+    /// The wrap-around mode.
+    Wrap,
 }
 
 /// What the P-symbolic route held symbolic and counted.
@@ -383,6 +403,16 @@ fn covered(c: &Covered) -> String {
             fence_run(run)
         ),
         Covered::FenceRun(r) => fence_run(r),
+        Covered::Incomplete { run, why } => format!(
+            "{} incomplete: {why}",
+            match run {
+                Extra::Relaxed => "relaxed memory",
+                Extra::Wrap => WRAP_RUN,
+            }
+        ),
+        Covered::PastHorizon => {
+            format!("its failure in the {WRAP_RUN} is past the overflow horizon: overflow-horizon")
+        }
     }
 }
 

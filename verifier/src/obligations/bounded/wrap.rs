@@ -13,9 +13,10 @@
 //! declares. A failure the first calls show too stays with its obligation.
 
 use super::{
-    explore, extra_run_finding, sb_params, violated_by_extra_run, BoundedOptions, Explored, Mode,
+    cut_short, explore, extra_run_finding, sb_params, violated_by_extra_run, BoundedOptions,
+    Explored, Mode,
 };
-use crate::report::scope::{self, windows, WRAP_RUN as RUN};
+use crate::report::scope::{self, windows, Covered, WRAP_RUN as RUN};
 use crate::report::{ObligationResult, Status};
 use collc_sim::Memory;
 use collc_spec::ir::Protocol;
@@ -54,13 +55,7 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
         if r.status == Status::Violated {
             continue;
         }
-        if r.status == Status::Checked {
-            r.claim = format!("{}; {scope}", r.claim);
-            if !wx.checked() {
-                let why = wx.incomplete_reason().unwrap_or_default();
-                r.claim = format!("{} ({RUN} incomplete: {why})", r.claim);
-            }
-        }
+        cut_short(r, scope::Extra::Wrap, wx);
         if let Some(c) = wx.cex.get(&r.id) {
             match &c.wrap {
                 Some(w) if w.crosses => {
@@ -76,10 +71,8 @@ pub(super) fn fold(p: &Protocol, out: &mut Vec<ObligationResult>, wx: &Explored,
                     first_at.get_or_insert_with(|| sb_params(c));
                     past.push(f);
                     if r.status == Status::Checked {
-                        r.claim = format!(
-                            "{} (its failure there is past the overflow horizon: overflow-horizon)",
-                            r.claim
-                        );
+                        let s = r.scope.take().unwrap_or_default();
+                        r.scope = Some(s.with(Covered::PastHorizon));
                     }
                 }
                 _ => {
