@@ -323,12 +323,15 @@ impl Plan {
                 .collect(),
         }
     }
-    /// The plan in words: `enumerated: P over 1..=16, root over 0..P; symbolic: n`.
-    pub fn describe(&self, p: &Protocol) -> String {
+    /// The plan as a scope (the report's `method` starts with it).
+    pub fn scope(&self, p: &Protocol) -> crate::report::scope::Scope {
         crate::report::scope::Scope::of(crate::report::scope::Covered::Enumeration(
             self.coverage(p),
         ))
-        .to_string()
+    }
+    /// The plan in words: `enumerated: P over 1..=16, root over 0..P; symbolic: n`.
+    pub fn describe(&self, p: &Protocol) -> String {
+        self.scope(p).to_string()
     }
     /// Number of configurations (an upper bound; `require`s may drop some).
     pub fn count(&self, p: &Protocol) -> u64 {

@@ -96,9 +96,7 @@ pub(crate) fn verify_at(
     Report {
         schema: SCHEMA,
         protocol: p.name.clone(),
-        method: crate::report::method::Method::of(crate::report::scope::Scope::of(
-            crate::report::scope::Covered::Enumeration(plan.coverage(p)),
-        )),
+        method: crate::report::method::Method::of(plan.scope(p)),
         world: WorldRange {
             lo: declared.0,
             hi: declared.1,
