@@ -10,7 +10,9 @@
 //!   generated from examples/allreduce_mesh.coll (its `n` domain widened to 16 Mi elements;
 //!   `TILE` 256 as merged, and 8192 and 65536 by `collc opt --pass coalesce=32` / `=256`) and,
 //!   up to 1 MiB, from examples/epoch_allreduce.coll (one credit round per call; `n` widened
-//!   to 256 Ki elements), vs single-thread memcpy bandwidth at the same size.
+//!   to 256 Ki elements), vs single-thread memcpy at the same size and a two-thread
+//!   exchange (`exchange`: each thread publishes its bytes and copies the peer's, one flag
+//!   round per call: the data crossing between the cores, without the reduction).
 //! * `host_opt_p2`: each `collc opt` pass's fixture (collc/tests/opt_applied, at its `// run:`
 //!   parameters) before and after the pass, at P=2: time per call, back-to-back calls.
 //!
@@ -32,6 +34,7 @@ struct Baselines {
     pingpong: BaselineIters,
     pthread_barrier: BaselineIters,
     memcpy_ns: BaselineBytes,
+    exchange2_ns: BaselineBytes,
 }
 
 fn root() -> &'static Path {
@@ -72,6 +75,9 @@ fn baselines() -> Baselines {
             memcpy_ns: *lib
                 .get::<BaselineBytes>(b"collc_baseline_memcpy_ns\0")
                 .expect("memcpy"),
+            exchange2_ns: *lib
+                .get::<BaselineBytes>(b"collc_baseline_exchange2_ns\0")
+                .expect("exchange2"),
         }
     }
 }
@@ -251,6 +257,13 @@ fn bench_allreduce(c: &mut Criterion) {
                 b.iter_custom(|iters| run_calls(&lib, &job, iters.max(1)))
             });
         }
+        g.bench_with_input(BenchmarkId::new("exchange", bytes), &bytes, |b, &bytes| {
+            // SAFETY: baseline function, no preconditions.
+            b.iter_custom(|iters| {
+                let ns = unsafe { (base.exchange2_ns)(bytes, iters.max(1)) };
+                Duration::from_nanos((ns * iters as f64) as u64)
+            })
+        });
         g.bench_with_input(BenchmarkId::new("memcpy", bytes), &bytes, |b, &bytes| {
             // SAFETY: baseline function, no preconditions.
             b.iter_custom(|iters| {

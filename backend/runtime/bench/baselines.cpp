@@ -12,13 +12,20 @@
 //                                      OS-assisted barrier costs (compare: barrier kernel, P=2)
 //   collc_baseline_memcpy_ns / _gbps   single-thread memcpy of `bytes`: the floor under a
 //                                      TLOAD/TSTORE data path of that size
+//   collc_baseline_exchange2_ns        two threads each publishing `bytes` and copying the
+//                                      peer's published `bytes` out, one flag round per call
+//                                      (double-buffered, memcpy both ways): what moving a P=2
+//                                      allreduce's data between the two cores costs, without
+//                                      the reduction (memcpy stays within one core's cache)
 //
 // With fewer than two free cores the two-thread numbers measure the scheduler, not the
 // cache; spinners yield after a short spin so the functions still terminate promptly.
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -42,6 +49,17 @@ struct alignas(64) Line {
     std::atomic<uint64_t> value{0};
 };
 
+inline void spin_until_at_least(const std::atomic<uint64_t>& a, uint64_t want) {
+    uint32_t polls = 0;
+    while (a.load(std::memory_order_acquire) < want) {
+        if (++polls < 4096) {
+            cpu_relax();
+        } else {
+            std::this_thread::yield();
+        }
+    }
+}
+
 inline void spin_until_equal(const std::atomic<uint64_t>& a, uint64_t want) {
     uint32_t polls = 0;
     while (a.load(std::memory_order_acquire) != want) {
@@ -59,6 +77,23 @@ double elapsed_ns(Clock::time_point t0, Clock::time_point t1) {
 
 // Keep the compiler from dropping a memcpy whose result is never read.
 inline void escape(void* p) { __asm__ __volatile__("" : : "g"(p) : "memory"); }
+
+// One thread's `iters` calls of the exchange (collc_baseline_exchange2_ns): call c copies
+// `data` into pub[me][c % 2], raises flag[me] to c + 1, waits for the peer's flag to reach
+// c + 1 and copies pub[peer][c % 2] into `recv`. The buffer written in call c is written
+// again in call c + 2, which starts after the peer's flag reached c + 2, raised after the
+// peer's copy of call c: two buffers need no second round.
+void exchange2_rank(int me, const void* data, void* recv, void* const pub[2][2], Line* flag, size_t bytes,
+                    uint64_t iters) {
+    const int peer = 1 - me;
+    for (uint64_t c = 0; c < iters; ++c) {
+        std::memcpy(pub[me][c % 2], data, bytes);
+        flag[me].value.store(c + 1, std::memory_order_release);
+        spin_until_at_least(flag[peer].value, c + 1);
+        std::memcpy(recv, pub[peer][c % 2], bytes);
+        escape(recv);
+    }
+}
 
 }  // namespace
 
@@ -136,6 +171,36 @@ double collc_baseline_memcpy_ns(uint64_t bytes, uint64_t iters) {
 double collc_baseline_memcpy_gbps(uint64_t bytes, uint64_t iters) {
     const double ns = collc_baseline_memcpy_ns(bytes, iters);
     return ns > 0.0 ? static_cast<double>(bytes) / ns : ns;
+}
+
+// ns per call of the two-thread exchange of `bytes` (exchange2_rank), timed on the caller
+// from a common start. Returns a negative value if allocation fails.
+double collc_baseline_exchange2_ns(uint64_t bytes, uint64_t iters) {
+    if (bytes == 0 || iters == 0) return 0.0;
+    const size_t size = static_cast<size_t>((bytes + 63) / 64 * 64);
+    void* blocks[8] = {};
+    for (void*& b : blocks) {
+        b = std::aligned_alloc(64, size);
+        if (b != nullptr) std::memset(b, 0x5a, size);
+    }
+    double ns = -1.0;
+    if (std::all_of(std::begin(blocks), std::end(blocks), [](void* b) { return b != nullptr; })) {
+        void* const pub[2][2] = {{blocks[4], blocks[5]}, {blocks[6], blocks[7]}};
+        Line flag[2];
+        Line ready;
+        std::thread helper([&] {
+            ready.value.store(1, std::memory_order_release);
+            exchange2_rank(1, blocks[1], blocks[3], pub, flag, static_cast<size_t>(bytes), iters);
+        });
+        spin_until_equal(ready.value, 1);
+        const Clock::time_point t0 = Clock::now();
+        exchange2_rank(0, blocks[0], blocks[2], pub, flag, static_cast<size_t>(bytes), iters);
+        const Clock::time_point t1 = Clock::now();
+        helper.join();
+        ns = elapsed_ns(t0, t1) / static_cast<double>(iters);
+    }
+    for (void* b : blocks) std::free(b);
+    return ns;
 }
 
 }  // extern "C"

@@ -8,6 +8,7 @@ double collc_baseline_pingpong_ns(uint64_t iters);
 double collc_baseline_pthread_barrier_ns(uint64_t iters);
 double collc_baseline_memcpy_ns(uint64_t bytes, uint64_t iters);
 double collc_baseline_memcpy_gbps(uint64_t bytes, uint64_t iters);
+double collc_baseline_exchange2_ns(uint64_t bytes, uint64_t iters);
 }
 
 int main() {
@@ -19,6 +20,7 @@ int main() {
         {"pthread_barrier_wait round, 2 threads (ns)", collc_baseline_pthread_barrier_ns(20000)},
         {"memcpy 1 KiB (ns)", collc_baseline_memcpy_ns(1024, 100000)},
         {"memcpy 4 MiB (GB/s)", collc_baseline_memcpy_gbps(4u << 20, 50)},
+        {"two-thread exchange of 4 KiB (ns)", collc_baseline_exchange2_ns(4096, 5000)},
     };
     int failures = 0;
     for (const Result& r : results) {
