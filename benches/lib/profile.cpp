@@ -2,8 +2,8 @@
 // spends its time: this program defines the MPI one-sided functions the runtime calls
 // (MPI_Win_flush, MPI_Win_flush_all, MPI_Accumulate, MPI_Fetch_and_op, MPI_Get, MPI_Put,
 // MPI_Win_sync) on top of their PMPI_ entry points, and libc's sched_yield and nanosleep on
-// top of the next definition (dlsym RTLD_NEXT), each adding its wall time and count to a
-// per-process table. libcollmpi.so's calls bind to these definitions (the executable's
+// top of the next definition (dlsym RTLD_NEXT, timing.hpp), each adding its wall time and
+// count to a per-process table. libcollmpi.so's calls bind to these definitions (the executable's
 // symbols come first). For each size, REPS rounds of {a block of library calls, a block of
 // Open MPI native calls} alternate; the table is read around the library blocks only. Printed
 // per call, averaged over ranks and rounds: the wall time, each function's time and count,
@@ -15,10 +15,7 @@
 #include <mpi.h>
 
 #include "collmpi_bench.hpp"
-
-#include <dlfcn.h>
-#include <sched.h>
-#include <time.h>
+#include "timing.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -37,21 +34,8 @@ double g_ns[kFns];
 long g_n[kFns];
 bool g_on = false;
 
-double now_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
-}
-
-struct Timed {
-    Fn f;
-    double t0;
-    explicit Timed(Fn fn) : f(fn), t0(g_on ? now_ns() : 0) {}
-    ~Timed() {
-        if (!g_on) return;
-        g_ns[f] += now_ns() - t0;
-        g_n[f] += 1;
-    }
+struct Timed : ScopeTimer {
+    explicit Timed(Fn f) : ScopeTimer(g_on, &g_ns[f], &g_n[f]) {}
 };
 
 }  // namespace
@@ -86,26 +70,24 @@ int MPI_Win_sync(MPI_Win win) {
     Timed t(kSync);
     return PMPI_Win_sync(win);
 }
-int sched_yield() {
-    static auto real = reinterpret_cast<int (*)()>(dlsym(RTLD_NEXT, "sched_yield"));
-    Timed t(kYield);
-    return real();
-}
-int nanosleep(const timespec* req, timespec* rem) {
-    static auto real = reinterpret_cast<int (*)(const timespec*, timespec*)>(dlsym(RTLD_NEXT, "nanosleep"));
-    Timed t(kSleep);
-    return real(req, rem);
-}
 }
 
-// Wall microseconds per call of a block (this rank), the table read around it.
+// Wall microseconds per call of a block (this rank), the table read around it (sched_yield
+// and nanosleep: timing.hpp's g_waits, added into the table after the block).
 static double block(const std::function<void()>& one, int calls, bool profile) {
     MPI_Barrier(MPI_COMM_WORLD);
     g_on = profile;
+    g_waits = Waits();
+    g_waits.on = profile;
     const double t0 = now_ns();
     for (int i = 0; i < calls; ++i) one();
     const double us = (now_ns() - t0) / 1e3 / calls;
     g_on = false;
+    g_waits.on = false;
+    for (int w = 0; w < 2; ++w) {
+        g_ns[kYield + w] += g_waits.ns[w];
+        g_n[kYield + w] += g_waits.n[w];
+    }
     return us;
 }
 

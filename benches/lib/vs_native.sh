@@ -12,6 +12,12 @@
 # accepts is coalesced, the others are tuned as they are), measuring its decision table at the same process counts and sizes, and
 # benches/lib/kinds_vs_native.cpp races every kind against Open MPI native
 # (COLLC_LIB_BENCH_TUNE_REPS / _CALLS: the tuning run's blocks, default 3 and 4).
+# COLLC_LIB_BENCH_TUNE=1 COLLC_LIB_BENCH_PROGRAM=profile: the tuned library is rebuilt from its
+# sources with -DCOLLC_MPI_PROFILE (DIR/tuned/profile/libcollk.so) and
+# benches/lib/kinds_profile.cpp splits each kind's call into staging copy in, copy out, waits
+# and the rest, beside Open MPI native and a memcpy (COLLC_LIB_BENCH_SIZES_KIB: the sizes,
+# default "1024 16384"). COLLC_LIB_BENCH_TUNED=DIR: use the library `collc tune` left in DIR
+# (an earlier run's DIR/tuned) instead of tuning again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 COLLC=${1:-target/debug/collc}
@@ -34,7 +40,7 @@ LIB=collmpi
 if [ "${COLLC_LIB_BENCH_TUNE:-0}" = 1 ]; then
   PROTOCOLS=("${TUNE_PROTOCOLS[@]}")
   LIB=collk
-  PROGRAM=kinds_vs_native
+  if [ "$PROGRAM" = profile ]; then PROGRAM=kinds_profile; else PROGRAM=kinds_vs_native; fi
 fi
 if [ "$K" -gt 1 ]; then
   for i in "${!PROTOCOLS[@]}"; do
@@ -56,22 +62,37 @@ echo "protocols: ${PROTOCOLS[*]}"
 EXTRA=()
 if [ "$LIB" = collk ]; then
   NP_LIST=$(echo "${NPS[*]}" | tr ' ' ',')
-  echo "collc tune at np $NP_LIST: date $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  "$COLLC" tune --lib collk "${PROTOCOLS[@]}" --np "$NP_LIST" --counts 1024,16384,262144,4194304 \
-    --reps "${COLLC_LIB_BENCH_TUNE_REPS:-3}" --calls "${COLLC_LIB_BENCH_TUNE_CALLS:-4}" -o "$OUT/tuned"
+  PC=${COLLC_LIB_BENCH_TUNED:-$OUT/tuned}
+  if [ -z "${COLLC_LIB_BENCH_TUNED:-}" ]; then
+    echo "collc tune at np $NP_LIST: date $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$COLLC" tune --lib collk "${PROTOCOLS[@]}" --np "$NP_LIST" --counts 1024,16384,262144,4194304 \
+      --reps "${COLLC_LIB_BENCH_TUNE_REPS:-3}" --calls "${COLLC_LIB_BENCH_TUNE_CALLS:-4}" -o "$PC"
+  else
+    echo "the library collc tune left in $PC (not tuned again)"
+  fi
   # The tuning program's configuration (`np` in scope) configures the bench's communicator.
-  grep -E '^ *cfg\.' "$OUT/tuned/tune_collk.cpp" > "$OUT/tuned/collk_config.inc"
-  PC="$OUT/tuned"
-  EXTRA=(-DCOLLK_CONFIG="\"$(realpath "$OUT/tuned/collk_config.inc")\"")
+  grep -E '^ *cfg\.' "$PC/tune_collk.cpp" > "$PC/collk_config.inc"
+  EXTRA=(-DCOLLK_CONFIG="\"$(realpath "$PC/collk_config.inc")\"")
 else
   "$COLLC" emit --target mpi --lib collmpi "${PROTOCOLS[@]}" -o "$OUT/mpi" >/dev/null
   PC="$OUT/mpi"
 fi
-mpicxx -std=c++17 -O2 -DOMPI_SKIP_MPICXX=1 "${EXTRA[@]}" "benches/lib/$PROGRAM.cpp" $(PKG_CONFIG_PATH="$PC" pkg-config --cflags --libs "$LIB") -ldl -o "$OUT/$PROGRAM"
+LIBS=$(PKG_CONFIG_PATH="$PC" pkg-config --cflags --libs "$LIB")
+if [ "$PROGRAM" = kinds_profile ]; then
+  # The library's own build (backend/src/library/mod.rs BUILD_FLAGS) with the profile table.
+  mkdir -p "$PC/profile"
+  mpicxx -std=c++17 -O2 -Wall -Wextra -Werror -pthread -shared -fPIC -fvisibility=hidden -DCOLLC_MPI_PROFILE \
+    -I"$PC/src" -I"$PC" "$PC"/src/*.cpp -o "$PC/profile/libcollk.so"
+  LIBS="-I$PC -L$PC/profile -Wl,-rpath,$(realpath "$PC/profile") -lcollk -pthread"
+  ARGS=(${COLLC_LIB_BENCH_SIZES_KIB:-})
+else
+  ARGS=()
+fi
+mpicxx -std=c++17 -O2 -DOMPI_SKIP_MPICXX=1 "${EXTRA[@]}" "benches/lib/$PROGRAM.cpp" $LIBS -ldl -o "$OUT/$PROGRAM"
 for P in "${NPS[@]}"; do
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load before: $(cut -d' ' -f1-3 /proc/loadavg); cores: $(nproc)"
   # The MCA settings of `collc run --target mpi` on one node (shared memory, osc/sm).
   mpirun --oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader --mca osc sm \
-    -np "$P" "$OUT/$PROGRAM" "$REPS"
+    -np "$P" "$OUT/$PROGRAM" "$REPS" "${ARGS[@]}"
   echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 done

@@ -145,6 +145,78 @@ inline bool apart(const void* a, size_t an, const void* b, size_t bn) {
   return x + an <= y || y + bn <= x;
 }
 
+}  // namespace lib
+}  // namespace collc_mpi
+
+// Profile (benches/lib/kinds_profile.cpp): built with -DCOLLC_MPI_PROFILE, the library adds
+// the time and bytes of its staging copies and the time of each call's protocol into one
+// table per process, which `collc_mpi_profile()` returns (exported with default visibility
+// whatever the library's own; a program finds it with dlsym and reads it around a block of
+// calls). Without the define nothing of it is compiled: the copies are plain memcpys, the
+// library exports nothing more and its ABI is unchanged. Sums since the process started,
+// over every communicator; nanoseconds and bytes.
+#ifdef COLLC_MPI_PROFILE
+extern "C" {
+struct collc_mpi_profile_table {
+  int64_t calls;          // calls that ran their protocol (past the call-record checks)
+  int64_t kernel_ns;      // in the protocol (the kernel), its waits included
+  int64_t wait_ns;        // of it, in the runtime's wait() (spin, sched_yield, nanosleep)
+  int64_t moved_bytes;    // of it, bytes the protocol's gets and puts moved
+  int64_t copy_in_ns;     // staging copies, caller's buffer -> window, before the kernel
+  int64_t copy_in_bytes;
+  int64_t copies_in;
+  int64_t copy_out_ns;    // staging copies, window -> caller's buffer, after the kernel
+  int64_t copy_out_bytes;
+  int64_t copies_out;
+};
+__attribute__((visibility("default"), used)) inline collc_mpi_profile_table* collc_mpi_profile(void) {
+  static collc_mpi_profile_table t;
+  return &t;
+}
+}
+#endif
+
+namespace collc_mpi {
+namespace lib {
+
+// A staging copy of the glue (`collc_lib_mpi_copy_in`: into a window before the kernel;
+// `_copy_out` / `_copy_row_out`: out of it after): a memcpy, timed into the profile table
+// when COLLC_MPI_PROFILE is defined.
+inline void stage_copy(bool in, void* dst, const void* src, size_t bytes) {
+#ifdef COLLC_MPI_PROFILE
+  const uint64_t t0 = detail::now_ns();
+  std::memcpy(dst, src, bytes);
+  const auto ns = int64_t(detail::now_ns() - t0);
+  collc_mpi_profile_table& t = *collc_mpi_profile();
+  (in ? t.copy_in_ns : t.copy_out_ns) += ns;
+  (in ? t.copy_in_bytes : t.copy_out_bytes) += int64_t(bytes);
+  (in ? t.copies_in : t.copies_out) += 1;
+#else
+  (void)in;
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+// Runs a call's kernel; with COLLC_MPI_PROFILE, adds its time, the time of its waits and the
+// bytes of its gets and puts (the runtime's Stats of the current state) into the table.
+template <class F>
+inline void profiled_kernel(const F& kernel) {
+#ifdef COLLC_MPI_PROFILE
+  const Stats s0 = detail::st().stats;
+  const uint64_t t0 = detail::now_ns();
+  kernel();
+  const auto ns = int64_t(detail::now_ns() - t0);
+  const Stats& s = detail::st().stats;
+  collc_mpi_profile_table& t = *collc_mpi_profile();
+  t.calls += 1;
+  t.kernel_ns += ns;
+  t.wait_ns += int64_t(s.wait_ns - s0.wait_ns);
+  t.moved_bytes += int64_t((s.bytes_get - s0.bytes_get) + (s.bytes_put - s0.bytes_put));
+#else
+  kernel();
+#endif
+}
+
 class Comm {
  public:
   Comm() = default;
@@ -354,7 +426,7 @@ class Comm {
       S.poll_hook = &Comm::poll;
       S.poll_ctx = this;
       stage();
-      kernel(ctx);
+      profiled_kernel([&] { kernel(ctx); });
       collect();
     } catch (const Failure& f) {
       int code = f.code == 3                ? kETimeout

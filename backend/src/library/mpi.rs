@@ -332,12 +332,12 @@ pub fn glue(name: &str, colls: &[Coll], table: &super::table::Table) -> String {
     w.line("using collc_lib_window_fn = void* (*)(const void*, int, int64_t*);");
     w.line("// Element count of window `w` of a collective's Args.");
     w.line("[[maybe_unused]] static int64_t collc_lib_mpi_len(collc_lib_window_fn f, const void* a, int w) { int64_t n = 0; f(a, w, &n); return n; }");
-    w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const void* src, size_t esize) { int64_t n = 0; void* dst = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
+    w.line("// Caller's buffer -> this rank's window copy (before the kernel; its first notify publishes it). The staging copies are collc_mpi_lib.hpp's stage_copy: a memcpy, timed with -DCOLLC_MPI_PROFILE.");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_in(collc_lib_window_fn f, const void* a, int w, const void* src, size_t esize) { int64_t n = 0; void* dst = f(a, w, &n); stage_copy(true, dst, src, static_cast<size_t>(n) * esize); }");
     w.line("// Row `row` of `rows` equal rows of this rank's window copy -> caller's buffer (after the kernel).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_row_out(collc_lib_window_fn f, const void* a, int w, int row, int rows, void* dst, size_t esize) { int64_t n = 0; const unsigned char* src = static_cast<const unsigned char*>(f(a, w, &n)); const int64_t len = n / rows; std::memcpy(dst, src + static_cast<size_t>(len * row) * esize, static_cast<size_t>(len) * esize); }");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_row_out(collc_lib_window_fn f, const void* a, int w, int row, int rows, void* dst, size_t esize) { int64_t n = 0; const unsigned char* src = static_cast<const unsigned char*>(f(a, w, &n)); const int64_t len = n / rows; stage_copy(false, dst, src + static_cast<size_t>(len * row) * esize, static_cast<size_t>(len) * esize); }");
     w.line("// This rank's window copy -> caller's buffer (after the kernel).");
-    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, void* dst, size_t esize) { int64_t n = 0; const void* src = f(a, w, &n); std::memcpy(dst, src, static_cast<size_t>(n) * esize); }");
+    w.line("[[maybe_unused]] static void collc_lib_mpi_copy_out(collc_lib_window_fn f, const void* a, int w, void* dst, size_t esize) { int64_t n = 0; const void* src = f(a, w, &n); stage_copy(false, dst, src, static_cast<size_t>(n) * esize); }");
     w.line("");
     comm_struct(name, colls, &mut w);
     create_fn(name, colls, &mut w);
