@@ -145,6 +145,14 @@ impl<'a> Coll<'a> {
         }
     }
 
+    /// Whether the root leaves its output in its window after a call, copying nothing out: a
+    /// broadcast's root ends the call with its data window holding its own input (the kind's
+    /// postcondition at the root, which the gate proves), which is the caller's buffer
+    /// already. The staging of both targets follows it.
+    pub fn root_skips_copy_out(&self) -> bool {
+        matches!(self.kind, Kind::Broadcast { .. })
+    }
+
     /// Describes `p` for a library, or says why it cannot be packaged.
     pub fn new(k: Kernel<'a>, index: usize) -> Result<Coll<'a>, Vec<Diagnostic>> {
         let p = k.p;
