@@ -148,9 +148,25 @@ impl<'a> Coll<'a> {
     /// Whether the root leaves its output in its window after a call, copying nothing out: a
     /// broadcast's root ends the call with its data window holding its own input (the kind's
     /// postcondition at the root, which the gate proves), which is the caller's buffer
-    /// already. The staging of both targets follows it.
+    /// already.
     pub fn root_skips_copy_out(&self) -> bool {
         matches!(self.kind, Kind::Broadcast { .. })
+    }
+
+    /// The C++ guards of a call's staging (into the windows, out of them) for a rank named
+    /// `me` and a root named `root`: [`Coll::root_only`] and [`Coll::root_skips_copy_out`].
+    /// The one definition the staging of both targets follows.
+    pub fn staging_guards(&self, me: &str, root: &str) -> (String, String) {
+        let (i, o) = self.root_only();
+        let on_root = format!("if ({me} == {root}) ");
+        let out = if o {
+            on_root.clone()
+        } else if self.root_skips_copy_out() {
+            format!("if ({me} != {root}) ")
+        } else {
+            String::new()
+        };
+        (if i { on_root } else { String::new() }, out)
     }
 
     /// Describes `p` for a library, or says why it cannot be packaged.

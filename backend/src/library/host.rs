@@ -270,19 +270,10 @@ fn call(name: &str, c: &Coll, member: bool, w: &mut Writer) {
     w.close();
 }
 
-/// The guards of a rooted kind's staging (into the window, out of it): `Coll::root_only`
-/// and `Coll::root_skips_copy_out`.
-fn root_guards(c: &Coll) -> (&'static str, &'static str) {
-    let (i, o) = c.root_only();
-    let root = "if (rank == root) ";
-    let out = if o {
-        root
-    } else if c.root_skips_copy_out() {
-        "if (rank != root) "
-    } else {
-        ""
-    };
-    (if i { root } else { "" }, out)
+/// The guards of a rooted kind's staging (into the window, out of it):
+/// `Coll::staging_guards`.
+fn root_guards(c: &Coll) -> (String, String) {
+    c.staging_guards("rank", "root")
 }
 
 /// The staging of a call: (caller's buffers -> windows, windows -> caller's buffers), on

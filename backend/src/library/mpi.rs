@@ -674,20 +674,10 @@ fn row_length(name: &str, c: &Coll, v: VarId, w: &mut Writer) {
     ));
 }
 
-/// The guards of a rooted kind's staging (into the window, out of it): a broadcast's and a
-/// scatter's input is read on the root only, a reduce's and a gather's output written there
-/// only, and a broadcast's root copies nothing out (`Coll::root_skips_copy_out`).
-fn root_only(c: &Coll) -> (&'static str, &'static str) {
-    let (i, o) = c.root_only();
-    let root = "if (comm->comm.me() == root) ";
-    let out = if o {
-        root
-    } else if c.root_skips_copy_out() {
-        "if (comm->comm.me() != root) "
-    } else {
-        ""
-    };
-    (if i { root } else { "" }, out)
+/// The guards of a rooted kind's staging (into the window, out of it):
+/// [`Coll::staging_guards`].
+fn root_only(c: &Coll) -> (String, String) {
+    c.staging_guards("comm->comm.me()", "root")
 }
 
 /// The buffers a call uses in place: `collc_in` (ReadInPlace) for an input only its own rank
