@@ -33,6 +33,17 @@ fn member(p: &Validated) -> Member<'_> {
     }
 }
 
+/// The shipped examples' file names (`examples/*.coll`), sorted.
+fn example_files() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(repo().join("examples"))
+        .expect("examples")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".coll"))
+        .collect();
+    files.sort();
+    files
+}
+
 fn refused_code(files: &[&str]) -> Option<String> {
     let ps: Vec<Validated> = files.iter().map(|f| load(f)).collect();
     let ms: Vec<Member> = ps.iter().map(member).collect();
@@ -242,12 +253,7 @@ fn inputs_are_read_in_place_only_where_no_peer_reads_them() {
 #[test]
 fn outputs_are_written_in_place_only_where_no_peer_reaches_them() {
     let mut found = Vec::new();
-    let mut files: Vec<String> = std::fs::read_dir(repo().join("examples"))
-        .expect("examples")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|f| f.ends_with(".coll"))
-        .collect();
-    files.sort();
+    let files = example_files();
     let mut packaged = 0;
     for f in &files {
         let p = load(f).with_per_call_rotation(library::ROTATION);
@@ -286,6 +292,37 @@ fn outputs_are_written_in_place_only_where_no_peer_reaches_them() {
         .expect("the pulled target is written in place");
     assert_eq!(pulled.windows[w].name, "target");
     assert_eq!(colls[0].read_in_place(), None, "peers get from its input");
+}
+
+/// The broadcasts written in place on every rank but the root
+/// (`Coll::write_in_place_off_root`), over every shipped example a library packages: exactly
+/// those whose data window the runtime reaches only at the root (every non-root gets from the
+/// root's window: the read-complete and merged broadcasts); the binomial tree's relays are
+/// read by their children, so it keeps the copy, and the credit-window broadcast is written
+/// in place on every rank already (`Coll::write_in_place`).
+#[test]
+fn broadcasts_are_written_in_place_off_the_root_only_where_peers_read_the_root_alone() {
+    let mut found = Vec::new();
+    let files = example_files();
+    for f in &files {
+        let p = load(f).with_per_call_rotation(library::ROTATION);
+        let Ok(colls) = library::collectives(&[member(&p)], "x") else {
+            continue;
+        };
+        if let Some(w) = colls[0].write_in_place_off_root() {
+            assert_eq!(p.windows[w].name, "data", "{f}");
+            assert_eq!(colls[0].write_in_place(), None, "{f}");
+            found.push(f.as_str());
+        }
+    }
+    assert_eq!(
+        found,
+        [
+            "broadcast.coll",
+            "broadcast_read_complete.coll",
+            "incore_broadcast.coll"
+        ]
+    );
 }
 
 /// An exchange whose input and output are both used in place (the input only copied into a

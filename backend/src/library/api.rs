@@ -7,8 +7,8 @@ use crate::layout::BufferSource;
 use collc_grammar::Diagnostic;
 use collc_spec::ir::Id;
 use collc_spec::ir::{
-    ArrayId, BufferRef, ElemType, Protocol, Semantics, SignalId, Stmt, StmtKind, VarId, VarKind,
-    WindowId,
+    ArrayId, BufferRef, ElemType, Expr, Protocol, Semantics, SignalId, Stmt, StmtKind, VarId,
+    VarKind, WindowId,
 };
 use collc_spec::visit::each_stmt;
 
@@ -119,6 +119,9 @@ pub struct Reach {
     /// `reduce ... <- ... @ q`, even with `q` = `me` (an RMA operation, or a peer's
     /// shared-memory pointer, on the window's own memory).
     pub shared: bool,
+    /// The runtime reaches it at a rank other than the root: some such statement's rank is
+    /// not the root parameter itself (always, for a kind without a root).
+    pub beyond_root: bool,
 }
 
 impl<'a> Coll<'a> {
@@ -293,25 +296,58 @@ impl<'a> Coll<'a> {
         (!self.reach(out).shared).then_some(out)
     }
 
+    /// The output window a broadcast writes straight into the caller's buffer on every rank
+    /// but the root, when [`Coll::write_in_place`] does not hold because the runtime reaches
+    /// it, but only at the root ([`Reach::beyond_root`]: every get from it, put or reduce into
+    /// it names the root as its rank). Every other rank's window is then its own loads and
+    /// stores, as [`Coll::write_in_place`] requires; the root's stays the window's memory,
+    /// which its peers read (and the root copies nothing out:
+    /// [`Coll::root_skips_copy_out`]).
+    pub fn write_in_place_off_root(&self) -> Option<WindowId> {
+        let Kind::Broadcast { data, .. } = self.kind else {
+            return None;
+        };
+        let r = self.reach(data);
+        (r.shared && !r.beyond_root).then_some(data)
+    }
+
     /// How the protocol's statements (body and epilogue) reach window `w`.
     fn reach(&self, w: WindowId) -> Reach {
         let w = BufferRef::Window(w);
+        let root = self.root();
+        let is_root = |e: &Expr| {
+            let e = match e {
+                Expr::Rank(x) => &**x,
+                e => e,
+            };
+            matches!(e, Expr::Var(v) if Some(*v) == root)
+        };
         let mut r = Reach::default();
         let mut visit = |s: &Stmt| {
-            let (written, shared) = match &s.kind {
-                StmtKind::Copy { dst, .. } => (dst.buffer == w, false),
-                StmtKind::Put { dst, .. } => (dst.buffer == w, dst.buffer == w),
-                StmtKind::Get { dst, src, .. } => (dst.buffer == w, src.buffer == w),
+            // (written, the rank the runtime reaches it at)
+            let (written, at) = match &s.kind {
+                StmtKind::Copy { dst, .. } => (dst.buffer == w, None),
+                StmtKind::Put { dst, to, .. } => (dst.buffer == w, (dst.buffer == w).then_some(to)),
+                StmtKind::Get { dst, src, from } => {
+                    (dst.buffer == w, (src.buffer == w).then_some(from))
+                }
                 StmtKind::Reduce {
                     dst, src, from, to, ..
-                } => (
-                    dst.buffer == w,
-                    (from.is_some() && src.buffer == w) || (to.is_some() && dst.buffer == w),
-                ),
-                _ => (false, false),
+                } => {
+                    let at = match (from, to) {
+                        (Some(q), _) if src.buffer == w => Some(q),
+                        (_, Some(q)) if dst.buffer == w => Some(q),
+                        _ => None,
+                    };
+                    (dst.buffer == w, at)
+                }
+                _ => (false, None),
             };
             r.written |= written;
-            r.shared |= shared;
+            if let Some(q) = at {
+                r.shared = true;
+                r.beyond_root |= !is_root(q);
+            }
         };
         let p = self.p();
         each_stmt(&p.body, &mut visit);

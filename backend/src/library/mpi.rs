@@ -700,12 +700,15 @@ fn in_place(c: &Coll, w: &mut Writer) {
             borrow(input)
         ));
     }
-    let Some(out) = c.write_in_place() else {
-        return;
+    let (out, off_root) = match (c.write_in_place(), c.write_in_place_off_root()) {
+        (Some(out), _) => (out, false),
+        (None, Some(out)) => (out, true),
+        (None, None) => return,
     };
     w.line(format!(
-        "// Window `{}` is written in place: the kernel writes the caller's buffer (collc_mpi_lib.hpp WriteInPlace).",
-        name(out)
+        "// Window `{}` is written in place{}: the kernel writes the caller's buffer (collc_mpi_lib.hpp WriteInPlace).",
+        name(out),
+        if off_root { " on every rank but the root, whose window its peers read" } else { "" }
     ));
     let apart = match read {
         Some(input) => {
@@ -719,6 +722,7 @@ fn in_place(c: &Coll, w: &mut Writer) {
                 bytes(out)
             )
         }
+        None if off_root => ", comm->comm.me() != root".to_string(),
         None => String::new(),
     };
     w.line(format!(
@@ -753,7 +757,7 @@ fn staging(c: &Coll) -> (String, String) {
     } else {
         ""
     };
-    let unless_out = if c.write_in_place().is_some() {
+    let unless_out = if c.write_in_place().is_some() || c.write_in_place_off_root().is_some() {
         "if (!collc_out.active()) "
     } else {
         ""
