@@ -49,9 +49,11 @@ struct alignas(64) Line {
     std::atomic<uint64_t> value{0};
 };
 
-inline void spin_until_at_least(const std::atomic<uint64_t>& a, uint64_t want) {
+// Polls `a` (acquire) until `done(value)`: a short spin, then yields.
+template <class Done>
+inline void spin_until(const std::atomic<uint64_t>& a, Done done) {
     uint32_t polls = 0;
-    while (a.load(std::memory_order_acquire) < want) {
+    while (!done(a.load(std::memory_order_acquire))) {
         if (++polls < 4096) {
             cpu_relax();
         } else {
@@ -61,14 +63,11 @@ inline void spin_until_at_least(const std::atomic<uint64_t>& a, uint64_t want) {
 }
 
 inline void spin_until_equal(const std::atomic<uint64_t>& a, uint64_t want) {
-    uint32_t polls = 0;
-    while (a.load(std::memory_order_acquire) != want) {
-        if (++polls < 4096) {
-            cpu_relax();
-        } else {
-            std::this_thread::yield();
-        }
-    }
+    spin_until(a, [want](uint64_t v) { return v == want; });
+}
+
+inline void spin_until_at_least(const std::atomic<uint64_t>& a, uint64_t want) {
+    spin_until(a, [want](uint64_t v) { return v >= want; });
 }
 
 double elapsed_ns(Clock::time_point t0, Clock::time_point t1) {

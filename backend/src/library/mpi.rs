@@ -676,8 +676,17 @@ fn row_length(name: &str, c: &Coll, v: VarId, w: &mut Writer) {
 
 /// The guards of a rooted kind's staging (into the window, out of it):
 /// [`Coll::staging_guards`].
-fn root_only(c: &Coll) -> (String, String) {
+fn root_guards(c: &Coll) -> (String, String) {
     c.staging_guards("comm->comm.me()", "root")
+}
+
+/// The output window a call writes in place, and whether only off the root
+/// ([`Coll::write_in_place`], else [`Coll::write_in_place_off_root`]).
+fn output_in_place(c: &Coll) -> Option<(WindowId, bool)> {
+    match c.write_in_place() {
+        Some(out) => Some((out, false)),
+        None => c.write_in_place_off_root().map(|out| (out, true)),
+    }
 }
 
 /// The buffers a call uses in place: `collc_in` (ReadInPlace) for an input only its own rank
@@ -700,10 +709,8 @@ fn in_place(c: &Coll, w: &mut Writer) {
             borrow(input)
         ));
     }
-    let (out, off_root) = match (c.write_in_place(), c.write_in_place_off_root()) {
-        (Some(out), _) => (out, false),
-        (None, Some(out)) => (out, true),
-        (None, None) => return,
+    let Some((out, off_root)) = output_in_place(c) else {
+        return;
     };
     w.line(format!(
         "// Window `{}` is written in place{}: the kernel writes the caller's buffer (collc_mpi_lib.hpp WriteInPlace).",
@@ -757,7 +764,7 @@ fn staging(c: &Coll) -> (String, String) {
     } else {
         ""
     };
-    let unless_out = if c.write_in_place().is_some() || c.write_in_place_off_root().is_some() {
+    let unless_out = if output_in_place(c).is_some() {
         "if (!collc_out.active()) "
     } else {
         ""
@@ -765,7 +772,7 @@ fn staging(c: &Coll) -> (String, String) {
     match c.kind {
         Kind::Barrier => (String::new(), String::new()),
         Kind::Allreduce { data } | Kind::Broadcast { data, .. } | Kind::Reduce { data, .. } => {
-            let (root_in, root_out) = root_only(c);
+            let (root_in, root_out) = root_guards(c);
             (
                 format!(
                     "{root_in}{unless_out}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {data}, data, sizeof({t}));"
@@ -774,7 +781,7 @@ fn staging(c: &Coll) -> (String, String) {
             )
         }
         Kind::Gather { input, target, .. } | Kind::Scatter { input, target, .. } => {
-            let (root_in, root_out) = root_only(c);
+            let (root_in, root_out) = root_guards(c);
             (
                 format!("{root_in}collc_lib_mpi_copy_in(collc_lib_mpi_window_{i}, a, {input}, input, sizeof({t}));"),
                 format!("{root_out}{unless_out}collc_lib_mpi_copy_out(collc_lib_mpi_window_{i}, a, {target}, output, sizeof({t}));"),
